@@ -1,0 +1,65 @@
+//! Typed `[vars]` with defaults. Parsing is pure so it is unit-tested natively; `from_env`
+//! is the thin adapter over the Worker environment.
+
+/// Tunables from `wrangler.toml` `[vars]` (or `--var` overrides). See README for each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub open_registration: bool,
+    pub token_ttl_secs: i64,
+    pub feed_window: usize,
+    pub fanout_chunk: usize,
+    pub fanout_concurrency: usize,
+    pub outbox_grace_ms: i64,
+    pub feed_scan_budget: usize,
+    /// Enables the `/v1/admin/test/*` fault-injection routes. Never on in production.
+    pub test_hooks: bool,
+}
+
+impl Config {
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        fn num<T: std::str::FromStr + Ord>(raw: Option<String>, default: T, min: T, max: T) -> T {
+            raw.and_then(|v| v.trim().parse().ok()).map(|v: T| v.clamp(min, max)).unwrap_or(default)
+        }
+        let flag = |name: &str, default: bool| match get(name).as_deref().map(str::trim) {
+            Some("true" | "1" | "yes") => true,
+            Some("false" | "0" | "no") => false,
+            _ => default,
+        };
+        Self {
+            open_registration: flag("OPEN_REGISTRATION", true),
+            token_ttl_secs: num(get("TOKEN_TTL_SECONDS"), 30 * 86_400, 60, 365 * 86_400),
+            feed_window: num(get("FEED_WINDOW"), 800, 10, 10_000),
+            fanout_chunk: num(get("FANOUT_CHUNK"), 500, 1, 5_000),
+            fanout_concurrency: num(get("FANOUT_CONCURRENCY"), 16, 1, 64),
+            outbox_grace_ms: num(get("OUTBOX_GRACE_SECONDS"), 30, 0, 3_600) * 1000,
+            feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
+            test_hooks: flag("TEST_HOOKS", false),
+        }
+    }
+
+    pub fn from_env(env: &worker::Env) -> Self {
+        Self::from_lookup(|name| env.var(name).ok().map(|v| v.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_when_unset_and_clamps_out_of_range() {
+        let c = Config::from_lookup(|_| None);
+        assert!(c.open_registration);
+        assert_eq!(c.feed_window, 800);
+        assert!(!c.test_hooks);
+        let c = Config::from_lookup(|n| match n {
+            "FEED_WINDOW" => Some("3".into()),
+            "OPEN_REGISTRATION" => Some("false".into()),
+            "FANOUT_CHUNK" => Some("junk".into()),
+            _ => None,
+        });
+        assert_eq!(c.feed_window, 10);
+        assert!(!c.open_registration);
+        assert_eq!(c.fanout_chunk, 500);
+    }
+}

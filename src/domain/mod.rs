@@ -1,0 +1,8 @@
+//! Pure domain logic: no `worker` types, unit-tested natively with `cargo test`.
+
+pub mod cursor;
+pub mod ids;
+pub mod time;
+pub mod token;
+pub mod validate;
+pub mod visibility;

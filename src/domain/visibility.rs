@@ -1,0 +1,118 @@
+//! Who may see what. These rules are applied on every read, whatever produced the candidate
+//! (an author index, a timeline window, a cache): the index says a post *might* be shown,
+//! only these rules say it *may* be shown now.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Visibility {
+    /// Anyone not blocked either way.
+    Public,
+    /// The author and the author's current followers.
+    Followers,
+    /// The author only.
+    Private,
+}
+
+impl Visibility {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "public" => Some(Self::Public),
+            "followers" => Some(Self::Followers),
+            "private" => Some(Self::Private),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Followers => "followers",
+            Self::Private => "private",
+        }
+    }
+}
+
+/// What the viewer is to an author, as of now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Relationship {
+    pub is_self: bool,
+    pub follows: bool,
+    /// A block in either direction.
+    pub blocked: bool,
+}
+
+impl Relationship {
+    pub fn to_self() -> Self {
+        Self { is_self: true, ..Self::default() }
+    }
+}
+
+/// The visibility levels of an author's posts this viewer may see; empty when blocked.
+pub fn visible_levels(rel: Relationship) -> &'static [Visibility] {
+    use Visibility::*;
+    if rel.is_self {
+        &[Public, Followers, Private]
+    } else if rel.blocked {
+        &[]
+    } else if rel.follows {
+        &[Public, Followers]
+    } else {
+        &[Public]
+    }
+}
+
+/// Whether the viewer may see a post of this author with this visibility.
+pub fn may_see(rel: Relationship, visibility: Visibility, deleted: bool) -> bool {
+    !deleted && visible_levels(rel).contains(&visibility)
+}
+
+/// Whether the viewer may see the author's profile and lists at all.
+pub fn may_see_author(rel: Relationship) -> bool {
+    rel.is_self || !rel.blocked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Visibility::*;
+
+    const STRANGER: Relationship = Relationship { is_self: false, follows: false, blocked: false };
+    const FOLLOWER: Relationship = Relationship { is_self: false, follows: true, blocked: false };
+    const BLOCKED: Relationship = Relationship { is_self: false, follows: false, blocked: true };
+
+    #[test]
+    fn matrix_of_levels_and_viewers() {
+        let author = Relationship::to_self();
+        for (rel, expect) in [
+            (author, [true, true, true]),
+            (FOLLOWER, [true, true, false]),
+            (STRANGER, [true, false, false]),
+            (BLOCKED, [false, false, false]),
+        ] {
+            let got = [Public, Followers, Private].map(|v| may_see(rel, v, false));
+            assert_eq!(got, expect, "{rel:?}");
+        }
+    }
+
+    #[test]
+    fn deleted_posts_are_never_visible() {
+        assert!(!may_see(Relationship::to_self(), Public, true));
+    }
+
+    #[test]
+    fn a_block_beats_a_stale_follow() {
+        let rel = Relationship { is_self: false, follows: true, blocked: true };
+        assert!(!may_see(rel, Public, false));
+        assert!(!may_see_author(rel));
+    }
+
+    #[test]
+    fn parse_round_trips() {
+        for v in [Public, Followers, Private] {
+            assert_eq!(Visibility::parse(v.as_str()), Some(v));
+        }
+        assert_eq!(Visibility::parse("Public"), None);
+    }
+}

@@ -1,0 +1,78 @@
+//! The JSON shapes of the contract (User, Post, pages). Ids leave as strings, times as RFC 3339.
+
+use serde::Serialize;
+
+use crate::domain::time::format_rfc3339;
+use crate::store::posts::PostRow;
+use crate::store::users::UserRow;
+
+#[derive(Serialize)]
+pub struct UserView {
+    pub id: String,
+    pub handle: String,
+    pub display_name: String,
+    pub created_at: String,
+    pub followers_count: i64,
+    pub following_count: i64,
+    pub posts_count: i64,
+}
+
+impl From<&UserRow> for UserView {
+    fn from(u: &UserRow) -> Self {
+        Self {
+            id: u.id.to_string(),
+            handle: u.handle.clone(),
+            display_name: u.display_name.clone(),
+            created_at: format_rfc3339(u.created_at),
+            followers_count: u.followers_count,
+            following_count: u.following_count,
+            posts_count: u.posts_count,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct AuthorView {
+    pub id: String,
+    pub handle: String,
+    pub display_name: String,
+}
+
+#[derive(Serialize)]
+pub struct PostView {
+    pub id: String,
+    pub author: AuthorView,
+    pub body: String,
+    pub visibility: &'static str,
+    pub created_at: String,
+    pub edited_at: Option<String>,
+    pub like_count: i64,
+    pub comment_count: i64,
+    pub liked_by_me: bool,
+}
+
+impl From<&PostRow> for PostView {
+    fn from(p: &PostRow) -> Self {
+        Self {
+            id: p.id.to_string(),
+            author: AuthorView {
+                id: p.author_id.to_string(),
+                handle: p.handle.clone(),
+                display_name: p.display_name.clone(),
+            },
+            body: p.body.clone(),
+            visibility: p.visibility.as_str(),
+            created_at: format_rfc3339(p.created_at),
+            edited_at: p.edited_at.map(format_rfc3339),
+            like_count: p.like_count,
+            comment_count: p.comment_count,
+            liked_by_me: p.liked_by_me != 0,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+}

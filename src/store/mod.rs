@@ -1,0 +1,91 @@
+//! D1 repositories: SQL lives here and nowhere else. Every statement is parameterized.
+//!
+//! D1 binds JS numbers (f64), so ids and times are bound through `int`, which is exact for
+//! every value below 2^53 (all our ids and millisecond timestamps).
+
+pub mod graph;
+pub mod posts;
+pub mod users;
+
+use serde::de::DeserializeOwned;
+use wasm_bindgen::JsValue;
+use worker::{D1Database, D1PreparedStatement};
+
+use crate::error::{ApiError, ApiResult};
+
+pub fn int(v: i64) -> JsValue {
+    JsValue::from_f64(v as f64)
+}
+
+pub fn text(v: &str) -> JsValue {
+    JsValue::from_str(v)
+}
+
+pub fn opt_text(v: Option<&str>) -> JsValue {
+    v.map_or(JsValue::NULL, JsValue::from_str)
+}
+
+pub fn stmt(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<D1PreparedStatement> {
+    Ok(db.prepare(sql).bind(params)?)
+}
+
+pub async fn all<T: DeserializeOwned>(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<Vec<T>> {
+    let result = stmt(db, sql, params)?.all().await.map_err(d1_error)?;
+    Ok(result.results()?)
+}
+
+pub async fn first<T: DeserializeOwned>(
+    db: &D1Database,
+    sql: &str,
+    params: &[JsValue],
+) -> ApiResult<Option<T>> {
+    stmt(db, sql, params)?.first(None).await.map_err(d1_error)
+}
+
+/// Runs a write; returns the number of rows it changed.
+pub async fn run(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
+    let result = stmt(db, sql, params)?.run().await.map_err(d1_error)?;
+    Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
+}
+
+/// Runs statements as one atomic D1 batch (all or nothing).
+pub async fn batch(
+    db: &D1Database,
+    statements: Vec<D1PreparedStatement>,
+) -> ApiResult<Vec<worker::D1Result>> {
+    db.batch(statements).await.map_err(d1_error)
+}
+
+/// Keeps the message for the logs, and recognizes the constraint failures callers map to
+/// client errors.
+pub fn d1_error(e: worker::Error) -> ApiError {
+    let message = match &e {
+        worker::Error::D1(d1) => {
+            let js: &worker::js_sys::Error = d1.as_ref();
+            format!("D1: {} ({})", String::from(js.message()), d1.cause())
+        }
+        other => format!("D1: {other}"),
+    };
+    // Every write checks its targets first and rows are never hard-deleted, so a foreign key
+    // failure means the token names a user id this service never registered.
+    if message.contains("FOREIGN KEY constraint failed") {
+        return ApiError::Unauthorized("the token's user does not exist");
+    }
+    ApiError::Internal(message)
+}
+
+/// Whether an error is SQLite's UNIQUE / PRIMARY KEY violation on the named table.
+pub fn is_unique_violation(e: &ApiError, table: &str) -> bool {
+    matches!(e, ApiError::Internal(m) if m.contains("UNIQUE constraint failed") && m.contains(table))
+}
+
+/// A row holding one integer column named `n`.
+#[derive(serde::Deserialize)]
+pub struct Count {
+    pub n: i64,
+}
+
+/// The `?` placeholders for an `IN (...)` list of `n` items.
+pub fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(",")
+}

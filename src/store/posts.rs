@@ -1,0 +1,260 @@
+//! Posts: publish (with outbox + idempotency), read with the viewer's relationship to each
+//! author, edit, delete, and the author index used by author lists and the feed's pull path.
+
+use serde::Deserialize;
+use worker::D1Database;
+
+use super::users::relationship_columns;
+use super::{all, batch, first, int, is_unique_violation, opt_text, stmt, text};
+use crate::domain::cursor::SortKey;
+use crate::domain::visibility::{may_see, Relationship, Visibility};
+use crate::error::{ApiError, ApiResult};
+
+/// D1 allows 100 bound parameters per statement; one is the viewer.
+const IDS_PER_QUERY: usize = 90;
+
+/// A post with its author and the viewer-relative columns (`?1` is the viewer).
+fn post_select() -> String {
+    format!(
+        "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
+                p.edited_at, p.like_count, p.comment_count, \
+                EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
+                  AS liked_by_me, {} \
+         FROM posts p JOIN users u ON u.id = p.author_id",
+        relationship_columns("p.author_id")
+    )
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PostRow {
+    pub id: i64,
+    pub author_id: i64,
+    pub handle: String,
+    pub display_name: String,
+    pub body: String,
+    pub visibility: Visibility,
+    pub created_at: i64,
+    pub edited_at: Option<i64>,
+    pub like_count: i64,
+    pub comment_count: i64,
+    pub liked_by_me: i64,
+    viewer_follows: i64,
+    blocked: i64,
+}
+
+impl PostRow {
+    pub fn relationship(&self, viewer: i64) -> Relationship {
+        Relationship {
+            is_self: self.author_id == viewer,
+            follows: self.viewer_follows != 0,
+            blocked: self.blocked != 0,
+        }
+    }
+
+    /// Rows only ever come from queries that exclude deleted posts.
+    pub fn visible_to(&self, viewer: i64) -> bool {
+        may_see(self.relationship(viewer), self.visibility, false)
+    }
+
+    pub fn sort_key(&self) -> SortKey {
+        SortKey::new(self.created_at, self.id)
+    }
+}
+
+/// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched
+/// queries of at most `IDS_PER_QUERY` ids. Does not filter by visibility; callers do.
+pub async fn load_live(db: &D1Database, viewer: i64, ids: &[i64]) -> ApiResult<Vec<PostRow>> {
+    let mut rows = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
+        let sql =
+            format!("{} WHERE p.id IN ({}) AND p.deleted_at IS NULL", post_select(), numbered.join(","));
+        let mut params = vec![int(viewer)];
+        params.extend(chunk.iter().map(|&id| int(id)));
+        rows.extend(all::<PostRow>(db, &sql, &params).await?);
+    }
+    Ok(rows)
+}
+
+/// One post if the viewer may see it now; `None` otherwise (absent, deleted, or hidden).
+pub async fn get_visible(db: &D1Database, viewer: i64, id: i64) -> ApiResult<Option<PostRow>> {
+    Ok(load_live(db, viewer, &[id]).await?.into_iter().find(|p| p.visible_to(viewer)))
+}
+
+/// One page of an author's posts at the given visibility levels, newest first, strictly after
+/// `before`; fetches `limit + 1` rows so the caller can tell whether more exist.
+pub async fn author_page(
+    db: &D1Database,
+    viewer: i64,
+    author: i64,
+    levels: &[Visibility],
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<PostRow>> {
+    if levels.is_empty() {
+        return Ok(Vec::new());
+    }
+    let before = before.unwrap_or(SortKey::TOP);
+    let level_params: Vec<String> = (0..levels.len()).map(|i| format!("?{}", i + 6)).collect();
+    let sql = format!(
+        "{} WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND (p.created_at, p.id) < (?3, ?4) \
+         AND p.visibility IN ({}) ORDER BY p.created_at DESC, p.id DESC LIMIT ?5",
+        post_select(),
+        level_params.join(",")
+    );
+    let mut params =
+        vec![int(viewer), int(author), int(before.primary), int(before.id), int(limit as i64 + 1)];
+    params.extend(levels.iter().map(|v| text(v.as_str())));
+    all(db, &sql, &params).await
+}
+
+pub struct NewPost<'a> {
+    pub author_id: i64,
+    pub body: &'a str,
+    pub visibility: Visibility,
+    pub created_at: i64,
+    /// `(scope, key, request_hash)` when the client sent an `Idempotency-Key`.
+    pub idempotency: Option<(i64, String, String)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Published {
+    pub post_id: i64,
+    pub outbox_id: Option<i64>,
+    /// True when an earlier request with the same key already created the post.
+    pub replayed: bool,
+}
+
+#[derive(Deserialize)]
+struct IdRow {
+    id: i64,
+}
+
+#[derive(Deserialize)]
+struct IdempotentRow {
+    post_id: i64,
+    request_hash: String,
+}
+
+async fn idempotent_replay(
+    db: &D1Database,
+    scope: i64,
+    key: &str,
+    hash: &str,
+) -> ApiResult<Option<Published>> {
+    let row: Option<IdempotentRow> = first(
+        db,
+        "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2",
+        &[int(scope), text(key)],
+    )
+    .await?;
+    match row {
+        None => Ok(None),
+        Some(r) if r.request_hash == hash => {
+            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true }))
+        }
+        Some(_) => Err(ApiError::Conflict {
+            code: "idempotency_key_reused",
+            detail: "this Idempotency-Key was already used for a different request",
+        }),
+    }
+}
+
+/// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
+/// so a post never exists without the event that fans it out, and a retried request can never
+/// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
+pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
+    if let Some((scope, key, hash)) = &post.idempotency {
+        if let Some(found) = idempotent_replay(db, *scope, key, hash).await? {
+            return Ok(found);
+        }
+    }
+    let mut statements = vec![
+        stmt(
+            db,
+            "INSERT INTO posts (author_id, body, visibility, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+            &[int(post.author_id), text(post.body), text(post.visibility.as_str()), int(post.created_at)],
+        )?,
+        stmt(
+            db,
+            "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
+             VALUES ('post', last_insert_rowid(), ?1, ?2, ?3) RETURNING id",
+            &[int(post.author_id), int(post.created_at), int(now)],
+        )?,
+    ];
+    if let Some((scope, key, hash)) = &post.idempotency {
+        statements.push(stmt(
+            db,
+            "INSERT INTO idempotency_keys (user_id, key, request_hash, post_id, created_at) \
+             VALUES (?1, ?2, ?3, (SELECT post_id FROM outbox WHERE id = last_insert_rowid()), ?4)",
+            &[int(*scope), text(key), text(hash), int(now)],
+        )?);
+    }
+    match batch(db, statements).await {
+        Ok(results) => {
+            let id_of = |i: usize| -> ApiResult<i64> {
+                let rows: Vec<IdRow> = results.get(i).map(|r| r.results()).transpose()?.unwrap_or_default();
+                rows.first()
+                    .map(|r| r.id)
+                    .ok_or_else(|| ApiError::Internal("publish batch returned no id".into()))
+            };
+            Ok(Published { post_id: id_of(0)?, outbox_id: Some(id_of(1)?), replayed: false })
+        }
+        Err(e) if is_unique_violation(&e, "idempotency_keys") => {
+            let (scope, key, hash) = post.idempotency.as_ref().ok_or(e)?;
+            idempotent_replay(db, *scope, key, hash)
+                .await?
+                .ok_or_else(|| ApiError::Internal("idempotency key vanished after conflict".into()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Applies an edit by the author; a visibility change also records an outbox event so
+/// timeline windows can drop entries that readers may no longer see.
+pub async fn edit(
+    db: &D1Database,
+    post_id: i64,
+    body: Option<&str>,
+    visibility: Option<Visibility>,
+    now: i64,
+) -> ApiResult<()> {
+    let mut statements = vec![stmt(
+        db,
+        "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4 \
+         WHERE id = ?1 AND deleted_at IS NULL",
+        &[int(post_id), opt_text(body), opt_text(visibility.map(Visibility::as_str)), int(now)],
+    )?];
+    if visibility.is_some() {
+        statements.push(remove_post_event(db, post_id, now)?);
+    }
+    batch(db, statements).await?;
+    Ok(())
+}
+
+/// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
+/// event that removes it from timeline windows.
+pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<()> {
+    batch(
+        db,
+        vec![
+            stmt(
+                db,
+                "UPDATE posts SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
+                &[int(post_id), int(now)],
+            )?,
+            remove_post_event(db, post_id, now)?,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+fn remove_post_event(db: &D1Database, post_id: i64, now: i64) -> ApiResult<worker::D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
+         SELECT 'remove_post', id, author_id, created_at, ?2 FROM posts WHERE id = ?1",
+        &[int(post_id), int(now)],
+    )
+}

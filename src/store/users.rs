@@ -1,0 +1,93 @@
+use serde::Deserialize;
+use worker::D1Database;
+
+use super::{first, int, is_unique_violation, text};
+use crate::domain::visibility::Relationship;
+use crate::error::{ApiError, ApiResult};
+
+/// Columns of a User as selected from `users u`; every user query uses this list so rows
+/// always deserialize into `UserRow`.
+pub const USER_COLUMNS: &str =
+    "u.id, u.handle, u.display_name, u.created_at, u.followers_count, u.following_count, u.posts_count";
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct UserRow {
+    pub id: i64,
+    pub handle: String,
+    pub display_name: String,
+    pub created_at: i64,
+    pub followers_count: i64,
+    pub following_count: i64,
+    pub posts_count: i64,
+    /// List queries also select the list's sort time here (follow time, like time).
+    #[serde(default)]
+    pub sort_at: i64,
+}
+
+/// The SQL expressions for the viewer (`?1`) relationship to a user id column.
+pub fn relationship_columns(user_col: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?1 AND f.author_id = {user_col}) AS viewer_follows, \
+         EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?1 AND b.blocked_id = {user_col}) \
+                 OR (b.blocker_id = {user_col} AND b.blocked_id = ?1)) AS blocked"
+    )
+}
+
+/// The SQL condition "no block either way between the viewer (`?1`) and this user column".
+pub fn not_blocked_with_viewer(user_col: &str) -> String {
+    format!(
+        "NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?1 AND b.blocked_id = {user_col}) \
+         OR (b.blocker_id = {user_col} AND b.blocked_id = ?1))"
+    )
+}
+
+pub async fn create(db: &D1Database, handle: &str, display_name: &str, now: i64) -> ApiResult<UserRow> {
+    let sql = "INSERT INTO users (handle, display_name, created_at) VALUES (?1, ?2, ?3) \
+               RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
+    match first::<UserRow>(db, sql, &[text(handle), text(display_name), int(now)]).await {
+        Ok(Some(user)) => Ok(user),
+        Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
+        Err(e) if is_unique_violation(&e, "users.handle") => {
+            Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct UserWithRelationship {
+    id: i64,
+    handle: String,
+    display_name: String,
+    created_at: i64,
+    followers_count: i64,
+    following_count: i64,
+    posts_count: i64,
+    viewer_follows: i64,
+    blocked: i64,
+}
+
+/// A user and what the viewer is to them, in one query; `None` if the user does not exist.
+pub async fn get_with_relationship(
+    db: &D1Database,
+    viewer: i64,
+    id: i64,
+) -> ApiResult<Option<(UserRow, Relationship)>> {
+    let sql = format!("SELECT {USER_COLUMNS}, {} FROM users u WHERE u.id = ?2", relationship_columns("u.id"));
+    let row: Option<UserWithRelationship> = first(db, &sql, &[int(viewer), int(id)]).await?;
+    Ok(row.map(|r| {
+        let rel =
+            Relationship { is_self: r.id == viewer, follows: r.viewer_follows != 0, blocked: r.blocked != 0 };
+        let user = UserRow {
+            id: r.id,
+            handle: r.handle,
+            display_name: r.display_name,
+            created_at: r.created_at,
+            followers_count: r.followers_count,
+            following_count: r.following_count,
+            posts_count: r.posts_count,
+            sort_at: 0,
+        };
+        (user, rel)
+    }))
+}
