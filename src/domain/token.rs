@@ -78,7 +78,7 @@ pub fn verify(secret: &[u8], token: &str, now_secs: i64) -> Result<i64, TokenErr
     }
     let sig = B64.decode(sig).map_err(|_| TokenError::Malformed)?;
     let mut m = mac(secret);
-    m.update(token[..header_and_claims_len(token)].as_bytes());
+    m.update(&token.as_bytes()[..header_and_claims_len(token)]);
     m.verify_slice(&sig).map_err(|_| TokenError::BadSignature)?;
     let claims: Claims = B64
         .decode(claims)

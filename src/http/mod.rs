@@ -23,7 +23,8 @@ pub async fn handle(mut req: Request, env: Env) -> Response {
 }
 
 async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
-    let route = router::route(req.method().as_ref(), &req.url()?.path().to_owned())?;
+    let url = req.url()?;
+    let route = router::route(req.method().as_ref(), url.path())?;
     if route == Route::Health {
         // Liveness only: no storage access, so it answers even when D1 is unreachable.
         return handlers::json(200, &serde_json::json!({ "ok": true }));

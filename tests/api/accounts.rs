@@ -1,0 +1,81 @@
+use serde_json::json;
+
+use crate::common::*;
+
+#[test]
+fn health_needs_no_token() {
+    let r = call("GET", "/v1/health", None, None);
+    assert_eq!(r.expect(200), json!({ "ok": true }));
+}
+
+#[test]
+fn register_returns_user_and_working_token() {
+    let handle = "reg_ok_user";
+    let body =
+        call("POST", "/v1/users", None, Some(&json!({ "handle": handle, "display_name": "  Reg OK " })))
+            .expect(201);
+    assert_eq!(body["user"]["handle"], handle);
+    assert_eq!(body["user"]["display_name"], "Reg OK");
+    assert_eq!(body["user"]["followers_count"], 0);
+    assert!(body["user"]["created_at"].as_str().unwrap().ends_with('Z'));
+    let token = body["token"].as_str().unwrap();
+    let me = call("GET", "/v1/me", Some(token), None).expect(200);
+    assert_eq!(me["id"], body["user"]["id"]);
+    assert_eq!(me["handle"], handle);
+}
+
+#[test]
+fn handle_conflicts_and_invalid_handles() {
+    let first = register("dup");
+    let again =
+        call("POST", "/v1/users", None, Some(&json!({ "handle": first.handle, "display_name": "x" })));
+    again.expect_problem(409, "handle_taken");
+    for bad in ["ab", "Upper", "has-dash", "way_too_long_handle_for_edgefeed_x"] {
+        let r = call("POST", "/v1/users", None, Some(&json!({ "handle": bad })));
+        r.expect_problem(422, "invalid_field");
+        assert_eq!(r.body["field"], "handle");
+    }
+    let r = call("POST", "/v1/users", None, Some(&json!({ "display_name": "no handle" })));
+    r.expect_problem(422, "invalid_field");
+}
+
+#[test]
+fn missing_forged_and_expired_tokens_are_401() {
+    let user = register("tok");
+    call("GET", "/v1/me", None, None).expect_problem(401, "unauthorized");
+    call("GET", "/v1/me", Some("not.a.jwt"), None).expect_problem(401, "unauthorized");
+    let forged = mint_token("some-other-secret", &user.id, now_secs() + 3600);
+    call("GET", "/v1/me", Some(&forged), None).expect_problem(401, "unauthorized");
+    let expired = mint_token(AUTH_SECRET, &user.id, now_secs() - 10);
+    call("GET", "/v1/me", Some(&expired), None).expect_problem(401, "unauthorized");
+    // A token minted by an external service sharing the secret works.
+    let external = mint_token(AUTH_SECRET, &user.id, now_secs() + 3600);
+    assert_eq!(call("GET", "/v1/me", Some(&external), None).expect(200)["id"], user.id.as_str());
+    // Basic auth scheme is not a bearer token.
+    let r = raw("GET", "/v1/me", &[("authorization", &format!("Basic {}", user.token))], b"");
+    r.expect_problem(401, "unauthorized");
+}
+
+#[test]
+fn admin_routes_need_the_admin_token() {
+    let user = register("notadmin");
+    let body = json!({ "author_id": user.id, "body": "x", "created_at": "2026-01-01T00:00:00Z" });
+    call("POST", "/v1/admin/import/posts", None, Some(&body)).expect_problem(401, "unauthorized");
+    call("POST", "/v1/admin/import/posts", Some(&user.token), Some(&body)).expect_problem(403, "not_admin");
+    assert_eq!(user.profile()["posts_count"], 0);
+}
+
+#[test]
+fn user_by_id_has_counts_and_unknown_is_404() {
+    let a = register("cnt_a");
+    let b = register("cnt_b");
+    a.follow(&b);
+    b.publish("one", "public");
+    let seen = a.get(&format!("/v1/users/{}", b.id)).expect(200);
+    assert_eq!(seen["followers_count"], 1);
+    assert_eq!(seen["following_count"], 0);
+    assert_eq!(seen["posts_count"], 1);
+    assert_eq!(a.profile()["following_count"], 1);
+    a.get("/v1/users/999999999").expect_problem(404, "not_found");
+    a.get("/v1/users/abc").expect_problem(404, "not_found");
+}
