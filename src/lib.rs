@@ -6,12 +6,14 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod fanout;
+pub mod feed;
 pub mod http;
 pub mod post_likes;
+pub mod reconcile;
 pub mod store;
 pub mod timeline;
 
-use worker::{event, Context, Env, Request, Response, Result};
+use worker::{event, Context, Env, MessageBatch, Request, Response, Result, ScheduleContext, ScheduledEvent};
 
 #[event(start)]
 fn start() {
@@ -21,4 +23,23 @@ fn start() {
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
     Ok(http::handle(req, env).await)
+}
+
+#[event(queue)]
+async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
+    fanout::consume(batch, env).await;
+    Ok(())
+}
+
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    let pass = async {
+        let db = env.d1("DB")?;
+        let config = config::Config::from_env(&env);
+        reconcile::run_pass(&env, &db, &config, http::app::now_ms()).await
+    };
+    match pass.await {
+        Ok(report) => worker::console_log!("reconcile: {report:?}"),
+        Err(e) => worker::console_error!("reconcile failed: {e}"),
+    }
 }

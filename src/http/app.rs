@@ -43,6 +43,11 @@ impl App {
         })
     }
 
+    /// Sends fan-out messages for outbox events this request committed on behalf of `actor`.
+    pub async fn announce(&self, actor: i64, outbox_ids: &[i64]) {
+        crate::fanout::announce(&self.env, &self.config, &self.db, actor, outbox_ids).await;
+    }
+
     pub fn issue_token(&self, user_id: i64) -> String {
         let now_secs = self.now / 1000;
         token::issue(&self.auth_secret, user_id, now_secs, now_secs + self.config.token_ttl_secs)

@@ -90,6 +90,17 @@ impl JsonObject {
         self.str(name)?.ok_or_else(|| ApiError::field(name, format!("{name} is required")))
     }
 
+    /// A non-negative integer field; absent or `null` is `None`.
+    pub fn count(&self, name: &'static str) -> ApiResult<Option<u64>> {
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| ApiError::field(name, format!("{name} must be a non-negative integer"))),
+        }
+    }
+
     /// An id given as a decimal string (the API's form) or as a JSON integer.
     pub fn required_id(&self, name: &'static str) -> ApiResult<i64> {
         let bad = || ApiError::field(name, format!("{name} must be an id (a decimal string)"));

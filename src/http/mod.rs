@@ -11,7 +11,7 @@ use worker::{Env, Request, Response};
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use app::App;
-use handlers::{graph, posts, users};
+use handlers::{feed, graph, posts, users};
 use input::Input;
 use router::Route;
 
@@ -53,6 +53,7 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
         Route::EditPost(id) => posts::edit(&app, &input, viewer, id).await,
         Route::DeletePost(id) => posts::delete(&app, viewer, id).await,
         Route::AuthorPosts(id) => posts::author_posts(&app, &input, viewer, id).await,
+        Route::Feed => feed::read(&app, &input, viewer).await,
         _ => Err(ApiError::NotFound("no such route")),
     }
 }
@@ -60,6 +61,9 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
 async fn admin(app: &App, input: &Input, route: Route) -> ApiResult<Response> {
     match route {
         Route::AdminImportPost => posts::import(app, input).await,
+        Route::AdminStats => handlers::admin::stats(app).await,
+        Route::AdminReconcile => handlers::admin::reconcile(app).await,
+        Route::AdminTest(hook) => handlers::admin::test_hook(app, input, hook).await,
         _ => Err(ApiError::NotFound("no such route")),
     }
 }

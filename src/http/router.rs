@@ -38,7 +38,7 @@ pub enum Route {
 pub enum TestHook {
     Fault,
     ReplayOutbox,
-    Sql,
+    OutboxState,
 }
 
 fn pick(method: &str, choices: &[(&'static str, Route)]) -> Result<Route, ApiError> {
@@ -99,7 +99,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["v1", "admin", "reconcile"] => pick(method, &[("POST", AdminReconcile)]),
         ["v1", "admin", "test", "fault"] => pick(method, &[("POST", AdminTest(TestHook::Fault))]),
         ["v1", "admin", "test", "replay"] => pick(method, &[("POST", AdminTest(TestHook::ReplayOutbox))]),
-        ["v1", "admin", "test", "sql"] => pick(method, &[("POST", AdminTest(TestHook::Sql))]),
+        ["v1", "admin", "test", "outbox"] => pick(method, &[("POST", AdminTest(TestHook::OutboxState))]),
         _ => Err(ApiError::NotFound("no such route")),
     }
 }

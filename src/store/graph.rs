@@ -3,7 +3,7 @@
 use worker::D1Database;
 
 use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
-use super::{all, batch, first, int, opt_text, run, stmt};
+use super::{all, batch, int, opt_text, outbox, run, stmt};
 use crate::domain::cursor::SortKey;
 use crate::error::{ApiError, ApiResult};
 
@@ -23,14 +23,15 @@ const BLOCK_EITHER_WAY: &str = "EXISTS (SELECT 1 FROM blocks WHERE (blocker_id =
                                 OR (blocker_id = ?2 AND blocked_id = ?1))";
 
 /// Creates or updates the follow, refusing atomically if a block exists either way (a check
-/// made before the insert could race with a concurrent block). Returns the follow's group.
+/// made before the insert could race with a concurrent block). Returns the follow's group and
+/// the outbox event that backfills the follower's window.
 pub async fn follow(
     db: &D1Database,
     follower: i64,
     author: i64,
     group: &GroupChange,
     now: i64,
-) -> ApiResult<Option<String>> {
+) -> ApiResult<(Option<String>, Vec<i64>)> {
     let (set_group, name) = match group {
         GroupChange::Keep => (0, None),
         GroupChange::Set(name) => (1, name.as_deref()),
@@ -42,28 +43,46 @@ pub async fn follow(
            SET group_name = CASE WHEN ?5 = 1 THEN excluded.group_name ELSE group_name END \
          RETURNING group_name"
     );
-    let row: Option<GroupRow> =
-        first(db, &sql, &[int(follower), int(author), opt_text(name), int(now), int(set_group)]).await?;
-    row.map(|r| r.group_name).ok_or(ApiError::Forbidden {
-        code: "blocked",
-        detail: "a block between you and this user prevents following",
-    })
-}
-
-pub async fn unfollow(db: &D1Database, follower: i64, author: i64) -> ApiResult<bool> {
-    let changed = run(
+    let results = batch(
         db,
-        "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
-        &[int(follower), int(author)],
+        vec![
+            stmt(db, &sql, &[int(follower), int(author), opt_text(name), int(now), int(set_group)])?,
+            // Fill the follower's window with the author's recent posts (if the follow stands).
+            outbox::reader_event(db, "backfill", follower, author, now, true)?,
+        ],
     )
     .await?;
-    Ok(changed > 0)
+    let group: Option<GroupRow> =
+        results.first().map(|r| r.results()).transpose()?.and_then(|rows| rows.into_iter().next());
+    let group = group.ok_or(ApiError::Forbidden {
+        code: "blocked",
+        detail: "a block between you and this user prevents following",
+    })?;
+    Ok((group.group_name, outbox::returned_ids(&results[1..])))
 }
 
-/// Records the block and removes follows in both directions in one atomic batch.
-pub async fn block(db: &D1Database, blocker: i64, blocked: i64, now: i64) -> ApiResult<()> {
+/// Removes the follow; if there was one, records the event that cleans the reader's window.
+pub async fn unfollow(db: &D1Database, follower: i64, author: i64, now: i64) -> ApiResult<Vec<i64>> {
+    let results = batch(
+        db,
+        vec![
+            stmt(
+                db,
+                "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
+                &[int(follower), int(author)],
+            )?,
+            outbox::reader_event(db, "remove_author", follower, author, now, true)?,
+        ],
+    )
+    .await?;
+    Ok(outbox::returned_ids(&results))
+}
+
+/// Records the block and removes follows in both directions in one atomic batch, with the
+/// events that clean both users' windows of each other.
+pub async fn block(db: &D1Database, blocker: i64, blocked: i64, now: i64) -> ApiResult<Vec<i64>> {
     let (a, b) = (int(blocker), int(blocked));
-    batch(
+    let results = batch(
         db,
         vec![
             stmt(
@@ -77,10 +96,12 @@ pub async fn block(db: &D1Database, blocker: i64, blocked: i64, now: i64) -> Api
                  OR (follower_id = ?2 AND author_id = ?1)",
                 &[a, b],
             )?,
+            outbox::reader_event(db, "remove_author", blocker, blocked, now, false)?,
+            outbox::reader_event(db, "remove_author", blocked, blocker, now, false)?,
         ],
     )
     .await?;
-    Ok(())
+    Ok(outbox::returned_ids(&results))
 }
 
 pub async fn unblock(db: &D1Database, blocker: i64, blocked: i64) -> ApiResult<()> {

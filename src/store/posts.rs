@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
+use super::outbox::returned_ids;
 use super::users::relationship_columns;
 use super::{all, batch, first, int, is_unique_violation, opt_text, stmt, text};
 use crate::domain::cursor::SortKey;
@@ -14,7 +15,7 @@ use crate::error::{ApiError, ApiResult};
 const IDS_PER_QUERY: usize = 90;
 
 /// A post with its author and the viewer-relative columns (`?1` is the viewer).
-fn post_select() -> String {
+pub fn post_select() -> String {
     format!(
         "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
                 p.edited_at, p.like_count, p.comment_count, \
@@ -218,7 +219,7 @@ pub async fn edit(
     body: Option<&str>,
     visibility: Option<Visibility>,
     now: i64,
-) -> ApiResult<()> {
+) -> ApiResult<Vec<i64>> {
     let mut statements = vec![stmt(
         db,
         "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4 \
@@ -228,14 +229,13 @@ pub async fn edit(
     if visibility.is_some() {
         statements.push(remove_post_event(db, post_id, now)?);
     }
-    batch(db, statements).await?;
-    Ok(())
+    Ok(returned_ids(&batch(db, statements).await?))
 }
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
 /// event that removes it from timeline windows.
-pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<()> {
-    batch(
+pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<Vec<i64>> {
+    let results = batch(
         db,
         vec![
             stmt(
@@ -247,14 +247,26 @@ pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<()> {
         ],
     )
     .await?;
-    Ok(())
+    Ok(returned_ids(&results))
 }
 
 fn remove_post_event(db: &D1Database, post_id: i64, now: i64) -> ApiResult<worker::D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-         SELECT 'remove_post', id, author_id, created_at, ?2 FROM posts WHERE id = ?1",
+         SELECT 'remove_post', id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
         &[int(post_id), int(now)],
     )
+}
+
+/// The visibility of a live post, or `None` if it is deleted or missing.
+pub async fn visibility_of(db: &D1Database, post_id: i64) -> ApiResult<Option<Visibility>> {
+    #[derive(Deserialize)]
+    struct Row {
+        visibility: Visibility,
+    }
+    let row: Option<Row> =
+        first(db, "SELECT visibility FROM posts WHERE id = ?1 AND deleted_at IS NULL", &[int(post_id)])
+            .await?;
+    Ok(row.map(|r| r.visibility))
 }

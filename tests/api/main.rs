@@ -4,5 +4,6 @@ mod common;
 
 mod accounts;
 mod errors;
+mod feed;
 mod graph;
 mod posts;

@@ -42,21 +42,24 @@ pub async fn follow(app: &App, input: &Input, viewer: i64, author: i64) -> ApiRe
             detail: "a block between you and this user prevents following",
         });
     }
-    let group = graph::follow(&app.db, viewer, author, &group, app.now).await?;
+    let (group, events) = graph::follow(&app.db, viewer, author, &group, app.now).await?;
+    app.announce(viewer, &events).await;
     json(200, &serde_json::json!({ "following": true, "group": group }))
 }
 
 pub async fn unfollow(app: &App, viewer: i64, author: i64) -> ApiResult<Response> {
     not_self(viewer, author, "unfollow")?;
     existing(app, viewer, author).await?;
-    graph::unfollow(&app.db, viewer, author).await?;
+    let events = graph::unfollow(&app.db, viewer, author, app.now).await?;
+    app.announce(viewer, &events).await;
     json(200, &serde_json::json!({ "following": false }))
 }
 
 pub async fn block(app: &App, viewer: i64, target: i64) -> ApiResult<Response> {
     not_self(viewer, target, "block")?;
     existing(app, viewer, target).await?;
-    graph::block(&app.db, viewer, target, app.now).await?;
+    let events = graph::block(&app.db, viewer, target, app.now).await?;
+    app.announce(viewer, &events).await;
     json(200, &serde_json::json!({ "blocked": true }))
 }
 

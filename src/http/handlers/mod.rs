@@ -1,3 +1,5 @@
+pub mod admin;
+pub mod feed;
 pub mod graph;
 pub mod posts;
 pub mod users;

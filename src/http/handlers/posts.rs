@@ -53,7 +53,7 @@ pub async fn publish(app: &App, input: &Input, viewer: i64) -> ApiResult<Respons
         .map(|key| (viewer, format!("publish:{key}"), request_hash(&[visibility.as_str(), &text])));
     let new_post = NewPost { author_id: viewer, body: &text, visibility, created_at: app.now, idempotency };
     let published = posts::publish(&app.db, new_post, app.now).await?;
-    crate::fanout::announce(app, &published).await;
+    app.announce(viewer, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     json(201, &PostView::from(&created_post(app, viewer, published.post_id).await?))
 }
 
@@ -83,17 +83,15 @@ pub async fn edit(app: &App, input: &Input, viewer: i64, id: i64) -> ApiResult<R
     }
     let post = own_post(app, viewer, id).await?;
     let visibility_changed = visibility.filter(|v| *v != post.visibility);
-    posts::edit(&app.db, id, text.as_deref(), visibility_changed, app.now).await?;
-    if visibility_changed.is_some() {
-        crate::fanout::kick(app).await;
-    }
+    let events = posts::edit(&app.db, id, text.as_deref(), visibility_changed, app.now).await?;
+    app.announce(viewer, &events).await;
     json(200, &PostView::from(&created_post(app, viewer, id).await?))
 }
 
 pub async fn delete(app: &App, viewer: i64, id: i64) -> ApiResult<Response> {
     own_post(app, viewer, id).await?;
-    posts::delete(&app.db, id, app.now).await?;
-    crate::fanout::kick(app).await;
+    let events = posts::delete(&app.db, id, app.now).await?;
+    app.announce(viewer, &events).await;
     Ok(Response::empty()?.with_status(204))
 }
 
@@ -131,6 +129,6 @@ pub async fn import(app: &App, input: &Input) -> ApiResult<Response> {
     });
     let new_post = NewPost { author_id: author, body: &text, visibility, created_at, idempotency };
     let published = posts::publish(&app.db, new_post, app.now).await?;
-    crate::fanout::announce(app, &published).await;
+    app.announce(author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     json(201, &PostView::from(&created_post(app, author, published.post_id).await?))
 }

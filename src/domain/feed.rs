@@ -1,0 +1,170 @@
+//! Feed assembly, independent of where candidates come from (timeline window or D1 pull).
+//!
+//! Candidates arrive in the feed order `(created_at, id)` descending. Each is either shown or
+//! hidden for a reason; a page takes visible candidates until it is full, and remembers the key
+//! of the last candidate it *scanned*, so hidden candidates are never scanned twice and a
+//! reader never loops on them.
+
+use super::cursor::SortKey;
+use super::visibility::{may_see, Relationship, Visibility};
+
+/// Why a candidate from a window or cache was not shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hidden {
+    Deleted,
+    Blocked,
+    Unfollowed,
+    Visibility,
+}
+
+impl Hidden {
+    pub const ALL: [Hidden; 4] = [Hidden::Deleted, Hidden::Blocked, Hidden::Unfollowed, Hidden::Visibility];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hidden::Deleted => "deleted",
+            Hidden::Blocked => "blocked",
+            Hidden::Unfollowed => "unfollowed",
+            Hidden::Visibility => "visibility",
+        }
+    }
+}
+
+/// What the feed knows about a candidate post now (from D1), or `None` if it is gone.
+#[derive(Debug, Clone, Copy)]
+pub struct LiveState {
+    pub relationship: Relationship,
+    pub visibility: Visibility,
+}
+
+/// The home-feed rule: the viewer's own posts, and posts of authors the viewer follows now,
+/// that the viewer may see now.
+pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
+    let live = live.ok_or(Hidden::Deleted)?;
+    let rel = live.relationship;
+    if rel.blocked && !rel.is_self {
+        return Err(Hidden::Blocked);
+    }
+    if !rel.is_self && !rel.follows {
+        return Err(Hidden::Unfollowed);
+    }
+    if !may_see(rel, live.visibility, false) {
+        return Err(Hidden::Visibility);
+    }
+    Ok(())
+}
+
+/// A page being filled from one or more candidate streams, in feed order.
+#[derive(Debug)]
+pub struct PageBuilder<T> {
+    limit: usize,
+    pub items: Vec<T>,
+    pub last_scanned: Option<SortKey>,
+    pub scanned: usize,
+    pub hidden: Vec<Hidden>,
+}
+
+impl<T> PageBuilder<T> {
+    pub fn new(limit: usize) -> Self {
+        Self { limit, items: Vec::new(), last_scanned: None, scanned: 0, hidden: Vec::new() }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.items.len() >= self.limit
+    }
+
+    pub fn room(&self) -> usize {
+        self.limit.saturating_sub(self.items.len())
+    }
+
+    /// Offers the next candidate in feed order; returns false (and ignores it) once full.
+    pub fn offer(&mut self, key: SortKey, verdict: Result<T, Hidden>) -> bool {
+        if self.is_full() {
+            return false;
+        }
+        debug_assert!(self.last_scanned.is_none_or(|k| key < k), "candidates must arrive in feed order");
+        self.scanned += 1;
+        self.last_scanned = Some(key);
+        match verdict {
+            Ok(item) => self.items.push(item),
+            Err(reason) => self.hidden.push(reason),
+        }
+        true
+    }
+}
+
+/// How a feed page read ends, given whether more candidates may exist below what was scanned.
+/// The cursor is the last scanned key whenever anything may remain (page full, or budget spent
+/// on hidden items), and `None` only when every source is exhausted.
+pub fn next_cursor_key<T>(page: &PageBuilder<T>, sources_exhausted: bool) -> Option<SortKey> {
+    if sources_exhausted && !page.is_full() {
+        None
+    } else {
+        page.last_scanned
+    }
+}
+
+/// Percentile (nearest-rank) of unsorted samples; `None` when empty.
+pub fn percentile(samples: &[i64], pct: f64) -> Option<i64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    let rank = ((pct / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted.get(rank.min(sorted.len()) - 1).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(follows: bool, blocked: bool, visibility: Visibility) -> Option<LiveState> {
+        Some(LiveState { relationship: Relationship { is_self: false, follows, blocked }, visibility })
+    }
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(feed_verdict(None), Err(Hidden::Deleted));
+        assert_eq!(feed_verdict(live(true, false, Visibility::Followers)), Ok(()));
+        assert_eq!(feed_verdict(live(true, true, Visibility::Public)), Err(Hidden::Blocked));
+        assert_eq!(feed_verdict(live(false, false, Visibility::Public)), Err(Hidden::Unfollowed));
+        assert_eq!(feed_verdict(live(true, false, Visibility::Private)), Err(Hidden::Visibility));
+        let own = Some(LiveState { relationship: Relationship::to_self(), visibility: Visibility::Private });
+        assert_eq!(feed_verdict(own), Ok(()));
+    }
+
+    #[test]
+    fn page_fills_then_stops_and_tracks_last_scanned() {
+        let mut page = PageBuilder::new(2);
+        assert!(page.offer(SortKey::new(9, 1), Err(Hidden::Deleted)));
+        assert!(page.offer(SortKey::new(8, 1), Ok("a")));
+        assert!(page.offer(SortKey::new(8, 0), Ok("b")));
+        assert!(!page.offer(SortKey::new(7, 1), Ok("c")));
+        assert_eq!(page.items, vec!["a", "b"]);
+        assert_eq!(page.last_scanned, Some(SortKey::new(8, 0)));
+        assert_eq!(page.scanned, 3);
+        assert_eq!(next_cursor_key(&page, true), Some(SortKey::new(8, 0)), "full pages always continue");
+    }
+
+    #[test]
+    fn cursor_is_null_only_when_exhausted_and_not_full() {
+        let mut page: PageBuilder<()> = PageBuilder::new(5);
+        page.offer(SortKey::new(3, 3), Err(Hidden::Unfollowed));
+        assert_eq!(next_cursor_key(&page, true), None);
+        assert_eq!(
+            next_cursor_key(&page, false),
+            Some(SortKey::new(3, 3)),
+            "budget spent: continue past hidden"
+        );
+    }
+
+    #[test]
+    fn percentiles() {
+        assert_eq!(percentile(&[], 50.0), None);
+        let s: Vec<i64> = (1..=100).rev().collect();
+        assert_eq!(percentile(&s, 50.0), Some(50));
+        assert_eq!(percentile(&s, 99.0), Some(99));
+        assert_eq!(percentile(&[7], 99.0), Some(7));
+    }
+}

@@ -1,0 +1,171 @@
+//! The feed's pull path: a merge of the followed authors' author-index ranges by the feed's
+//! sort key, done by D1. It serves readers without a window, group feeds, and everything below
+//! a window's floor, and it is the snapshot a new window is built from.
+
+use serde::de::DeserializeOwned;
+use wasm_bindgen::JsValue;
+use worker::D1Database;
+
+use super::posts::{post_select, PostRow};
+use super::{all, first, int, run, text, Count};
+use crate::domain::cursor::SortKey;
+use crate::error::ApiResult;
+use crate::timeline::Entry;
+
+const HOUR_MS: i64 = 3_600_000;
+/// Time slabs the pull widens through. Each query only touches posts inside its slab (through
+/// the per-author index), so a page near the cursor costs little even for readers who follow
+/// prolific authors; the last slab is unbounded so old content is still found.
+const SLABS_MS: [i64; 6] =
+    [HOUR_MS, 24 * HOUR_MS, 7 * 24 * HOUR_MS, 30 * 24 * HOUR_MS, 365 * 24 * HOUR_MS, i64::MAX];
+
+/// Which posts the pull considers.
+#[derive(Debug, Clone)]
+pub struct PullScope<'a> {
+    pub viewer: i64,
+    /// `Some` narrows to one follow group (and leaves out the viewer's own posts).
+    pub group: Option<&'a str>,
+    /// Exclusive lower bound (for `?after=`); `None` pulls down to the oldest post.
+    pub after: Option<SortKey>,
+    /// Request time: slabs are measured from here when the cursor is above it (first page).
+    pub now: i64,
+}
+
+fn scope_sql(scope: &PullScope<'_>) -> String {
+    // ?1 viewer, ?2/?3 upper key, ?4 slab start, ?5 limit, ?6/?7 lower key, ?8 group.
+    // Every numbered parameter must appear in the SQL (D1 checks the binding count).
+    let followed = "SELECT author_id FROM follows WHERE follower_id = ?1 AND (?8 IS NULL OR group_name = ?8)";
+    let authors = match scope.group {
+        Some(_) => followed.to_string(),
+        None => format!("SELECT ?1 UNION ALL {followed}"),
+    };
+    format!(
+        "WHERE p.author_id IN ({authors}) AND p.deleted_at IS NULL \
+           AND (p.author_id = ?1 OR p.visibility <> 'private') \
+           AND (p.created_at, p.id) < (?2, ?3) AND p.created_at >= ?4 AND (p.created_at, p.id) > (?6, ?7) \
+         ORDER BY p.created_at DESC, p.id DESC LIMIT ?5"
+    )
+}
+
+/// Up to `limit` rows strictly below `before`, newest first, and whether the pull is
+/// exhausted (fewer rows exist than asked for).
+async fn pull_rows<T: DeserializeOwned>(
+    db: &D1Database,
+    select: &str,
+    scope: &PullScope<'_>,
+    before: SortKey,
+    limit: usize,
+    key_of: impl Fn(&T) -> SortKey,
+) -> ApiResult<(Vec<T>, bool)> {
+    let sql = format!("{select} {}", scope_sql(scope));
+    let lower = scope.after.unwrap_or(SortKey::BOTTOM);
+    let mut rows: Vec<T> = Vec::new();
+    let mut upper = before;
+    for span in SLABS_MS {
+        let slab_start = upper.primary.min(scope.now).saturating_sub(span).max(lower.primary);
+        let unbounded = span == i64::MAX || slab_start <= lower.primary;
+        let slab_start = if unbounded { -1 } else { slab_start };
+        let params: Vec<JsValue> = vec![
+            int(scope.viewer),
+            int(upper.primary),
+            int(upper.id),
+            int(slab_start),
+            int((limit - rows.len()) as i64),
+            int(lower.primary),
+            int(lower.id),
+            scope.group.map_or(JsValue::NULL, text),
+        ];
+        let batch: Vec<T> = all(db, &sql, &params).await?;
+        rows.extend(batch);
+        if rows.len() >= limit {
+            return Ok((rows, false));
+        }
+        if unbounded {
+            return Ok((rows, true));
+        }
+        // Next slab: everything strictly older than this slab's start.
+        upper = SortKey::new(slab_start, 0);
+        debug_assert!(rows.last().is_none_or(|r| key_of(r) > upper));
+    }
+    Ok((rows, true))
+}
+
+pub async fn pull_posts(
+    db: &D1Database,
+    scope: &PullScope<'_>,
+    before: SortKey,
+    limit: usize,
+) -> ApiResult<(Vec<PostRow>, bool)> {
+    pull_rows(db, &post_select(), scope, before, limit, PostRow::sort_key).await
+}
+
+/// Keys only, for building a window.
+pub async fn pull_entries(
+    db: &D1Database,
+    viewer: i64,
+    limit: usize,
+    now: i64,
+) -> ApiResult<(Vec<Entry>, bool)> {
+    let scope = PullScope { viewer, group: None, after: None, now };
+    pull_rows(
+        db,
+        "SELECT p.created_at, p.id AS post_id, p.author_id FROM posts p",
+        &scope,
+        SortKey::TOP,
+        limit,
+        Entry::key,
+    )
+    .await
+}
+
+/// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
+/// the window's snapshot is read: a post committed after this is delivered, one committed
+/// before is in the snapshot (or both, which the window dedups).
+pub async fn activate_reader(db: &D1Database, reader: i64, now: i64) -> ApiResult<()> {
+    run(
+        db,
+        "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL",
+        &[int(reader), int(now)],
+    )
+    .await?;
+    Ok(())
+}
+
+pub async fn is_active_reader(db: &D1Database, reader: i64) -> ApiResult<bool> {
+    let row: Option<Count> = first(
+        db,
+        "SELECT COUNT(*) AS n FROM users WHERE id = ?1 AND feed_active_at IS NOT NULL",
+        &[int(reader)],
+    )
+    .await?;
+    Ok(row.is_some_and(|c| c.n > 0))
+}
+
+/// How many authors the viewer follows (in a group, if given): tells `no_follows` apart.
+pub async fn follow_count(db: &D1Database, viewer: i64, group: Option<&str>) -> ApiResult<i64> {
+    let row: Option<Count> = first(
+        db,
+        "SELECT COUNT(*) AS n FROM follows WHERE follower_id = ?1 AND (?2 IS NULL OR group_name = ?2)",
+        &[int(viewer), group.map_or(JsValue::NULL, text)],
+    )
+    .await?;
+    Ok(row.map_or(0, |c| c.n))
+}
+
+/// An author's newest posts a new follower may see, for backfilling the follower's window.
+pub async fn backfill_entries(
+    db: &D1Database,
+    reader: i64,
+    author: i64,
+    limit: usize,
+) -> ApiResult<Vec<Entry>> {
+    all(
+        db,
+        "SELECT p.created_at, p.id AS post_id, p.author_id FROM posts p \
+         WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND p.visibility <> 'private' \
+           AND EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) \
+         ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
+        &[int(reader), int(author), int(limit as i64)],
+    )
+    .await
+}
