@@ -33,12 +33,8 @@ pub struct FanoutMessage {
 
 /// Sends the messages for freshly committed outbox events. A failed send is only logged: the
 /// event is durable in the outbox and the reconciliation sweep resends it after the grace period.
-/// Test faults are scoped to the acting user so concurrent tests cannot trip each other's.
 pub async fn announce(env: &Env, config: &Config, db: &worker::D1Database, actor: i64, outbox_ids: &[i64]) {
-    if outbox_ids.is_empty() {
-        return;
-    }
-    if config.test_hooks && outbox::take_fault(db, &format!("skip_announce:{actor}")).await.unwrap_or(false) {
+    if outbox_ids.is_empty() || lost_in_test(config, db, actor).await {
         return;
     }
     if let Err(e) =
@@ -46,6 +42,47 @@ pub async fn announce(env: &Env, config: &Config, db: &worker::D1Database, actor
     {
         worker::console_error!("announce {outbox_ids:?}: {e}; the sweep will resend");
     }
+}
+
+/// Applies single-reader events (follow backfill, unfollow/block cleanup) within the request,
+/// so the reader's very next read reflects them; any that fail go to the queue instead.
+pub async fn apply_inline(
+    env: &Env,
+    config: &Config,
+    db: &worker::D1Database,
+    actor: i64,
+    outbox_ids: &[i64],
+) {
+    if outbox_ids.is_empty() || lost_in_test(config, db, actor).await {
+        return;
+    }
+    let mut failed = Vec::new();
+    match Pipeline::new(env.clone()) {
+        Ok(pipeline) => {
+            for &id in outbox_ids {
+                if let Err(e) = pipeline.process(FanoutMessage { outbox_id: id, after_follower_id: 0 }).await
+                {
+                    worker::console_error!("inline outbox {id}: {e}; queueing it");
+                    failed.push(id);
+                }
+            }
+        }
+        Err(_) => failed.extend_from_slice(outbox_ids),
+    }
+    if failed.is_empty() {
+        return;
+    }
+    if let Err(e) =
+        send(env, failed.iter().map(|&id| FanoutMessage { outbox_id: id, after_follower_id: 0 })).await
+    {
+        worker::console_error!("queueing {failed:?}: {e}; the sweep will resend");
+    }
+}
+
+/// Test-only: simulates a crash right after the commit (the event is never sent). Faults are
+/// scoped to the acting user so concurrent tests cannot trip each other's.
+async fn lost_in_test(config: &Config, db: &worker::D1Database, actor: i64) -> bool {
+    config.test_hooks && outbox::take_fault(db, &format!("skip_announce:{actor}")).await.unwrap_or(false)
 }
 
 pub async fn send(env: &Env, messages: impl Iterator<Item = FanoutMessage>) -> ApiResult<()> {
@@ -58,7 +95,8 @@ pub async fn send(env: &Env, messages: impl Iterator<Item = FanoutMessage>) -> A
     Ok(())
 }
 
-struct Consumer {
+/// The fan-out steps, shared by the queue consumer and inline application.
+pub struct Pipeline {
     env: Env,
     db: worker::D1Database,
     config: Config,
@@ -69,7 +107,7 @@ struct Consumer {
 /// (an `Err` from a queue handler aborts the isolate).
 pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     let dead_letters = batch.queue() == DEAD_LETTER_QUEUE_NAME;
-    let consumer = match Consumer::new(env) {
+    let consumer = match Pipeline::new(env) {
         Ok(c) => c,
         Err(e) => {
             worker::console_error!("fan-out consumer unavailable: {e}");
@@ -106,12 +144,12 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     }
 }
 
-impl Consumer {
-    fn new(env: Env) -> ApiResult<Self> {
+impl Pipeline {
+    pub fn new(env: Env) -> ApiResult<Self> {
         Ok(Self { db: env.d1("DB")?, config: Config::from_env(&env), windows: Windows::new(&env)?, env })
     }
 
-    async fn process(&self, msg: FanoutMessage) -> ApiResult<()> {
+    pub async fn process(&self, msg: FanoutMessage) -> ApiResult<()> {
         let Some(row) = outbox::get(&self.db, msg.outbox_id).await? else {
             return Ok(());
         };

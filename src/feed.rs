@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::domain::cursor::SortKey;
 use crate::domain::feed::{feed_verdict, next_cursor_key, Hidden, LiveState, PageBuilder};
+use crate::domain::merge::{merge_newest_first, split_at_key};
 use crate::error::ApiResult;
 use crate::http::app::App;
 use crate::store::batch;
@@ -84,7 +85,8 @@ async fn window_floor(app: &App, windows: &Windows, viewer: i64) -> Option<SortK
     let cap = app.config.feed_window;
     let build = async {
         pull::activate_reader(&app.db, viewer, app.now).await?;
-        let (entries, complete) = pull::pull_entries(&app.db, viewer, cap, app.now).await?;
+        let (entries, complete) =
+            pull::pull_entries(&app.db, viewer, SortKey::TOP, None, cap, app.now).await?;
         windows.call(viewer, &WindowOp::Init { entries, complete, cap }).await
     };
     match build.await {
@@ -94,6 +96,31 @@ async fn window_floor(app: &App, windows: &Windows, viewer: i64) -> Option<SortK
             None
         }
     }
+}
+
+/// Posts younger than this may still be on their way to the window (fan-out is asynchronous,
+/// and a big author's chunks can take a while); D1 already has them, so reads merge them in.
+/// Without this, a post delivered after a newer one would land below a reader's newest
+/// cursor and be skipped by `?after=`.
+const IN_FLIGHT_MS: i64 = 120_000;
+const IN_FLIGHT_LIMIT: usize = 200;
+
+/// Recently committed candidates in `(after, before)` at or above the window floor.
+async fn in_flight(
+    app: &App,
+    viewer: i64,
+    before: SortKey,
+    after: Option<SortKey>,
+    floor: SortKey,
+) -> ApiResult<Vec<Entry>> {
+    let horizon = SortKey::new(app.now - IN_FLIGHT_MS, 0);
+    if before <= horizon {
+        return Ok(Vec::new());
+    }
+    let lower = after.map_or(horizon, |a| a.max(horizon));
+    let (entries, _) =
+        pull::pull_entries(&app.db, viewer, before, Some(lower), IN_FLIGHT_LIMIT, app.now).await?;
+    Ok(entries.into_iter().filter(|e| e.key() >= floor).collect())
 }
 
 /// Older-than-cursor page: window entries at or above the floor, then the pull below it.
@@ -114,14 +141,24 @@ async fn read_down(
             None => (before, FeedState::Rebuilding),
             Some(floor) => {
                 let mut cursor = before;
+                let mut recent = in_flight(app, q.viewer, before, None, floor).await?;
                 loop {
                     // Over-fetch a little: some candidates will be filtered out.
                     let want =
                         (page.room() + page.room() / 2 + 4).min(budget.saturating_sub(page.scanned)).max(1);
                     let reply =
                         windows.call(q.viewer, &WindowOp::Older { before: cursor, limit: want }).await?;
-                    offer_entries(app, q.viewer, &reply.entries, page).await?;
                     let window_exhausted = reply.entries.len() < want;
+                    // Recent posts merge into this batch only within the key range it covers.
+                    let covered_down_to = match reply.entries.last() {
+                        Some(last) if !window_exhausted => last.key(),
+                        _ => floor,
+                    };
+                    let (recent_here, recent_later) =
+                        split_at_key(std::mem::take(&mut recent), covered_down_to, Entry::key);
+                    recent = recent_later;
+                    let candidates = merge_newest_first(reply.entries, recent_here, Entry::key);
+                    offer_entries(app, q.viewer, &candidates, page).await?;
                     if page.is_full() || page.scanned >= budget {
                         return Ok((false, FeedState::Ok));
                     }
@@ -163,7 +200,9 @@ async fn read_up(
             None => state = FeedState::Rebuilding,
             Some(floor) => {
                 let reply = windows.call(q.viewer, &WindowOp::Newer { after, limit: budget }).await?;
-                offer_entries(app, q.viewer, &reply.entries, page).await?;
+                let recent = in_flight(app, q.viewer, SortKey::TOP, Some(after), floor).await?;
+                offer_entries(app, q.viewer, &merge_newest_first(reply.entries, recent, Entry::key), page)
+                    .await?;
                 if page.is_full() || after >= floor {
                     return Ok(state);
                 }

@@ -36,7 +36,7 @@ async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let pass = async {
         let db = env.d1("DB")?;
         let config = config::Config::from_env(&env);
-        reconcile::run_pass(&env, &db, &config, http::app::now_ms()).await
+        reconcile::run_pass(&env, &db, &config, http::app::now_ms(), false).await
     };
     match pass.await {
         Ok(report) => worker::console_log!("reconcile: {report:?}"),

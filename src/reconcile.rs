@@ -18,13 +18,26 @@ const LATENCY_SAMPLES_KEPT: i64 = 5_000;
 
 #[derive(Debug, Default, Serialize)]
 pub struct ReconcileReport {
+    pub dead_letters_revived: usize,
     pub outbox_resent: usize,
     pub idempotency_keys_purged: usize,
     pub outbox_rows_purged: usize,
 }
 
-pub async fn run_pass(env: &Env, db: &D1Database, config: &Config, now: i64) -> ApiResult<ReconcileReport> {
+/// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
+/// their failures is fixed), so this same pass resends them.
+pub async fn run_pass(
+    env: &Env,
+    db: &D1Database,
+    config: &Config,
+    now: i64,
+    replay_dead: bool,
+) -> ApiResult<ReconcileReport> {
     let mut report = ReconcileReport::default();
+    if replay_dead {
+        report.dead_letters_revived =
+            run(db, "UPDATE outbox SET state = 'pending', sent_at = NULL WHERE state = 'dead'", &[]).await?;
+    }
     let stuck = outbox::claim_stuck(db, now, config.outbox_grace_ms, RESEND_PER_PASS).await?;
     // The message resumes from the progress recorded on the row, not from the start.
     fanout::send(env, stuck.iter().map(|&id| FanoutMessage { outbox_id: id, after_follower_id: 0 })).await?;

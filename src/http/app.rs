@@ -48,6 +48,11 @@ impl App {
         crate::fanout::announce(&self.env, &self.config, &self.db, actor, outbox_ids).await;
     }
 
+    /// Applies single-reader outbox events now (falling back to the queue).
+    pub async fn apply_inline(&self, actor: i64, outbox_ids: &[i64]) {
+        crate::fanout::apply_inline(&self.env, &self.config, &self.db, actor, outbox_ids).await;
+    }
+
     pub fn issue_token(&self, user_id: i64) -> String {
         let now_secs = self.now / 1000;
         token::issue(&self.auth_secret, user_id, now_secs, now_secs + self.config.token_ttl_secs)

@@ -62,7 +62,7 @@ async fn admin(app: &App, input: &Input, route: Route) -> ApiResult<Response> {
     match route {
         Route::AdminImportPost => posts::import(app, input).await,
         Route::AdminStats => handlers::admin::stats(app).await,
-        Route::AdminReconcile => handlers::admin::reconcile(app).await,
+        Route::AdminReconcile => handlers::admin::reconcile(app, input).await,
         Route::AdminTest(hook) => handlers::admin::test_hook(app, input, hook).await,
         _ => Err(ApiError::NotFound("no such route")),
     }

@@ -39,6 +39,7 @@ pub enum TestHook {
     Fault,
     ReplayOutbox,
     OutboxState,
+    WindowState,
 }
 
 fn pick(method: &str, choices: &[(&'static str, Route)]) -> Result<Route, ApiError> {
@@ -100,6 +101,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["v1", "admin", "test", "fault"] => pick(method, &[("POST", AdminTest(TestHook::Fault))]),
         ["v1", "admin", "test", "replay"] => pick(method, &[("POST", AdminTest(TestHook::ReplayOutbox))]),
         ["v1", "admin", "test", "outbox"] => pick(method, &[("POST", AdminTest(TestHook::OutboxState))]),
+        ["v1", "admin", "test", "window"] => pick(method, &[("POST", AdminTest(TestHook::WindowState))]),
         _ => Err(ApiError::NotFound("no such route")),
     }
 }

@@ -99,23 +99,19 @@ pub async fn pull_posts(
     pull_rows(db, &post_select(), scope, before, limit, PostRow::sort_key).await
 }
 
-/// Keys only, for building a window.
+/// Keys only (for building a window, or merging recent posts into it), strictly between
+/// `after` and `before`, newest first.
 pub async fn pull_entries(
     db: &D1Database,
     viewer: i64,
+    before: SortKey,
+    after: Option<SortKey>,
     limit: usize,
     now: i64,
 ) -> ApiResult<(Vec<Entry>, bool)> {
-    let scope = PullScope { viewer, group: None, after: None, now };
-    pull_rows(
-        db,
-        "SELECT p.created_at, p.id AS post_id, p.author_id FROM posts p",
-        &scope,
-        SortKey::TOP,
-        limit,
-        Entry::key,
-    )
-    .await
+    let scope = PullScope { viewer, group: None, after, now };
+    let select = "SELECT p.created_at, p.id AS post_id, p.author_id FROM posts p";
+    pull_rows(db, select, &scope, before, limit, Entry::key).await
 }
 
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before

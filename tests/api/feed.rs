@@ -34,6 +34,18 @@ fn wait_in_feed(reader: &User, post_id: &str) {
     });
 }
 
+/// The post ids held in the reader's timeline window (not the feed: reads also merge D1).
+fn window_ids(reader: &User) -> Vec<String> {
+    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
+    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+fn wait_in_window(reader: &User, post_id: &str) {
+    poll(&format!("post {post_id} in {}'s window", reader.handle), FANOUT_DEADLINE, || {
+        window_ids(reader).iter().any(|id| id == post_id).then_some(())
+    });
+}
+
 fn id_of(post: &Value) -> String {
     post["id"].as_str().unwrap().to_string()
 }
@@ -47,7 +59,8 @@ fn follower_sees_new_post_after_fanout_and_stranger_does_not() {
     activate(&follower);
     activate(&stranger);
     let post = author.publish("hello followers", "public");
-    wait_in_feed(&follower, &id_of(&post));
+    wait_in_window(&follower, &id_of(&post));
+    assert!(feed_ids(&follower).contains(&id_of(&post)));
     wait_drained(&author);
     assert!(!feed_ids(&stranger).contains(&id_of(&post)));
     // The author's own post is in the author's own feed.
@@ -88,7 +101,7 @@ fn redelivered_fanout_event_leaves_one_entry_per_reader() {
     }
     let post = author.publish("deliver me twice", "public");
     for r in &readers {
-        wait_in_feed(r, &id_of(&post));
+        wait_in_window(r, &id_of(&post));
     }
     wait_drained(&author);
     let replay =
@@ -98,6 +111,8 @@ fn redelivered_fanout_event_leaves_one_entry_per_reader() {
     for r in readers.iter().chain([&author]) {
         let ids = feed_ids(r);
         assert_eq!(ids.iter().filter(|id| **id == id_of(&post)).count(), 1, "{}: {ids:?}", r.handle);
+        let window = window_ids(r);
+        assert_eq!(window.iter().filter(|id| **id == id_of(&post)).count(), 1, "{}: {window:?}", r.handle);
     }
 }
 
@@ -121,10 +136,11 @@ fn consumer_failure_after_first_chunk_retries_to_exactly_once() {
     let events = outbox_of(&author);
     let event = events["events"].as_array().unwrap().iter().find(|e| e["kind"] == "post").unwrap().clone();
     assert_eq!(event["state"], "done");
+    assert_eq!(events["faults"][format!("fanout_after_chunk:{}", author.id)], 0, "the fault fired: {events}");
     assert_eq!(event["cursor_follower_id"], followers.last().unwrap().id.parse::<i64>().unwrap());
     for f in &followers {
-        let ids = feed_ids(f);
-        assert_eq!(ids.iter().filter(|id| **id == id_of(&post)).count(), 1, "{}: {ids:?}", f.handle);
+        let window = window_ids(f);
+        assert_eq!(window.iter().filter(|id| **id == id_of(&post)).count(), 1, "{}: {window:?}", f.handle);
     }
 }
 
@@ -140,11 +156,14 @@ fn outbox_event_whose_send_was_lost_is_delivered_by_reconciliation() {
     let post = author.publish("the queue never heard of me", "public");
     let pending = outbox_of(&author);
     assert_eq!(pending["pending"], 1, "the event is committed but unsent: {pending}");
-    assert!(!feed_ids(&follower).contains(&id_of(&post)));
-    // After the grace period the sweep resends it.
+    assert_eq!(pending["faults"][format!("skip_announce:{}", author.id)], 0);
+    assert!(!window_ids(&follower).contains(&id_of(&post)), "no fan-out happened");
+    // Reads already show it (recent posts are merged from D1 while fan-out catches up)...
+    assert!(feed_ids(&follower).contains(&id_of(&post)));
+    // ...and after the grace period the sweep resends the event, which fills the window.
     poll("reconciliation to deliver the lost event", FANOUT_DEADLINE, || {
         admin("POST", "/v1/admin/reconcile", None).expect(200);
-        feed_ids(&follower).contains(&id_of(&post)).then_some(())
+        window_ids(&follower).contains(&id_of(&post)).then_some(())
     });
     wait_drained(&author);
 }
@@ -158,8 +177,9 @@ fn imported_old_post_lands_in_its_time_position() {
     let a = author.publish("newer a", "public");
     let b = author.publish("newer b", "public");
     let old = import_post(&author, "from 2025", "public", "2025-03-01T10:00:00.000Z");
-    wait_in_feed(&reader, &id_of(&old));
-    wait_in_feed(&reader, &id_of(&a));
+    wait_in_window(&reader, &id_of(&old));
+    wait_in_window(&reader, &id_of(&b));
+    assert_eq!(window_ids(&reader), vec![id_of(&b), id_of(&a), id_of(&old)], "the window is in time order");
     assert_eq!(feed_ids(&reader), vec![id_of(&b), id_of(&a), id_of(&old)]);
 }
 
@@ -314,4 +334,20 @@ fn thousand_item_feed_pages_across_the_window_seam_exactly_once() {
     let seen: HashSet<String> = ids(&items).into_iter().collect();
     assert_eq!(items.len(), total, "every item exactly once");
     assert_eq!(seen, created);
+}
+
+#[test]
+fn follow_backfills_and_unfollow_cleans_the_window_at_once() {
+    let reader = register("bf_reader");
+    let author = register("bf_author");
+    let old: Vec<String> = (0..3).map(|i| id_of(&author.publish(&format!("before {i}"), "public"))).collect();
+    activate(&reader);
+    reader.follow(&author);
+    // The very next read has the author's existing posts (window backfilled by the follow).
+    let mut expect = old.clone();
+    expect.reverse();
+    assert_eq!(feed_ids(&reader), expect);
+    reader.unfollow(&author);
+    assert!(feed_ids(&reader).is_empty());
+    wait_drained(&author);
 }

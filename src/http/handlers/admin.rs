@@ -92,8 +92,9 @@ pub async fn stats(app: &App) -> ApiResult<Response> {
     )
 }
 
-pub async fn reconcile(app: &App) -> ApiResult<Response> {
-    let report = crate::reconcile::run_pass(&app.env, &app.db, &app.config, app.now).await?;
+pub async fn reconcile(app: &App, input: &Input) -> ApiResult<Response> {
+    let replay_dead = input.query("replay_dead") == Some("true");
+    let report = crate::reconcile::run_pass(&app.env, &app.db, &app.config, app.now, replay_dead).await?;
     json(200, &report)
 }
 
@@ -124,8 +125,29 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
                 &[int(author)],
             )
             .await?;
+            let faults: Vec<NamedValue> = all(
+                &app.db,
+                "SELECT name, remaining AS value FROM test_faults WHERE name LIKE '%:' || CAST(?1 AS INTEGER)",
+                &[int(author)],
+            )
+            .await?;
+            let faults: BTreeMap<String, i64> = faults.into_iter().map(|f| (f.name, f.value)).collect();
             let pending = rows.iter().filter(|r| r.state == "pending").count();
-            json(200, &serde_json::json!({ "pending": pending, "events": rows }))
+            json(200, &serde_json::json!({ "pending": pending, "events": rows, "faults": faults }))
+        }
+        TestHook::WindowState => {
+            let reader = body.required_id("reader_id")?;
+            let windows = crate::timeline::Windows::new(&app.env)?;
+            let op = crate::timeline::WindowOp::Older {
+                before: crate::domain::cursor::SortKey::TOP,
+                limit: 100_000,
+            };
+            let reply = windows.call(reader, &op).await?;
+            let ids: Vec<String> = reply.entries.iter().map(|e| e.post_id.to_string()).collect();
+            json(
+                200,
+                &serde_json::json!({ "initialized": reply.initialized, "floor": reply.floor, "post_ids": ids }),
+            )
         }
     }
 }

@@ -43,7 +43,7 @@ pub async fn follow(app: &App, input: &Input, viewer: i64, author: i64) -> ApiRe
         });
     }
     let (group, events) = graph::follow(&app.db, viewer, author, &group, app.now).await?;
-    app.announce(viewer, &events).await;
+    app.apply_inline(viewer, &events).await;
     json(200, &serde_json::json!({ "following": true, "group": group }))
 }
 
@@ -51,7 +51,7 @@ pub async fn unfollow(app: &App, viewer: i64, author: i64) -> ApiResult<Response
     not_self(viewer, author, "unfollow")?;
     existing(app, viewer, author).await?;
     let events = graph::unfollow(&app.db, viewer, author, app.now).await?;
-    app.announce(viewer, &events).await;
+    app.apply_inline(viewer, &events).await;
     json(200, &serde_json::json!({ "following": false }))
 }
 
@@ -59,7 +59,7 @@ pub async fn block(app: &App, viewer: i64, target: i64) -> ApiResult<Response> {
     not_self(viewer, target, "block")?;
     existing(app, viewer, target).await?;
     let events = graph::block(&app.db, viewer, target, app.now).await?;
-    app.announce(viewer, &events).await;
+    app.apply_inline(viewer, &events).await;
     json(200, &serde_json::json!({ "blocked": true }))
 }
 
