@@ -3,6 +3,7 @@
 pub mod cursor;
 pub mod feed;
 pub mod ids;
+pub mod likes;
 pub mod merge;
 pub mod time;
 pub mod token;

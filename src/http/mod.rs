@@ -11,7 +11,7 @@ use worker::{Env, Request, Response};
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use app::App;
-use handlers::{feed, graph, posts, users};
+use handlers::{engagement, feed, graph, posts, users};
 use input::Input;
 use router::Route;
 
@@ -34,7 +34,12 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
     if route == Route::Register {
         return users::register(&app, &input).await;
     }
-    if let Route::AdminImportPost | Route::AdminStats | Route::AdminReconcile | Route::AdminTest(_) = route {
+    if let Route::AdminImportPost
+    | Route::AdminImportComment
+    | Route::AdminStats
+    | Route::AdminReconcile
+    | Route::AdminTest(_) = route
+    {
         app.require_admin(&input)?;
         return admin(&app, &input, route).await;
     }
@@ -54,6 +59,12 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
         Route::DeletePost(id) => posts::delete(&app, viewer, id).await,
         Route::AuthorPosts(id) => posts::author_posts(&app, &input, viewer, id).await,
         Route::Feed => feed::read(&app, &input, viewer).await,
+        Route::Like(id) => engagement::set_like(&app, &input, viewer, id, true).await,
+        Route::Unlike(id) => engagement::set_like(&app, &input, viewer, id, false).await,
+        Route::Likers(id) => engagement::likers(&app, &input, viewer, id).await,
+        Route::CreateComment(id) => engagement::create_comment(&app, &input, viewer, id).await,
+        Route::ListComments(id) => engagement::list_comments(&app, &input, viewer, id).await,
+        Route::DeleteComment(id) => engagement::delete_comment(&app, viewer, id).await,
         _ => Err(ApiError::NotFound("no such route")),
     }
 }
@@ -61,6 +72,7 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
 async fn admin(app: &App, input: &Input, route: Route) -> ApiResult<Response> {
     match route {
         Route::AdminImportPost => posts::import(app, input).await,
+        Route::AdminImportComment => engagement::import_comment(app, input).await,
         Route::AdminStats => handlers::admin::stats(app).await,
         Route::AdminReconcile => handlers::admin::reconcile(app, input).await,
         Route::AdminTest(hook) => handlers::admin::test_hook(app, input, hook).await,

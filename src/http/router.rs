@@ -28,6 +28,7 @@ pub enum Route {
     ListComments(i64),
     DeleteComment(i64),
     AdminImportPost,
+    AdminImportComment,
     AdminStats,
     AdminReconcile,
     /// Test-only hooks (fault injection, replay); answer 404 unless `TEST_HOOKS` is on.
@@ -40,6 +41,7 @@ pub enum TestHook {
     ReplayOutbox,
     OutboxState,
     WindowState,
+    Drift,
 }
 
 fn pick(method: &str, choices: &[(&'static str, Route)]) -> Result<Route, ApiError> {
@@ -96,11 +98,13 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["v1", "comments", c] => pick(method, &[("DELETE", DeleteComment(id(c)?))]),
         ["v1", "feed"] => pick(method, &[("GET", Feed)]),
         ["v1", "admin", "import", "posts"] => pick(method, &[("POST", AdminImportPost)]),
+        ["v1", "admin", "import", "comments"] => pick(method, &[("POST", AdminImportComment)]),
         ["v1", "admin", "stats"] => pick(method, &[("GET", AdminStats)]),
         ["v1", "admin", "reconcile"] => pick(method, &[("POST", AdminReconcile)]),
         ["v1", "admin", "test", "fault"] => pick(method, &[("POST", AdminTest(TestHook::Fault))]),
         ["v1", "admin", "test", "replay"] => pick(method, &[("POST", AdminTest(TestHook::ReplayOutbox))]),
         ["v1", "admin", "test", "outbox"] => pick(method, &[("POST", AdminTest(TestHook::OutboxState))]),
+        ["v1", "admin", "test", "drift"] => pick(method, &[("POST", AdminTest(TestHook::Drift))]),
         ["v1", "admin", "test", "window"] => pick(method, &[("POST", AdminTest(TestHook::WindowState))]),
         _ => Err(ApiError::NotFound("no such route")),
     }

@@ -76,3 +76,28 @@ pub struct Page<T> {
     pub items: Vec<T>,
     pub next_cursor: Option<String>,
 }
+
+#[derive(Serialize)]
+pub struct CommentView {
+    pub id: String,
+    pub post_id: String,
+    pub author: AuthorView,
+    pub body: String,
+    pub created_at: String,
+}
+
+impl From<&crate::store::engagement::CommentRow> for CommentView {
+    fn from(c: &crate::store::engagement::CommentRow) -> Self {
+        Self {
+            id: c.id.to_string(),
+            post_id: c.post_id.to_string(),
+            author: AuthorView {
+                id: c.author_id.to_string(),
+                handle: c.handle.clone(),
+                display_name: c.display_name.clone(),
+            },
+            body: c.body.clone(),
+            created_at: format_rfc3339(c.created_at),
+        }
+    }
+}

@@ -3,6 +3,7 @@
 mod common;
 
 mod accounts;
+mod engagement;
 mod errors;
 mod feed;
 mod graph;

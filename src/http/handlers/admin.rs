@@ -86,7 +86,11 @@ pub async fn stats(app: &App) -> ApiResult<Response> {
                 "unfollowed": get("filtered_unfollowed"),
                 "visibility": get("filtered_visibility"),
             },
-            "reconcile": { "runs": get("reconcile_runs"), "outbox_resent": get("reconcile_resent") },
+            "reconcile": {
+                "runs": get("reconcile_runs"),
+                "outbox_resent": get("reconcile_resent"),
+                "counts_repaired": get("reconcile_counts_repaired"),
+            },
             "counters": counters,
         }),
     )
@@ -148,6 +152,17 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
                 200,
                 &serde_json::json!({ "initialized": reply.initialized, "floor": reply.floor, "post_ids": ids }),
             )
+        }
+        TestHook::Drift => {
+            let post_id = body.required_id("post_id")?;
+            let like_count = body.count("like_count")?.unwrap_or(0) as i64;
+            crate::store::run(
+                &app.db,
+                "UPDATE posts SET like_count = ?2, touched_at = ?3 WHERE id = ?1",
+                &[int(post_id), int(like_count), int(app.now)],
+            )
+            .await?;
+            json(200, &serde_json::json!({ "post_id": post_id.to_string(), "like_count": like_count }))
         }
     }
 }

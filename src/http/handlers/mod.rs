@@ -1,4 +1,5 @@
 pub mod admin;
+pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod posts;

@@ -1,0 +1,113 @@
+//! The like state machine. A like is a relation (user, post) with a state, not a counter:
+//! requests *set* the state, so repeating one changes nothing, and the count moves only when
+//! the state really changes. An optional client sequence orders a user's requests: one whose
+//! seq is not above the last applied seq is stale and changes nothing.
+//!
+//! The D1 statements in `post_likes.rs` implement exactly this rule (`ON CONFLICT ... WHERE`),
+//! with triggers moving `like_count` only on real state changes; the tests pin both.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LikeState {
+    pub liked: bool,
+    /// The last applied client sequence, if any request carried one.
+    pub seq: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LikeRequest {
+    pub like: bool,
+    pub seq: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub applied: bool,
+    pub state: LikeState,
+    /// How the post's like count moves: -1, 0 or +1.
+    pub count_delta: i64,
+}
+
+/// Applies a request to the current state (`None`: the user never touched this post).
+pub fn apply(current: Option<LikeState>, req: LikeRequest) -> Outcome {
+    let before = current.unwrap_or_default();
+    let stale = matches!((req.seq, before.seq), (Some(new), Some(last)) if new <= last);
+    if stale {
+        return Outcome { applied: false, state: before, count_delta: 0 };
+    }
+    let state = LikeState { liked: req.like, seq: req.seq.or(before.seq) };
+    let count_delta = i64::from(state.liked) - i64::from(before.liked);
+    Outcome { applied: true, state, count_delta }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn like(seq: Option<i64>) -> LikeRequest {
+        LikeRequest { like: true, seq }
+    }
+    fn unlike(seq: Option<i64>) -> LikeRequest {
+        LikeRequest { like: false, seq }
+    }
+
+    /// Folds requests and returns (final state, total count movement).
+    fn fold(reqs: &[LikeRequest]) -> (LikeState, i64) {
+        let mut state = None;
+        let mut total = 0;
+        for r in reqs {
+            let o = apply(state, *r);
+            state = Some(o.state);
+            total += o.count_delta;
+        }
+        (state.unwrap_or_default(), total)
+    }
+
+    #[test]
+    fn repeated_likes_count_once() {
+        let (state, total) = fold(&[like(None); 20]);
+        assert!(state.liked);
+        assert_eq!(total, 1);
+    }
+
+    #[test]
+    fn unlike_of_never_liked_does_not_decrement() {
+        let o = apply(None, unlike(None));
+        assert!(o.applied);
+        assert_eq!(o.count_delta, 0);
+        assert!(!o.state.liked);
+    }
+
+    #[test]
+    fn stale_seq_is_refused() {
+        let after_unlike = apply(None, unlike(Some(7))).state;
+        let o = apply(Some(after_unlike), like(Some(5)));
+        assert!(!o.applied);
+        assert!(!o.state.liked);
+        assert_eq!(o.count_delta, 0);
+        assert!(!apply(Some(after_unlike), like(Some(7))).applied, "equal seq is stale too");
+        assert!(apply(Some(after_unlike), like(Some(8))).applied);
+    }
+
+    #[test]
+    fn requests_without_seq_always_apply_and_keep_the_last_seq() {
+        let s = apply(None, like(Some(10))).state;
+        let o = apply(Some(s), unlike(None));
+        assert!(o.applied);
+        assert_eq!(o.state.seq, Some(10));
+        assert!(!apply(Some(o.state), like(Some(9))).applied);
+    }
+
+    #[test]
+    fn the_count_always_equals_the_final_state() {
+        // Every interleaving of a small alphabet of requests.
+        let alphabet = [like(None), unlike(None), like(Some(3)), unlike(Some(4)), like(Some(2))];
+        for a in alphabet {
+            for b in alphabet {
+                for c in alphabet {
+                    let (state, total) = fold(&[a, b, c]);
+                    assert_eq!(total, i64::from(state.liked), "{a:?} {b:?} {c:?}");
+                }
+            }
+        }
+    }
+}
