@@ -8,11 +8,11 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
+use hmac::Mac;
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 
 use super::ids::MAX_ID;
+use super::sign::{hmac, HmacSha256};
 
 /// Bumped whenever the payload layout changes; older cursors then answer `invalid_cursor`.
 pub const CURSOR_VERSION: u8 = 1;
@@ -82,13 +82,13 @@ pub struct CursorCodec {
 impl CursorCodec {
     /// Derives a cursor-only key so a cursor tag can never double as a token signature.
     pub fn new(secret: &[u8]) -> Self {
-        let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length"); // ok: infallible
+        let mut mac = hmac(secret);
         mac.update(b"edgefeed/cursor-key/v1");
         Self { key: mac.finalize().into_bytes().to_vec() }
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC accepts any key length")
+    fn mac(&self) -> HmacSha256 {
+        hmac(&self.key)
     }
 
     pub fn encode(&self, viewer: i64, list: &str, key: SortKey) -> String {

@@ -5,6 +5,7 @@ pub mod feed;
 pub mod ids;
 pub mod likes;
 pub mod merge;
+pub mod sign;
 pub mod time;
 pub mod token;
 pub mod validate;

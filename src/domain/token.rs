@@ -3,11 +3,11 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
-use hmac::{Hmac, Mac};
+use hmac::Mac;
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 
 use super::ids::parse_id;
+use super::sign::hmac as mac;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenError {
@@ -41,11 +41,6 @@ struct Claims {
     exp: serde_json::Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     iat: Option<i64>,
-}
-
-fn mac(secret: &[u8]) -> Hmac<Sha256> {
-    Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length")
-    // ok: infallible
 }
 
 /// Mints a token for `user_id` valid until `exp` (unix seconds).
