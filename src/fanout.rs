@@ -210,7 +210,12 @@ impl Pipeline {
             Vec::new()
         };
         let mut readers = followers.clone();
-        if start == 0 && pull::is_active_reader(&self.db, row.author_id).await? {
+        // The author's own window gets new posts; removals never touch it (the author may
+        // always see their own post, and deleted ones are filtered at read time).
+        if start == 0
+            && row.kind == EventKind::Post
+            && pull::is_active_reader(&self.db, row.author_id).await?
+        {
             readers.push(row.author_id);
         }
 

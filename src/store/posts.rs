@@ -8,7 +8,7 @@ use super::outbox::returned_ids;
 use super::users::relationship_columns;
 use super::{all, batch, first, int, is_unique_violation, opt_text, stmt, text};
 use crate::domain::cursor::SortKey;
-use crate::domain::visibility::{may_see, Relationship, Visibility};
+use crate::domain::visibility::{may_see, Relationship, Visibility, WindowChange};
 use crate::error::{ApiError, ApiResult};
 
 /// D1 allows 100 bound parameters per statement; one is the viewer.
@@ -211,13 +211,14 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
     }
 }
 
-/// Applies an edit by the author; a visibility change also records an outbox event so
-/// timeline windows can drop entries that readers may no longer see.
+/// Applies an edit by the author; a visibility change that matters to followers' windows
+/// records its outbox event in the same batch.
 pub async fn edit(
     db: &D1Database,
     post_id: i64,
     body: Option<&str>,
     visibility: Option<Visibility>,
+    window_change: Option<WindowChange>,
     now: i64,
 ) -> ApiResult<Vec<i64>> {
     let mut statements = vec![stmt(
@@ -226,8 +227,10 @@ pub async fn edit(
          WHERE id = ?1 AND deleted_at IS NULL",
         &[int(post_id), opt_text(body), opt_text(visibility.map(Visibility::as_str)), int(now)],
     )?];
-    if visibility.is_some() {
-        statements.push(remove_post_event(db, post_id, now)?);
+    match window_change {
+        Some(WindowChange::Remove) => statements.push(post_event(db, "remove_post", post_id, now)?),
+        Some(WindowChange::Deliver) => statements.push(post_event(db, "post", post_id, now)?),
+        None => {}
     }
     Ok(returned_ids(&batch(db, statements).await?))
 }
@@ -243,19 +246,20 @@ pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<Vec<i6
                 "UPDATE posts SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
                 &[int(post_id), int(now)],
             )?,
-            remove_post_event(db, post_id, now)?,
+            post_event(db, "remove_post", post_id, now)?,
         ],
     )
     .await?;
     Ok(returned_ids(&results))
 }
 
-fn remove_post_event(db: &D1Database, post_id: i64, now: i64) -> ApiResult<worker::D1PreparedStatement> {
+/// An outbox event about an existing post (`post`: deliver it, `remove_post`: take it out).
+fn post_event(db: &D1Database, kind: &str, post_id: i64, now: i64) -> ApiResult<worker::D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-         SELECT 'remove_post', id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
-        &[int(post_id), int(now)],
+         SELECT ?3, id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
+        &[int(post_id), int(now), text(kind)],
     )
 }
 

@@ -199,6 +199,8 @@ fn delete_private_unfollow_and_block_hide_on_the_very_next_read() {
     assert!(!feed_ids(&reader).contains(&posts[0]), "deleted");
     authors[1].patch(&format!("/v1/posts/{}", posts[1]), json!({ "visibility": "private" })).expect(200);
     assert!(!feed_ids(&reader).contains(&posts[1]), "made private");
+    wait_drained(&authors[1]);
+    assert!(feed_ids(&authors[1]).contains(&posts[1]), "the author still sees their private post");
     reader.unfollow(&authors[2]);
     assert!(!feed_ids(&reader).contains(&posts[2]), "unfollowed");
     authors[3].block(&reader);
@@ -350,4 +352,21 @@ fn follow_backfills_and_unfollow_cleans_the_window_at_once() {
     reader.unfollow(&author);
     assert!(feed_ids(&reader).is_empty());
     wait_drained(&author);
+}
+
+#[test]
+fn a_private_post_made_public_reaches_followers_windows() {
+    let author = register("widen_author");
+    let follower = register("widen_follower");
+    follower.follow(&author);
+    activate(&follower);
+    activate(&author);
+    let post = id_of(&author.publish("for me only, for now", "private"));
+    wait_drained(&author);
+    assert!(!window_ids(&follower).contains(&post));
+    assert!(!feed_ids(&follower).contains(&post));
+    assert!(window_ids(&author).contains(&post));
+    author.patch(&format!("/v1/posts/{post}"), json!({ "visibility": "public" })).expect(200);
+    wait_in_window(&follower, &post);
+    assert!(feed_ids(&follower).contains(&post));
 }

@@ -63,7 +63,7 @@ pub async fn stats(app: &App) -> ApiResult<Response> {
                 "pending": states.get("pending").copied().unwrap_or(0),
                 "done": states.get("done").copied().unwrap_or(0),
                 "dead": states.get("dead").copied().unwrap_or(0),
-                "oldest_pending_age_ms": if oldest > 0 { app.now - oldest } else { 0 },
+                "oldest_pending_age_ms": if oldest > 0 { (app.now - oldest).max(0) } else { 0 },
             },
             "deliveries": get("deliveries"),
             "fanout": {

@@ -4,7 +4,7 @@ use worker::Response;
 use super::users::visible_user;
 use super::{json, page};
 use crate::domain::validate::{self, MAX_BODY_CHARS};
-use crate::domain::visibility::{visible_levels, Visibility};
+use crate::domain::visibility::{visible_levels, window_change, Visibility};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{cursor_key, Input, JsonObject};
@@ -82,8 +82,8 @@ pub async fn edit(app: &App, input: &Input, viewer: i64, id: i64) -> ApiResult<R
         return Err(ApiError::field("body", "give body and/or visibility to change"));
     }
     let post = own_post(app, viewer, id).await?;
-    let visibility_changed = visibility.filter(|v| *v != post.visibility);
-    let events = posts::edit(&app.db, id, text.as_deref(), visibility_changed, app.now).await?;
+    let change = visibility.and_then(|new| window_change(post.visibility, new));
+    let events = posts::edit(&app.db, id, text.as_deref(), visibility, change, app.now).await?;
     app.announce(viewer, &events).await;
     json(200, &PostView::from(&created_post(app, viewer, id).await?))
 }
