@@ -12,7 +12,7 @@ use crate::store::batch;
 use crate::store::feed::{self as pull, PullScope};
 use crate::store::outbox::bump;
 use crate::store::posts::{self, PostRow};
-use crate::timeline::{Entry, WindowOp, Windows};
+use crate::timeline::{Entry, WindowOp, WindowReply, Windows};
 
 #[derive(Debug, Clone)]
 pub struct FeedQuery {
@@ -75,24 +75,26 @@ fn offer_rows(viewer: i64, rows: Vec<PostRow>, page: &mut PageBuilder<PostRow>) 
     }
 }
 
-/// The reader's window floor, building the window from D1 on first use. `None` when the
-/// window is unavailable (the page is then served by the pull path alone).
-async fn window_floor(app: &App, windows: &Windows, viewer: i64) -> Option<SortKey> {
-    let probe = windows.call(viewer, &WindowOp::Older { before: SortKey::BOTTOM, limit: 1 }).await.ok()?;
-    if let Some(floor) = probe.floor.filter(|_| probe.initialized) {
-        return Some(floor);
-    }
-    let cap = app.config.feed_window;
-    let build = async {
+/// Runs `op` on the reader's window, building the window from D1 first if it does not exist
+/// yet. `None` when the window is unavailable: the read then degrades to the pull path alone
+/// (state `rebuilding`) instead of failing.
+async fn open_window(app: &App, windows: &Windows, viewer: i64, op: &WindowOp) -> Option<WindowReply> {
+    let attempt = async {
+        let reply = windows.call(viewer, op).await?;
+        if reply.initialized {
+            return Ok(reply);
+        }
+        let cap = app.config.feed_window;
         pull::activate_reader(&app.db, viewer, app.now).await?;
         let (entries, complete) =
             pull::pull_entries(&app.db, viewer, SortKey::TOP, None, cap, app.now).await?;
-        windows.call(viewer, &WindowOp::Init { entries, complete, cap }).await
+        windows.call(viewer, &WindowOp::Init { entries, complete, cap }).await?;
+        windows.call(viewer, op).await
     };
-    match build.await {
-        Ok(reply) => reply.floor,
+    match attempt.await {
+        Ok(reply) => Some(reply),
         Err(e) => {
-            worker::console_error!("building window of {viewer}: {e}");
+            worker::console_error!("timeline window of {viewer} unavailable: {e}");
             None
         }
     }
@@ -132,22 +134,23 @@ async fn read_down(
     let before = q.before.unwrap_or(SortKey::TOP);
     let budget = app.config.feed_scan_budget;
     let scope = PullScope { viewer: q.viewer, group: q.group.as_deref(), after: None, now: app.now };
+    // Over-fetch a little: some candidates will be filtered out.
+    let batch_size = |page: &PageBuilder<PostRow>| {
+        (page.room() + page.room() / 2 + 4).min(budget.saturating_sub(page.scanned)).max(1)
+    };
     let (pull_from, state) = if q.group.is_some() {
         // Group feeds are served by the pull path: one indexed query over the group's authors.
         (before, FeedState::Ok)
     } else {
         let windows = Windows::new(&app.env)?;
-        match window_floor(app, &windows, q.viewer).await {
+        let want = batch_size(page);
+        match open_window(app, &windows, q.viewer, &WindowOp::Older { before, limit: want }).await {
             None => (before, FeedState::Rebuilding),
-            Some(floor) => {
-                let mut cursor = before;
+            Some(first) => {
+                let floor = first.floor.unwrap_or(SortKey::TOP);
                 let mut recent = in_flight(app, q.viewer, before, None, floor).await?;
+                let (mut reply, mut want) = (first, want);
                 loop {
-                    // Over-fetch a little: some candidates will be filtered out.
-                    let want =
-                        (page.room() + page.room() / 2 + 4).min(budget.saturating_sub(page.scanned)).max(1);
-                    let reply =
-                        windows.call(q.viewer, &WindowOp::Older { before: cursor, limit: want }).await?;
                     let window_exhausted = reply.entries.len() < want;
                     // Recent posts merge into this batch only within the key range it covers.
                     let covered_down_to = match reply.entries.last() {
@@ -165,7 +168,9 @@ async fn read_down(
                     if window_exhausted {
                         break;
                     }
-                    cursor = page.last_scanned.unwrap_or(cursor);
+                    let cursor = page.last_scanned.unwrap_or(before);
+                    want = batch_size(page);
+                    reply = windows.call(q.viewer, &WindowOp::Older { before: cursor, limit: want }).await?;
                 }
                 (before.min(floor), FeedState::Ok)
             }
@@ -196,10 +201,10 @@ async fn read_up(
     let mut pull_from = SortKey::TOP;
     if q.group.is_none() {
         let windows = Windows::new(&app.env)?;
-        match window_floor(app, &windows, q.viewer).await {
+        match open_window(app, &windows, q.viewer, &WindowOp::Newer { after, limit: budget }).await {
             None => state = FeedState::Rebuilding,
-            Some(floor) => {
-                let reply = windows.call(q.viewer, &WindowOp::Newer { after, limit: budget }).await?;
+            Some(reply) => {
+                let floor = reply.floor.unwrap_or(SortKey::TOP);
                 let recent = in_flight(app, q.viewer, SortKey::TOP, Some(after), floor).await?;
                 offer_entries(app, q.viewer, &merge_newest_first(reply.entries, recent, Entry::key), page)
                     .await?;
