@@ -57,9 +57,18 @@ fn outbox(author: &User) -> Value {
     admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
 }
 
+/// Waits for the author's events to finish. Cron triggers do not fire under `wrangler dev`,
+/// so this plays the cron's part: every 5 s of waiting it runs the reconciliation pass, which
+/// resends events that made no progress for OUTBOX_GRACE_SECONDS (2 s here). The run reports
+/// how often that was needed.
 fn wait_drained(author: &User) {
+    let mut last_sweep = Instant::now();
     while outbox(author)["pending"] != 0 {
         thread::sleep(Duration::from_millis(20));
+        if last_sweep.elapsed() > Duration::from_secs(5) {
+            admin("POST", "/v1/admin/reconcile", None).expect(200);
+            last_sweep = Instant::now();
+        }
     }
 }
 
@@ -121,10 +130,21 @@ fn main() {
         client_side.push(ms(t.elapsed()));
     }
     let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+    // Server side: outbox commit -> the event's last chunk recorded (every window has it).
+    let server_side: Vec<f64> = outbox(&mid)["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "post")
+        .rev()
+        .take(20)
+        .filter_map(|e| Some((e["done_at"].as_i64()? - e["created_at"].as_i64()?) as f64))
+        .collect();
     println!("\n## publish-to-visible, 1,000-follower author (20 posts, one at a time)");
     println!(
-        "- server (outbox commit -> every window has it), last 1000 samples incl. setup: p50 {} ms, p99 {} ms",
-        stats["publish_to_visible_ms"]["p50"], stats["publish_to_visible_ms"]["p99"]
+        "- server (outbox commit -> every follower's window has it): p50 {:.0} ms, p99 {:.0} ms",
+        pct(&server_side, 50.0),
+        pct(&server_side, 99.0)
     );
     println!(
         "- client (publish -> outbox done, polled every 20 ms): p50 {:.0} ms, p99 {:.0} ms",
@@ -223,5 +243,10 @@ fn main() {
     let final_count =
         big.get(&format!("/v1/posts/{}", hot["id"].as_str().unwrap())).expect(200)["like_count"].clone();
     println!("- final like_count {final_count} (every user ended on unlike: expected 0)");
-    println!("\ntotal bench time {:.0} s", started.elapsed().as_secs_f64());
+    let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+    println!(
+        "\nreconciliation resent {} stalled outbox events during the run (dead letters: {})",
+        stats["reconcile"]["outbox_resent"], stats["fanout"]["dead_letters"]
+    );
+    println!("total bench time {:.0} s", started.elapsed().as_secs_f64());
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use worker::{Env, MessageBatch, MessageExt};
 
 use crate::config::Config;
-use crate::domain::visibility::Visibility;
+use crate::domain::fanout::{after_chunk, audience, Action, Next};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::now_ms;
 use crate::store::feed as pull;
@@ -184,38 +184,25 @@ impl Pipeline {
     async fn fan_out_chunk(&self, row: &OutboxRow, after: i64) -> ApiResult<()> {
         let post_id = row.post_id.ok_or_else(|| ApiError::Internal("post event without post".into()))?;
         let start = after.max(row.cursor_follower_id);
-        let chunk_size = self.config.fanout_chunk;
-        let (op, to_followers) = match row.kind {
-            // The post's state now decides whether delivering is still useful (read-time
-            // filtering would hide it anyway, so this only saves work).
-            EventKind::Post => match posts::visibility_of(&self.db, post_id).await? {
-                None => return outbox::mark_done(&self.db, row, now_ms()).await,
-                Some(visibility) => {
-                    let entry = Entry {
-                        created_at: row.post_created_at.unwrap_or(0),
-                        post_id,
-                        author_id: row.author_id,
-                    };
-                    (
-                        WindowOp::Deliver { entries: vec![entry], cap: self.config.feed_window },
-                        visibility != Visibility::Private,
-                    )
-                }
-            },
-            _ => (WindowOp::RemovePost { post_id }, true),
+        let (action, op) = match row.kind {
+            EventKind::Post => {
+                let entry =
+                    Entry { created_at: row.post_created_at.unwrap_or(0), post_id, author_id: row.author_id };
+                (Action::Deliver, WindowOp::Deliver { entries: vec![entry], cap: self.config.feed_window })
+            }
+            _ => (Action::Remove, WindowOp::RemovePost { post_id }),
         };
-        let followers = if to_followers {
-            outbox::follower_chunk(&self.db, row.author_id, start, chunk_size).await?
+        let visibility = posts::visibility_of(&self.db, post_id).await?;
+        let Some(audience) = audience(action, visibility, start == 0) else {
+            return outbox::mark_done(&self.db, row, now_ms()).await;
+        };
+        let followers = if audience.followers {
+            outbox::follower_chunk(&self.db, row.author_id, start, self.config.fanout_chunk).await?
         } else {
             Vec::new()
         };
         let mut readers = followers.clone();
-        // The author's own window gets new posts; removals never touch it (the author may
-        // always see their own post, and deleted ones are filtered at read time).
-        if start == 0
-            && row.kind == EventKind::Post
-            && pull::is_active_reader(&self.db, row.author_id).await?
-        {
+        if audience.author && pull::is_active_reader(&self.db, row.author_id).await? {
             readers.push(row.author_id);
         }
 
@@ -230,21 +217,20 @@ impl Pipeline {
         if let Some(Err(e)) = results.into_iter().find(Result::is_err) {
             return Err(e);
         }
-        let full_chunk = followers.len() == chunk_size;
+        let (progress, next) = after_chunk(start, &followers, self.config.fanout_chunk);
         if self.config.test_hooks
-            && full_chunk
+            && next != Next::Done
             && outbox::take_fault(&self.db, &format!("fanout_after_chunk:{}", row.author_id)).await?
         {
             return Err(ApiError::Internal("injected fault after delivering a chunk".into()));
         }
         let now = now_ms();
-        let last = followers.last().copied().unwrap_or(start);
-        outbox::record_chunk(&self.db, row.id, last, readers.len(), now).await?;
-        if full_chunk {
-            send(&self.env, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id: last }))
-                .await
-        } else {
-            outbox::mark_done(&self.db, row, now).await
+        outbox::record_chunk(&self.db, row.id, progress, readers.len(), now).await?;
+        match next {
+            Next::Continue { after_follower_id } => {
+                send(&self.env, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
+            }
+            Next::Done => outbox::mark_done(&self.db, row, now).await,
         }
     }
 }

@@ -104,7 +104,12 @@ async fn commit(db: &D1Database, ops: &[LikeOp]) -> ApiResult<Vec<LikeReply>> {
     let results = db.batch(batch).await.map_err(d1_error)?;
     let mut replies = Vec::with_capacity(ops.len());
     for pair in results.chunks(2).take(ops.len()) {
-        let applied = !pair[0].results::<serde_json::Value>()?.is_empty();
+        let applied = !pair
+            .first()
+            .map(|r| r.results::<serde_json::Value>())
+            .transpose()?
+            .unwrap_or_default()
+            .is_empty();
         let state: Vec<StateRow> = pair.get(1).map(|r| r.results()).transpose()?.unwrap_or_default();
         let state = state.first().ok_or_else(|| ApiError::Internal("like state row missing".into()))?;
         replies.push(LikeReply { liked: state.liked != 0, like_count: state.like_count, applied });

@@ -58,7 +58,7 @@ pub async fn follow(
         code: "blocked",
         detail: "a block between you and this user prevents following",
     })?;
-    Ok((group.group_name, outbox::returned_ids(&results[1..])))
+    Ok((group.group_name, outbox::returned_ids(results.get(1..).unwrap_or_default())))
 }
 
 /// Removes the follow; if there was one, records the event that cleans the reader's window.

@@ -28,6 +28,8 @@ struct OutboxView {
     state: String,
     cursor_follower_id: i64,
     delivered: i64,
+    created_at: i64,
+    done_at: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -124,7 +126,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             let author = body.required_id("author_id")?;
             let rows: Vec<OutboxView> = all(
                 &app.db,
-                "SELECT id, kind, post_id, state, cursor_follower_id, delivered FROM outbox \
+                "SELECT id, kind, post_id, state, cursor_follower_id, delivered, created_at, done_at FROM outbox \
                  WHERE author_id = ?1 ORDER BY id",
                 &[int(author)],
             )
