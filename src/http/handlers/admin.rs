@@ -127,7 +127,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             let rows: Vec<OutboxView> = all(
                 &app.db,
                 "SELECT id, kind, post_id, state, cursor_follower_id, delivered, created_at, done_at FROM outbox \
-                 WHERE author_id = ?1 ORDER BY id",
+                 WHERE author_id = ?1 AND kind IN ('post', 'remove_post') ORDER BY id DESC LIMIT 100",
                 &[int(author)],
             )
             .await?;
@@ -138,7 +138,13 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             )
             .await?;
             let faults: BTreeMap<String, i64> = faults.into_iter().map(|f| (f.name, f.value)).collect();
-            let pending = rows.iter().filter(|r| r.state == "pending").count();
+            let pending: Vec<NamedValue> = all(
+                &app.db,
+                "SELECT 'pending' AS name, COUNT(*) AS value FROM outbox WHERE author_id = ?1 AND state = 'pending'",
+                &[int(author)],
+            )
+            .await?;
+            let pending = pending.first().map_or(0, |p| p.value);
             json(200, &serde_json::json!({ "pending": pending, "events": rows, "faults": faults }))
         }
         TestHook::WindowState => {

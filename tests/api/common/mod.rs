@@ -79,7 +79,8 @@ fn start() -> Server {
            --show-interactive-dev-session=false {vars} >'{log}' 2>&1 & \
          w=$!; \
          while kill -0 {parent} 2>/dev/null && kill -0 $w 2>/dev/null; do sleep 0.5; done; \
-         trap '' TERM; kill -TERM 0; sleep 1; rm -rf '{dir}'; kill -KILL 0",
+         trap '' TERM; kill -TERM 0; sleep 1; cp '{log}' '{last_log}' 2>/dev/null; rm -rf '{dir}'; kill -KILL 0",
+        last_log = std::env::temp_dir().join("edgefeed-last-wrangler.log").display(),
         dir = persist_dir.display(),
         vars = var_args.join(" "),
         log = log_path.display(),
