@@ -134,6 +134,6 @@ mod tests {
     fn internal_errors_do_not_leak_details() {
         let doc = ApiError::Internal("D1_ERROR: no such table: posts".into()).to_problem();
         assert_eq!(doc["status"], 500);
-        assert!(!doc["detail"].as_str().unwrap().contains("posts"));
+        assert!(doc["detail"].as_str().is_some_and(|d| !d.contains("posts")));
     }
 }
