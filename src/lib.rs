@@ -8,6 +8,7 @@ pub mod error;
 pub mod fanout;
 pub mod feed;
 pub mod http;
+pub mod objects;
 pub mod post_likes;
 pub mod reconcile;
 pub mod store;

@@ -14,8 +14,8 @@ use futures_channel::oneshot;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 use worker::{
-    durable_object, D1Database, D1PreparedStatement, DurableObject, Env, Method, ObjectNamespace, Request,
-    RequestInit, Response, Result, State,
+    durable_object, D1Database, D1PreparedStatement, DurableObject, Env, ObjectNamespace, Request, Response,
+    Result, State,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -207,18 +207,6 @@ impl Likes {
     }
 
     pub async fn set(&self, op: LikeOp) -> ApiResult<LikeReply> {
-        let stub = self.namespace.id_from_name(&format!("post:{}", op.post_id))?.get_stub()?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_body(Some(serde_json::to_string(&op).unwrap_or_default().into()));
-        let mut resp =
-            stub.fetch_with_request(Request::new_with_init("https://post-likes/set", &init)?).await?;
-        if resp.status_code() != 200 {
-            let text = resp.text().await.unwrap_or_default();
-            if text.contains("FOREIGN KEY") {
-                return Err(ApiError::Unauthorized("the token's user does not exist"));
-            }
-            return Err(ApiError::Internal(format!("post likes {}: {text}", op.post_id)));
-        }
-        Ok(resp.json().await?)
+        crate::objects::call(&self.namespace, &format!("post:{}", op.post_id), &op).await
     }
 }

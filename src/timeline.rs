@@ -9,12 +9,12 @@
 
 use serde::{Deserialize, Serialize};
 use worker::{
-    durable_object, DurableObject, Env, Method, ObjectNamespace, Request, RequestInit, Response, Result,
-    SqlStorage, SqlStorageValue, State,
+    durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, SqlStorage,
+    SqlStorageValue, State,
 };
 
 use crate::domain::cursor::SortKey;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -276,15 +276,6 @@ impl Windows {
     }
 
     pub async fn call(&self, reader: i64, op: &WindowOp) -> ApiResult<WindowReply> {
-        let stub = self.namespace.id_from_name(&format!("reader:{reader}"))?.get_stub()?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_body(Some(serde_json::to_string(op).unwrap_or_default().into()));
-        let req = Request::new_with_init("https://timeline-window/op", &init)?;
-        let mut resp = stub.fetch_with_request(req).await?;
-        if resp.status_code() != 200 {
-            let text = resp.text().await.unwrap_or_default();
-            return Err(ApiError::Internal(format!("timeline window {reader}: {text}")));
-        }
-        Ok(resp.json().await?)
+        crate::objects::call(&self.namespace, &format!("reader:{reader}"), op).await
     }
 }

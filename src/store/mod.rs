@@ -69,6 +69,11 @@ pub fn d1_error(e: worker::Error) -> ApiError {
         }
         other => format!("D1: {other}"),
     };
+    storage_error(message)
+}
+
+/// Maps a storage failure message (from D1 directly, or relayed by a Durable Object) to an error.
+pub fn storage_error(message: String) -> ApiError {
     // Every write checks its targets first and rows are never hard-deleted, so a foreign key
     // failure means the token names a user id this service never registered.
     if message.contains("FOREIGN KEY constraint failed") {
@@ -86,9 +91,4 @@ pub fn is_unique_violation(e: &ApiError, table: &str) -> bool {
 #[derive(serde::Deserialize)]
 pub struct Count {
     pub n: i64,
-}
-
-/// The `?` placeholders for an `IN (...)` list of `n` items.
-pub fn placeholders(n: usize) -> String {
-    vec!["?"; n].join(",")
 }

@@ -1,7 +1,7 @@
 use sha2::{Digest, Sha256};
 use worker::Response;
 
-use super::users::visible_user;
+use super::users::{visible_user, visible_user_with_relationship};
 use super::{json, page};
 use crate::domain::validate::{self, MAX_BODY_CHARS};
 use crate::domain::visibility::{visible_levels, window_change, Visibility};
@@ -10,7 +10,6 @@ use crate::http::app::App;
 use crate::http::input::{cursor_key, Input, JsonObject};
 use crate::http::views::PostView;
 use crate::store::posts::{self, NewPost, PostRow};
-use crate::store::users;
 
 fn body_field(body: &JsonObject) -> ApiResult<Option<String>> {
     body.str("body")?
@@ -99,10 +98,7 @@ pub async fn author_posts(app: &App, input: &Input, viewer: i64, author: i64) ->
     let limit = input.limit()?;
     let list = format!("posts:{author}");
     let before = cursor_key(input, &app.cursors, viewer, &list)?;
-    let rel = match users::get_with_relationship(&app.db, viewer, author).await? {
-        Some((_, rel)) if crate::domain::visibility::may_see_author(rel) => rel,
-        _ => return Err(ApiError::NotFound("no such user")),
-    };
+    let (_, rel) = visible_user_with_relationship(app, viewer, author).await?;
     let rows = posts::author_page(&app.db, viewer, author, visible_levels(rel), before, limit).await?;
     json(200, &page(rows, limit, PostRow::sort_key, |p| PostView::from(p), &app.cursors, viewer, &list))
 }

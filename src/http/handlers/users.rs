@@ -3,7 +3,7 @@ use worker::Response;
 use super::{json, page};
 use crate::domain::cursor::SortKey;
 use crate::domain::validate;
-use crate::domain::visibility::may_see_author;
+use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{cursor_key, Input};
@@ -29,12 +29,21 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
 }
 
-/// A user the viewer may see (exists, no block either way), or 404.
-pub async fn visible_user(app: &App, viewer: i64, id: i64) -> ApiResult<UserRow> {
+/// A user the viewer may see (exists, no block either way) and what the viewer is to them,
+/// or 404.
+pub async fn visible_user_with_relationship(
+    app: &App,
+    viewer: i64,
+    id: i64,
+) -> ApiResult<(UserRow, Relationship)> {
     match users::get_with_relationship(&app.db, viewer, id).await? {
-        Some((user, rel)) if may_see_author(rel) => Ok(user),
+        Some((user, rel)) if may_see_author(rel) => Ok((user, rel)),
         _ => Err(ApiError::NotFound("no such user")),
     }
+}
+
+pub async fn visible_user(app: &App, viewer: i64, id: i64) -> ApiResult<UserRow> {
+    Ok(visible_user_with_relationship(app, viewer, id).await?.0)
 }
 
 pub async fn me(app: &App, viewer: i64) -> ApiResult<Response> {
