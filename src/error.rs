@@ -3,6 +3,7 @@
 
 use crate::domain::cursor::CursorError;
 use crate::domain::token::TokenError;
+use crate::domain::validate::Invalid;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -19,7 +20,7 @@ pub enum ApiError {
     #[error("{0}")]
     NotFound(&'static str),
     #[error("this route does not accept the method")]
-    MethodNotAllowed { allow: &'static str },
+    MethodNotAllowed { allow: String },
     #[error("{detail}")]
     Conflict { code: &'static str, detail: &'static str },
     #[error("the request body is larger than 64 KiB")]
@@ -30,6 +31,10 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// A follow refused because a block stands between the two users (either way).
+    pub const BLOCKED: Self =
+        Self::Forbidden { code: "blocked", detail: "a block between you and this user prevents following" };
+
     pub fn field(field: &'static str, detail: impl Into<String>) -> Self {
         Self::InvalidField { field, detail: detail.into() }
     }
@@ -94,6 +99,12 @@ impl ApiError {
             doc["field"] = serde_json::Value::from(*field);
         }
         doc
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(e: Invalid) -> Self {
+        Self::InvalidField { field: e.field, detail: e.reason }
     }
 }
 

@@ -1,18 +1,19 @@
 //! edgefeed: a follow-feed backend on Cloudflare Workers.
 //!
-//! Entry points only; see README "Architecture" for the map.
+//! Entry points only; see ARCHITECTURE.md for the map. Dependencies run one way:
+//! `http -> services -> store / objects -> domain`.
 
 pub mod config;
+pub mod context;
 pub mod domain;
 pub mod error;
-pub mod fanout;
-pub mod feed;
 pub mod http;
 pub mod objects;
-pub mod post_likes;
-pub mod reconcile;
+pub mod services;
 pub mod store;
-pub mod timeline;
+
+pub use objects::post_likes::PostLikes;
+pub use objects::timeline::TimelineWindow;
 
 use worker::{event, Context, Env, MessageBatch, Request, Response, Result, ScheduleContext, ScheduledEvent};
 
@@ -28,17 +29,13 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
 
 #[event(queue)]
 async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
-    fanout::consume(batch, env).await;
+    services::fanout::consume(batch, env).await;
     Ok(())
 }
 
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let pass = async {
-        let db = env.d1("DB")?;
-        let config = config::Config::from_env(&env);
-        reconcile::run_pass(&env, &db, &config, http::app::now_ms(), false).await
-    };
+    let pass = async { services::reconcile::run_pass(&context::Ctx::new(env)?, false).await };
     match pass.await {
         Ok(report) => worker::console_log!("reconcile: {report:?}"),
         Err(e) => worker::console_error!("reconcile failed: {e}"),

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use hmac::Mac;
 use serde::{Deserialize, Serialize};
 
-use super::ids::MAX_ID;
+use super::ids::{UserId, MAX_ID};
 use super::sign::{hmac, HmacSha256};
 
 /// Bumped whenever the payload layout changes; older cursors then answer `invalid_cursor`.
@@ -91,8 +91,9 @@ impl CursorCodec {
         hmac(&self.key)
     }
 
-    pub fn encode(&self, viewer: i64, list: &str, key: SortKey) -> String {
-        let payload = Payload { v: CURSOR_VERSION, u: viewer, l: list.to_owned(), k: (key.primary, key.id) };
+    pub fn encode(&self, viewer: UserId, list: &str, key: SortKey) -> String {
+        let payload =
+            Payload { v: CURSOR_VERSION, u: viewer.get(), l: list.to_owned(), k: (key.primary, key.id) };
         let body = B64.encode(serde_json::to_vec(&payload).unwrap_or_default());
         let mut mac = self.mac();
         mac.update(body.as_bytes());
@@ -100,7 +101,7 @@ impl CursorCodec {
         format!("{body}.{}", B64.encode(&tag[..TAG_LEN]))
     }
 
-    pub fn decode(&self, viewer: i64, list: &str, cursor: &str) -> Result<SortKey, CursorError> {
+    pub fn decode(&self, viewer: UserId, list: &str, cursor: &str) -> Result<SortKey, CursorError> {
         let (body, tag) = cursor.split_once('.').ok_or(CursorError::Malformed)?;
         let tag = B64.decode(tag).map_err(|_| CursorError::Malformed)?;
         if tag.len() != TAG_LEN {
@@ -115,7 +116,7 @@ impl CursorCodec {
         if payload.v != CURSOR_VERSION {
             return Err(CursorError::WrongVersion);
         }
-        if payload.u != viewer {
+        if payload.u != viewer.get() {
             return Err(CursorError::WrongViewer);
         }
         if payload.l != list {
@@ -149,38 +150,41 @@ mod tests {
         CursorCodec::new(b"test-secret")
     }
 
+    const V5: UserId = UserId::from_trusted(5);
+    const V6: UserId = UserId::from_trusted(6);
+
     #[test]
     fn round_trip() {
         let c = codec();
         let key = SortKey::new(1_795_940_102_123, 77);
-        let cursor = c.encode(5, "posts:9", key);
-        assert_eq!(c.decode(5, "posts:9", &cursor), Ok(key));
+        let cursor = c.encode(V5, "posts:9", key);
+        assert_eq!(c.decode(V5, "posts:9", &cursor), Ok(key));
     }
 
     #[test]
     fn rejects_foreign_viewer_list_and_secret() {
         let c = codec();
-        let cursor = c.encode(5, "posts:9", SortKey::new(1, 2));
-        assert_eq!(c.decode(6, "posts:9", &cursor), Err(CursorError::WrongViewer));
-        assert_eq!(c.decode(5, "posts:10", &cursor), Err(CursorError::WrongList));
+        let cursor = c.encode(V5, "posts:9", SortKey::new(1, 2));
+        assert_eq!(c.decode(V6, "posts:9", &cursor), Err(CursorError::WrongViewer));
+        assert_eq!(c.decode(V5, "posts:10", &cursor), Err(CursorError::WrongList));
         let other = CursorCodec::new(b"other-secret");
-        assert_eq!(other.decode(5, "posts:9", &cursor), Err(CursorError::BadSignature));
+        assert_eq!(other.decode(V5, "posts:9", &cursor), Err(CursorError::BadSignature));
     }
 
     #[test]
     fn rejects_any_single_character_change() {
         let c = codec();
-        let cursor = c.encode(5, "posts:9", SortKey::new(1_795_940_102_123, 77));
+        let cursor = c.encode(V5, "posts:9", SortKey::new(1_795_940_102_123, 77));
         for i in 0..cursor.len() {
             let mut bytes = cursor.clone().into_bytes();
             bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
             let tampered = String::from_utf8_lossy(&bytes).into_owned();
             if tampered != cursor {
-                assert!(c.decode(5, "posts:9", &tampered).is_err(), "accepted change at {i}");
+                assert!(c.decode(V5, "posts:9", &tampered).is_err(), "accepted change at {i}");
             }
         }
         for junk in ["", ".", "abc", "abc.def", "..", "%%%.%%%"] {
-            assert!(c.decode(5, "posts:9", junk).is_err());
+            assert!(c.decode(V5, "posts:9", junk).is_err());
         }
     }
 

@@ -5,8 +5,29 @@
 //! of the last candidate it *scanned*, so hidden candidates are never scanned twice and a
 //! reader never loops on them.
 
+use serde::Serialize;
+
 use super::cursor::SortKey;
 use super::visibility::{may_see, Relationship, Visibility};
+
+/// Where a feed page came from, as the API reports it in `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedState {
+    Ok,
+    /// The reader's window could not be built; the page came from D1 alone.
+    Rebuilding,
+}
+
+/// Why a feed page is empty (`empty_reason`), so a client can say something useful.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmptyReason {
+    NoFollows,
+    NoPosts,
+    AllFiltered,
+    Rebuilding,
+}
 
 /// Why a candidate from a window or cache was not shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,6 +125,20 @@ pub fn next_cursor_key<T>(page: &PageBuilder<T>, sources_exhausted: bool) -> Opt
     }
 }
 
+/// Why a page with no items is empty: candidates were scanned and all hidden, the window is
+/// rebuilding, the viewer follows nobody (only asked when it matters), or there is nothing yet.
+pub fn empty_reason(scanned: usize, state: FeedState, follows_anyone: Option<bool>) -> EmptyReason {
+    if scanned > 0 {
+        EmptyReason::AllFiltered
+    } else if state == FeedState::Rebuilding {
+        EmptyReason::Rebuilding
+    } else if follows_anyone == Some(false) {
+        EmptyReason::NoFollows
+    } else {
+        EmptyReason::NoPosts
+    }
+}
+
 /// Percentile (nearest-rank) of unsorted samples; `None` when empty.
 pub fn percentile(samples: &[i64], pct: f64) -> Option<i64> {
     if samples.is_empty() {
@@ -157,6 +192,16 @@ mod tests {
             Some(SortKey::new(3, 3)),
             "budget spent: continue past hidden"
         );
+    }
+
+    #[test]
+    fn empty_reasons_in_priority_order() {
+        assert_eq!(empty_reason(3, FeedState::Rebuilding, Some(false)), EmptyReason::AllFiltered);
+        assert_eq!(empty_reason(0, FeedState::Rebuilding, Some(false)), EmptyReason::Rebuilding);
+        assert_eq!(empty_reason(0, FeedState::Ok, Some(false)), EmptyReason::NoFollows);
+        assert_eq!(empty_reason(0, FeedState::Ok, Some(true)), EmptyReason::NoPosts);
+        assert_eq!(empty_reason(0, FeedState::Ok, None), EmptyReason::NoPosts);
+        assert_eq!(serde_json::to_value(EmptyReason::AllFiltered).ok(), Some("all_filtered".into()));
     }
 
     #[test]

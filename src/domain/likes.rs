@@ -3,8 +3,30 @@
 //! the state really changes. An optional client sequence orders a user's requests: one whose
 //! seq is not above the last applied seq is stale and changes nothing.
 //!
-//! The D1 statements in `post_likes.rs` implement exactly this rule (`ON CONFLICT ... WHERE`),
+//! The D1 statements in `store/likes.rs` implement exactly this rule (`ON CONFLICT ... WHERE`),
 //! with triggers moving `like_count` only on real state changes; the tests pin both.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::{PostId, UserId};
+
+/// One like/unlike request as the post's `PostLikes` object receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LikeOp {
+    pub post_id: PostId,
+    pub user_id: UserId,
+    pub like: bool,
+    pub seq: Option<i64>,
+    pub now: i64,
+}
+
+/// The state a request left, as the API answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LikeReply {
+    pub liked: bool,
+    pub like_count: i64,
+    pub applied: bool,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LikeState {

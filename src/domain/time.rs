@@ -59,6 +59,55 @@ pub fn format_rfc3339(ms: Millis) -> String {
     )
 }
 
+/// Digits `text[from..from + len]` as a number; `None` unless they are all ASCII digits.
+fn digits(text: &str, from: usize, len: usize) -> Option<i64> {
+    let s = text.get(from..from + len)?;
+    if !s.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// An optional `.fraction` at `pos`: the milliseconds (extra digits truncated) and where the
+/// text goes on. A dot without digits is malformed.
+fn fraction(b: &[u8], mut pos: usize) -> Option<(i64, usize)> {
+    if b.get(pos) != Some(&b'.') {
+        return Some((0, pos));
+    }
+    pos += 1;
+    let start = pos;
+    let mut millis = 0i64;
+    while pos < b.len() && b[pos].is_ascii_digit() {
+        if pos - start < 3 {
+            millis = millis * 10 + i64::from(b[pos] - b'0');
+        }
+        pos += 1;
+    }
+    let count = pos - start;
+    if count == 0 {
+        return None;
+    }
+    for _ in count..3 {
+        millis *= 10;
+    }
+    Some((millis, pos))
+}
+
+/// The zone suffix: `Z` or `±HH:MM`, as minutes east of UTC.
+fn offset_minutes(text: &str, pos: usize) -> Option<i64> {
+    let rest = text.get(pos..)?;
+    if rest == "Z" || rest == "z" {
+        return Some(0);
+    }
+    let sign = match rest.as_bytes() {
+        [b'+', _, _, b':', _, _] => 1,
+        [b'-', _, _, b':', _, _] => -1,
+        _ => return None,
+    };
+    let (oh, om) = (digits(text, pos + 1, 2)?, digits(text, pos + 4, 2)?);
+    (oh <= 23 && om <= 59).then_some(sign * (oh * 60 + om))
+}
+
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`. Fractions beyond milliseconds are
 /// truncated. Returns `None` for anything else, including out-of-range fields.
 pub fn parse_rfc3339(text: &str) -> Option<Millis> {
@@ -66,61 +115,21 @@ pub fn parse_rfc3339(text: &str) -> Option<Millis> {
     if b.len() < 20 || !text.is_ascii() {
         return None;
     }
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let s = text.get(from..from + len)?;
-        if !s.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        s.parse().ok()
-    };
     if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
         return None;
     }
-    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    let (year, month, day) = (digits(text, 0, 4)?, digits(text, 5, 2)?, digits(text, 8, 2)?);
+    let (hour, minute, second) = (digits(text, 11, 2)?, digits(text, 14, 2)?, digits(text, 17, 2)?);
     if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
         return None;
     }
     if hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    let mut pos = 19;
-    let mut millis = 0i64;
-    if b[pos] == b'.' {
-        pos += 1;
-        let start = pos;
-        while pos < b.len() && b[pos].is_ascii_digit() {
-            if pos - start < 3 {
-                millis = millis * 10 + i64::from(b[pos] - b'0');
-            }
-            pos += 1;
-        }
-        let digits = pos - start;
-        if digits == 0 {
-            return None;
-        }
-        for _ in digits..3 {
-            millis *= 10;
-        }
-    }
-    let offset_minutes = match &text[pos..] {
-        "Z" | "z" => 0,
-        rest if rest.len() == 6 && (rest.starts_with('+') || rest.starts_with('-')) => {
-            if rest.as_bytes()[3] != b':' {
-                return None;
-            }
-            let oh = num(pos + 1, 2)?;
-            let om = num(pos + 4, 2)?;
-            if oh > 23 || om > 59 {
-                return None;
-            }
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            sign * (oh * 60 + om)
-        }
-        _ => return None,
-    };
+    let (millis, pos) = fraction(b, 19)?;
+    let offset = offset_minutes(text, pos)?;
     let days = days_from_civil(year, month, day);
-    let ms = ((days * 24 + hour) * 60 + minute - offset_minutes) * 60_000 + second * 1000 + millis;
+    let ms = ((days * 24 + hour) * 60 + minute - offset) * 60_000 + second * 1000 + millis;
     (MIN_MILLIS..=MAX_MILLIS).contains(&ms).then_some(ms)
 }
 

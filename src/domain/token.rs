@@ -6,7 +6,7 @@ use base64::Engine as _;
 use hmac::Mac;
 use serde::{Deserialize, Serialize};
 
-use super::ids::parse_id;
+use super::ids::UserId;
 use super::sign::hmac as mac;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ struct Claims {
 }
 
 /// Mints a token for `user_id` valid until `exp` (unix seconds).
-pub fn issue(secret: &[u8], user_id: i64, iat: i64, exp: i64) -> String {
+pub fn issue(secret: &[u8], user_id: UserId, iat: i64, exp: i64) -> String {
     let header = B64.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     let claims = Claims { sub: user_id.to_string().into(), exp: exp.into(), iat: Some(iat) };
     let claims = B64.encode(serde_json::to_vec(&claims).unwrap_or_default());
@@ -56,7 +56,7 @@ pub fn issue(secret: &[u8], user_id: i64, iat: i64, exp: i64) -> String {
 }
 
 /// Verifies signature and expiry; returns the user id in `sub`.
-pub fn verify(secret: &[u8], token: &str, now_secs: i64) -> Result<i64, TokenError> {
+pub fn verify(secret: &[u8], token: &str, now_secs: i64) -> Result<UserId, TokenError> {
     let mut parts = token.split('.');
     let (Some(header), Some(claims), Some(sig), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -86,8 +86,8 @@ pub fn verify(secret: &[u8], token: &str, now_secs: i64) -> Result<i64, TokenErr
     }
     // `sub` is a string per the JWT spec; a numeric `sub` from a lenient issuer is accepted too.
     let sub = match &claims.sub {
-        serde_json::Value::String(s) => parse_id(s),
-        serde_json::Value::Number(n) => n.as_i64().and_then(|n| parse_id(&n.to_string())),
+        serde_json::Value::String(s) => UserId::parse(s),
+        serde_json::Value::Number(n) => n.as_i64().and_then(|n| UserId::parse(&n.to_string())),
         _ => None,
     };
     sub.ok_or(TokenError::BadSubject)
@@ -114,24 +114,25 @@ mod tests {
     use super::*;
 
     const SECRET: &[u8] = b"s3cret";
+    const USER: UserId = UserId::from_trusted(42);
 
     #[test]
     fn issued_tokens_verify() {
-        let t = issue(SECRET, 42, 1000, 2000);
-        assert_eq!(verify(SECRET, &t, 1500), Ok(42));
+        let t = issue(SECRET, USER, 1000, 2000);
+        assert_eq!(verify(SECRET, &t, 1500), Ok(USER));
     }
 
     #[test]
     fn expiry_is_enforced() {
-        let t = issue(SECRET, 42, 1000, 2000);
+        let t = issue(SECRET, USER, 1000, 2000);
         assert_eq!(verify(SECRET, &t, 2000), Err(TokenError::Expired));
     }
 
     #[test]
     fn forged_or_altered_tokens_fail() {
-        let t = issue(b"other", 42, 1000, 2000);
+        let t = issue(b"other", USER, 1000, 2000);
         assert_eq!(verify(SECRET, &t, 1500), Err(TokenError::BadSignature));
-        let good = issue(SECRET, 42, 1000, 2000);
+        let good = issue(SECRET, USER, 1000, 2000);
         let mut parts: Vec<&str> = good.split('.').collect();
         let evil = B64.encode(br#"{"sub":"1","exp":99999999999}"#);
         parts[1] = &evil;

@@ -1,30 +1,34 @@
-//! Per-request context: bindings, config, secrets, the clock, and authentication.
+//! Per-request state: the service context plus what only HTTP needs (secrets, cursor signing,
+//! authentication). It derefs to [`Ctx`], so handlers pass `&app` wherever a service wants `&Ctx`.
 
-use worker::{D1Database, Env};
+use std::ops::Deref;
+
+use worker::Env;
 
 use super::input::Input;
-use crate::config::Config;
+use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
+use crate::domain::ids::UserId;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
 
 pub struct App {
-    pub env: Env,
-    pub db: D1Database,
-    pub config: Config,
+    pub ctx: Ctx,
     pub cursors: CursorCodec,
     auth_secret: Vec<u8>,
     admin_token: Option<String>,
-    /// Request time in ms, read once so one request sees one "now".
-    pub now: i64,
+}
+
+impl Deref for App {
+    type Target = Ctx;
+
+    fn deref(&self) -> &Ctx {
+        &self.ctx
+    }
 }
 
 fn secret(env: &Env, name: &str) -> Option<String> {
     env.secret(name).ok().map(|s| s.to_string()).filter(|s| !s.is_empty())
-}
-
-pub fn now_ms() -> i64 {
-    worker::Date::now().as_millis() as i64
 }
 
 impl App {
@@ -33,29 +37,16 @@ impl App {
             .ok_or_else(|| ApiError::Internal("AUTH_SECRET is not configured".into()))?
             .into_bytes();
         Ok(Self {
-            db: env.d1("DB")?,
-            config: Config::from_env(&env),
             cursors: CursorCodec::new(&auth_secret),
             admin_token: secret(&env, "ADMIN_TOKEN"),
             auth_secret,
-            env,
-            now: now_ms(),
+            ctx: Ctx::new(env)?,
         })
     }
 
-    /// Sends fan-out messages for outbox events this request committed on behalf of `actor`.
-    pub async fn announce(&self, actor: i64, outbox_ids: &[i64]) {
-        crate::fanout::announce(&self.env, &self.config, &self.db, actor, outbox_ids).await;
-    }
-
-    /// Applies single-reader outbox events now (falling back to the queue).
-    pub async fn apply_inline(&self, actor: i64, outbox_ids: &[i64]) {
-        crate::fanout::apply_inline(&self.env, &self.config, &self.db, actor, outbox_ids).await;
-    }
-
-    pub fn issue_token(&self, user_id: i64) -> String {
+    pub fn issue_token(&self, user: UserId) -> String {
         let now_secs = self.now / 1000;
-        token::issue(&self.auth_secret, user_id, now_secs, now_secs + self.config.token_ttl_secs)
+        token::issue(&self.auth_secret, user, now_secs, now_secs + self.config.token_ttl_secs)
     }
 
     fn bearer(input: &Input) -> ApiResult<&str> {
@@ -69,8 +60,8 @@ impl App {
         Ok(value.trim())
     }
 
-    /// The authenticated user id, from a valid, unexpired HS256 token.
-    pub fn viewer(&self, input: &Input) -> ApiResult<i64> {
+    /// The authenticated user, from a valid, unexpired HS256 token.
+    pub fn viewer(&self, input: &Input) -> ApiResult<UserId> {
         Ok(token::verify(&self.auth_secret, Self::bearer(input)?, self.now / 1000)?)
     }
 

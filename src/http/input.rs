@@ -4,9 +4,9 @@
 use serde_json::{Map, Value};
 use worker::Request;
 
-use crate::domain::cursor::SortKey;
-use crate::domain::ids::parse_id;
-use crate::domain::validate;
+use crate::domain::cursor::{CursorCodec, SortKey};
+use crate::domain::ids::UserId;
+use crate::domain::validate::{self, IdempotencyKey, Invalid};
 use crate::error::{ApiError, ApiResult};
 
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -42,7 +42,12 @@ impl Input {
     }
 
     pub fn limit(&self) -> ApiResult<usize> {
-        validate::limit(self.query("limit")).map_err(|m| ApiError::field("limit", m))
+        Ok(validate::limit(self.query("limit"))?)
+    }
+
+    /// A validated query parameter, if present.
+    pub fn query_as<T>(&self, name: &str, parse: fn(&str) -> Result<T, Invalid>) -> ApiResult<Option<T>> {
+        Ok(self.query(name).map(parse).transpose()?)
     }
 
     /// The JSON object body; an empty body counts as `{}` only where `allow_empty`.
@@ -61,11 +66,24 @@ impl Input {
         }
     }
 
-    pub fn idempotency_key(&self) -> ApiResult<Option<String>> {
-        self.idempotency_key
-            .as_deref()
-            .map(|k| validate::idempotency_key(k).map_err(|m| ApiError::field("Idempotency-Key", m)))
-            .transpose()
+    pub fn idempotency_key(&self) -> ApiResult<Option<IdempotencyKey>> {
+        Ok(self.idempotency_key.as_deref().map(IdempotencyKey::parse).transpose()?)
+    }
+
+    /// Reads `?cursor=` with the codec, bound to the viewer and the list identity.
+    pub fn cursor(&self, codec: &CursorCodec, viewer: UserId, list: &str) -> ApiResult<Option<SortKey>> {
+        self.cursor_named("cursor", codec, viewer, list)
+    }
+
+    /// A signed cursor in the query parameter `name`.
+    pub fn cursor_named(
+        &self,
+        name: &str,
+        codec: &CursorCodec,
+        viewer: UserId,
+        list: &str,
+    ) -> ApiResult<Option<SortKey>> {
+        Ok(self.query(name).map(|c| codec.decode(viewer, list, c)).transpose()?)
     }
 }
 
@@ -101,26 +119,28 @@ impl JsonObject {
         }
     }
 
-    /// An id given as a decimal string (the API's form) or as a JSON integer.
-    pub fn required_id(&self, name: &'static str) -> ApiResult<i64> {
+    /// An id given as a decimal string (the API's form) or as a JSON integer, parsed by the
+    /// id type's `parse` (e.g. `UserId::parse`).
+    pub fn required_id<T>(&self, name: &'static str, parse: fn(&str) -> Option<T>) -> ApiResult<T> {
         let bad = || ApiError::field(name, format!("{name} must be an id (a decimal string)"));
         match self.0.get(name) {
-            Some(Value::String(s)) => parse_id(s).ok_or_else(bad),
-            Some(Value::Number(n)) => n.as_i64().and_then(|n| parse_id(&n.to_string())).ok_or_else(bad),
+            Some(Value::String(s)) => parse(s).ok_or_else(bad),
+            Some(Value::Number(n)) => n.as_i64().and_then(|n| parse(&n.to_string())).ok_or_else(bad),
             _ => Err(bad()),
         }
     }
-}
 
-/// Reads `?cursor=` with the codec, bound to the viewer and the list identity.
-pub fn cursor_key(
-    input: &Input,
-    codec: &crate::domain::cursor::CursorCodec,
-    viewer: i64,
-    list: &str,
-) -> ApiResult<Option<SortKey>> {
-    match input.query("cursor") {
-        None => Ok(None),
-        Some(c) => Ok(Some(codec.decode(viewer, list, c)?)),
+    /// A required string field, validated by a domain type's `parse`.
+    pub fn required<T>(&self, name: &'static str, parse: fn(&str) -> Result<T, Invalid>) -> ApiResult<T> {
+        Ok(parse(self.required_str(name)?)?)
+    }
+
+    /// An optional string field, validated by a domain type's `parse`.
+    pub fn optional<T>(
+        &self,
+        name: &'static str,
+        parse: fn(&str) -> Result<T, Invalid>,
+    ) -> ApiResult<Option<T>> {
+        Ok(self.str(name)?.map(parse).transpose()?)
     }
 }

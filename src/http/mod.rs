@@ -1,4 +1,5 @@
-//! HTTP layer: route, authenticate, call one handler, map errors to problem+json.
+//! HTTP layer: route, authenticate by the route's level, call one handler, map errors to
+//! problem+json in one place.
 
 pub mod app;
 pub mod handlers;
@@ -8,12 +9,13 @@ pub mod views;
 
 use worker::{Env, Request, Response};
 
+use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use app::App;
-use handlers::{engagement, feed, graph, posts, users};
+use handlers::{admin, engagement, feed, graph, posts, users};
 use input::Input;
-use router::Route;
+use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env) -> Response {
     match dispatch(&mut req, env).await {
@@ -25,58 +27,65 @@ pub async fn handle(mut req: Request, env: Env) -> Response {
 async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
     let url = req.url()?;
     let route = router::route(req.method().as_ref(), url.path())?;
-    if route == Route::Health {
+    if route == Route::Public(PublicRoute::Health) {
         // Liveness only: no storage access, so it answers even when D1 is unreachable.
         return handlers::json(200, &serde_json::json!({ "ok": true }));
     }
     let input = Input::read(req).await?;
     let app = App::new(env)?;
-    if route == Route::Register {
-        return users::register(&app, &input).await;
-    }
-    if let Route::AdminImportPost
-    | Route::AdminImportComment
-    | Route::AdminStats
-    | Route::AdminReconcile
-    | Route::AdminTest(_) = route
-    {
-        app.require_admin(&input)?;
-        return admin(&app, &input, route).await;
-    }
-    let viewer = app.viewer(&input)?;
     match route {
-        Route::Me => users::me(&app, viewer).await,
-        Route::User(id) => users::get(&app, viewer, id).await,
-        Route::Followers(id) => users::follow_list(&app, &input, viewer, id, Direction::Followers).await,
-        Route::Following(id) => users::follow_list(&app, &input, viewer, id, Direction::Following).await,
-        Route::Follow(id) => graph::follow(&app, &input, viewer, id).await,
-        Route::Unfollow(id) => graph::unfollow(&app, viewer, id).await,
-        Route::Block(id) => graph::block(&app, viewer, id).await,
-        Route::Unblock(id) => graph::unblock(&app, viewer, id).await,
-        Route::Publish => posts::publish(&app, &input, viewer).await,
-        Route::GetPost(id) => posts::get(&app, viewer, id).await,
-        Route::EditPost(id) => posts::edit(&app, &input, viewer, id).await,
-        Route::DeletePost(id) => posts::delete(&app, viewer, id).await,
-        Route::AuthorPosts(id) => posts::author_posts(&app, &input, viewer, id).await,
-        Route::Feed => feed::read(&app, &input, viewer).await,
-        Route::Like(id) => engagement::set_like(&app, &input, viewer, id, true).await,
-        Route::Unlike(id) => engagement::set_like(&app, &input, viewer, id, false).await,
-        Route::Likers(id) => engagement::likers(&app, &input, viewer, id).await,
-        Route::CreateComment(id) => engagement::create_comment(&app, &input, viewer, id).await,
-        Route::ListComments(id) => engagement::list_comments(&app, &input, viewer, id).await,
-        Route::DeleteComment(id) => engagement::delete_comment(&app, viewer, id).await,
-        _ => Err(ApiError::NotFound("no such route")),
+        Route::Public(route) => public(&app, &input, route).await,
+        Route::User(route) => {
+            let viewer = app.viewer(&input)?;
+            user(&app, &input, viewer, route).await
+        }
+        Route::Admin(route) => {
+            app.require_admin(&input)?;
+            admin_route(&app, &input, route).await
+        }
     }
 }
 
-async fn admin(app: &App, input: &Input, route: Route) -> ApiResult<Response> {
+async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Response> {
     match route {
-        Route::AdminImportPost => posts::import(app, input).await,
-        Route::AdminImportComment => engagement::import_comment(app, input).await,
-        Route::AdminStats => handlers::admin::stats(app).await,
-        Route::AdminReconcile => handlers::admin::reconcile(app, input).await,
-        Route::AdminTest(hook) => handlers::admin::test_hook(app, input, hook).await,
-        _ => Err(ApiError::NotFound("no such route")),
+        PublicRoute::Health => handlers::json(200, &serde_json::json!({ "ok": true })),
+        PublicRoute::Register => users::register(app, input).await,
+    }
+}
+
+async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> ApiResult<Response> {
+    use UserRoute as U;
+    match route {
+        U::Me => users::get(app, viewer, viewer).await,
+        U::User(id) => users::get(app, viewer, id).await,
+        U::Followers(id) => users::follow_list(app, input, viewer, id, Direction::Followers).await,
+        U::Following(id) => users::follow_list(app, input, viewer, id, Direction::Following).await,
+        U::AuthorPosts(id) => posts::author_posts(app, input, viewer, id).await,
+        U::Follow(id) => graph::follow(app, input, viewer, id).await,
+        U::Unfollow(id) => graph::unfollow(app, viewer, id).await,
+        U::Block(id) => graph::block(app, viewer, id).await,
+        U::Unblock(id) => graph::unblock(app, viewer, id).await,
+        U::Publish => posts::publish(app, input, viewer).await,
+        U::GetPost(id) => posts::get(app, viewer, id).await,
+        U::EditPost(id) => posts::edit(app, input, viewer, id).await,
+        U::DeletePost(id) => posts::delete(app, viewer, id).await,
+        U::Feed => feed::read(app, input, viewer).await,
+        U::Like(id) => engagement::set_like(app, input, viewer, id, true).await,
+        U::Unlike(id) => engagement::set_like(app, input, viewer, id, false).await,
+        U::Likers(id) => engagement::likers(app, input, viewer, id).await,
+        U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,
+        U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
+        U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,
+    }
+}
+
+async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<Response> {
+    match route {
+        AdminRoute::ImportPost => posts::import(app, input).await,
+        AdminRoute::ImportComment => engagement::import_comment(app, input).await,
+        AdminRoute::Stats => admin::stats(app).await,
+        AdminRoute::Reconcile => admin::reconcile(app, input).await,
+        AdminRoute::Test(hook) => admin::test_hook(app, input, hook).await,
     }
 }
 

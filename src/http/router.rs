@@ -1,38 +1,61 @@
 //! Path + method -> `Route`. Pure, so every route and every 404/405 is unit-tested natively.
+//!
+//! A route's auth level is its type: [`PublicRoute`], [`UserRoute`] or [`AdminRoute`], and
+//! `http::dispatch` matches each exhaustively, so a route that is declared but not wired does
+//! not compile. The table [`ROUTES`] is the one list of paths and methods: matching and the
+//! `Allow` header of a 405 are both derived from it.
 
-use crate::domain::ids::parse_id;
+use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
+    /// No token.
+    Public(PublicRoute),
+    /// A user's bearer token.
+    User(UserRoute),
+    /// The admin token.
+    Admin(AdminRoute),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublicRoute {
     Health,
     Register,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserRoute {
     Me,
-    User(i64),
-    Follow(i64),
-    Unfollow(i64),
-    Followers(i64),
-    Following(i64),
-    Block(i64),
-    Unblock(i64),
+    User(UserId),
+    Followers(UserId),
+    Following(UserId),
+    AuthorPosts(UserId),
+    Follow(UserId),
+    Unfollow(UserId),
+    Block(UserId),
+    Unblock(UserId),
     Publish,
-    GetPost(i64),
-    EditPost(i64),
-    DeletePost(i64),
-    AuthorPosts(i64),
+    GetPost(PostId),
+    EditPost(PostId),
+    DeletePost(PostId),
     Feed,
-    Like(i64),
-    Unlike(i64),
-    Likers(i64),
-    CreateComment(i64),
-    ListComments(i64),
-    DeleteComment(i64),
-    AdminImportPost,
-    AdminImportComment,
-    AdminStats,
-    AdminReconcile,
+    Like(PostId),
+    Unlike(PostId),
+    Likers(PostId),
+    ListComments(PostId),
+    CreateComment(PostId),
+    DeleteComment(CommentId),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminRoute {
+    ImportPost,
+    ImportComment,
+    Stats,
+    Reconcile,
     /// Test-only hooks (fault injection, replay); answer 404 unless `TEST_HOOKS` is on.
-    AdminTest(TestHook),
+    Test(TestHook),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,86 +67,144 @@ pub enum TestHook {
     Drift,
 }
 
-fn pick(method: &str, choices: &[(&'static str, Route)]) -> Result<Route, ApiError> {
-    choices.iter().find(|(m, _)| *m == method).map(|(_, r)| *r).ok_or(ApiError::MethodNotAllowed {
-        allow: match choices {
-            [(a, _)] => a,
-            [("PUT", _), ("DELETE", _)] => "PUT, DELETE",
-            [("GET", _), ("PATCH", _), ("DELETE", _)] => "GET, PATCH, DELETE",
-            [("GET", _), ("POST", _)] => "GET, POST",
-            _ => "GET",
-        },
-    })
+impl TestHook {
+    fn parse(name: &str) -> Option<Self> {
+        match name {
+            "fault" => Some(Self::Fault),
+            "replay" => Some(Self::ReplayOutbox),
+            "outbox" => Some(Self::OutboxState),
+            "window" => Some(Self::WindowState),
+            "drift" => Some(Self::Drift),
+            _ => None,
+        }
+    }
 }
 
-/// An id segment that does not parse names nothing that exists: 404, like a missing id.
-fn id(seg: &str) -> Result<i64, ApiError> {
-    parse_id(seg).ok_or(ApiError::NotFound("no such resource"))
+/// Builds a route from the path's parameter segment (`""` when the pattern has none); `None`
+/// when the segment is not well formed: such a path names nothing, so it answers 404.
+type Build = fn(&str) -> Option<Route>;
+
+/// One path of the route table: a pattern whose segments are literals or one `{param}`, and
+/// the methods it answers, in the order `Allow` lists them.
+pub struct PathRow {
+    pub pattern: &'static str,
+    pub methods: &'static [(&'static str, Build)],
+}
+
+const fn path(pattern: &'static str, methods: &'static [(&'static str, Build)]) -> PathRow {
+    PathRow { pattern, methods }
+}
+
+use AdminRoute as A;
+use PublicRoute as P;
+use Route::{Admin, Public, User};
+use UserRoute as U;
+
+fn user(id: &str, route: fn(UserId) -> UserRoute) -> Option<Route> {
+    UserId::parse(id).map(route).map(User)
+}
+
+fn post(id: &str, route: fn(PostId) -> UserRoute) -> Option<Route> {
+    PostId::parse(id).map(route).map(User)
+}
+
+/// Every route.
+pub const ROUTES: &[PathRow] = &[
+    path("/v1/health", &[("GET", |_| Some(Public(P::Health)))]),
+    path("/v1/users", &[("POST", |_| Some(Public(P::Register)))]),
+    path("/v1/me", &[("GET", |_| Some(User(U::Me)))]),
+    path("/v1/users/{id}", &[("GET", |id| user(id, U::User))]),
+    path("/v1/users/{id}/followers", &[("GET", |id| user(id, U::Followers))]),
+    path("/v1/users/{id}/following", &[("GET", |id| user(id, U::Following))]),
+    path("/v1/users/{id}/posts", &[("GET", |id| user(id, U::AuthorPosts))]),
+    path(
+        "/v1/me/following/{id}",
+        &[("PUT", |id| user(id, U::Follow)), ("DELETE", |id| user(id, U::Unfollow))],
+    ),
+    path("/v1/me/blocks/{id}", &[("PUT", |id| user(id, U::Block)), ("DELETE", |id| user(id, U::Unblock))]),
+    path("/v1/posts", &[("POST", |_| Some(User(U::Publish)))]),
+    path(
+        "/v1/posts/{id}",
+        &[
+            ("GET", |id| post(id, U::GetPost)),
+            ("PATCH", |id| post(id, U::EditPost)),
+            ("DELETE", |id| post(id, U::DeletePost)),
+        ],
+    ),
+    path("/v1/posts/{id}/like", &[("PUT", |id| post(id, U::Like)), ("DELETE", |id| post(id, U::Unlike))]),
+    path("/v1/posts/{id}/likes", &[("GET", |id| post(id, U::Likers))]),
+    path(
+        "/v1/posts/{id}/comments",
+        &[("GET", |id| post(id, U::ListComments)), ("POST", |id| post(id, U::CreateComment))],
+    ),
+    path("/v1/comments/{id}", &[("DELETE", |id| Some(User(U::DeleteComment(CommentId::parse(id)?))))]),
+    path("/v1/feed", &[("GET", |_| Some(User(U::Feed)))]),
+    path("/v1/admin/import/posts", &[("POST", |_| Some(Admin(A::ImportPost)))]),
+    path("/v1/admin/import/comments", &[("POST", |_| Some(Admin(A::ImportComment)))]),
+    path("/v1/admin/stats", &[("GET", |_| Some(Admin(A::Stats)))]),
+    path("/v1/admin/reconcile", &[("POST", |_| Some(Admin(A::Reconcile)))]),
+    path("/v1/admin/test/{hook}", &[("POST", |hook| Some(Admin(A::Test(TestHook::parse(hook)?))))]),
+];
+
+impl PathRow {
+    /// The parameter segment (or `""`) if `segments` has this pattern's shape.
+    fn matches<'p>(&self, segments: &[&'p str]) -> Option<&'p str> {
+        let pattern = self.pattern.split('/').skip(1);
+        if pattern.clone().count() != segments.len() {
+            return None;
+        }
+        let mut param = "";
+        for (want, got) in pattern.zip(segments) {
+            if want.starts_with('{') {
+                param = got;
+            } else if want != *got {
+                return None;
+            }
+        }
+        Some(param)
+    }
 }
 
 pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
-    use Route::*;
     let path = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(path);
-    let segs: Vec<&str> = path.split('/').skip(1).collect();
-    match segs.as_slice() {
-        ["v1", "health"] => pick(method, &[("GET", Health)]),
-        ["v1", "users"] => pick(method, &[("POST", Register)]),
-        ["v1", "me"] => pick(method, &[("GET", Me)]),
-        ["v1", "users", u] => pick(method, &[("GET", User(id(u)?))]),
-        ["v1", "users", u, "followers"] => pick(method, &[("GET", Followers(id(u)?))]),
-        ["v1", "users", u, "following"] => pick(method, &[("GET", Following(id(u)?))]),
-        ["v1", "users", u, "posts"] => pick(method, &[("GET", AuthorPosts(id(u)?))]),
-        ["v1", "me", "following", u] => {
-            let u = id(u)?;
-            pick(method, &[("PUT", Follow(u)), ("DELETE", Unfollow(u))])
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let Some((row, param)) = ROUTES.iter().find_map(|row| Some((row, row.matches(&segments)?))) else {
+        return Err(ApiError::NotFound("no such route"));
+    };
+    for (allowed, build) in row.methods {
+        // A parameter that does not parse names nothing that exists: 404, like a missing id.
+        let route = build(param).ok_or(ApiError::NotFound("no such resource"))?;
+        if *allowed == method {
+            return Ok(route);
         }
-        ["v1", "me", "blocks", u] => {
-            let u = id(u)?;
-            pick(method, &[("PUT", Block(u)), ("DELETE", Unblock(u))])
-        }
-        ["v1", "posts"] => pick(method, &[("POST", Publish)]),
-        ["v1", "posts", p] => {
-            let p = id(p)?;
-            pick(method, &[("GET", GetPost(p)), ("PATCH", EditPost(p)), ("DELETE", DeletePost(p))])
-        }
-        ["v1", "posts", p, "like"] => {
-            let p = id(p)?;
-            pick(method, &[("PUT", Like(p)), ("DELETE", Unlike(p))])
-        }
-        ["v1", "posts", p, "likes"] => pick(method, &[("GET", Likers(id(p)?))]),
-        ["v1", "posts", p, "comments"] => {
-            let p = id(p)?;
-            pick(method, &[("GET", ListComments(p)), ("POST", CreateComment(p))])
-        }
-        ["v1", "comments", c] => pick(method, &[("DELETE", DeleteComment(id(c)?))]),
-        ["v1", "feed"] => pick(method, &[("GET", Feed)]),
-        ["v1", "admin", "import", "posts"] => pick(method, &[("POST", AdminImportPost)]),
-        ["v1", "admin", "import", "comments"] => pick(method, &[("POST", AdminImportComment)]),
-        ["v1", "admin", "stats"] => pick(method, &[("GET", AdminStats)]),
-        ["v1", "admin", "reconcile"] => pick(method, &[("POST", AdminReconcile)]),
-        ["v1", "admin", "test", "fault"] => pick(method, &[("POST", AdminTest(TestHook::Fault))]),
-        ["v1", "admin", "test", "replay"] => pick(method, &[("POST", AdminTest(TestHook::ReplayOutbox))]),
-        ["v1", "admin", "test", "outbox"] => pick(method, &[("POST", AdminTest(TestHook::OutboxState))]),
-        ["v1", "admin", "test", "drift"] => pick(method, &[("POST", AdminTest(TestHook::Drift))]),
-        ["v1", "admin", "test", "window"] => pick(method, &[("POST", AdminTest(TestHook::WindowState))]),
-        _ => Err(ApiError::NotFound("no such route")),
     }
+    let allow: Vec<&str> = row.methods.iter().map(|(m, _)| *m).collect();
+    Err(ApiError::MethodNotAllowed { allow: allow.join(", ") })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn uid(n: i64) -> UserId {
+        UserId::from_trusted(n)
+    }
+
+    fn pid(n: i64) -> PostId {
+        PostId::from_trusted(n)
+    }
+
     #[test]
     fn routes_resolve() {
-        assert_eq!(route("GET", "/v1/health").ok(), Some(Route::Health));
-        assert_eq!(route("GET", "/v1/health/").ok(), Some(Route::Health));
-        assert_eq!(route("PUT", "/v1/me/following/12").ok(), Some(Route::Follow(12)));
-        assert_eq!(route("DELETE", "/v1/me/following/12").ok(), Some(Route::Unfollow(12)));
-        assert_eq!(route("PATCH", "/v1/posts/9").ok(), Some(Route::EditPost(9)));
-        assert_eq!(route("GET", "/v1/posts/9/comments").ok(), Some(Route::ListComments(9)));
-        assert_eq!(route("POST", "/v1/posts/9/comments").ok(), Some(Route::CreateComment(9)));
-        assert_eq!(route("GET", "/v1/users/3/posts").ok(), Some(Route::AuthorPosts(3)));
+        assert_eq!(route("GET", "/v1/health").ok(), Some(Public(P::Health)));
+        assert_eq!(route("GET", "/v1/health/").ok(), Some(Public(P::Health)));
+        assert_eq!(route("PUT", "/v1/me/following/12").ok(), Some(User(U::Follow(uid(12)))));
+        assert_eq!(route("DELETE", "/v1/me/following/12").ok(), Some(User(U::Unfollow(uid(12)))));
+        assert_eq!(route("PATCH", "/v1/posts/9").ok(), Some(User(U::EditPost(pid(9)))));
+        assert_eq!(route("GET", "/v1/posts/9/comments").ok(), Some(User(U::ListComments(pid(9)))));
+        assert_eq!(route("POST", "/v1/posts/9/comments").ok(), Some(User(U::CreateComment(pid(9)))));
+        assert_eq!(route("GET", "/v1/users/3/posts").ok(), Some(User(U::AuthorPosts(uid(3)))));
+        assert_eq!(route("GET", "/v1/admin/stats").ok(), Some(Admin(A::Stats)));
     }
 
     #[test]
@@ -134,12 +215,34 @@ mod tests {
     }
 
     #[test]
-    fn wrong_methods_are_405() {
+    fn wrong_methods_are_405_with_allow_from_the_table() {
         let err = route("POST", "/v1/health").unwrap_err();
         assert_eq!(err.status(), 405);
-        assert!(matches!(
-            route("GET", "/v1/me/following/1").unwrap_err(),
-            ApiError::MethodNotAllowed { allow: "PUT, DELETE" }
-        ));
+        let allow = |method, path| match route(method, path) {
+            Err(ApiError::MethodNotAllowed { allow }) => allow,
+            other => panic!("{method} {path}: {other:?}"),
+        };
+        assert_eq!(allow("GET", "/v1/me/following/1"), "PUT, DELETE");
+        assert_eq!(allow("PUT", "/v1/posts/1"), "GET, PATCH, DELETE");
+        assert_eq!(allow("DELETE", "/v1/posts/1/comments"), "GET, POST");
+        assert_eq!(allow("GET", "/v1/admin/reconcile"), "POST");
+    }
+
+    #[test]
+    fn every_row_is_reachable_and_patterns_are_well_formed() {
+        for row in ROUTES {
+            assert!(row.pattern.starts_with("/v1/"), "{}", row.pattern);
+            assert!(row.pattern.matches('{').count() <= 1, "{}", row.pattern);
+            let param = if row.pattern.ends_with("{hook}") { "fault" } else { "7" };
+            let path = row.pattern.replace("{id}", param).replace("{hook}", param);
+            for (method, build) in row.methods {
+                let built = build(if row.pattern.contains('{') { param } else { "" });
+                assert!(built.is_some(), "{method} {}", row.pattern);
+                assert_eq!(route(method, &path).ok(), built, "{method} {}", row.pattern);
+            }
+            let shapes = ROUTES.iter().filter(|r| r.pattern == row.pattern).count();
+            assert_eq!(shapes, 1, "{} listed twice", row.pattern);
+        }
+        assert_eq!(route("POST", "/v1/admin/test/nope").unwrap_err().status(), 404);
     }
 }

@@ -4,16 +4,18 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
-use super::{all, batch, first, int, stmt, text};
+use super::{all, batch, first, first_id, int, stmt, text, IdRow};
 use crate::domain::cursor::{Order, SortKey};
-use crate::error::{ApiError, ApiResult};
+use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::validate::CommentBody;
+use crate::error::ApiResult;
 
 /// Users who like the post now, newest like first, hiding users with a block either way with
 /// the viewer. Fetches `limit + 1` rows.
 pub async fn likers(
     db: &D1Database,
-    viewer: i64,
-    post: i64,
+    viewer: UserId,
+    post: PostId,
     before: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<UserRow>> {
@@ -29,20 +31,20 @@ pub async fn likers(
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct CommentRow {
-    pub id: i64,
-    pub post_id: i64,
-    pub author_id: i64,
+    pub id: CommentId,
+    pub post_id: PostId,
+    pub author_id: UserId,
     pub handle: String,
     pub display_name: String,
     pub body: String,
     pub created_at: i64,
     /// The commented post's author (who may delete any comment on it).
-    pub post_author_id: i64,
+    pub post_author_id: UserId,
 }
 
 impl CommentRow {
     pub fn sort_key(&self) -> SortKey {
-        SortKey::new(self.created_at, self.id)
+        SortKey::new(self.created_at, self.id.get())
     }
 }
 
@@ -54,34 +56,29 @@ const COMMENT_SELECT: &str =
 /// Adds a comment and marks the post for the count check, atomically.
 pub async fn create(
     db: &D1Database,
-    post: i64,
-    author: i64,
-    body: &str,
+    post: PostId,
+    author: UserId,
+    body: &CommentBody,
     created_at: i64,
     now: i64,
-) -> ApiResult<i64> {
-    #[derive(Deserialize)]
-    struct IdRow {
-        id: i64,
-    }
+) -> ApiResult<CommentId> {
     let results = batch(
         db,
         vec![
             stmt(
                 db,
                 "INSERT INTO comments (post_id, author_id, body, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING id",
-                &[int(post), int(author), text(body), int(created_at)],
+                &[int(post), int(author), text(body.as_str()), int(created_at)],
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
         ],
     )
     .await?;
-    let rows: Vec<IdRow> = results.first().map(|r| r.results()).transpose()?.unwrap_or_default();
-    rows.first().map(|r| r.id).ok_or_else(|| ApiError::Internal("comment insert returned no id".into()))
+    Ok(CommentId::from_trusted(first_id(results.first())?))
 }
 
 /// A live comment (not deleted, on a live post).
-pub async fn get(db: &D1Database, id: i64) -> ApiResult<Option<CommentRow>> {
+pub async fn get(db: &D1Database, id: CommentId) -> ApiResult<Option<CommentRow>> {
     let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL");
     first(db, &sql, &[int(id)]).await
 }
@@ -90,8 +87,8 @@ pub async fn get(db: &D1Database, id: i64) -> ApiResult<Option<CommentRow>> {
 /// with a block either way with the viewer. Fetches `limit + 1` rows.
 pub async fn list(
     db: &D1Database,
-    viewer: i64,
-    post: i64,
+    viewer: UserId,
+    post: PostId,
     order: Order,
     cursor: Option<SortKey>,
     limit: usize,
@@ -128,10 +125,6 @@ pub async fn delete(db: &D1Database, comment: &CommentRow, now: i64) -> ApiResul
 /// Recomputes like and comment counts from the relations for posts touched since `since`
 /// and fixes any that drifted; returns the ids it repaired.
 pub async fn repair_counts(db: &D1Database, since: i64) -> ApiResult<Vec<i64>> {
-    #[derive(Deserialize)]
-    struct IdRow {
-        id: i64,
-    }
     const LIKES: &str = "(SELECT COUNT(*) FROM likes l WHERE l.post_id = posts.id AND l.liked = 1)";
     const COMMENTS: &str =
         "(SELECT COUNT(*) FROM comments c WHERE c.post_id = posts.id AND c.deleted_at IS NULL)";

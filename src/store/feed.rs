@@ -9,8 +9,10 @@ use worker::D1Database;
 use super::posts::{post_select, PostRow};
 use super::{all, first, int, run, text, Count};
 use crate::domain::cursor::SortKey;
+use crate::domain::ids::UserId;
+use crate::domain::validate::GroupName;
+use crate::domain::window::Entry;
 use crate::error::ApiResult;
-use crate::timeline::Entry;
 
 const HOUR_MS: i64 = 3_600_000;
 /// Time slabs the pull widens through. Each query only touches posts inside its slab (through
@@ -22,9 +24,9 @@ const SLABS_MS: [i64; 6] =
 /// Which posts the pull considers.
 #[derive(Debug, Clone)]
 pub struct PullScope<'a> {
-    pub viewer: i64,
+    pub viewer: UserId,
     /// `Some` narrows to one follow group (and leaves out the viewer's own posts).
-    pub group: Option<&'a str>,
+    pub group: Option<&'a GroupName>,
     /// Exclusive lower bound (for `?after=`); `None` pulls down to the oldest post.
     pub after: Option<SortKey>,
     /// Request time: slabs are measured from here when the cursor is above it (first page).
@@ -73,7 +75,7 @@ async fn pull_rows<T: DeserializeOwned>(
             int((limit - rows.len()) as i64),
             int(lower.primary),
             int(lower.id),
-            scope.group.map_or(JsValue::NULL, text),
+            scope.group.map_or(JsValue::NULL, |g| text(g.as_str())),
         ];
         let batch: Vec<T> = all(db, &sql, &params).await?;
         rows.extend(batch);
@@ -103,7 +105,7 @@ pub async fn pull_posts(
 /// `after` and `before`, newest first.
 pub async fn pull_entries(
     db: &D1Database,
-    viewer: i64,
+    viewer: UserId,
     before: SortKey,
     after: Option<SortKey>,
     limit: usize,
@@ -117,7 +119,7 @@ pub async fn pull_entries(
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
 /// the window's snapshot is read: a post committed after this is delivered, one committed
 /// before is in the snapshot (or both, which the window dedups).
-pub async fn activate_reader(db: &D1Database, reader: i64, now: i64) -> ApiResult<()> {
+pub async fn activate_reader(db: &D1Database, reader: UserId, now: i64) -> ApiResult<()> {
     run(
         db,
         "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL",
@@ -127,7 +129,7 @@ pub async fn activate_reader(db: &D1Database, reader: i64, now: i64) -> ApiResul
     Ok(())
 }
 
-pub async fn is_active_reader(db: &D1Database, reader: i64) -> ApiResult<bool> {
+pub async fn is_active_reader(db: &D1Database, reader: UserId) -> ApiResult<bool> {
     let row: Option<Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM users WHERE id = ?1 AND feed_active_at IS NOT NULL",
@@ -138,11 +140,11 @@ pub async fn is_active_reader(db: &D1Database, reader: i64) -> ApiResult<bool> {
 }
 
 /// How many authors the viewer follows (in a group, if given): tells `no_follows` apart.
-pub async fn follow_count(db: &D1Database, viewer: i64, group: Option<&str>) -> ApiResult<i64> {
+pub async fn follow_count(db: &D1Database, viewer: UserId, group: Option<&GroupName>) -> ApiResult<i64> {
     let row: Option<Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM follows WHERE follower_id = ?1 AND (?2 IS NULL OR group_name = ?2)",
-        &[int(viewer), group.map_or(JsValue::NULL, text)],
+        &[int(viewer), group.map_or(JsValue::NULL, |g| text(g.as_str()))],
     )
     .await?;
     Ok(row.map_or(0, |c| c.n))
@@ -151,8 +153,8 @@ pub async fn follow_count(db: &D1Database, viewer: i64, group: Option<&str>) -> 
 /// An author's newest posts a new follower may see, for backfilling the follower's window.
 pub async fn backfill_entries(
     db: &D1Database,
-    reader: i64,
-    author: i64,
+    reader: UserId,
+    author: UserId,
     limit: usize,
 ) -> ApiResult<Vec<Entry>> {
     all(

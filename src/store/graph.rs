@@ -5,13 +5,16 @@ use worker::D1Database;
 use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
 use super::{all, batch, int, opt_text, outbox, run, stmt};
 use crate::domain::cursor::SortKey;
+use crate::domain::ids::{OutboxId, UserId};
+use crate::domain::outbox::EventKind;
+use crate::domain::validate::GroupName;
 use crate::error::{ApiError, ApiResult};
 
 /// What a follow request says about the group: leave it, or set it (to a name or to none).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GroupChange {
     Keep,
-    Set(Option<String>),
+    Set(Option<GroupName>),
 }
 
 #[derive(serde::Deserialize)]
@@ -27,14 +30,14 @@ const BLOCK_EITHER_WAY: &str = "EXISTS (SELECT 1 FROM blocks WHERE (blocker_id =
 /// the outbox event that backfills the follower's window.
 pub async fn follow(
     db: &D1Database,
-    follower: i64,
-    author: i64,
+    follower: UserId,
+    author: UserId,
     group: &GroupChange,
     now: i64,
-) -> ApiResult<(Option<String>, Vec<i64>)> {
+) -> ApiResult<(Option<String>, Vec<OutboxId>)> {
     let (set_group, name) = match group {
         GroupChange::Keep => (0, None),
-        GroupChange::Set(name) => (1, name.as_deref()),
+        GroupChange::Set(name) => (1, name.as_ref().map(GroupName::as_str)),
     };
     let sql = format!(
         "INSERT INTO follows (follower_id, author_id, group_name, created_at) \
@@ -48,21 +51,23 @@ pub async fn follow(
         vec![
             stmt(db, &sql, &[int(follower), int(author), opt_text(name), int(now), int(set_group)])?,
             // Fill the follower's window with the author's recent posts (if the follow stands).
-            outbox::reader_event(db, "backfill", follower, author, now, true)?,
+            outbox::reader_event(db, EventKind::Backfill, follower, author, now, true)?,
         ],
     )
     .await?;
     let group: Option<GroupRow> =
         results.first().map(|r| r.results()).transpose()?.and_then(|rows| rows.into_iter().next());
-    let group = group.ok_or(ApiError::Forbidden {
-        code: "blocked",
-        detail: "a block between you and this user prevents following",
-    })?;
-    Ok((group.group_name, outbox::returned_ids(results.get(1..).unwrap_or_default())))
+    let group = group.ok_or(ApiError::BLOCKED)?;
+    Ok((group.group_name, outbox::returned_events(results.get(1..).unwrap_or_default())))
 }
 
 /// Removes the follow; if there was one, records the event that cleans the reader's window.
-pub async fn unfollow(db: &D1Database, follower: i64, author: i64, now: i64) -> ApiResult<Vec<i64>> {
+pub async fn unfollow(
+    db: &D1Database,
+    follower: UserId,
+    author: UserId,
+    now: i64,
+) -> ApiResult<Vec<OutboxId>> {
     let results = batch(
         db,
         vec![
@@ -71,16 +76,16 @@ pub async fn unfollow(db: &D1Database, follower: i64, author: i64, now: i64) -> 
                 "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
                 &[int(follower), int(author)],
             )?,
-            outbox::reader_event(db, "remove_author", follower, author, now, true)?,
+            outbox::reader_event(db, EventKind::RemoveAuthor, follower, author, now, true)?,
         ],
     )
     .await?;
-    Ok(outbox::returned_ids(&results))
+    Ok(outbox::returned_events(&results))
 }
 
 /// Records the block and removes follows in both directions in one atomic batch, with the
 /// events that clean both users' windows of each other.
-pub async fn block(db: &D1Database, blocker: i64, blocked: i64, now: i64) -> ApiResult<Vec<i64>> {
+pub async fn block(db: &D1Database, blocker: UserId, blocked: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let (a, b) = (int(blocker), int(blocked));
     let results = batch(
         db,
@@ -96,15 +101,15 @@ pub async fn block(db: &D1Database, blocker: i64, blocked: i64, now: i64) -> Api
                  OR (follower_id = ?2 AND author_id = ?1)",
                 &[a, b],
             )?,
-            outbox::reader_event(db, "remove_author", blocker, blocked, now, false)?,
-            outbox::reader_event(db, "remove_author", blocked, blocker, now, false)?,
+            outbox::reader_event(db, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
+            outbox::reader_event(db, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
         ],
     )
     .await?;
-    Ok(outbox::returned_ids(&results))
+    Ok(outbox::returned_events(&results))
 }
 
-pub async fn unblock(db: &D1Database, blocker: i64, blocked: i64) -> ApiResult<()> {
+pub async fn unblock(db: &D1Database, blocker: UserId, blocked: UserId) -> ApiResult<()> {
     run(db, "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2", &[int(blocker), int(blocked)])
         .await?;
     Ok(())
@@ -122,8 +127,8 @@ pub enum Direction {
 /// way with the viewer. Fetches `limit + 1` rows so the caller knows whether more exist.
 pub async fn follow_list(
     db: &D1Database,
-    viewer: i64,
-    user: i64,
+    viewer: UserId,
+    user: UserId,
     direction: Direction,
     before: Option<SortKey>,
     limit: usize,

@@ -6,8 +6,11 @@
 pub mod engagement;
 pub mod feed;
 pub mod graph;
+pub mod likes;
 pub mod outbox;
 pub mod posts;
+pub mod stats;
+pub mod test_hooks;
 pub mod users;
 
 use serde::de::DeserializeOwned;
@@ -16,8 +19,9 @@ use worker::{D1Database, D1PreparedStatement};
 
 use crate::error::{ApiError, ApiResult};
 
-pub fn int(v: i64) -> JsValue {
-    JsValue::from_f64(v as f64)
+/// Binds an integer (a count, a time, or any of the id newtypes).
+pub fn int(v: impl Into<i64>) -> JsValue {
+    JsValue::from_f64(v.into() as f64)
 }
 
 pub fn text(v: &str) -> JsValue {
@@ -91,4 +95,21 @@ pub fn is_unique_violation(e: &ApiError, table: &str) -> bool {
 #[derive(serde::Deserialize)]
 pub struct Count {
     pub n: i64,
+}
+
+/// A row holding one integer column named `id` (`RETURNING id`).
+#[derive(serde::Deserialize)]
+pub struct IdRow {
+    pub id: i64,
+}
+
+/// Ids returned by the `RETURNING id` statements of a batch.
+pub fn returned_ids(results: &[worker::D1Result]) -> Vec<i64> {
+    results.iter().filter_map(|r| r.results::<IdRow>().ok()).flatten().map(|r| r.id).collect()
+}
+
+/// The `id` of the first row a batch statement returned.
+pub fn first_id(result: Option<&worker::D1Result>) -> ApiResult<i64> {
+    let rows: Vec<IdRow> = result.map(|r| r.results()).transpose()?.unwrap_or_default();
+    rows.first().map(|r| r.id).ok_or_else(|| ApiError::Internal("a RETURNING statement gave no row".into()))
 }

@@ -1,43 +1,29 @@
-//! The transactional outbox, pipeline counters and test-only fault flags.
+//! The transactional outbox: events committed with the change they describe, carried out by
+//! the fan-out pipeline, swept by reconciliation when they stop making progress.
 
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, batch, first, int, run, stmt, text};
+use super::stats::bump;
+use super::{all, batch, first, int, run, stmt, text, IdRow};
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EventKind {
-    /// A post to fan out to the author's followers' windows (and the author's own).
-    Post,
-    /// A deleted or narrowed post to remove from those windows.
-    RemovePost,
-    /// Drop one author's entries from one reader's window (unfollow, block).
-    RemoveAuthor,
-    /// Copy one author's recent posts into one reader's window (new follow).
-    Backfill,
-}
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct OutboxRow {
-    pub id: i64,
+    pub id: OutboxId,
     pub kind: EventKind,
-    pub post_id: Option<i64>,
-    pub author_id: i64,
-    pub reader_id: Option<i64>,
+    pub post_id: Option<PostId>,
+    pub author_id: UserId,
+    pub reader_id: Option<UserId>,
     pub post_created_at: Option<i64>,
     pub created_at: i64,
-    pub state: String,
+    pub state: EventState,
     pub cursor_follower_id: i64,
 }
 
-#[derive(Deserialize)]
-struct IdRow {
-    id: i64,
-}
-
-pub async fn get(db: &D1Database, id: i64) -> ApiResult<Option<OutboxRow>> {
+pub async fn get(db: &D1Database, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
     first(
         db,
         "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id \
@@ -51,9 +37,9 @@ pub async fn get(db: &D1Database, id: i64) -> ApiResult<Option<OutboxRow>> {
 /// `only_if_changed` makes the row conditional on the previous statement having changed rows.
 pub fn reader_event(
     db: &D1Database,
-    kind: &str,
-    reader: i64,
-    author: i64,
+    kind: EventKind,
+    reader: UserId,
+    author: UserId,
     now: i64,
     only_if_changed: bool,
 ) -> ApiResult<D1PreparedStatement> {
@@ -63,20 +49,41 @@ pub fn reader_event(
         &format!(
             "INSERT INTO outbox (kind, author_id, reader_id, created_at) SELECT ?1, ?2, ?3, ?4 {condition} RETURNING id"
         ),
-        &[text(kind), int(author), int(reader), int(now)],
+        &[text(kind.as_str()), int(author), int(reader), int(now)],
     )
 }
 
-/// Ids returned by `RETURNING id` statements of a batch.
-pub fn returned_ids(results: &[worker::D1Result]) -> Vec<i64> {
-    results.iter().filter_map(|r| r.results::<IdRow>().ok()).flatten().map(|r| r.id).collect()
+/// An event about an existing post (`post`: deliver it, `remove_post`: take it out), for use
+/// inside the batch that changes the post.
+pub fn post_event(
+    db: &D1Database,
+    kind: EventKind,
+    post: PostId,
+    now: i64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
+         SELECT ?3, id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
+        &[int(post), int(now), text(kind.as_str())],
+    )
+}
+
+/// Outbox ids returned by the `RETURNING id` statements of a batch.
+pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
+    super::returned_ids(results).into_iter().map(OutboxId::from_trusted).collect()
 }
 
 /// Active readers among an author's followers after `after`, in follower-id order.
-pub async fn follower_chunk(db: &D1Database, author: i64, after: i64, limit: usize) -> ApiResult<Vec<i64>> {
+pub async fn follower_chunk(
+    db: &D1Database,
+    author: UserId,
+    after: i64,
+    limit: usize,
+) -> ApiResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Row {
-        follower_id: i64,
+        follower_id: UserId,
     }
     let rows: Vec<Row> = all(
         db,
@@ -89,19 +96,11 @@ pub async fn follower_chunk(db: &D1Database, author: i64, after: i64, limit: usi
     Ok(rows.into_iter().map(|r| r.follower_id).collect())
 }
 
-pub fn bump(db: &D1Database, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
-        "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
-        &[text(name), int(by)],
-    )
-}
-
 /// Records a finished chunk: progress only moves forward, so a stale retry cannot rewind it.
 /// `sent_at` doubles as the lease the reconciliation sweep checks before resending.
 pub async fn record_chunk(
     db: &D1Database,
-    id: i64,
+    id: OutboxId,
     last_follower: i64,
     delivered: usize,
     now: i64,
@@ -139,21 +138,12 @@ pub async fn mark_done(db: &D1Database, row: &OutboxRow, now: i64) -> ApiResult<
             &[int(now - row.created_at), int(now)],
         )?);
     }
-    statements.push(bump(db, &format!("events_done_{}", kind_name(row.kind)), 1)?);
+    statements.push(bump(db, &format!("events_done_{}", row.kind.as_str()), 1)?);
     batch(db, statements).await?;
     Ok(())
 }
 
-pub fn kind_name(kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::Post => "post",
-        EventKind::RemovePost => "remove_post",
-        EventKind::RemoveAuthor => "remove_author",
-        EventKind::Backfill => "backfill",
-    }
-}
-
-pub async fn mark_dead(db: &D1Database, id: i64) -> ApiResult<()> {
+pub async fn mark_dead(db: &D1Database, id: OutboxId) -> ApiResult<()> {
     batch(
         db,
         vec![
@@ -165,9 +155,14 @@ pub async fn mark_dead(db: &D1Database, id: i64) -> ApiResult<()> {
     Ok(())
 }
 
+/// Returns dead-lettered events to pending (after the cause of their failures is fixed).
+pub async fn revive_dead(db: &D1Database) -> ApiResult<usize> {
+    run(db, "UPDATE outbox SET state = 'pending', sent_at = NULL WHERE state = 'dead'", &[]).await
+}
+
 /// Pending events with no progress for `grace_ms`: the sender died, or a chain broke.
 /// Their lease is renewed here so two sweeps do not resend the same event back to back.
-pub async fn claim_stuck(db: &D1Database, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<i64>> {
+pub async fn claim_stuck(db: &D1Database, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM outbox WHERE state = 'pending' \
@@ -175,39 +170,10 @@ pub async fn claim_stuck(db: &D1Database, now: i64, grace_ms: i64, limit: usize)
         &[int(now), int(now - grace_ms), int(limit as i64)],
     )
     .await?;
-    Ok(rows.into_iter().map(|r| r.id).collect())
+    Ok(rows.into_iter().map(|r| OutboxId::from_trusted(r.id)).collect())
 }
 
-/// Test hook: makes a post's fan-out events pending from the start again.
-pub async fn reset_for_replay(db: &D1Database, post_id: i64) -> ApiResult<Vec<i64>> {
-    let rows: Vec<IdRow> = all(
-        db,
-        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL \
-         WHERE post_id = ?1 AND kind = 'post' RETURNING id",
-        &[int(post_id)],
-    )
-    .await?;
-    Ok(rows.into_iter().map(|r| r.id).collect())
-}
-
-/// Consumes one firing of a test fault; true if it fired.
-pub async fn take_fault(db: &D1Database, name: &str) -> ApiResult<bool> {
-    let row: Option<IdRow> = first(
-        db,
-        "UPDATE test_faults SET remaining = remaining - 1 WHERE name = ?1 AND remaining > 0 RETURNING 1 AS id",
-        &[text(name)],
-    )
-    .await?;
-    Ok(row.is_some())
-}
-
-pub async fn set_fault(db: &D1Database, name: &str, times: i64) -> ApiResult<()> {
-    run(
-        db,
-        "INSERT INTO test_faults (name, remaining) VALUES (?1, ?2) \
-         ON CONFLICT (name) DO UPDATE SET remaining = excluded.remaining",
-        &[text(name), int(times)],
-    )
-    .await?;
-    Ok(())
+/// Drops finished events older than `before` (they only matter while they can be replayed).
+pub async fn purge_done(db: &D1Database, before: i64) -> ApiResult<usize> {
+    run(db, "DELETE FROM outbox WHERE state = 'done' AND done_at < ?1", &[int(before)]).await
 }

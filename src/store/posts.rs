@@ -4,10 +4,13 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::outbox::returned_ids;
+use super::outbox::{post_event, returned_events};
 use super::users::relationship_columns;
-use super::{all, batch, first, int, is_unique_violation, opt_text, stmt, text};
+use super::{all, batch, first, first_id, int, is_unique_violation, opt_text, run, stmt, text};
 use crate::domain::cursor::SortKey;
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::outbox::EventKind;
+use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility, WindowChange};
 use crate::error::{ApiError, ApiResult};
 
@@ -28,8 +31,8 @@ pub fn post_select() -> String {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct PostRow {
-    pub id: i64,
-    pub author_id: i64,
+    pub id: PostId,
+    pub author_id: UserId,
     pub handle: String,
     pub display_name: String,
     pub body: String,
@@ -44,7 +47,7 @@ pub struct PostRow {
 }
 
 impl PostRow {
-    pub fn relationship(&self, viewer: i64) -> Relationship {
+    pub fn relationship(&self, viewer: UserId) -> Relationship {
         Relationship {
             is_self: self.author_id == viewer,
             follows: self.viewer_follows != 0,
@@ -53,18 +56,18 @@ impl PostRow {
     }
 
     /// Rows only ever come from queries that exclude deleted posts.
-    pub fn visible_to(&self, viewer: i64) -> bool {
+    pub fn visible_to(&self, viewer: UserId) -> bool {
         may_see(self.relationship(viewer), self.visibility, false)
     }
 
     pub fn sort_key(&self) -> SortKey {
-        SortKey::new(self.created_at, self.id)
+        SortKey::new(self.created_at, self.id.get())
     }
 }
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched
 /// queries of at most `IDS_PER_QUERY` ids. Does not filter by visibility; callers do.
-pub async fn load_live(db: &D1Database, viewer: i64, ids: &[i64]) -> ApiResult<Vec<PostRow>> {
+pub async fn load_live(db: &D1Database, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
     let mut rows = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
@@ -78,7 +81,7 @@ pub async fn load_live(db: &D1Database, viewer: i64, ids: &[i64]) -> ApiResult<V
 }
 
 /// One post if the viewer may see it now; `None` otherwise (absent, deleted, or hidden).
-pub async fn get_visible(db: &D1Database, viewer: i64, id: i64) -> ApiResult<Option<PostRow>> {
+pub async fn get_visible(db: &D1Database, viewer: UserId, id: PostId) -> ApiResult<Option<PostRow>> {
     Ok(load_live(db, viewer, &[id]).await?.into_iter().find(|p| p.visible_to(viewer)))
 }
 
@@ -86,8 +89,8 @@ pub async fn get_visible(db: &D1Database, viewer: i64, id: i64) -> ApiResult<Opt
 /// `before`; fetches `limit + 1` rows so the caller can tell whether more exist.
 pub async fn author_page(
     db: &D1Database,
-    viewer: i64,
-    author: i64,
+    viewer: UserId,
+    author: UserId,
     levels: &[Visibility],
     before: Option<SortKey>,
     limit: usize,
@@ -109,49 +112,53 @@ pub async fn author_page(
     all(db, &sql, &params).await
 }
 
+/// An `Idempotency-Key` in its scope (the user it belongs to, and the route: `publish:`,
+/// `import:`), with the fingerprint of the request it was first used for.
+pub struct IdempotencyScope {
+    pub user: UserId,
+    pub key: String,
+    pub request_hash: String,
+}
+
+impl IdempotencyScope {
+    pub fn new(user: UserId, route: &str, key: &IdempotencyKey, request_hash: String) -> Self {
+        Self { user, key: format!("{route}:{key}"), request_hash }
+    }
+}
+
 pub struct NewPost<'a> {
-    pub author_id: i64,
-    pub body: &'a str,
+    pub author_id: UserId,
+    pub body: &'a PostBody,
     pub visibility: Visibility,
     pub created_at: i64,
-    /// `(scope, key, request_hash)` when the client sent an `Idempotency-Key`.
-    pub idempotency: Option<(i64, String, String)>,
+    pub idempotency: Option<IdempotencyScope>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Published {
-    pub post_id: i64,
-    pub outbox_id: Option<i64>,
+    pub post_id: PostId,
     /// True when an earlier request with the same key already created the post.
     pub replayed: bool,
-}
-
-#[derive(Deserialize)]
-struct IdRow {
-    id: i64,
+    /// The fan-out event to announce (`None` for a replay: the first request announced it).
+    pub outbox_id: Option<OutboxId>,
 }
 
 #[derive(Deserialize)]
 struct IdempotentRow {
-    post_id: i64,
+    post_id: PostId,
     request_hash: String,
 }
 
-async fn idempotent_replay(
-    db: &D1Database,
-    scope: i64,
-    key: &str,
-    hash: &str,
-) -> ApiResult<Option<Published>> {
+async fn idempotent_replay(db: &D1Database, scope: &IdempotencyScope) -> ApiResult<Option<Published>> {
     let row: Option<IdempotentRow> = first(
         db,
         "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2",
-        &[int(scope), text(key)],
+        &[int(scope.user), text(&scope.key)],
     )
     .await?;
     match row {
         None => Ok(None),
-        Some(r) if r.request_hash == hash => {
+        Some(r) if r.request_hash == scope.request_hash => {
             Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true }))
         }
         Some(_) => Err(ApiError::Conflict {
@@ -165,8 +172,8 @@ async fn idempotent_replay(
 /// so a post never exists without the event that fans it out, and a retried request can never
 /// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
 pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
-    if let Some((scope, key, hash)) = &post.idempotency {
-        if let Some(found) = idempotent_replay(db, *scope, key, hash).await? {
+    if let Some(scope) = &post.idempotency {
+        if let Some(found) = idempotent_replay(db, scope).await? {
             return Ok(found);
         }
     }
@@ -174,7 +181,7 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
         stmt(
             db,
             "INSERT INTO posts (author_id, body, visibility, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING id",
-            &[int(post.author_id), text(post.body), text(post.visibility.as_str()), int(post.created_at)],
+            &[int(post.author_id), text(post.body.as_str()), text(post.visibility.as_str()), int(post.created_at)],
         )?,
         stmt(
             db,
@@ -183,27 +190,23 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
             &[int(post.author_id), int(post.created_at), int(now)],
         )?,
     ];
-    if let Some((scope, key, hash)) = &post.idempotency {
+    if let Some(scope) = &post.idempotency {
         statements.push(stmt(
             db,
             "INSERT INTO idempotency_keys (user_id, key, request_hash, post_id, created_at) \
              VALUES (?1, ?2, ?3, (SELECT post_id FROM outbox WHERE id = last_insert_rowid()), ?4)",
-            &[int(*scope), text(key), text(hash), int(now)],
+            &[int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)],
         )?);
     }
     match batch(db, statements).await {
-        Ok(results) => {
-            let id_of = |i: usize| -> ApiResult<i64> {
-                let rows: Vec<IdRow> = results.get(i).map(|r| r.results()).transpose()?.unwrap_or_default();
-                rows.first()
-                    .map(|r| r.id)
-                    .ok_or_else(|| ApiError::Internal("publish batch returned no id".into()))
-            };
-            Ok(Published { post_id: id_of(0)?, outbox_id: Some(id_of(1)?), replayed: false })
-        }
+        Ok(results) => Ok(Published {
+            post_id: PostId::from_trusted(first_id(results.first())?),
+            outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
+            replayed: false,
+        }),
         Err(e) if is_unique_violation(&e, "idempotency_keys") => {
-            let (scope, key, hash) = post.idempotency.as_ref().ok_or(e)?;
-            idempotent_replay(db, *scope, key, hash)
+            let scope = post.idempotency.as_ref().ok_or(e)?;
+            idempotent_replay(db, scope)
                 .await?
                 .ok_or_else(|| ApiError::Internal("idempotency key vanished after conflict".into()))
         }
@@ -215,29 +218,34 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
 /// records its outbox event in the same batch.
 pub async fn edit(
     db: &D1Database,
-    post_id: i64,
-    body: Option<&str>,
+    post_id: PostId,
+    body: Option<&PostBody>,
     visibility: Option<Visibility>,
     window_change: Option<WindowChange>,
     now: i64,
-) -> ApiResult<Vec<i64>> {
+) -> ApiResult<Vec<OutboxId>> {
     let mut statements = vec![stmt(
         db,
         "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4 \
          WHERE id = ?1 AND deleted_at IS NULL",
-        &[int(post_id), opt_text(body), opt_text(visibility.map(Visibility::as_str)), int(now)],
+        &[
+            int(post_id),
+            opt_text(body.map(PostBody::as_str)),
+            opt_text(visibility.map(Visibility::as_str)),
+            int(now),
+        ],
     )?];
     match window_change {
-        Some(WindowChange::Remove) => statements.push(post_event(db, "remove_post", post_id, now)?),
-        Some(WindowChange::Deliver) => statements.push(post_event(db, "post", post_id, now)?),
+        Some(WindowChange::Remove) => statements.push(post_event(db, EventKind::RemovePost, post_id, now)?),
+        Some(WindowChange::Deliver) => statements.push(post_event(db, EventKind::Post, post_id, now)?),
         None => {}
     }
-    Ok(returned_ids(&batch(db, statements).await?))
+    Ok(returned_events(&batch(db, statements).await?))
 }
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
 /// event that removes it from timeline windows.
-pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<Vec<i64>> {
+pub async fn delete(db: &D1Database, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let results = batch(
         db,
         vec![
@@ -246,25 +254,20 @@ pub async fn delete(db: &D1Database, post_id: i64, now: i64) -> ApiResult<Vec<i6
                 "UPDATE posts SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
                 &[int(post_id), int(now)],
             )?,
-            post_event(db, "remove_post", post_id, now)?,
+            post_event(db, EventKind::RemovePost, post_id, now)?,
         ],
     )
     .await?;
-    Ok(returned_ids(&results))
+    Ok(returned_events(&results))
 }
 
-/// An outbox event about an existing post (`post`: deliver it, `remove_post`: take it out).
-fn post_event(db: &D1Database, kind: &str, post_id: i64, now: i64) -> ApiResult<worker::D1PreparedStatement> {
-    stmt(
-        db,
-        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-         SELECT ?3, id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
-        &[int(post_id), int(now), text(kind)],
-    )
+/// Drops idempotency keys created before `before` (retries only come within minutes).
+pub async fn purge_idempotency_keys(db: &D1Database, before: i64) -> ApiResult<usize> {
+    run(db, "DELETE FROM idempotency_keys WHERE created_at < ?1", &[int(before)]).await
 }
 
 /// The visibility of a live post, or `None` if it is deleted or missing.
-pub async fn visibility_of(db: &D1Database, post_id: i64) -> ApiResult<Option<Visibility>> {
+pub async fn visibility_of(db: &D1Database, post_id: PostId) -> ApiResult<Option<Visibility>> {
     #[derive(Deserialize)]
     struct Row {
         visibility: Visibility,

@@ -2,6 +2,8 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::{first, int, is_unique_violation, text};
+use crate::domain::ids::UserId;
+use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
 use crate::error::{ApiError, ApiResult};
 
@@ -12,7 +14,7 @@ pub const USER_COLUMNS: &str =
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct UserRow {
-    pub id: i64,
+    pub id: UserId,
     pub handle: String,
     pub display_name: String,
     pub created_at: i64,
@@ -41,10 +43,15 @@ pub fn not_blocked_with_viewer(user_col: &str) -> String {
     )
 }
 
-pub async fn create(db: &D1Database, handle: &str, display_name: &str, now: i64) -> ApiResult<UserRow> {
+pub async fn create(
+    db: &D1Database,
+    handle: &Handle,
+    display_name: &DisplayName,
+    now: i64,
+) -> ApiResult<UserRow> {
     let sql = "INSERT INTO users (handle, display_name, created_at) VALUES (?1, ?2, ?3) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
-    match first::<UserRow>(db, sql, &[text(handle), text(display_name), int(now)]).await {
+    match first::<UserRow>(db, sql, &[text(handle.as_str()), text(display_name.as_str()), int(now)]).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
         Err(e) if is_unique_violation(&e, "users.handle") => {
@@ -56,7 +63,7 @@ pub async fn create(db: &D1Database, handle: &str, display_name: &str, now: i64)
 
 #[derive(Deserialize)]
 struct UserWithRelationship {
-    id: i64,
+    id: UserId,
     handle: String,
     display_name: String,
     created_at: i64,
@@ -70,8 +77,8 @@ struct UserWithRelationship {
 /// A user and what the viewer is to them, in one query; `None` if the user does not exist.
 pub async fn get_with_relationship(
     db: &D1Database,
-    viewer: i64,
-    id: i64,
+    viewer: UserId,
+    id: UserId,
 ) -> ApiResult<Option<(UserRow, Relationship)>> {
     let sql = format!("SELECT {USER_COLUMNS}, {} FROM users u WHERE u.id = ?2", relationship_columns("u.id"));
     let row: Option<UserWithRelationship> = first(db, &sql, &[int(viewer), int(id)]).await?;

@@ -2,36 +2,34 @@ use serde::Serialize;
 use worker::Response;
 
 use super::json;
-use crate::domain::validate;
+use crate::domain::feed::{EmptyReason, FeedState};
+use crate::domain::ids::UserId;
+use crate::domain::validate::GroupName;
 use crate::error::{ApiError, ApiResult};
-use crate::feed::{self, FeedQuery, FeedState};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::PostView;
+use crate::services::feed::{self, FeedQuery};
 
 #[derive(Serialize)]
 struct FeedResponse {
     items: Vec<PostView>,
     next_cursor: Option<String>,
     newest_cursor: String,
-    state: &'static str,
+    state: FeedState,
     #[serde(skip_serializing_if = "Option::is_none")]
     gap: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    empty_reason: Option<&'static str>,
+    empty_reason: Option<EmptyReason>,
 }
 
-pub async fn read(app: &App, input: &Input, viewer: i64) -> ApiResult<Response> {
+pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let limit = input.limit()?;
-    let group =
-        input.query("group").map(validate::group).transpose().map_err(|m| ApiError::field("group", m))?;
+    let group = input.query_as("group", GroupName::parse)?;
     // Cursors are bound to the list they page: the home feed, or one group's feed.
-    let list = match &group {
-        Some(g) => format!("feed:group={g}"),
-        None => "feed".to_string(),
-    };
-    let decode = |name: &str| input.query(name).map(|c| app.cursors.decode(viewer, &list, c)).transpose();
-    let (before, after) = (decode("cursor")?, decode("after")?);
+    let list = group.as_ref().map_or_else(|| "feed".to_string(), |g| format!("feed:group={g}"));
+    let before = input.cursor(&app.cursors, viewer, &list)?;
+    let after = input.cursor_named("after", &app.cursors, viewer, &list)?;
     if before.is_some() && after.is_some() {
         return Err(ApiError::field("after", "give either cursor or after, not both"));
     }
@@ -43,10 +41,7 @@ pub async fn read(app: &App, input: &Input, viewer: i64) -> ApiResult<Response> 
             items: page.items.iter().map(PostView::from).collect(),
             next_cursor: page.next.map(encode),
             newest_cursor: encode(page.newest),
-            state: match page.state {
-                FeedState::Ok => "ok",
-                FeedState::Rebuilding => "rebuilding",
-            },
+            state: page.state,
             gap: page.gap,
             empty_reason: page.empty_reason,
         },

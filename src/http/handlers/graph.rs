@@ -1,71 +1,65 @@
 use worker::Response;
 
 use super::json;
-use crate::domain::validate;
+use crate::domain::ids::UserId;
+use crate::domain::validate::GroupName;
+use crate::domain::visibility::Relationship;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
+use crate::services::fanout;
 use crate::store::graph::{self, GroupChange};
 use crate::store::users;
 
-fn not_self(viewer: i64, target: i64, what: &'static str) -> ApiResult<()> {
+/// The target of a graph change: not the viewer, and existing. Unlike reads, a block does not
+/// hide it here (you can unblock, and a follow attempt must say `blocked`, not `not_found`).
+async fn target(app: &App, viewer: UserId, target: UserId, what: &'static str) -> ApiResult<Relationship> {
     if viewer == target {
         return Err(ApiError::field("user_id", format!("you cannot {what} yourself")));
     }
-    Ok(())
-}
-
-/// The target must exist; unlike reads, a block does not hide it here (you can unblock, and
-/// a follow attempt must say `blocked`, not `not_found`).
-async fn existing(app: &App, viewer: i64, target: i64) -> ApiResult<crate::domain::visibility::Relationship> {
     users::get_with_relationship(&app.db, viewer, target)
         .await?
         .map(|(_, rel)| rel)
         .ok_or(ApiError::NotFound("no such user"))
 }
 
-pub async fn follow(app: &App, input: &Input, viewer: i64, author: i64) -> ApiResult<Response> {
-    not_self(viewer, author, "follow")?;
+/// Absent `group` keeps the current group (so a plain retry changes nothing); `"group": null`
+/// clears it; a name moves the follow into that group.
+fn group_change(input: &Input) -> ApiResult<GroupChange> {
     let body = input.json(true)?;
-    // Absent `group` keeps the current group (so a plain retry changes nothing);
-    // `"group": null` clears it; a name moves the follow into that group.
-    let group = if body.has("group") {
-        let name =
-            body.str("group")?.map(validate::group).transpose().map_err(|m| ApiError::field("group", m))?;
-        GroupChange::Set(name)
-    } else {
-        GroupChange::Keep
-    };
-    if existing(app, viewer, author).await?.blocked {
-        return Err(ApiError::Forbidden {
-            code: "blocked",
-            detail: "a block between you and this user prevents following",
-        });
+    if !body.has("group") {
+        return Ok(GroupChange::Keep);
+    }
+    Ok(GroupChange::Set(body.optional("group", GroupName::parse)?))
+}
+
+pub async fn follow(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
+    let relationship = target(app, viewer, author, "follow").await?;
+    let group = group_change(input)?;
+    if relationship.blocked {
+        return Err(ApiError::BLOCKED);
     }
     let (group, events) = graph::follow(&app.db, viewer, author, &group, app.now).await?;
-    app.apply_inline(viewer, &events).await;
+    fanout::apply_inline(app, viewer, &events).await;
     json(200, &serde_json::json!({ "following": true, "group": group }))
 }
 
-pub async fn unfollow(app: &App, viewer: i64, author: i64) -> ApiResult<Response> {
-    not_self(viewer, author, "unfollow")?;
-    existing(app, viewer, author).await?;
+pub async fn unfollow(app: &App, viewer: UserId, author: UserId) -> ApiResult<Response> {
+    target(app, viewer, author, "unfollow").await?;
     let events = graph::unfollow(&app.db, viewer, author, app.now).await?;
-    app.apply_inline(viewer, &events).await;
+    fanout::apply_inline(app, viewer, &events).await;
     json(200, &serde_json::json!({ "following": false }))
 }
 
-pub async fn block(app: &App, viewer: i64, target: i64) -> ApiResult<Response> {
-    not_self(viewer, target, "block")?;
-    existing(app, viewer, target).await?;
-    let events = graph::block(&app.db, viewer, target, app.now).await?;
-    app.apply_inline(viewer, &events).await;
+pub async fn block(app: &App, viewer: UserId, other: UserId) -> ApiResult<Response> {
+    target(app, viewer, other, "block").await?;
+    let events = graph::block(&app.db, viewer, other, app.now).await?;
+    fanout::apply_inline(app, viewer, &events).await;
     json(200, &serde_json::json!({ "blocked": true }))
 }
 
-pub async fn unblock(app: &App, viewer: i64, target: i64) -> ApiResult<Response> {
-    not_self(viewer, target, "unblock")?;
-    existing(app, viewer, target).await?;
-    graph::unblock(&app.db, viewer, target).await?;
+pub async fn unblock(app: &App, viewer: UserId, other: UserId) -> ApiResult<Response> {
+    target(app, viewer, other, "unblock").await?;
+    graph::unblock(&app.db, viewer, other).await?;
     json(200, &serde_json::json!({ "blocked": false }))
 }

@@ -8,9 +8,12 @@ pub mod users;
 use serde::Serialize;
 use worker::Response;
 
+use super::app::App;
 use super::views::Page;
 use crate::domain::cursor::{page_of, CursorCodec, SortKey};
-use crate::error::ApiResult;
+use crate::domain::ids::{PostId, UserId};
+use crate::error::{ApiError, ApiResult};
+use crate::store::posts::{get_visible, PostRow};
 
 pub fn json<T: Serialize>(status: u16, value: &T) -> ApiResult<Response> {
     Ok(Response::from_json(value)?.with_status(status))
@@ -23,9 +26,14 @@ pub fn page<T, V>(
     key_of: impl Fn(&T) -> SortKey,
     view: impl Fn(&T) -> V,
     codec: &CursorCodec,
-    viewer: i64,
+    viewer: UserId,
     list: &str,
 ) -> Page<V> {
     let (rows, last) = page_of(rows, limit, key_of);
     Page { items: rows.iter().map(view).collect(), next_cursor: last.map(|k| codec.encode(viewer, list, k)) }
+}
+
+/// A post the viewer may see now, or 404 exactly like one that does not exist.
+pub async fn visible_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    get_visible(&app.db, viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
 }

@@ -2,29 +2,21 @@ use sha2::{Digest, Sha256};
 use worker::Response;
 
 use super::users::{visible_user, visible_user_with_relationship};
-use super::{json, page};
-use crate::domain::validate::{self, MAX_BODY_CHARS};
+use super::{json, page, visible_post};
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::time::parse_rfc3339;
+use crate::domain::validate::{Invalid, PostBody};
 use crate::domain::visibility::{visible_levels, window_change, Visibility};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
-use crate::http::input::{cursor_key, Input, JsonObject};
+use crate::http::input::{Input, JsonObject};
 use crate::http::views::PostView;
-use crate::store::posts::{self, NewPost, PostRow};
+use crate::services::fanout;
+use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 
-fn body_field(body: &JsonObject) -> ApiResult<Option<String>> {
-    body.str("body")?
-        .map(|b| validate::text_body(b, MAX_BODY_CHARS).map_err(|m| ApiError::field("body", m)))
-        .transpose()
-}
-
-fn visibility_field(body: &JsonObject) -> ApiResult<Option<Visibility>> {
-    body.str("visibility")?
-        .map(|v| {
-            Visibility::parse(v).ok_or_else(|| {
-                ApiError::field("visibility", "visibility must be public, followers or private")
-            })
-        })
-        .transpose()
+fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
+    Visibility::parse(text)
+        .ok_or_else(|| Invalid::new("visibility", "visibility must be public, followers or private"))
 }
 
 /// Fingerprint of what a publish request asks for, so a reused Idempotency-Key with a
@@ -38,32 +30,36 @@ pub fn request_hash(parts: &[&str]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Loads a post the viewer (its author here) just wrote; it exists unless deleted meanwhile.
-async fn created_post(app: &App, viewer: i64, post_id: i64) -> ApiResult<PostRow> {
-    posts::get_visible(&app.db, viewer, post_id).await?.ok_or(ApiError::NotFound("no such post"))
+/// A new post from a request body: `body` (required), `visibility` (default public).
+fn new_post(body: &JsonObject) -> ApiResult<(PostBody, Visibility)> {
+    let text = body.required("body", PostBody::parse)?;
+    Ok((text, body.optional("visibility", parse_visibility)?.unwrap_or(Visibility::Public)))
 }
 
-pub async fn publish(app: &App, input: &Input, viewer: i64) -> ApiResult<Response> {
-    let body = input.json(false)?;
-    let text = body_field(&body)?.ok_or_else(|| ApiError::field("body", "body is required"))?;
-    let visibility = visibility_field(&body)?.unwrap_or(Visibility::Public);
-    let idempotency = input
-        .idempotency_key()?
-        .map(|key| (viewer, format!("publish:{key}"), request_hash(&[visibility.as_str(), &text])));
-    let new_post = NewPost { author_id: viewer, body: &text, visibility, created_at: app.now, idempotency };
-    let published = posts::publish(&app.db, new_post, app.now).await?;
-    app.announce(viewer, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
-    json(201, &PostView::from(&created_post(app, viewer, published.post_id).await?))
+/// Commits a post with its outbox event, announces the fan-out, answers 201 with the post.
+async fn publish_as(app: &App, post: NewPost<'_>) -> ApiResult<Response> {
+    let author = post.author_id;
+    let published = posts::publish(&app.db, post, app.now).await?;
+    fanout::announce(app, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
+    json(201, &PostView::from(&visible_post(app, author, published.post_id).await?))
 }
 
-pub async fn get(app: &App, viewer: i64, id: i64) -> ApiResult<Response> {
-    let post = posts::get_visible(&app.db, viewer, id).await?.ok_or(ApiError::NotFound("no such post"))?;
-    json(200, &PostView::from(&post))
+pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let (text, visibility) = new_post(&input.json(false)?)?;
+    let idempotency = input.idempotency_key()?.map(|key| {
+        IdempotencyScope::new(viewer, "publish", &key, request_hash(&[visibility.as_str(), text.as_str()]))
+    });
+    let post = NewPost { author_id: viewer, body: &text, visibility, created_at: app.now, idempotency };
+    publish_as(app, post).await
+}
+
+pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    json(200, &PostView::from(&visible_post(app, viewer, id).await?))
 }
 
 /// A post the viewer may see and also wrote: 404 if hidden, 403 if visible but someone else's.
-async fn own_post(app: &App, viewer: i64, id: i64) -> ApiResult<PostRow> {
-    let post = posts::get_visible(&app.db, viewer, id).await?.ok_or(ApiError::NotFound("no such post"))?;
+async fn own_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    let post = visible_post(app, viewer, id).await?;
     if post.author_id != viewer {
         return Err(ApiError::Forbidden {
             code: "not_author",
@@ -73,58 +69,56 @@ async fn own_post(app: &App, viewer: i64, id: i64) -> ApiResult<PostRow> {
     Ok(post)
 }
 
-pub async fn edit(app: &App, input: &Input, viewer: i64, id: i64) -> ApiResult<Response> {
+pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let body = input.json(false)?;
-    let text = body_field(&body)?;
-    let visibility = visibility_field(&body)?;
+    let text = body.optional("body", PostBody::parse)?;
+    let visibility = body.optional("visibility", parse_visibility)?;
     if text.is_none() && visibility.is_none() {
         return Err(ApiError::field("body", "give body and/or visibility to change"));
     }
     let post = own_post(app, viewer, id).await?;
     let change = visibility.and_then(|new| window_change(post.visibility, new));
-    let events = posts::edit(&app.db, id, text.as_deref(), visibility, change, app.now).await?;
-    app.announce(viewer, &events).await;
-    json(200, &PostView::from(&created_post(app, viewer, id).await?))
+    let events = posts::edit(&app.db, id, text.as_ref(), visibility, change, app.now).await?;
+    fanout::announce(app, viewer, &events).await;
+    json(200, &PostView::from(&visible_post(app, viewer, id).await?))
 }
 
-pub async fn delete(app: &App, viewer: i64, id: i64) -> ApiResult<Response> {
+pub async fn delete(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
     own_post(app, viewer, id).await?;
     let events = posts::delete(&app.db, id, app.now).await?;
-    app.announce(viewer, &events).await;
+    fanout::announce(app, viewer, &events).await;
     Ok(Response::empty()?.with_status(204))
 }
 
-pub async fn author_posts(app: &App, input: &Input, viewer: i64, author: i64) -> ApiResult<Response> {
+pub async fn author_posts(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
     let limit = input.limit()?;
     let list = format!("posts:{author}");
-    let before = cursor_key(input, &app.cursors, viewer, &list)?;
+    let before = input.cursor(&app.cursors, viewer, &list)?;
     let (_, rel) = visible_user_with_relationship(app, viewer, author).await?;
     let rows = posts::author_page(&app.db, viewer, author, visible_levels(rel), before, limit).await?;
     json(200, &page(rows, limit, PostRow::sort_key, |p| PostView::from(p), &app.cursors, viewer, &list))
 }
 
-pub async fn import(app: &App, input: &Input) -> ApiResult<Response> {
-    let body = input.json(false)?;
-    let author = body.required_id("author_id")?;
-    let text = body_field(&body)?.ok_or_else(|| ApiError::field("body", "body is required"))?;
-    let visibility = visibility_field(&body)?.unwrap_or(Visibility::Public);
-    let created_raw = body.required_str("created_at")?;
-    let created_at = crate::domain::time::parse_rfc3339(created_raw)
+/// An imported item's original time: RFC 3339, not in the future (a post from the future would
+/// sit on top of every feed until its time came).
+pub fn import_time(app: &App, body: &JsonObject) -> ApiResult<i64> {
+    let created_at = parse_rfc3339(body.required_str("created_at")?)
         .ok_or_else(|| ApiError::field("created_at", "created_at must be an RFC 3339 time"))?;
-    // A post from the future would sit on top of every feed until its time came.
     if created_at > app.now + 60_000 {
         return Err(ApiError::field("created_at", "created_at must not be in the future"));
     }
+    Ok(created_at)
+}
+
+/// Admin: import a post with its original time; it goes through the same pipeline.
+pub async fn import(app: &App, input: &Input) -> ApiResult<Response> {
+    let body = input.json(false)?;
+    let author = body.required_id("author_id", UserId::parse)?;
+    let (text, visibility) = new_post(&body)?;
+    let created_at = import_time(app, &body)?;
     visible_user(app, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
-    let idempotency = input.idempotency_key()?.map(|key| {
-        (
-            author,
-            format!("import:{key}"),
-            request_hash(&[visibility.as_str(), &text, &created_at.to_string()]),
-        )
-    });
-    let new_post = NewPost { author_id: author, body: &text, visibility, created_at, idempotency };
-    let published = posts::publish(&app.db, new_post, app.now).await?;
-    app.announce(author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
-    json(201, &PostView::from(&created_post(app, author, published.post_id).await?))
+    let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
+    let idempotency =
+        input.idempotency_key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
+    publish_as(app, NewPost { author_id: author, body: &text, visibility, created_at, idempotency }).await
 }

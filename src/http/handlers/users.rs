@@ -2,11 +2,12 @@ use worker::Response;
 
 use super::{json, page};
 use crate::domain::cursor::SortKey;
-use crate::domain::validate;
+use crate::domain::ids::UserId;
+use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
-use crate::http::input::{cursor_key, Input};
+use crate::http::input::Input;
 use crate::http::views::UserView;
 use crate::store::graph::{self, Direction};
 use crate::store::users::{self, UserRow};
@@ -19,11 +20,9 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
         });
     }
     let body = input.json(false)?;
-    let handle = validate::handle(body.required_str("handle")?).map_err(|m| ApiError::field("handle", m))?;
-    let display_name = match body.str("display_name")? {
-        Some(name) => validate::display_name(name).map_err(|m| ApiError::field("display_name", m))?,
-        None => handle.clone(),
-    };
+    let handle = body.required("handle", Handle::parse)?;
+    let display_name = body.optional("display_name", DisplayName::parse)?;
+    let display_name = display_name.unwrap_or_else(|| DisplayName::from_handle(&handle));
     let user = users::create(&app.db, &handle, &display_name, app.now).await?;
     let token = app.issue_token(user.id);
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
@@ -33,8 +32,8 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
 /// or 404.
 pub async fn visible_user_with_relationship(
     app: &App,
-    viewer: i64,
-    id: i64,
+    viewer: UserId,
+    id: UserId,
 ) -> ApiResult<(UserRow, Relationship)> {
     match users::get_with_relationship(&app.db, viewer, id).await? {
         Some((user, rel)) if may_see_author(rel) => Ok((user, rel)),
@@ -42,23 +41,20 @@ pub async fn visible_user_with_relationship(
     }
 }
 
-pub async fn visible_user(app: &App, viewer: i64, id: i64) -> ApiResult<UserRow> {
+pub async fn visible_user(app: &App, viewer: UserId, id: UserId) -> ApiResult<UserRow> {
     Ok(visible_user_with_relationship(app, viewer, id).await?.0)
 }
 
-pub async fn me(app: &App, viewer: i64) -> ApiResult<Response> {
-    json(200, &UserView::from(&visible_user(app, viewer, viewer).await?))
-}
-
-pub async fn get(app: &App, viewer: i64, id: i64) -> ApiResult<Response> {
+/// `GET /v1/me` and `GET /v1/users/{id}`.
+pub async fn get(app: &App, viewer: UserId, id: UserId) -> ApiResult<Response> {
     json(200, &UserView::from(&visible_user(app, viewer, id).await?))
 }
 
 pub async fn follow_list(
     app: &App,
     input: &Input,
-    viewer: i64,
-    id: i64,
+    viewer: UserId,
+    id: UserId,
     direction: Direction,
 ) -> ApiResult<Response> {
     let limit = input.limit()?;
@@ -66,9 +62,9 @@ pub async fn follow_list(
         Direction::Followers => format!("followers:{id}"),
         Direction::Following => format!("following:{id}"),
     };
-    let before = cursor_key(input, &app.cursors, viewer, &list)?;
+    let before = input.cursor(&app.cursors, viewer, &list)?;
     visible_user(app, viewer, id).await?;
     let rows = graph::follow_list(&app.db, viewer, id, direction, before, limit).await?;
-    let key = |u: &UserRow| SortKey::new(u.sort_at, u.id);
+    let key = |u: &UserRow| SortKey::new(u.sort_at, u.id.get());
     json(200, &page(rows, limit, key, |u| UserView::from(u), &app.cursors, viewer, &list))
 }

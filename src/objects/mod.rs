@@ -1,4 +1,9 @@
-//! Calling a Durable Object: one JSON request in, one JSON reply out.
+//! Durable Objects: the classes (thin shells over their own storage) and the Worker-side
+//! clients that call them: one JSON request in, one JSON reply out.
+
+pub mod post_likes;
+pub mod timeline;
+pub mod window_sql;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -1,0 +1,62 @@
+//! The outbox's vocabulary: what an event does and where it stands. Stored as snake_case text.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A post to fan out to the author's followers' windows (and the author's own).
+    Post,
+    /// A deleted or narrowed post to remove from those windows.
+    RemovePost,
+    /// Drop one author's entries from one reader's window (unfollow, block).
+    RemoveAuthor,
+    /// Copy one author's recent posts into one reader's window (new follow).
+    Backfill,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Post => "post",
+            Self::RemovePost => "remove_post",
+            Self::RemoveAuthor => "remove_author",
+            Self::Backfill => "backfill",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventState {
+    /// Committed, not yet carried out completely; the sweep resends it after a grace period.
+    Pending,
+    Done,
+    /// Exhausted its queue retries; kept for the operator (stats, replay).
+    Dead,
+}
+
+impl EventState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Done => "done",
+            Self::Dead => "dead",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_their_serde_form() {
+        for kind in [EventKind::Post, EventKind::RemovePost, EventKind::RemoveAuthor, EventKind::Backfill] {
+            assert_eq!(serde_json::to_value(kind).ok(), Some(kind.as_str().into()));
+        }
+        for state in [EventState::Pending, EventState::Done, EventState::Dead] {
+            assert_eq!(serde_json::to_value(state).ok(), Some(state.as_str().into()));
+        }
+    }
+}

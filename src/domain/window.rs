@@ -1,0 +1,832 @@
+//! The timeline window: one reader's capped index of the post ids in their home feed, ordered
+//! by `(created_at DESC, post_id DESC)`. It never holds bodies.
+//!
+//! The rules live here once, as [`apply`] over the [`WindowStorage`] trait; the Durable Object
+//! is a thin shell that plugs SQLite in (`objects::window_sql`), the tests plug in
+//! [`MemoryWindow`]. So the rules are tested natively, without a Workers runtime.
+//!
+//! Invariant: once initialized (a floor exists), the window holds every delivered post whose
+//! key is at or above its `floor`. Anything older is served by the D1 pull path, so a reader
+//! paging down switches to D1 at the floor and sees every post exactly once.
+//!
+//! Rules, and why:
+//! - `Deliver` inserts entries unique by post id, so a redelivered event (queues deliver at
+//!   least once) is a no-op. Once a floor exists an entry below it is dropped: the pull path
+//!   already covers that range, and keeping it would leave a gap between it and the floor.
+//!   Before init there is no floor, so deliveries are kept (init will reconcile them).
+//! - `Init` builds the window once from a D1 snapshot. An incomplete snapshot is only known
+//!   complete down to its oldest entry, which becomes the floor; a complete one covers
+//!   everything, so the floor is [`SortKey::BOTTOM`]. Deliveries that raced ahead of the
+//!   snapshot and sit below its floor are deleted: nothing guarantees the range between them
+//!   and the floor is complete.
+//! - Trimming to `cap` keeps the newest `cap` entries and raises the floor to the oldest kept
+//!   key, so the invariant survives trims (the dropped range now belongs to the pull path).
+//!   A `cap` of 0 keeps one entry, as the SQL always did.
+//! - `Older`/`Newer` only answer at or above the floor, and only once initialized: below the
+//!   floor (or before init) the window cannot tell a missing post from a non-existent one.
+//! - Each reply carries `initialized` and `floor` as read at the start of the op (except
+//!   `Init`, which reports the floor it left), so a caller can tell where the window ends.
+//!
+//! Storage backends need no transactions: the Durable Object runs each op synchronously,
+//! without awaiting, so an op is atomic.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::ops::Bound;
+
+use serde::{Deserialize, Serialize};
+
+use super::cursor::SortKey;
+use super::ids::{PostId, UserId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub created_at: i64,
+    pub post_id: PostId,
+    pub author_id: UserId,
+}
+
+impl Entry {
+    pub fn key(&self) -> SortKey {
+        SortKey::new(self.created_at, self.post_id.get())
+    }
+}
+
+/// Operations, sent as JSON to the object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum WindowOp {
+    /// Add entries (fan-out or follow backfill); trims to `cap`.
+    Deliver {
+        entries: Vec<Entry>,
+        cap: usize,
+    },
+    /// First build from D1; `complete` when the snapshot holds every candidate there is.
+    Init {
+        entries: Vec<Entry>,
+        complete: bool,
+        cap: usize,
+    },
+    /// Entries strictly older than `before`, newest first.
+    Older {
+        before: SortKey,
+        limit: usize,
+    },
+    /// Entries strictly newer than `after`, newest first.
+    Newer {
+        after: SortKey,
+        limit: usize,
+    },
+    RemovePost {
+        post_id: PostId,
+    },
+    RemoveAuthor {
+        author_id: UserId,
+    },
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowReply {
+    pub initialized: bool,
+    /// Lowest key the window is complete down to (meaningful once initialized).
+    pub floor: Option<SortKey>,
+    pub entries: Vec<Entry>,
+    pub changed: usize,
+}
+
+/// The primitive operations a window backend provides; [`apply`] builds the rules from them.
+/// Entries are unique by post id; "newest" means highest [`Entry::key`].
+pub trait WindowStorage {
+    type Error;
+
+    /// The floor, `None` until the window is initialized.
+    fn floor(&self) -> Result<Option<SortKey>, Self::Error>;
+    fn set_floor(&mut self, floor: SortKey) -> Result<(), Self::Error>;
+    /// Inserts `entry` unless its post id is already present; returns whether it inserted.
+    fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool, Self::Error>;
+    fn count(&self) -> Result<usize, Self::Error>;
+    /// Key of the `n`-th newest entry, counting from 0; `None` past the end.
+    fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>, Self::Error>;
+    /// Deletes every entry whose key is strictly below `key`.
+    fn delete_below(&mut self, key: SortKey) -> Result<(), Self::Error>;
+    /// Entries with `floor <= key < before`, newest first, at most `limit`.
+    fn older(&self, before: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Self::Error>;
+    /// The newest `limit` entries with `key > after` and `key >= floor`, newest first.
+    fn newer(&self, after: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Self::Error>;
+    /// Deletes the post's entry; returns how many were deleted (0 or 1).
+    fn delete_post(&mut self, post_id: PostId) -> Result<usize, Self::Error>;
+    /// Deletes every entry by the author; returns how many were deleted.
+    fn delete_author(&mut self, author_id: UserId) -> Result<usize, Self::Error>;
+}
+
+/// Applies one operation to a window (see the module docs for the rules).
+pub fn apply<S: WindowStorage>(store: &mut S, op: WindowOp) -> Result<WindowReply, S::Error> {
+    let floor = store.floor()?;
+    let mut reply = WindowReply { initialized: floor.is_some(), floor, ..WindowReply::default() };
+    match op {
+        WindowOp::Deliver { entries, cap } => {
+            reply.changed = insert_all(store, &entries, floor)?;
+            trim(store, cap)?;
+        }
+        WindowOp::Init { entries, complete, cap } => {
+            if floor.is_none() {
+                reply.changed = init(store, &entries, complete, cap)?;
+            }
+            reply.initialized = true;
+            reply.floor = store.floor()?;
+        }
+        WindowOp::Older { before, limit } => {
+            if let Some(floor) = floor {
+                reply.entries = store.older(before, floor, limit)?;
+            }
+        }
+        WindowOp::Newer { after, limit } => {
+            if let Some(floor) = floor {
+                reply.entries = store.newer(after, floor, limit)?;
+            }
+        }
+        WindowOp::RemovePost { post_id } => reply.changed = store.delete_post(post_id)?,
+        WindowOp::RemoveAuthor { author_id } => reply.changed = store.delete_author(author_id)?,
+    }
+    Ok(reply)
+}
+
+/// Inserts the entries not already present, skipping those below `floor` (when there is one);
+/// returns how many were inserted.
+fn insert_all<S: WindowStorage>(
+    store: &mut S,
+    entries: &[Entry],
+    floor: Option<SortKey>,
+) -> Result<usize, S::Error> {
+    let mut inserted = 0;
+    for entry in entries {
+        if floor.is_some_and(|f| entry.key() < f) {
+            continue;
+        }
+        if store.insert_if_absent(entry)? {
+            inserted += 1;
+        }
+    }
+    Ok(inserted)
+}
+
+/// First build of a not-yet-initialized window; returns how many entries were inserted.
+fn init<S: WindowStorage>(
+    store: &mut S,
+    entries: &[Entry],
+    complete: bool,
+    cap: usize,
+) -> Result<usize, S::Error> {
+    let floor = snapshot_floor(entries, complete);
+    // Deliveries that raced ahead of the snapshot may sit below its floor, with a gap above.
+    store.delete_below(floor)?;
+    store.set_floor(floor)?;
+    // The snapshot is at or above its own floor by construction: no floor check needed.
+    let inserted = insert_all(store, entries, None)?;
+    trim(store, cap)?;
+    Ok(inserted)
+}
+
+/// How far down a snapshot is known complete: its oldest entry, or everything if `complete`.
+/// An empty snapshot that claims to be incomplete has no oldest entry; it is taken as complete.
+fn snapshot_floor(entries: &[Entry], complete: bool) -> SortKey {
+    match entries.iter().map(Entry::key).min() {
+        Some(oldest) if !complete => oldest,
+        _ => SortKey::BOTTOM,
+    }
+}
+
+/// Keeps the newest `cap` entries (at least one); if any were dropped, an existing floor rises
+/// to the oldest kept key, so the dropped range is handed to the pull path.
+fn trim<S: WindowStorage>(store: &mut S, cap: usize) -> Result<(), S::Error> {
+    if store.count()? <= cap {
+        return Ok(());
+    }
+    let Some(oldest_kept) = store.nth_newest_key(cap.saturating_sub(1))? else {
+        return Ok(());
+    };
+    store.delete_below(oldest_kept)?;
+    if store.floor()?.is_some_and(|floor| floor < oldest_kept) {
+        store.set_floor(oldest_kept)?;
+    }
+    Ok(())
+}
+
+/// An in-memory window (tests, tools); the same rules as the Durable Object's SQLite one.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryWindow {
+    floor: Option<SortKey>,
+    by_key: BTreeMap<SortKey, Entry>,
+    key_of_post: HashMap<PostId, SortKey>,
+}
+
+impl MemoryWindow {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every entry, newest first.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.by_key.values().rev().copied().collect()
+    }
+
+    fn remove_keys(&mut self, keys: Vec<SortKey>) -> usize {
+        for key in &keys {
+            if let Some(entry) = self.by_key.remove(key) {
+                self.key_of_post.remove(&entry.post_id);
+            }
+        }
+        keys.len()
+    }
+
+    fn newest_first(&self, range: (Bound<SortKey>, Bound<SortKey>), limit: usize) -> Vec<Entry> {
+        self.by_key.range(range).rev().take(limit).map(|(_, e)| *e).collect()
+    }
+}
+
+impl WindowStorage for MemoryWindow {
+    type Error = Infallible;
+
+    fn floor(&self) -> Result<Option<SortKey>, Infallible> {
+        Ok(self.floor)
+    }
+
+    fn set_floor(&mut self, floor: SortKey) -> Result<(), Infallible> {
+        self.floor = Some(floor);
+        Ok(())
+    }
+
+    fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool, Infallible> {
+        if self.key_of_post.contains_key(&entry.post_id) {
+            return Ok(false);
+        }
+        self.key_of_post.insert(entry.post_id, entry.key());
+        self.by_key.insert(entry.key(), *entry);
+        Ok(true)
+    }
+
+    fn count(&self) -> Result<usize, Infallible> {
+        Ok(self.by_key.len())
+    }
+
+    fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>, Infallible> {
+        Ok(self.by_key.keys().rev().nth(n).copied())
+    }
+
+    fn delete_below(&mut self, key: SortKey) -> Result<(), Infallible> {
+        let below: Vec<SortKey> = self.by_key.range(..key).map(|(k, _)| *k).collect();
+        self.remove_keys(below);
+        Ok(())
+    }
+
+    fn older(&self, before: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Infallible> {
+        // An empty range (floor at or above `before`) would make `BTreeMap::range` panic.
+        if floor >= before {
+            return Ok(Vec::new());
+        }
+        Ok(self.newest_first((Bound::Included(floor), Bound::Excluded(before)), limit))
+    }
+
+    fn newer(&self, after: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Infallible> {
+        let lower = if floor > after { Bound::Included(floor) } else { Bound::Excluded(after) };
+        Ok(self.newest_first((lower, Bound::Unbounded), limit))
+    }
+
+    fn delete_post(&mut self, post_id: PostId) -> Result<usize, Infallible> {
+        let keys = self.key_of_post.get(&post_id).copied().into_iter().collect();
+        Ok(self.remove_keys(keys))
+    }
+
+    fn delete_author(&mut self, author_id: UserId) -> Result<usize, Infallible> {
+        let keys = self.by_key.values().filter(|e| e.author_id == author_id).map(Entry::key).collect();
+        Ok(self.remove_keys(keys))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    fn e(created_at: i64, post: i64, author: i64) -> Entry {
+        Entry { created_at, post_id: PostId::from_trusted(post), author_id: UserId::from_trusted(author) }
+    }
+
+    fn run(window: &mut MemoryWindow, op: WindowOp) -> WindowReply {
+        match apply(window, op) {
+            Ok(reply) => reply,
+            Err(never) => match never {},
+        }
+    }
+
+    fn ids(entries: &[Entry]) -> Vec<i64> {
+        entries.iter().map(|e| e.post_id.get()).collect()
+    }
+
+    fn deliver(entries: Vec<Entry>, cap: usize) -> WindowOp {
+        WindowOp::Deliver { entries, cap }
+    }
+
+    fn older(before: SortKey, limit: usize) -> WindowOp {
+        WindowOp::Older { before, limit }
+    }
+
+    /// A window initialized from a complete (empty) snapshot: floor BOTTOM.
+    fn initialized() -> MemoryWindow {
+        let mut window = MemoryWindow::new();
+        run(&mut window, WindowOp::Init { entries: vec![], complete: true, cap: 100 });
+        window
+    }
+
+    #[test]
+    fn out_of_order_deliveries_end_in_key_order() {
+        // Equal times are ordered by post id.
+        let posts = [e(10, 1, 1), e(20, 2, 1), e(20, 3, 2), e(5, 4, 2), e(30, 5, 1)];
+        let mut rng = Lcg(7);
+        for _ in 0..50 {
+            let mut shuffled = posts.to_vec();
+            rng.shuffle(&mut shuffled);
+            let mut window = initialized();
+            for entry in shuffled {
+                assert_eq!(run(&mut window, deliver(vec![entry], 100)).changed, 1);
+            }
+            assert_eq!(ids(&window.entries()), vec![5, 3, 2, 1, 4]);
+            assert_eq!(ids(&run(&mut window, older(SortKey::TOP, 10)).entries), vec![5, 3, 2, 1, 4]);
+        }
+    }
+
+    #[test]
+    fn redelivery_is_a_no_op() {
+        let mut window = initialized();
+        assert_eq!(run(&mut window, deliver(vec![e(10, 1, 1), e(20, 2, 1)], 10)).changed, 2);
+        // Duplicates across and within a delivery, and a stale copy with another time.
+        let again = vec![e(20, 2, 1), e(10, 1, 1), e(10, 1, 1), e(99, 1, 1)];
+        assert_eq!(run(&mut window, deliver(again, 10)).changed, 0);
+        assert_eq!(window.entries(), vec![e(20, 2, 1), e(10, 1, 1)]);
+    }
+
+    #[test]
+    fn trim_raises_the_floor() {
+        let mut window = initialized();
+        let five = (1..=5).map(|i| e(i * 10, i, 1)).collect();
+        let reply = run(&mut window, deliver(five, 3));
+        // The reply reports the floor the op started from; the trim raised it.
+        assert_eq!((reply.changed, reply.floor), (5, Some(SortKey::BOTTOM)));
+        assert_eq!(ids(&window.entries()), vec![5, 4, 3]);
+        assert_eq!(window.floor, Some(SortKey::new(30, 3)));
+        assert_eq!(run(&mut window, older(SortKey::TOP, 10)).floor, Some(SortKey::new(30, 3)));
+    }
+
+    #[test]
+    fn cap_zero_keeps_the_newest_entry() {
+        let mut window = initialized();
+        run(&mut window, deliver(vec![e(10, 1, 1), e(20, 2, 1)], 0));
+        assert_eq!(ids(&window.entries()), vec![2]);
+        assert_eq!(window.floor, Some(SortKey::new(20, 2)));
+    }
+
+    #[test]
+    fn delivery_below_the_floor_is_dropped() {
+        let mut window = initialized();
+        run(&mut window, deliver((1..=5).map(|i| e(i * 10, i, 1)).collect(), 3));
+        // Floor is (30, 3): a late post below it belongs to the pull path; just above is kept.
+        let reply = run(&mut window, deliver(vec![e(29, 9, 1), e(30, 2, 1), e(30, 6, 1)], 10));
+        assert_eq!(reply.changed, 1);
+        assert_eq!(window.entries(), vec![e(50, 5, 1), e(40, 4, 1), e(30, 6, 1), e(30, 3, 1)]);
+    }
+
+    #[test]
+    fn deliveries_before_init_are_kept_but_not_served() {
+        let mut window = MemoryWindow::new();
+        assert_eq!(run(&mut window, deliver(vec![e(10, 1, 1), e(20, 2, 1), e(30, 3, 1)], 2)).changed, 3);
+        // Trimmed to the cap, but there is no floor to raise yet.
+        assert_eq!((ids(&window.entries()), window.floor), (vec![3, 2], None));
+        let reply = run(&mut window, older(SortKey::TOP, 10));
+        assert_eq!(reply, WindowReply::default());
+        assert_eq!(run(&mut window, WindowOp::Newer { after: SortKey::BOTTOM, limit: 9 }), reply);
+    }
+
+    #[test]
+    fn remove_author_deletes_only_their_entries() {
+        let mut window = initialized();
+        run(&mut window, deliver(vec![e(10, 1, 7), e(20, 2, 8), e(30, 3, 7), e(40, 4, 9)], 10));
+        let reply = run(&mut window, WindowOp::RemoveAuthor { author_id: UserId::from_trusted(7) });
+        assert_eq!(reply.changed, 2);
+        assert_eq!(window.entries(), vec![e(40, 4, 9), e(20, 2, 8)]);
+        let again = run(&mut window, WindowOp::RemoveAuthor { author_id: UserId::from_trusted(7) });
+        assert_eq!(again.changed, 0);
+    }
+
+    #[test]
+    fn remove_post_deletes_one_entry() {
+        let mut window = initialized();
+        run(&mut window, deliver(vec![e(10, 1, 7), e(20, 2, 7), e(30, 3, 7)], 10));
+        let remove = WindowOp::RemovePost { post_id: PostId::from_trusted(2) };
+        assert_eq!(run(&mut window, remove.clone()).changed, 1);
+        assert_eq!(window.entries(), vec![e(30, 3, 7), e(10, 1, 7)]);
+        assert_eq!(run(&mut window, remove).changed, 0);
+        assert_eq!(ids(&window.entries()), vec![3, 1]);
+    }
+
+    #[test]
+    fn init_drops_raced_deliveries_below_the_snapshot_floor() {
+        let mut window = MemoryWindow::new();
+        // Fan-out reached the window before the first read built it.
+        run(&mut window, deliver(vec![e(5, 1, 1), e(50, 9, 1), e(30, 6, 1)], 10));
+        let snapshot = vec![e(40, 7, 1), e(30, 6, 1), e(20, 5, 1)];
+        let reply = run(&mut window, WindowOp::Init { entries: snapshot, complete: false, cap: 10 });
+        assert_eq!(reply.changed, 2, "post 6 was already there");
+        assert_eq!((reply.initialized, reply.floor), (true, Some(SortKey::new(20, 5))));
+        assert_eq!(ids(&window.entries()), vec![9, 7, 6, 5]);
+    }
+
+    #[test]
+    fn complete_init_has_bottom_floor_and_runs_once() {
+        let mut window = MemoryWindow::new();
+        run(&mut window, deliver(vec![e(1, 1, 1)], 10));
+        let snapshot = vec![e(40, 7, 1), e(20, 5, 1)];
+        let reply = run(&mut window, WindowOp::Init { entries: snapshot, complete: true, cap: 10 });
+        assert_eq!((reply.changed, reply.floor), (2, Some(SortKey::BOTTOM)));
+        assert_eq!(ids(&window.entries()), vec![7, 5, 1]);
+        // A second init (another reader request racing the first) changes nothing.
+        let other = vec![e(90, 8, 1)];
+        let reply = run(&mut window, WindowOp::Init { entries: other, complete: false, cap: 1 });
+        assert_eq!((reply.initialized, reply.changed, reply.floor), (true, 0, Some(SortKey::BOTTOM)));
+        assert_eq!(ids(&window.entries()), vec![7, 5, 1]);
+    }
+
+    #[test]
+    fn init_trims_and_reports_the_raised_floor() {
+        let mut window = MemoryWindow::new();
+        let snapshot = (1..=5).map(|i| e(i * 10, i, 1)).collect();
+        let reply = run(&mut window, WindowOp::Init { entries: snapshot, complete: true, cap: 2 });
+        assert_eq!((reply.changed, reply.floor), (5, Some(SortKey::new(40, 4))));
+        assert_eq!(ids(&window.entries()), vec![5, 4]);
+    }
+
+    #[test]
+    fn older_pages_across_a_trim_without_repeats() {
+        let mut window = initialized();
+        run(&mut window, deliver((1..=10).map(|i| e(i * 10, i, 1)).collect(), 10));
+        let first = run(&mut window, older(SortKey::TOP, 3)).entries;
+        assert_eq!(ids(&first), vec![10, 9, 8]);
+        let mut cursor = first[2].key();
+        // Three new posts arrive; the trim drops posts 1..=3 and raises the floor to post 4.
+        run(&mut window, deliver((11..=13).map(|i| e(i * 10, i, 1)).collect(), 10));
+        let mut seen = ids(&first);
+        loop {
+            let reply = run(&mut window, older(cursor, 3));
+            assert_eq!(reply.floor, Some(SortKey::new(40, 4)), "the caller switches to D1 here");
+            let Some(last) = reply.entries.last() else { break };
+            cursor = last.key();
+            seen.extend(ids(&reply.entries));
+        }
+        assert_eq!(seen, vec![10, 9, 8, 7, 6, 5, 4]);
+    }
+
+    #[test]
+    fn newer_returns_the_newest_limit_above_after() {
+        let mut window = initialized();
+        run(&mut window, deliver((1..=6).map(|i| e(i * 10, i, 1)).collect(), 10));
+        let newer = |after, limit| WindowOp::Newer { after, limit };
+        assert_eq!(ids(&run(&mut window, newer(SortKey::new(20, 2), 2)).entries), vec![6, 5]);
+        assert_eq!(ids(&run(&mut window, newer(SortKey::new(50, 5), 10)).entries), vec![6]);
+        assert_eq!(ids(&run(&mut window, newer(SortKey::new(60, 6), 10)).entries), Vec::<i64>::new());
+        // Never below the floor.
+        run(&mut window, deliver(vec![e(70, 7, 1)], 3));
+        assert_eq!(ids(&run(&mut window, newer(SortKey::BOTTOM, 10)).entries), vec![7, 6, 5]);
+    }
+
+    #[test]
+    fn json_shape_is_unchanged() {
+        let op = deliver(vec![e(1, 2, 3)], 5);
+        let json = r#"{"op":"deliver","entries":[{"created_at":1,"post_id":2,"author_id":3}],"cap":5}"#;
+        assert_eq!(serde_json::to_string(&op).ok().as_deref(), Some(json));
+        let remove = r#"{"op":"remove_author","author_id":4}"#;
+        let parsed: Option<WindowOp> = serde_json::from_str(remove).ok();
+        assert_eq!(parsed, Some(WindowOp::RemoveAuthor { author_id: UserId::from_trusted(4) }));
+        let reply = WindowReply { initialized: true, floor: Some(SortKey::new(1, 2)), ..Default::default() };
+        let json = r#"{"initialized":true,"floor":{"primary":1,"id":2},"entries":[],"changed":0}"#;
+        assert_eq!(serde_json::to_string(&reply).ok().as_deref(), Some(json));
+    }
+
+    /// Deterministic PRNG: a 64-bit LCG (Knuth's MMIX constants), using only the high bits.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) % n.max(1) as u64) as usize
+        }
+
+        fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+
+        fn shuffle<T>(&mut self, items: &mut [T]) {
+            for i in (1..items.len()).rev() {
+                items.swap(i, self.below(i + 1));
+            }
+        }
+
+        fn pick<T: Copy>(&mut self, items: &[T]) -> Option<T> {
+            (!items.is_empty()).then(|| items[self.below(items.len())])
+        }
+    }
+
+    /// How often the interesting cases happened, so the generated test cannot pass vacuously.
+    #[derive(Default)]
+    struct Coverage {
+        floor_raises: usize,
+        dropped_below_floor: usize,
+        redeliveries: usize,
+        removed: usize,
+        served: usize,
+    }
+
+    /// One reader's world: D1's posts, the fan-out backlog, and what the window was told.
+    struct Sim {
+        rng: Lcg,
+        window: MemoryWindow,
+        next_post: i64,
+        /// Posts in D1 this reader should see; removal takes them out.
+        published: Vec<Entry>,
+        /// Published posts whose fan-out delivery has not happened yet.
+        pending: Vec<Entry>,
+        /// Posts the window was told about (delivered or snapshotted), minus removed ones.
+        known: BTreeMap<SortKey, Entry>,
+    }
+
+    impl Sim {
+        fn new(seed: u64) -> Self {
+            let rng = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1));
+            let window = MemoryWindow::new();
+            Sim { rng, window, next_post: 1, published: vec![], pending: vec![], known: BTreeMap::new() }
+        }
+
+        /// A new post: times mostly rise with ids but arrive out of order, with ties.
+        fn publish(&mut self) {
+            let created_at = (self.next_post * 3 - self.rng.below(30) as i64).max(0);
+            let author = 1 + self.rng.below(3) as i64;
+            let post = e(created_at, self.next_post, author);
+            self.next_post += 1;
+            self.published.push(post);
+            self.pending.push(post);
+        }
+
+        /// Fresh posts from the backlog plus redeliveries, shuffled.
+        fn delivery(&mut self) -> Vec<Entry> {
+            for _ in 0..self.rng.below(3) {
+                self.publish();
+            }
+            let mut batch = Vec::new();
+            for _ in 0..self.rng.below(4) {
+                if !self.pending.is_empty() {
+                    batch.push(self.pending.swap_remove(self.rng.below(self.pending.len())));
+                }
+            }
+            let known: Vec<Entry> = self.known.values().copied().collect();
+            for _ in 0..self.rng.below(3) {
+                let duplicate =
+                    if self.rng.chance(50) { self.rng.pick(&batch) } else { self.rng.pick(&known) };
+                batch.extend(duplicate);
+            }
+            self.rng.shuffle(&mut batch);
+            batch
+        }
+
+        /// The newest part of D1 (a read with a limit); complete when it holds everything.
+        fn snapshot(&mut self) -> (Vec<Entry>, bool) {
+            let mut all = self.published.clone();
+            all.sort_by_key(|p| std::cmp::Reverse(p.key()));
+            if all.is_empty() {
+                return (all, true);
+            }
+            all.truncate(1 + self.rng.below(all.len() + 1));
+            let complete = all.len() == self.published.len() && self.rng.chance(70);
+            self.rng.shuffle(&mut all);
+            (all, complete)
+        }
+
+        fn random_key(&mut self, end: SortKey) -> SortKey {
+            let known: Vec<SortKey> = self.known.keys().copied().collect();
+            match self.rng.below(3) {
+                0 => end,
+                1 => self.rng.pick(&known).unwrap_or(end),
+                _ => SortKey::new(self.rng.below(300) as i64, self.rng.below(100) as i64),
+            }
+        }
+
+        fn next_op(&mut self) -> WindowOp {
+            let cap = 1 + self.rng.below(8);
+            let limit = self.rng.below(5);
+            match self.rng.below(100) {
+                0..=44 => WindowOp::Deliver { entries: self.delivery(), cap },
+                45..=54 => {
+                    let (entries, complete) = self.snapshot();
+                    WindowOp::Init { entries, complete, cap }
+                }
+                55..=64 => WindowOp::RemovePost {
+                    post_id: self.rng.pick(&self.published).map_or(PostId::from_trusted(1), |p| p.post_id),
+                },
+                65..=69 => {
+                    WindowOp::RemoveAuthor { author_id: UserId::from_trusted(1 + self.rng.below(3) as i64) }
+                }
+                70..=84 => WindowOp::Older { before: self.random_key(SortKey::TOP), limit },
+                _ => WindowOp::Newer { after: self.random_key(SortKey::BOTTOM), limit },
+            }
+        }
+
+        /// Updates the model of what the window was told; `before` is the window pre-op.
+        fn record(&mut self, before: &MemoryWindow, op: &WindowOp) {
+            let gone = |p: &Entry| match op {
+                WindowOp::RemovePost { post_id } => p.post_id == *post_id,
+                WindowOp::RemoveAuthor { author_id } => p.author_id == *author_id,
+                _ => false,
+            };
+            self.published.retain(|p| !gone(p));
+            self.pending.retain(|p| !gone(p));
+            self.known.retain(|_, p| !gone(p));
+            match op {
+                WindowOp::Deliver { entries, .. } => self.known.extend(entries.iter().map(|p| (p.key(), *p))),
+                WindowOp::Init { entries, .. } if before.floor.is_none() => {
+                    self.known.extend(entries.iter().map(|p| (p.key(), *p)))
+                }
+                _ => {}
+            }
+        }
+
+        fn step(&mut self, coverage: &mut Coverage) {
+            let before = self.window.clone();
+            let op = self.next_op();
+            let reply = run(&mut self.window, op.clone());
+            self.record(&before, &op);
+            self.check_state(&before);
+            check_reply(&before, &self.window, &op, &reply, coverage);
+        }
+
+        /// The invariant: after init, exactly the known posts at or above the floor.
+        fn check_state(&self, before: &MemoryWindow) {
+            let entries = self.window.entries();
+            assert!(entries.windows(2).all(|pair| pair[0].key() > pair[1].key()), "{entries:?}");
+            let posts: HashSet<PostId> = entries.iter().map(|p| p.post_id).collect();
+            assert_eq!(posts.len(), entries.len(), "unique by post id");
+            if let Some(old) = before.floor {
+                assert!(self.window.floor.is_some_and(|f| f >= old), "the floor never falls");
+            }
+            match self.window.floor {
+                Some(floor) => {
+                    assert!(entries.iter().all(|p| p.key() >= floor));
+                    let expected: Vec<Entry> = self.known.range(floor..).rev().map(|(_, p)| *p).collect();
+                    assert_eq!(entries, expected, "floor {floor:?}");
+                }
+                None => assert!(entries.iter().all(|p| self.known.get(&p.key()) == Some(p))),
+            }
+        }
+    }
+
+    /// Checks one reply against the window before (`old`) and after (`new`) the op.
+    fn check_reply(
+        old: &MemoryWindow,
+        new: &MemoryWindow,
+        op: &WindowOp,
+        reply: &WindowReply,
+        cov: &mut Coverage,
+    ) {
+        if !matches!(op, WindowOp::Init { .. }) {
+            assert_eq!((reply.initialized, reply.floor), (old.floor.is_some(), old.floor), "{op:?}");
+        }
+        match op {
+            WindowOp::Deliver { entries, cap } => check_deliver(old, new, entries, *cap, reply, cov),
+            WindowOp::Init { entries, complete, cap } => {
+                check_init(old, new, entries, *complete, *cap, reply, cov)
+            }
+            WindowOp::Older { before, limit } => {
+                check_query(old, new, reply, *limit, |p| p.key() < *before, cov)
+            }
+            WindowOp::Newer { after, limit } => {
+                check_query(old, new, reply, *limit, |p| p.key() > *after, cov)
+            }
+            WindowOp::RemovePost { post_id } => {
+                check_removal(old, new, reply, |p| p.post_id == *post_id, cov)
+            }
+            WindowOp::RemoveAuthor { author_id } => {
+                check_removal(old, new, reply, |p| p.author_id == *author_id, cov)
+            }
+        }
+    }
+
+    fn check_deliver(
+        old: &MemoryWindow,
+        new: &MemoryWindow,
+        entries: &[Entry],
+        cap: usize,
+        reply: &WindowReply,
+        cov: &mut Coverage,
+    ) {
+        let present = |p: &&Entry| old.key_of_post.contains_key(&p.post_id);
+        let below_floor = |p: &&Entry| old.floor.is_some_and(|f| p.key() < f);
+        let fresh: HashSet<PostId> =
+            entries.iter().filter(|p| !present(p) && !below_floor(p)).map(|p| p.post_id).collect();
+        assert_eq!(reply.changed, fresh.len(), "{entries:?}");
+        cov.redeliveries += entries.iter().filter(present).count();
+        cov.dropped_below_floor += entries.iter().filter(|p| !present(p) && below_floor(p)).count();
+        check_cap(old, new, cap, cov);
+    }
+
+    fn check_init(
+        old: &MemoryWindow,
+        new: &MemoryWindow,
+        entries: &[Entry],
+        complete: bool,
+        cap: usize,
+        reply: &WindowReply,
+        cov: &mut Coverage,
+    ) {
+        assert_eq!((reply.initialized, reply.floor), (true, new.floor));
+        if old.floor.is_some() {
+            assert_eq!((reply.changed, new.floor), (0, old.floor), "a second init is a no-op");
+            assert_eq!(new.entries(), old.entries());
+            return;
+        }
+        // Raced entries it deletes are below the snapshot, so every snapshot post not present counts.
+        let fresh: HashSet<PostId> =
+            entries.iter().filter(|p| !old.key_of_post.contains_key(&p.post_id)).map(|p| p.post_id).collect();
+        assert_eq!(reply.changed, fresh.len());
+        // The snapshot's floor, unless the trim raised it (then exactly `cap` entries remain).
+        let oldest = entries.iter().map(Entry::key).min();
+        let snapshot_floor = if complete { SortKey::BOTTOM } else { oldest.unwrap_or(SortKey::BOTTOM) };
+        if new.floor != Some(snapshot_floor) {
+            assert!(new.floor > Some(snapshot_floor) && new.by_key.len() == cap.max(1), "{new:?}");
+        }
+        check_cap(old, new, cap, cov);
+    }
+
+    /// After a write that trims: at most `cap` entries (one for cap 0), and a raised floor
+    /// means the trim kept exactly that many.
+    fn check_cap(old: &MemoryWindow, new: &MemoryWindow, cap: usize, cov: &mut Coverage) {
+        let count = new.by_key.len();
+        assert!(count <= cap.max(1), "{count} entries, cap {cap}");
+        if let (Some(was), Some(now)) = (old.floor, new.floor) {
+            if now > was {
+                cov.floor_raises += 1;
+                assert_eq!(count, cap.max(1), "a trim keeps exactly cap entries");
+            }
+        }
+    }
+
+    fn check_query(
+        old: &MemoryWindow,
+        new: &MemoryWindow,
+        reply: &WindowReply,
+        limit: usize,
+        beyond_cursor: impl Fn(&Entry) -> bool,
+        cov: &mut Coverage,
+    ) {
+        let expected: Vec<Entry> = match old.floor {
+            Some(floor) => old
+                .entries()
+                .into_iter()
+                .filter(|p| beyond_cursor(p) && p.key() >= floor)
+                .take(limit)
+                .collect(),
+            None => vec![],
+        };
+        assert_eq!(reply.entries, expected);
+        assert_eq!((new.entries(), new.floor), (old.entries(), old.floor), "queries change nothing");
+        cov.served += expected.len();
+    }
+
+    fn check_removal(
+        old: &MemoryWindow,
+        new: &MemoryWindow,
+        reply: &WindowReply,
+        gone: impl Fn(&Entry) -> bool,
+        cov: &mut Coverage,
+    ) {
+        let expected: Vec<Entry> = old.entries().into_iter().filter(|p| !gone(p)).collect();
+        assert_eq!(reply.changed, old.by_key.len() - expected.len());
+        assert_eq!((new.entries(), new.floor), (expected, old.floor));
+        cov.removed += reply.changed;
+    }
+
+    const SEQUENCES: u64 = 500;
+    const OPS_PER_SEQUENCE: usize = 80;
+
+    #[test]
+    fn generated_sequences_keep_the_invariant() {
+        let mut cov = Coverage::default();
+        for seed in 0..SEQUENCES {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut sim = Sim::new(seed);
+                for _ in 0..OPS_PER_SEQUENCE {
+                    sim.step(&mut cov);
+                }
+            }));
+            assert!(outcome.is_ok(), "sequence with seed {seed} failed (see the panic above)");
+        }
+        let counts = [cov.floor_raises, cov.dropped_below_floor, cov.redeliveries, cov.removed, cov.served];
+        assert!(counts.iter().all(|&n| n >= 100), "too little coverage: {counts:?}");
+    }
+}

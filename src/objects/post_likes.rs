@@ -1,0 +1,130 @@
+//! PostLikes Durable Object: one per post, the single place where likes of that post are
+//! written, so like/unlike requests are applied one after another in arrival order.
+//!
+//! Requests that arrive while a D1 write is in flight queue up and are committed together in
+//! the next batch (group commit): a hot post costs one D1 round trip per *batch* of likes, not
+//! per like. Inside a batch each request is still its own conditional upsert followed by a read
+//! of the resulting state, in arrival order, so every caller gets the state its request left
+//! (`store::likes::commit`). `like_count` is moved by triggers only when a row's state really
+//! changes, in the same transaction, so the count equals the number of liked rows whatever the
+//! interleaving.
+
+use std::cell::{Cell, RefCell};
+
+use futures_channel::oneshot;
+use worker::{
+    durable_object, D1Database, DurableObject, Env, ObjectNamespace, Request, Response, Result, State,
+};
+
+use crate::domain::likes::{LikeOp, LikeReply};
+use crate::error::ApiResult;
+use crate::store::likes::commit;
+
+/// Requests per D1 batch (two statements each, plus one).
+const MAX_GROUP: usize = 32;
+
+struct Pending {
+    op: LikeOp,
+    reply: oneshot::Sender<std::result::Result<LikeReply, String>>,
+}
+
+#[durable_object]
+pub struct PostLikes {
+    env: Env,
+    queue: RefCell<Vec<Pending>>,
+    flushing: Cell<bool>,
+}
+
+/// Commits a group; if the batch fails (say, one request names a user id that does not
+/// exist), each request is retried alone so the others still succeed.
+async fn commit_group(db: &D1Database, ops: &[LikeOp]) -> Vec<std::result::Result<LikeReply, String>> {
+    match commit(db, ops).await {
+        Ok(replies) => replies.into_iter().map(Ok).collect(),
+        Err(_) if ops.len() > 1 => {
+            let mut each = Vec::with_capacity(ops.len());
+            for op in ops {
+                let alone = commit(db, std::slice::from_ref(op)).await;
+                each.push(alone.map(|mut r| r.remove(0)).map_err(|e| e.to_string()));
+            }
+            each
+        }
+        Err(e) => vec![Err(e.to_string())],
+    }
+}
+
+impl PostLikes {
+    /// Drains the queue in groups until it is empty. Only one flush runs at a time; requests
+    /// arriving meanwhile join the next group.
+    async fn flush(&self, db: &D1Database) {
+        loop {
+            let group: Vec<Pending> = {
+                let mut queue = self.queue.borrow_mut();
+                let n = queue.len().min(MAX_GROUP);
+                queue.drain(..n).collect()
+            };
+            if group.is_empty() {
+                return;
+            }
+            let ops: Vec<LikeOp> = group.iter().map(|p| p.op).collect();
+            let replies = commit_group(db, &ops).await;
+            for (pending, reply) in group.into_iter().zip(replies) {
+                let _ = pending.reply.send(reply);
+            }
+        }
+    }
+}
+
+struct FlushGuard<'a>(&'a Cell<bool>);
+
+impl Drop for FlushGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+impl DurableObject for PostLikes {
+    fn new(_state: State, env: Env) -> Self {
+        Self { env, queue: RefCell::new(Vec::new()), flushing: Cell::new(false) }
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let op: LikeOp = match req.json().await {
+            Ok(op) => op,
+            Err(e) => return Response::error(format!("bad like op: {e}"), 400),
+        };
+        let (tx, rx) = oneshot::channel();
+        self.queue.borrow_mut().push(Pending { op, reply: tx });
+        if !self.flushing.replace(true) {
+            // Resets the flag even if this future were dropped mid-flush.
+            let _guard = FlushGuard(&self.flushing);
+            match self.env.d1("DB") {
+                Ok(db) => self.flush(&db).await,
+                Err(e) => {
+                    for pending in self.queue.borrow_mut().drain(..) {
+                        let _ = pending.reply.send(Err(e.to_string()));
+                    }
+                }
+            }
+        }
+        match rx.await {
+            Ok(Ok(reply)) => Response::from_json(&reply),
+            Ok(Err(e)) => Response::error(format!("like failed: {e}"), 500),
+            Err(_) => Response::error("like dropped", 500),
+        }
+    }
+}
+
+/// Worker-side handle to posts' like serializers.
+pub struct Likes {
+    namespace: ObjectNamespace,
+}
+
+impl Likes {
+    pub fn new(env: &Env) -> ApiResult<Self> {
+        Ok(Self { namespace: env.durable_object("POST_LIKES")? })
+    }
+
+    pub async fn set(&self, op: LikeOp) -> ApiResult<LikeReply> {
+        super::call(&self.namespace, &format!("post:{}", op.post_id), &op).await
+    }
+}

@@ -1,0 +1,222 @@
+//! SQLite storage of the TimelineWindow Durable Object: the [`WindowStorage`] primitives over
+//! the object's own `ctx.storage.sql`, plus its versioned schema. The rules themselves live in
+//! `domain::window`; nothing here decides what to keep.
+//!
+//! Schema versions: a one-row `schema_version` table records how far the schema has been
+//! migrated, and [`migrate`] runs the missing steps in order. Version 1 is the schema the
+//! object had before versioning, written with `IF NOT EXISTS`, so an object created by the
+//! older code (tables present, no version row) migrates to version 1 without touching data.
+//! Durable Object SQL rejects `BEGIN`/`SAVEPOINT`, so every step must stay idempotent: a step
+//! that fails half-way is simply run again by the next instance.
+//!
+//! Counts come from `RETURNING` rows rather than `rows_written()`, which is a billing metric
+//! that also counts index writes (one insert here reports 3). A `RETURNING` cursor must be
+//! drained: workerd cannot commit while a statement is still in progress (`SQLITE_BUSY`).
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use worker::{Error, Result, SqlStorage, SqlStorageValue};
+
+use crate::domain::cursor::SortKey;
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::window::{Entry, WindowStorage};
+
+/// Version 1: the window's entries (unique by post id, indexed in feed order and by author)
+/// and the one-row `meta` table holding the floor, present once initialized.
+const SCHEMA_V1: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS entries (post_id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL, \
+     author_id INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS entries_order ON entries (created_at DESC, post_id DESC)",
+    "CREATE INDEX IF NOT EXISTS entries_author ON entries (author_id)",
+    "CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 1), floor_primary INTEGER NOT NULL, \
+     floor_id INTEGER NOT NULL)",
+];
+
+/// `MIGRATIONS[i]` takes the schema from version `i` to version `i + 1`.
+const MIGRATIONS: &[&[&str]] = &[SCHEMA_V1];
+
+/// The schema version this code reads and writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+const ENTRY_COLUMNS: &str = "SELECT created_at, post_id, author_id FROM entries";
+
+#[derive(Deserialize)]
+struct VersionRow {
+    version: i64,
+}
+
+#[derive(Deserialize)]
+struct FloorRow {
+    floor_primary: i64,
+    floor_id: i64,
+}
+
+#[derive(Deserialize)]
+struct CountRow {
+    n: i64,
+}
+
+#[derive(Deserialize)]
+struct KeyRow {
+    created_at: i64,
+    post_id: i64,
+}
+
+fn int(value: i64) -> SqlStorageValue {
+    SqlStorageValue::Integer(value)
+}
+
+/// Limits and offsets are `usize` in Rust and `INTEGER` in SQL; anything beyond i64 means "all".
+fn int_usize(value: usize) -> SqlStorageValue {
+    int(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+fn key_bindings(key: SortKey) -> [SqlStorageValue; 2] {
+    [int(key.primary), int(key.id)]
+}
+
+/// Brings the schema up to [`SCHEMA_VERSION`]; returns the version it found. Refuses a schema
+/// newer than this code (a rollback), rather than guessing at its meaning.
+pub fn migrate(sql: &SqlStorage) -> Result<i64> {
+    sql.exec(
+        "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), \
+         version INTEGER NOT NULL)",
+        None,
+    )?;
+    let found = stored_version(sql)?;
+    if found > SCHEMA_VERSION {
+        return Err(Error::RustError(format!(
+            "timeline window schema is version {found}, newer than this code's {SCHEMA_VERSION}"
+        )));
+    }
+    for (from, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(found).unwrap_or(0)) {
+        for statement in *step {
+            sql.exec(statement, None)?;
+        }
+        set_version(sql, from as i64 + 1)?;
+    }
+    Ok(found)
+}
+
+/// The recorded schema version; 0 when none is recorded (a new object, or one created before
+/// versioning, whose tables version 1's `IF NOT EXISTS` statements leave as they are).
+fn stored_version(sql: &SqlStorage) -> Result<i64> {
+    let rows: Vec<VersionRow> =
+        sql.exec("SELECT version FROM schema_version WHERE id = 1", None)?.to_array()?;
+    Ok(rows.first().map_or(0, |row| row.version))
+}
+
+fn set_version(sql: &SqlStorage, version: i64) -> Result<()> {
+    sql.exec(
+        "INSERT INTO schema_version (id, version) VALUES (1, ?) \
+         ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+        vec![int(version)],
+    )?;
+    Ok(())
+}
+
+/// One window's storage, borrowed for the duration of one op.
+pub struct SqlWindow<'a> {
+    sql: &'a SqlStorage,
+}
+
+impl<'a> SqlWindow<'a> {
+    /// Expects [`migrate`] to have succeeded on `sql`.
+    pub fn new(sql: &'a SqlStorage) -> Self {
+        Self { sql }
+    }
+
+    /// Runs a statement with a `RETURNING post_id` clause; returns how many rows it touched.
+    fn returned_rows(&self, statement: &str, bindings: Vec<SqlStorageValue>) -> Result<usize> {
+        // Only the number of rows matters: one per row inserted or deleted. `to_array` also
+        // drains the cursor, which the commit needs.
+        let rows: Vec<IgnoredAny> = self.sql.exec(statement, bindings)?.to_array()?;
+        Ok(rows.len())
+    }
+
+    /// Entries matching `condition` (two key bounds), newest first, at most `limit`.
+    fn select(&self, condition: &str, key: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
+        let statement =
+            format!("{ENTRY_COLUMNS} WHERE {condition} ORDER BY created_at DESC, post_id DESC LIMIT ?");
+        let mut bindings = Vec::from(key_bindings(key));
+        bindings.extend(key_bindings(floor));
+        bindings.push(int_usize(limit));
+        self.sql.exec(&statement, bindings)?.to_array()
+    }
+}
+
+impl WindowStorage for SqlWindow<'_> {
+    type Error = Error;
+
+    fn floor(&self) -> Result<Option<SortKey>> {
+        let rows: Vec<FloorRow> =
+            self.sql.exec("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?.to_array()?;
+        Ok(rows.first().map(|row| SortKey::new(row.floor_primary, row.floor_id)))
+    }
+
+    fn set_floor(&mut self, floor: SortKey) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO meta (id, floor_primary, floor_id) VALUES (1, ?, ?) \
+             ON CONFLICT (id) DO UPDATE SET floor_primary = excluded.floor_primary, floor_id = excluded.floor_id",
+            Vec::from(key_bindings(floor)),
+        )?;
+        Ok(())
+    }
+
+    fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool> {
+        let inserted = self.returned_rows(
+            "INSERT OR IGNORE INTO entries (post_id, created_at, author_id) VALUES (?, ?, ?) RETURNING post_id",
+            vec![int(entry.post_id.get()), int(entry.created_at), int(entry.author_id.get())],
+        )?;
+        Ok(inserted > 0)
+    }
+
+    fn count(&self) -> Result<usize> {
+        let rows: Vec<CountRow> = self.sql.exec("SELECT COUNT(*) AS n FROM entries", None)?.to_array()?;
+        Ok(rows.first().map_or(0, |row| usize::try_from(row.n).unwrap_or(0)))
+    }
+
+    fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>> {
+        let rows: Vec<KeyRow> = self
+            .sql
+            .exec(
+                "SELECT created_at, post_id FROM entries ORDER BY created_at DESC, post_id DESC LIMIT 1 OFFSET ?",
+                vec![int_usize(n)],
+            )?
+            .to_array()?;
+        Ok(rows.first().map(|row| SortKey::new(row.created_at, row.post_id)))
+    }
+
+    fn delete_below(&mut self, key: SortKey) -> Result<()> {
+        self.sql
+            .exec("DELETE FROM entries WHERE (created_at, post_id) < (?, ?)", Vec::from(key_bindings(key)))?;
+        Ok(())
+    }
+
+    fn older(&self, before: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
+        self.select(
+            "(created_at, post_id) < (?, ?) AND (created_at, post_id) >= (?, ?)",
+            before,
+            floor,
+            limit,
+        )
+    }
+
+    fn newer(&self, after: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
+        self.select("(created_at, post_id) > (?, ?) AND (created_at, post_id) >= (?, ?)", after, floor, limit)
+    }
+
+    fn delete_post(&mut self, post_id: PostId) -> Result<usize> {
+        self.returned_rows(
+            "DELETE FROM entries WHERE post_id = ? RETURNING post_id",
+            vec![int(post_id.get())],
+        )
+    }
+
+    fn delete_author(&mut self, author_id: UserId) -> Result<usize> {
+        self.returned_rows(
+            "DELETE FROM entries WHERE author_id = ? RETURNING post_id",
+            vec![int(author_id.get())],
+        )
+    }
+}

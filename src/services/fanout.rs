@@ -1,0 +1,229 @@
+//! Fan-out: the queue producer (announce an outbox event) and the consumer that carries it
+//! into timeline windows, one bounded chunk of followers per message.
+//!
+//! Every step is idempotent: windows dedup by post id, chunk progress is recorded on the outbox
+//! row after the chunk is delivered and only moves forward, so any message may be delivered
+//! twice or retried after a partial run. A big fan-out continues as a *new* message at the back
+//! of the queue after each chunk, so one large author cannot hold the consumer while small
+//! authors' posts wait behind it.
+
+use futures_util::stream::{self, StreamExt};
+use serde::{Deserialize, Serialize};
+use worker::{Env, MessageBatch, MessageExt};
+
+use crate::context::Ctx;
+use crate::domain::fanout::{after_chunk, audience, Action, Next};
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::outbox::{EventKind, EventState};
+use crate::domain::window::{Entry, WindowOp};
+use crate::error::{ApiError, ApiResult};
+use crate::objects::timeline::Windows;
+use crate::store::outbox::{self, OutboxRow};
+use crate::store::{feed as pull, posts, test_hooks};
+
+pub const FANOUT_QUEUE: &str = "FANOUT";
+pub const DEAD_LETTER_QUEUE_NAME: &str = "edgefeed-fanout-dlq";
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct FanoutMessage {
+    pub outbox_id: OutboxId,
+    /// Resume after this follower id (the outbox row's progress wins if it is further).
+    #[serde(default)]
+    pub after_follower_id: i64,
+}
+
+impl FanoutMessage {
+    pub fn start(outbox_id: OutboxId) -> Self {
+        Self { outbox_id, after_follower_id: 0 }
+    }
+}
+
+/// Sends the messages for freshly committed outbox events. A failed send is only logged: the
+/// event is durable in the outbox and the reconciliation sweep resends it after the grace period.
+pub async fn announce(ctx: &Ctx, actor: UserId, events: &[OutboxId]) {
+    if events.is_empty() || lost_in_test(ctx, actor).await {
+        return;
+    }
+    if let Err(e) = send(&ctx.env, events.iter().map(|&id| FanoutMessage::start(id))).await {
+        worker::console_error!("announce {events:?}: {e}; the sweep will resend");
+    }
+}
+
+/// Applies single-reader events (follow backfill, unfollow/block cleanup) within the request,
+/// so the reader's very next read reflects them; any that fail go to the queue instead.
+pub async fn apply_inline(ctx: &Ctx, actor: UserId, events: &[OutboxId]) {
+    if events.is_empty() || lost_in_test(ctx, actor).await {
+        return;
+    }
+    let mut failed = Vec::new();
+    match Windows::new(&ctx.env) {
+        Ok(windows) => {
+            for &id in events {
+                if let Err(e) = process(ctx, &windows, FanoutMessage::start(id)).await {
+                    worker::console_error!("inline outbox {id}: {e}; queueing it");
+                    failed.push(id);
+                }
+            }
+        }
+        Err(_) => failed.extend_from_slice(events),
+    }
+    if failed.is_empty() {
+        return;
+    }
+    if let Err(e) = send(&ctx.env, failed.iter().map(|&id| FanoutMessage::start(id))).await {
+        worker::console_error!("queueing {failed:?}: {e}; the sweep will resend");
+    }
+}
+
+/// Test-only: simulates a crash right after the commit (the event is never sent). Faults are
+/// scoped to the acting user so concurrent tests cannot trip each other's.
+async fn lost_in_test(ctx: &Ctx, actor: UserId) -> bool {
+    ctx.config.test_hooks
+        && test_hooks::take_fault(&ctx.db, &format!("skip_announce:{actor}")).await.unwrap_or(false)
+}
+
+pub async fn send(env: &Env, messages: impl Iterator<Item = FanoutMessage>) -> ApiResult<()> {
+    let queue = env.queue(FANOUT_QUEUE)?;
+    let messages: Vec<FanoutMessage> = messages.collect();
+    // send_batch takes at most 100 messages.
+    for chunk in messages.chunks(100) {
+        queue.send_batch(chunk.to_vec()).await?;
+    }
+    Ok(())
+}
+
+/// The queue handler. It acks or retries each message itself and never returns an error
+/// (an `Err` from a queue handler aborts the isolate).
+pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
+    let dead_letters = batch.queue() == DEAD_LETTER_QUEUE_NAME;
+    let setup = Ctx::new(env).and_then(|ctx| Ok((Windows::new(&ctx.env)?, ctx)));
+    let ((windows, ctx), messages) = match (setup, batch.messages()) {
+        (Ok(setup), Ok(messages)) => (setup, messages),
+        (Err(e), _) => return retry_all(&batch, &e.to_string()),
+        (_, Err(e)) => return retry_all(&batch, &e.to_string()),
+    };
+    for message in messages {
+        let Ok(body) = serde_json::from_value::<FanoutMessage>(message.body().clone()) else {
+            worker::console_error!("dropping malformed fan-out message: {}", message.body());
+            message.ack();
+            continue;
+        };
+        let result = if dead_letters {
+            outbox::mark_dead(&ctx.db, body.outbox_id).await
+        } else {
+            process(&ctx, &windows, body).await
+        };
+        match result {
+            Ok(()) => message.ack(),
+            Err(e) => {
+                worker::console_error!("fan-out of outbox {} failed, will retry: {e}", body.outbox_id);
+                message.retry();
+            }
+        }
+    }
+}
+
+fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
+    worker::console_error!("fan-out consumer unavailable: {why}");
+    batch.retry_all();
+}
+
+/// Carries out one message of an outbox event (shared by the consumer and inline application).
+async fn process(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<()> {
+    let Some(row) = outbox::get(&ctx.db, msg.outbox_id).await? else {
+        return Ok(());
+    };
+    if row.state != EventState::Pending {
+        return Ok(());
+    }
+    match row.kind {
+        EventKind::Post | EventKind::RemovePost => {
+            fan_out_chunk(ctx, windows, &row, msg.after_follower_id).await
+        }
+        EventKind::RemoveAuthor => {
+            single_reader(ctx, windows, &row, WindowOp::RemoveAuthor { author_id: row.author_id }).await
+        }
+        EventKind::Backfill => {
+            let reader = event_reader(&row)?;
+            let cap = ctx.config.feed_window;
+            let entries = pull::backfill_entries(&ctx.db, reader, row.author_id, cap).await?;
+            single_reader(ctx, windows, &row, WindowOp::Deliver { entries, cap }).await
+        }
+    }
+}
+
+fn event_reader(row: &OutboxRow) -> ApiResult<UserId> {
+    row.reader_id.ok_or_else(|| ApiError::Internal("reader event without reader".into()))
+}
+
+async fn single_reader(ctx: &Ctx, windows: &Windows, row: &OutboxRow, op: WindowOp) -> ApiResult<()> {
+    let reader = event_reader(row)?;
+    // A reader without a window has nothing to clean or fill; it is built fresh on first read.
+    if pull::is_active_reader(&ctx.db, reader).await? {
+        windows.call(reader, &op).await?;
+    }
+    outbox::mark_done(&ctx.db, row, ctx.clock()).await
+}
+
+/// The window operation a post event carries to each reader it reaches.
+fn post_op(ctx: &Ctx, row: &OutboxRow, post_id: PostId) -> (Action, WindowOp) {
+    match row.kind {
+        EventKind::Post => {
+            let entry =
+                Entry { created_at: row.post_created_at.unwrap_or(0), post_id, author_id: row.author_id };
+            (Action::Deliver, WindowOp::Deliver { entries: vec![entry], cap: ctx.config.feed_window })
+        }
+        _ => (Action::Remove, WindowOp::RemovePost { post_id }),
+    }
+}
+
+/// Delivers one chunk of followers (plus the author's own window with the first chunk),
+/// records progress, and either continues with a new message or finishes the event.
+async fn fan_out_chunk(ctx: &Ctx, windows: &Windows, row: &OutboxRow, after: i64) -> ApiResult<()> {
+    let post_id = row.post_id.ok_or_else(|| ApiError::Internal("post event without post".into()))?;
+    let start = after.max(row.cursor_follower_id);
+    let (action, op) = post_op(ctx, row, post_id);
+    let visibility = posts::visibility_of(&ctx.db, post_id).await?;
+    let Some(audience) = audience(action, visibility, start == 0) else {
+        return outbox::mark_done(&ctx.db, row, ctx.clock()).await;
+    };
+    let followers = if audience.followers {
+        outbox::follower_chunk(&ctx.db, row.author_id, start, ctx.config.fanout_chunk).await?
+    } else {
+        Vec::new()
+    };
+    let mut readers = followers.clone();
+    if audience.author && pull::is_active_reader(&ctx.db, row.author_id).await? {
+        readers.push(row.author_id);
+    }
+    deliver_all(ctx, windows, &readers, &op).await?;
+    let follower_ids: Vec<i64> = followers.iter().map(|f| f.get()).collect();
+    let (progress, next) = after_chunk(start, &follower_ids, ctx.config.fanout_chunk);
+    if next != Next::Done && injected_chunk_fault(ctx, row.author_id).await? {
+        return Err(ApiError::Internal("injected fault after delivering a chunk".into()));
+    }
+    let now = ctx.clock();
+    outbox::record_chunk(&ctx.db, row.id, progress, readers.len(), now).await?;
+    match next {
+        Next::Continue { after_follower_id } => {
+            send(&ctx.env, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
+        }
+        Next::Done => outbox::mark_done(&ctx.db, row, now).await,
+    }
+}
+
+/// Runs `op` on every reader's window, `fanout_concurrency` at a time; fails if any failed.
+async fn deliver_all(ctx: &Ctx, windows: &Windows, readers: &[UserId], op: &WindowOp) -> ApiResult<()> {
+    let results: Vec<ApiResult<()>> = stream::iter(readers.iter().copied())
+        .map(|reader| async move { windows.call(reader, op).await.map(|_| ()) })
+        .buffer_unordered(ctx.config.fanout_concurrency)
+        .collect()
+        .await;
+    results.into_iter().collect()
+}
+
+/// Test-only: a crash after delivering a chunk, before its progress is recorded.
+async fn injected_chunk_fault(ctx: &Ctx, author: UserId) -> ApiResult<bool> {
+    Ok(ctx.config.test_hooks
+        && test_hooks::take_fault(&ctx.db, &format!("fanout_after_chunk:{author}")).await?)
+}

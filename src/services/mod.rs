@@ -1,0 +1,8 @@
+//! Services: the operations of the product, on top of the stores and the Durable Object
+//! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
+
+pub mod fanout;
+pub mod feed;
+pub mod likes;
+pub mod reconcile;
+pub mod stats;

@@ -1,0 +1,75 @@
+//! The operator's figures (`GET /v1/admin/stats`), computed from counters kept as the system
+//! runs and the latest latency samples.
+
+use serde_json::{json, Value};
+
+use crate::context::Ctx;
+use crate::domain::feed::percentile;
+use crate::error::ApiResult;
+use crate::store::stats::{self, Snapshot};
+
+pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
+    Ok(render(&stats::snapshot(&ctx.db).await?, ctx.now))
+}
+
+fn render(s: &Snapshot, now: i64) -> Value {
+    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
+    let state = |name: &str| s.outbox_by_state.get(name).copied().unwrap_or(0);
+    let ms = &s.publish_to_visible_ms;
+    json!({
+        "outbox": {
+            "pending": state("pending"),
+            "done": state("done"),
+            "dead": state("dead"),
+            "oldest_pending_age_ms": s.oldest_pending_at.map_or(0, |t| (now - t).max(0)),
+        },
+        "deliveries": get("deliveries"),
+        "fanout": {
+            "chunks": get("fanout_chunks"),
+            "posts_done": get("events_done_post"),
+            "removals_done": get("events_done_remove_post"),
+            "author_cleanups_done": get("events_done_remove_author"),
+            "backfills_done": get("events_done_backfill"),
+            "dead_letters": get("dead_letters"),
+        },
+        "publish_to_visible_ms": {
+            "samples": ms.len(),
+            "p50": percentile(ms, 50.0),
+            "p99": percentile(ms, 99.0),
+            "max": ms.iter().max(),
+        },
+        "feed_filtered": {
+            "deleted": get("filtered_deleted"),
+            "blocked": get("filtered_blocked"),
+            "unfollowed": get("filtered_unfollowed"),
+            "visibility": get("filtered_visibility"),
+        },
+        "reconcile": {
+            "runs": get("reconcile_runs"),
+            "outbox_resent": get("reconcile_resent"),
+            "counts_repaired": get("reconcile_counts_repaired"),
+        },
+        "counters": s.counters,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_counters_states_and_percentiles() {
+        let mut s = Snapshot::default();
+        s.counters.insert("deliveries".into(), 7);
+        s.outbox_by_state.insert("pending".into(), 2);
+        s.oldest_pending_at = Some(1_000);
+        s.publish_to_visible_ms = vec![30, 10, 20];
+        let v = render(&s, 1_500);
+        assert_eq!(v["deliveries"], 7);
+        assert_eq!(v["outbox"]["pending"], 2);
+        assert_eq!(v["outbox"]["dead"], 0);
+        assert_eq!(v["outbox"]["oldest_pending_age_ms"], 500);
+        assert_eq!(v["publish_to_visible_ms"]["p50"], 20);
+        assert_eq!(v["publish_to_visible_ms"]["max"], 30);
+    }
+}

@@ -1,0 +1,109 @@
+//! Test-only state (fault flags) and the views the black-box tests inspect. Reachable only
+//! through `/v1/admin/test/*`, which answers 404 unless `TEST_HOOKS` is on.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use worker::D1Database;
+
+use super::{all, first, int, run, text, Count, IdRow};
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::outbox::{EventKind, EventState};
+use crate::error::ApiResult;
+
+/// Consumes one firing of a test fault; true if it fired.
+pub async fn take_fault(db: &D1Database, name: &str) -> ApiResult<bool> {
+    let row: Option<IdRow> = first(
+        db,
+        "UPDATE test_faults SET remaining = remaining - 1 WHERE name = ?1 AND remaining > 0 RETURNING 1 AS id",
+        &[text(name)],
+    )
+    .await?;
+    Ok(row.is_some())
+}
+
+pub async fn set_fault(db: &D1Database, name: &str, times: i64) -> ApiResult<()> {
+    run(
+        db,
+        "INSERT INTO test_faults (name, remaining) VALUES (?1, ?2) \
+         ON CONFLICT (name) DO UPDATE SET remaining = excluded.remaining",
+        &[text(name), int(times)],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Makes a post's fan-out events pending from the start again.
+pub async fn reset_for_replay(db: &D1Database, post: PostId) -> ApiResult<Vec<OutboxId>> {
+    let rows: Vec<IdRow> = all(
+        db,
+        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL \
+         WHERE post_id = ?1 AND kind = 'post' RETURNING id",
+        &[int(post)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| OutboxId::from_trusted(r.id)).collect())
+}
+
+#[derive(Deserialize, Serialize)]
+pub struct OutboxView {
+    id: OutboxId,
+    kind: EventKind,
+    post_id: Option<PostId>,
+    state: EventState,
+    cursor_follower_id: i64,
+    delivered: i64,
+    created_at: i64,
+    done_at: Option<i64>,
+}
+
+#[derive(Serialize)]
+pub struct AuthorOutbox {
+    pub pending: i64,
+    pub events: Vec<OutboxView>,
+    pub faults: BTreeMap<String, i64>,
+}
+
+/// An author's recent post events, pending count and the faults scoped to them.
+pub async fn author_outbox(db: &D1Database, author: UserId) -> ApiResult<AuthorOutbox> {
+    #[derive(Deserialize)]
+    struct Fault {
+        name: String,
+        remaining: i64,
+    }
+    let events: Vec<OutboxView> = all(
+        db,
+        "SELECT id, kind, post_id, state, cursor_follower_id, delivered, created_at, done_at FROM outbox \
+         WHERE author_id = ?1 AND kind IN ('post', 'remove_post') ORDER BY id DESC LIMIT 100",
+        &[int(author)],
+    )
+    .await?;
+    let faults: Vec<Fault> = all(
+        db,
+        "SELECT name, remaining FROM test_faults WHERE name LIKE '%:' || CAST(?1 AS INTEGER)",
+        &[int(author)],
+    )
+    .await?;
+    let pending: Option<Count> = first(
+        db,
+        "SELECT COUNT(*) AS n FROM outbox WHERE author_id = ?1 AND state = 'pending'",
+        &[int(author)],
+    )
+    .await?;
+    Ok(AuthorOutbox {
+        pending: pending.map_or(0, |p| p.n),
+        events,
+        faults: faults.into_iter().map(|f| (f.name, f.remaining)).collect(),
+    })
+}
+
+/// Overwrites a post's like count, as a bug or a lost trigger would, for the repair test.
+pub async fn set_like_count(db: &D1Database, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
+    run(
+        db,
+        "UPDATE posts SET like_count = ?2, touched_at = ?3 WHERE id = ?1",
+        &[int(post), int(like_count), int(now)],
+    )
+    .await?;
+    Ok(())
+}
