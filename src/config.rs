@@ -1,8 +1,10 @@
 //! Typed `[vars]` with defaults. Parsing is pure so it is unit-tested natively; `from_env`
 //! is the thin adapter over the Worker environment.
 
+use crate::domain::policy::{FanoutMode, Policy};
+
 /// Tunables from `wrangler.toml` `[vars]` (or `--var` overrides). See README for each.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub open_registration: bool,
     pub token_ttl_secs: i64,
@@ -13,12 +15,20 @@ pub struct Config {
     pub feed_scan_budget: usize,
     /// Enables the `/v1/admin/test/*` fault-injection routes. Never on in production.
     pub test_hooks: bool,
+    /// Hybrid fan-out: `FANOUT_MODE`, `PUSH_COST_RATIO`, `ACTIVE_DAYS`, `PUSH_MAX_FOLLOWERS`,
+    /// `EDGE_HYSTERESIS` (see `domain/policy.rs`).
+    pub policy: Policy,
 }
 
 impl Config {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
         fn num<T: std::str::FromStr + Ord>(raw: Option<String>, default: T, min: T, max: T) -> T {
             raw.and_then(|v| v.trim().parse().ok()).map(|v: T| v.clamp(min, max)).unwrap_or(default)
+        }
+        fn ratio(raw: Option<String>, default: f64, min: f64, max: f64) -> f64 {
+            raw.and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+                .map_or(default, |v| v.clamp(min, max))
         }
         let flag = |name: &str, default: bool| match get(name).as_deref().map(str::trim) {
             Some("true" | "1" | "yes") => true,
@@ -34,6 +44,13 @@ impl Config {
             outbox_grace_ms: num(get("OUTBOX_GRACE_SECONDS"), 30, 0, 3_600) * 1000,
             feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
             test_hooks: flag("TEST_HOOKS", false),
+            policy: Policy {
+                mode: get("FANOUT_MODE").and_then(|m| m.parse().ok()).unwrap_or(FanoutMode::Hybrid),
+                push_cost_ratio: ratio(get("PUSH_COST_RATIO"), 10.0, 0.0, 1e9),
+                active_days: num(get("ACTIVE_DAYS"), 7, 1, 3_650),
+                push_max_followers: num(get("PUSH_MAX_FOLLOWERS"), 10_000, 1, 100_000_000),
+                hysteresis: ratio(get("EDGE_HYSTERESIS"), 2.0, 1.0, 100.0),
+            },
         }
     }
 
@@ -61,5 +78,16 @@ mod tests {
         assert_eq!(c.feed_window, 10);
         assert!(!c.open_registration);
         assert_eq!(c.fanout_chunk, 500);
+        assert_eq!(c.policy.mode, FanoutMode::Hybrid);
+        let c = Config::from_lookup(|n| match n {
+            "FANOUT_MODE" => Some("pull".into()),
+            "PUSH_COST_RATIO" => Some("NaN".into()),
+            "EDGE_HYSTERESIS" => Some("0.5".into()),
+            _ => None,
+        });
+        assert_eq!(
+            (c.policy.mode, c.policy.push_cost_ratio, c.policy.hysteresis),
+            (FanoutMode::Pull, 10.0, 1.0)
+        );
     }
 }

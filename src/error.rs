@@ -1,6 +1,8 @@
 //! The one error type of the service. Every failure a handler can meet becomes an `ApiError`,
 //! and `http::problem` turns it into RFC 9457 problem+json in exactly one place.
 
+use serde::{Deserialize, Serialize};
+
 use crate::domain::cursor::CursorError;
 use crate::domain::token::TokenError;
 use crate::domain::validate::Invalid;
@@ -25,9 +27,47 @@ pub enum ApiError {
     Conflict { code: &'static str, detail: &'static str },
     #[error("the request body is larger than 64 KiB")]
     PayloadTooLarge,
+    /// A storage failure (D1, or a Durable Object's relayed one), classified once where it
+    /// happened so no wrapper on the way up can lose what kind it was.
+    #[error("storage error ({kind:?}): {detail}")]
+    Storage { kind: StorageKind, detail: String },
     /// Anything unexpected (storage down, a bug). The detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// What a storage failure was, as far as callers need to tell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StorageKind {
+    /// A reference to a row that does not exist. Every write checks its targets first and rows
+    /// are never hard-deleted, so this means the token names a user this service never
+    /// registered.
+    ForeignKey,
+    /// A UNIQUE / PRIMARY KEY violation; `columns` as SQLite names them (`users.handle`).
+    Unique {
+        columns: Vec<String>,
+    },
+    Other,
+}
+
+impl StorageKind {
+    /// Classifies a storage error message. D1 reports failures only as text, so this is the one
+    /// place that reads it; everything above matches on the kind.
+    pub fn classify(message: &str) -> Self {
+        if message.contains("FOREIGN KEY constraint failed") {
+            return Self::ForeignKey;
+        }
+        const UNIQUE: &str = "UNIQUE constraint failed: ";
+        let Some(start) = message.find(UNIQUE).map(|i| i + UNIQUE.len()) else {
+            return Self::Other;
+        };
+        // `... UNIQUE constraint failed: t.a, t.b: SQLITE_CONSTRAINT` (the suffix is optional).
+        let rest = &message[start..];
+        let list = rest.split(": ").next().unwrap_or(rest);
+        let columns = list.split(", ").map(|c| c.trim().to_owned()).filter(|c| !c.is_empty()).collect();
+        Self::Unique { columns }
+    }
 }
 
 impl ApiError {
@@ -49,8 +89,20 @@ impl ApiError {
             Self::Conflict { .. } => 409,
             Self::PayloadTooLarge => 413,
             Self::InvalidField { .. } => 422,
-            Self::Internal(_) => 500,
+            Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
+            Self::Storage { .. } | Self::Internal(_) => 500,
         }
+    }
+
+    /// Whether this is a UNIQUE violation on `target`: a column (`users.handle`) or any column
+    /// of a table (`idempotency_keys`).
+    pub fn is_unique_violation(&self, target: &str) -> bool {
+        let Self::Storage { kind: StorageKind::Unique { columns }, .. } = self else {
+            return false;
+        };
+        columns
+            .iter()
+            .any(|c| c == target || c.strip_prefix(target).is_some_and(|rest| rest.starts_with('.')))
     }
 
     /// Stable snake_case machine code; clients switch on this, so never rename one.
@@ -64,7 +116,8 @@ impl ApiError {
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
-            Self::Internal(_) => "internal",
+            Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
+            Self::Storage { .. } | Self::Internal(_) => "internal",
         }
     }
 
@@ -85,7 +138,12 @@ impl ApiError {
     /// The problem+json document (without internals for 500s).
     pub fn to_problem(&self) -> serde_json::Value {
         let detail = match self {
-            Self::Internal(_) => "something went wrong on our side; retrying is safe".to_owned(),
+            Self::Storage { kind: StorageKind::ForeignKey, .. } => {
+                "the token's user does not exist".to_owned()
+            }
+            Self::Storage { .. } | Self::Internal(_) => {
+                "something went wrong on our side; retrying is safe".to_owned()
+            }
             other => other.to_string(),
         };
         let mut doc = serde_json::json!({
@@ -139,6 +197,30 @@ mod tests {
         assert_eq!(doc["code"], "invalid_field");
         assert_eq!(doc["field"], "body");
         assert_eq!(doc["type"], "about:blank");
+    }
+
+    #[test]
+    fn storage_errors_are_classified_once_and_keep_their_kind() {
+        let fk = StorageKind::classify("D1_ERROR: FOREIGN KEY constraint failed: SQLITE_CONSTRAINT");
+        assert_eq!(fk, StorageKind::ForeignKey);
+        let err = ApiError::Storage { kind: fk, detail: "likes insert".into() };
+        assert_eq!((err.status(), err.code()), (401, "unauthorized"));
+        assert!(!err.to_problem().to_string().contains("likes insert"));
+        let unique = StorageKind::classify(
+            "D1_ERROR: UNIQUE constraint failed: idempotency_keys.user_id, idempotency_keys.key: SQLITE_CONSTRAINT",
+        );
+        let err = ApiError::Storage { kind: unique, detail: String::new() };
+        assert!(err.is_unique_violation("idempotency_keys"));
+        assert!(err.is_unique_violation("idempotency_keys.key"));
+        assert!(!err.is_unique_violation("idempotency"));
+        assert!(!err.is_unique_violation("users.handle"));
+        let handle = StorageKind::classify("UNIQUE constraint failed: users.handle");
+        assert_eq!(handle, StorageKind::Unique { columns: vec!["users.handle".into()] });
+        assert_eq!(StorageKind::classify("D1_ERROR: no such table: posts"), StorageKind::Other);
+        // The kind survives a relay through a Durable Object as JSON.
+        let relayed: Option<StorageKind> =
+            serde_json::to_string(&StorageKind::ForeignKey).ok().and_then(|j| serde_json::from_str(&j).ok());
+        assert_eq!(relayed, Some(StorageKind::ForeignKey));
     }
 
     #[test]

@@ -2,32 +2,58 @@
 
 use super::visibility::Visibility;
 
-/// What an event does to the windows it reaches.
+/// Which way a post event moves followers' windows: the direction of the change that
+/// recorded it (published or made visible again: deliver; made private or deleted: remove).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub enum Direction {
     Deliver,
     Remove,
 }
 
+/// A post as it is in D1 *when the event is applied* (`None` for a post that is gone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Audience {
-    pub followers: bool,
+pub struct PostNow {
+    pub visibility: Visibility,
+    pub deleted: bool,
+}
+
+impl PostNow {
+    /// Whether followers' windows should hold it: followers see public and followers-only posts.
+    fn for_followers(post: Option<Self>) -> bool {
+        post.is_some_and(|p| !p.deleted && p.visibility != Visibility::Private)
+    }
+}
+
+/// What one chunk of a post event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// What to write to each follower's window, if anything.
+    pub followers: Option<Direction>,
+    /// Deliver to the author's own window (once, with the first chunk).
     pub author: bool,
 }
 
-/// Who receives this chunk, given the post's visibility *now* (`None`: deleted meanwhile).
-/// `None` means there is nothing left to do for the event.
-pub fn audience(action: Action, visibility: Option<Visibility>, first_chunk: bool) -> Option<Audience> {
-    match (action, visibility) {
-        // Deleted before delivery: read-time filtering would hide it anyway, so skip the work.
-        (Action::Deliver, None) => None,
-        // The author's own window gets it once (with the first chunk); followers unless private.
-        (Action::Deliver, Some(v)) => {
-            Some(Audience { followers: v != Visibility::Private, author: first_chunk })
-        }
-        // Removals never touch the author's window: the author may always see their own post,
-        // and a deleted one is filtered at read time.
-        (Action::Remove, _) => Some(Audience { followers: true, author: false }),
+impl Plan {
+    pub fn is_nothing(self) -> bool {
+        self.followers.is_none() && !self.author
+    }
+}
+
+/// Events are applied by the *current* state, never by what was true when they were sent: an
+/// event only moves windows in its own direction, and only if the post's state now agrees. A
+/// stale event (its change since undone) does nothing; the event of the later change, applied
+/// after it was committed, brings the windows to the current state. Writes carry the post's
+/// state version, so a write based on an older read cannot undo a newer one in a window.
+pub fn plan(direction: Direction, now: Option<PostNow>, first_chunk: bool) -> Plan {
+    let visible = PostNow::for_followers(now);
+    match direction {
+        Direction::Deliver => Plan {
+            followers: visible.then_some(Direction::Deliver),
+            // The author sees all their own posts; removals never touch the author's window
+            // (a deleted post is filtered at read time).
+            author: first_chunk && now.is_some_and(|p| !p.deleted),
+        },
+        Direction::Remove => Plan { followers: (!visible).then_some(Direction::Remove), author: false },
     }
 }
 
@@ -55,20 +81,34 @@ pub fn after_chunk(start: i64, followers: &[i64], chunk_size: usize) -> (i64, Ne
 mod tests {
     use super::*;
 
+    use Visibility::*;
+
+    fn now(visibility: Visibility, deleted: bool) -> Option<PostNow> {
+        Some(PostNow { visibility, deleted })
+    }
+
     #[test]
-    fn audiences() {
-        let both = Audience { followers: true, author: true };
-        assert_eq!(audience(Action::Deliver, Some(Visibility::Public), true), Some(both));
-        assert_eq!(
-            audience(Action::Deliver, Some(Visibility::Followers), false),
-            Some(Audience { followers: true, author: false })
-        );
-        assert_eq!(
-            audience(Action::Deliver, Some(Visibility::Private), true),
-            Some(Audience { followers: false, author: true })
-        );
-        assert_eq!(audience(Action::Deliver, None, true), None);
-        assert_eq!(audience(Action::Remove, None, true), Some(Audience { followers: true, author: false }));
+    fn plans_follow_the_current_state_in_the_event_direction() {
+        use Direction::{Deliver as D, Remove as R};
+        let plan_of = |followers, author| Plan { followers, author };
+        // (direction, state now, first chunk) -> plan
+        let table = [
+            (D, now(Public, false), true, plan_of(Some(D), true)),
+            (D, now(Followers, false), false, plan_of(Some(D), false)),
+            (D, now(Private, false), true, plan_of(None, true)),
+            (D, now(Public, true), true, plan_of(None, false)),
+            (D, None, true, plan_of(None, false)),
+            (R, now(Private, false), true, plan_of(Some(R), false)),
+            (R, now(Public, true), false, plan_of(Some(R), false)),
+            (R, None, true, plan_of(Some(R), false)),
+            // Stale removal: the post is visible again, so it removes nothing.
+            (R, now(Public, false), true, plan_of(None, false)),
+            (R, now(Followers, false), false, plan_of(None, false)),
+        ];
+        for (direction, state, first, expected) in table {
+            assert_eq!(plan(direction, state, first), expected, "{direction:?} {state:?} {first}");
+        }
+        assert!(plan(R, now(Public, false), true).is_nothing());
     }
 
     #[test]

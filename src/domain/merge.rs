@@ -26,15 +26,14 @@ pub fn merge_newest_first<T>(a: Vec<T>, b: Vec<T>, key: impl Fn(&T) -> SortKey) 
     }
 }
 
-/// Splits a newest-first sequence at `boundary`: items at or above it, and the rest.
-pub fn split_at_key<T>(
-    mut items: Vec<T>,
-    boundary: SortKey,
-    key: impl Fn(&T) -> SortKey,
-) -> (Vec<T>, Vec<T>) {
-    let cut = items.iter().position(|x| key(x) < boundary).unwrap_or(items.len());
-    let rest = items.split_off(cut);
-    (items, rest)
+/// How far down a newest-first batch asked for `want` items is complete: its last key if it
+/// came back full (more may follow), else `bound` (the source is exhausted down to there).
+/// Merging two sources is exact only down to the higher of their two answers.
+pub fn covered_to<T>(batch: &[T], want: usize, bound: SortKey, key: impl Fn(&T) -> SortKey) -> SortKey {
+    match batch.last() {
+        Some(last) if batch.len() >= want => key(last).max(bound),
+        _ => bound,
+    }
 }
 
 #[cfg(test)]
@@ -66,10 +65,11 @@ mod tests {
     }
 
     #[test]
-    fn split_keeps_boundary_on_top() {
-        let items = vec![k(9, 1), k(5, 2), k(5, 1), k(3, 1)];
-        let (top, rest) = split_at_key(items, k(5, 1), |x| *x);
-        assert_eq!(top, vec![k(9, 1), k(5, 2), k(5, 1)]);
-        assert_eq!(rest, vec![k(3, 1)]);
+    fn coverage_of_full_and_short_batches() {
+        let floor = k(2, 0);
+        assert_eq!(covered_to(&[k(9, 1), k(7, 1)], 2, floor, |x| *x), k(7, 1), "full: more may follow");
+        assert_eq!(covered_to(&[k(9, 1)], 2, floor, |x| *x), floor, "short: exhausted to the bound");
+        assert_eq!(covered_to(&[k(9, 1), k(1, 1)], 2, floor, |x| *x), floor, "never below the bound");
+        assert_eq!(covered_to(&Vec::<SortKey>::new(), 0, floor, |x| *x), floor);
     }
 }

@@ -1,5 +1,6 @@
 //! Pure domain logic: no `worker` types, unit-tested natively with `cargo test`.
 
+pub mod activity;
 pub mod cursor;
 pub mod fanout;
 pub mod feed;
@@ -7,6 +8,7 @@ pub mod ids;
 pub mod likes;
 pub mod merge;
 pub mod outbox;
+pub mod policy;
 pub mod sign;
 pub mod time;
 pub mod token;

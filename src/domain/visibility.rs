@@ -73,26 +73,6 @@ pub fn may_see_author(rel: Relationship) -> bool {
     rel.is_self || !rel.blocked
 }
 
-/// What followers' timeline windows need when a post's visibility changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowChange {
-    /// Followers may now see it: fan it out (it was never delivered to them while private).
-    Deliver,
-    /// Only the author may see it now: remove it from followers' windows.
-    Remove,
-}
-
-/// Windows only ever hold posts for the author and the author's followers, and followers see
-/// both `public` and `followers` posts, so only moves to or from `private` matter.
-pub fn window_change(old: Visibility, new: Visibility) -> Option<WindowChange> {
-    match (old, new) {
-        (o, n) if o == n => None,
-        (_, Visibility::Private) => Some(WindowChange::Remove),
-        (Visibility::Private, _) => Some(WindowChange::Deliver),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,17 +106,6 @@ mod tests {
         let rel = Relationship { is_self: false, follows: true, blocked: true };
         assert!(!may_see(rel, Public, false));
         assert!(!may_see_author(rel));
-    }
-
-    #[test]
-    fn only_moves_to_or_from_private_touch_windows() {
-        assert_eq!(window_change(Public, Private), Some(WindowChange::Remove));
-        assert_eq!(window_change(Followers, Private), Some(WindowChange::Remove));
-        assert_eq!(window_change(Private, Public), Some(WindowChange::Deliver));
-        assert_eq!(window_change(Private, Followers), Some(WindowChange::Deliver));
-        assert_eq!(window_change(Public, Followers), None);
-        assert_eq!(window_change(Followers, Public), None);
-        assert_eq!(window_change(Private, Private), None);
     }
 
     #[test]

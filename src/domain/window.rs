@@ -22,6 +22,15 @@
 //! - Trimming to `cap` keeps the newest `cap` entries and raises the floor to the oldest kept
 //!   key, so the invariant survives trims (the dropped range now belongs to the pull path).
 //!   A `cap` of 0 keeps one entry, as the SQL always did.
+//! - Events are applied by the state they carry, never by arrival order (queues reorder and
+//!   redeliver, and a fan-out chunk reads D1 before it writes here). Each entry carries the
+//!   post's `state_version` from D1; `RemovePost` carries the version whose state made the post
+//!   invisible, deletes an entry only if the entry's version is not newer, and leaves a
+//!   tombstone, so a stale delivery of an older version cannot bring the post back while a
+//!   delivery of a newer version (the post was made visible again) can. Reader-scoped events
+//!   (`Backfill`, `RemoveAuthor`) carry their outbox event id, which D1 assigns in commit
+//!   order: a per-author mark keeps the newest one applied and older ones are ignored, so an
+//!   unfollow that arrives after the re-follow's backfill cannot empty the window of that author.
 //! - `Older`/`Newer` only answer at or above the floor, and only once initialized: below the
 //!   floor (or before init) the window cannot tell a missing post from a non-existent one.
 //! - Each reply carries `initialized` and `floor` as read at the start of the op (except
@@ -36,6 +45,7 @@ use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
+use super::activity::{Activity, ActivityReport};
 use super::cursor::SortKey;
 use super::ids::{PostId, UserId};
 
@@ -44,6 +54,9 @@ pub struct Entry {
     pub created_at: i64,
     pub post_id: PostId,
     pub author_id: UserId,
+    /// The post's `state_version` in D1 when this entry was read or sent.
+    #[serde(default)]
+    pub version: i64,
 }
 
 impl Entry {
@@ -57,41 +70,56 @@ impl Entry {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum WindowOp {
     /// Add entries (fan-out or follow backfill); trims to `cap`.
-    Deliver {
-        entries: Vec<Entry>,
-        cap: usize,
-    },
+    Deliver { entries: Vec<Entry>, cap: usize },
     /// First build from D1; `complete` when the snapshot holds every candidate there is.
-    Init {
-        entries: Vec<Entry>,
-        complete: bool,
-        cap: usize,
-    },
-    /// Entries strictly older than `before`, newest first.
+    Init { entries: Vec<Entry>, complete: bool, cap: usize },
+    /// Entries strictly older than `before`, newest first. `read_at`: the reader opened their
+    /// feed at that time (counted for their read rate; `Newer` likewise).
     Older {
         before: SortKey,
         limit: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read_at: Option<i64>,
     },
     /// Entries strictly newer than `after`, newest first.
     Newer {
         after: SortKey,
         limit: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        read_at: Option<i64>,
     },
+    /// The post became invisible to followers at `version` (made private, deleted).
     RemovePost {
         post_id: PostId,
+        #[serde(default)]
+        version: i64,
+        /// The post's time, so its tombstone is dropped once below the floor.
+        #[serde(default)]
+        created_at: i64,
     },
+    /// The reader stopped following the author (unfollow, block): outbox event `event`.
     RemoveAuthor {
         author_id: UserId,
+        #[serde(default)]
+        event: i64,
     },
+    /// Test hook: moves the reader's recorded activity `ms` into the past, as if they had been
+    /// away that long.
+    AgeActivity { ms: i64 },
+    /// The reader started following the author (outbox event `event`): their recent posts.
+    Backfill { author_id: UserId, event: i64, entries: Vec<Entry>, cap: usize },
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WindowReply {
     pub initialized: bool,
     /// Lowest key the window is complete down to (meaningful once initialized).
     pub floor: Option<SortKey>,
     pub entries: Vec<Entry>,
     pub changed: usize,
+    /// The reader's activity, when a read made a report to D1 due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<ActivityReport>,
 }
 
 /// The primitive operations a window backend provides; [`apply`] builds the rules from them.
@@ -117,6 +145,19 @@ pub trait WindowStorage {
     fn delete_post(&mut self, post_id: PostId) -> Result<usize, Self::Error>;
     /// Deletes every entry by the author; returns how many were deleted.
     fn delete_author(&mut self, author_id: UserId) -> Result<usize, Self::Error>;
+    /// The version of the post's entry, `None` if it has none.
+    fn version_of(&self, post_id: PostId) -> Result<Option<i64>, Self::Error>;
+    fn set_version(&mut self, post_id: PostId, version: i64) -> Result<(), Self::Error>;
+    /// The version at which the post was last removed, if a tombstone is kept.
+    fn tombstone(&self, post_id: PostId) -> Result<Option<i64>, Self::Error>;
+    /// Records (or raises) the post's tombstone; `key` lets trims drop it below the floor.
+    fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<(), Self::Error>;
+    /// The newest reader-scoped event applied for this author.
+    fn author_mark(&self, author_id: UserId) -> Result<Option<i64>, Self::Error>;
+    fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<(), Self::Error>;
+    /// The reader's feed-read activity (see `domain::activity`).
+    fn activity(&self) -> Result<Option<Activity>, Self::Error>;
+    fn set_activity(&mut self, activity: &Activity) -> Result<(), Self::Error>;
 }
 
 /// Applies one operation to a window (see the module docs for the rules).
@@ -135,20 +176,94 @@ pub fn apply<S: WindowStorage>(store: &mut S, op: WindowOp) -> Result<WindowRepl
             reply.initialized = true;
             reply.floor = store.floor()?;
         }
-        WindowOp::Older { before, limit } => {
+        WindowOp::Older { before, limit, read_at } => {
+            reply.report = count_read(store, read_at)?;
             if let Some(floor) = floor {
                 reply.entries = store.older(before, floor, limit)?;
             }
         }
-        WindowOp::Newer { after, limit } => {
+        WindowOp::Newer { after, limit, read_at } => {
+            reply.report = count_read(store, read_at)?;
             if let Some(floor) = floor {
                 reply.entries = store.newer(after, floor, limit)?;
             }
         }
-        WindowOp::RemovePost { post_id } => reply.changed = store.delete_post(post_id)?,
-        WindowOp::RemoveAuthor { author_id } => reply.changed = store.delete_author(author_id)?,
+        WindowOp::RemovePost { post_id, version, created_at } => {
+            reply.changed = remove_post(store, post_id, version, SortKey::new(created_at, post_id.get()))?
+        }
+        WindowOp::RemoveAuthor { author_id, event } => {
+            if newer_event(store, author_id, event)? {
+                reply.changed = store.delete_author(author_id)?;
+            }
+        }
+        WindowOp::AgeActivity { ms } => {
+            if let Some(mut activity) = store.activity()? {
+                activity.age(ms);
+                store.set_activity(&activity)?;
+            }
+        }
+        WindowOp::Backfill { author_id, event, entries, cap } => {
+            if newer_event(store, author_id, event)? {
+                reply.changed = insert_all(store, &entries, floor)?;
+                trim(store, cap)?;
+            }
+        }
     }
     Ok(reply)
+}
+
+/// Counts a feed read (when the op is one); returns the activity report it made due.
+fn count_read<S: WindowStorage>(
+    store: &mut S,
+    read_at: Option<i64>,
+) -> Result<Option<ActivityReport>, S::Error> {
+    let Some(now) = read_at else {
+        return Ok(None);
+    };
+    let mut activity = store.activity()?.unwrap_or_default();
+    let report = activity.on_read(now);
+    store.set_activity(&activity)?;
+    Ok(report)
+}
+
+/// Whether `event` is newer than every reader-scoped event applied for the author; if so it
+/// becomes the author's mark (and the caller applies it).
+fn newer_event<S: WindowStorage>(store: &mut S, author_id: UserId, event: i64) -> Result<bool, S::Error> {
+    if store.author_mark(author_id)?.is_some_and(|mark| mark >= event) {
+        return Ok(false);
+    }
+    store.set_author_mark(author_id, event)?;
+    Ok(true)
+}
+
+/// Removes the post's entry unless it carries a newer version, and keeps a tombstone so an
+/// older delivery arriving later is ignored; returns how many entries were deleted.
+fn remove_post<S: WindowStorage>(
+    store: &mut S,
+    post_id: PostId,
+    version: i64,
+    key: SortKey,
+) -> Result<usize, S::Error> {
+    let deleted = match store.version_of(post_id)? {
+        Some(current) if current <= version => store.delete_post(post_id)?,
+        _ => 0,
+    };
+    store.put_tombstone(post_id, key, version)?;
+    Ok(deleted)
+}
+
+/// Inserts or refreshes one entry by its version; returns whether it was newly inserted.
+fn insert_versioned<S: WindowStorage>(store: &mut S, entry: &Entry) -> Result<bool, S::Error> {
+    if store.tombstone(entry.post_id)?.is_some_and(|removed_at| removed_at >= entry.version) {
+        return Ok(false);
+    }
+    match store.version_of(entry.post_id)? {
+        None => store.insert_if_absent(entry),
+        Some(current) if current < entry.version => {
+            store.set_version(entry.post_id, entry.version).map(|()| false)
+        }
+        Some(_) => Ok(false),
+    }
 }
 
 /// Inserts the entries not already present, skipping those below `floor` (when there is one);
@@ -163,7 +278,7 @@ fn insert_all<S: WindowStorage>(
         if floor.is_some_and(|f| entry.key() < f) {
             continue;
         }
-        if store.insert_if_absent(entry)? {
+        if insert_versioned(store, entry)? {
             inserted += 1;
         }
     }
@@ -218,6 +333,9 @@ pub struct MemoryWindow {
     floor: Option<SortKey>,
     by_key: BTreeMap<SortKey, Entry>,
     key_of_post: HashMap<PostId, SortKey>,
+    tombstones: HashMap<PostId, (SortKey, i64)>,
+    author_marks: HashMap<UserId, i64>,
+    activity: Option<Activity>,
 }
 
 impl MemoryWindow {
@@ -276,6 +394,7 @@ impl WindowStorage for MemoryWindow {
     fn delete_below(&mut self, key: SortKey) -> Result<(), Infallible> {
         let below: Vec<SortKey> = self.by_key.range(..key).map(|(k, _)| *k).collect();
         self.remove_keys(below);
+        self.tombstones.retain(|_, (at, _)| *at >= key);
         Ok(())
     }
 
@@ -301,6 +420,45 @@ impl WindowStorage for MemoryWindow {
         let keys = self.by_key.values().filter(|e| e.author_id == author_id).map(Entry::key).collect();
         Ok(self.remove_keys(keys))
     }
+
+    fn version_of(&self, post_id: PostId) -> Result<Option<i64>, Infallible> {
+        Ok(self.key_of_post.get(&post_id).and_then(|k| self.by_key.get(k)).map(|e| e.version))
+    }
+
+    fn set_version(&mut self, post_id: PostId, version: i64) -> Result<(), Infallible> {
+        if let Some(entry) = self.key_of_post.get(&post_id).and_then(|k| self.by_key.get_mut(k)) {
+            entry.version = version;
+        }
+        Ok(())
+    }
+
+    fn tombstone(&self, post_id: PostId) -> Result<Option<i64>, Infallible> {
+        Ok(self.tombstones.get(&post_id).map(|(_, version)| *version))
+    }
+
+    fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<(), Infallible> {
+        let slot = self.tombstones.entry(post_id).or_insert((key, version));
+        slot.1 = slot.1.max(version);
+        Ok(())
+    }
+
+    fn author_mark(&self, author_id: UserId) -> Result<Option<i64>, Infallible> {
+        Ok(self.author_marks.get(&author_id).copied())
+    }
+
+    fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<(), Infallible> {
+        self.author_marks.insert(author_id, event);
+        Ok(())
+    }
+
+    fn activity(&self) -> Result<Option<Activity>, Infallible> {
+        Ok(self.activity)
+    }
+
+    fn set_activity(&mut self, activity: &Activity) -> Result<(), Infallible> {
+        self.activity = Some(*activity);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -310,7 +468,12 @@ mod tests {
     use super::*;
 
     fn e(created_at: i64, post: i64, author: i64) -> Entry {
-        Entry { created_at, post_id: PostId::from_trusted(post), author_id: UserId::from_trusted(author) }
+        Entry {
+            created_at,
+            post_id: PostId::from_trusted(post),
+            author_id: UserId::from_trusted(author),
+            version: 0,
+        }
     }
 
     fn run(window: &mut MemoryWindow, op: WindowOp) -> WindowReply {
@@ -329,7 +492,7 @@ mod tests {
     }
 
     fn older(before: SortKey, limit: usize) -> WindowOp {
-        WindowOp::Older { before, limit }
+        WindowOp::Older { before, limit, read_at: None }
     }
 
     /// A window initialized from a complete (empty) snapshot: floor BOTTOM.
@@ -404,25 +567,96 @@ mod tests {
         assert_eq!((ids(&window.entries()), window.floor), (vec![3, 2], None));
         let reply = run(&mut window, older(SortKey::TOP, 10));
         assert_eq!(reply, WindowReply::default());
-        assert_eq!(run(&mut window, WindowOp::Newer { after: SortKey::BOTTOM, limit: 9 }), reply);
+        assert_eq!(
+            run(&mut window, WindowOp::Newer { after: SortKey::BOTTOM, limit: 9, read_at: None }),
+            reply
+        );
     }
 
     #[test]
     fn remove_author_deletes_only_their_entries() {
         let mut window = initialized();
         run(&mut window, deliver(vec![e(10, 1, 7), e(20, 2, 8), e(30, 3, 7), e(40, 4, 9)], 10));
-        let reply = run(&mut window, WindowOp::RemoveAuthor { author_id: UserId::from_trusted(7) });
+        let reply = run(&mut window, remove_author(7, 1));
         assert_eq!(reply.changed, 2);
         assert_eq!(window.entries(), vec![e(40, 4, 9), e(20, 2, 8)]);
-        let again = run(&mut window, WindowOp::RemoveAuthor { author_id: UserId::from_trusted(7) });
-        assert_eq!(again.changed, 0);
+        assert_eq!(run(&mut window, remove_author(7, 2)).changed, 0);
+    }
+
+    fn remove_author(author: i64, event: i64) -> WindowOp {
+        WindowOp::RemoveAuthor { author_id: UserId::from_trusted(author), event }
+    }
+
+    fn backfill(author: i64, event: i64, entries: Vec<Entry>) -> WindowOp {
+        WindowOp::Backfill { author_id: UserId::from_trusted(author), event, entries, cap: 10 }
+    }
+
+    fn remove_post(post: i64, version: i64, created_at: i64) -> WindowOp {
+        WindowOp::RemovePost { post_id: PostId::from_trusted(post), version, created_at }
+    }
+
+    fn v(entry: Entry, version: i64) -> Entry {
+        Entry { version, ..entry }
+    }
+
+    #[test]
+    fn author_events_apply_in_event_order_whatever_the_arrival_order() {
+        let posts = vec![e(10, 1, 7), e(20, 2, 7)];
+        // Follow (event 1), unfollow (2), follow again (3): every arrival order ends followed.
+        let events = [backfill(7, 1, posts.clone()), remove_author(7, 2), backfill(7, 3, posts.clone())];
+        for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+            let mut window = initialized();
+            for i in order {
+                run(&mut window, events[i].clone());
+                run(&mut window, events[i].clone()); // duplicated delivery
+            }
+            assert_eq!(ids(&window.entries()), vec![2, 1], "order {order:?}");
+        }
+        // Follow (1) then unfollow (2), the backfill arriving last: the author stays out.
+        let mut window = initialized();
+        run(&mut window, remove_author(7, 2));
+        assert_eq!(run(&mut window, backfill(7, 1, posts)).changed, 0);
+        assert!(window.entries().is_empty());
+    }
+
+    #[test]
+    fn post_events_apply_by_version_whatever_the_arrival_order() {
+        let post = e(10, 1, 7);
+        // Public (v0) -> private (v1, remove) -> public (v2, deliver): present in every order.
+        let events = [deliver(vec![v(post, 0)], 10), remove_post(1, 1, 10), deliver(vec![v(post, 2)], 10)];
+        for order in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+            let mut window = initialized();
+            for i in order {
+                run(&mut window, events[i].clone());
+                run(&mut window, events[i].clone());
+            }
+            assert_eq!(window.entries(), vec![v(post, 2)], "order {order:?}");
+        }
+        // ... -> private again (v3): absent in every order of the last two.
+        for order in [[0, 1], [1, 0]] {
+            let mut window = initialized();
+            let late = [deliver(vec![v(post, 2)], 10), remove_post(1, 3, 10)];
+            for i in order {
+                run(&mut window, late[i].clone());
+            }
+            assert!(window.entries().is_empty(), "order {order:?}");
+        }
+    }
+
+    #[test]
+    fn tombstones_fall_with_the_floor() {
+        let mut window = initialized();
+        run(&mut window, remove_post(1, 5, 10));
+        assert_eq!(window.tombstones.len(), 1);
+        run(&mut window, deliver((2..=4).map(|i| e(i * 10, i, 7)).collect(), 2));
+        assert!(window.tombstones.is_empty(), "below the raised floor");
     }
 
     #[test]
     fn remove_post_deletes_one_entry() {
         let mut window = initialized();
         run(&mut window, deliver(vec![e(10, 1, 7), e(20, 2, 7), e(30, 3, 7)], 10));
-        let remove = WindowOp::RemovePost { post_id: PostId::from_trusted(2) };
+        let remove = remove_post(2, 0, 20);
         assert_eq!(run(&mut window, remove.clone()).changed, 1);
         assert_eq!(window.entries(), vec![e(30, 3, 7), e(10, 1, 7)]);
         assert_eq!(run(&mut window, remove).changed, 0);
@@ -489,7 +723,7 @@ mod tests {
     fn newer_returns_the_newest_limit_above_after() {
         let mut window = initialized();
         run(&mut window, deliver((1..=6).map(|i| e(i * 10, i, 1)).collect(), 10));
-        let newer = |after, limit| WindowOp::Newer { after, limit };
+        let newer = |after, limit| WindowOp::Newer { after, limit, read_at: None };
         assert_eq!(ids(&run(&mut window, newer(SortKey::new(20, 2), 2)).entries), vec![6, 5]);
         assert_eq!(ids(&run(&mut window, newer(SortKey::new(50, 5), 10)).entries), vec![6]);
         assert_eq!(ids(&run(&mut window, newer(SortKey::new(60, 6), 10)).entries), Vec::<i64>::new());
@@ -501,11 +735,12 @@ mod tests {
     #[test]
     fn json_shape_is_unchanged() {
         let op = deliver(vec![e(1, 2, 3)], 5);
-        let json = r#"{"op":"deliver","entries":[{"created_at":1,"post_id":2,"author_id":3}],"cap":5}"#;
+        let json =
+            r#"{"op":"deliver","entries":[{"created_at":1,"post_id":2,"author_id":3,"version":0}],"cap":5}"#;
         assert_eq!(serde_json::to_string(&op).ok().as_deref(), Some(json));
         let remove = r#"{"op":"remove_author","author_id":4}"#;
         let parsed: Option<WindowOp> = serde_json::from_str(remove).ok();
-        assert_eq!(parsed, Some(WindowOp::RemoveAuthor { author_id: UserId::from_trusted(4) }));
+        assert_eq!(parsed, Some(remove_author(4, 0)), "ops from before versions still parse");
         let reply = WindowReply { initialized: true, floor: Some(SortKey::new(1, 2)), ..Default::default() };
         let json = r#"{"initialized":true,"floor":{"primary":1,"id":2},"entries":[],"changed":0}"#;
         assert_eq!(serde_json::to_string(&reply).ok().as_deref(), Some(json));
@@ -550,6 +785,7 @@ mod tests {
         rng: Lcg,
         window: MemoryWindow,
         next_post: i64,
+        next_event: i64,
         /// Posts in D1 this reader should see; removal takes them out.
         published: Vec<Entry>,
         /// Published posts whose fan-out delivery has not happened yet.
@@ -562,7 +798,15 @@ mod tests {
         fn new(seed: u64) -> Self {
             let rng = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1));
             let window = MemoryWindow::new();
-            Sim { rng, window, next_post: 1, published: vec![], pending: vec![], known: BTreeMap::new() }
+            Sim {
+                rng,
+                window,
+                next_post: 1,
+                next_event: 0,
+                published: vec![],
+                pending: vec![],
+                known: BTreeMap::new(),
+            }
         }
 
         /// A new post: times mostly rise with ids but arrive out of order, with ties.
@@ -627,22 +871,26 @@ mod tests {
                     let (entries, complete) = self.snapshot();
                     WindowOp::Init { entries, complete, cap }
                 }
-                55..=64 => WindowOp::RemovePost {
-                    post_id: self.rng.pick(&self.published).map_or(PostId::from_trusted(1), |p| p.post_id),
-                },
-                65..=69 => {
-                    WindowOp::RemoveAuthor { author_id: UserId::from_trusted(1 + self.rng.below(3) as i64) }
+                55..=64 => {
+                    // Post 0 is never published: a removal of a post the window never saw.
+                    let post = self.rng.pick(&self.published).unwrap_or(e(0, 0, 1));
+                    WindowOp::RemovePost { post_id: post.post_id, version: 0, created_at: post.created_at }
                 }
-                70..=84 => WindowOp::Older { before: self.random_key(SortKey::TOP), limit },
-                _ => WindowOp::Newer { after: self.random_key(SortKey::BOTTOM), limit },
+                65..=69 => {
+                    self.next_event += 1;
+                    let author_id = UserId::from_trusted(1 + self.rng.below(3) as i64);
+                    WindowOp::RemoveAuthor { author_id, event: self.next_event }
+                }
+                70..=84 => WindowOp::Older { before: self.random_key(SortKey::TOP), limit, read_at: None },
+                _ => WindowOp::Newer { after: self.random_key(SortKey::BOTTOM), limit, read_at: None },
             }
         }
 
         /// Updates the model of what the window was told; `before` is the window pre-op.
         fn record(&mut self, before: &MemoryWindow, op: &WindowOp) {
             let gone = |p: &Entry| match op {
-                WindowOp::RemovePost { post_id } => p.post_id == *post_id,
-                WindowOp::RemoveAuthor { author_id } => p.author_id == *author_id,
+                WindowOp::RemovePost { post_id, .. } => p.post_id == *post_id,
+                WindowOp::RemoveAuthor { author_id, .. } => p.author_id == *author_id,
                 _ => false,
             };
             self.published.retain(|p| !gone(p));
@@ -702,18 +950,20 @@ mod tests {
             WindowOp::Init { entries, complete, cap } => {
                 check_init(old, new, entries, *complete, *cap, reply, cov)
             }
-            WindowOp::Older { before, limit } => {
+            WindowOp::Older { before, limit, .. } => {
                 check_query(old, new, reply, *limit, |p| p.key() < *before, cov)
             }
-            WindowOp::Newer { after, limit } => {
+            WindowOp::Newer { after, limit, .. } => {
                 check_query(old, new, reply, *limit, |p| p.key() > *after, cov)
             }
-            WindowOp::RemovePost { post_id } => {
+            WindowOp::RemovePost { post_id, .. } => {
                 check_removal(old, new, reply, |p| p.post_id == *post_id, cov)
             }
-            WindowOp::RemoveAuthor { author_id } => {
+            WindowOp::RemoveAuthor { author_id, .. } => {
                 check_removal(old, new, reply, |p| p.author_id == *author_id, cov)
             }
+            // Not generated: event ordering and activity have their own tests.
+            WindowOp::Backfill { .. } | WindowOp::AgeActivity { .. } => {}
         }
     }
 

@@ -91,8 +91,8 @@ async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<R
 
 /// The single place where errors become responses.
 pub fn problem(err: &ApiError) -> Response {
-    if let ApiError::Internal(detail) = err {
-        worker::console_error!("internal error: {detail}");
+    if let ApiError::Internal(detail) | ApiError::Storage { detail, .. } = err {
+        worker::console_error!("{}: {detail}", err.code());
     }
     let body = err.to_problem().to_string();
     let mut response = Response::ok(body)

@@ -65,6 +65,12 @@ pub enum TestHook {
     OutboxState,
     WindowState,
     Drift,
+    /// Put one follow edge into a mode through the real switch protocol.
+    Edge,
+    /// Move a reader's last read into the past (D1 and their window object).
+    AgeReader,
+    /// An author's follow edges with their modes.
+    Edges,
 }
 
 impl TestHook {
@@ -75,6 +81,9 @@ impl TestHook {
             "outbox" => Some(Self::OutboxState),
             "window" => Some(Self::WindowState),
             "drift" => Some(Self::Drift),
+            "edge" => Some(Self::Edge),
+            "age_reader" => Some(Self::AgeReader),
+            "edges" => Some(Self::Edges),
             _ => None,
         }
     }

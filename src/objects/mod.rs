@@ -1,18 +1,35 @@
 //! Durable Objects: the classes (thin shells over their own storage) and the Worker-side
-//! clients that call them: one JSON request in, one JSON reply out.
+//! clients that call them: one JSON request in, one JSON reply out. A failed op answers 500
+//! with a [`Relayed`] body, so the storage error's kind survives the hop.
 
 pub mod post_likes;
 pub mod timeline;
 pub mod window_sql;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
-use worker::{Method, ObjectNamespace, Request, RequestInit};
+use serde::{Deserialize, Serialize};
+use worker::{Method, ObjectNamespace, Request, RequestInit, Response};
 
-use crate::error::ApiResult;
-use crate::store::storage_error;
+use crate::error::{ApiError, ApiResult, StorageKind};
 
-/// Sends `body` to the object named `name`; a non-200 answer carries the object's error text.
+/// A failure as a Durable Object reports it to its caller.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Relayed {
+    #[serde(flatten)]
+    kind: StorageKind,
+    detail: String,
+}
+
+/// The object's answer to an op that failed.
+pub fn failure(e: &ApiError) -> worker::Result<Response> {
+    let relayed = match e {
+        ApiError::Storage { kind, detail } => Relayed { kind: kind.clone(), detail: detail.clone() },
+        other => Relayed { kind: StorageKind::Other, detail: other.to_string() },
+    };
+    Ok(Response::from_json(&relayed)?.with_status(500))
+}
+
+/// Sends `body` to the object named `name`; a failure keeps the kind the object reported.
 pub async fn call<B: Serialize, R: DeserializeOwned>(
     namespace: &ObjectNamespace,
     name: &str,
@@ -25,7 +42,10 @@ pub async fn call<B: Serialize, R: DeserializeOwned>(
         stub.fetch_with_request(Request::new_with_init("https://durable-object/op", &init)?).await?;
     if resp.status_code() != 200 {
         let text = resp.text().await.unwrap_or_default();
-        return Err(storage_error(format!("{name}: {text}")));
+        return Err(match serde_json::from_str::<Relayed>(&text) {
+            Ok(r) => ApiError::Storage { kind: r.kind, detail: format!("{name}: {}", r.detail) },
+            Err(_) => ApiError::Internal(format!("{name}: {text}")),
+        });
     }
     Ok(resp.json().await?)
 }

@@ -17,7 +17,7 @@ use worker::{
 };
 
 use crate::domain::likes::{LikeOp, LikeReply};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
 
 /// Requests per D1 batch (two statements each, plus one).
@@ -25,7 +25,7 @@ const MAX_GROUP: usize = 32;
 
 struct Pending {
     op: LikeOp,
-    reply: oneshot::Sender<std::result::Result<LikeReply, String>>,
+    reply: oneshot::Sender<ApiResult<LikeReply>>,
 }
 
 #[durable_object]
@@ -37,18 +37,20 @@ pub struct PostLikes {
 
 /// Commits a group; if the batch fails (say, one request names a user id that does not
 /// exist), each request is retried alone so the others still succeed.
-async fn commit_group(db: &D1Database, ops: &[LikeOp]) -> Vec<std::result::Result<LikeReply, String>> {
+async fn commit_group(db: &D1Database, ops: &[LikeOp]) -> Vec<ApiResult<LikeReply>> {
     match commit(db, ops).await {
         Ok(replies) => replies.into_iter().map(Ok).collect(),
         Err(_) if ops.len() > 1 => {
             let mut each = Vec::with_capacity(ops.len());
             for op in ops {
                 let alone = commit(db, std::slice::from_ref(op)).await;
-                each.push(alone.map(|mut r| r.remove(0)).map_err(|e| e.to_string()));
+                each.push(alone.and_then(|r| {
+                    r.into_iter().next().ok_or_else(|| ApiError::Internal("like commit gave no reply".into()))
+                }));
             }
             each
         }
-        Err(e) => vec![Err(e.to_string())],
+        Err(e) => vec![Err(e)],
     }
 }
 
@@ -101,14 +103,14 @@ impl DurableObject for PostLikes {
                 Ok(db) => self.flush(&db).await,
                 Err(e) => {
                     for pending in self.queue.borrow_mut().drain(..) {
-                        let _ = pending.reply.send(Err(e.to_string()));
+                        let _ = pending.reply.send(Err(ApiError::Internal(format!("no D1 binding: {e}"))));
                     }
                 }
             }
         }
         match rx.await {
             Ok(Ok(reply)) => Response::from_json(&reply),
-            Ok(Err(e)) => Response::error(format!("like failed: {e}"), 500),
+            Ok(Err(e)) => super::failure(&e),
             Err(_) => Response::error("like dropped", 500),
         }
     }

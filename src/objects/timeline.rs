@@ -11,7 +11,7 @@ use worker::{
 
 use crate::domain::ids::UserId;
 use crate::domain::window;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult, StorageKind};
 use crate::objects::window_sql::{self, SqlWindow};
 
 pub use crate::domain::window::{Entry, WindowOp, WindowReply};
@@ -47,7 +47,10 @@ impl DurableObject for TimelineWindow {
         };
         match window::apply(&mut SqlWindow::new(&self.sql), op) {
             Ok(reply) => Response::from_json(&reply),
-            Err(e) => Response::error(format!("window op failed: {e}"), 500),
+            Err(e) => super::failure(&ApiError::Storage {
+                kind: StorageKind::Other,
+                detail: format!("window op failed: {e}"),
+            }),
         }
     }
 }

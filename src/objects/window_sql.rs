@@ -17,6 +17,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use worker::{Error, Result, SqlStorage, SqlStorageValue};
 
+use crate::domain::activity::Activity;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::window::{Entry, WindowStorage};
@@ -32,13 +33,28 @@ const SCHEMA_V1: &[&str] = &[
      floor_id INTEGER NOT NULL)",
 ];
 
+/// Version 2: events applied by version, not arrival order. Entries carry the post's state
+/// version; removed posts leave a tombstone (with their key, so trims can drop it below the
+/// floor); reader-scoped events leave a per-author mark of the newest event applied.
+const SCHEMA_V2: &[&str] = &[
+    "ALTER TABLE entries ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+    "CREATE TABLE IF NOT EXISTS tombstones (post_id INTEGER PRIMARY KEY, created_at INTEGER NOT NULL, \
+     version INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS author_marks (author_id INTEGER PRIMARY KEY, event INTEGER NOT NULL)",
+];
+
+/// Version 3: the reader's feed-read activity (one row), for the hybrid fan-out policy.
+const SCHEMA_V3: &[&str] =
+    &["CREATE TABLE IF NOT EXISTS reader_activity (id INTEGER PRIMARY KEY CHECK (id = 1), \
+     activity TEXT NOT NULL)"];
+
 /// `MIGRATIONS[i]` takes the schema from version `i` to version `i + 1`.
-const MIGRATIONS: &[&[&str]] = &[SCHEMA_V1];
+const MIGRATIONS: &[&[&str]] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
 
 /// The schema version this code reads and writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-const ENTRY_COLUMNS: &str = "SELECT created_at, post_id, author_id FROM entries";
+const ENTRY_COLUMNS: &str = "SELECT created_at, post_id, author_id, version FROM entries";
 
 #[derive(Deserialize)]
 struct VersionRow {
@@ -54,6 +70,16 @@ struct FloorRow {
 #[derive(Deserialize)]
 struct CountRow {
     n: i64,
+}
+
+#[derive(Deserialize)]
+struct ActivityRow {
+    activity: String,
+}
+
+#[derive(Deserialize)]
+struct VersionOf {
+    version: i64,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +160,12 @@ impl<'a> SqlWindow<'a> {
         Ok(rows.len())
     }
 
+    /// The `version` column of the row `statement` selects by one id, if there is one.
+    fn one_version(&self, statement: &str, id: i64) -> Result<Option<i64>> {
+        let rows: Vec<VersionOf> = self.sql.exec(statement, vec![int(id)])?.to_array()?;
+        Ok(rows.first().map(|row| row.version))
+    }
+
     /// Entries matching `condition` (two key bounds), newest first, at most `limit`.
     fn select(&self, condition: &str, key: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
         let statement =
@@ -165,8 +197,14 @@ impl WindowStorage for SqlWindow<'_> {
 
     fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool> {
         let inserted = self.returned_rows(
-            "INSERT OR IGNORE INTO entries (post_id, created_at, author_id) VALUES (?, ?, ?) RETURNING post_id",
-            vec![int(entry.post_id.get()), int(entry.created_at), int(entry.author_id.get())],
+            "INSERT OR IGNORE INTO entries (post_id, created_at, author_id, version) VALUES (?, ?, ?, ?) \
+             RETURNING post_id",
+            vec![
+                int(entry.post_id.get()),
+                int(entry.created_at),
+                int(entry.author_id.get()),
+                int(entry.version),
+            ],
         )?;
         Ok(inserted > 0)
     }
@@ -188,8 +226,10 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn delete_below(&mut self, key: SortKey) -> Result<()> {
-        self.sql
-            .exec("DELETE FROM entries WHERE (created_at, post_id) < (?, ?)", Vec::from(key_bindings(key)))?;
+        for table in ["entries", "tombstones"] {
+            let statement = format!("DELETE FROM {table} WHERE (created_at, post_id) < (?, ?)");
+            self.sql.exec(&statement, Vec::from(key_bindings(key)))?;
+        }
         Ok(())
     }
 
@@ -218,5 +258,60 @@ impl WindowStorage for SqlWindow<'_> {
             "DELETE FROM entries WHERE author_id = ? RETURNING post_id",
             vec![int(author_id.get())],
         )
+    }
+
+    fn version_of(&self, post_id: PostId) -> Result<Option<i64>> {
+        self.one_version("SELECT version FROM entries WHERE post_id = ?", post_id.get())
+    }
+
+    fn set_version(&mut self, post_id: PostId, version: i64) -> Result<()> {
+        self.sql.exec(
+            "UPDATE entries SET version = ? WHERE post_id = ?",
+            vec![int(version), int(post_id.get())],
+        )?;
+        Ok(())
+    }
+
+    fn tombstone(&self, post_id: PostId) -> Result<Option<i64>> {
+        self.one_version("SELECT version FROM tombstones WHERE post_id = ?", post_id.get())
+    }
+
+    fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO tombstones (post_id, created_at, version) VALUES (?, ?, ?) \
+             ON CONFLICT (post_id) DO UPDATE SET version = MAX(version, excluded.version)",
+            vec![int(post_id.get()), int(key.primary), int(version)],
+        )?;
+        Ok(())
+    }
+
+    fn author_mark(&self, author_id: UserId) -> Result<Option<i64>> {
+        self.one_version("SELECT event AS version FROM author_marks WHERE author_id = ?", author_id.get())
+    }
+
+    fn activity(&self) -> Result<Option<Activity>> {
+        let rows: Vec<ActivityRow> =
+            self.sql.exec("SELECT activity FROM reader_activity WHERE id = 1", None)?.to_array()?;
+        // An unreadable row (a format this code does not know) counts as no history.
+        Ok(rows.first().and_then(|row| serde_json::from_str(&row.activity).ok()))
+    }
+
+    fn set_activity(&mut self, activity: &Activity) -> Result<()> {
+        let json = serde_json::to_string(activity).map_err(|e| Error::RustError(e.to_string()))?;
+        self.sql.exec(
+            "INSERT INTO reader_activity (id, activity) VALUES (1, ?) \
+             ON CONFLICT (id) DO UPDATE SET activity = excluded.activity",
+            vec![SqlStorageValue::String(json)],
+        )?;
+        Ok(())
+    }
+
+    fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<()> {
+        self.sql.exec(
+            "INSERT INTO author_marks (author_id, event) VALUES (?, ?) \
+             ON CONFLICT (author_id) DO UPDATE SET event = excluded.event",
+            vec![int(author_id.get()), int(event)],
+        )?;
+        Ok(())
     }
 }

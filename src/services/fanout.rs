@@ -11,15 +11,19 @@ use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use worker::{Env, MessageBatch, MessageExt};
 
+use super::policy::{self, PolicyJob};
 use crate::context::Ctx;
-use crate::domain::fanout::{after_chunk, audience, Action, Next};
+use crate::domain::fanout::{after_chunk, plan, Direction, Next, Plan, PostNow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
+use crate::domain::policy::FanoutMode;
 use crate::domain::window::{Entry, WindowOp};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::timeline::Windows;
 use crate::store::outbox::{self, OutboxRow};
-use crate::store::{feed as pull, posts, test_hooks};
+use crate::store::policy as edges;
+use crate::store::posts::{self, PostState};
+use crate::store::{feed as pull, test_hooks};
 
 pub const FANOUT_QUEUE: &str = "FANOUT";
 pub const DEAD_LETTER_QUEUE_NAME: &str = "edgefeed-fanout-dlq";
@@ -36,6 +40,21 @@ impl FanoutMessage {
     pub fn start(outbox_id: OutboxId) -> Self {
         Self { outbox_id, after_follower_id: 0 }
     }
+}
+
+/// Everything the queue carries: fan-out steps, and the hybrid policy's jobs. Untagged, so
+/// fan-out messages keep the shape they always had.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QueueMessage {
+    Fanout(FanoutMessage),
+    Policy(PolicyJob),
+}
+
+/// Sends one job (a failure is the caller's to handle: jobs are redone by their next trigger).
+pub async fn send_job(env: &Env, message: QueueMessage) -> ApiResult<()> {
+    env.queue(FANOUT_QUEUE)?.send(message).await?;
+    Ok(())
 }
 
 /// Sends the messages for freshly committed outbox events. A failed send is only logged: the
@@ -103,20 +122,22 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
         (_, Err(e)) => return retry_all(&batch, &e.to_string()),
     };
     for message in messages {
-        let Ok(body) = serde_json::from_value::<FanoutMessage>(message.body().clone()) else {
-            worker::console_error!("dropping malformed fan-out message: {}", message.body());
+        let Ok(body) = serde_json::from_value::<QueueMessage>(message.body().clone()) else {
+            worker::console_error!("dropping malformed queue message: {}", message.body());
             message.ack();
             continue;
         };
-        let result = if dead_letters {
-            outbox::mark_dead(&ctx.db, body.outbox_id).await
-        } else {
-            process(&ctx, &windows, body).await
+        let result = match body {
+            QueueMessage::Fanout(m) if dead_letters => outbox::mark_dead(&ctx.db, m.outbox_id).await,
+            QueueMessage::Fanout(m) => process(&ctx, &windows, m).await,
+            // A policy job that keeps failing is dropped: its next trigger redoes it.
+            QueueMessage::Policy(_) if dead_letters => Ok(()),
+            QueueMessage::Policy(job) => policy::run(&ctx, &windows, job).await,
         };
         match result {
             Ok(()) => message.ack(),
             Err(e) => {
-                worker::console_error!("fan-out of outbox {} failed, will retry: {e}", body.outbox_id);
+                worker::console_error!("queue message {body:?} failed, will retry: {e}");
                 message.retry();
             }
         }
@@ -140,14 +161,19 @@ async fn process(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<
         EventKind::Post | EventKind::RemovePost => {
             fan_out_chunk(ctx, windows, &row, msg.after_follower_id).await
         }
+        // Reader-scoped events carry their outbox id: the window applies only the newest one
+        // per author, so a late or repeated unfollow cannot undo a later follow (and back).
         EventKind::RemoveAuthor => {
-            single_reader(ctx, windows, &row, WindowOp::RemoveAuthor { author_id: row.author_id }).await
+            let op = WindowOp::RemoveAuthor { author_id: row.author_id, event: row.id.get() };
+            single_reader(ctx, windows, &row, op).await
         }
         EventKind::Backfill => {
             let reader = event_reader(&row)?;
             let cap = ctx.config.feed_window;
+            // Read now: only posts the reader may see *now*, from an author still followed.
             let entries = pull::backfill_entries(&ctx.db, reader, row.author_id, cap).await?;
-            single_reader(ctx, windows, &row, WindowOp::Deliver { entries, cap }).await
+            let op = WindowOp::Backfill { author_id: row.author_id, event: row.id.get(), entries, cap };
+            single_reader(ctx, windows, &row, op).await
         }
     }
 }
@@ -165,16 +191,29 @@ async fn single_reader(ctx: &Ctx, windows: &Windows, row: &OutboxRow, op: Window
     outbox::mark_done(&ctx.db, row, ctx.clock()).await
 }
 
-/// The window operation a post event carries to each reader it reaches.
-fn post_op(ctx: &Ctx, row: &OutboxRow, post_id: PostId) -> (Action, WindowOp) {
-    match row.kind {
-        EventKind::Post => {
-            let entry =
-                Entry { created_at: row.post_created_at.unwrap_or(0), post_id, author_id: row.author_id };
-            (Action::Deliver, WindowOp::Deliver { entries: vec![entry], cap: ctx.config.feed_window })
+/// The window operation that brings a follower's window to the post's current state.
+fn post_op(ctx: &Ctx, post_id: PostId, post: &PostState, direction: Direction) -> WindowOp {
+    let version = post.state_version;
+    match direction {
+        Direction::Deliver => {
+            let entry = Entry { created_at: post.created_at, post_id, author_id: post.author_id, version };
+            WindowOp::Deliver { entries: vec![entry], cap: ctx.config.feed_window }
         }
-        _ => (Action::Remove, WindowOp::RemovePost { post_id }),
+        Direction::Remove => WindowOp::RemovePost { post_id, version, created_at: post.created_at },
     }
+}
+
+/// What this chunk of a post event does, decided by the post's state read now.
+async fn chunk_plan(
+    ctx: &Ctx,
+    row: &OutboxRow,
+    post_id: PostId,
+    first: bool,
+) -> ApiResult<(Plan, Option<PostState>)> {
+    let direction = if row.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
+    let post = posts::state(&ctx.db, post_id).await?;
+    let now = post.map(|p| PostNow { visibility: p.visibility, deleted: p.is_deleted() });
+    Ok((plan(direction, now, first), post))
 }
 
 /// Delivers one chunk of followers (plus the author's own window with the first chunk),
@@ -182,34 +221,75 @@ fn post_op(ctx: &Ctx, row: &OutboxRow, post_id: PostId) -> (Action, WindowOp) {
 async fn fan_out_chunk(ctx: &Ctx, windows: &Windows, row: &OutboxRow, after: i64) -> ApiResult<()> {
     let post_id = row.post_id.ok_or_else(|| ApiError::Internal("post event without post".into()))?;
     let start = after.max(row.cursor_follower_id);
-    let (action, op) = post_op(ctx, row, post_id);
-    let visibility = posts::visibility_of(&ctx.db, post_id).await?;
-    let Some(audience) = audience(action, visibility, start == 0) else {
+    let (plan, post) = chunk_plan(ctx, row, post_id, start == 0).await?;
+    let (Some(post), false) = (post, plan.is_nothing()) else {
         return outbox::mark_done(&ctx.db, row, ctx.clock()).await;
     };
-    let followers = if audience.followers {
-        outbox::follower_chunk(&ctx.db, row.author_id, start, ctx.config.fanout_chunk).await?
-    } else {
-        Vec::new()
+    let followers = match recipients(ctx, plan, start == 0, post.author_id).await? {
+        Some(pushed_only) => {
+            outbox::follower_chunk(&ctx.db, post.author_id, start, ctx.config.fanout_chunk, pushed_only)
+                .await?
+        }
+        None => Vec::new(),
     };
-    let mut readers = followers.clone();
-    if audience.author && pull::is_active_reader(&ctx.db, row.author_id).await? {
-        readers.push(row.author_id);
+    if let Some(direction) = plan.followers {
+        deliver_all(ctx, windows, &followers, &post_op(ctx, post_id, &post, direction)).await?;
     }
-    deliver_all(ctx, windows, &readers, &op).await?;
+    let author_active = plan.author && pull::is_active_reader(&ctx.db, post.author_id).await?;
+    if author_active {
+        let own = post_op(ctx, post_id, &post, Direction::Deliver);
+        windows.call(post.author_id, &own).await?;
+    }
     let follower_ids: Vec<i64> = followers.iter().map(|f| f.get()).collect();
     let (progress, next) = after_chunk(start, &follower_ids, ctx.config.fanout_chunk);
     if next != Next::Done && injected_chunk_fault(ctx, row.author_id).await? {
         return Err(ApiError::Internal("injected fault after delivering a chunk".into()));
     }
     let now = ctx.clock();
-    outbox::record_chunk(&ctx.db, row.id, progress, readers.len(), now).await?;
+    let delivered = followers.len() + usize::from(author_active);
+    outbox::record_chunk(&ctx.db, row.id, progress, delivered, now).await?;
     match next {
         Next::Continue { after_follower_id } => {
             send(&ctx.env, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
         }
         Next::Done => outbox::mark_done(&ctx.db, row, now).await,
     }
+}
+
+/// Which followers a chunk writes to: `Some(true)` only pushed edges, `Some(false)` every
+/// reader with a window, `None` nobody. Deliveries follow the system mode and each edge's mode;
+/// removals reach every window (any may hold the post from a time its edge was pushed).
+/// The first chunk of a delivery also re-decides the author's edges when their rate moved.
+async fn recipients(ctx: &Ctx, plan: Plan, first: bool, author: UserId) -> ApiResult<Option<bool>> {
+    let Some(direction) = plan.followers else { return Ok(None) };
+    if direction == Direction::Remove {
+        return Ok(Some(false));
+    }
+    match ctx.config.policy.mode {
+        FanoutMode::Pull => Ok(None),
+        FanoutMode::Push => Ok(Some(false)),
+        FanoutMode::Hybrid => {
+            if first {
+                review_author(ctx, author).await?;
+            }
+            Ok(Some(true))
+        }
+    }
+}
+
+/// Counts the deliveries the author's pulled edges avoid, and queues a re-decision of the
+/// author's edges when their posting rate moved (or they crossed the cap).
+async fn review_author(ctx: &Ctx, author: UserId) -> ApiResult<()> {
+    let avoided = edges::pulled_followers(&ctx.db, author).await?;
+    crate::store::batch(&ctx.db, vec![crate::store::stats::bump(&ctx.db, "deliveries_avoided", avoided)?])
+        .await?;
+    if let Some(facts) = edges::author_facts(&ctx.db, author).await? {
+        if policy::author_needs_rebalance(ctx, &facts) {
+            let job = PolicyJob::AuthorEdges { author, after_follower_id: 0 };
+            send_job(&ctx.env, QueueMessage::Policy(job)).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs `op` on every reader's window, `fanout_concurrency` at a time; fails if any failed.

@@ -3,18 +3,23 @@
 
 use std::collections::HashMap;
 
+use futures_util::future::join;
+
+use super::fanout::{send_job, QueueMessage};
+use super::policy::PolicyJob;
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::feed::{
     empty_reason, feed_verdict, next_cursor_key, EmptyReason, FeedState, Hidden, LiveState, PageBuilder,
 };
 use crate::domain::ids::{PostId, UserId};
-use crate::domain::merge::{merge_newest_first, split_at_key};
+use crate::domain::merge::{covered_to, merge_newest_first};
+use crate::domain::policy::FanoutMode;
 use crate::domain::validate::GroupName;
 use crate::domain::window::{Entry, WindowOp, WindowReply};
 use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
-use crate::store::feed::{self as pull, PullScope};
+use crate::store::feed::{self as pull, PullAuthors, PullScope};
 use crate::store::posts::{self, PostRow};
 use crate::store::{batch, stats};
 
@@ -30,8 +35,27 @@ pub struct FeedQuery {
 }
 
 impl FeedQuery {
-    fn scope(&self, now: i64, after: Option<SortKey>) -> PullScope<'_> {
-        PullScope { viewer: self.viewer, group: self.group.as_ref(), after, now }
+    /// Everything the viewer follows (or one group): new windows, below a window's floor.
+    fn full_scope(&self, now: i64, after: Option<SortKey>) -> PullScope<'_> {
+        let authors = self.group.as_ref().map_or(PullAuthors::All, PullAuthors::Group);
+        PullScope { viewer: self.viewer, authors, after, now }
+    }
+
+    /// What a read pulls beside the window, by the system's fan-out mode (see `domain/policy.rs`):
+    /// pulled edges and posts still in flight (hybrid), posts in flight (push), all (pull).
+    fn beside_window(&self, ctx: &Ctx, after: SortKey) -> PullScope<'_> {
+        let since = ctx.now - IN_FLIGHT_MS;
+        let authors = match ctx.config.policy.mode {
+            FanoutMode::Hybrid => PullAuthors::Pulled { in_flight_since: since },
+            FanoutMode::Push => PullAuthors::InFlight { since },
+            FanoutMode::Pull => PullAuthors::All,
+        };
+        PullScope { viewer: self.viewer, authors, after: Some(after), now: ctx.now }
+    }
+
+    /// A read that counts as the reader opening their feed (for their read rate).
+    fn read_at(&self, ctx: &Ctx) -> Option<i64> {
+        self.before.is_none().then_some(ctx.now)
     }
 }
 
@@ -50,27 +74,78 @@ fn verdict(viewer: UserId, row: Option<&PostRow>) -> Result<(), Hidden> {
     feed_verdict(row.map(|p| LiveState { relationship: p.relationship(viewer), visibility: p.visibility }))
 }
 
-/// Offers window entries (in order) to the page, hydrated from D1 in one batched read.
-async fn offer_entries(ctx: &Ctx, viewer: UserId, entries: &[Entry], page: &mut Page) -> ApiResult<()> {
-    let ids: Vec<PostId> = entries.iter().map(|e| e.post_id).collect();
-    let mut live: HashMap<PostId, PostRow> =
-        posts::load_live(&ctx.db, viewer, &ids).await?.into_iter().map(|p| (p.id, p)).collect();
-    for e in entries {
-        let row = live.remove(&e.post_id);
-        let result = verdict(viewer, row.as_ref()).and_then(|()| row.ok_or(Hidden::Deleted));
-        if !page.offer(e.key(), result) {
-            break;
+/// A feed candidate: an entry from the window (to hydrate) or a post pulled from D1.
+enum Candidate {
+    Pushed(Entry),
+    Pulled(PostRow),
+}
+
+impl Candidate {
+    fn key(&self) -> SortKey {
+        match self {
+            Candidate::Pushed(e) => e.key(),
+            Candidate::Pulled(p) => p.sort_key(),
         }
     }
-    Ok(())
+}
+
+/// Merges window entries and pulled posts (each newest first) into one candidate stream, by
+/// post id once (the pulled copy wins: it is already hydrated), keeping only what both sources
+/// are complete down to: `covered`.
+fn merge_sources(entries: Vec<Entry>, rows: Vec<PostRow>, covered: SortKey) -> Vec<Candidate> {
+    let pulled = rows.into_iter().map(Candidate::Pulled).collect();
+    let pushed = entries.into_iter().map(Candidate::Pushed).collect();
+    let mut merged = merge_newest_first(pulled, pushed, Candidate::key);
+    merged.retain(|c| c.key() >= covered);
+    merged
+}
+
+/// Offers one round's candidates (window entries and pulled rows, each asked for `want`) down
+/// to where both are complete (never below `bound`); returns that key.
+fn offer_round(
+    viewer: UserId,
+    entries: Vec<Entry>,
+    rows: Vec<PostRow>,
+    want: usize,
+    bound: SortKey,
+    live: HashMap<PostId, PostRow>,
+    page: &mut Page,
+) -> SortKey {
+    let covered =
+        covered_to(&entries, want, bound, Entry::key).max(covered_to(&rows, want, bound, PostRow::sort_key));
+    offer_candidates(viewer, merge_sources(entries, rows, covered), live, page);
+    covered
+}
+
+fn offer(viewer: UserId, key: SortKey, row: Option<PostRow>, page: &mut Page) -> bool {
+    let result = verdict(viewer, row.as_ref()).and_then(|()| row.ok_or(Hidden::Deleted));
+    page.offer(key, result)
+}
+
+/// Offers merged candidates in order: pulled ones as they are, window entries with the rows
+/// hydrated for them (`live`).
+fn offer_candidates(
+    viewer: UserId,
+    candidates: Vec<Candidate>,
+    mut live: HashMap<PostId, PostRow>,
+    page: &mut Page,
+) {
+    for candidate in candidates {
+        let key = candidate.key();
+        let row = match candidate {
+            Candidate::Pulled(row) => Some(row),
+            Candidate::Pushed(entry) => live.remove(&entry.post_id),
+        };
+        if !offer(viewer, key, row, page) {
+            return;
+        }
+    }
 }
 
 fn offer_rows(viewer: UserId, rows: Vec<PostRow>, page: &mut Page) {
     for row in rows {
-        let key = row.sort_key();
-        let result = verdict(viewer, Some(&row)).map(|()| row);
-        if !page.offer(key, result) {
-            break;
+        if !offer(viewer, row.sort_key(), Some(row), page) {
+            return;
         }
     }
 }
@@ -80,19 +155,25 @@ fn offer_rows(viewer: UserId, rows: Vec<PostRow>, page: &mut Page) {
 /// (state `rebuilding`) instead of failing.
 async fn open_window(ctx: &Ctx, windows: &Windows, viewer: UserId, op: &WindowOp) -> Option<WindowReply> {
     let attempt = async {
-        let reply = windows.call(viewer, op).await?;
-        if reply.initialized {
-            return Ok(reply);
+        let first = windows.call(viewer, op).await?;
+        if first.initialized {
+            return Ok(first);
         }
         let cap = ctx.config.feed_window;
         pull::activate_reader(&ctx.db, viewer, ctx.now).await?;
         let (entries, complete) =
             pull::pull_entries(&ctx.db, viewer, SortKey::TOP, None, cap, ctx.now).await?;
         windows.call(viewer, &WindowOp::Init { entries, complete, cap }).await?;
-        windows.call(viewer, op).await
+        // The first call counted the read (and may have made a report due); this one only reads.
+        let mut reply = windows.call(viewer, &without_read(op)).await?;
+        reply.report = first.report;
+        Ok::<_, crate::error::ApiError>(reply)
     };
     match attempt.await {
-        Ok(reply) => Some(reply),
+        Ok(reply) => {
+            report_activity(ctx, viewer, &reply).await;
+            Some(reply)
+        }
         Err(e) => {
             worker::console_error!("timeline window of {viewer} unavailable: {e}");
             None
@@ -100,30 +181,29 @@ async fn open_window(ctx: &Ctx, windows: &Windows, viewer: UserId, op: &WindowOp
     }
 }
 
-/// Posts younger than this may still be on their way to the window (fan-out is asynchronous,
-/// and a big author's chunks can take a while); D1 already has them, so reads merge them in.
-/// Without this, a post delivered after a newer one would land below a reader's newest
-/// cursor and be skipped by `?after=`.
-const IN_FLIGHT_MS: i64 = 120_000;
-const IN_FLIGHT_LIMIT: usize = 200;
-
-/// Recently committed candidates in `(after, before)` at or above the window floor.
-async fn in_flight(
-    ctx: &Ctx,
-    viewer: UserId,
-    before: SortKey,
-    after: Option<SortKey>,
-    floor: SortKey,
-) -> ApiResult<Vec<Entry>> {
-    let horizon = SortKey::new(ctx.now - IN_FLIGHT_MS, 0);
-    if before <= horizon {
-        return Ok(Vec::new());
+fn without_read(op: &WindowOp) -> WindowOp {
+    match op.clone() {
+        WindowOp::Older { before, limit, .. } => WindowOp::Older { before, limit, read_at: None },
+        WindowOp::Newer { after, limit, .. } => WindowOp::Newer { after, limit, read_at: None },
+        other => other,
     }
-    let lower = after.map_or(horizon, |a| a.max(horizon));
-    let (entries, _) =
-        pull::pull_entries(&ctx.db, viewer, before, Some(lower), IN_FLIGHT_LIMIT, ctx.now).await?;
-    Ok(entries.into_iter().filter(|e| e.key() >= floor).collect())
 }
+
+/// Hands a due activity report to the policy (through the queue: never a D1 write on the read
+/// path). A lost report is made again by the next due read.
+async fn report_activity(ctx: &Ctx, reader: UserId, reply: &WindowReply) {
+    let Some(report) = reply.report else { return };
+    let job = QueueMessage::Policy(PolicyJob::ReaderActivity { reader, report });
+    if let Err(e) = send_job(&ctx.env, job).await {
+        worker::console_error!("activity report of {reader} not sent: {e}");
+    }
+}
+
+/// Posts younger than this may still be on their way to a pushed reader's window (fan-out is
+/// asynchronous, and a big author's chunks can take a while); D1 already has them, so reads
+/// merge them in with the pulled authors. Without this, a post delivered after a newer one
+/// would land below a reader's newest cursor and be skipped by `?after=`.
+const IN_FLIGHT_MS: i64 = 120_000;
 
 /// How many candidates to ask for next: the room left plus a margin for filtered ones,
 /// within what is left of the scan budget.
@@ -139,40 +219,49 @@ enum WindowPart {
     PullFrom(SortKey, FeedState),
 }
 
-/// The window part of a read-down: window entries at or above the floor, merged with posts
-/// still in flight, batch by batch until the page is done or the window is exhausted.
+/// One round beside the window: the pulled posts in `[floor, cursor)` and the rows of the
+/// window's entries, in one concurrent step.
+async fn pull_and_hydrate(
+    ctx: &Ctx,
+    q: &FeedQuery,
+    scope: &PullScope<'_>,
+    cursor: SortKey,
+    want: usize,
+    entries: &[Entry],
+) -> ApiResult<(Vec<PostRow>, HashMap<PostId, PostRow>)> {
+    let ids: Vec<PostId> = entries.iter().map(|e| e.post_id).collect();
+    let (pulled, live) =
+        join(pull::pull_posts(&ctx.db, scope, cursor, want), posts::load_live(&ctx.db, q.viewer, &ids)).await;
+    let live = live?.into_iter().map(|p| (p.id, p)).collect();
+    Ok((pulled?.0, live))
+}
+
+/// The window part of a read-down: window entries at or above the floor merged with what is
+/// pulled beside the window, round by round until the page is done or the window is exhausted.
 async fn window_down(ctx: &Ctx, q: &FeedQuery, before: SortKey, page: &mut Page) -> ApiResult<WindowPart> {
     let budget = ctx.config.feed_scan_budget;
     let windows = Windows::new(&ctx.env)?;
     let mut want = batch_size(page, budget);
-    let Some(mut reply) =
-        open_window(ctx, &windows, q.viewer, &WindowOp::Older { before, limit: want }).await
-    else {
+    let first = WindowOp::Older { before, limit: want, read_at: q.read_at(ctx) };
+    let Some(mut reply) = open_window(ctx, &windows, q.viewer, &first).await else {
         return Ok(WindowPart::PullFrom(before, FeedState::Rebuilding));
     };
     let floor = reply.floor.unwrap_or(SortKey::TOP);
-    let mut recent = in_flight(ctx, q.viewer, before, None, floor).await?;
+    let scope = q.beside_window(ctx, floor);
+    let mut cursor = before;
     loop {
-        let window_exhausted = reply.entries.len() < want;
-        // Recent posts merge into this batch only within the key range it covers.
-        let covered_down_to = match reply.entries.last() {
-            Some(last) if !window_exhausted => last.key(),
-            _ => floor,
-        };
-        let (recent_here, recent_later) =
-            split_at_key(std::mem::take(&mut recent), covered_down_to, Entry::key);
-        recent = recent_later;
-        let candidates = merge_newest_first(reply.entries, recent_here, Entry::key);
-        offer_entries(ctx, q.viewer, &candidates, page).await?;
+        let (rows, live) = pull_and_hydrate(ctx, q, &scope, cursor, want, &reply.entries).await?;
+        let covered = offer_round(q.viewer, reply.entries, rows, want, floor, live, page);
         if page.is_full() || page.scanned >= budget {
             return Ok(WindowPart::Done);
         }
-        if window_exhausted {
+        if covered <= floor {
             return Ok(WindowPart::PullFrom(before.min(floor), FeedState::Ok));
         }
+        cursor = page.last_scanned.unwrap_or(covered).min(cursor);
         want = batch_size(page, budget);
-        let cursor = page.last_scanned.unwrap_or(before);
-        reply = windows.call(q.viewer, &WindowOp::Older { before: cursor, limit: want }).await?;
+        reply =
+            windows.call(q.viewer, &WindowOp::Older { before: cursor, limit: want, read_at: None }).await?;
     }
 }
 
@@ -190,7 +279,7 @@ async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool
             WindowPart::PullFrom(key, state) => (key, state),
         }
     };
-    let scope = q.scope(ctx.now, None);
+    let scope = q.full_scope(ctx.now, None);
     loop {
         let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
         let (rows, exhausted) = pull::pull_posts(&ctx.db, &scope, cursor, want).await?;
@@ -202,30 +291,43 @@ async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool
     }
 }
 
-/// Newer-than-cursor read for `?after=`: up to `limit + 1` visible items above the key.
+/// Newer-than-cursor read for `?after=`: up to `limit + 1` visible items above the key: the
+/// newest window entries and pulled posts above it (and above the floor), then, if the page
+/// still has room and `after` is below the floor, everything followed in `(after, floor)`.
 async fn read_up(ctx: &Ctx, q: &FeedQuery, after: SortKey, page: &mut Page) -> ApiResult<FeedState> {
-    let mut state = FeedState::Ok;
     let mut pull_from = SortKey::TOP;
     if q.group.is_none() {
         let windows = Windows::new(&ctx.env)?;
-        let op = WindowOp::Newer { after, limit: ctx.config.feed_scan_budget };
-        match open_window(ctx, &windows, q.viewer, &op).await {
-            None => state = FeedState::Rebuilding,
-            Some(reply) => {
-                let floor = reply.floor.unwrap_or(SortKey::TOP);
-                let recent = in_flight(ctx, q.viewer, SortKey::TOP, Some(after), floor).await?;
-                let candidates = merge_newest_first(reply.entries, recent, Entry::key);
-                offer_entries(ctx, q.viewer, &candidates, page).await?;
-                if page.is_full() || after >= floor {
-                    return Ok(state);
-                }
-                pull_from = floor;
-            }
+        let want = ctx.config.feed_scan_budget;
+        let op = WindowOp::Newer { after, limit: want, read_at: q.read_at(ctx) };
+        let Some(reply) = open_window(ctx, &windows, q.viewer, &op).await else {
+            return read_up_pull(ctx, q, after, SortKey::TOP, page).await.map(|()| FeedState::Rebuilding);
+        };
+        let floor = reply.floor.unwrap_or(SortKey::TOP);
+        let lower = after.max(floor);
+        let scope = q.beside_window(ctx, lower);
+        let (rows, live) = pull_and_hydrate(ctx, q, &scope, SortKey::TOP, want, &reply.entries).await?;
+        offer_round(q.viewer, reply.entries, rows, want, lower, live, page);
+        if page.is_full() || after >= floor {
+            return Ok(FeedState::Ok);
         }
+        pull_from = floor;
     }
-    let (rows, _) = pull::pull_posts(&ctx.db, &q.scope(ctx.now, Some(after)), pull_from, page.room()).await?;
+    read_up_pull(ctx, q, after, pull_from, page).await.map(|()| FeedState::Ok)
+}
+
+/// Everything followed in `(after, below)`, newest first, into the page's room.
+async fn read_up_pull(
+    ctx: &Ctx,
+    q: &FeedQuery,
+    after: SortKey,
+    below: SortKey,
+    page: &mut Page,
+) -> ApiResult<()> {
+    let (rows, _) =
+        pull::pull_posts(&ctx.db, &q.full_scope(ctx.now, Some(after)), below, page.room()).await?;
     offer_rows(q.viewer, rows, page);
-    Ok(state)
+    Ok(())
 }
 
 /// Counts what read-time filtering hid, by reason, for the admin stats (one batch, only

@@ -4,5 +4,6 @@
 pub mod fanout;
 pub mod feed;
 pub mod likes;
+pub mod policy;
 pub mod reconcile;
 pub mod stats;

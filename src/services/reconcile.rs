@@ -24,6 +24,8 @@ pub struct ReconcileReport {
     pub counts_repaired: usize,
     pub idempotency_keys_purged: usize,
     pub outbox_rows_purged: usize,
+    /// Edges moved to pull because their reader has not read for `ACTIVE_DAYS`.
+    pub inactive_edges_unpushed: usize,
 }
 
 /// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
@@ -47,6 +49,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.idempotency_keys_purged = posts::purge_idempotency_keys(db, ctx.now - IDEMPOTENCY_TTL_MS).await?;
     report.outbox_rows_purged = outbox::purge_done(db, ctx.now - DONE_OUTBOX_TTL_MS).await?;
     stats::trim_samples(db, LATENCY_SAMPLES_KEPT).await?;
+    report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
     batch(
         db,
         vec![

@@ -49,6 +49,16 @@ fn render(s: &Snapshot, now: i64) -> Value {
             "outbox_resent": get("reconcile_resent"),
             "counts_repaired": get("reconcile_counts_repaired"),
         },
+        "hybrid": {
+            "edges": { "push": s.edges.0, "pull": s.edges.1, "switching": s.edges.2 },
+            "deliveries_written": get("deliveries"),
+            "deliveries_avoided_by_pull": get("deliveries_avoided"),
+            "pulled_authors_per_reader": {
+                "readers": s.pulled_per_reader.len(),
+                "p50": percentile(&s.pulled_per_reader, 50.0),
+                "p99": percentile(&s.pulled_per_reader, 99.0),
+            },
+        },
         "counters": s.counters,
     })
 }

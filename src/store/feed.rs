@@ -21,28 +21,59 @@ const HOUR_MS: i64 = 3_600_000;
 const SLABS_MS: [i64; 6] =
     [HOUR_MS, 24 * HOUR_MS, 7 * 24 * HOUR_MS, 30 * 24 * HOUR_MS, 365 * 24 * HOUR_MS, i64::MAX];
 
+/// Whose posts a pull considers.
+#[derive(Debug, Clone, Copy)]
+pub enum PullAuthors<'a> {
+    /// The viewer and everyone they follow (new windows, and below a window's floor).
+    All,
+    /// One follow group (not the viewer's own posts).
+    Group(&'a GroupName),
+    /// Beside a window: the authors whose edge is pulled, plus posts younger than `in_flight_since`
+    /// of the viewer and of pushed authors (their fan-out may not have reached the window yet).
+    Pulled { in_flight_since: i64 },
+    /// Beside a window in push mode: every followed author's (and the viewer's) posts younger
+    /// than `since`, which may still be on their way to the window.
+    InFlight { since: i64 },
+}
+
 /// Which posts the pull considers.
 #[derive(Debug, Clone)]
 pub struct PullScope<'a> {
     pub viewer: UserId,
-    /// `Some` narrows to one follow group (and leaves out the viewer's own posts).
-    pub group: Option<&'a GroupName>,
+    pub authors: PullAuthors<'a>,
     /// Exclusive lower bound (for `?after=`); `None` pulls down to the oldest post.
     pub after: Option<SortKey>,
     /// Request time: slabs are measured from here when the cursor is above it (first page).
     pub now: i64,
 }
 
-fn scope_sql(scope: &PullScope<'_>) -> String {
-    // ?1 viewer, ?2/?3 upper key, ?4 slab start, ?5 limit, ?6/?7 lower key, ?8 group.
+/// The author condition and its own parameter (`?8`), if it has one.
+fn authors_sql(authors: PullAuthors<'_>) -> (String, Option<JsValue>) {
+    const FOLLOWED: &str = "SELECT author_id FROM follows WHERE follower_id = ?1";
+    match authors {
+        PullAuthors::All => (format!("p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED})"), None),
+        PullAuthors::Group(g) => {
+            (format!("p.author_id IN ({FOLLOWED} AND group_name = ?8)"), Some(text(g.as_str())))
+        }
+        PullAuthors::Pulled { in_flight_since } => (
+            format!(
+                "(p.author_id IN ({FOLLOWED} AND pull = 1) \
+                  OR (p.created_at >= ?8 AND p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED} AND pull = 0)))"
+            ),
+            Some(int(in_flight_since)),
+        ),
+        PullAuthors::InFlight { since } => (
+            format!("(p.created_at >= ?8 AND p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED}))"),
+            Some(int(since)),
+        ),
+    }
+}
+
+fn scope_sql(authors: &str) -> String {
+    // ?1 viewer, ?2/?3 upper key, ?4 slab start, ?5 limit, ?6/?7 lower key, ?8 the authors' own.
     // Every numbered parameter must appear in the SQL (D1 checks the binding count).
-    let followed = "SELECT author_id FROM follows WHERE follower_id = ?1 AND (?8 IS NULL OR group_name = ?8)";
-    let authors = match scope.group {
-        Some(_) => followed.to_string(),
-        None => format!("SELECT ?1 UNION ALL {followed}"),
-    };
     format!(
-        "WHERE p.author_id IN ({authors}) AND p.deleted_at IS NULL \
+        "WHERE {authors} AND p.deleted_at IS NULL \
            AND (p.author_id = ?1 OR p.visibility <> 'private') \
            AND (p.created_at, p.id) < (?2, ?3) AND p.created_at >= ?4 AND (p.created_at, p.id) > (?6, ?7) \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?5"
@@ -59,7 +90,8 @@ async fn pull_rows<T: DeserializeOwned>(
     limit: usize,
     key_of: impl Fn(&T) -> SortKey,
 ) -> ApiResult<(Vec<T>, bool)> {
-    let sql = format!("{select} {}", scope_sql(scope));
+    let (authors, extra) = authors_sql(scope.authors);
+    let sql = format!("{select} {}", scope_sql(&authors));
     let lower = scope.after.unwrap_or(SortKey::BOTTOM);
     let mut rows: Vec<T> = Vec::new();
     let mut upper = before;
@@ -67,7 +99,7 @@ async fn pull_rows<T: DeserializeOwned>(
         let slab_start = upper.primary.min(scope.now).saturating_sub(span).max(lower.primary);
         let unbounded = span == i64::MAX || slab_start <= lower.primary;
         let slab_start = if unbounded { -1 } else { slab_start };
-        let params: Vec<JsValue> = vec![
+        let mut params: Vec<JsValue> = vec![
             int(scope.viewer),
             int(upper.primary),
             int(upper.id),
@@ -75,8 +107,8 @@ async fn pull_rows<T: DeserializeOwned>(
             int((limit - rows.len()) as i64),
             int(lower.primary),
             int(lower.id),
-            scope.group.map_or(JsValue::NULL, |g| text(g.as_str())),
         ];
+        params.extend(extra.clone());
         let batch: Vec<T> = all(db, &sql, &params).await?;
         rows.extend(batch);
         if rows.len() >= limit {
@@ -111,8 +143,8 @@ pub async fn pull_entries(
     limit: usize,
     now: i64,
 ) -> ApiResult<(Vec<Entry>, bool)> {
-    let scope = PullScope { viewer, group: None, after, now };
-    let select = "SELECT p.created_at, p.id AS post_id, p.author_id FROM posts p";
+    let scope = PullScope { viewer, authors: PullAuthors::All, after, now };
+    let select = "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p";
     pull_rows(db, select, &scope, before, limit, Entry::key).await
 }
 
@@ -150,6 +182,32 @@ pub async fn follow_count(db: &D1Database, viewer: UserId, group: Option<&GroupN
     Ok(row.map_or(0, |c| c.n))
 }
 
+/// The newest posts of some followed authors the reader may see, for the window of a reader
+/// whose edges to them switch from pull to push.
+pub async fn authors_entries(
+    db: &D1Database,
+    reader: UserId,
+    authors: &[UserId],
+    limit: usize,
+) -> ApiResult<Vec<Entry>> {
+    let mut entries = Vec::new();
+    // 2 fixed parameters, at most 100 a statement.
+    for chunk in authors.chunks(90) {
+        let list: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 3)).collect();
+        let sql = format!(
+            "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
+             WHERE p.author_id IN ({}) AND p.deleted_at IS NULL AND p.visibility <> 'private' \
+               AND p.author_id IN (SELECT author_id FROM follows WHERE follower_id = ?1) \
+             ORDER BY p.created_at DESC, p.id DESC LIMIT ?2",
+            list.join(", ")
+        );
+        let mut params = vec![int(reader), int(limit as i64)];
+        params.extend(chunk.iter().map(|a| int(*a)));
+        entries.extend(all::<Entry>(db, &sql, &params).await?);
+    }
+    Ok(entries)
+}
+
 /// An author's newest posts a new follower may see, for backfilling the follower's window.
 pub async fn backfill_entries(
     db: &D1Database,
@@ -159,7 +217,7 @@ pub async fn backfill_entries(
 ) -> ApiResult<Vec<Entry>> {
     all(
         db,
-        "SELECT p.created_at, p.id AS post_id, p.author_id FROM posts p \
+        "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
          WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND p.visibility <> 'private' \
            AND EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",

@@ -8,6 +8,7 @@ pub mod feed;
 pub mod graph;
 pub mod likes;
 pub mod outbox;
+pub mod policy;
 pub mod posts;
 pub mod stats;
 pub mod test_hooks;
@@ -17,7 +18,7 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, StorageKind};
 
 /// Binds an integer (a count, a time, or any of the id newtypes).
 pub fn int(v: impl Into<i64>) -> JsValue {
@@ -63,8 +64,8 @@ pub async fn batch(
     db.batch(statements).await.map_err(d1_error)
 }
 
-/// Keeps the message for the logs, and recognizes the constraint failures callers map to
-/// client errors.
+/// The one place a D1 failure becomes an error: classified by kind (the message is kept for
+/// the logs, never sent).
 pub fn d1_error(e: worker::Error) -> ApiError {
     let message = match &e {
         worker::Error::D1(d1) => {
@@ -73,22 +74,7 @@ pub fn d1_error(e: worker::Error) -> ApiError {
         }
         other => format!("D1: {other}"),
     };
-    storage_error(message)
-}
-
-/// Maps a storage failure message (from D1 directly, or relayed by a Durable Object) to an error.
-pub fn storage_error(message: String) -> ApiError {
-    // Every write checks its targets first and rows are never hard-deleted, so a foreign key
-    // failure means the token names a user id this service never registered.
-    if message.contains("FOREIGN KEY constraint failed") {
-        return ApiError::Unauthorized("the token's user does not exist");
-    }
-    ApiError::Internal(message)
-}
-
-/// Whether an error is SQLite's UNIQUE / PRIMARY KEY violation on the named table.
-pub fn is_unique_violation(e: &ApiError, table: &str) -> bool {
-    matches!(e, ApiError::Internal(m) if m.contains("UNIQUE constraint failed") && m.contains(table))
+    ApiError::Storage { kind: StorageKind::classify(&message), detail: message }
 }
 
 /// A row holding one integer column named `n`.

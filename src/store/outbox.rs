@@ -74,22 +74,27 @@ pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
     super::returned_ids(results).into_iter().map(OutboxId::from_trusted).collect()
 }
 
-/// Active readers among an author's followers after `after`, in follower-id order.
+/// Readers with a window among an author's followers after `after`, in follower-id order:
+/// only those whose edge is pushed (`pushed_only`, hybrid mode) or all of them (push mode).
 pub async fn follower_chunk(
     db: &D1Database,
     author: UserId,
     after: i64,
     limit: usize,
+    pushed_only: bool,
 ) -> ApiResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Row {
         follower_id: UserId,
     }
+    let pushed = if pushed_only { "AND f.push = 1" } else { "" };
     let rows: Vec<Row> = all(
         db,
-        "SELECT f.follower_id FROM follows f JOIN users u ON u.id = f.follower_id \
-         WHERE f.author_id = ?1 AND f.follower_id > ?2 AND u.feed_active_at IS NOT NULL \
-         ORDER BY f.follower_id LIMIT ?3",
+        &format!(
+            "SELECT f.follower_id FROM follows f JOIN users u ON u.id = f.follower_id \
+             WHERE f.author_id = ?1 {pushed} AND f.follower_id > ?2 AND u.feed_active_at IS NOT NULL \
+             ORDER BY f.follower_id LIMIT ?3"
+        ),
         &[int(author), int(after), int(limit as i64)],
     )
     .await?;

@@ -6,12 +6,12 @@ use worker::D1Database;
 
 use super::outbox::{post_event, returned_events};
 use super::users::relationship_columns;
-use super::{all, batch, first, first_id, int, is_unique_violation, opt_text, run, stmt, text};
+use super::{all, batch, first, first_id, int, opt_text, run, stmt, text};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
 use crate::domain::validate::{IdempotencyKey, PostBody};
-use crate::domain::visibility::{may_see, Relationship, Visibility, WindowChange};
+use crate::domain::visibility::{may_see, Relationship, Visibility};
 use crate::error::{ApiError, ApiResult};
 
 /// D1 allows 100 bound parameters per statement; one is the viewer.
@@ -198,13 +198,15 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
             &[int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)],
         )?);
     }
+    // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip.
+    statements.push(super::policy::count_post(db, post.author_id, post.created_at, now)?);
     match batch(db, statements).await {
         Ok(results) => Ok(Published {
             post_id: PostId::from_trusted(first_id(results.first())?),
             outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
             replayed: false,
         }),
-        Err(e) if is_unique_violation(&e, "idempotency_keys") => {
+        Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;
             idempotent_replay(db, scope)
                 .await?
@@ -214,33 +216,35 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
     }
 }
 
-/// Applies an edit by the author; a visibility change that matters to followers' windows
-/// records its outbox event in the same batch.
+/// Applies an edit by the author. A visibility change that matters to followers' windows
+/// (to or from `private`: followers see both other levels) records its outbox event and raises
+/// the post's state version in the same atomic batch, both decided by the row's value *inside*
+/// the transaction, never by a read taken before it: two concurrent edits each record the
+/// transition they really made, in commit order.
 pub async fn edit(
     db: &D1Database,
     post_id: PostId,
     body: Option<&PostBody>,
     visibility: Option<Visibility>,
-    window_change: Option<WindowChange>,
     now: i64,
 ) -> ApiResult<Vec<OutboxId>> {
-    let mut statements = vec![stmt(
+    let visibility = opt_text(visibility.map(Visibility::as_str));
+    let event = stmt(
         db,
-        "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4 \
+        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
+         SELECT CASE WHEN ?2 = 'private' THEN 'remove_post' ELSE 'post' END, id, author_id, created_at, ?3 \
+         FROM posts WHERE id = ?1 AND deleted_at IS NULL AND ?2 IS NOT NULL \
+           AND (visibility = 'private') <> (?2 = 'private') RETURNING id",
+        &[int(post_id), visibility.clone(), int(now)],
+    )?;
+    let update = stmt(
+        db,
+        "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4, \
+           state_version = state_version + (?3 IS NOT NULL AND (visibility = 'private') <> (?3 = 'private')) \
          WHERE id = ?1 AND deleted_at IS NULL",
-        &[
-            int(post_id),
-            opt_text(body.map(PostBody::as_str)),
-            opt_text(visibility.map(Visibility::as_str)),
-            int(now),
-        ],
-    )?];
-    match window_change {
-        Some(WindowChange::Remove) => statements.push(post_event(db, EventKind::RemovePost, post_id, now)?),
-        Some(WindowChange::Deliver) => statements.push(post_event(db, EventKind::Post, post_id, now)?),
-        None => {}
-    }
-    Ok(returned_events(&batch(db, statements).await?))
+        &[int(post_id), opt_text(body.map(PostBody::as_str)), visibility, int(now)],
+    )?;
+    Ok(returned_events(&batch(db, vec![event, update]).await?))
 }
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
@@ -251,7 +255,8 @@ pub async fn delete(db: &D1Database, post_id: PostId, now: i64) -> ApiResult<Vec
         vec![
             stmt(
                 db,
-                "UPDATE posts SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
+                "UPDATE posts SET deleted_at = ?2, state_version = state_version + 1 \
+                 WHERE id = ?1 AND deleted_at IS NULL",
                 &[int(post_id), int(now)],
             )?,
             post_event(db, EventKind::RemovePost, post_id, now)?,
@@ -266,14 +271,30 @@ pub async fn purge_idempotency_keys(db: &D1Database, before: i64) -> ApiResult<u
     run(db, "DELETE FROM idempotency_keys WHERE created_at < ?1", &[int(before)]).await
 }
 
-/// The visibility of a live post, or `None` if it is deleted or missing.
-pub async fn visibility_of(db: &D1Database, post_id: PostId) -> ApiResult<Option<Visibility>> {
-    #[derive(Deserialize)]
-    struct Row {
-        visibility: Visibility,
+/// A post's state as window events need it, read when the event is applied.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct PostState {
+    pub author_id: UserId,
+    pub created_at: i64,
+    pub visibility: Visibility,
+    /// 0 or 1 (SQLite has no booleans).
+    deleted: i64,
+    pub state_version: i64,
+}
+
+impl PostState {
+    pub fn is_deleted(&self) -> bool {
+        self.deleted != 0
     }
-    let row: Option<Row> =
-        first(db, "SELECT visibility FROM posts WHERE id = ?1 AND deleted_at IS NULL", &[int(post_id)])
-            .await?;
-    Ok(row.map(|r| r.visibility))
+}
+
+/// The post's current state, deleted or not; `None` if no such row exists.
+pub async fn state(db: &D1Database, post_id: PostId) -> ApiResult<Option<PostState>> {
+    first(
+        db,
+        "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, state_version \
+         FROM posts WHERE id = ?1",
+        &[int(post_id)],
+    )
+    .await
 }

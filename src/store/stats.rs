@@ -46,6 +46,10 @@ pub struct Snapshot {
     pub oldest_pending_at: Option<i64>,
     /// The latest publish-to-visible samples (ms), newest first.
     pub publish_to_visible_ms: Vec<i64>,
+    /// Follow edges by mode: (push, pull, switching).
+    pub edges: (i64, i64, i64),
+    /// Pulled authors per reader who has any (a sample).
+    pub pulled_per_reader: Vec<i64>,
 }
 
 pub async fn snapshot(db: &D1Database) -> ApiResult<Snapshot> {
@@ -62,7 +66,12 @@ pub async fn snapshot(db: &D1Database) -> ApiResult<Snapshot> {
         &[],
     )
     .await?;
+    let pulled: Vec<Count> =
+        all(db, "SELECT COUNT(*) AS n FROM follows WHERE pull = 1 GROUP BY follower_id LIMIT 10000", &[])
+            .await?;
     Ok(Snapshot {
+        edges: super::policy::edge_modes(db).await?,
+        pulled_per_reader: pulled.into_iter().map(|c| c.n).collect(),
         counters,
         outbox_by_state,
         oldest_pending_at: oldest.map(|o| o.n),

@@ -33,6 +33,18 @@ pub async fn set_fault(db: &D1Database, name: &str, times: i64) -> ApiResult<()>
     Ok(())
 }
 
+/// Makes one outbox event (of any kind, done or not) pending from the start again, as a
+/// redelivery of a stale or duplicated message would find it.
+pub async fn reset_event(db: &D1Database, event: OutboxId) -> ApiResult<Vec<OutboxId>> {
+    let rows: Vec<IdRow> = all(
+        db,
+        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL WHERE id = ?1 RETURNING id",
+        &[int(event)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| OutboxId::from_trusted(r.id)).collect())
+}
+
 /// Makes a post's fan-out events pending from the start again.
 pub async fn reset_for_replay(db: &D1Database, post: PostId) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
@@ -50,6 +62,7 @@ pub struct OutboxView {
     id: OutboxId,
     kind: EventKind,
     post_id: Option<PostId>,
+    reader_id: Option<UserId>,
     state: EventState,
     cursor_follower_id: i64,
     delivered: i64,
@@ -64,7 +77,7 @@ pub struct AuthorOutbox {
     pub faults: BTreeMap<String, i64>,
 }
 
-/// An author's recent post events, pending count and the faults scoped to them.
+/// An author's recent events (post events, and reader events about them), pending count and the faults scoped to them.
 pub async fn author_outbox(db: &D1Database, author: UserId) -> ApiResult<AuthorOutbox> {
     #[derive(Deserialize)]
     struct Fault {
@@ -73,8 +86,8 @@ pub async fn author_outbox(db: &D1Database, author: UserId) -> ApiResult<AuthorO
     }
     let events: Vec<OutboxView> = all(
         db,
-        "SELECT id, kind, post_id, state, cursor_follower_id, delivered, created_at, done_at FROM outbox \
-         WHERE author_id = ?1 AND kind IN ('post', 'remove_post') ORDER BY id DESC LIMIT 100",
+        "SELECT id, kind, post_id, reader_id, state, cursor_follower_id, delivered, created_at, done_at \
+         FROM outbox WHERE author_id = ?1 ORDER BY id DESC LIMIT 100",
         &[int(author)],
     )
     .await?;
@@ -106,4 +119,24 @@ pub async fn set_like_count(db: &D1Database, post: PostId, like_count: i64, now:
     )
     .await?;
     Ok(())
+}
+
+#[derive(Deserialize, Serialize)]
+pub struct EdgeView {
+    follower_id: UserId,
+    push: i64,
+    pull: i64,
+    read_rate: f64,
+    last_read_at: Option<i64>,
+}
+
+/// An author's edges with their modes and the readers' reported activity.
+pub async fn author_edges(db: &D1Database, author: UserId) -> ApiResult<Vec<EdgeView>> {
+    all(
+        db,
+        "SELECT f.follower_id, f.push, f.pull, u.read_rate, u.last_read_at FROM follows f \
+         JOIN users u ON u.id = f.follower_id WHERE f.author_id = ?1 ORDER BY f.follower_id LIMIT 1000",
+        &[int(author)],
+    )
+    .await
 }

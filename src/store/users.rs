@@ -1,7 +1,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{first, int, is_unique_violation, text};
+use super::{first, int, text};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -54,7 +54,7 @@ pub async fn create(
     match first::<UserRow>(db, sql, &[text(handle.as_str()), text(display_name.as_str()), int(now)]).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
-        Err(e) if is_unique_violation(&e, "users.handle") => {
+        Err(e) if e.is_unique_violation("users.handle") => {
             Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
         }
         Err(e) => Err(e),

@@ -7,4 +7,5 @@ mod engagement;
 mod errors;
 mod feed;
 mod graph;
+mod ordering;
 mod posts;

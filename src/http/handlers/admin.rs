@@ -6,14 +6,15 @@ use worker::Response;
 
 use super::json;
 use crate::domain::cursor::SortKey;
-use crate::domain::ids::{PostId, UserId};
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::policy::{EdgeMode, DAY_MS};
 use crate::domain::window::WindowOp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
 use crate::http::router::TestHook;
 use crate::objects::timeline::Windows;
-use crate::services::{fanout, reconcile, stats};
+use crate::services::{fanout, policy, reconcile, stats};
 use crate::store::test_hooks;
 
 pub async fn stats(app: &App) -> ApiResult<Response> {
@@ -39,7 +40,35 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         }
         TestHook::WindowState => window_state(app, &body).await,
         TestHook::Drift => drift(app, &body).await,
+        TestHook::Edge => force_edge(app, &body).await,
+        TestHook::AgeReader => age_reader(app, &body).await,
+        TestHook::Edges => {
+            let author = body.required_id("author_id", UserId::parse)?;
+            json(200, &value!({ "edges": test_hooks::author_edges(&app.db, author).await? }))
+        }
     }
+}
+
+/// Puts the edge (reader follows author) into `mode` (`push` or `pull`) the way the policy would.
+async fn force_edge(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let reader = body.required_id("reader_id", UserId::parse)?;
+    let author = body.required_id("author_id", UserId::parse)?;
+    let mode = match body.required_str("mode")? {
+        "push" => EdgeMode::Push,
+        "pull" => EdgeMode::Pull,
+        _ => return Err(ApiError::field("mode", "mode must be push or pull")),
+    };
+    policy::force_edge(app, reader, author, mode).await?;
+    json(200, &value!({ "reader_id": reader.to_string(), "author_id": author.to_string(), "mode": mode }))
+}
+
+/// Moves a reader's last read `days` into the past, in D1 and in their window object.
+async fn age_reader(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let reader = body.required_id("reader_id", UserId::parse)?;
+    let days = body.count("days")?.unwrap_or(0).min(3_650) as i64;
+    crate::store::policy::age_reader(&app.db, reader, days).await?;
+    Windows::new(&app.env)?.call(reader, &WindowOp::AgeActivity { ms: days * DAY_MS }).await?;
+    json(200, &value!({ "reader_id": reader.to_string(), "days": days }))
 }
 
 /// Arms a named fault for its next `times` firings.
@@ -50,10 +79,14 @@ async fn set_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
     json(200, &value!({ "name": name, "remaining": times }))
 }
 
-/// Makes a post's fan-out pending from the start again and announces it (a redelivery).
+/// Makes a post's fan-out (`post_id`), or one event of any kind (`outbox_id`), pending from
+/// the start again and announces it: a redelivered, possibly stale, message.
 async fn replay(app: &App, body: &JsonObject) -> ApiResult<Response> {
-    let post = body.required_id("post_id", PostId::parse)?;
-    let events = test_hooks::reset_for_replay(&app.db, post).await?;
+    let events = if body.has("outbox_id") {
+        test_hooks::reset_event(&app.db, body.required_id("outbox_id", OutboxId::parse)?).await?
+    } else {
+        test_hooks::reset_for_replay(&app.db, body.required_id("post_id", PostId::parse)?).await?
+    };
     fanout::announce(app, UserId::from_trusted(0), &events).await;
     json(200, &value!({ "replayed": events.len() }))
 }
@@ -61,7 +94,7 @@ async fn replay(app: &App, body: &JsonObject) -> ApiResult<Response> {
 /// Dumps a reader's whole window.
 async fn window_state(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let reader = body.required_id("reader_id", UserId::parse)?;
-    let op = WindowOp::Older { before: SortKey::TOP, limit: 100_000 };
+    let op = WindowOp::Older { before: SortKey::TOP, limit: 100_000, read_at: None };
     let reply = Windows::new(&app.env)?.call(reader, &op).await?;
     let ids: Vec<String> = reply.entries.iter().map(|e| e.post_id.to_string()).collect();
     json(200, &value!({ "initialized": reply.initialized, "floor": reply.floor, "post_ids": ids }))

@@ -6,7 +6,7 @@ use super::{json, page, visible_post};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::time::parse_rfc3339;
 use crate::domain::validate::{Invalid, PostBody};
-use crate::domain::visibility::{visible_levels, window_change, Visibility};
+use crate::domain::visibility::{visible_levels, Visibility};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
@@ -76,9 +76,8 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     if text.is_none() && visibility.is_none() {
         return Err(ApiError::field("body", "give body and/or visibility to change"));
     }
-    let post = own_post(app, viewer, id).await?;
-    let change = visibility.and_then(|new| window_change(post.visibility, new));
-    let events = posts::edit(&app.db, id, text.as_ref(), visibility, change, app.now).await?;
+    own_post(app, viewer, id).await?;
+    let events = posts::edit(&app.db, id, text.as_ref(), visibility, app.now).await?;
     fanout::announce(app, viewer, &events).await;
     json(200, &PostView::from(&visible_post(app, viewer, id).await?))
 }

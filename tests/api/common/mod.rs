@@ -64,6 +64,9 @@ fn start() -> Server {
         format!("ADMIN_TOKEN:{ADMIN_TOKEN}"),
         "TEST_HOOKS:true".to_string(),
         "OUTBOX_GRACE_SECONDS:2".to_string(),
+        // These tests inspect windows as the push pipeline fills them; the hybrid policy has its
+        // own binary (tests/hybrid) with its own server.
+        "FANOUT_MODE:push".to_string(),
     ];
     // Benchmarks run with the production window and chunk sizes from wrangler.toml.
     if std::env::var("EDGEFEED_PROFILE").as_deref() != Ok("bench") {
