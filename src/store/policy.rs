@@ -207,13 +207,15 @@ pub async fn set_phase(db: &D1Database, edges: &[(UserId, UserId)], phase: Phase
 }
 
 /// Readers who have not read for `ACTIVE_DAYS` stop being pushed (at most `limit` readers a
-/// pass). Readers from before activity was reported fall back to when their window was made.
+/// pass, only readers who still have pushed edges, so passes make progress). Readers from
+/// before activity was reported fall back to when their window was made.
 pub async fn sweep_inactive(db: &D1Database, cutoff: i64, limit: usize) -> ApiResult<usize> {
     run(
         db,
         "UPDATE follows SET push = 0, pull = 1 WHERE push = 1 AND follower_id IN ( \
-           SELECT id FROM users WHERE feed_active_at IS NOT NULL \
-             AND COALESCE(last_read_at, feed_active_at) < ?1 LIMIT ?2)",
+           SELECT u.id FROM users u WHERE u.feed_active_at IS NOT NULL \
+             AND COALESCE(u.last_read_at, u.feed_active_at) < ?1 \
+             AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = u.id AND f.push = 1) LIMIT ?2)",
         &[int(cutoff), int(limit as i64)],
     )
     .await
