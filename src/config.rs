@@ -6,6 +6,9 @@
 pub struct Config {
     pub open_registration: bool,
     pub token_ttl_secs: i64,
+    /// Longest token lifetime accepted (`exp - iat`, or `exp - now` without `iat`); never
+    /// below `token_ttl_secs`, so the service accepts the tokens it issues.
+    pub token_max_ttl_secs: i64,
     pub feed_window: usize,
     pub fanout_chunk: usize,
     pub fanout_concurrency: usize,
@@ -25,9 +28,12 @@ impl Config {
             Some("false" | "0" | "no") => false,
             _ => default,
         };
+        let token_ttl_secs = num(get("TOKEN_TTL_SECONDS"), 30 * 86_400, 60, 365 * 86_400);
         Self {
             open_registration: flag("OPEN_REGISTRATION", true),
-            token_ttl_secs: num(get("TOKEN_TTL_SECONDS"), 30 * 86_400, 60, 365 * 86_400),
+            token_ttl_secs,
+            token_max_ttl_secs: num(get("TOKEN_MAX_TTL_SECONDS"), 90 * 86_400, 60, 5 * 365 * 86_400)
+                .max(token_ttl_secs),
             feed_window: num(get("FEED_WINDOW"), 800, 10, 10_000),
             fanout_chunk: num(get("FANOUT_CHUNK"), 500, 1, 5_000),
             fanout_concurrency: num(get("FANOUT_CONCURRENCY"), 16, 1, 64),
@@ -61,5 +67,21 @@ mod tests {
         assert_eq!(c.feed_window, 10);
         assert!(!c.open_registration);
         assert_eq!(c.fanout_chunk, 500);
+    }
+
+    #[test]
+    fn token_max_ttl_defaults_to_90_days_and_never_undercuts_the_issued_ttl() {
+        let c = Config::from_lookup(|_| None);
+        assert_eq!((c.token_ttl_secs, c.token_max_ttl_secs), (30 * 86_400, 90 * 86_400));
+        let c = Config::from_lookup(|n| match n {
+            "TOKEN_TTL_SECONDS" => Some("864000".into()),
+            "TOKEN_MAX_TTL_SECONDS" => Some("3600".into()),
+            _ => None,
+        });
+        assert_eq!(c.token_max_ttl_secs, 864_000, "raised to TOKEN_TTL_SECONDS");
+        let c = Config::from_lookup(|n| (n == "TOKEN_MAX_TTL_SECONDS").then(|| "7200".into()));
+        assert_eq!(c.token_max_ttl_secs, 30 * 86_400);
+        let c = Config::from_lookup(|n| (n == "TOKEN_MAX_TTL_SECONDS").then(|| "31536000".into()));
+        assert_eq!(c.token_max_ttl_secs, 365 * 86_400);
     }
 }

@@ -36,7 +36,7 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
     match route {
         Route::Public(route) => public(&app, &input, route).await,
         Route::User(route) => {
-            let viewer = app.viewer(&input)?;
+            let viewer = app.viewer(&input).await?;
             user(&app, &input, viewer, route).await
         }
         Route::Admin(route) => {
@@ -57,6 +57,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
     use UserRoute as U;
     match route {
         U::Me => users::get(app, viewer, viewer).await,
+        U::Logout => users::logout(app, viewer).await,
         U::User(id) => users::get(app, viewer, id).await,
         U::Followers(id) => users::follow_list(app, input, viewer, id, Direction::Followers).await,
         U::Following(id) => users::follow_list(app, input, viewer, id, Direction::Following).await,
@@ -100,8 +101,20 @@ pub fn problem(err: &ApiError) -> Response {
         .unwrap_or_else(|_| Response::error("internal error", 500).expect("static response")); // ok: static
     let headers = response.headers_mut();
     let _ = headers.set("content-type", "application/problem+json");
-    if let ApiError::MethodNotAllowed { allow } = err {
-        let _ = headers.set("allow", allow);
+    match err {
+        ApiError::MethodNotAllowed { allow } => {
+            let _ = headers.set("allow", allow);
+        }
+        // RFC 6750: no error code when no credential came, `invalid_token` when one did.
+        ApiError::Unauthorized(_) => {
+            let _ = headers.set("www-authenticate", r#"Bearer realm="edgefeed""#);
+        }
+        ApiError::InvalidToken(detail) => {
+            let challenge =
+                format!(r#"Bearer realm="edgefeed", error="invalid_token", error_description="{detail}""#);
+            let _ = headers.set("www-authenticate", &challenge);
+        }
+        _ => {}
     }
     response
 }

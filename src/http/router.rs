@@ -27,6 +27,7 @@ pub enum PublicRoute {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UserRoute {
     Me,
+    Logout,
     User(UserId),
     Followers(UserId),
     Following(UserId),
@@ -113,6 +114,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/health", &[("GET", |_| Some(Public(P::Health)))]),
     path("/v1/users", &[("POST", |_| Some(Public(P::Register)))]),
     path("/v1/me", &[("GET", |_| Some(User(U::Me)))]),
+    path("/v1/me/logout", &[("POST", |_| Some(User(U::Logout)))]),
     path("/v1/users/{id}", &[("GET", |id| user(id, U::User))]),
     path("/v1/users/{id}/followers", &[("GET", |id| user(id, U::Followers))]),
     path("/v1/users/{id}/following", &[("GET", |id| user(id, U::Following))]),
@@ -205,6 +207,7 @@ mod tests {
         assert_eq!(route("POST", "/v1/posts/9/comments").ok(), Some(User(U::CreateComment(pid(9)))));
         assert_eq!(route("GET", "/v1/users/3/posts").ok(), Some(User(U::AuthorPosts(uid(3)))));
         assert_eq!(route("GET", "/v1/admin/stats").ok(), Some(Admin(A::Stats)));
+        assert_eq!(route("POST", "/v1/me/logout").ok(), Some(User(U::Logout)));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{first, int, is_unique_violation, text};
+use super::{first, int, is_unique_violation, run, text};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -97,4 +97,27 @@ pub async fn get_with_relationship(
         };
         (user, rel)
     }))
+}
+
+/// When the user last revoked their tokens (unix seconds; `Some(None)` if never), or `None`
+/// if there is no such user. One primary-key read.
+pub async fn tokens_valid_after(db: &D1Database, id: UserId) -> ApiResult<Option<Option<i64>>> {
+    #[derive(Deserialize)]
+    struct Row {
+        tokens_valid_after: Option<i64>,
+    }
+    let row: Option<Row> =
+        first(db, "SELECT tokens_valid_after FROM users WHERE id = ?1", &[int(id)]).await?;
+    Ok(row.map(|r| r.tokens_valid_after))
+}
+
+/// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).
+pub async fn revoke_tokens(db: &D1Database, id: UserId, now_secs: i64) -> ApiResult<()> {
+    run(
+        db,
+        "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1",
+        &[int(id), int(now_secs)],
+    )
+    .await?;
+    Ok(())
 }

@@ -8,3 +8,4 @@ mod errors;
 mod feed;
 mod graph;
 mod posts;
+mod security;

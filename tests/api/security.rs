@@ -1,0 +1,211 @@
+//! Reliability and security: token claims (fractional NumericDates, lifetime cap, nbf, crit),
+//! logout revocation, snowflake ids, rate limits and response hygiene (headers, HEAD, 413).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A response with every header (lower-cased names) and the raw body length.
+struct Full {
+    status: u16,
+    headers: HashMap<String, String>,
+    body: Value,
+    body_len: usize,
+}
+
+impl Full {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+
+    #[track_caller]
+    fn expect_problem(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(self.body["code"], code, "body: {}", self.body);
+        assert_eq!(self.header("content-type"), Some("application/problem+json"));
+    }
+}
+
+fn full(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Full {
+    let url = format!("{}{path}", server().base);
+    let mut req = ureq::request(method, &url).timeout(Duration::from_secs(60));
+    for (k, v) in headers {
+        req = req.set(k, v);
+    }
+    let result = if body.is_empty() { req.call() } else { req.send_bytes(body) };
+    let response = match result {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{method} {path}: transport error {e}"),
+    };
+    let status = response.status();
+    let headers = response
+        .headers_names()
+        .into_iter()
+        .filter_map(|n| response.header(&n).map(|v| (n.to_ascii_lowercase(), v.to_string())))
+        .collect();
+    let text = response.into_string().unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(if text.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text.clone())
+    });
+    Full { status, headers, body, body_len: text.len() }
+}
+
+fn with_token(method: &str, path: &str, token: &str) -> Full {
+    full(method, path, &[("authorization", &format!("Bearer {token}"))], b"")
+}
+
+/// Signs raw header and claims JSON with `AUTH_SECRET` (numbers written exactly as given).
+fn sign(header: &str, claims: &str) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    use base64::Engine;
+    use hmac::{Hmac, Mac};
+    let input = format!("{}.{}", B64.encode(header), B64.encode(claims));
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(AUTH_SECRET.as_bytes()).unwrap();
+    mac.update(input.as_bytes());
+    format!("{input}.{}", B64.encode(mac.finalize().into_bytes()))
+}
+
+fn claims_token(claims: &str) -> String {
+    sign(r#"{"alg":"HS256","typ":"JWT"}"#, claims)
+}
+
+const DAY: i64 = 86_400;
+
+#[track_caller]
+fn assert_invalid_token(r: &Full) {
+    r.expect_problem(401, "unauthorized");
+    let challenge = r.header("www-authenticate").unwrap_or("");
+    assert!(
+        challenge.starts_with("Bearer ") && challenge.contains(r#"error="invalid_token""#),
+        "{challenge}"
+    );
+}
+
+#[test]
+fn fractional_and_float_valued_token_times_are_accepted() {
+    let user = register("numdate");
+    let now = now_secs();
+    let (iat, exp) = (now - 10, now + 3600);
+    for claims in [
+        format!(r#"{{"sub":"{}","iat":{iat}.5,"exp":{exp}}}"#, user.id),
+        format!(r#"{{"sub":"{}","iat":{iat}.0,"exp":{exp}}}"#, user.id),
+        format!(r#"{{"sub":"{}","iat":{iat}.25,"exp":{exp}.0,"nbf":{iat}.0}}"#, user.id),
+        format!(r#"{{"sub":"{}","exp":{exp}.75,"nbf":{iat}.5}}"#, user.id),
+    ] {
+        let r = with_token("GET", "/v1/me", &claims_token(&claims));
+        assert_eq!(r.status, 200, "{claims}: {}", r.body);
+        assert_eq!(r.body["id"], user.id.as_str());
+    }
+    // A NumericDate must be a number.
+    let quoted = format!(r#"{{"sub":"{}","iat":"{iat}","exp":{exp}}}"#, user.id);
+    assert_invalid_token(&with_token("GET", "/v1/me", &claims_token(&quoted)));
+}
+
+#[test]
+fn token_lifetime_not_before_and_crit_are_enforced() {
+    let user = register("tokrules");
+    let now = now_secs();
+    let id = &user.id;
+    let refused = [
+        // Lifetime over TOKEN_MAX_TTL_SECONDS (90 days by default), from iat or from now.
+        format!(r#"{{"sub":"{id}","iat":{now},"exp":{}}}"#, now + 91 * DAY),
+        format!(r#"{{"sub":"{id}","exp":{}}}"#, now + 91 * DAY),
+        format!(r#"{{"sub":"{id}","iat":{},"exp":{}}}"#, now - 365 * DAY, now + 3600),
+        // Not before: ten minutes from now is beyond the 60 s leeway; so is an iat from the future.
+        format!(r#"{{"sub":"{id}","nbf":{},"exp":{}}}"#, now + 600, now + 3600),
+        format!(r#"{{"sub":"{id}","iat":{},"exp":{}}}"#, now + 600, now + 3600),
+    ];
+    for claims in &refused {
+        assert_invalid_token(&with_token("GET", "/v1/me", &claims_token(claims)));
+    }
+    let accepted = [
+        format!(r#"{{"sub":"{id}","iat":{now},"exp":{}}}"#, now + 89 * DAY),
+        format!(r#"{{"sub":"{id}","exp":{}}}"#, now + 89 * DAY),
+        format!(r#"{{"sub":"{id}","nbf":{},"exp":{}}}"#, now + 20, now + 3600),
+        format!(r#"{{"sub":"{id}","nbf":{},"exp":{}}}"#, now - 20, now + 3600),
+    ];
+    for claims in &accepted {
+        let r = with_token("GET", "/v1/me", &claims_token(claims));
+        assert_eq!(r.status, 200, "{claims}: {}", r.body);
+    }
+    // A critical header extension we do not understand makes the token unusable.
+    let claims = format!(r#"{{"sub":"{id}","exp":{}}}"#, now + 3600);
+    for header in [r#"{"alg":"HS256","crit":["exp"]}"#, r#"{"alg":"HS256","crit":["b64"],"b64":false}"#] {
+        assert_invalid_token(&with_token("GET", "/v1/me", &sign(header, &claims)));
+    }
+    assert_eq!(with_token("GET", "/v1/me", &sign(r#"{"alg":"HS256"}"#, &claims)).status, 200);
+    // The refused tokens changed nothing.
+    assert_eq!(user.profile()["posts_count"], 0);
+}
+
+#[test]
+fn every_401_carries_a_bearer_challenge() {
+    let r = full("GET", "/v1/me", &[], b"");
+    r.expect_problem(401, "unauthorized");
+    let challenge = r.header("www-authenticate").unwrap_or("");
+    assert!(challenge.starts_with("Bearer"), "{challenge}");
+    assert!(!challenge.contains("error="), "no error code without a credential: {challenge}");
+    let r = full("GET", "/v1/me", &[("authorization", "Basic dXNlcjpwdw==")], b"");
+    r.expect_problem(401, "unauthorized");
+    assert!(r.header("www-authenticate").is_some_and(|c| c.starts_with("Bearer")));
+    let r = full("GET", "/v1/admin/stats", &[], b"");
+    r.expect_problem(401, "unauthorized");
+    assert!(r.header("www-authenticate").is_some_and(|c| c.starts_with("Bearer")));
+    assert_invalid_token(&with_token("GET", "/v1/feed", "not.a.jwt"));
+    let expired = mint_token(AUTH_SECRET, "1", now_secs() - 5);
+    assert_invalid_token(&with_token("POST", "/v1/posts", &expired));
+}
+
+#[test]
+fn token_of_a_user_that_does_not_exist_is_401() {
+    let ghost = mint_token(AUTH_SECRET, "9000000000000", now_secs() + 3600);
+    assert_invalid_token(&with_token("GET", "/v1/me", &ghost));
+    let r = full(
+        "POST",
+        "/v1/posts",
+        &[("authorization", &format!("Bearer {ghost}")), ("content-type", "application/json")],
+        br#"{"body":"from nobody"}"#,
+    );
+    assert_invalid_token(&r);
+}
+
+#[test]
+fn logout_revokes_every_earlier_token_and_later_ones_work() {
+    let user = register("logout");
+    let bystander = register("logout_other");
+    let now = now_secs();
+    let older =
+        claims_token(&format!(r#"{{"sub":"{}","iat":{}.5,"exp":{}}}"#, user.id, now - 30, now + 3600));
+    let without_iat = mint_token(AUTH_SECRET, &user.id, now + 3600);
+    for t in [&user.token, &older, &without_iat] {
+        assert_eq!(with_token("GET", "/v1/me", t).status, 200);
+    }
+    let r = with_token("POST", "/v1/me/logout", &user.token);
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(r.body_len, 0);
+    for t in [&user.token, &older, &without_iat] {
+        assert_invalid_token(&with_token("GET", "/v1/me", t));
+        assert_invalid_token(&with_token("POST", "/v1/me/logout", t));
+    }
+    let r = full(
+        "POST",
+        "/v1/posts",
+        &[("authorization", &format!("Bearer {}", user.token)), ("content-type", "application/json")],
+        br#"{"body":"after logout"}"#,
+    );
+    assert_invalid_token(&r);
+    // Other users keep their sessions.
+    assert_eq!(bystander.profile()["id"], bystander.id.as_str());
+    // A token issued after the logout (a later second: iat has whole-second precision) works.
+    std::thread::sleep(Duration::from_millis(1100));
+    let later = now_secs();
+    let fresh = claims_token(&format!(r#"{{"sub":"{}","iat":{later},"exp":{}}}"#, user.id, later + 3600));
+    let me = with_token("GET", "/v1/me", &fresh);
+    assert_eq!(me.status, 200, "{}", me.body);
+    assert_eq!(me.body["posts_count"], 0, "the refused publish created nothing");
+}
