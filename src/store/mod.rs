@@ -9,6 +9,7 @@ pub mod graph;
 pub mod likes;
 pub mod outbox;
 pub mod posts;
+pub mod snowflake;
 pub mod stats;
 pub mod test_hooks;
 pub mod users;

@@ -1,6 +1,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
+use super::snowflake::insert_with_fresh_id;
 use super::{first, int, is_unique_violation, run, text};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
@@ -49,9 +50,13 @@ pub async fn create(
     display_name: &DisplayName,
     now: i64,
 ) -> ApiResult<UserRow> {
-    let sql = "INSERT INTO users (handle, display_name, created_at) VALUES (?1, ?2, ?3) \
+    let sql = "INSERT INTO users (id, handle, display_name, created_at) VALUES (?1, ?2, ?3, ?4) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
-    match first::<UserRow>(db, sql, &[text(handle.as_str()), text(display_name.as_str()), int(now)]).await {
+    let insert = |id: i64| async move {
+        first::<UserRow>(db, sql, &[int(id), text(handle.as_str()), text(display_name.as_str()), int(now)])
+            .await
+    };
+    match insert_with_fresh_id(now, "users.id", insert).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
         Err(e) if is_unique_violation(&e, "users.handle") => {

@@ -7,5 +7,6 @@ mod engagement;
 mod errors;
 mod feed;
 mod graph;
+mod ids;
 mod posts;
 mod security;
