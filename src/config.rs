@@ -16,6 +16,8 @@ pub struct Config {
     pub feed_scan_budget: usize,
     /// Enables the `/v1/admin/test/*` fault-injection routes. Never on in production.
     pub test_hooks: bool,
+    /// Applies the `[[ratelimits]]` abuse limits (off only for benchmarks).
+    pub rate_limits: bool,
 }
 
 impl Config {
@@ -40,6 +42,7 @@ impl Config {
             outbox_grace_ms: num(get("OUTBOX_GRACE_SECONDS"), 30, 0, 3_600) * 1000,
             feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
             test_hooks: flag("TEST_HOOKS", false),
+            rate_limits: flag("RATE_LIMITS", true),
         }
     }
 
@@ -58,6 +61,7 @@ mod tests {
         assert!(c.open_registration);
         assert_eq!(c.feed_window, 800);
         assert!(!c.test_hooks);
+        assert!(c.rate_limits);
         let c = Config::from_lookup(|n| match n {
             "FEED_WINDOW" => Some("3".into()),
             "OPEN_REGISTRATION" => Some("false".into()),

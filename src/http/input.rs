@@ -16,6 +16,8 @@ pub struct Input {
     body: Vec<u8>,
     pub authorization: Option<String>,
     pub idempotency_key: Option<String>,
+    /// `CF-Connecting-IP`: the client address Cloudflare saw (the key of per-IP limits).
+    pub client_ip: Option<String>,
 }
 
 impl Input {
@@ -28,13 +30,14 @@ impl Input {
         }
         let authorization = headers.get("authorization").ok().flatten();
         let idempotency_key = headers.get("idempotency-key").ok().flatten();
+        let client_ip = headers.get("cf-connecting-ip").ok().flatten();
         let query = req.url()?.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         // A chunked body has no content-length: check the bytes actually read as well.
         let body = req.bytes().await.unwrap_or_default();
         if body.len() > MAX_BODY_BYTES {
             return Err(ApiError::PayloadTooLarge);
         }
-        Ok(Self { query, body, authorization, idempotency_key })
+        Ok(Self { query, body, authorization, idempotency_key, client_ip })
     }
 
     pub fn query(&self, name: &str) -> Option<&str> {

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod handlers;
 pub mod input;
+pub mod limits;
 pub mod router;
 pub mod views;
 
@@ -34,10 +35,15 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
     let input = Input::read(req).await?;
     let app = App::new(env)?;
     match route {
-        Route::Public(route) => public(&app, &input, route).await,
-        Route::User(route) => {
+        Route::Public(public_route) => {
+            // Per client IP; without CF-Connecting-IP (only off Cloudflare) all share one key.
+            limits::check(&app, route, input.client_ip.as_deref().unwrap_or("local")).await?;
+            public(&app, &input, public_route).await
+        }
+        Route::User(user_route) => {
             let viewer = app.viewer(&input).await?;
-            user(&app, &input, viewer, route).await
+            limits::check(&app, route, &viewer.to_string()).await?;
+            user(&app, &input, viewer, user_route).await
         }
         Route::Admin(route) => {
             app.require_admin(&input)?;
@@ -104,6 +110,9 @@ pub fn problem(err: &ApiError) -> Response {
     match err {
         ApiError::MethodNotAllowed { allow } => {
             let _ = headers.set("allow", allow);
+        }
+        ApiError::RateLimited { retry_after } => {
+            let _ = headers.set("retry-after", &retry_after.to_string());
         }
         // RFC 6750: no error code when no credential came, `invalid_token` when one did.
         ApiError::Unauthorized(_) => {

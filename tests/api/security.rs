@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::*;
 
@@ -208,4 +208,93 @@ fn logout_revokes_every_earlier_token_and_later_ones_work() {
     let me = with_token("GET", "/v1/me", &fresh);
     assert_eq!(me.status, 200, "{}", me.body);
     assert_eq!(me.body["posts_count"], 0, "the refused publish created nothing");
+}
+
+/// Sends requests until one answers 429 (at most `max`); returns how many were sent before it
+/// and the 429. The local limiter counts in fixed windows, so `2 * limit + 1` requests sent
+/// within one period always meet a full window.
+fn flood_until_429(max: usize, mut send: impl FnMut(usize) -> Full) -> (usize, Full) {
+    for i in 0..max {
+        let r = send(i);
+        if r.status == 429 {
+            return (i, r);
+        }
+    }
+    panic!("no 429 after {max} requests");
+}
+
+#[track_caller]
+fn assert_rate_limited(r: &Full) {
+    r.expect_problem(429, "rate_limited");
+    let retry: u32 = r.header("retry-after").and_then(|v| v.parse().ok()).expect("Retry-After in seconds");
+    assert!((1..=60).contains(&retry), "Retry-After {retry}");
+}
+
+const REGISTER_LIMIT: usize = 300;
+const POSTS_LIMIT: usize = 60;
+
+fn register_from(ip: &str, handle: &str) -> Full {
+    let body = json!({ "handle": handle }).to_string();
+    full(
+        "POST",
+        "/v1/users",
+        &[("cf-connecting-ip", ip), ("content-type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
+#[test]
+fn registration_flood_from_one_ip_is_429_and_creates_nothing() {
+    let ip = "203.0.113.77";
+    let started = std::time::Instant::now();
+    // Invalid bodies are refused cheaply, but they count: the limiter runs before parsing.
+    let (sent, r) = flood_until_429(2 * REGISTER_LIMIT + 1, |_| {
+        full("POST", "/v1/users", &[("cf-connecting-ip", ip)], b"{}")
+    });
+    assert!(started.elapsed() < Duration::from_secs(60), "the flood fit in one period");
+    assert!(sent >= REGISTER_LIMIT, "a fresh address gets the whole limit: 429 after {sent}");
+    assert_rate_limited(&r);
+    // A valid registration from that address is refused too, and creates nothing: the handle
+    // stays free for someone else. (Retried in the rare case the window rolled over meanwhile.)
+    let handle = "flood_victim_handle";
+    let refused = (0..3).find_map(|_| {
+        let r = register_from(ip, handle);
+        assert_ne!(r.status, 201, "{}", r.body);
+        (r.status == 429).then_some(r)
+    });
+    assert_rate_limited(&refused.expect("a 429 for the valid registration"));
+    // Other addresses are not affected.
+    let r = register_from("198.51.100.9", handle);
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["user"]["handle"], handle);
+}
+
+#[test]
+fn write_flood_by_one_user_is_429_changes_nothing_and_spares_others() {
+    let flooder = register("flooder");
+    let other = register("flood_other");
+    let post = other.publish("like target", "public");
+    let auth = format!("Bearer {}", flooder.token);
+    let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+    let mut created = 0;
+    let (sent, r) = flood_until_429(2 * POSTS_LIMIT + 1, |i| {
+        let r = full(
+            "POST",
+            "/v1/posts",
+            &headers,
+            json!({ "body": format!("flood {i}") }).to_string().as_bytes(),
+        );
+        if r.status == 201 {
+            created += 1;
+        }
+        r
+    });
+    assert_rate_limited(&r);
+    assert_eq!(created, sent, "every request before the 429 was published");
+    assert!(sent >= POSTS_LIMIT, "dozens of posts in a row are fine: 429 after {sent}");
+    assert_eq!(flooder.profile()["posts_count"], created as i64, "the refused publish created nothing");
+    // Reads and other classes still work for the flooder; other users can publish.
+    flooder.get("/v1/feed").expect(200);
+    flooder.put(&format!("/v1/posts/{}/like", post["id"].as_str().unwrap()), None).expect(200);
+    other.publish("unaffected", "public");
 }
