@@ -8,7 +8,7 @@ pub mod limits;
 pub mod router;
 pub mod views;
 
-use worker::{Env, Request, Response};
+use worker::{Env, Method, Request, Response};
 
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
@@ -19,9 +19,31 @@ use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env) -> Response {
-    match dispatch(&mut req, env).await {
+    let head = req.method() == Method::Head;
+    let response = match dispatch(&mut req, env).await {
         Ok(response) => response,
         Err(err) => problem(&err),
+    };
+    finish(response, head).await
+}
+
+/// What every response carries: `nosniff`, and `no-store` (every answer is per-viewer, a
+/// token, or an error, none of which a cache should keep). A `HEAD` request was routed like
+/// `GET`; its answer keeps the status and headers, with the length the body would have had,
+/// and drops the body.
+async fn finish(mut response: Response, head: bool) -> Response {
+    let headers = response.headers_mut();
+    let _ = headers.set("x-content-type-options", "nosniff");
+    let _ = headers.set("cache-control", "no-store");
+    if !head {
+        return response;
+    }
+    let (status, headers) = (response.status_code(), response.headers().clone());
+    let length = response.bytes().await.map_or(0, |body| body.len());
+    let _ = headers.set("content-length", &length.to_string());
+    match Response::empty() {
+        Ok(empty) => empty.with_status(status).with_headers(headers),
+        Err(_) => response,
     }
 }
 

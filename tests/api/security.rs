@@ -298,3 +298,132 @@ fn write_flood_by_one_user_is_429_changes_nothing_and_spares_others() {
     flooder.put(&format!("/v1/posts/{}/like", post["id"].as_str().unwrap()), None).expect(200);
     other.publish("unaffected", "public");
 }
+
+#[track_caller]
+fn assert_hygienic(r: &Full) {
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{:?}", r.headers);
+    assert_eq!(r.header("cache-control"), Some("no-store"), "{:?}", r.headers);
+}
+
+#[test]
+fn every_response_is_nosniff_and_no_store() {
+    let user = register("hygiene");
+    let auth = format!("Bearer {}", user.token);
+    let post = user.publish("hello", "public");
+    let post_path = format!("/v1/posts/{}", post["id"].as_str().unwrap());
+    let responses = [
+        full("GET", "/v1/health", &[], b""),
+        full("POST", "/v1/users", &[], br#"{"handle":"hygiene_reg"}"#),
+        full("GET", "/v1/me", &[("authorization", &auth)], b""),
+        full("GET", "/v1/feed", &[("authorization", &auth)], b""),
+        full("GET", &post_path, &[("authorization", &auth)], b""),
+        full("PUT", &format!("{post_path}/like"), &[("authorization", &auth)], b""),
+        full("POST", "/v1/me/logout", &[("authorization", "Bearer nope")], b""),
+        full("GET", "/v1/nope", &[], b""),
+        full("DELETE", "/v1/health", &[], b""),
+        full("GET", "/v1/admin/stats", &[("authorization", &format!("Bearer {ADMIN_TOKEN}"))], b""),
+    ];
+    let statuses: Vec<u16> = responses.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200, 201, 200, 200, 200, 200, 401, 404, 405, 200]);
+    for r in &responses {
+        assert_hygienic(r);
+    }
+}
+
+#[test]
+fn head_answers_like_get_without_a_body() {
+    let user = register("head");
+    let auth = format!("Bearer {}", user.token);
+    let post = user.publish("head me", "public");
+    let paths = [
+        "/v1/health".to_string(),
+        "/v1/me".to_string(),
+        format!("/v1/users/{}", user.id),
+        format!("/v1/posts/{}", post["id"].as_str().unwrap()),
+        format!("/v1/users/{}/posts?limit=5", user.id),
+        format!("/v1/posts/{}/comments", post["id"].as_str().unwrap()),
+        "/v1/posts/9000000000001".to_string(), // 404
+        "/v1/feed?limit=0".to_string(),        // 422
+    ];
+    for path in &paths {
+        let get = full("GET", path, &[("authorization", &auth)], b"");
+        let head = full("HEAD", path, &[("authorization", &auth)], b"");
+        assert_eq!(head.status, get.status, "HEAD {path}");
+        assert_eq!(head.body_len, 0, "HEAD {path} has no body");
+        assert!(get.body_len > 0, "GET {path} has one");
+        for name in ["content-type", "cache-control", "x-content-type-options", "allow", "www-authenticate"] {
+            assert_eq!(head.header(name), get.header(name), "{name} of HEAD {path}");
+        }
+        let length: usize = head.header("content-length").and_then(|v| v.parse().ok()).unwrap_or(0);
+        assert_eq!(length, get.body_len, "HEAD {path} announces the GET body's length");
+    }
+    // Without a token: the same 401 and challenge as GET.
+    let (get, head) = (full("GET", "/v1/me", &[], b""), full("HEAD", "/v1/me", &[], b""));
+    assert_eq!((head.status, head.body_len), (401, 0));
+    assert_eq!(head.header("www-authenticate"), get.header("www-authenticate"));
+    // HEAD only where GET is; 405 lists HEAD right after GET, from the route table.
+    let r = full("HEAD", "/v1/posts", &[("authorization", &auth)], b"");
+    assert_eq!((r.status, r.header("allow")), (405, Some("POST")));
+    let r =
+        full("PUT", &format!("/v1/posts/{}", post["id"].as_str().unwrap()), &[("authorization", &auth)], b"");
+    r.expect_problem(405, "method_not_allowed");
+    assert_eq!(r.header("allow"), Some("GET, HEAD, PATCH, DELETE"));
+    let r = full("DELETE", "/v1/health", &[], b"");
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
+}
+
+/// A `Read` that yields `total` bytes of a JSON post body in small pieces, so ureq sends it
+/// chunked (no Content-Length).
+struct Chunked {
+    data: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for Chunked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(4096).min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+fn send_chunked(token: &str, data: Vec<u8>) -> (u16, Value) {
+    let url = format!("{}/v1/posts", server().base);
+    let req =
+        ureq::post(&url).timeout(Duration::from_secs(60)).set("authorization", &format!("Bearer {token}"));
+    let response = match req.send(Chunked { data, at: 0 }) {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("chunked POST: transport error {e}"),
+    };
+    (
+        response.status(),
+        serde_json::from_str(&response.into_string().unwrap_or_default()).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn oversized_bodies_are_413_even_without_content_length() {
+    let user = register("chunky");
+    let huge = format!("{{\"body\": \"{}\"}}", "a".repeat(200 * 1024)).into_bytes();
+    let (status, body) = send_chunked(&user.token, huge);
+    assert_eq!((status, body["code"].as_str()), (413, Some("payload_too_large")), "{body}");
+    // Exactly at the limit is read (and then refused by validation, not by size).
+    let at_limit = format!("{{\"body\": \"{}\"}}", "b".repeat(64 * 1024 - 12)).into_bytes();
+    assert_eq!(at_limit.len(), 64 * 1024);
+    let (status, body) = send_chunked(&user.token, at_limit);
+    assert_eq!((status, body["field"].as_str()), (422, Some("body")), "{body}");
+    assert_eq!(user.profile()["posts_count"], 0, "nothing was created");
+    let (status, body) = send_chunked(&user.token, br#"{"body": "small and chunked"}"#.to_vec());
+    assert_eq!(status, 201, "{body}");
+    // A declared Content-Length over the limit is refused before anything is read.
+    let r = full(
+        "POST",
+        "/v1/posts",
+        &[("authorization", &format!("Bearer {}", user.token))],
+        "x".repeat(64 * 1024 + 1).as_bytes(),
+    );
+    r.expect_problem(413, "payload_too_large");
+    assert_hygienic(&r);
+    assert_eq!(user.profile()["posts_count"], 1);
+}
