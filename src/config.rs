@@ -8,6 +8,9 @@ use crate::domain::policy::{FanoutMode, Policy};
 pub struct Config {
     pub open_registration: bool,
     pub token_ttl_secs: i64,
+    /// Longest token lifetime accepted (`exp - iat`, or `exp - now` without `iat`); never
+    /// below `token_ttl_secs`, so the service accepts the tokens it issues.
+    pub token_max_ttl_secs: i64,
     pub feed_window: usize,
     pub fanout_chunk: usize,
     pub fanout_concurrency: usize,
@@ -18,6 +21,8 @@ pub struct Config {
     /// Hybrid fan-out: `FANOUT_MODE`, `PUSH_COST_RATIO`, `ACTIVE_DAYS`, `PUSH_MAX_FOLLOWERS`,
     /// `EDGE_HYSTERESIS` (see `domain/policy.rs`).
     pub policy: Policy,
+    /// Applies the `[[ratelimits]]` abuse limits (off only for benchmarks).
+    pub rate_limits: bool,
 }
 
 impl Config {
@@ -35,9 +40,12 @@ impl Config {
             Some("false" | "0" | "no") => false,
             _ => default,
         };
+        let token_ttl_secs = num(get("TOKEN_TTL_SECONDS"), 30 * 86_400, 60, 365 * 86_400);
         Self {
             open_registration: flag("OPEN_REGISTRATION", true),
-            token_ttl_secs: num(get("TOKEN_TTL_SECONDS"), 30 * 86_400, 60, 365 * 86_400),
+            token_ttl_secs,
+            token_max_ttl_secs: num(get("TOKEN_MAX_TTL_SECONDS"), 90 * 86_400, 60, 5 * 365 * 86_400)
+                .max(token_ttl_secs),
             feed_window: num(get("FEED_WINDOW"), 800, 10, 10_000),
             fanout_chunk: num(get("FANOUT_CHUNK"), 500, 1, 5_000),
             fanout_concurrency: num(get("FANOUT_CONCURRENCY"), 16, 1, 64),
@@ -51,6 +59,7 @@ impl Config {
                 push_max_followers: num(get("PUSH_MAX_FOLLOWERS"), 10_000, 1, 100_000_000),
                 hysteresis: ratio(get("EDGE_HYSTERESIS"), 2.0, 1.0, 100.0),
             },
+            rate_limits: flag("RATE_LIMITS", true),
         }
     }
 
@@ -69,6 +78,7 @@ mod tests {
         assert!(c.open_registration);
         assert_eq!(c.feed_window, 800);
         assert!(!c.test_hooks);
+        assert!(c.rate_limits);
         let c = Config::from_lookup(|n| match n {
             "FEED_WINDOW" => Some("3".into()),
             "OPEN_REGISTRATION" => Some("false".into()),
@@ -89,5 +99,21 @@ mod tests {
             (c.policy.mode, c.policy.push_cost_ratio, c.policy.hysteresis),
             (FanoutMode::Pull, 10.0, 1.0)
         );
+    }
+
+    #[test]
+    fn token_max_ttl_defaults_to_90_days_and_never_undercuts_the_issued_ttl() {
+        let c = Config::from_lookup(|_| None);
+        assert_eq!((c.token_ttl_secs, c.token_max_ttl_secs), (30 * 86_400, 90 * 86_400));
+        let c = Config::from_lookup(|n| match n {
+            "TOKEN_TTL_SECONDS" => Some("864000".into()),
+            "TOKEN_MAX_TTL_SECONDS" => Some("3600".into()),
+            _ => None,
+        });
+        assert_eq!(c.token_max_ttl_secs, 864_000, "raised to TOKEN_TTL_SECONDS");
+        let c = Config::from_lookup(|n| (n == "TOKEN_MAX_TTL_SECONDS").then(|| "7200".into()));
+        assert_eq!(c.token_max_ttl_secs, 30 * 86_400);
+        let c = Config::from_lookup(|n| (n == "TOKEN_MAX_TTL_SECONDS").then(|| "31536000".into()));
+        assert_eq!(c.token_max_ttl_secs, 365 * 86_400);
     }
 }

@@ -15,8 +15,12 @@ pub enum ApiError {
     InvalidField { field: &'static str, detail: String },
     #[error("the cursor is not valid for this list")]
     InvalidCursor,
+    /// No usable credential was presented (401; `WWW-Authenticate: Bearer`).
     #[error("{0}")]
     Unauthorized(&'static str),
+    /// A bearer token was presented but is not acceptable (401 with `error="invalid_token"`).
+    #[error("{0}")]
+    InvalidToken(&'static str),
     #[error("{detail}")]
     Forbidden { code: &'static str, detail: &'static str },
     #[error("{0}")]
@@ -31,6 +35,9 @@ pub enum ApiError {
     /// happened so no wrapper on the way up can lose what kind it was.
     #[error("storage error ({kind:?}): {detail}")]
     Storage { kind: StorageKind, detail: String },
+    /// Over a rate limit; `retry_after` seconds go into `Retry-After`.
+    #[error("too many requests of this kind; retry after {retry_after} s")]
+    RateLimited { retry_after: u32 },
     /// Anything unexpected (storage down, a bug). The detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
@@ -82,12 +89,13 @@ impl ApiError {
     pub fn status(&self) -> u16 {
         match self {
             Self::InvalidJson(_) | Self::InvalidCursor => 400,
-            Self::Unauthorized(_) => 401,
+            Self::Unauthorized(_) | Self::InvalidToken(_) => 401,
             Self::Forbidden { .. } => 403,
             Self::NotFound(_) => 404,
             Self::MethodNotAllowed { .. } => 405,
             Self::Conflict { .. } => 409,
             Self::PayloadTooLarge => 413,
+            Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
             Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
             Self::Storage { .. } | Self::Internal(_) => 500,
@@ -111,11 +119,12 @@ impl ApiError {
             Self::InvalidJson(_) => "invalid_json",
             Self::InvalidField { .. } => "invalid_field",
             Self::InvalidCursor => "invalid_cursor",
-            Self::Unauthorized(_) => "unauthorized",
+            Self::Unauthorized(_) | Self::InvalidToken(_) => "unauthorized",
             Self::Forbidden { code, .. } | Self::Conflict { code, .. } => code,
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
+            Self::RateLimited { .. } => "rate_limited",
             Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { .. } | Self::Internal(_) => "internal",
         }
@@ -131,6 +140,7 @@ impl ApiError {
             409 => "Conflict",
             413 => "Content Too Large",
             422 => "Unprocessable Content",
+            429 => "Too Many Requests",
             _ => "Internal Server Error",
         }
     }
@@ -174,7 +184,7 @@ impl From<CursorError> for ApiError {
 
 impl From<TokenError> for ApiError {
     fn from(e: TokenError) -> Self {
-        Self::Unauthorized(e.detail())
+        Self::InvalidToken(e.detail())
     }
 }
 

@@ -11,6 +11,7 @@ use crate::domain::cursor::CursorCodec;
 use crate::domain::ids::UserId;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
+use crate::store::users;
 
 pub struct App {
     pub ctx: Ctx,
@@ -60,9 +61,22 @@ impl App {
         Ok(value.trim())
     }
 
-    /// The authenticated user, from a valid, unexpired HS256 token.
-    pub fn viewer(&self, input: &Input) -> ApiResult<UserId> {
-        Ok(token::verify(&self.auth_secret, Self::bearer(input)?, self.now / 1000)?)
+    /// The authenticated user: a valid HS256 token (signature, times, lifetime cap) whose user
+    /// exists and has not revoked it. The revocation check is one primary-key read of the user
+    /// per authenticated request (no cache), so a logout takes effect on the very next request.
+    pub async fn viewer(&self, input: &Input) -> ApiResult<UserId> {
+        let policy = token::Policy {
+            now_secs: self.now.div_euclid(1000),
+            max_ttl_secs: self.config.token_max_ttl_secs,
+        };
+        let token = token::verify(&self.auth_secret, Self::bearer(input)?, policy)?;
+        let valid_after = users::tokens_valid_after(&self.db, token.user)
+            .await?
+            .ok_or(ApiError::InvalidToken("the token's user does not exist"))?;
+        if token::revoked(token.issued_at, valid_after) {
+            return Err(ApiError::InvalidToken("the token was revoked by a logout"));
+        }
+        Ok(token.user)
     }
 
     /// Admin routes: no token is 401, a token that is not the admin token is 403.

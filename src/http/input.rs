@@ -1,6 +1,7 @@
 //! Reading a request: size-capped body, query string, the headers we care about, and typed
 //! access to JSON fields that reports *which* field is wrong.
 
+use futures_util::StreamExt;
 use serde_json::{Map, Value};
 use worker::Request;
 
@@ -16,6 +17,38 @@ pub struct Input {
     body: Vec<u8>,
     pub authorization: Option<String>,
     pub idempotency_key: Option<String>,
+    /// `CF-Connecting-IP`: the client address Cloudflare saw (the key of per-IP limits).
+    pub client_ip: Option<String>,
+}
+
+/// How much of an oversized body is read and thrown away before giving up on it. Draining a
+/// modestly oversized body lets the client's connection carry its next request; beyond this the
+/// stream is cancelled (bounded work for a flood; the client may then lose the connection).
+const DRAIN_BYTES: usize = 1024 * 1024;
+
+/// The body, read chunk by chunk and never buffered past [`MAX_BODY_BYTES`] (plus one chunk),
+/// whether or not `Content-Length` was sent (chunked) or true: past the limit the rest is
+/// discarded as it arrives (up to [`DRAIN_BYTES`]) and the answer is 413.
+async fn read_body(req: &mut Request) -> ApiResult<Vec<u8>> {
+    let Ok(stream) = req.stream() else {
+        return Ok(Vec::new()); // no body at all
+    };
+    let mut stream = std::pin::pin!(stream);
+    let (mut body, mut seen) = (Vec::new(), 0usize);
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| ApiError::InvalidJson("the request body could not be read".into()))?;
+        seen += chunk.len();
+        if seen > MAX_BODY_BYTES + DRAIN_BYTES {
+            return Err(ApiError::PayloadTooLarge); // dropping the stream cancels it
+        }
+        if seen <= MAX_BODY_BYTES {
+            body.extend_from_slice(&chunk);
+        }
+    }
+    if seen > MAX_BODY_BYTES {
+        return Err(ApiError::PayloadTooLarge);
+    }
+    Ok(body)
 }
 
 impl Input {
@@ -28,13 +61,10 @@ impl Input {
         }
         let authorization = headers.get("authorization").ok().flatten();
         let idempotency_key = headers.get("idempotency-key").ok().flatten();
+        let client_ip = headers.get("cf-connecting-ip").ok().flatten();
         let query = req.url()?.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
-        // A chunked body has no content-length: check the bytes actually read as well.
-        let body = req.bytes().await.unwrap_or_default();
-        if body.len() > MAX_BODY_BYTES {
-            return Err(ApiError::PayloadTooLarge);
-        }
-        Ok(Self { query, body, authorization, idempotency_key })
+        let body = read_body(req).await?;
+        Ok(Self { query, body, authorization, idempotency_key, client_ip })
     }
 
     pub fn query(&self, name: &str) -> Option<&str> {

@@ -4,10 +4,11 @@
 pub mod app;
 pub mod handlers;
 pub mod input;
+pub mod limits;
 pub mod router;
 pub mod views;
 
-use worker::{Env, Request, Response};
+use worker::{Env, Method, Request, Response};
 
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
@@ -18,9 +19,31 @@ use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env) -> Response {
-    match dispatch(&mut req, env).await {
+    let head = req.method() == Method::Head;
+    let response = match dispatch(&mut req, env).await {
         Ok(response) => response,
         Err(err) => problem(&err),
+    };
+    finish(response, head).await
+}
+
+/// What every response carries: `nosniff`, and `no-store` (every answer is per-viewer, a
+/// token, or an error, none of which a cache should keep). A `HEAD` request was routed like
+/// `GET`; its answer keeps the status and headers, with the length the body would have had,
+/// and drops the body.
+async fn finish(mut response: Response, head: bool) -> Response {
+    let headers = response.headers_mut();
+    let _ = headers.set("x-content-type-options", "nosniff");
+    let _ = headers.set("cache-control", "no-store");
+    if !head {
+        return response;
+    }
+    let (status, headers) = (response.status_code(), response.headers().clone());
+    let length = response.bytes().await.map_or(0, |body| body.len());
+    let _ = headers.set("content-length", &length.to_string());
+    match Response::empty() {
+        Ok(empty) => empty.with_status(status).with_headers(headers),
+        Err(_) => response,
     }
 }
 
@@ -34,10 +57,15 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
     let input = Input::read(req).await?;
     let app = App::new(env)?;
     match route {
-        Route::Public(route) => public(&app, &input, route).await,
-        Route::User(route) => {
-            let viewer = app.viewer(&input)?;
-            user(&app, &input, viewer, route).await
+        Route::Public(public_route) => {
+            // Per client IP; without CF-Connecting-IP (only off Cloudflare) all share one key.
+            limits::check(&app, route, input.client_ip.as_deref().unwrap_or("local")).await?;
+            public(&app, &input, public_route).await
+        }
+        Route::User(user_route) => {
+            let viewer = app.viewer(&input).await?;
+            limits::check(&app, route, &viewer.to_string()).await?;
+            user(&app, &input, viewer, user_route).await
         }
         Route::Admin(route) => {
             app.require_admin(&input)?;
@@ -57,6 +85,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
     use UserRoute as U;
     match route {
         U::Me => users::get(app, viewer, viewer).await,
+        U::Logout => users::logout(app, viewer).await,
         U::User(id) => users::get(app, viewer, id).await,
         U::Followers(id) => users::follow_list(app, input, viewer, id, Direction::Followers).await,
         U::Following(id) => users::follow_list(app, input, viewer, id, Direction::Following).await,
@@ -100,8 +129,23 @@ pub fn problem(err: &ApiError) -> Response {
         .unwrap_or_else(|_| Response::error("internal error", 500).expect("static response")); // ok: static
     let headers = response.headers_mut();
     let _ = headers.set("content-type", "application/problem+json");
-    if let ApiError::MethodNotAllowed { allow } = err {
-        let _ = headers.set("allow", allow);
+    match err {
+        ApiError::MethodNotAllowed { allow } => {
+            let _ = headers.set("allow", allow);
+        }
+        ApiError::RateLimited { retry_after } => {
+            let _ = headers.set("retry-after", &retry_after.to_string());
+        }
+        // RFC 6750: no error code when no credential came, `invalid_token` when one did.
+        ApiError::Unauthorized(_) => {
+            let _ = headers.set("www-authenticate", r#"Bearer realm="edgefeed""#);
+        }
+        ApiError::InvalidToken(detail) => {
+            let challenge =
+                format!(r#"Bearer realm="edgefeed", error="invalid_token", error_description="{detail}""#);
+            let _ = headers.set("www-authenticate", &challenge);
+        }
+        _ => {}
     }
     response
 }

@@ -3,7 +3,7 @@
 //! A route's auth level is its type: [`PublicRoute`], [`UserRoute`] or [`AdminRoute`], and
 //! `http::dispatch` matches each exhaustively, so a route that is declared but not wired does
 //! not compile. The table [`ROUTES`] is the one list of paths and methods: matching and the
-//! `Allow` header of a 405 are both derived from it.
+//! `Allow` header of a 405 are both derived from it (with `HEAD` wherever there is a `GET`).
 
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::error::ApiError;
@@ -27,6 +27,7 @@ pub enum PublicRoute {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UserRoute {
     Me,
+    Logout,
     User(UserId),
     Followers(UserId),
     Following(UserId),
@@ -122,6 +123,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/health", &[("GET", |_| Some(Public(P::Health)))]),
     path("/v1/users", &[("POST", |_| Some(Public(P::Register)))]),
     path("/v1/me", &[("GET", |_| Some(User(U::Me)))]),
+    path("/v1/me/logout", &[("POST", |_| Some(User(U::Logout)))]),
     path("/v1/users/{id}", &[("GET", |id| user(id, U::User))]),
     path("/v1/users/{id}/followers", &[("GET", |id| user(id, U::Followers))]),
     path("/v1/users/{id}/following", &[("GET", |id| user(id, U::Following))]),
@@ -174,7 +176,15 @@ impl PathRow {
     }
 }
 
+/// The methods a row answers, in table order, with `HEAD` right after `GET` (every `GET` route
+/// answers `HEAD`).
+fn allowed(row: &PathRow) -> Vec<&'static str> {
+    row.methods.iter().flat_map(|(m, _)| if *m == "GET" { vec!["GET", "HEAD"] } else { vec![*m] }).collect()
+}
+
 pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
+    // HEAD is routed like GET; `http::handle` drops the body.
+    let method = if method == "HEAD" { "GET" } else { method };
     let path = path.strip_suffix('/').filter(|p| !p.is_empty()).unwrap_or(path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let Some((row, param)) = ROUTES.iter().find_map(|row| Some((row, row.matches(&segments)?))) else {
@@ -187,8 +197,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
             return Ok(route);
         }
     }
-    let allow: Vec<&str> = row.methods.iter().map(|(m, _)| *m).collect();
-    Err(ApiError::MethodNotAllowed { allow: allow.join(", ") })
+    Err(ApiError::MethodNotAllowed { allow: allowed(row).join(", ") })
 }
 
 #[cfg(test)]
@@ -214,6 +223,7 @@ mod tests {
         assert_eq!(route("POST", "/v1/posts/9/comments").ok(), Some(User(U::CreateComment(pid(9)))));
         assert_eq!(route("GET", "/v1/users/3/posts").ok(), Some(User(U::AuthorPosts(uid(3)))));
         assert_eq!(route("GET", "/v1/admin/stats").ok(), Some(Admin(A::Stats)));
+        assert_eq!(route("POST", "/v1/me/logout").ok(), Some(User(U::Logout)));
     }
 
     #[test]
@@ -232,9 +242,12 @@ mod tests {
             other => panic!("{method} {path}: {other:?}"),
         };
         assert_eq!(allow("GET", "/v1/me/following/1"), "PUT, DELETE");
-        assert_eq!(allow("PUT", "/v1/posts/1"), "GET, PATCH, DELETE");
-        assert_eq!(allow("DELETE", "/v1/posts/1/comments"), "GET, POST");
+        assert_eq!(allow("HEAD", "/v1/me/following/1"), "PUT, DELETE");
+        assert_eq!(allow("PUT", "/v1/posts/1"), "GET, HEAD, PATCH, DELETE");
+        assert_eq!(allow("DELETE", "/v1/posts/1/comments"), "GET, HEAD, POST");
+        assert_eq!(allow("DELETE", "/v1/health"), "GET, HEAD");
         assert_eq!(allow("GET", "/v1/admin/reconcile"), "POST");
+        assert_eq!(allow("HEAD", "/v1/posts"), "POST");
     }
 
     #[test]
@@ -248,6 +261,9 @@ mod tests {
                 let built = build(if row.pattern.contains('{') { param } else { "" });
                 assert!(built.is_some(), "{method} {}", row.pattern);
                 assert_eq!(route(method, &path).ok(), built, "{method} {}", row.pattern);
+                if *method == "GET" {
+                    assert_eq!(route("HEAD", &path).ok(), built, "HEAD {}", row.pattern);
+                }
             }
             let shapes = ROUTES.iter().filter(|r| r.pattern == row.pattern).count();
             assert_eq!(shapes, 1, "{} listed twice", row.pattern);

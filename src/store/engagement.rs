@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
+use super::snowflake::insert_with_fresh_id;
 use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
 use super::{all, batch, first, first_id, int, stmt, text, IdRow};
 use crate::domain::cursor::{Order, SortKey};
@@ -53,7 +54,8 @@ const COMMENT_SELECT: &str =
      p.author_id AS post_author_id \
      FROM comments c JOIN users u ON u.id = c.author_id JOIN posts p ON p.id = c.post_id";
 
-/// Adds a comment and marks the post for the count check, atomically.
+/// Adds a comment (a snowflake id from `created_at`) and marks the post for the count check,
+/// atomically.
 pub async fn create(
     db: &D1Database,
     post: PostId,
@@ -62,19 +64,19 @@ pub async fn create(
     created_at: i64,
     now: i64,
 ) -> ApiResult<CommentId> {
-    let results = batch(
-        db,
-        vec![
+    let insert = |id: i64| async move {
+        let statements = vec![
             stmt(
                 db,
-                "INSERT INTO comments (post_id, author_id, body, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING id",
-                &[int(post), int(author), text(body.as_str()), int(created_at)],
+                "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 RETURNING id",
+                &[int(id), int(post), int(author), text(body.as_str()), int(created_at)],
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
-        ],
-    )
-    .await?;
-    Ok(CommentId::from_trusted(first_id(results.first())?))
+        ];
+        first_id(batch(db, statements).await?.first())
+    };
+    Ok(CommentId::from_trusted(insert_with_fresh_id(created_at, "comments.id", insert).await?))
 }
 
 /// A live comment (not deleted, on a live post).

@@ -10,6 +10,7 @@ pub mod likes;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod snowflake;
 pub mod stats;
 pub mod test_hooks;
 pub mod users;

@@ -2,9 +2,10 @@
 //! author, edit, delete, and the author index used by author lists and the feed's pull path.
 
 use serde::Deserialize;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 use super::outbox::{post_event, returned_events};
+use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
 use super::{all, batch, first, first_id, int, opt_text, run, stmt, text};
 use crate::domain::cursor::SortKey;
@@ -168,20 +169,24 @@ async fn idempotent_replay(db: &D1Database, scope: &IdempotencyScope) -> ApiResu
     }
 }
 
-/// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
-/// so a post never exists without the event that fans it out, and a retried request can never
-/// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
-pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
-    if let Some(scope) = &post.idempotency {
-        if let Some(found) = idempotent_replay(db, scope).await? {
-            return Ok(found);
-        }
-    }
+/// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
+fn publish_statements(
+    db: &D1Database,
+    post: &NewPost<'_>,
+    id: i64,
+    now: i64,
+) -> ApiResult<Vec<D1PreparedStatement>> {
     let mut statements = vec![
         stmt(
             db,
-            "INSERT INTO posts (author_id, body, visibility, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING id",
-            &[int(post.author_id), text(post.body.as_str()), text(post.visibility.as_str()), int(post.created_at)],
+            "INSERT INTO posts (id, author_id, body, visibility, created_at) VALUES (?5, ?1, ?2, ?3, ?4) RETURNING id",
+            &[
+                int(post.author_id),
+                text(post.body.as_str()),
+                text(post.visibility.as_str()),
+                int(post.created_at),
+                int(id),
+            ],
         )?,
         stmt(
             db,
@@ -200,7 +205,22 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
     }
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip.
     statements.push(super::policy::count_post(db, post.author_id, post.created_at, now)?);
-    match batch(db, statements).await {
+    Ok(statements)
+}
+
+/// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
+/// so a post never exists without the event that fans it out, and a retried request can never
+/// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
+pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
+    if let Some(scope) = &post.idempotency {
+        if let Some(found) = idempotent_replay(db, scope).await? {
+            return Ok(found);
+        }
+    }
+    let post = &post;
+    let insert = |id: i64| async move { batch(db, publish_statements(db, post, id, now)?).await };
+    // A new id per attempt: the batch is atomic, so a colliding one leaves nothing behind.
+    match insert_with_fresh_id(post.created_at, "posts.id", insert).await {
         Ok(results) => Ok(Published {
             post_id: PostId::from_trusted(first_id(results.first())?),
             outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),

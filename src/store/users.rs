@@ -1,7 +1,8 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{first, int, text};
+use super::snowflake::insert_with_fresh_id;
+use super::{first, int, run, text};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -49,9 +50,13 @@ pub async fn create(
     display_name: &DisplayName,
     now: i64,
 ) -> ApiResult<UserRow> {
-    let sql = "INSERT INTO users (handle, display_name, created_at) VALUES (?1, ?2, ?3) \
+    let sql = "INSERT INTO users (id, handle, display_name, created_at) VALUES (?1, ?2, ?3, ?4) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
-    match first::<UserRow>(db, sql, &[text(handle.as_str()), text(display_name.as_str()), int(now)]).await {
+    let insert = |id: i64| async move {
+        first::<UserRow>(db, sql, &[int(id), text(handle.as_str()), text(display_name.as_str()), int(now)])
+            .await
+    };
+    match insert_with_fresh_id(now, "users.id", insert).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
         Err(e) if e.is_unique_violation("users.handle") => {
@@ -97,4 +102,27 @@ pub async fn get_with_relationship(
         };
         (user, rel)
     }))
+}
+
+/// When the user last revoked their tokens (unix seconds; `Some(None)` if never), or `None`
+/// if there is no such user. One primary-key read.
+pub async fn tokens_valid_after(db: &D1Database, id: UserId) -> ApiResult<Option<Option<i64>>> {
+    #[derive(Deserialize)]
+    struct Row {
+        tokens_valid_after: Option<i64>,
+    }
+    let row: Option<Row> =
+        first(db, "SELECT tokens_valid_after FROM users WHERE id = ?1", &[int(id)]).await?;
+    Ok(row.map(|r| r.tokens_valid_after))
+}
+
+/// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).
+pub async fn revoke_tokens(db: &D1Database, id: UserId, now_secs: i64) -> ApiResult<()> {
+    run(
+        db,
+        "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1",
+        &[int(id), int(now_secs)],
+    )
+    .await?;
+    Ok(())
 }

@@ -64,7 +64,7 @@ fn unknown_route_is_404_and_wrong_method_405() {
     call("GET", "/", None, None).expect_problem(404, "not_found");
     let r = call("DELETE", "/v1/health", None, None);
     r.expect_problem(405, "method_not_allowed");
-    assert_eq!(r.allow.as_deref(), Some("GET"));
+    assert_eq!(r.allow.as_deref(), Some("GET, HEAD"));
     let r = user.post("/v1/me/following/1", json!({}));
     r.expect_problem(405, "method_not_allowed");
     assert_eq!(r.allow.as_deref(), Some("PUT, DELETE"));

@@ -7,5 +7,7 @@ mod engagement;
 mod errors;
 mod feed;
 mod graph;
+mod ids;
 mod ordering;
 mod posts;
+mod security;

@@ -28,6 +28,12 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
 }
 
+/// `POST /v1/me/logout`: revokes every token of the caller issued up to this second.
+pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
+    users::revoke_tokens(&app.db, viewer, app.now.div_euclid(1000)).await?;
+    Ok(Response::empty()?.with_status(204))
+}
+
 /// A user the viewer may see (exists, no block either way) and what the viewer is to them,
 /// or 404.
 pub async fn visible_user_with_relationship(
