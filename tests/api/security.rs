@@ -30,16 +30,7 @@ impl Full {
 }
 
 fn full(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Full {
-    let url = format!("{}{path}", server().base);
-    let mut req = ureq::request(method, &url).timeout(Duration::from_secs(60));
-    for (k, v) in headers {
-        req = req.set(k, v);
-    }
-    let result = if body.is_empty() { req.call() } else { req.send_bytes(body) };
-    let response = match result {
-        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-        Err(e) => panic!("{method} {path}: transport error {e}"),
-    };
+    let response = send(method, path, headers, body);
     let status = response.status();
     let headers = response
         .headers_names()
