@@ -2,6 +2,7 @@
 //! authentication). It derefs to [`Ctx`], so handlers pass `&app` wherever a service wants `&Ctx`.
 
 use std::ops::Deref;
+use std::rc::Rc;
 
 use worker::Env;
 
@@ -12,6 +13,7 @@ use crate::domain::ids::UserId;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
+use crate::store::Io;
 
 pub struct App {
     pub ctx: Ctx,
@@ -33,7 +35,7 @@ fn secret(env: &Env, name: &str) -> Option<String> {
 }
 
 impl App {
-    pub fn new(env: Env) -> ApiResult<Self> {
+    pub fn new(env: Env, io: Rc<Io>) -> ApiResult<Self> {
         let auth_secret = secret(&env, "AUTH_SECRET")
             .ok_or_else(|| ApiError::Internal("AUTH_SECRET is not configured".into()))?
             .into_bytes();
@@ -41,7 +43,7 @@ impl App {
             cursors: CursorCodec::new(&auth_secret),
             admin_token: secret(&env, "ADMIN_TOKEN"),
             auth_secret,
-            ctx: Ctx::new(env)?,
+            ctx: Ctx::with_io(env, io)?,
         })
     }
 

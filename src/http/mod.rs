@@ -8,11 +8,14 @@ pub mod limits;
 pub mod router;
 pub mod views;
 
+use std::rc::Rc;
+
 use worker::{Env, Method, Request, Response};
 
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
+use crate::store::Io;
 use app::App;
 use handlers::{admin, engagement, feed, graph, posts, users};
 use input::Input;
@@ -20,11 +23,30 @@ use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env) -> Response {
     let head = req.method() == Method::Head;
-    let response = match dispatch(&mut req, env).await {
+    let started = worker::Date::now().as_millis();
+    let io = Rc::new(Io::default());
+    let mut response = match dispatch(&mut req, env, io.clone()).await {
         Ok(response) => response,
         Err(err) => problem(&err),
     };
+    let total = worker::Date::now().as_millis().saturating_sub(started);
+    let _ = response.headers_mut().set("server-timing", &server_timing(&io, total));
     finish(response, head).await
+}
+
+/// `Server-Timing`: the request's total and its storage round trips (D1 statements and round
+/// trips, Durable Object calls, queue sends), from counters cheap enough to stay on.
+pub fn server_timing(io: &Io, total_ms: u64) -> String {
+    format!(
+        "total;dur={total_ms}, d1;desc=\"{} statements in {} round trips\";dur={}, \
+         do;desc=\"{} calls\";dur={}, queue;desc=\"{} sends\"",
+        io.d1_statements.get(),
+        io.d1_trips.get(),
+        io.d1_ms.get(),
+        io.do_calls.get(),
+        io.do_ms.get(),
+        io.queue_sends.get(),
+    )
 }
 
 /// What every response carries: `nosniff`, and `no-store` (every answer is per-viewer, a
@@ -47,7 +69,7 @@ async fn finish(mut response: Response, head: bool) -> Response {
     }
 }
 
-async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
+async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>) -> ApiResult<Response> {
     let url = req.url()?;
     let route = router::route(req.method().as_ref(), url.path())?;
     if route == Route::Public(PublicRoute::Health) {
@@ -55,7 +77,7 @@ async fn dispatch(req: &mut Request, env: Env) -> ApiResult<Response> {
         return handlers::json(200, &serde_json::json!({ "ok": true }));
     }
     let input = Input::read(req).await?;
-    let app = App::new(env)?;
+    let app = App::new(env, io)?;
     match route {
         Route::Public(public_route) => {
             // Per client IP; without CF-Connecting-IP (only off Cloudflare) all share one key.
@@ -148,4 +170,24 @@ pub fn problem(err: &ApiError) -> Response {
         _ => {}
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_timing_names_every_round_trip() {
+        let io = Io::default();
+        io.d1_statements.set(3);
+        io.d1_trips.set(2);
+        io.do_calls.set(1);
+        io.queue_sends.set(1);
+        let header = server_timing(&io, 12);
+        assert!(
+            header.starts_with("total;dur=12, d1;desc=\"3 statements in 2 round trips\";dur=0"),
+            "{header}"
+        );
+        assert!(header.contains("do;desc=\"1 calls\";dur=0") && header.ends_with("queue;desc=\"1 sends\""));
+    }
 }

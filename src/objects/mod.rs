@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use worker::{Method, ObjectNamespace, Request, RequestInit, Response};
 
 use crate::error::{ApiError, ApiResult, StorageKind};
+use crate::store::Io;
 
 /// A failure as a Durable Object reports it to its caller.
 #[derive(Debug, Serialize, Deserialize)]
@@ -32,14 +33,15 @@ pub fn failure(e: &ApiError) -> worker::Result<Response> {
 /// Sends `body` to the object named `name`; a failure keeps the kind the object reported.
 pub async fn call<B: Serialize, R: DeserializeOwned>(
     namespace: &ObjectNamespace,
+    io: &Io,
     name: &str,
     body: &B,
 ) -> ApiResult<R> {
     let stub = namespace.id_from_name(name)?.get_stub()?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(serde_json::to_string(body).unwrap_or_default().into()));
-    let mut resp =
-        stub.fetch_with_request(Request::new_with_init("https://durable-object/op", &init)?).await?;
+    let request = Request::new_with_init("https://durable-object/op", &init)?;
+    let mut resp = Io::timed(&io.do_calls, &io.do_ms, stub.fetch_with_request(request)).await?;
     if resp.status_code() != 200 {
         let text = resp.text().await.unwrap_or_default();
         return Err(match serde_json::from_str::<Relayed>(&text) {

@@ -10,15 +10,16 @@
 //! interleaving.
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use futures_channel::oneshot;
-use worker::{
-    durable_object, D1Database, DurableObject, Env, ObjectNamespace, Request, Response, Result, State,
-};
+use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, State};
 
+use crate::context::Ctx;
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
+use crate::store::{Db, Io};
 
 /// Requests per D1 batch (two statements each, plus one).
 const MAX_GROUP: usize = 32;
@@ -37,7 +38,7 @@ pub struct PostLikes {
 
 /// Commits a group; if the batch fails (say, one request names a user id that does not
 /// exist), each request is retried alone so the others still succeed.
-async fn commit_group(db: &D1Database, ops: &[LikeOp]) -> Vec<ApiResult<LikeReply>> {
+async fn commit_group(db: &Db, ops: &[LikeOp]) -> Vec<ApiResult<LikeReply>> {
     match commit(db, ops).await {
         Ok(replies) => replies.into_iter().map(Ok).collect(),
         Err(_) if ops.len() > 1 => {
@@ -57,7 +58,7 @@ async fn commit_group(db: &D1Database, ops: &[LikeOp]) -> Vec<ApiResult<LikeRepl
 impl PostLikes {
     /// Drains the queue in groups until it is empty. Only one flush runs at a time; requests
     /// arriving meanwhile join the next group.
-    async fn flush(&self, db: &D1Database) {
+    async fn flush(&self, db: &Db) {
         loop {
             let group: Vec<Pending> = {
                 let mut queue = self.queue.borrow_mut();
@@ -100,7 +101,8 @@ impl DurableObject for PostLikes {
             // Resets the flag even if this future were dropped mid-flush.
             let _guard = FlushGuard(&self.flushing);
             match self.env.d1("DB") {
-                Ok(db) => self.flush(&db).await,
+                // The object's own round trips are not any request's: counted and dropped.
+                Ok(db) => self.flush(&Db::new(db, Rc::default())).await,
                 Err(e) => {
                     for pending in self.queue.borrow_mut().drain(..) {
                         let _ = pending.reply.send(Err(ApiError::Internal(format!("no D1 binding: {e}"))));
@@ -119,14 +121,15 @@ impl DurableObject for PostLikes {
 /// Worker-side handle to posts' like serializers.
 pub struct Likes {
     namespace: ObjectNamespace,
+    io: Rc<Io>,
 }
 
 impl Likes {
-    pub fn new(env: &Env) -> ApiResult<Self> {
-        Ok(Self { namespace: env.durable_object("POST_LIKES")? })
+    pub fn new(ctx: &Ctx) -> ApiResult<Self> {
+        Ok(Self { namespace: ctx.env.durable_object("POST_LIKES")?, io: ctx.io.clone() })
     }
 
     pub async fn set(&self, op: LikeOp) -> ApiResult<LikeReply> {
-        super::call(&self.namespace, &format!("post:{}", op.post_id), &op).await
+        super::call(&self.namespace, &self.io, &format!("post:{}", op.post_id), &op).await
     }
 }

@@ -9,10 +9,14 @@ use worker::{
     durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, SqlStorage, State,
 };
 
+use std::rc::Rc;
+
+use crate::context::Ctx;
 use crate::domain::ids::UserId;
 use crate::domain::window;
 use crate::error::{ApiError, ApiResult, StorageKind};
 use crate::objects::window_sql::{self, SqlWindow};
+use crate::store::Io;
 
 pub use crate::domain::window::{Entry, WindowOp, WindowReply};
 
@@ -58,14 +62,15 @@ impl DurableObject for TimelineWindow {
 /// Worker-side handle to readers' windows.
 pub struct Windows {
     namespace: ObjectNamespace,
+    io: Rc<Io>,
 }
 
 impl Windows {
-    pub fn new(env: &Env) -> ApiResult<Self> {
-        Ok(Self { namespace: env.durable_object("TIMELINE")? })
+    pub fn new(ctx: &Ctx) -> ApiResult<Self> {
+        Ok(Self { namespace: ctx.env.durable_object("TIMELINE")?, io: ctx.io.clone() })
     }
 
     pub async fn call(&self, reader: UserId, op: &WindowOp) -> ApiResult<WindowReply> {
-        crate::objects::call(&self.namespace, &format!("reader:{reader}"), op).await
+        crate::objects::call(&self.namespace, &self.io, &format!("reader:{reader}"), op).await
     }
 }

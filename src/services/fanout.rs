@@ -52,9 +52,15 @@ pub enum QueueMessage {
 }
 
 /// Sends one job (a failure is the caller's to handle: jobs are redone by their next trigger).
-pub async fn send_job(env: &Env, message: QueueMessage) -> ApiResult<()> {
-    env.queue(FANOUT_QUEUE)?.send(message).await?;
+pub async fn send_job(ctx: &Ctx, message: QueueMessage) -> ApiResult<()> {
+    let queue = ctx.env.queue(FANOUT_QUEUE)?;
+    count_send(ctx);
+    queue.send(message).await?;
     Ok(())
+}
+
+fn count_send(ctx: &Ctx) {
+    ctx.io.queue_sends.set(ctx.io.queue_sends.get() + 1);
 }
 
 /// Sends the messages for freshly committed outbox events. A failed send is only logged: the
@@ -63,7 +69,7 @@ pub async fn announce(ctx: &Ctx, actor: UserId, events: &[OutboxId]) {
     if events.is_empty() || lost_in_test(ctx, actor).await {
         return;
     }
-    if let Err(e) = send(&ctx.env, events.iter().map(|&id| FanoutMessage::start(id))).await {
+    if let Err(e) = send(ctx, events.iter().map(|&id| FanoutMessage::start(id))).await {
         worker::console_error!("announce {events:?}: {e}; the sweep will resend");
     }
 }
@@ -75,7 +81,7 @@ pub async fn apply_inline(ctx: &Ctx, actor: UserId, events: &[OutboxId]) {
         return;
     }
     let mut failed = Vec::new();
-    match Windows::new(&ctx.env) {
+    match Windows::new(ctx) {
         Ok(windows) => {
             for &id in events {
                 if let Err(e) = process(ctx, &windows, FanoutMessage::start(id)).await {
@@ -89,7 +95,7 @@ pub async fn apply_inline(ctx: &Ctx, actor: UserId, events: &[OutboxId]) {
     if failed.is_empty() {
         return;
     }
-    if let Err(e) = send(&ctx.env, failed.iter().map(|&id| FanoutMessage::start(id))).await {
+    if let Err(e) = send(ctx, failed.iter().map(|&id| FanoutMessage::start(id))).await {
         worker::console_error!("queueing {failed:?}: {e}; the sweep will resend");
     }
 }
@@ -101,11 +107,12 @@ async fn lost_in_test(ctx: &Ctx, actor: UserId) -> bool {
         && test_hooks::take_fault(&ctx.db, &format!("skip_announce:{actor}")).await.unwrap_or(false)
 }
 
-pub async fn send(env: &Env, messages: impl Iterator<Item = FanoutMessage>) -> ApiResult<()> {
-    let queue = env.queue(FANOUT_QUEUE)?;
+pub async fn send(ctx: &Ctx, messages: impl Iterator<Item = FanoutMessage>) -> ApiResult<()> {
+    let queue = ctx.env.queue(FANOUT_QUEUE)?;
     let messages: Vec<FanoutMessage> = messages.collect();
     // send_batch takes at most 100 messages.
     for chunk in messages.chunks(100) {
+        count_send(ctx);
         queue.send_batch(chunk.to_vec()).await?;
     }
     Ok(())
@@ -115,7 +122,7 @@ pub async fn send(env: &Env, messages: impl Iterator<Item = FanoutMessage>) -> A
 /// (an `Err` from a queue handler aborts the isolate).
 pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     let dead_letters = batch.queue() == DEAD_LETTER_QUEUE_NAME;
-    let setup = Ctx::new(env).and_then(|ctx| Ok((Windows::new(&ctx.env)?, ctx)));
+    let setup = Ctx::new(env).and_then(|ctx| Ok((Windows::new(&ctx)?, ctx)));
     let ((windows, ctx), messages) = match (setup, batch.messages()) {
         (Ok(setup), Ok(messages)) => (setup, messages),
         (Err(e), _) => return retry_all(&batch, &e.to_string()),
@@ -250,7 +257,7 @@ async fn fan_out_chunk(ctx: &Ctx, windows: &Windows, row: &OutboxRow, after: i64
     outbox::record_chunk(&ctx.db, row.id, progress, delivered, now).await?;
     match next {
         Next::Continue { after_follower_id } => {
-            send(&ctx.env, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
+            send(ctx, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
         }
         Next::Done => outbox::mark_done(&ctx.db, row, now).await,
     }
@@ -286,7 +293,7 @@ async fn review_author(ctx: &Ctx, author: UserId) -> ApiResult<()> {
     if let Some(facts) = edges::author_facts(&ctx.db, author).await? {
         if policy::author_needs_rebalance(ctx, &facts) {
             let job = PolicyJob::AuthorEdges { author, after_follower_id: 0 };
-            send_job(&ctx.env, QueueMessage::Policy(job)).await?;
+            send_job(ctx, QueueMessage::Policy(job)).await?;
         }
     }
     Ok(())

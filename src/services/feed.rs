@@ -194,7 +194,7 @@ fn without_read(op: &WindowOp) -> WindowOp {
 async fn report_activity(ctx: &Ctx, reader: UserId, reply: &WindowReply) {
     let Some(report) = reply.report else { return };
     let job = QueueMessage::Policy(PolicyJob::ReaderActivity { reader, report });
-    if let Err(e) = send_job(&ctx.env, job).await {
+    if let Err(e) = send_job(ctx, job).await {
         worker::console_error!("activity report of {reader} not sent: {e}");
     }
 }
@@ -240,7 +240,7 @@ async fn pull_and_hydrate(
 /// pulled beside the window, round by round until the page is done or the window is exhausted.
 async fn window_down(ctx: &Ctx, q: &FeedQuery, before: SortKey, page: &mut Page) -> ApiResult<WindowPart> {
     let budget = ctx.config.feed_scan_budget;
-    let windows = Windows::new(&ctx.env)?;
+    let windows = Windows::new(ctx)?;
     let mut want = batch_size(page, budget);
     let first = WindowOp::Older { before, limit: want, read_at: q.read_at(ctx) };
     let Some(mut reply) = open_window(ctx, &windows, q.viewer, &first).await else {
@@ -297,7 +297,7 @@ async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool
 async fn read_up(ctx: &Ctx, q: &FeedQuery, after: SortKey, page: &mut Page) -> ApiResult<FeedState> {
     let mut pull_from = SortKey::TOP;
     if q.group.is_none() {
-        let windows = Windows::new(&ctx.env)?;
+        let windows = Windows::new(ctx)?;
         let want = ctx.config.feed_scan_budget;
         let op = WindowOp::Newer { after, limit: want, read_at: q.read_at(ctx) };
         let Some(reply) = open_window(ctx, &windows, q.viewer, &op).await else {

@@ -16,5 +16,5 @@ pub async fn set_like(
     seq: Option<i64>,
 ) -> ApiResult<LikeReply> {
     posts::get_visible(&ctx.db, viewer, post_id).await?.ok_or(ApiError::NotFound("no such post"))?;
-    Likes::new(&ctx.env)?.set(LikeOp { post_id, user_id: viewer, like, seq, now: ctx.now }).await
+    Likes::new(ctx)?.set(LikeOp { post_id, user_id: viewer, like, seq, now: ctx.now }).await
 }

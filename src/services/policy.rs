@@ -141,7 +141,7 @@ async fn rebalance_author(ctx: &Ctx, windows: &Windows, author: UserId, after: i
     match edges.last() {
         Some(last) if edges.len() == AUTHOR_EDGES_PER_JOB => {
             let next = PolicyJob::AuthorEdges { author, after_follower_id: last.follower_id.get() };
-            send_job(&ctx.env, QueueMessage::Policy(next)).await
+            send_job(ctx, QueueMessage::Policy(next)).await
         }
         _ => Ok(()),
     }
@@ -165,7 +165,7 @@ pub async fn sweep_inactive(ctx: &Ctx) -> ApiResult<usize> {
 
 /// Test hook: puts one edge into `mode` through the real switch protocol.
 pub async fn force_edge(ctx: &Ctx, reader: UserId, author: UserId, mode: EdgeMode) -> ApiResult<()> {
-    let windows = Windows::new(&ctx.env)?;
+    let windows = Windows::new(ctx)?;
     match mode {
         EdgeMode::Push => switch_to_push(ctx, &windows, reader, &[author]).await,
         EdgeMode::Pull => to_pull_mode(ctx, &[(reader, author)]).await,

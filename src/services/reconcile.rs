@@ -38,7 +38,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     }
     let stuck = outbox::claim_stuck(db, ctx.now, ctx.config.outbox_grace_ms, RESEND_PER_PASS).await?;
     // The message resumes from the progress recorded on the row, not from the start.
-    fanout::send(&ctx.env, stuck.iter().map(|&id| FanoutMessage::start(id))).await?;
+    fanout::send(ctx, stuck.iter().map(|&id| FanoutMessage::start(id))).await?;
     report.outbox_resent = stuck.len();
 
     // Recount posts touched since the previous pass (with a margin for clock skew and passes

@@ -1,11 +1,10 @@
 //! Likers and comments: the lists, comment writes, and count reconciliation.
 
 use serde::Deserialize;
-use worker::D1Database;
 
 use super::snowflake::insert_with_fresh_id;
 use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
-use super::{all, batch, first, first_id, int, stmt, text, IdRow};
+use super::{all, batch, first, first_id, int, stmt, text, Db, IdRow};
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::validate::CommentBody;
@@ -14,7 +13,7 @@ use crate::error::ApiResult;
 /// Users who like the post now, newest like first, hiding users with a block either way with
 /// the viewer. Fetches `limit + 1` rows.
 pub async fn likers(
-    db: &D1Database,
+    db: &Db,
     viewer: UserId,
     post: PostId,
     before: Option<SortKey>,
@@ -57,7 +56,7 @@ const COMMENT_SELECT: &str =
 /// Adds a comment (a snowflake id from `created_at`) and marks the post for the count check,
 /// atomically.
 pub async fn create(
-    db: &D1Database,
+    db: &Db,
     post: PostId,
     author: UserId,
     body: &CommentBody,
@@ -80,7 +79,7 @@ pub async fn create(
 }
 
 /// A live comment (not deleted, on a live post).
-pub async fn get(db: &D1Database, id: CommentId) -> ApiResult<Option<CommentRow>> {
+pub async fn get(db: &Db, id: CommentId) -> ApiResult<Option<CommentRow>> {
     let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL");
     first(db, &sql, &[int(id)]).await
 }
@@ -88,7 +87,7 @@ pub async fn get(db: &D1Database, id: CommentId) -> ApiResult<Option<CommentRow>
 /// One page of a post's comments in `order`, strictly after `cursor`; hides comments by users
 /// with a block either way with the viewer. Fetches `limit + 1` rows.
 pub async fn list(
-    db: &D1Database,
+    db: &Db,
     viewer: UserId,
     post: PostId,
     order: Order,
@@ -108,7 +107,7 @@ pub async fn list(
     all(db, &sql, &[int(viewer), int(post), int(cursor.primary), int(cursor.id), int(limit as i64 + 1)]).await
 }
 
-pub async fn delete(db: &D1Database, comment: &CommentRow, now: i64) -> ApiResult<()> {
+pub async fn delete(db: &Db, comment: &CommentRow, now: i64) -> ApiResult<()> {
     batch(
         db,
         vec![
@@ -126,7 +125,7 @@ pub async fn delete(db: &D1Database, comment: &CommentRow, now: i64) -> ApiResul
 
 /// Recomputes like and comment counts from the relations for posts touched since `since`
 /// and fixes any that drifted; returns the ids it repaired.
-pub async fn repair_counts(db: &D1Database, since: i64) -> ApiResult<Vec<i64>> {
+pub async fn repair_counts(db: &Db, since: i64) -> ApiResult<Vec<i64>> {
     const LIKES: &str = "(SELECT COUNT(*) FROM likes l WHERE l.post_id = posts.id AND l.liked = 1)";
     const COMMENTS: &str =
         "(SELECT COUNT(*) FROM comments c WHERE c.post_id = posts.id AND c.deleted_at IS NULL)";

@@ -4,10 +4,9 @@
 
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
-use worker::D1Database;
 
 use super::posts::{post_select, PostRow};
-use super::{all, first, int, run, text, Count};
+use super::{all, exec, first, int, text, Count, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
 use crate::domain::validate::GroupName;
@@ -83,7 +82,7 @@ fn scope_sql(authors: &str) -> String {
 /// Up to `limit` rows strictly below `before`, newest first, and whether the pull is
 /// exhausted (fewer rows exist than asked for).
 async fn pull_rows<T: DeserializeOwned>(
-    db: &D1Database,
+    db: &Db,
     select: &str,
     scope: &PullScope<'_>,
     before: SortKey,
@@ -125,7 +124,7 @@ async fn pull_rows<T: DeserializeOwned>(
 }
 
 pub async fn pull_posts(
-    db: &D1Database,
+    db: &Db,
     scope: &PullScope<'_>,
     before: SortKey,
     limit: usize,
@@ -136,7 +135,7 @@ pub async fn pull_posts(
 /// Keys only (for building a window, or merging recent posts into it), strictly between
 /// `after` and `before`, newest first.
 pub async fn pull_entries(
-    db: &D1Database,
+    db: &Db,
     viewer: UserId,
     before: SortKey,
     after: Option<SortKey>,
@@ -151,17 +150,12 @@ pub async fn pull_entries(
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
 /// the window's snapshot is read: a post committed after this is delivered, one committed
 /// before is in the snapshot (or both, which the window dedups).
-pub async fn activate_reader(db: &D1Database, reader: UserId, now: i64) -> ApiResult<()> {
-    run(
-        db,
-        "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL",
-        &[int(reader), int(now)],
-    )
-    .await?;
-    Ok(())
+pub async fn activate_reader(db: &Db, reader: UserId, now: i64) -> ApiResult<()> {
+    const ACTIVATE: &str = "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL";
+    exec(db, ACTIVATE, &[int(reader), int(now)]).await
 }
 
-pub async fn is_active_reader(db: &D1Database, reader: UserId) -> ApiResult<bool> {
+pub async fn is_active_reader(db: &Db, reader: UserId) -> ApiResult<bool> {
     let row: Option<Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM users WHERE id = ?1 AND feed_active_at IS NOT NULL",
@@ -172,7 +166,7 @@ pub async fn is_active_reader(db: &D1Database, reader: UserId) -> ApiResult<bool
 }
 
 /// How many authors the viewer follows (in a group, if given): tells `no_follows` apart.
-pub async fn follow_count(db: &D1Database, viewer: UserId, group: Option<&GroupName>) -> ApiResult<i64> {
+pub async fn follow_count(db: &Db, viewer: UserId, group: Option<&GroupName>) -> ApiResult<i64> {
     let row: Option<Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM follows WHERE follower_id = ?1 AND (?2 IS NULL OR group_name = ?2)",
@@ -185,7 +179,7 @@ pub async fn follow_count(db: &D1Database, viewer: UserId, group: Option<&GroupN
 /// The newest posts of some followed authors the reader may see, for the window of a reader
 /// whose edges to them switch from pull to push.
 pub async fn authors_entries(
-    db: &D1Database,
+    db: &Db,
     reader: UserId,
     authors: &[UserId],
     limit: usize,
@@ -210,7 +204,7 @@ pub async fn authors_entries(
 
 /// An author's newest posts a new follower may see, for backfilling the follower's window.
 pub async fn backfill_entries(
-    db: &D1Database,
+    db: &Db,
     reader: UserId,
     author: UserId,
     limit: usize,

@@ -1,9 +1,7 @@
 //! The social graph: follows (with optional group) and blocks.
 
-use worker::D1Database;
-
 use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
-use super::{all, batch, int, opt_text, outbox, run, stmt};
+use super::{all, batch, int, opt_text, outbox, run, stmt, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
@@ -29,7 +27,7 @@ const BLOCK_EITHER_WAY: &str = "EXISTS (SELECT 1 FROM blocks WHERE (blocker_id =
 /// made before the insert could race with a concurrent block). Returns the follow's group and
 /// the outbox event that backfills the follower's window.
 pub async fn follow(
-    db: &D1Database,
+    db: &Db,
     follower: UserId,
     author: UserId,
     group: &GroupChange,
@@ -62,12 +60,7 @@ pub async fn follow(
 }
 
 /// Removes the follow; if there was one, records the event that cleans the reader's window.
-pub async fn unfollow(
-    db: &D1Database,
-    follower: UserId,
-    author: UserId,
-    now: i64,
-) -> ApiResult<Vec<OutboxId>> {
+pub async fn unfollow(db: &Db, follower: UserId, author: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let results = batch(
         db,
         vec![
@@ -85,7 +78,7 @@ pub async fn unfollow(
 
 /// Records the block and removes follows in both directions in one atomic batch, with the
 /// events that clean both users' windows of each other.
-pub async fn block(db: &D1Database, blocker: UserId, blocked: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn block(db: &Db, blocker: UserId, blocked: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let (a, b) = (int(blocker), int(blocked));
     let results = batch(
         db,
@@ -109,7 +102,7 @@ pub async fn block(db: &D1Database, blocker: UserId, blocked: UserId, now: i64) 
     Ok(outbox::returned_events(&results))
 }
 
-pub async fn unblock(db: &D1Database, blocker: UserId, blocked: UserId) -> ApiResult<()> {
+pub async fn unblock(db: &Db, blocker: UserId, blocked: UserId) -> ApiResult<()> {
     run(db, "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2", &[int(blocker), int(blocked)])
         .await?;
     Ok(())
@@ -126,7 +119,7 @@ pub enum Direction {
 /// One page (newest follow first) of followers or followees, hiding users with a block either
 /// way with the viewer. Fetches `limit + 1` rows so the caller knows whether more exist.
 pub async fn follow_list(
-    db: &D1Database,
+    db: &Db,
     viewer: UserId,
     user: UserId,
     direction: Direction,

@@ -3,9 +3,9 @@
 
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1PreparedStatement;
 
-use super::{batch, int, stmt};
+use super::{batch, int, stmt, Db};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 
@@ -31,7 +31,7 @@ struct StateRow {
     like_count: i64,
 }
 
-fn op_statements(db: &D1Database, op: &LikeOp) -> ApiResult<[D1PreparedStatement; 2]> {
+fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; 2]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
     Ok([
         stmt(db, UPSERT, &[int(op.post_id), int(op.user_id), int(i64::from(op.like)), seq, int(op.now)])?,
@@ -41,7 +41,7 @@ fn op_statements(db: &D1Database, op: &LikeOp) -> ApiResult<[D1PreparedStatement
 
 /// Commits a group of requests in one atomic batch, each as its own upsert followed by a read
 /// of the state it left, in order; returns one reply per request.
-pub async fn commit(db: &D1Database, ops: &[LikeOp]) -> ApiResult<Vec<LikeReply>> {
+pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<LikeReply>> {
     let mut statements = Vec::with_capacity(ops.len() * 2 + 1);
     for op in ops {
         statements.extend(op_statements(db, op)?);

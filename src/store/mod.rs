@@ -15,6 +15,10 @@ pub mod stats;
 pub mod test_hooks;
 pub mod users;
 
+use std::cell::Cell;
+use std::ops::Deref;
+use std::rc::Rc;
+
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement};
@@ -34,35 +38,87 @@ pub fn opt_text(v: Option<&str>) -> JsValue {
     v.map_or(JsValue::NULL, JsValue::from_str)
 }
 
+/// The storage round trips one request (or job) made, for its `Server-Timing` header: cheap
+/// counters, so they stay on in production.
+#[derive(Debug, Default)]
+pub struct Io {
+    pub d1_statements: Cell<u32>,
+    pub d1_trips: Cell<u32>,
+    pub d1_ms: Cell<f64>,
+    pub do_calls: Cell<u32>,
+    pub do_ms: Cell<f64>,
+    pub queue_sends: Cell<u32>,
+}
+
+impl Io {
+    /// Runs one storage round trip, adding its duration to `ms` and one to `trips`.
+    pub async fn timed<T>(
+        trips: &Cell<u32>,
+        ms: &Cell<f64>,
+        trip: impl std::future::Future<Output = T>,
+    ) -> T {
+        let start = worker::Date::now().as_millis();
+        let out = trip.await;
+        trips.set(trips.get() + 1);
+        ms.set(ms.get() + worker::Date::now().as_millis().saturating_sub(start) as f64);
+        out
+    }
+}
+
+/// The D1 binding with the request's round-trip counters; derefs to the binding.
+pub struct Db {
+    d1: D1Database,
+    pub io: Rc<Io>,
+}
+
+impl Db {
+    pub fn new(d1: D1Database, io: Rc<Io>) -> Self {
+        Self { d1, io }
+    }
+
+    async fn trip<T>(&self, statements: usize, trip: impl std::future::Future<Output = T>) -> T {
+        let io = &self.io;
+        io.d1_statements.set(io.d1_statements.get() + statements as u32);
+        Io::timed(&io.d1_trips, &io.d1_ms, trip).await
+    }
+}
+
+impl Deref for Db {
+    type Target = D1Database;
+
+    fn deref(&self) -> &D1Database {
+        &self.d1
+    }
+}
+
 pub fn stmt(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<D1PreparedStatement> {
     Ok(db.prepare(sql).bind(params)?)
 }
 
-pub async fn all<T: DeserializeOwned>(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<Vec<T>> {
-    let result = stmt(db, sql, params)?.all().await.map_err(d1_error)?;
+pub async fn all<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<Vec<T>> {
+    let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
     Ok(result.results()?)
 }
 
-pub async fn first<T: DeserializeOwned>(
-    db: &D1Database,
-    sql: &str,
-    params: &[JsValue],
-) -> ApiResult<Option<T>> {
-    stmt(db, sql, params)?.first(None).await.map_err(d1_error)
+pub async fn first<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<Option<T>> {
+    db.trip(1, stmt(db, sql, params)?.first(None)).await.map_err(d1_error)
 }
 
 /// Runs a write; returns the number of rows it changed.
-pub async fn run(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
-    let result = stmt(db, sql, params)?.run().await.map_err(d1_error)?;
+pub async fn run(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
+    let result = db.trip(1, stmt(db, sql, params)?.run()).await.map_err(d1_error)?;
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
 }
 
+/// Runs a write whose row count does not matter.
+pub async fn exec(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<()> {
+    run(db, sql, params).await.map(|_| ())
+}
+
 /// Runs statements as one atomic D1 batch (all or nothing).
-pub async fn batch(
-    db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
-) -> ApiResult<Vec<worker::D1Result>> {
-    db.batch(statements).await.map_err(d1_error)
+pub async fn batch(db: &Db, statements: Vec<D1PreparedStatement>) -> ApiResult<Vec<worker::D1Result>> {
+    let n = statements.len();
+    db.trip(n, db.d1.batch(statements)).await.map_err(d1_error)
 }
 
 /// The one place a D1 failure becomes an error: classified by kind (the message is kept for

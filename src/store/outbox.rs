@@ -2,10 +2,10 @@
 //! the fan-out pipeline, swept by reconciliation when they stop making progress.
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1PreparedStatement;
 
 use super::stats::bump;
-use super::{all, batch, first, int, run, stmt, text, IdRow};
+use super::{all, batch, first, int, run, stmt, text, Db, IdRow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
@@ -23,7 +23,7 @@ pub struct OutboxRow {
     pub cursor_follower_id: i64,
 }
 
-pub async fn get(db: &D1Database, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
+pub async fn get(db: &Db, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
     first(
         db,
         "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id \
@@ -36,7 +36,7 @@ pub async fn get(db: &D1Database, id: OutboxId) -> ApiResult<Option<OutboxRow>> 
 /// A reader-scoped event (`remove_author` / `backfill`), for use inside a graph batch.
 /// `only_if_changed` makes the row conditional on the previous statement having changed rows.
 pub fn reader_event(
-    db: &D1Database,
+    db: &Db,
     kind: EventKind,
     reader: UserId,
     author: UserId,
@@ -55,12 +55,7 @@ pub fn reader_event(
 
 /// An event about an existing post (`post`: deliver it, `remove_post`: take it out), for use
 /// inside the batch that changes the post.
-pub fn post_event(
-    db: &D1Database,
-    kind: EventKind,
-    post: PostId,
-    now: i64,
-) -> ApiResult<D1PreparedStatement> {
+pub fn post_event(db: &Db, kind: EventKind, post: PostId, now: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
@@ -77,7 +72,7 @@ pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
 /// Readers with a window among an author's followers after `after`, in follower-id order:
 /// only those whose edge is pushed (`pushed_only`, hybrid mode) or all of them (push mode).
 pub async fn follower_chunk(
-    db: &D1Database,
+    db: &Db,
     author: UserId,
     after: i64,
     limit: usize,
@@ -104,7 +99,7 @@ pub async fn follower_chunk(
 /// Records a finished chunk: progress only moves forward, so a stale retry cannot rewind it.
 /// `sent_at` doubles as the lease the reconciliation sweep checks before resending.
 pub async fn record_chunk(
-    db: &D1Database,
+    db: &Db,
     id: OutboxId,
     last_follower: i64,
     delivered: usize,
@@ -128,7 +123,7 @@ pub async fn record_chunk(
 }
 
 /// Marks an event done; a `post` event also leaves a publish-to-visible latency sample.
-pub async fn mark_done(db: &D1Database, row: &OutboxRow, now: i64) -> ApiResult<()> {
+pub async fn mark_done(db: &Db, row: &OutboxRow, now: i64) -> ApiResult<()> {
     let mut statements = vec![stmt(
         db,
         "UPDATE outbox SET state = 'done', done_at = ?2 WHERE id = ?1 AND state <> 'done'",
@@ -148,7 +143,7 @@ pub async fn mark_done(db: &D1Database, row: &OutboxRow, now: i64) -> ApiResult<
     Ok(())
 }
 
-pub async fn mark_dead(db: &D1Database, id: OutboxId) -> ApiResult<()> {
+pub async fn mark_dead(db: &Db, id: OutboxId) -> ApiResult<()> {
     batch(
         db,
         vec![
@@ -161,13 +156,13 @@ pub async fn mark_dead(db: &D1Database, id: OutboxId) -> ApiResult<()> {
 }
 
 /// Returns dead-lettered events to pending (after the cause of their failures is fixed).
-pub async fn revive_dead(db: &D1Database) -> ApiResult<usize> {
+pub async fn revive_dead(db: &Db) -> ApiResult<usize> {
     run(db, "UPDATE outbox SET state = 'pending', sent_at = NULL WHERE state = 'dead'", &[]).await
 }
 
 /// Pending events with no progress for `grace_ms`: the sender died, or a chain broke.
 /// Their lease is renewed here so two sweeps do not resend the same event back to back.
-pub async fn claim_stuck(db: &D1Database, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<OutboxId>> {
+pub async fn claim_stuck(db: &Db, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM outbox WHERE state = 'pending' \
@@ -179,6 +174,6 @@ pub async fn claim_stuck(db: &D1Database, now: i64, grace_ms: i64, limit: usize)
 }
 
 /// Drops finished events older than `before` (they only matter while they can be replayed).
-pub async fn purge_done(db: &D1Database, before: i64) -> ApiResult<usize> {
+pub async fn purge_done(db: &Db, before: i64) -> ApiResult<usize> {
     run(db, "DELETE FROM outbox WHERE state = 'done' AND done_at < ?1", &[int(before)]).await
 }

@@ -2,9 +2,9 @@
 //! mode of each follow edge (`follows.push`, `follows.pull`; see migration 0005).
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1PreparedStatement;
 
-use super::{all, first, int, run, stmt};
+use super::{all, exec, first, int, run, stmt, Db};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
 use crate::domain::policy::{EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
@@ -13,12 +13,7 @@ use crate::error::ApiResult;
 /// Brings the author's posting rate up to date with one post made at `created_at` (an import
 /// carries its own, older time and counts for less), for the publish batch. Same formula as
 /// `Rate::with_event`, in SQL so it costs no extra round trip.
-pub fn count_post(
-    db: &D1Database,
-    author: UserId,
-    created_at: i64,
-    now: i64,
-) -> ApiResult<D1PreparedStatement> {
+pub fn count_post(db: &Db, author: UserId, created_at: i64, now: i64) -> ApiResult<D1PreparedStatement> {
     let tau_ms = RATE_TAU_DAYS * DAY_MS as f64;
     stmt(
         db,
@@ -31,14 +26,13 @@ pub fn count_post(
 }
 
 /// Records what a reader's window object reported.
-pub async fn record_activity(db: &D1Database, reader: UserId, report: &ActivityReport) -> ApiResult<()> {
-    run(
+pub async fn record_activity(db: &Db, reader: UserId, report: &ActivityReport) -> ApiResult<()> {
+    exec(
         db,
         "UPDATE users SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3) WHERE id = ?1",
         &[int(reader), report.read_rate.into(), int(report.last_read_at)],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// An author as the policy sees them.
@@ -101,12 +95,12 @@ const AUTHOR_FACTS: &str =
 const EDGE_COLUMNS: &str = "f.author_id, f.follower_id, f.push, f.pull, r.read_rate, r.last_read_at, \
      r.feed_active_at IS NOT NULL AS has_window";
 
-pub async fn author_facts(db: &D1Database, author: UserId) -> ApiResult<Option<AuthorFacts>> {
+pub async fn author_facts(db: &Db, author: UserId) -> ApiResult<Option<AuthorFacts>> {
     first(db, &format!("{AUTHOR_FACTS} WHERE id = ?1"), &[int(author)]).await
 }
 
 /// Every author the reader follows, with their facts, and the reader's side of each edge.
-pub async fn reader_edges(db: &D1Database, reader: UserId) -> ApiResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
+pub async fn reader_edges(db: &Db, reader: UserId) -> ApiResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
     let edges: Vec<EdgeRow> = all(
         db,
         &format!("SELECT {EDGE_COLUMNS} FROM follows f JOIN users r ON r.id = f.follower_id WHERE f.follower_id = ?1"),
@@ -123,12 +117,7 @@ pub async fn reader_edges(db: &D1Database, reader: UserId) -> ApiResult<(Vec<Edg
 }
 
 /// A page of an author's edges, in follower order after `after`.
-pub async fn author_edges(
-    db: &D1Database,
-    author: UserId,
-    after: i64,
-    limit: usize,
-) -> ApiResult<Vec<EdgeRow>> {
+pub async fn author_edges(db: &Db, author: UserId, after: i64, limit: usize) -> ApiResult<Vec<EdgeRow>> {
     all(
         db,
         &format!(
@@ -142,7 +131,7 @@ pub async fn author_edges(
 
 /// For an author over the cap: the read rate of the `cap`-th most active reader (active since
 /// `active_since`, with a window), or 0 when fewer readers than that are active.
-pub async fn cap_threshold(db: &D1Database, author: UserId, cap: usize, active_since: i64) -> ApiResult<f64> {
+pub async fn cap_threshold(db: &Db, author: UserId, cap: usize, active_since: i64) -> ApiResult<f64> {
     #[derive(Deserialize)]
     struct Row {
         read_rate: f64,
@@ -160,18 +149,17 @@ pub async fn cap_threshold(db: &D1Database, author: UserId, cap: usize, active_s
 
 /// Remembers what the author's edges were decided with.
 pub async fn record_author_decision(
-    db: &D1Database,
+    db: &Db,
     author: &AuthorFacts,
     threshold: f64,
     now: i64,
 ) -> ApiResult<()> {
-    run(
+    exec(
         db,
         "UPDATE users SET post_rate_modes = ?2, push_min_read_rate = ?3 WHERE id = ?1",
         &[int(author.author_id), author.post_rate().at(now).into(), threshold.into()],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Which flags an edge in a given phase carries.
@@ -186,7 +174,7 @@ pub enum Phase {
 }
 
 /// Moves edges (one reader, many authors; or one author, many readers) into `phase`.
-pub async fn set_phase(db: &D1Database, edges: &[(UserId, UserId)], phase: Phase) -> ApiResult<usize> {
+pub async fn set_phase(db: &Db, edges: &[(UserId, UserId)], phase: Phase) -> ApiResult<usize> {
     let (sql, guard) = match phase {
         Phase::Pull => ("UPDATE follows SET push = 0, pull = 1", ""),
         Phase::Switching => ("UPDATE follows SET push = 1, pull = 1", ""),
@@ -209,7 +197,7 @@ pub async fn set_phase(db: &D1Database, edges: &[(UserId, UserId)], phase: Phase
 /// Readers who have not read for `ACTIVE_DAYS` stop being pushed (at most `limit` readers a
 /// pass, only readers who still have pushed edges, so passes make progress). Readers from
 /// before activity was reported fall back to when their window was made.
-pub async fn sweep_inactive(db: &D1Database, cutoff: i64, limit: usize) -> ApiResult<usize> {
+pub async fn sweep_inactive(db: &Db, cutoff: i64, limit: usize) -> ApiResult<usize> {
     run(
         db,
         "UPDATE follows SET push = 0, pull = 1 WHERE push = 1 AND follower_id IN ( \
@@ -222,7 +210,7 @@ pub async fn sweep_inactive(db: &D1Database, cutoff: i64, limit: usize) -> ApiRe
 }
 
 /// How many of an author's followers with a window are not pushed (deliveries avoided).
-pub async fn pulled_followers(db: &D1Database, author: UserId) -> ApiResult<i64> {
+pub async fn pulled_followers(db: &Db, author: UserId) -> ApiResult<i64> {
     let row: Option<super::Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM follows f JOIN users u ON u.id = f.follower_id \
@@ -234,7 +222,7 @@ pub async fn pulled_followers(db: &D1Database, author: UserId) -> ApiResult<i64>
 }
 
 /// Edges by mode, for the stats: (push, pull, switching).
-pub async fn edge_modes(db: &D1Database) -> ApiResult<(i64, i64, i64)> {
+pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
     #[derive(Deserialize)]
     struct Row {
         push: i64,
@@ -248,13 +236,12 @@ pub async fn edge_modes(db: &D1Database) -> ApiResult<(i64, i64, i64)> {
 }
 
 /// Test hook: moves a reader's last read back by `days`, as if they had been away.
-pub async fn age_reader(db: &D1Database, reader: UserId, days: i64) -> ApiResult<()> {
-    run(
+pub async fn age_reader(db: &Db, reader: UserId, days: i64) -> ApiResult<()> {
+    exec(
         db,
         "UPDATE users SET last_read_at = COALESCE(last_read_at, feed_active_at) - ?2, \
            feed_active_at = feed_active_at - ?2 WHERE id = ?1",
         &[int(reader), int(days * DAY_MS)],
     )
-    .await?;
-    Ok(())
+    .await
 }

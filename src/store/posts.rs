@@ -2,12 +2,12 @@
 //! author, edit, delete, and the author index used by author lists and the feed's pull path.
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1PreparedStatement;
 
 use super::outbox::{post_event, returned_events};
 use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
-use super::{all, batch, first, first_id, int, opt_text, run, stmt, text};
+use super::{all, batch, first, first_id, int, opt_text, run, stmt, text, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
@@ -68,7 +68,7 @@ impl PostRow {
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched
 /// queries of at most `IDS_PER_QUERY` ids. Does not filter by visibility; callers do.
-pub async fn load_live(db: &D1Database, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
+pub async fn load_live(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
     let mut rows = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
@@ -82,14 +82,14 @@ pub async fn load_live(db: &D1Database, viewer: UserId, ids: &[PostId]) -> ApiRe
 }
 
 /// One post if the viewer may see it now; `None` otherwise (absent, deleted, or hidden).
-pub async fn get_visible(db: &D1Database, viewer: UserId, id: PostId) -> ApiResult<Option<PostRow>> {
+pub async fn get_visible(db: &Db, viewer: UserId, id: PostId) -> ApiResult<Option<PostRow>> {
     Ok(load_live(db, viewer, &[id]).await?.into_iter().find(|p| p.visible_to(viewer)))
 }
 
 /// One page of an author's posts at the given visibility levels, newest first, strictly after
 /// `before`; fetches `limit + 1` rows so the caller can tell whether more exist.
 pub async fn author_page(
-    db: &D1Database,
+    db: &Db,
     viewer: UserId,
     author: UserId,
     levels: &[Visibility],
@@ -150,7 +150,7 @@ struct IdempotentRow {
     request_hash: String,
 }
 
-async fn idempotent_replay(db: &D1Database, scope: &IdempotencyScope) -> ApiResult<Option<Published>> {
+async fn idempotent_replay(db: &Db, scope: &IdempotencyScope) -> ApiResult<Option<Published>> {
     let row: Option<IdempotentRow> = first(
         db,
         "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2",
@@ -170,12 +170,7 @@ async fn idempotent_replay(db: &D1Database, scope: &IdempotencyScope) -> ApiResu
 }
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
-fn publish_statements(
-    db: &D1Database,
-    post: &NewPost<'_>,
-    id: i64,
-    now: i64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResult<Vec<D1PreparedStatement>> {
     let mut statements = vec![
         stmt(
             db,
@@ -211,7 +206,7 @@ fn publish_statements(
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
 /// so a post never exists without the event that fans it out, and a retried request can never
 /// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
-pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
+pub async fn publish(db: &Db, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
     if let Some(scope) = &post.idempotency {
         if let Some(found) = idempotent_replay(db, scope).await? {
             return Ok(found);
@@ -242,7 +237,7 @@ pub async fn publish(db: &D1Database, post: NewPost<'_>, now: i64) -> ApiResult<
 /// the transaction, never by a read taken before it: two concurrent edits each record the
 /// transition they really made, in commit order.
 pub async fn edit(
-    db: &D1Database,
+    db: &Db,
     post_id: PostId,
     body: Option<&PostBody>,
     visibility: Option<Visibility>,
@@ -269,7 +264,7 @@ pub async fn edit(
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
 /// event that removes it from timeline windows.
-pub async fn delete(db: &D1Database, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn delete(db: &Db, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let results = batch(
         db,
         vec![
@@ -287,7 +282,7 @@ pub async fn delete(db: &D1Database, post_id: PostId, now: i64) -> ApiResult<Vec
 }
 
 /// Drops idempotency keys created before `before` (retries only come within minutes).
-pub async fn purge_idempotency_keys(db: &D1Database, before: i64) -> ApiResult<usize> {
+pub async fn purge_idempotency_keys(db: &Db, before: i64) -> ApiResult<usize> {
     run(db, "DELETE FROM idempotency_keys WHERE created_at < ?1", &[int(before)]).await
 }
 
@@ -309,7 +304,7 @@ impl PostState {
 }
 
 /// The post's current state, deleted or not; `None` if no such row exists.
-pub async fn state(db: &D1Database, post_id: PostId) -> ApiResult<Option<PostState>> {
+pub async fn state(db: &Db, post_id: PostId) -> ApiResult<Option<PostState>> {
     first(
         db,
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, state_version \

@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1PreparedStatement;
 
-use super::{all, first, int, run, stmt, text, Count};
+use super::{all, first, int, run, stmt, text, Count, Db};
 use crate::error::ApiResult;
 
 /// Adds `by` to a named counter; a statement so it joins the batch of the change it counts.
-pub fn bump(db: &D1Database, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
+pub fn bump(db: &Db, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
@@ -18,7 +18,7 @@ pub fn bump(db: &D1Database, name: &str, by: i64) -> ApiResult<D1PreparedStateme
 }
 
 /// Sets a named value (a time mark, not a counter).
-pub fn set(db: &D1Database, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
+pub fn set(db: &Db, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -26,7 +26,7 @@ pub fn set(db: &D1Database, name: &str, value: i64) -> ApiResult<D1PreparedState
     )
 }
 
-pub async fn value(db: &D1Database, name: &str) -> ApiResult<Option<i64>> {
+pub async fn value(db: &Db, name: &str) -> ApiResult<Option<i64>> {
     let row: Option<Count> = first(db, "SELECT value AS n FROM stats WHERE name = ?1", &[text(name)]).await?;
     Ok(row.map(|r| r.n))
 }
@@ -52,7 +52,7 @@ pub struct Snapshot {
     pub pulled_per_reader: Vec<i64>,
 }
 
-pub async fn snapshot(db: &D1Database) -> ApiResult<Snapshot> {
+pub async fn snapshot(db: &Db) -> ApiResult<Snapshot> {
     let named = |rows: Vec<NamedValue>| rows.into_iter().map(|c| (c.name, c.value)).collect();
     let counters = named(all(db, "SELECT name, value FROM stats ORDER BY name", &[]).await?);
     let outbox_by_state =
@@ -80,7 +80,7 @@ pub async fn snapshot(db: &D1Database) -> ApiResult<Snapshot> {
 }
 
 /// Keeps the newest `keep` latency samples.
-pub async fn trim_samples(db: &D1Database, keep: i64) -> ApiResult<usize> {
+pub async fn trim_samples(db: &Db, keep: i64) -> ApiResult<usize> {
     run(
         db,
         "DELETE FROM latency_samples WHERE id <= (SELECT MAX(id) FROM latency_samples) - ?1",

@@ -4,15 +4,14 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use worker::D1Database;
 
-use super::{all, first, int, run, text, Count, IdRow};
+use super::{all, exec, first, int, text, Count, Db, IdRow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
 
 /// Consumes one firing of a test fault; true if it fired.
-pub async fn take_fault(db: &D1Database, name: &str) -> ApiResult<bool> {
+pub async fn take_fault(db: &Db, name: &str) -> ApiResult<bool> {
     let row: Option<IdRow> = first(
         db,
         "UPDATE test_faults SET remaining = remaining - 1 WHERE name = ?1 AND remaining > 0 RETURNING 1 AS id",
@@ -22,20 +21,19 @@ pub async fn take_fault(db: &D1Database, name: &str) -> ApiResult<bool> {
     Ok(row.is_some())
 }
 
-pub async fn set_fault(db: &D1Database, name: &str, times: i64) -> ApiResult<()> {
-    run(
+pub async fn set_fault(db: &Db, name: &str, times: i64) -> ApiResult<()> {
+    exec(
         db,
         "INSERT INTO test_faults (name, remaining) VALUES (?1, ?2) \
          ON CONFLICT (name) DO UPDATE SET remaining = excluded.remaining",
         &[text(name), int(times)],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Makes one outbox event (of any kind, done or not) pending from the start again, as a
 /// redelivery of a stale or duplicated message would find it.
-pub async fn reset_event(db: &D1Database, event: OutboxId) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_event(db: &Db, event: OutboxId) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL WHERE id = ?1 RETURNING id",
@@ -46,7 +44,7 @@ pub async fn reset_event(db: &D1Database, event: OutboxId) -> ApiResult<Vec<Outb
 }
 
 /// Makes a post's fan-out events pending from the start again.
-pub async fn reset_for_replay(db: &D1Database, post: PostId) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_for_replay(db: &Db, post: PostId) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL \
@@ -78,7 +76,7 @@ pub struct AuthorOutbox {
 }
 
 /// An author's recent events (post events, and reader events about them), pending count and the faults scoped to them.
-pub async fn author_outbox(db: &D1Database, author: UserId) -> ApiResult<AuthorOutbox> {
+pub async fn author_outbox(db: &Db, author: UserId) -> ApiResult<AuthorOutbox> {
     #[derive(Deserialize)]
     struct Fault {
         name: String,
@@ -111,14 +109,13 @@ pub async fn author_outbox(db: &D1Database, author: UserId) -> ApiResult<AuthorO
 }
 
 /// Overwrites a post's like count, as a bug or a lost trigger would, for the repair test.
-pub async fn set_like_count(db: &D1Database, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
-    run(
+pub async fn set_like_count(db: &Db, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
+    exec(
         db,
         "UPDATE posts SET like_count = ?2, touched_at = ?3 WHERE id = ?1",
         &[int(post), int(like_count), int(now)],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 #[derive(Deserialize, Serialize)]
@@ -131,7 +128,7 @@ pub struct EdgeView {
 }
 
 /// An author's edges with their modes and the readers' reported activity.
-pub async fn author_edges(db: &D1Database, author: UserId) -> ApiResult<Vec<EdgeView>> {
+pub async fn author_edges(db: &Db, author: UserId) -> ApiResult<Vec<EdgeView>> {
     all(
         db,
         "SELECT f.follower_id, f.push, f.pull, u.read_rate, u.last_read_at FROM follows f \

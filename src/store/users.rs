@@ -1,8 +1,7 @@
 use serde::Deserialize;
-use worker::D1Database;
 
 use super::snowflake::insert_with_fresh_id;
-use super::{first, int, run, text};
+use super::{exec, first, int, text, Db};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -44,12 +43,7 @@ pub fn not_blocked_with_viewer(user_col: &str) -> String {
     )
 }
 
-pub async fn create(
-    db: &D1Database,
-    handle: &Handle,
-    display_name: &DisplayName,
-    now: i64,
-) -> ApiResult<UserRow> {
+pub async fn create(db: &Db, handle: &Handle, display_name: &DisplayName, now: i64) -> ApiResult<UserRow> {
     let sql = "INSERT INTO users (id, handle, display_name, created_at) VALUES (?1, ?2, ?3, ?4) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
     let insert = |id: i64| async move {
@@ -81,7 +75,7 @@ struct UserWithRelationship {
 
 /// A user and what the viewer is to them, in one query; `None` if the user does not exist.
 pub async fn get_with_relationship(
-    db: &D1Database,
+    db: &Db,
     viewer: UserId,
     id: UserId,
 ) -> ApiResult<Option<(UserRow, Relationship)>> {
@@ -106,7 +100,7 @@ pub async fn get_with_relationship(
 
 /// When the user last revoked their tokens (unix seconds; `Some(None)` if never), or `None`
 /// if there is no such user. One primary-key read.
-pub async fn tokens_valid_after(db: &D1Database, id: UserId) -> ApiResult<Option<Option<i64>>> {
+pub async fn tokens_valid_after(db: &Db, id: UserId) -> ApiResult<Option<Option<i64>>> {
     #[derive(Deserialize)]
     struct Row {
         tokens_valid_after: Option<i64>,
@@ -117,12 +111,8 @@ pub async fn tokens_valid_after(db: &D1Database, id: UserId) -> ApiResult<Option
 }
 
 /// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).
-pub async fn revoke_tokens(db: &D1Database, id: UserId, now_secs: i64) -> ApiResult<()> {
-    run(
-        db,
-        "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1",
-        &[int(id), int(now_secs)],
-    )
-    .await?;
-    Ok(())
+pub async fn revoke_tokens(db: &Db, id: UserId, now_secs: i64) -> ApiResult<()> {
+    const REVOKE: &str =
+        "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1";
+    exec(db, REVOKE, &[int(id), int(now_secs)]).await
 }

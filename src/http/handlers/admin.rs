@@ -67,7 +67,7 @@ async fn age_reader(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let reader = body.required_id("reader_id", UserId::parse)?;
     let days = body.count("days")?.unwrap_or(0).min(3_650) as i64;
     crate::store::policy::age_reader(&app.db, reader, days).await?;
-    Windows::new(&app.env)?.call(reader, &WindowOp::AgeActivity { ms: days * DAY_MS }).await?;
+    Windows::new(app)?.call(reader, &WindowOp::AgeActivity { ms: days * DAY_MS }).await?;
     json(200, &value!({ "reader_id": reader.to_string(), "days": days }))
 }
 
@@ -95,7 +95,7 @@ async fn replay(app: &App, body: &JsonObject) -> ApiResult<Response> {
 async fn window_state(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let reader = body.required_id("reader_id", UserId::parse)?;
     let op = WindowOp::Older { before: SortKey::TOP, limit: 100_000, read_at: None };
-    let reply = Windows::new(&app.env)?.call(reader, &op).await?;
+    let reply = Windows::new(app)?.call(reader, &op).await?;
     let ids: Vec<String> = reply.entries.iter().map(|e| e.post_id.to_string()).collect();
     json(200, &value!({ "initialized": reply.initialized, "floor": reply.floor, "post_ids": ids }))
 }
