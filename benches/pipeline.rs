@@ -3,7 +3,7 @@
 //! production FEED_WINDOW / FANOUT_CHUNK. Run: `./scripts/bench` (or `cargo bench --bench pipeline`
 //! after `./scripts/build`). Machines are shared and noisy: read the ratios, not the absolutes.
 
-#[path = "../tests/api/common/mod.rs"]
+#[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::sync::{Arc, Mutex};

@@ -58,7 +58,8 @@ fn decide(ctx: &Ctx, edge: &EdgeRow, author: &AuthorFacts) -> EdgeMode {
         post_rate: author.post_rate().at(ctx.now),
         last_read_at: edge.last_read_at,
         has_window: edge.has_window(),
-        within_cap: !over_cap || read_rate >= author.push_min_read_rate,
+        // Ranked by reported rates, as the threshold was (decay would skew close ranks).
+        within_cap: !over_cap || edge.reported_read_rate() >= author.push_min_read_rate,
         current: edge.mode(),
     };
     policy.decide(&facts, ctx.now)

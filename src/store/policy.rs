@@ -86,6 +86,11 @@ impl EdgeRow {
     pub fn read_rate(&self) -> Rate {
         Rate { per_day: self.read_rate, at: self.last_read_at.unwrap_or(0) }
     }
+
+    /// The rate as reported (not decayed to now): what the author's cap ranks readers by.
+    pub fn reported_read_rate(&self) -> f64 {
+        self.read_rate
+    }
 }
 
 const AUTHOR_FACTS: &str =

@@ -1,5 +1,7 @@
-//! Black-box HTTP tests against a real `wrangler dev`; see common/mod.rs for the harness.
+//! Black-box HTTP tests against a real `wrangler dev`; see tests/common/mod.rs for the harness
+//! (shared with the crash test in tests/crash, the hybrid tests in tests/hybrid and the bench).
 
+#[path = "../common/mod.rs"]
 mod common;
 
 mod accounts;

@@ -1,0 +1,543 @@
+//! Black-box harness: starts a real `wrangler dev` (workerd, local D1 / Durable Objects /
+//! Queues) on a free port with a fresh persist dir, and makes sure that, however the test
+//! process exits, no wrangler/workerd process and no persist dir is left behind.
+//!
+//! Shared by the HTTP suite (`tests/api`: one server per binary, started on first use with
+//! [`ServerOptions::suite`]), the crash test (`tests/crash`: [`init_server`] with its own vars,
+//! then [`Server::kill`] / [`Server::restart`] on the same persist dir and port) and the bench.
+//!
+//! Two kinds of watchdog, each a `bash` leading its own process group:
+//! - one per *launch*: runs `wrangler dev` in its group and, when our test process (or
+//!   wrangler) goes away, kills that group (wrangler + workerd). [`Server::kill`] SIGKILLs the
+//!   whole group, watchdog included, which is the simulated crash;
+//! - one per *server*, outside every launch group so a crash does not touch it: when the test
+//!   process is gone it SIGKILLs the current launch group if one is still there, keeps the log
+//!   as `$TMPDIR/edgefeed-last-wrangler[-label].log` and removes the persist dir.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+pub const AUTH_SECRET: &str = "test-auth-secret-0123456789";
+pub const ADMIN_TOKEN: &str = "test-admin-token-abcdef";
+/// Lowered so the feed tests cross the window seam with ~1,000 items instead of 10,000.
+pub const FEED_WINDOW: usize = 300;
+/// Small chunks so multi-chunk fan-out is exercised with a few dozen followers.
+pub const FANOUT_CHUNK: usize = 20;
+/// How long a launch may take to answer `/v1/health`.
+const READY_DEADLINE: Duration = Duration::from_secs(120);
+
+/// How to start a server.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Names the persist dir and the kept log; empty for the HTTP suite.
+    pub label: String,
+    /// `--var NAME:VALUE` settings on top of (or replacing) the secrets, `TEST_HOOKS:true` and
+    /// `OUTBOX_GRACE_SECONDS:2`, which every test server gets unless overridden here.
+    pub vars: Vec<(String, String)>,
+    /// A fixed port; `None` picks a free one.
+    pub port: Option<u16>,
+}
+
+impl ServerOptions {
+    /// The HTTP suite's server: small window and chunks, or the production sizes from
+    /// wrangler.toml when the bench runs (`EDGEFEED_PROFILE=bench`).
+    pub fn suite() -> Self {
+        // These tests inspect windows as the push pipeline fills them; the hybrid policy has its
+        // own binary (tests/hybrid) with its own server.
+        let mut vars = vec![("FANOUT_MODE".to_string(), "push".to_string())];
+        if std::env::var("EDGEFEED_PROFILE").as_deref() != Ok("bench") {
+            vars.push(("FEED_WINDOW".to_string(), FEED_WINDOW.to_string()));
+            vars.push(("FANOUT_CHUNK".to_string(), FANOUT_CHUNK.to_string()));
+        } else {
+            // The bench registers thousands of users from one address: it measures the pipeline,
+            // not the abuse limits.
+            vars.push(("RATE_LIMITS".to_string(), "false".to_string()));
+        }
+        Self { label: String::new(), vars, port: None }
+    }
+}
+
+/// The running child of one launch (its pid is the launch's process group id).
+struct Launch {
+    child: Child,
+    pgid: u32,
+}
+
+pub struct Server {
+    pub label: String,
+    pub base: String,
+    pub port: u16,
+    pub persist_dir: PathBuf,
+    log_path: PathBuf,
+    /// Holds the current launch's process group id, for the server watchdog.
+    pgid_path: PathBuf,
+    var_args: String,
+    launch: Mutex<Option<Launch>>,
+}
+
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// The binary's server, started with [`ServerOptions::suite`] on first use.
+pub fn server() -> &'static Server {
+    SERVER.get_or_init(|| Server::start(ServerOptions::suite()))
+}
+
+/// Starts the binary's server with `options` (before anything calls [`server`]); the request
+/// helpers below then talk to it. Panics if a server with other options already runs.
+pub fn init_server(options: ServerOptions) -> &'static Server {
+    let label = options.label.clone();
+    let server = SERVER.get_or_init(|| Server::start(options));
+    assert_eq!(server.label, label, "this binary's server was already started with other options");
+    server
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+fn project_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read_to_string(path: &Path) -> String {
+    let mut text = String::new();
+    let _ = std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text));
+    text
+}
+
+/// Polls `done` every 100 ms until it holds; false if `deadline` passed first.
+fn wait_until(deadline: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + deadline;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether any process is left in process group `pgid`.
+fn group_alive(pgid: u32) -> bool {
+    Command::new("kill")
+        .args(["-0", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+impl Server {
+    fn start(options: ServerOptions) -> Server {
+        let port = options.port.unwrap_or_else(free_port);
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let label = if options.label.is_empty() { String::new() } else { format!("{}-", options.label) };
+        let persist_dir =
+            std::env::temp_dir().join(format!("edgefeed-test-{label}{}-{stamp}", std::process::id()));
+        std::fs::create_dir_all(&persist_dir).expect("create the persist dir");
+        let log_path = persist_dir.join("wrangler.log");
+        let pgid_path = persist_dir.join("launch.pgid");
+        let last_log = std::env::temp_dir().join(if options.label.is_empty() {
+            "edgefeed-last-wrangler.log".to_string()
+        } else {
+            format!("edgefeed-last-wrangler-{}.log", options.label)
+        });
+
+        // The server watchdog, started before anything is written into the dir: whatever
+        // happens next, the dir goes when we do. It waits for the launch watchdog to stop
+        // the server (TERM, then KILL 1 s later), and kills the group itself if it is still
+        // there (say, its watchdog was killed).
+        let script = format!(
+            "while kill -0 {parent} 2>/dev/null; do sleep 0.5; done; \
+             for _ in 1 2 3 4 5 6 7 8 9 10; do \
+               g=$(cat '{pgid}' 2>/dev/null); \
+               if [ -z \"$g\" ] || ! kill -0 -- -$g 2>/dev/null; then break; fi; sleep 0.5; \
+             done; \
+             g=$(cat '{pgid}' 2>/dev/null); [ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; \
+             cp '{log}' '{last_log}' 2>/dev/null; rm -rf '{dir}'",
+            parent = std::process::id(),
+            pgid = pgid_path.display(),
+            log = log_path.display(),
+            last_log = last_log.display(),
+            dir = persist_dir.display(),
+        );
+        // Never waited on by design: it outlives this process and cleans up after it.
+        #[allow(clippy::zombie_processes)]
+        let _server_watchdog = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("spawn the server watchdog");
+
+        let status = Command::new("npx")
+            .args(["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to"])
+            .arg(&persist_dir)
+            .current_dir(project_dir())
+            .env("CI", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("npx wrangler d1 migrations apply");
+        assert!(status.success(), "applying migrations failed");
+
+        let mut vars: Vec<(String, String)> = [
+            ("AUTH_SECRET", AUTH_SECRET),
+            ("ADMIN_TOKEN", ADMIN_TOKEN),
+            ("TEST_HOOKS", "true"),
+            ("OUTBOX_GRACE_SECONDS", "2"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        for (name, value) in &options.vars {
+            match vars.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = value.clone(),
+                None => vars.push((name.clone(), value.clone())),
+            }
+        }
+        let var_args: Vec<String> = vars.iter().map(|(k, v)| format!("--var '{k}:{v}'")).collect();
+        let server = Server {
+            label: options.label,
+            base: format!("http://127.0.0.1:{port}"),
+            port,
+            persist_dir,
+            log_path,
+            pgid_path,
+            var_args: var_args.join(" "),
+            launch: Mutex::new(None),
+        };
+        server.launch();
+        server
+    }
+
+    /// Starts `wrangler dev` on the persist dir and port, and waits until it answers.
+    fn launch(&self) {
+        let mut slot = self.launch.lock().unwrap_or_else(|p| p.into_inner());
+        assert!(slot.is_none(), "a launch is already running");
+        // The launch watchdog: wrangler runs in the background of a bash that leads its own
+        // process group; when our test process (or wrangler) goes away, bash kills the group.
+        // The inspector gets a free port too: wrangler's default (9229, else the next free one)
+        // races with every other wrangler starting on the machine.
+        let script = format!(
+            "npx wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} --persist-to '{dir}' \
+               --test-scheduled --show-interactive-dev-session=false {vars} >>'{log}' 2>&1 & \
+             w=$!; \
+             while kill -0 {parent} 2>/dev/null && kill -0 $w 2>/dev/null; do sleep 0.5; done; \
+             trap '' TERM; kill -TERM 0; sleep 1; kill -KILL 0",
+            port = self.port,
+            inspector = free_port(),
+            dir = self.persist_dir.display(),
+            vars = self.var_args,
+            log = self.log_path.display(),
+            parent = std::process::id(),
+        );
+        let child = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(project_dir())
+            .env("EDGEFEED_SKIP_BUILD", "1")
+            .env("CI", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("spawn wrangler dev");
+        let pgid = child.id();
+        std::fs::write(&self.pgid_path, pgid.to_string()).expect("record the launch's process group");
+        *slot = Some(Launch { child, pgid });
+        drop(slot);
+
+        let ready = wait_until(READY_DEADLINE, || {
+            matches!(
+                ureq::get(&format!("{}/v1/health", self.base)).timeout(Duration::from_secs(2)).call(),
+                Ok(r) if r.status() == 200
+            )
+        });
+        assert!(ready, "wrangler dev did not become ready within {READY_DEADLINE:?}; log:\n{}", self.log());
+    }
+
+    /// The simulated crash: SIGKILL to the launch's whole process group (its watchdog bash,
+    /// npx/node wrangler and workerd) at once, then waits until every process of the group is
+    /// gone and the port is free. The persist dir stays as the crash left it.
+    pub fn kill(&self) {
+        let mut slot = self.launch.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(mut launch) = slot.take() else { panic!("no launch to kill") };
+        let status = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", launch.pgid)])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -KILL -{} failed", launch.pgid);
+        // Reap our direct child so the group does not linger as a zombie.
+        let _ = launch.child.wait();
+        let _ = std::fs::write(&self.pgid_path, "");
+        let gone = wait_until(Duration::from_secs(30), || !group_alive(launch.pgid));
+        assert!(gone, "process group {} still alive 30 s after SIGKILL", launch.pgid);
+        let addr = format!("127.0.0.1:{}", self.port);
+        let free = wait_until(Duration::from_secs(30), || {
+            TcpStream::connect_timeout(&addr.parse().expect("socket address"), Duration::from_millis(200))
+                .is_err()
+                && TcpListener::bind(&addr).is_ok()
+        });
+        assert!(free, "port {} still taken 30 s after the kill", self.port);
+    }
+
+    /// Starts the server again on the same persist dir and port (after [`Server::kill`]).
+    pub fn restart(&self) {
+        self.launch();
+    }
+
+    /// Everything every launch of this server logged so far.
+    pub fn log(&self) -> String {
+        read_to_string(&self.log_path)
+    }
+}
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub body: Value,
+    pub content_type: String,
+    pub allow: Option<String>,
+}
+
+impl Resp {
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Value {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        self.body
+    }
+
+    #[track_caller]
+    pub fn expect_problem(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(self.code(), code, "unexpected code; body: {}", self.body);
+        assert_eq!(self.content_type, "application/problem+json");
+        assert_eq!(self.body["status"], status);
+        assert!(self.body["title"].is_string() && self.body["detail"].is_string());
+    }
+}
+
+/// Sends a request with raw headers and body bytes; panics on a transport error.
+pub fn raw(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+    try_raw(method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path}: transport error {e}"))
+}
+
+/// What wrangler dev's proxy answers (503) when its pooled connection to the runtime fails. The
+/// runtime closes connections idle for ~5 s; a request that races that close never reaches the
+/// Worker, and the proxy resends only GET/HEAD itself (workers-sdk#14641). Under load on 2 cores
+/// this hit about half the runs of the concurrent like/comment tests before the harness resent
+/// such requests.
+const PROXY_LOST_CONNECTION: &str = "Your worker restarted mid-request";
+
+/// Sends a request, resending it (a few times) only when the local proxy lost it as above;
+/// `Err` when no response came back at all (refused, reset, timed out), as when the server is
+/// killed mid-request.
+pub fn try_send(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<ureq::Response, String> {
+    let url = format!("{}{path}", server().base);
+    for attempt in 1.. {
+        let mut req = ureq::request(method, &url).timeout(Duration::from_secs(60));
+        for (k, v) in headers {
+            req = req.set(k, v);
+        }
+        let result = if body.is_empty() { req.call() } else { req.send_bytes(body) };
+        return match result {
+            Ok(r) => Ok(r),
+            Err(ureq::Error::Status(503, r)) if attempt < 4 => {
+                let text = r.into_string().unwrap_or_default();
+                if !text.starts_with(PROXY_LOST_CONNECTION) {
+                    return Err(format!("503 {text}"));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            Err(ureq::Error::Status(_, r)) => Ok(r),
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    unreachable!("the loop returns")
+}
+
+/// [`try_send`] that panics on a transport error.
+pub fn send(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> ureq::Response {
+    try_send(method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path}: transport error {e}"))
+}
+
+/// Sends a request; `Err` when no complete response came back (refused, reset, timed out,
+/// body cut short), as when the server is killed mid-request.
+pub fn try_raw(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Result<Resp, String> {
+    let response = try_send(method, path, headers, body)?;
+    let status = response.status();
+    let content_type = response.header("content-type").unwrap_or("").to_string();
+    let allow = response.header("allow").map(str::to_string);
+    let text = response.into_string().map_err(|e| format!("reading the body: {e}"))?;
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    Ok(Resp { status, body, content_type, allow })
+}
+
+pub fn call(method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> Resp {
+    try_call(method, path, token, body).unwrap_or_else(|e| panic!("{method} {path}: transport error {e}"))
+}
+
+/// [`call`] that returns transport errors instead of panicking.
+pub fn try_call(method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> Result<Resp, String> {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![("content-type", "application/json")];
+    if let Some(a) = &auth {
+        headers.push(("authorization", a));
+    }
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    try_raw(method, path, &headers, &bytes)
+}
+
+#[derive(Debug, Clone)]
+pub struct User {
+    pub id: String,
+    pub handle: String,
+    pub token: String,
+}
+
+impl User {
+    pub fn get(&self, path: &str) -> Resp {
+        call("GET", path, Some(&self.token), None)
+    }
+    pub fn post(&self, path: &str, body: Value) -> Resp {
+        call("POST", path, Some(&self.token), Some(&body))
+    }
+    pub fn put(&self, path: &str, body: Option<Value>) -> Resp {
+        call("PUT", path, Some(&self.token), body.as_ref())
+    }
+    pub fn patch(&self, path: &str, body: Value) -> Resp {
+        call("PATCH", path, Some(&self.token), Some(&body))
+    }
+    pub fn delete(&self, path: &str) -> Resp {
+        call("DELETE", path, Some(&self.token), None)
+    }
+    pub fn follow(&self, other: &User) {
+        self.put(&format!("/v1/me/following/{}", other.id), None).expect(200);
+    }
+    pub fn unfollow(&self, other: &User) {
+        self.delete(&format!("/v1/me/following/{}", other.id)).expect(200);
+    }
+    pub fn block(&self, other: &User) {
+        self.put(&format!("/v1/me/blocks/{}", other.id), None).expect(200);
+    }
+    /// Publishes and returns the Post.
+    pub fn publish(&self, body: &str, visibility: &str) -> Value {
+        self.post("/v1/posts", json!({ "body": body, "visibility": visibility })).expect(201)
+    }
+    pub fn profile(&self) -> Value {
+        self.get("/v1/me").expect(200)
+    }
+}
+
+static HANDLE_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Registers a user with a unique handle built from `prefix` (3..18 chars of [a-z0-9_]).
+pub fn register(prefix: &str) -> User {
+    let n = HANDLE_SEQ.fetch_add(1, Ordering::Relaxed);
+    let handle = format!("{prefix}_{n}");
+    let body = call("POST", "/v1/users", None, Some(&json!({ "handle": handle, "display_name": prefix })))
+        .expect(201);
+    User {
+        id: body["user"]["id"].as_str().expect("user id string").to_string(),
+        handle,
+        token: body["token"].as_str().expect("token").to_string(),
+    }
+}
+
+pub fn admin(method: &str, path: &str, body: Option<&Value>) -> Resp {
+    call(method, path, Some(ADMIN_TOKEN), body)
+}
+
+/// Imports a post with an explicit creation time (RFC 3339).
+pub fn import_post(author: &User, body: &str, visibility: &str, created_at: &str) -> Value {
+    let payload =
+        json!({ "author_id": author.id, "body": body, "visibility": visibility, "created_at": created_at });
+    admin("POST", "/v1/admin/import/posts", Some(&payload)).expect(201)
+}
+
+/// Follows `next_cursor` until exhausted; returns every item in order.
+pub fn collect_pages(user: &User, path_with_query: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let sep = if path_with_query.contains('?') { '&' } else { '?' };
+    for _ in 0..10_000 {
+        let path = match &cursor {
+            Some(c) => format!("{path_with_query}{sep}cursor={c}"),
+            None => path_with_query.to_string(),
+        };
+        let page = user.get(&path).expect(200);
+        items.extend(page["items"].as_array().expect("items").iter().cloned());
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => return items,
+        }
+    }
+    panic!("pagination did not end");
+}
+
+/// Polls `check` until it returns `Some`, or fails after `deadline`.
+#[track_caller]
+pub fn poll<T>(what: &str, deadline: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out after {deadline:?} waiting for: {what}");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+/// Mints an HS256 token the way an external auth service sharing AUTH_SECRET would.
+pub fn mint_token(secret: &str, sub: &str, exp: i64) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    use base64::Engine;
+    use hmac::{Hmac, Mac};
+    let header = B64.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let claims = B64.encode(json!({ "sub": sub, "exp": exp }).to_string());
+    let input = format!("{header}.{claims}");
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(input.as_bytes());
+    format!("{input}.{}", B64.encode(mac.finalize().into_bytes()))
+}
+
+pub fn now_secs() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+pub fn ids(items: &[Value]) -> Vec<String> {
+    items.iter().map(|i| i["id"].as_str().unwrap_or("").to_string()).collect()
+}

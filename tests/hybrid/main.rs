@@ -1,0 +1,196 @@
+//! Hybrid fan-out, black-box against its own `wrangler dev` (FANOUT_MODE=hybrid, a push cap of
+//! 5 readers per author): the cap, inactive and returning readers, and edges switching modes
+//! while the author posts and the reader scrolls. A binary of its own: its server runs other
+//! `[vars]` than the HTTP suite's (which pins push mode to inspect windows).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use common::*;
+
+const DEADLINE: Duration = Duration::from_secs(90);
+const PUSH_CAP: usize = 5;
+
+/// Every test starts (or joins) this binary's server.
+fn setup() {
+    let vars = [
+        ("FANOUT_MODE", "hybrid".to_string()),
+        ("PUSH_MAX_FOLLOWERS", PUSH_CAP.to_string()),
+        ("FEED_WINDOW", FEED_WINDOW.to_string()),
+        ("FANOUT_CHUNK", FANOUT_CHUNK.to_string()),
+    ];
+    let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    init_server(ServerOptions { label: "hybrid".into(), vars, port: None });
+}
+
+fn window_ids(reader: &User) -> BTreeSet<String> {
+    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
+    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+fn outbox_of(author: &User) -> Value {
+    admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
+}
+
+fn drain(author: &User) {
+    poll("author's outbox to drain", DEADLINE, || (outbox_of(author)["pending"] == 0).then_some(()));
+}
+
+/// follower id -> (push, pull, read_rate) for the author's edges.
+fn edges(author: &User) -> Vec<(String, i64, i64, f64)> {
+    let v = admin("POST", "/v1/admin/test/edges", Some(&json!({ "author_id": author.id }))).expect(200);
+    v["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let id = e["follower_id"].as_u64().unwrap().to_string();
+            (id, e["push"].as_i64().unwrap(), e["pull"].as_i64().unwrap(), e["read_rate"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn edge_of(author: &User, reader: &User) -> (i64, i64) {
+    edges(author).into_iter().find(|e| e.0 == reader.id).map(|e| (e.1, e.2)).expect("the edge exists")
+}
+
+fn feed_scroll(reader: &User, limit: usize) -> Vec<String> {
+    ids(&collect_pages(reader, &format!("/v1/feed?limit={limit}")))
+}
+
+fn id_of(post: &Value) -> String {
+    post["id"].as_str().unwrap().to_string()
+}
+
+fn delivered_for(author: &User, post: &str) -> i64 {
+    let outbox = outbox_of(author);
+    let event = outbox["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["post_id"].as_u64().map(|n| n.to_string()).as_deref() == Some(post));
+    event.expect("the post's event")["delivered"].as_i64().unwrap()
+}
+
+fn force(reader: &User, author: &User, mode: &str) {
+    let body = json!({ "reader_id": reader.id, "author_id": author.id, "mode": mode });
+    admin("POST", "/v1/admin/test/edge", Some(&body)).expect(200);
+}
+
+#[test]
+fn an_author_over_the_cap_pushes_only_to_its_most_active_readers() {
+    setup();
+    let author = register("cap_author");
+    let readers: Vec<User> = (0..12).map(|_| register("cap_reader")).collect();
+    for r in &readers {
+        r.follow(&author);
+        r.get("/v1/feed?limit=1").expect(200);
+    }
+    // The first five read a lot more: their read rates rank above the others'.
+    for r in &readers[..PUSH_CAP] {
+        for _ in 0..6 {
+            r.get("/v1/feed?limit=1").expect(200);
+        }
+    }
+    let keen: HashSet<String> = readers[..PUSH_CAP].iter().map(|r| r.id.clone()).collect();
+    poll("every reader's activity recorded", DEADLINE, || {
+        let e = edges(&author);
+        let top = e.iter().filter(|x| keen.contains(&x.0)).map(|x| x.3).fold(f64::MAX, f64::min);
+        let rest = e.iter().filter(|x| !keen.contains(&x.0)).map(|x| x.3).fold(0.0, f64::max);
+        (e.len() == 12 && rest > 0.0 && top > rest).then_some(())
+    });
+    let first = id_of(&author.publish("crosses the cap", "public"));
+    poll("the author's edges re-decided by the cap", DEADLINE, || {
+        let e = edges(&author);
+        e.iter()
+            .all(|x| if keen.contains(&x.0) { (x.1, x.2) == (1, 0) } else { (x.1, x.2) == (0, 1) })
+            .then_some(())
+    });
+    drain(&author);
+    let capped = id_of(&author.publish("after the cap", "public"));
+    drain(&author);
+    assert_eq!(delivered_for(&author, &capped), PUSH_CAP as i64, "deliveries only to the capped set");
+    for r in &readers {
+        let in_window = window_ids(r).contains(&capped);
+        assert_eq!(in_window, keen.contains(&r.id), "pushed only to the most active readers");
+        let feed = feed_scroll(r, 10);
+        assert!(feed.contains(&capped) && feed.contains(&first), "every follower sees both posts");
+    }
+}
+
+#[test]
+fn an_inactive_reader_gets_no_deliveries_then_returns_to_a_complete_feed() {
+    setup();
+    let author = register("idle_author");
+    let other = register("idle_other");
+    let reader = register("idle_reader");
+    reader.follow(&author);
+    reader.follow(&other);
+    reader.get("/v1/feed?limit=1").expect(200);
+    let mut expected = vec![id_of(&author.publish("before the break", "public"))];
+    drain(&author);
+    assert!(window_ids(&reader).contains(&expected[0]), "an active reader is pushed");
+    admin("POST", "/v1/admin/test/age_reader", Some(&json!({ "reader_id": reader.id, "days": 8 })))
+        .expect(200);
+    let swept = admin("POST", "/v1/admin/reconcile", None).expect(200);
+    assert!(swept["inactive_edges_unpushed"].as_u64().unwrap() >= 2, "{swept}");
+    assert_eq!(edge_of(&author, &reader), (0, 1), "an inactive reader's edges are pulled");
+    for i in 0..6 {
+        let by = if i % 2 == 0 { &author } else { &other };
+        let post = id_of(&by.publish(&format!("while away {i}"), "public"));
+        drain(by);
+        assert_eq!(delivered_for(by, &post), 0, "no deliveries to an inactive reader");
+        expected.push(post);
+    }
+    assert!(expected[1..].iter().all(|p| !window_ids(&reader).contains(p)));
+    // Back: the very first read is complete (pulled), in order, each post once.
+    let scroll = feed_scroll(&reader, 4);
+    expected.reverse();
+    assert_eq!(scroll, expected, "every post of the people followed, newest first, once");
+    poll("the returning reader pushed again", DEADLINE, || {
+        (edge_of(&author, &reader) == (1, 0)).then_some(())
+    });
+    let fresh = id_of(&author.publish("welcome back", "public"));
+    drain(&author);
+    assert!(window_ids(&reader).contains(&fresh), "pushed again after coming back");
+}
+
+#[test]
+fn edges_switching_push_pull_push_while_posting_and_scrolling_hold_every_post_once() {
+    setup();
+    let author = register("flip_author");
+    let steady = register("flip_steady");
+    let reader = register("flip_reader");
+    reader.follow(&author);
+    reader.follow(&steady);
+    reader.get("/v1/feed?limit=1").expect(200);
+    let mut posted: Vec<String> = Vec::new();
+    for step in 0..24 {
+        if step % 4 == 1 {
+            force(&reader, &author, if step % 8 == 1 { "pull" } else { "push" });
+        }
+        let by = if step % 3 == 0 { &steady } else { &author };
+        posted.push(id_of(&by.publish(&format!("step {step}"), "public")));
+        // No waiting for fan-out: every read must be complete whatever the edge's mode.
+        let scroll = feed_scroll(&reader, 5);
+        let unique: HashSet<&String> = scroll.iter().collect();
+        assert_eq!(unique.len(), scroll.len(), "step {step}: a post shown twice: {scroll:?}");
+        let mut expected = posted.clone();
+        expected.reverse();
+        assert_eq!(scroll, expected, "step {step}: every post, newest first, once");
+    }
+    drain(&author);
+    force(&reader, &author, "push");
+    let window = window_ids(&reader);
+    let of_author: Vec<&String> =
+        posted.iter().enumerate().filter(|(i, _)| i % 3 != 0).map(|(_, p)| p).collect();
+    assert!(
+        of_author.iter().all(|p| window.contains(*p)),
+        "back to push: the window holds the author's posts"
+    );
+}
