@@ -517,6 +517,10 @@ fn setup() -> World {
             ("FEED_WINDOW".into(), WINDOW.to_string()),
             ("FANOUT_CHUNK".into(), CHUNK.to_string()),
             ("OUTBOX_GRACE_SECONDS".into(), GRACE_SECONDS.to_string()),
+            // What is under test is crash recovery of the push pipeline, with 1,500 users
+            // registered from one address: every edge pushed, abuse limits off.
+            ("FANOUT_MODE".into(), "push".into()),
+            ("RATE_LIMITS".into(), "false".into()),
         ],
         port: None,
     });
