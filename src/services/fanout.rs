@@ -284,12 +284,9 @@ async fn recipients(ctx: &Ctx, plan: Plan, first: bool, author: UserId) -> ApiRe
     }
 }
 
-/// Counts the deliveries the author's pulled edges avoid, and queues a re-decision of the
-/// author's edges when their posting rate moved (or they crossed the cap).
+/// Queues a re-decision of the author's edges when their posting rate moved (or they crossed
+/// the cap).
 async fn review_author(ctx: &Ctx, author: UserId) -> ApiResult<()> {
-    let avoided = edges::pulled_followers(&ctx.db, author).await?;
-    crate::store::batch(&ctx.db, vec![crate::store::stats::bump(&ctx.db, "deliveries_avoided", avoided)?])
-        .await?;
     if let Some(facts) = edges::author_facts(&ctx.db, author).await? {
         if policy::author_needs_rebalance(ctx, &facts) {
             let job = PolicyJob::AuthorEdges { author, after_follower_id: 0 };

@@ -137,6 +137,16 @@ pub async fn mark_done(db: &Db, row: &OutboxRow, now: i64) -> ApiResult<()> {
              WHERE changes() > 0",
             &[int(now - row.created_at), int(now)],
         )?);
+        // The followers this post was not written to (pulled edges, readers without a window):
+        // from counters already at hand, not a count over the follower list.
+        statements.push(stmt(
+            db,
+            "INSERT INTO stats (name, value) \
+             SELECT 'deliveries_avoided', MAX(u.followers_count - o.delivered, 0) FROM users u, outbox o \
+             WHERE u.id = ?1 AND o.id = ?2 \
+             ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
+            &[int(row.author_id), int(row.id)],
+        )?);
     }
     statements.push(bump(db, &format!("events_done_{}", row.kind.as_str()), 1)?);
     batch(db, statements).await?;

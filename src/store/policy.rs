@@ -214,18 +214,6 @@ pub async fn sweep_inactive(db: &Db, cutoff: i64, limit: usize) -> ApiResult<usi
     .await
 }
 
-/// How many of an author's followers with a window are not pushed (deliveries avoided).
-pub async fn pulled_followers(db: &Db, author: UserId) -> ApiResult<i64> {
-    let row: Option<super::Count> = first(
-        db,
-        "SELECT COUNT(*) AS n FROM follows f JOIN users u ON u.id = f.follower_id \
-         WHERE f.author_id = ?1 AND f.push = 0 AND u.feed_active_at IS NOT NULL",
-        &[int(author)],
-    )
-    .await?;
-    Ok(row.map_or(0, |r| r.n))
-}
-
 /// Edges by mode, for the stats: (push, pull, switching).
 pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
     #[derive(Deserialize)]
