@@ -17,7 +17,7 @@ use super::fanout::{send_job, QueueMessage};
 use crate::context::Ctx;
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
-use crate::domain::policy::{EdgeFacts, EdgeMode, DAY_MS};
+use crate::domain::policy::{EdgeFacts, EdgeMode, FanoutMode, DAY_MS};
 use crate::domain::window::WindowOp;
 use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
@@ -158,8 +158,12 @@ pub fn author_needs_rebalance(ctx: &Ctx, facts: &AuthorFacts) -> bool {
         || over_cap != capped_before
 }
 
-/// Cron: readers inactive for `ACTIVE_DAYS` stop being pushed.
+/// Cron: readers inactive for `ACTIVE_DAYS` stop being pushed. Only in hybrid mode: push and
+/// pull mode ignore the edges' flags, which would then only mislead the stats.
 pub async fn sweep_inactive(ctx: &Ctx) -> ApiResult<usize> {
+    if ctx.config.policy.mode != FanoutMode::Hybrid {
+        return Ok(0);
+    }
     let cutoff = ctx.now - ctx.config.policy.active_days * DAY_MS;
     store::sweep_inactive(&ctx.db, cutoff, 500).await
 }
