@@ -10,6 +10,14 @@
 //! persist. So after a kill the fan-out resumes only when reconciliation resends the event
 //! (from the chunk progress recorded on the outbox row); queue retries show in the server log.
 //!
+//! Kill points: A right after two publishes answered; B mid-chunk once half the followers are
+//! recorded; C mid like burst (240 users x 5 like/unlike with seq, killed at 40 % acknowledged)
+//! while that post fans out; D at ~20 %, then again while reconciliation's resend is repairing.
+//! After each restart, before any repair: the recorded progress is conservative (windows it
+//! covers hold the post, none past the chunk in flight does) and likes are exact. After the
+//! repair: sampled windows, full scrolls, outbox; at the end every window.
+//! `EDGEFEED_CRASH_FOLLOWERS` makes a smaller run for local iteration.
+//!
 //! A separate test binary, so the HTTP suite's shared server is never killed. Progress and the
 //! summary go straight to stderr (libtest would capture `eprintln!` of a passing test).
 
@@ -325,11 +333,9 @@ impl World {
     /// Before any repair, which windows hold each post. The recorded progress must be
     /// conservative (every follower it covers has the post: a chunk is recorded only after it
     /// was delivered) and no window past the chunk in flight may have it (the next chunk starts
-    /// only after the record). Dumps the band from one chunk before the recorded cursor to two
-    /// chunks after it in full, and every CENSUS_STRIDE-th follower elsewhere (the full check
-    /// after the repair reads every window). Returns, per post, the deliveries that had
-    /// happened but were not recorded when the runtime died (the chunk in flight is always
-    /// inside the band).
+    /// only after the record). Reads the windows of [`World::sample`] (the chunk in flight is
+    /// always inside its band). Returns, per post, the deliveries that had happened but were
+    /// not recorded when the runtime died, and how many windows were read.
     fn census(&self, posts: &[(String, Progress)]) -> (Vec<usize>, usize) {
         let n = self.followers.len();
         let covered_of = |p: &Progress| if p.state == "done" { n } else { self.covered(p.cursor) };
@@ -728,6 +734,11 @@ fn kill_right_after_publish(world: &mut World) -> KillPoint {
     }
 }
 
+/// "time since publish:followers recorded" for each advance of a fan-out's recorded progress.
+fn records(advances: &[(Duration, usize)]) -> String {
+    advances.iter().map(|(t, c)| format!("{:.2}s:{c}", t.as_secs_f64())).collect::<Vec<_>>().join(" ")
+}
+
 /// B: kill mid fan-out, in the middle of a chunk. A chunk is the queue's batch wait for its
 /// message, then its deliveries, then its record; the recorded cursor is watched advancing to
 /// learn how long that takes here, and once half the followers are recorded the kill is timed
@@ -743,27 +754,34 @@ fn kill_mid_fanout(world: &mut World) -> KillPoint {
     let (seen, how) = loop {
         let p = world.progress(&post);
         if p.state != "pending" {
-            break (p, "the fan-out had finished before the kill".to_string());
+            let records = advances
+                .iter()
+                .map(|(t, c)| format!("{:.2}s:{c}", t.as_secs_f64()))
+                .collect::<Vec<_>>()
+                .join(" ");
+            break (p, format!("the fan-out had finished before the kill; records seen at {records}"));
         }
         let c = world.covered(p.cursor);
         if advances.last().is_none_or(|(_, last)| *last != c) {
             advances.push((start.elapsed(), c));
         }
         if p.cursor >= half && advances.len() >= 3 {
+            // Aim at the middle of the next chunk's deliveries: sleep until then (a poll could
+            // easily miss that short window) and kill.
             let (before, last) = (advances[advances.len() - 3].0, advances[advances.len() - 1].0);
             let chunk_time = (last - before) / 2;
-            let aim = QUEUE_BATCH_WAIT.min(chunk_time) + chunk_time.saturating_sub(QUEUE_BATCH_WAIT) / 2;
-            if start.elapsed() >= last + aim {
-                let how = format!(
-                    "killed {:.2} s after that chunk's record was seen (a chunk took ~{:.2} s, {:.1} s of it the \
-                     queue's batch wait); records seen at {}",
-                    (start.elapsed() - last).as_secs_f64(),
-                    chunk_time.as_secs_f64(),
-                    QUEUE_BATCH_WAIT.as_secs_f64(),
-                    advances.iter().map(|(t, c)| format!("{:.2}s:{c}", t.as_secs_f64())).collect::<Vec<_>>().join(" ")
-                );
-                break (p, how);
-            }
+            let aim =
+                last + QUEUE_BATCH_WAIT.min(chunk_time) + chunk_time.saturating_sub(QUEUE_BATCH_WAIT) / 2;
+            std::thread::sleep(aim.saturating_sub(start.elapsed()));
+            let how = format!(
+                "killed {:.2} s after that chunk's record was seen (a chunk took ~{:.2} s, {:.1} s of it the \
+                 queue's batch wait); records seen at {}",
+                (start.elapsed() - last).as_secs_f64(),
+                chunk_time.as_secs_f64(),
+                QUEUE_BATCH_WAIT.as_secs_f64(),
+                records(&advances)
+            );
+            break (p, how);
         }
         assert!(Instant::now() < end, "timed out waiting for half the fan-out; last {p:?}");
         std::thread::sleep(Duration::from_millis(10));
