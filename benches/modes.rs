@@ -104,20 +104,6 @@ fn graph(users: usize, seed: u64) -> Graph {
     }
 }
 
-fn pct(samples: &[f64], p: f64) -> f64 {
-    let mut s = samples.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    if s.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * s.len() as f64).ceil().max(1.0) as usize;
-    s[rank.min(s.len()) - 1]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 /// Parsed `Server-Timing`: D1 statements, D1 round trips, DO calls, queue sends.
 #[derive(Debug, Default, Clone, Copy)]
 struct Timing {
@@ -416,19 +402,7 @@ fn run_mode(mode: &str, g: &Graph, seed: u64) -> Value {
 
 /// `secs` (Unix) as RFC 3339 UTC.
 fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    edgefeed::domain::time::format_rfc3339(secs * 1000)
 }
 
 fn f(v: &Value) -> String {

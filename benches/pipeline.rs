@@ -13,20 +13,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::{json, Value};
 
-fn pct(samples: &[f64], p: f64) -> f64 {
-    let mut s = samples.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    if s.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((p / 100.0) * s.len() as f64).ceil().max(1.0) as usize;
-    s[rank.min(s.len()) - 1]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
 /// Registers `n` users who follow `authors` and have read their feed once (active windows).
 fn followers(n: usize, authors: &[&User], threads: usize) -> Vec<User> {
     let out = Arc::new(Mutex::new(Vec::new()));

@@ -541,3 +541,18 @@ pub fn now_secs() -> i64 {
 pub fn ids(items: &[Value]) -> Vec<String> {
     items.iter().map(|i| i["id"].as_str().unwrap_or("").to_string()).collect()
 }
+
+/// Nearest-rank percentile of `samples` (NaN when empty), for the benches' reports.
+pub fn pct(samples: &[f64], p: f64) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((p / 100.0) * s.len() as f64).ceil().max(1.0) as usize;
+    s[rank.min(s.len()) - 1]
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
