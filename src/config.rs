@@ -23,6 +23,11 @@ pub struct Config {
     pub policy: Policy,
     /// Applies the `[[ratelimits]]` abuse limits (off only for benchmarks).
     pub rate_limits: bool,
+    /// Pulled authors with at least this many followers are served from the hot-range cache
+    /// (`HOT_AUTHOR_FOLLOWERS`; 0 turns the cache off). See `domain/hot.rs`.
+    pub hot_min_followers: i64,
+    /// Post keys cached per hot author (`HOT_RANGE`).
+    pub hot_range_len: usize,
 }
 
 impl Config {
@@ -60,6 +65,8 @@ impl Config {
                 hysteresis: ratio(get("EDGE_HYSTERESIS"), 2.0, 1.0, 100.0),
             },
             rate_limits: flag("RATE_LIMITS", true),
+            hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
+            hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
         }
     }
 

@@ -4,6 +4,7 @@ pub mod activity;
 pub mod cursor;
 pub mod fanout;
 pub mod feed;
+pub mod hot;
 pub mod ids;
 pub mod likes;
 pub mod merge;

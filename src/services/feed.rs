@@ -12,6 +12,7 @@ use crate::domain::cursor::SortKey;
 use crate::domain::feed::{
     empty_reason, feed_verdict, next_cursor_key, EmptyReason, FeedState, Hidden, LiveState, PageBuilder,
 };
+use crate::domain::hot::{self, HotRange};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::merge::{covered_to, merge_newest_first};
 use crate::domain::policy::FanoutMode;
@@ -19,6 +20,7 @@ use crate::domain::validate::GroupName;
 use crate::domain::window::{Entry, WindowOp, WindowReply};
 use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
+use crate::services::hot::{self as services_hot, HotSources};
 use crate::store::feed::{self as pull, PullAuthors, PullScope};
 use crate::store::posts::{self, PostRow};
 use crate::store::{batch, stats};
@@ -43,10 +45,11 @@ impl FeedQuery {
 
     /// What a read pulls beside the window, by the system's fan-out mode (see `domain/policy.rs`):
     /// pulled edges and posts still in flight (hybrid), posts in flight (push), all (pull).
-    fn beside_window(&self, ctx: &Ctx, after: SortKey) -> PullScope<'_> {
-        let since = ctx.now - IN_FLIGHT_MS;
+    /// `hot` pulled authors come from the hot-range cache below `in_flight_since`.
+    fn beside_window<'a>(&'a self, ctx: &Ctx, after: SortKey, hot: &'a Hot) -> PullScope<'a> {
+        let since = hot.in_flight_since;
         let authors = match ctx.config.policy.mode {
-            FanoutMode::Hybrid => PullAuthors::Pulled { in_flight_since: since },
+            FanoutMode::Hybrid => PullAuthors::Pulled { in_flight_since: since, cached: &hot.authors },
             FanoutMode::Push => PullAuthors::InFlight { since },
             FanoutMode::Pull => PullAuthors::All,
         };
@@ -72,6 +75,42 @@ type Page = PageBuilder<PostRow>;
 
 fn verdict(viewer: UserId, row: Option<&PostRow>) -> Result<(), Hidden> {
     feed_verdict(row.map(|p| LiveState { relationship: p.relationship(viewer), visibility: p.visibility }))
+}
+
+/// The hot-range cache's part of one read: the usable ranges and their authors, and the time
+/// from which D1 answers for those authors (`domain/hot.rs`).
+struct Hot {
+    in_flight_since: i64,
+    ranges: Vec<HotRange>,
+    authors: Vec<UserId>,
+}
+
+impl Hot {
+    fn new(sources: HotSources, in_flight_since: i64, floor: SortKey) -> Self {
+        let (ranges, authors) = sources.usable(floor);
+        Hot { in_flight_since, ranges, authors }
+    }
+
+    /// A round's window entries with the cached candidates in `(lower, upper)` merged in.
+    fn with_window(&self, entries: Vec<Entry>, lower: SortKey, upper: SortKey, want: usize) -> Vec<Entry> {
+        if self.ranges.is_empty() {
+            return entries;
+        }
+        merge_newest_first(entries, hot::candidates(&self.ranges, lower, upper, want), Entry::key)
+    }
+}
+
+/// Opens the reader's window and, beside it, looks up the hot ranges the read may use.
+async fn open_with_hot(
+    ctx: &Ctx,
+    windows: &Windows,
+    viewer: UserId,
+    op: &WindowOp,
+) -> (Option<WindowReply>, HotSources, i64) {
+    let since = services_hot::boundary_at(ctx.now, IN_FLIGHT_MS);
+    let (reply, sources) =
+        join(open_window(ctx, windows, viewer, op), services_hot::sources(ctx, viewer, since)).await;
+    (reply, sources, since)
 }
 
 /// A feed candidate: an entry from the window (to hydrate) or a post pulled from D1.
@@ -243,15 +282,18 @@ async fn window_down(ctx: &Ctx, q: &FeedQuery, before: SortKey, page: &mut Page)
     let windows = Windows::new(ctx)?;
     let mut want = batch_size(page, budget);
     let first = WindowOp::Older { before, limit: want, read_at: q.read_at(ctx) };
-    let Some(mut reply) = open_window(ctx, &windows, q.viewer, &first).await else {
+    let (opened, sources, since) = open_with_hot(ctx, &windows, q.viewer, &first).await;
+    let Some(mut reply) = opened else {
         return Ok(WindowPart::PullFrom(before, FeedState::Rebuilding));
     };
     let floor = reply.floor.unwrap_or(SortKey::TOP);
-    let scope = q.beside_window(ctx, floor);
+    let hot = Hot::new(sources, since, floor);
+    let scope = q.beside_window(ctx, floor, &hot);
     let mut cursor = before;
     loop {
-        let (rows, live) = pull_and_hydrate(ctx, q, &scope, cursor, want, &reply.entries).await?;
-        let covered = offer_round(q.viewer, reply.entries, rows, want, floor, live, page);
+        let entries = hot.with_window(reply.entries, floor, cursor, want);
+        let (rows, live) = pull_and_hydrate(ctx, q, &scope, cursor, want, &entries).await?;
+        let covered = offer_round(q.viewer, entries, rows, want, floor, live, page);
         if page.is_full() || page.scanned >= budget {
             return Ok(WindowPart::Done);
         }
@@ -300,14 +342,17 @@ async fn read_up(ctx: &Ctx, q: &FeedQuery, after: SortKey, page: &mut Page) -> A
         let windows = Windows::new(ctx)?;
         let want = ctx.config.feed_scan_budget;
         let op = WindowOp::Newer { after, limit: want, read_at: q.read_at(ctx) };
-        let Some(reply) = open_window(ctx, &windows, q.viewer, &op).await else {
+        let (opened, sources, since) = open_with_hot(ctx, &windows, q.viewer, &op).await;
+        let Some(reply) = opened else {
             return read_up_pull(ctx, q, after, SortKey::TOP, page).await.map(|()| FeedState::Rebuilding);
         };
         let floor = reply.floor.unwrap_or(SortKey::TOP);
         let lower = after.max(floor);
-        let scope = q.beside_window(ctx, lower);
-        let (rows, live) = pull_and_hydrate(ctx, q, &scope, SortKey::TOP, want, &reply.entries).await?;
-        offer_round(q.viewer, reply.entries, rows, want, lower, live, page);
+        let hot = Hot::new(sources, since, lower);
+        let scope = q.beside_window(ctx, lower, &hot);
+        let entries = hot.with_window(reply.entries, lower, SortKey::TOP, want);
+        let (rows, live) = pull_and_hydrate(ctx, q, &scope, SortKey::TOP, want, &entries).await?;
+        offer_round(q.viewer, entries, rows, want, lower, live, page);
         if page.is_full() || after >= floor {
             return Ok(FeedState::Ok);
         }

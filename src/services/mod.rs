@@ -3,6 +3,7 @@
 
 pub mod fanout;
 pub mod feed;
+pub mod hot;
 pub mod likes;
 pub mod policy;
 pub mod reconcile;

@@ -9,7 +9,10 @@ use crate::error::ApiResult;
 use crate::store::stats::{self, Snapshot};
 
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
-    Ok(render(&stats::snapshot(&ctx.db).await?, ctx.now))
+    let mut snapshot = stats::snapshot(&ctx.db).await?;
+    // Hits this isolate has counted but not yet written (they ride the next cache refill).
+    *snapshot.counters.entry("hot_cache_hits".into()).or_default() += super::hot::unflushed_hits();
+    Ok(render(&snapshot, ctx.now))
 }
 
 fn render(s: &Snapshot, now: i64) -> Value {
@@ -58,9 +61,18 @@ fn render(s: &Snapshot, now: i64) -> Value {
                 "p50": percentile(&s.pulled_per_reader, 50.0),
                 "p99": percentile(&s.pulled_per_reader, 99.0),
             },
+            "hot_range_cache": hot_cache(get("hot_cache_hits"), get("hot_cache_misses")),
         },
         "counters": s.counters,
     })
+}
+
+/// Hits and misses of the hot-range cache (`services/hot.rs`); the rate is `null` before the
+/// first lookup.
+fn hot_cache(hits: i64, misses: i64) -> Value {
+    let lookups = hits + misses;
+    let rate = (lookups > 0).then(|| hits as f64 / lookups as f64);
+    json!({ "hits": hits, "misses": misses, "hit_rate": rate })
 }
 
 #[cfg(test)]
@@ -81,5 +93,7 @@ mod tests {
         assert_eq!(v["outbox"]["oldest_pending_age_ms"], 500);
         assert_eq!(v["publish_to_visible_ms"]["p50"], 20);
         assert_eq!(v["publish_to_visible_ms"]["max"], 30);
+        assert_eq!(v["hybrid"]["hot_range_cache"]["hit_rate"], Value::Null, "no lookups yet");
+        assert_eq!(hot_cache(3, 1)["hit_rate"], 0.75);
     }
 }

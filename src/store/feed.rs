@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 
 use super::posts::{post_select, PostRow};
-use super::{all, exec, first, int, text, Count, Db};
+use super::{all, exec, first, int, text, Count, Db, IdRow};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
 use crate::domain::validate::GroupName;
@@ -29,7 +29,9 @@ pub enum PullAuthors<'a> {
     Group(&'a GroupName),
     /// Beside a window: the authors whose edge is pulled, plus posts younger than `in_flight_since`
     /// of the viewer and of pushed authors (their fan-out may not have reached the window yet).
-    Pulled { in_flight_since: i64 },
+    /// `cached` pulled authors are served below `in_flight_since` from the hot-range cache
+    /// (`domain/hot.rs`), so D1 only answers their posts from that time on.
+    Pulled { in_flight_since: i64, cached: &'a [UserId] },
     /// Beside a window in push mode: every followed author's (and the viewer's) posts younger
     /// than `since`, which may still be on their way to the window.
     InFlight { since: i64 },
@@ -46,30 +48,39 @@ pub struct PullScope<'a> {
     pub now: i64,
 }
 
-/// The author condition and its own parameter (`?8`), if it has one.
-fn authors_sql(authors: PullAuthors<'_>) -> (String, Option<JsValue>) {
+/// The author condition and its own parameters (`?8`, `?9`), if it has any.
+fn authors_sql(authors: PullAuthors<'_>) -> (String, Vec<JsValue>) {
     const FOLLOWED: &str = "SELECT author_id FROM follows WHERE follower_id = ?1";
+    const CACHED: &str = "SELECT value FROM json_each(?9)";
     match authors {
-        PullAuthors::All => (format!("p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED})"), None),
+        PullAuthors::All => (format!("p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED})"), vec![]),
         PullAuthors::Group(g) => {
-            (format!("p.author_id IN ({FOLLOWED} AND group_name = ?8)"), Some(text(g.as_str())))
+            (format!("p.author_id IN ({FOLLOWED} AND group_name = ?8)"), vec![text(g.as_str())])
         }
-        PullAuthors::Pulled { in_flight_since } => (
+        PullAuthors::Pulled { in_flight_since, cached } => (
             format!(
-                "(p.author_id IN ({FOLLOWED} AND pull = 1) \
-                  OR (p.created_at >= ?8 AND p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED} AND pull = 0)))"
+                "(p.author_id IN ({FOLLOWED} AND pull = 1 AND author_id NOT IN ({CACHED})) \
+                  OR (p.created_at >= ?8 AND p.author_id IN \
+                      (SELECT ?1 UNION ALL {FOLLOWED} AND (pull = 0 OR author_id IN ({CACHED})))))"
             ),
-            Some(int(in_flight_since)),
+            vec![int(in_flight_since), text(&id_list(cached))],
         ),
         PullAuthors::InFlight { since } => (
             format!("(p.created_at >= ?8 AND p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED}))"),
-            Some(int(since)),
+            vec![int(since)],
         ),
     }
 }
 
+/// Ids as a JSON array, bound as one parameter and read with `json_each` (any number of ids
+/// in one statement, under D1's 100-parameter limit).
+fn id_list(ids: &[UserId]) -> String {
+    let items: Vec<String> = ids.iter().map(|id| id.get().to_string()).collect();
+    format!("[{}]", items.join(","))
+}
+
 fn scope_sql(authors: &str) -> String {
-    // ?1 viewer, ?2/?3 upper key, ?4 slab start, ?5 limit, ?6/?7 lower key, ?8 the authors' own.
+    // ?1 viewer, ?2/?3 upper key, ?4 slab start, ?5 limit, ?6/?7 lower key, ?8/?9 the authors' own.
     // Every numbered parameter must appear in the SQL (D1 checks the binding count).
     format!(
         "WHERE {authors} AND p.deleted_at IS NULL \
@@ -107,7 +118,7 @@ async fn pull_rows<T: DeserializeOwned>(
             int(lower.primary),
             int(lower.id),
         ];
-        params.extend(extra.clone());
+        params.extend(extra.iter().cloned());
         let batch: Vec<T> = all(db, &sql, &params).await?;
         rows.extend(batch);
         if rows.len() >= limit {
@@ -218,4 +229,31 @@ pub async fn backfill_entries(
         &[int(reader), int(author), int(limit as i64)],
     )
     .await
+}
+
+/// An author's newest posts strictly below `below` (ms), in any state but deleted: a hot range
+/// shared by many readers, so visibility is left to each reader's hydration.
+pub async fn hot_range(db: &Db, author: UserId, below: i64, limit: usize) -> ApiResult<Vec<Entry>> {
+    all(
+        db,
+        "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
+         WHERE p.author_id = ?1 AND p.created_at < ?2 AND p.deleted_at IS NULL \
+         ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
+        &[int(author), int(below), int(limit as i64)],
+    )
+    .await
+}
+
+/// The reader's pulled authors with at least `min_followers` followers: whose recent ranges the
+/// reader takes from the hot-range cache.
+pub async fn hot_pulled_authors(db: &Db, reader: UserId, min_followers: i64) -> ApiResult<Vec<UserId>> {
+    let rows: Vec<IdRow> = all(
+        db,
+        "SELECT f.author_id AS id FROM follows f JOIN users u ON u.id = f.author_id \
+         WHERE f.follower_id = ?1 AND f.pull = 1 AND u.followers_count >= ?2 \
+         ORDER BY u.followers_count DESC LIMIT 32",
+        &[int(reader), int(min_followers)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
 }

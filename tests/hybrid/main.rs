@@ -15,6 +15,8 @@ use common::*;
 
 const DEADLINE: Duration = Duration::from_secs(90);
 const PUSH_CAP: usize = 5;
+/// Pulled authors with this many followers are served from the hot-range cache.
+const HOT_FOLLOWERS: usize = 3;
 
 /// Every test starts (or joins) this binary's server.
 fn setup() {
@@ -23,6 +25,7 @@ fn setup() {
         ("PUSH_MAX_FOLLOWERS", PUSH_CAP.to_string()),
         ("FEED_WINDOW", FEED_WINDOW.to_string()),
         ("FANOUT_CHUNK", FANOUT_CHUNK.to_string()),
+        ("HOT_AUTHOR_FOLLOWERS", HOT_FOLLOWERS.to_string()),
     ];
     let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     init_server(ServerOptions { label: "hybrid".into(), vars, port: None });
@@ -193,4 +196,48 @@ fn edges_switching_push_pull_push_while_posting_and_scrolling_hold_every_post_on
         of_author.iter().all(|p| window.contains(*p)),
         "back to push: the window holds the author's posts"
     );
+}
+
+#[test]
+fn pulled_readers_of_a_hot_author_share_its_cached_range_and_still_see_only_what_they_may() {
+    setup();
+    let author = register("hot_author");
+    // Older than the in-flight horizon, so the cached range (not D1) answers for them; imported
+    // first, so the author's post rate keeps the policy from pushing to these light readers.
+    let now = now_secs();
+    let at = |k: i64| edgefeed::domain::time::format_rfc3339((now - 600 - k * 60) * 1000);
+    let posts: Vec<String> =
+        (0..6).map(|k| id_of(&import_post(&author, &format!("hot {k}"), "public", &at(k)))).collect();
+    drain(&author);
+    let readers: Vec<User> = (0..HOT_FOLLOWERS + 1).map(|_| register("hot_reader")).collect();
+    for r in &readers {
+        r.follow(&author);
+    }
+    for r in &readers {
+        force(r, &author, "pull");
+    }
+    let hits = || {
+        let s = admin("GET", "/v1/admin/stats", None).expect(200);
+        s["hybrid"]["hot_range_cache"]["hits"].as_i64().unwrap()
+    };
+    let before = hits();
+    for (i, r) in readers.iter().enumerate() {
+        assert_eq!(
+            feed_scroll(r, 4),
+            posts,
+            "reader {i}: every cached post once, newest first, across pages"
+        );
+    }
+    assert!(hits() >= before + 2, "readers after the first share the cached range ({before} -> {})", hits());
+
+    // The cache never decides visibility: a deleted post and a reader who unfollowed are
+    // filtered at hydration even while the cached range (and the reader's list) still hold them.
+    author.delete(&format!("/v1/posts/{}", posts[2])).expect(204);
+    let leaver = &readers[0];
+    leaver.unfollow(&author);
+    for r in &readers[1..] {
+        let expected: Vec<String> = posts.iter().filter(|p| **p != posts[2]).cloned().collect();
+        assert_eq!(feed_scroll(r, 4), expected, "the deleted post is gone");
+    }
+    assert!(feed_scroll(leaver, 4).is_empty(), "nothing of an unfollowed author");
 }
