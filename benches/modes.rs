@@ -29,11 +29,13 @@ const THREADS: usize = 16;
 /// Concurrent feed readers during setup: 16 concurrent reads wedged local workerd (requests
 /// unanswered for over 60 s) in a first run.
 const READ_THREADS: usize = 4;
-/// Feed reads of an active reader during setup (inactive readers read once).
-const ACTIVE_READS: usize = 10;
+/// Feed reads of an active reader during setup (inactive readers read once): enough to rank
+/// active readers' read rates (~0.9/day each) well above the inactive ones'.
+const ACTIVE_READS: usize = 6;
 const ACTIVE_SHARE: f64 = 0.3;
-/// Posts published for the deliveries / publish figures.
-const POSTS: usize = 10;
+/// Posts published for the deliveries / publish figures, by authors drawn in proportion to
+/// their posting rates (the traffic the graph's history describes).
+const POSTS: usize = 20;
 /// Timed page-1 feed reads and health requests.
 const SAMPLES: usize = 100;
 
@@ -102,6 +104,20 @@ fn graph(users: usize, seed: u64) -> Graph {
         history,
         followers,
     }
+}
+
+/// The authors of the measured posts: `POSTS` draws weighted by each author's posting history.
+fn measured_authors(g: &Graph, seed: u64) -> Vec<usize> {
+    let mut rng = Rng(seed ^ 0x9E37_79B9_7F4A_7C15);
+    let total: usize = g.history.iter().sum();
+    let draw = |pick: usize| {
+        let mut below = 0;
+        g.history.iter().position(|&n| {
+            below += n;
+            pick < below
+        })
+    };
+    (0..POSTS).map(|_| draw(rng.below(total)).unwrap_or(0)).collect()
 }
 
 /// Parsed `Server-Timing`: D1 statements, D1 round trips, DO calls, queue sends.
@@ -324,13 +340,13 @@ fn run_mode(mode: &str, g: &Graph, seed: u64) -> Value {
     }
     eprintln!("[{mode}] feed p50 {:.1} ms, health p50 {:.1} ms", pct(&feed, 50.0), pct(&health, 50.0));
 
-    // Posts: the largest author twice, mid and small authors; each waited out before the next.
+    // Posts by authors drawn by posting rate (same draw in every mode); each waited out.
     let before = stats();
-    let authors = [0usize, 1, 2, 3, 5, 8, 0, 13, 40, 100];
+    let authors = measured_authors(g, seed);
     let mut per_post = Vec::new();
     let (mut pub_ms, mut pub_t, mut visible_ms, mut done_ms) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (k, &a) in authors.iter().enumerate().take(POSTS) {
+    for (k, &a) in authors.iter().enumerate() {
         let author = &users[a.min(g.users - 1)];
         // A follower who reads a lot (pushed, if anyone is).
         let watcher = (0..g.users).find(|&r| g.active[r] && g.follows[r].contains(&a)).map(|r| &users[r]);
@@ -383,6 +399,7 @@ fn run_mode(mode: &str, g: &Graph, seed: u64) -> Value {
         "deliveries_counter_delta": after["deliveries"].as_i64().unwrap_or(0) - before["deliveries"].as_i64().unwrap_or(0),
         "deliveries_avoided_by_pull": after["hybrid"]["deliveries_avoided_by_pull"],
         "pulled_authors_per_reader": after["hybrid"]["pulled_authors_per_reader"],
+        "hot_range_cache": after["hybrid"]["hot_range_cache"],
         "posts": per_post,
         "publish_ms": p(&pub_ms),
         "publish_d1_statements": p(&col(&pub_t, |t| t.statements)),
@@ -425,7 +442,10 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
     };
     type Row = (&'static str, Box<dyn Fn(&Value) -> String>);
     let rows: Vec<Row> = vec![
-        ("deliveries per post (mean of the posts)", Box::new(|r| f(&r["deliveries_per_post"]))),
+        (
+            "deliveries per post (mean; posts drawn by posting rate)",
+            Box::new(|r| f(&r["deliveries_per_post"])),
+        ),
         ("deliveries, largest author's post", Box::new(|r| f(&r["deliveries_largest_author_post"]))),
         (
             "edges push / pull after setup",
@@ -446,6 +466,13 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
             Box::new(move |r| pp(r, "visible_in_feed_ms")),
         ),
         ("publish -> fan-out done (outbox), ms p50 / p99", Box::new(move |r| pp(r, "fanout_done_ms"))),
+        (
+            "hot-range cache hits / misses (hit rate)",
+            Box::new(|r| {
+                let c = &r["hot_range_cache"];
+                format!("{} / {} ({})", c["hits"], c["misses"], f(&c["hit_rate"]))
+            }),
+        ),
     ];
     let mut md = String::new();
     md.push_str("# Fan-out modes: push vs pull vs hybrid\n\n");
@@ -464,8 +491,8 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
          {} inactive (one read, then aged 8 days and swept by `/v1/admin/reconcile`). Posting history \
          imported over the past week before the follows: {} posts (largest author 200, i.e. ~28/day; ranks 1-5: 20; \
          6-30: 7; other authors 1). Measured: {SAMPLES} page-1 reads (`GET /v1/feed?limit=20`) by active \
-         readers interleaved with {SAMPLES} `GET /v1/health` on one client; {POSTS} posts (largest author \
-         twice, then ranks 1, 2, 3, 5, 8, 13, 40, 100), each drained before the next.\n\n",
+         readers interleaved with {SAMPLES} `GET /v1/health` on one client; {POSTS} posts by authors drawn \
+         in proportion to their posting history (ranks {}), each drained before the next.\n\n",
         g.users,
         g.follows.iter().map(Vec::len).sum::<usize>(),
         g.followers.iter().filter(|&&n| n > 0).count(),
@@ -474,6 +501,7 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
         100.0 * active as f64 / g.users as f64,
         g.users - active,
         g.history.iter().sum::<usize>(),
+        measured_authors(g, seed).iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "),
     ));
     md.push_str(&format!("| | {} |\n|---|{}\n", modes.join(" | "), "---|".repeat(modes.len())));
     for (name, cell) in &rows {
