@@ -149,6 +149,8 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             }
         }
     }
+    // This batch wrote D1 anyway: the read counters this isolate holds go with it.
+    super::tally::flush(&ctx).await;
 }
 
 fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {

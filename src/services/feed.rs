@@ -18,12 +18,13 @@ use crate::domain::merge::{covered_to, merge_newest_first};
 use crate::domain::policy::FanoutMode;
 use crate::domain::validate::GroupName;
 use crate::domain::window::{Entry, WindowOp, WindowReply};
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::objects::timeline::Windows;
 use crate::services::hot::{self as services_hot, HotSources};
+use crate::services::tally;
+use crate::store::batch;
 use crate::store::feed::{self as pull, PullAuthors, PullScope};
 use crate::store::posts::{self, PostRow};
-use crate::store::{batch, stats};
 
 #[derive(Debug, Clone)]
 pub struct FeedQuery {
@@ -258,8 +259,8 @@ enum WindowPart {
     PullFrom(SortKey, FeedState),
 }
 
-/// One round beside the window: the pulled posts in `[floor, cursor)` and the rows of the
-/// window's entries, in one concurrent step.
+/// One round beside the window: the pulled posts in `(floor, cursor)` and the rows of the
+/// window's entries, in one D1 batch (one round trip).
 async fn pull_and_hydrate(
     ctx: &Ctx,
     q: &FeedQuery,
@@ -269,10 +270,22 @@ async fn pull_and_hydrate(
     entries: &[Entry],
 ) -> ApiResult<(Vec<PostRow>, HashMap<PostId, PostRow>)> {
     let ids: Vec<PostId> = entries.iter().map(|e| e.post_id).collect();
-    let (pulled, live) =
-        join(pull::pull_posts(&ctx.db, scope, cursor, want), posts::load_live(&ctx.db, q.viewer, &ids)).await;
-    let live = live?.into_iter().map(|p| (p.id, p)).collect();
-    Ok((pulled?.0, live))
+    let Some(pull) = pull::beside_window_statement(&ctx.db, scope, cursor, want)? else {
+        // Pull mode for the whole system: the slab pull beside the hydration.
+        let (pulled, live) =
+            join(pull::pull_posts(&ctx.db, scope, cursor, want), posts::load_live(&ctx.db, q.viewer, &ids))
+                .await;
+        return Ok((pulled?.0, by_id(live?)));
+    };
+    let mut statements = vec![pull];
+    statements.extend(posts::live_statements(&ctx.db, q.viewer, &ids)?);
+    let results = batch(&ctx.db, statements).await?;
+    let (pulled, hydrated) = results.split_first().ok_or_else(|| ApiError::Internal("empty batch".into()))?;
+    Ok((pulled.results()?, by_id(posts::rows_of(hydrated)?)))
+}
+
+fn by_id(rows: Vec<PostRow>) -> HashMap<PostId, PostRow> {
+    rows.into_iter().map(|p| (p.id, p)).collect()
 }
 
 /// The window part of a read-down: window entries at or above the floor merged with what is
@@ -375,20 +388,13 @@ async fn read_up_pull(
     Ok(())
 }
 
-/// Counts what read-time filtering hid, by reason, for the admin stats (one batch, only
-/// when something was hidden).
-async fn record_hidden(ctx: &Ctx, hidden: &[Hidden]) -> ApiResult<()> {
-    let mut statements = Vec::new();
+/// Counts what read-time filtering hid, by reason, for the admin stats (in memory: a read
+/// writes nothing to D1; see `services/tally.rs`).
+fn record_hidden(hidden: &[Hidden]) {
     for reason in Hidden::ALL {
         let n = hidden.iter().filter(|h| **h == reason).count();
-        if n > 0 {
-            statements.push(stats::bump(&ctx.db, &format!("filtered_{}", reason.as_str()), n as i64)?);
-        }
+        tally::add(&format!("filtered_{}", reason.as_str()), n as i64);
     }
-    if !statements.is_empty() {
-        batch(&ctx.db, statements).await?;
-    }
-    Ok(())
 }
 
 /// One feed page: newer than `after` (with `gap`), or older than `before`.
@@ -409,7 +415,7 @@ async fn read_page(ctx: &Ctx, q: &FeedQuery) -> ApiResult<(Page, Option<SortKey>
 
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
     let (mut page, next, gap, state) = read_page(ctx, q).await?;
-    record_hidden(ctx, &page.hidden).await?;
+    record_hidden(&page.hidden);
     let newest = page.items.first().map(PostRow::sort_key).or(q.after).unwrap_or(SortKey::BOTTOM);
     let empty_reason = if page.items.is_empty() {
         // Only this case needs to know whether the viewer follows anyone.

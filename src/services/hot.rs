@@ -7,10 +7,7 @@
 //! - an author's newest post keys below the current boundary step (filled from D1 on a miss).
 //!
 //! The cache is per data centre and best effort: any cache error is a miss, never a failed read.
-//! Hit and miss counts are kept per isolate and written with the next refill (a D1 statement the
-//! miss makes anyway), so a hit costs no D1 write.
-
-use std::cell::Cell;
+//! Hits and misses are counted in memory (`services/tally.rs`): the read path writes nothing.
 
 use futures_util::future::join_all;
 use serde::de::DeserializeOwned;
@@ -23,16 +20,13 @@ use crate::domain::hot::{boundary, HotRange};
 use crate::domain::ids::UserId;
 use crate::domain::policy::FanoutMode;
 use crate::error::ApiResult;
-use crate::store::{batch, feed as pull, stats};
+use crate::services::tally;
+use crate::store::feed as pull;
 
 /// Boundary step: every read in one step shares an author's entry.
 const STEP_MS: i64 = 10_000;
 const READER_TTL_SECS: i64 = 60;
 const ORIGIN: &str = "https://hot-range.edgefeed.internal";
-
-thread_local! {
-    static HITS: Cell<i64> = const { Cell::new(0) };
-}
 
 /// What the cache offers one read: ranges for some of the reader's pulled authors.
 #[derive(Debug, Default)]
@@ -92,7 +86,7 @@ async fn range(ctx: &Ctx, author: UserId, below: i64) -> ApiResult<HotRange> {
     let len = ctx.config.hot_range_len;
     let key = format!("{ORIGIN}/range/{author}/{below}/{len}");
     if let Some(range) = get::<HotRange>(&key).await {
-        HITS.with(|h| h.set(h.get() + 1));
+        tally::add("hot_cache_hits", 1);
         return Ok(range);
     }
     let entries = pull::hot_range(&ctx.db, author, below, len).await?;
@@ -100,28 +94,8 @@ async fn range(ctx: &Ctx, author: UserId, below: i64) -> ApiResult<HotRange> {
     // Outlives its step a little: a read that computed the same boundary just before the step
     // ended still finds it.
     put(&key, &range, 2 * STEP_MS / 1000).await;
-    flush_counts(ctx).await;
+    tally::add("hot_cache_misses", 1);
     Ok(range)
-}
-
-/// Hits this isolate counted since its last refill wrote them.
-pub fn unflushed_hits() -> i64 {
-    HITS.with(Cell::get)
-}
-
-/// Writes this isolate's hit count and one miss (best effort: a lost count is only a figure).
-async fn flush_counts(ctx: &Ctx) {
-    let hits = HITS.with(|h| h.replace(0));
-    let statements =
-        [stats::bump(&ctx.db, "hot_cache_hits", hits), stats::bump(&ctx.db, "hot_cache_misses", 1)];
-    let result = match statements.into_iter().collect::<ApiResult<Vec<_>>>() {
-        Ok(statements) => batch(&ctx.db, statements).await.map(|_| ()),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = result {
-        HITS.with(|h| h.set(h.get() + hits));
-        worker::console_error!("hot-range cache counts not written: {e}");
-    }
 }
 
 async fn get<T: DeserializeOwned>(key: &str) -> Option<T> {

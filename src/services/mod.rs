@@ -8,3 +8,4 @@ pub mod likes;
 pub mod policy;
 pub mod reconcile;
 pub mod stats;
+pub mod tally;

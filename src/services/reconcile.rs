@@ -50,6 +50,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.outbox_rows_purged = outbox::purge_done(db, ctx.now - DONE_OUTBOX_TTL_MS).await?;
     stats::trim_samples(db, LATENCY_SAMPLES_KEPT).await?;
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
+    super::tally::flush(ctx).await;
     batch(
         db,
         vec![

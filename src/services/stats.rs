@@ -10,8 +10,10 @@ use crate::store::stats::{self, Snapshot};
 
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
     let mut snapshot = stats::snapshot(&ctx.db).await?;
-    // Hits this isolate has counted but not yet written (they ride the next cache refill).
-    *snapshot.counters.entry("hot_cache_hits".into()).or_default() += super::hot::unflushed_hits();
+    // What this isolate's reads counted and has not written yet (`services/tally.rs`).
+    for (name, by) in super::tally::unwritten() {
+        *snapshot.counters.entry(name).or_default() += by;
+    }
     Ok(render(&snapshot, ctx.now))
 }
 

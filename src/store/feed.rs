@@ -4,9 +4,10 @@
 
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
+use worker::D1PreparedStatement;
 
-use super::posts::{post_select, PostRow};
-use super::{all, exec, first, int, text, Count, Db, IdRow};
+use super::posts::{post_columns, post_select, PostRow};
+use super::{all, exec, first, int, stmt, text, Count, Db, IdRow};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
 use crate::domain::validate::GroupName;
@@ -132,6 +133,68 @@ async fn pull_rows<T: DeserializeOwned>(
         debug_assert!(rows.last().is_none_or(|r| key_of(r) > upper));
     }
     Ok((rows, true))
+}
+
+/// The pull beside a window as one statement (to join the hydration batch): up to `limit`
+/// posts in `(scope.after, before)`, newest first. `None` for scopes without a bound of their
+/// own (the full pull, served by [`pull_posts`] through time slabs).
+///
+/// Pulled authors are read as one index range each, cut at `limit` inside the subquery (a
+/// top-n per author, then merged), so the cost is bounded by `limit` x pulled authors and
+/// never by how far the window's floor reaches back; in-flight posts are bounded by their age.
+pub fn beside_window_statement(
+    db: &Db,
+    scope: &PullScope<'_>,
+    before: SortKey,
+    limit: usize,
+) -> ApiResult<Option<D1PreparedStatement>> {
+    const BOUNDS: &str = "(p.created_at, p.id) < (?2, ?3) AND (p.created_at, p.id) > (?4, ?5)";
+    let columns = post_columns();
+    let (sql, extra) = match scope.authors {
+        PullAuthors::Pulled { in_flight_since, cached } => (
+            format!(
+                "SELECT * FROM ( \
+                   {columns} FROM follows e \
+                     JOIN posts p ON p.id IN ( \
+                       SELECT q.id FROM posts q WHERE q.author_id = e.author_id AND q.deleted_at IS NULL \
+                         AND q.visibility <> 'private' AND (q.created_at, q.id) < (?2, ?3) \
+                         AND (q.created_at, q.id) > (?4, ?5) \
+                       ORDER BY q.created_at DESC, q.id DESC LIMIT ?6) \
+                     JOIN users u ON u.id = p.author_id \
+                   WHERE e.follower_id = ?1 AND e.pull = 1 AND e.author_id NOT IN (SELECT value FROM json_each(?8)) \
+                   UNION ALL \
+                   {columns} FROM posts p JOIN users u ON u.id = p.author_id \
+                   WHERE p.created_at >= ?7 AND p.author_id IN (SELECT ?1 UNION ALL \
+                       SELECT author_id FROM follows WHERE follower_id = ?1 \
+                         AND (pull = 0 OR author_id IN (SELECT value FROM json_each(?8)))) \
+                     AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BOUNDS}) \
+                 ORDER BY created_at DESC, id DESC LIMIT ?6"
+            ),
+            vec![int(in_flight_since), text(&id_list(cached))],
+        ),
+        PullAuthors::InFlight { since } => (
+            format!(
+                "{columns} FROM posts p JOIN users u ON u.id = p.author_id \
+                 WHERE p.created_at >= ?7 AND p.author_id IN \
+                     (SELECT ?1 UNION ALL SELECT author_id FROM follows WHERE follower_id = ?1) \
+                   AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BOUNDS} \
+                 ORDER BY p.created_at DESC, p.id DESC LIMIT ?6"
+            ),
+            vec![int(since)],
+        ),
+        PullAuthors::All | PullAuthors::Group(_) => return Ok(None),
+    };
+    let lower = scope.after.unwrap_or(SortKey::BOTTOM);
+    let mut params = vec![
+        int(scope.viewer),
+        int(before.primary),
+        int(before.id),
+        int(lower.primary),
+        int(lower.id),
+        int(limit as i64),
+    ];
+    params.extend(extra);
+    Ok(Some(stmt(db, &sql, &params)?))
 }
 
 pub async fn pull_posts(

@@ -20,12 +20,16 @@ const IDS_PER_QUERY: usize = 90;
 
 /// A post with its author and the viewer-relative columns (`?1` is the viewer).
 pub fn post_select() -> String {
+    format!("{} FROM posts p JOIN users u ON u.id = p.author_id", post_columns())
+}
+
+/// The columns of a [`PostRow`] over `posts p` and its author `users u`.
+pub fn post_columns() -> String {
     format!(
         "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
                 p.edited_at, p.like_count, p.comment_count, \
                 EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
-                  AS liked_by_me, {} \
-         FROM posts p JOIN users u ON u.id = p.author_id",
+                  AS liked_by_me, {}",
         relationship_columns("p.author_id")
     )
 }
@@ -69,14 +73,31 @@ impl PostRow {
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched
 /// queries of at most `IDS_PER_QUERY` ids. Does not filter by visibility; callers do.
 pub async fn load_live(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
-    let mut rows = Vec::with_capacity(ids.len());
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    rows_of(&batch(db, live_statements(db, viewer, ids)?).await?)
+}
+
+/// [`load_live`] as statements, to join a batch with other reads (one round trip).
+pub fn live_statements(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
+    let mut statements = Vec::new();
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
         let sql =
             format!("{} WHERE p.id IN ({}) AND p.deleted_at IS NULL", post_select(), numbered.join(","));
         let mut params = vec![int(viewer)];
         params.extend(chunk.iter().map(|&id| int(id)));
-        rows.extend(all::<PostRow>(db, &sql, &params).await?);
+        statements.push(stmt(db, &sql, &params)?);
+    }
+    Ok(statements)
+}
+
+/// The rows of batch results that each returned [`PostRow`]s.
+pub fn rows_of(results: &[worker::D1Result]) -> ApiResult<Vec<PostRow>> {
+    let mut rows = Vec::new();
+    for result in results {
+        rows.extend(result.results::<PostRow>()?);
     }
     Ok(rows)
 }
