@@ -67,18 +67,29 @@ impl App {
     /// exists and has not revoked it. The revocation check is one primary-key read of the user
     /// per authenticated request (no cache), so a logout takes effect on the very next request.
     pub async fn viewer(&self, input: &Input) -> ApiResult<UserId> {
+        let token = self.verified_token(input)?;
+        self.confirm_not_revoked(&token).await?;
+        Ok(token.user)
+    }
+
+    /// The token's signature, times and lifetime cap, checked without I/O.
+    pub fn verified_token(&self, input: &Input) -> ApiResult<token::Verified> {
         let policy = token::Policy {
             now_secs: self.now.div_euclid(1000),
             max_ttl_secs: self.config.token_max_ttl_secs,
         };
-        let token = token::verify(&self.auth_secret, Self::bearer(input)?, policy)?;
+        Ok(token::verify(&self.auth_secret, Self::bearer(input)?, policy)?)
+    }
+
+    /// The storage half of [`Self::viewer`]: the user exists and has not revoked the token.
+    pub async fn confirm_not_revoked(&self, token: &token::Verified) -> ApiResult<()> {
         let valid_after = users::tokens_valid_after(&self.db, token.user)
             .await?
             .ok_or(ApiError::InvalidToken("the token's user does not exist"))?;
         if token::revoked(token.issued_at, valid_after) {
             return Err(ApiError::InvalidToken("the token was revoked by a logout"));
         }
-        Ok(token.user)
+        Ok(())
     }
 
     /// Admin routes: no token is 401, a token that is not the admin token is 403.

@@ -88,6 +88,16 @@ pub async fn check(app: &App, route: Route, key: &str) -> ApiResult<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn read_routes_have_no_limit_class() {
+        use UserRoute as U;
+        let (u, p) = (UserId::from_trusted(1), PostId::from_trusted(2));
+        let reads = [U::Me, U::User(u), U::Followers(u), U::Following(u), U::AuthorPosts(u), U::GetPost(p)];
+        for r in reads.into_iter().chain([U::Feed, U::Likers(p), U::ListComments(p)]) {
+            assert!(r.is_read() && LimitClass::of(Route::User(r)).is_none(), "{r:?}");
+        }
+        assert!(!U::Publish.is_read() && !U::Like(p).is_read() && !U::Logout.is_read());
+    }
     use super::*;
     use crate::domain::ids::{CommentId, PostId, UserId};
     use crate::http::router::{route, AdminRoute};

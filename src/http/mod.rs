@@ -10,6 +10,7 @@ pub mod views;
 
 use std::rc::Rc;
 
+use futures_util::future::join;
 use worker::{Env, Method, Request, Response};
 
 use crate::domain::ids::UserId;
@@ -39,13 +40,14 @@ pub async fn handle(mut req: Request, env: Env) -> Response {
 pub fn server_timing(io: &Io, total_ms: u64) -> String {
     format!(
         "total;dur={total_ms}, d1;desc=\"{} statements in {} round trips\";dur={}, \
-         do;desc=\"{} calls\";dur={}, queue;desc=\"{} sends\"",
+         do;desc=\"{} calls\";dur={}, queue;desc=\"{} sends\", storage;desc=\"{} sequential round trips\"",
         io.d1_statements.get(),
         io.d1_trips.get(),
         io.d1_ms.get(),
         io.do_calls.get(),
         io.do_ms.get(),
         io.queue_sends.get(),
+        io.sequential.get(),
     )
 }
 
@@ -83,6 +85,15 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>) -> ApiResult<Response
             // Per client IP; without CF-Connecting-IP (only off Cloudflare) all share one key.
             limits::check(&app, route, input.client_ip.as_deref().unwrap_or("local")).await?;
             public(&app, &input, public_route).await
+        }
+        Route::User(user_route) if user_route.is_read() => {
+            // A read's revocation check (a D1 read) runs beside the handler rather than before
+            // it, saving a sequential round trip: a revoked token still gets 401 and no data,
+            // and a read changes nothing but the reader's own activity figures.
+            let token = app.verified_token(&input)?;
+            let (confirmed, response) =
+                join(app.confirm_not_revoked(&token), user(&app, &input, token.user, user_route)).await;
+            confirmed.and(response)
         }
         Route::User(user_route) => {
             let viewer = app.viewer(&input).await?;
@@ -188,6 +199,7 @@ mod tests {
             header.starts_with("total;dur=12, d1;desc=\"3 statements in 2 round trips\";dur=0"),
             "{header}"
         );
-        assert!(header.contains("do;desc=\"1 calls\";dur=0") && header.ends_with("queue;desc=\"1 sends\""));
+        assert!(header.contains("do;desc=\"1 calls\";dur=0") && header.contains("queue;desc=\"1 sends\""));
+        assert!(header.ends_with("storage;desc=\"0 sequential round trips\""), "{header}");
     }
 }

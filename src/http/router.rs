@@ -49,6 +49,26 @@ pub enum UserRoute {
     DeleteComment(CommentId),
 }
 
+impl UserRoute {
+    /// Routes that only read (GET): no rate limit class, and their revocation check may run
+    /// beside them (see `http::dispatch`).
+    pub fn is_read(self) -> bool {
+        use UserRoute as U;
+        matches!(
+            self,
+            U::Me
+                | U::User(_)
+                | U::Followers(_)
+                | U::Following(_)
+                | U::AuthorPosts(_)
+                | U::GetPost(_)
+                | U::Feed
+                | U::Likers(_)
+                | U::ListComments(_)
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdminRoute {
     ImportPost,

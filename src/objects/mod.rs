@@ -41,7 +41,7 @@ pub async fn call<B: Serialize, R: DeserializeOwned>(
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(serde_json::to_string(body).unwrap_or_default().into()));
     let request = Request::new_with_init("https://durable-object/op", &init)?;
-    let mut resp = Io::timed(&io.do_calls, &io.do_ms, stub.fetch_with_request(request)).await?;
+    let mut resp = io.timed(&io.do_calls, &io.do_ms, stub.fetch_with_request(request)).await?;
     if resp.status_code() != 200 {
         let text = resp.text().await.unwrap_or_default();
         return Err(match serde_json::from_str::<Relayed>(&text) {

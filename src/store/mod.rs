@@ -48,17 +48,27 @@ pub struct Io {
     pub do_calls: Cell<u32>,
     pub do_ms: Cell<f64>,
     pub queue_sends: Cell<u32>,
+    /// Sequential storage round trips (D1 or Durable Object): a trip that starts after another
+    /// one has finished counts as a new one (it may depend on it); trips started together share
+    /// one. This is the number of waits the request's latency is made of.
+    pub sequential: Cell<u32>,
+    finished_since_last: Cell<bool>,
 }
 
 impl Io {
     /// Runs one storage round trip, adding its duration to `ms` and one to `trips`.
     pub async fn timed<T>(
+        &self,
         trips: &Cell<u32>,
         ms: &Cell<f64>,
         trip: impl std::future::Future<Output = T>,
     ) -> T {
+        if self.sequential.get() == 0 || self.finished_since_last.replace(false) {
+            self.sequential.set(self.sequential.get() + 1);
+        }
         let start = worker::Date::now().as_millis();
         let out = trip.await;
+        self.finished_since_last.set(true);
         trips.set(trips.get() + 1);
         ms.set(ms.get() + worker::Date::now().as_millis().saturating_sub(start) as f64);
         out
@@ -79,7 +89,7 @@ impl Db {
     async fn trip<T>(&self, statements: usize, trip: impl std::future::Future<Output = T>) -> T {
         let io = &self.io;
         io.d1_statements.set(io.d1_statements.get() + statements as u32);
-        Io::timed(&io.d1_trips, &io.d1_ms, trip).await
+        io.timed(&io.d1_trips, &io.d1_ms, trip).await
     }
 }
 

@@ -5,6 +5,7 @@
 mod common;
 
 mod accounts;
+mod budgets;
 mod engagement;
 mod errors;
 mod feed;

@@ -317,9 +317,20 @@ pub struct Resp {
     pub body: Value,
     pub content_type: String,
     pub allow: Option<String>,
+    pub server_timing: Option<String>,
 }
 
 impl Resp {
+    /// A count from the `Server-Timing` header: the number just before `what` (e.g.
+    /// `"sequential round trips"`, `"statements"`, `"calls"`).
+    pub fn timing(&self, what: &str) -> u32 {
+        let header = self.server_timing.as_deref().expect("a Server-Timing header");
+        let end = header.find(what).unwrap_or_else(|| panic!("{what} in {header}"));
+        let digits: String =
+            header[..end].trim_end().chars().rev().take_while(char::is_ascii_digit).collect();
+        digits.chars().rev().collect::<String>().parse().unwrap_or_else(|_| panic!("{what} in {header}"))
+    }
+
     pub fn code(&self) -> &str {
         self.body["code"].as_str().unwrap_or("")
     }
@@ -397,13 +408,14 @@ pub fn try_raw(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) 
     let status = response.status();
     let content_type = response.header("content-type").unwrap_or("").to_string();
     let allow = response.header("allow").map(str::to_string);
+    let server_timing = response.header("server-timing").map(str::to_string);
     let text = response.into_string().map_err(|e| format!("reading the body: {e}"))?;
     let body = if text.is_empty() {
         Value::Null
     } else {
         serde_json::from_str(&text).unwrap_or(Value::String(text))
     };
-    Ok(Resp { status, body, content_type, allow })
+    Ok(Resp { status, body, content_type, allow, server_timing })
 }
 
 pub fn call(method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> Resp {

@@ -229,6 +229,10 @@ fn pulled_readers_of_a_hot_author_share_its_cached_range_and_still_see_only_what
         );
     }
     assert!(hits() >= before + 2, "readers after the first share the cached range ({before} -> {})", hits());
+    // With the cache warm, a pulled reader's page waits the window call (cache lookups beside
+    // it), then one D1 batch.
+    let warm = readers[1].get("/v1/feed?limit=4");
+    assert!(warm.timing("sequential round trips") <= 2, "{:?}", warm.server_timing);
 
     // The cache never decides visibility: a deleted post and a reader who unfollowed are
     // filtered at hydration even while the cached range (and the reader's list) still hold them.

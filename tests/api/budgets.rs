@@ -1,0 +1,70 @@
+//! Round-trip budgets, asserted through `Server-Timing`: on Cloudflare every sequential round
+//! trip to D1 or a Durable Object is a network hop, so a change that adds one fails here rather
+//! than in a benchmark nobody runs. (This suite runs `FANOUT_MODE=push`; the hybrid binary
+//! checks the same budget for pulled authors.)
+
+use std::time::Duration;
+
+use crate::common::*;
+
+const SEQUENTIAL: &str = "sequential round trips";
+
+fn page_ids(resp: &Resp) -> Vec<String> {
+    ids(resp.body["items"].as_array().unwrap())
+}
+
+#[test]
+fn a_feed_page_inside_the_window_waits_two_round_trips_and_writes_nothing() {
+    let author = register("rt_author");
+    let reader = register("rt_reader");
+    reader.follow(&author);
+    reader.get("/v1/feed?limit=5").expect(200); // builds the window
+    let posts: Vec<String> = (0..8)
+        .map(|k| author.publish(&format!("budget {k}"), "public")["id"].as_str().unwrap().to_string())
+        .collect();
+    poll("the posts in the reader's feed", Duration::from_secs(60), || {
+        (page_ids(&reader.get("/v1/feed?limit=8")).len() == 8).then_some(())
+    });
+
+    let first = reader.get("/v1/feed?limit=5");
+    assert_eq!(first.status, 200);
+    assert_eq!(page_ids(&first), posts.iter().rev().take(5).cloned().collect::<Vec<_>>());
+    // The window's Durable Object (with the token's revocation check beside it), then one D1
+    // batch that pulls what is beside the window and hydrates everything.
+    assert_eq!(first.timing(SEQUENTIAL), 2, "{:?}", first.server_timing);
+    assert_eq!(first.timing("calls"), 1, "one window call: {:?}", first.server_timing);
+    let cursor = first.body["next_cursor"].as_str().unwrap();
+    let second = reader.get(&format!("/v1/feed?limit=5&cursor={cursor}"));
+    assert_eq!(page_ids(&second), posts.iter().rev().skip(5).cloned().collect::<Vec<_>>());
+    assert!(second.timing(SEQUENTIAL) <= 3, "page 2 may refill below the window: {:?}", second.server_timing);
+
+    // Filtering counts nothing to D1 on the read path: a page with a deleted candidate still
+    // waits the same two round trips.
+    author.delete(&format!("/v1/posts/{}", posts[7])).expect(204);
+    let filtered = reader.get("/v1/feed?limit=5");
+    assert!(!page_ids(&filtered).contains(&posts[7]));
+    assert_eq!(filtered.timing(SEQUENTIAL), 2, "{:?}", filtered.server_timing);
+}
+
+#[test]
+fn reading_one_post_waits_one_round_trip() {
+    let author = register("rt_post");
+    let post = author.publish("one post", "public");
+    let id = post["id"].as_str().unwrap();
+    let resp = author.get(&format!("/v1/posts/{id}"));
+    assert_eq!(resp.status, 200);
+    // The post's row and the token's revocation check, side by side.
+    assert_eq!(resp.timing(SEQUENTIAL), 1, "{:?}", resp.server_timing);
+}
+
+#[test]
+fn a_revoked_token_is_refused_on_reads_even_though_its_check_runs_beside_them() {
+    let user = register("rt_revoked");
+    user.get("/v1/feed").expect(200);
+    user.post("/v1/me/logout", serde_json::json!({})).expect(204);
+    for path in ["/v1/feed".to_string(), "/v1/me".to_string(), format!("/v1/users/{}/posts", user.id)] {
+        let r = user.get(&path);
+        r.expect_problem(401, "unauthorized");
+        assert_eq!(r.body["detail"], "the token was revoked by a logout", "{path}");
+    }
+}
