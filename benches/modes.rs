@@ -127,6 +127,7 @@ struct Timing {
     round_trips: f64,
     do_calls: f64,
     queue_sends: f64,
+    sequential: f64,
 }
 
 /// The number just before `suffix` in `text`.
@@ -152,6 +153,7 @@ fn parse_timing(header: &str) -> Timing {
         round_trips: number_before(&d1, " round trip"),
         do_calls: number_before(&part("do"), " call"),
         queue_sends: number_before(&part("queue"), " send"),
+        sequential: number_before(&part("storage"), " sequential"),
     }
 }
 
@@ -411,6 +413,8 @@ fn run_mode(mode: &str, g: &Graph, seed: u64) -> Value {
         "feed_d1_statements": p(&col(&feed_timing, |t| t.statements)),
         "feed_d1_round_trips": p(&col(&feed_timing, |t| t.round_trips)),
         "feed_do_calls": p(&col(&feed_timing, |t| t.do_calls)),
+        "feed_sequential": p(&col(&feed_timing, |t| t.sequential)),
+        "publish_sequential": p(&col(&pub_t, |t| t.sequential)),
         "visible_in_feed_ms": p(&visible_ms),
         "fanout_done_ms": p(&done_ms),
         "total_secs": started.elapsed().as_secs_f64(),
@@ -453,10 +457,15 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
         ),
         ("publish: D1 statements p50 / p99", Box::new(move |r| pp(r, "publish_d1_statements"))),
         ("publish: D1 round trips p50 / p99", Box::new(move |r| pp(r, "publish_d1_round_trips"))),
+        ("publish: sequential storage round trips p50 / p99", Box::new(move |r| pp(r, "publish_sequential"))),
         ("publish response ms p50 / p99", Box::new(move |r| pp(r, "publish_ms"))),
         ("feed page 1: D1 statements p50 / p99", Box::new(move |r| pp(r, "feed_d1_statements"))),
         ("feed page 1: D1 round trips p50 / p99", Box::new(move |r| pp(r, "feed_d1_round_trips"))),
         ("feed page 1: DO calls p50 / p99", Box::new(move |r| pp(r, "feed_do_calls"))),
+        (
+            "feed page 1: sequential storage round trips p50 / p99",
+            Box::new(move |r| pp(r, "feed_sequential")),
+        ),
         ("feed page 1 ms p50 / p99", Box::new(move |r| pp(r, "feed_ms"))),
         ("health floor ms p50 / p99", Box::new(move |r| pp(r, "health_ms"))),
         ("feed p50 / health p50", Box::new(move |r| ratio(r, "p50"))),
