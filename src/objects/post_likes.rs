@@ -21,12 +21,16 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
 use crate::store::{Db, Io};
 
-/// Requests per D1 batch (two statements each, plus one).
+/// Requests per D1 batch (two statements each, plus four).
 const MAX_GROUP: usize = 32;
+
+/// What the object answers a request: the state it left, or `None` when the user may not see
+/// the post now (checked inside the commit; nothing changed).
+type Answer = Option<LikeReply>;
 
 struct Pending {
     op: LikeOp,
-    reply: oneshot::Sender<ApiResult<LikeReply>>,
+    reply: oneshot::Sender<ApiResult<Answer>>,
 }
 
 #[durable_object]
@@ -38,7 +42,7 @@ pub struct PostLikes {
 
 /// Commits a group; if the batch fails (say, one request names a user id that does not
 /// exist), each request is retried alone so the others still succeed.
-async fn commit_group(db: &Db, ops: &[LikeOp]) -> Vec<ApiResult<LikeReply>> {
+async fn commit_group(db: &Db, ops: &[LikeOp]) -> Vec<ApiResult<Answer>> {
     match commit(db, ops).await {
         Ok(replies) => replies.into_iter().map(Ok).collect(),
         Err(_) if ops.len() > 1 => {
@@ -129,7 +133,7 @@ impl Likes {
         Ok(Self { namespace: ctx.env.durable_object("POST_LIKES")?, io: ctx.io.clone() })
     }
 
-    pub async fn set(&self, op: LikeOp) -> ApiResult<LikeReply> {
+    pub async fn set(&self, op: LikeOp) -> ApiResult<Answer> {
         super::call(&self.namespace, &self.io, &format!("post:{}", op.post_id), &op).await
     }
 }

@@ -49,6 +49,17 @@ fn render(s: &Snapshot, now: i64) -> Value {
             "unfollowed": get("filtered_unfollowed"),
             "visibility": get("filtered_visibility"),
         },
+        "likes": {
+            "group_commits": get("like_commits"),
+            "requests_committed": get("like_commit_ops"),
+            "mean_group_size": mean(get("like_commit_ops"), get("like_commits")),
+            "groups_by_size": {
+                "1": get("like_commit_size_1"),
+                "2-4": get("like_commit_size_2_4"),
+                "5-16": get("like_commit_size_5_16"),
+                "17+": get("like_commit_size_17_up"),
+            },
+        },
         "reconcile": {
             "runs": get("reconcile_runs"),
             "outbox_resent": get("reconcile_resent"),
@@ -69,11 +80,15 @@ fn render(s: &Snapshot, now: i64) -> Value {
     })
 }
 
+fn mean(total: i64, count: i64) -> Option<f64> {
+    (count > 0).then(|| total as f64 / count as f64)
+}
+
 /// Hits and misses of the hot-range cache (`services/hot.rs`); the rate is `null` before the
 /// first lookup.
 fn hot_cache(hits: i64, misses: i64) -> Value {
     let lookups = hits + misses;
-    let rate = (lookups > 0).then(|| hits as f64 / lookups as f64);
+    let rate = mean(hits, lookups);
     json!({ "hits": hits, "misses": misses, "hit_rate": rate })
 }
 

@@ -5,43 +5,79 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
-use super::{batch, int, stmt, Db};
+use super::{batch, int, stats, stmt, Db};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 
-/// The set-state upsert: applies unless the request's seq is not above the stored one
-/// (a request without seq always applies). `liked_at` restarts only on a real unlike -> like.
-const UPSERT: &str = "INSERT INTO likes (post_id, user_id, liked, seq, updated_at, liked_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?5) \
+/// "The user `?2` may see the post `?1` now": `domain/visibility.rs::may_see` as SQL (not
+/// deleted; the author; or no block either way and public, or followers-only and following).
+/// The like tests over HTTP pin it against the rule (stranger, follower, blocked, deleted).
+const MAY_SEE: &str = "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.deleted_at IS NULL AND ( \
+       p.author_id = ?2 \
+       OR (NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?2 AND b.blocked_id = p.author_id) \
+                                                  OR (b.blocker_id = p.author_id AND b.blocked_id = ?2)) \
+           AND (p.visibility = 'public' \
+                OR (p.visibility = 'followers' \
+                    AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?2 AND f.author_id = p.author_id))))))";
+
+/// The set-state upsert: applies only if the user may see the post now (checked in the same
+/// transaction, so a block or delete racing the like cannot slip between check and write), and
+/// unless the request's seq is not above the stored one (a request without seq always
+/// applies). `liked_at` restarts only on a real unlike -> like.
+fn upsert_sql() -> String {
+    format!(
+        "INSERT INTO likes (post_id, user_id, liked, seq, updated_at, liked_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE {MAY_SEE} \
      ON CONFLICT (post_id, user_id) DO UPDATE SET \
        liked = excluded.liked, \
        seq = COALESCE(excluded.seq, likes.seq), \
        updated_at = excluded.updated_at, \
        liked_at = CASE WHEN likes.liked = 0 AND excluded.liked = 1 THEN excluded.liked_at ELSE likes.liked_at END \
      WHERE excluded.seq IS NULL OR likes.seq IS NULL OR excluded.seq > likes.seq \
-     RETURNING 1 AS applied";
+     RETURNING 1 AS applied"
+    )
+}
 
-const STATE: &str =
-    "SELECT COALESCE((SELECT liked FROM likes WHERE post_id = ?1 AND user_id = ?2), 0) AS liked, \
-     (SELECT like_count FROM posts WHERE id = ?1) AS like_count";
+fn state_sql() -> String {
+    format!(
+        "SELECT COALESCE((SELECT liked FROM likes WHERE post_id = ?1 AND user_id = ?2), 0) AS liked, \
+         (SELECT like_count FROM posts WHERE id = ?1) AS like_count, {MAY_SEE} AS visible"
+    )
+}
 
 #[derive(Deserialize)]
 struct StateRow {
     liked: i64,
-    like_count: i64,
+    like_count: Option<i64>,
+    visible: i64,
+}
+
+/// The stats counter of a group of `n` requests (sizes 1, 2-4, 5-16, 17 and up).
+fn group_bucket(n: usize) -> &'static str {
+    match n {
+        0 | 1 => "like_commit_size_1",
+        2..=4 => "like_commit_size_2_4",
+        5..=16 => "like_commit_size_5_16",
+        _ => "like_commit_size_17_up",
+    }
 }
 
 fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; 2]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
     Ok([
-        stmt(db, UPSERT, &[int(op.post_id), int(op.user_id), int(i64::from(op.like)), seq, int(op.now)])?,
-        stmt(db, STATE, &[int(op.post_id), int(op.user_id)])?,
+        stmt(
+            db,
+            &upsert_sql(),
+            &[int(op.post_id), int(op.user_id), int(i64::from(op.like)), seq, int(op.now)],
+        )?,
+        stmt(db, &state_sql(), &[int(op.post_id), int(op.user_id)])?,
     ])
 }
 
 /// Commits a group of requests in one atomic batch, each as its own upsert followed by a read
-/// of the state it left, in order; returns one reply per request.
-pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<LikeReply>> {
+/// of the state it left, in order; returns one reply per request (`None`: the user may not see
+/// the post, and nothing changed).
+pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeReply>>> {
     let mut statements = Vec::with_capacity(ops.len() * 2 + 1);
     for op in ops {
         statements.extend(op_statements(db, op)?);
@@ -53,6 +89,10 @@ pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<LikeReply>> {
             "UPDATE posts SET touched_at = ?2 WHERE id = ?1",
             &[int(last.post_id), int(last.now)],
         )?);
+        // Group-commit figures, in the batch that writes anyway.
+        statements.push(stats::bump(db, "like_commits", 1)?);
+        statements.push(stats::bump(db, "like_commit_ops", ops.len() as i64)?);
+        statements.push(stats::bump(db, group_bucket(ops.len()), 1)?);
     }
     let results = batch(db, statements).await?;
     let mut replies = Vec::with_capacity(ops.len());
@@ -65,7 +105,8 @@ pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<LikeReply>> {
             .is_empty();
         let state: Vec<StateRow> = pair.get(1).map(|r| r.results()).transpose()?.unwrap_or_default();
         let state = state.first().ok_or_else(|| ApiError::Internal("like state row missing".into()))?;
-        replies.push(LikeReply { liked: state.liked != 0, like_count: state.like_count, applied });
+        let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
+        replies.push((state.visible != 0).then_some(reply));
     }
     Ok(replies)
 }

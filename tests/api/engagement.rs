@@ -38,6 +38,12 @@ fn repeated_likes_count_once_and_unlike_of_unliked_stays_zero() {
     }
     let seen = fan.get(&post_path(&post)).expect(200);
     assert_eq!(seen["like_count"], 1);
+    // The Worker's own storage work is the token check, then the post's object (which checks
+    // visibility inside its group commit): no D1 round trip around the object call.
+    let r = fan.put(&format!("{}/like", post_path(&post)), None);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.timing("sequential round trips"), 2, "{:?}", r.server_timing);
+    assert_eq!(r.timing("statements"), 1, "only the token check: {:?}", r.server_timing);
     assert_eq!(seen["liked_by_me"], true);
     assert_eq!(author.get(&post_path(&post)).expect(200)["liked_by_me"], false);
     for _ in 0..3 {
@@ -69,6 +75,8 @@ fn lcg(state: &mut u64) -> u64 {
 
 #[test]
 fn burst_of_500_like_requests_from_100_users_ends_exact() {
+    let likes_stats = || admin("GET", "/v1/admin/stats", None).expect(200)["likes"].clone();
+    let before = likes_stats();
     let author = register("burst_author");
     let post = Arc::new(author.publish("hot post", "public"));
     let users: Vec<User> = {
@@ -132,6 +140,11 @@ fn burst_of_500_like_requests_from_100_users_ends_exact() {
     let liker_ids: HashSet<String> = ids(&likers).into_iter().collect();
     assert_eq!(likers.len(), liker_ids.len(), "no liker twice");
     assert_eq!(liker_ids, expected_likers);
+    // Group commit: the burst's requests were committed in fewer batches than requests.
+    let after = likes_stats();
+    let delta = |k: &str| after[k].as_i64().unwrap() - before[k].as_i64().unwrap();
+    assert!(delta("requests_committed") >= 500, "{before} -> {after}");
+    assert!(delta("group_commits") < delta("requests_committed"), "{before} -> {after}");
 }
 
 #[test]
