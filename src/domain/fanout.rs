@@ -1,6 +1,8 @@
 //! Fan-out policy: who receives a chunk of an event, and what follows a chunk.
 
+use super::ids::UserId;
 use super::visibility::Visibility;
+use super::window::WindowOp;
 
 /// Which way a post event moves followers' windows: the direction of the change that
 /// recorded it (published or made visible again: deliver; made private or deleted: remove).
@@ -77,6 +79,30 @@ pub fn after_chunk(start: i64, followers: &[i64], chunk_size: usize) -> (i64, Ne
     }
 }
 
+/// Groups window operations by reader (in order of first appearance) so each reader gets one
+/// call: consecutive deliveries to a reader, from any number of posts, become one `Deliver`;
+/// other operations keep their place. Order within a reader only matters for readability:
+/// windows apply every operation by the post's version, whatever the order.
+pub fn merge_per_reader(ops: impl Iterator<Item = (UserId, WindowOp)>) -> Vec<(UserId, Vec<WindowOp>)> {
+    let mut readers: Vec<(UserId, Vec<WindowOp>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for (reader, op) in ops {
+        let slot = *index.entry(reader).or_insert_with(|| {
+            readers.push((reader, Vec::new()));
+            readers.len() - 1
+        });
+        let list = &mut readers[slot].1;
+        match (list.last_mut(), op) {
+            (Some(WindowOp::Deliver { entries, cap }), WindowOp::Deliver { entries: more, cap: c }) => {
+                entries.extend(more);
+                *cap = (*cap).max(c);
+            }
+            (_, op) => list.push(op),
+        }
+    }
+    readers
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +142,35 @@ mod tests {
         assert_eq!(after_chunk(0, &[3, 5, 9], 3), (9, Next::Continue { after_follower_id: 9 }));
         assert_eq!(after_chunk(9, &[12], 3), (12, Next::Done));
         assert_eq!(after_chunk(12, &[], 3), (12, Next::Done));
+    }
+
+    #[test]
+    fn merges_each_readers_deliveries_into_one_call() {
+        use crate::domain::ids::PostId;
+        use crate::domain::window::Entry;
+        let (r1, r2) = (UserId::from_trusted(1), UserId::from_trusted(2));
+        let entry = |post: i64| Entry {
+            created_at: post,
+            post_id: PostId::from_trusted(post),
+            author_id: UserId::from_trusted(9),
+            version: 0,
+        };
+        let deliver = |post: i64| WindowOp::Deliver { entries: vec![entry(post)], cap: 10 };
+        let remove = WindowOp::RemovePost { post_id: PostId::from_trusted(7), version: 2, created_at: 7 };
+        let ops = vec![
+            (r1, deliver(1)),
+            (r2, deliver(1)),
+            (r1, deliver(2)),
+            (r1, remove.clone()),
+            (r1, deliver(3)),
+        ];
+        let merged = merge_per_reader(ops.into_iter());
+        assert_eq!(merged.len(), 2, "one slot per reader, in order of first appearance");
+        assert_eq!(merged[0].0, r1);
+        assert_eq!(
+            merged[0].1,
+            vec![WindowOp::Deliver { entries: vec![entry(1), entry(2)], cap: 10 }, remove, deliver(3)]
+        );
+        assert_eq!(merged[1], (r2, vec![deliver(1)]));
     }
 }

@@ -7,13 +7,14 @@
 //! of the queue after each chunk, so one large author cannot hold the consumer while small
 //! authors' posts wait behind it.
 
+use futures_util::future::join_all;
 use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use worker::{Env, MessageBatch, MessageExt};
 
 use super::policy::{self, PolicyJob};
 use crate::context::Ctx;
-use crate::domain::fanout::{after_chunk, plan, Direction, Next, Plan, PostNow};
+use crate::domain::fanout::{after_chunk, merge_per_reader, plan, Direction, Next, Plan, PostNow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::domain::policy::FanoutMode;
@@ -119,7 +120,9 @@ pub async fn send(ctx: &Ctx, messages: impl Iterator<Item = FanoutMessage>) -> A
 }
 
 /// The queue handler. It acks or retries each message itself and never returns an error
-/// (an `Err` from a queue handler aborts the isolate).
+/// (an `Err` from a queue handler aborts the isolate). Post chunks of the whole batch are
+/// delivered together: one window call per reader for all the batch's posts (see
+/// [`deliver_chunks`]).
 pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     let dead_letters = batch.queue() == DEAD_LETTER_QUEUE_NAME;
     let setup = Ctx::new(env).and_then(|ctx| Ok((Windows::new(&ctx)?, ctx)));
@@ -128,29 +131,80 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
         (Err(e), _) => return retry_all(&batch, &e.to_string()),
         (_, Err(e)) => return retry_all(&batch, &e.to_string()),
     };
+    let mut parsed = Vec::new();
     for message in messages {
-        let Ok(body) = serde_json::from_value::<QueueMessage>(message.body().clone()) else {
-            worker::console_error!("dropping malformed queue message: {}", message.body());
-            message.ack();
-            continue;
-        };
-        let result = match body {
-            QueueMessage::Fanout(m) if dead_letters => outbox::mark_dead(&ctx.db, m.outbox_id).await,
-            QueueMessage::Fanout(m) => process(&ctx, &windows, m).await,
-            // A policy job that keeps failing is dropped: its next trigger redoes it.
-            QueueMessage::Policy(_) if dead_letters => Ok(()),
-            QueueMessage::Policy(job) => policy::run(&ctx, &windows, job).await,
-        };
+        match serde_json::from_value::<QueueMessage>(message.body().clone()) {
+            Ok(body) => parsed.push((message, body)),
+            Err(_) => {
+                worker::console_error!("dropping malformed queue message: {}", message.body());
+                message.ack();
+            }
+        }
+    }
+    // The batch's messages start together: each is a few D1 reads, independent of the others.
+    let results = join_all(parsed.iter().map(|(_, body)| run(&ctx, &windows, *body, dead_letters))).await;
+    let mut chunks = Vec::new();
+    for ((message, body), result) in parsed.into_iter().zip(results) {
         match result {
-            Ok(()) => message.ack(),
+            Ok(Some(chunk)) => chunks.push((message, chunk)),
+            Ok(None) => message.ack(),
             Err(e) => {
                 worker::console_error!("queue message {body:?} failed, will retry: {e}");
                 message.retry();
             }
         }
     }
+    deliver_chunks(&ctx, &windows, chunks).await;
     // This batch wrote D1 anyway: the read counters this isolate holds go with it.
     super::tally::flush(&ctx).await;
+}
+
+/// One message: a policy job, a reader event, or the first half of a post chunk (returned).
+async fn run(
+    ctx: &Ctx,
+    windows: &Windows,
+    body: QueueMessage,
+    dead_letters: bool,
+) -> ApiResult<Option<Chunk>> {
+    match body {
+        QueueMessage::Fanout(m) if dead_letters => {
+            outbox::mark_dead(&ctx.db, m.outbox_id).await.map(|()| None)
+        }
+        QueueMessage::Fanout(m) => start(ctx, windows, m).await,
+        // A policy job that keeps failing is dropped: its next trigger redoes it.
+        QueueMessage::Policy(_) if dead_letters => Ok(None),
+        QueueMessage::Policy(job) => policy::run(ctx, windows, job).await.map(|()| None),
+    }
+}
+
+/// Writes the prepared chunks' window operations, one call per reader for all of them, then
+/// records each chunk's progress. If a window write fails, every chunk of the batch is retried
+/// (windows dedup by post id and version, so the readers already written lose nothing).
+async fn deliver_chunks(
+    ctx: &Ctx,
+    windows: &Windows,
+    chunks: Vec<(worker::Message<serde_json::Value>, Chunk)>,
+) {
+    if chunks.is_empty() {
+        return;
+    }
+    let ops = chunks.iter().flat_map(|(_, chunk)| chunk.ops.iter().cloned());
+    if let Err(e) = deliver_merged(ctx, windows, ops).await {
+        worker::console_error!("fan-out of {} chunks failed, will retry: {e}", chunks.len());
+        chunks.iter().for_each(|(message, _)| message.retry());
+        return;
+    }
+    let (messages, chunks): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
+    let finished = join_all(chunks.into_iter().map(|chunk| finish_chunk(ctx, chunk))).await;
+    for (message, result) in messages.into_iter().zip(finished) {
+        match result {
+            Ok(()) => message.ack(),
+            Err(e) => {
+                worker::console_error!("recording a fan-out chunk failed, will retry: {e}");
+                message.retry();
+            }
+        }
+    }
 }
 
 fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
@@ -158,23 +212,30 @@ fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
     batch.retry_all();
 }
 
-/// Carries out one message of an outbox event (shared by the consumer and inline application).
+/// Carries out one message of an outbox event inline (single-reader events applied within a
+/// request, and tests): [`start`], then the chunk's window writes and progress.
 async fn process(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<()> {
+    let Some(chunk) = start(ctx, windows, msg).await? else { return Ok(()) };
+    deliver_merged(ctx, windows, chunk.ops.iter().cloned()).await?;
+    finish_chunk(ctx, chunk).await
+}
+
+/// Carries out one message of an outbox event, except a post chunk's window writes: those are
+/// returned, so the consumer can write all of a batch's chunks with one call per reader.
+async fn start(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<Option<Chunk>> {
     let Some(row) = outbox::get(&ctx.db, msg.outbox_id).await? else {
-        return Ok(());
+        return Ok(None);
     };
     if row.state != EventState::Pending {
-        return Ok(());
+        return Ok(None);
     }
     match row.kind {
-        EventKind::Post | EventKind::RemovePost => {
-            fan_out_chunk(ctx, windows, &row, msg.after_follower_id).await
-        }
+        EventKind::Post | EventKind::RemovePost => prepare_chunk(ctx, row, msg.after_follower_id).await,
         // Reader-scoped events carry their outbox id: the window applies only the newest one
         // per author, so a late or repeated unfollow cannot undo a later follow (and back).
         EventKind::RemoveAuthor => {
             let op = WindowOp::RemoveAuthor { author_id: row.author_id, event: row.id.get() };
-            single_reader(ctx, windows, &row, op).await
+            single_reader(ctx, windows, &row, op).await.map(|()| None)
         }
         EventKind::Backfill => {
             let reader = event_reader(&row)?;
@@ -182,7 +243,7 @@ async fn process(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<
             // Read now: only posts the reader may see *now*, from an author still followed.
             let entries = pull::backfill_entries(&ctx.db, reader, row.author_id, cap).await?;
             let op = WindowOp::Backfill { author_id: row.author_id, event: row.id.get(), entries, cap };
-            single_reader(ctx, windows, &row, op).await
+            single_reader(ctx, windows, &row, op).await.map(|()| None)
         }
     }
 }
@@ -225,14 +286,25 @@ async fn chunk_plan(
     Ok((plan(direction, now, first), post))
 }
 
-/// Delivers one chunk of followers (plus the author's own window with the first chunk),
-/// records progress, and either continues with a new message or finishes the event.
-async fn fan_out_chunk(ctx: &Ctx, windows: &Windows, row: &OutboxRow, after: i64) -> ApiResult<()> {
+/// One chunk of a post event, decided by the post's state read now, with its window writes
+/// not yet made.
+pub struct Chunk {
+    row: OutboxRow,
+    ops: Vec<(UserId, WindowOp)>,
+    start: i64,
+    followers: Vec<i64>,
+    author_active: bool,
+}
+
+/// Reads and decides one chunk of followers (plus the author's own window with the first
+/// chunk); `None` when the event has nothing (more) to do and was marked done.
+async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Option<Chunk>> {
     let post_id = row.post_id.ok_or_else(|| ApiError::Internal("post event without post".into()))?;
     let start = after.max(row.cursor_follower_id);
-    let (plan, post) = chunk_plan(ctx, row, post_id, start == 0).await?;
+    let (plan, post) = chunk_plan(ctx, &row, post_id, start == 0).await?;
     let (Some(post), false) = (post, plan.is_nothing()) else {
-        return outbox::mark_done(&ctx.db, row, ctx.clock()).await;
+        outbox::mark_done(&ctx.db, &row, ctx.clock()).await?;
+        return Ok(None);
     };
     let followers = match recipients(ctx, plan, start == 0, post.author_id).await? {
         Some(pushed_only) => {
@@ -241,16 +313,24 @@ async fn fan_out_chunk(ctx: &Ctx, windows: &Windows, row: &OutboxRow, after: i64
         }
         None => Vec::new(),
     };
+    let mut ops = Vec::with_capacity(followers.len() + 1);
     if let Some(direction) = plan.followers {
-        deliver_all(ctx, windows, &followers, &post_op(ctx, post_id, &post, direction)).await?;
+        let op = post_op(ctx, post_id, &post, direction);
+        ops.extend(followers.iter().map(|&reader| (reader, op.clone())));
     }
     let author_active = plan.author && pull::is_active_reader(&ctx.db, post.author_id).await?;
     if author_active {
-        let own = post_op(ctx, post_id, &post, Direction::Deliver);
-        windows.call(post.author_id, &own).await?;
+        ops.push((post.author_id, post_op(ctx, post_id, &post, Direction::Deliver)));
     }
-    let follower_ids: Vec<i64> = followers.iter().map(|f| f.get()).collect();
-    let (progress, next) = after_chunk(start, &follower_ids, ctx.config.fanout_chunk);
+    let followers = followers.iter().map(|f| f.get()).collect();
+    Ok(Some(Chunk { row, ops, start, followers, author_active }))
+}
+
+/// After a chunk's windows are written: records its progress, and either continues the event
+/// with a new message (at the back of the queue) or finishes it.
+async fn finish_chunk(ctx: &Ctx, chunk: Chunk) -> ApiResult<()> {
+    let Chunk { row, start, followers, author_active, .. } = chunk;
+    let (progress, next) = after_chunk(start, &followers, ctx.config.fanout_chunk);
     if next != Next::Done && injected_chunk_fault(ctx, row.author_id).await? {
         return Err(ApiError::Internal("injected fault after delivering a chunk".into()));
     }
@@ -261,7 +341,7 @@ async fn fan_out_chunk(ctx: &Ctx, windows: &Windows, row: &OutboxRow, after: i64
         Next::Continue { after_follower_id } => {
             send(ctx, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
         }
-        Next::Done => outbox::mark_done(&ctx.db, row, now).await,
+        Next::Done => outbox::mark_done(&ctx.db, &row, now).await,
     }
 }
 
@@ -298,10 +378,22 @@ async fn review_author(ctx: &Ctx, author: UserId) -> ApiResult<()> {
     Ok(())
 }
 
-/// Runs `op` on every reader's window, `fanout_concurrency` at a time; fails if any failed.
-async fn deliver_all(ctx: &Ctx, windows: &Windows, readers: &[UserId], op: &WindowOp) -> ApiResult<()> {
-    let results: Vec<ApiResult<()>> = stream::iter(readers.iter().copied())
-        .map(|reader| async move { windows.call(reader, op).await.map(|_| ()) })
+/// Runs the operations on the readers' windows, `fanout_concurrency` readers at a time, with
+/// one call per reader: a reader's deliveries (from any number of posts) travel as one
+/// `Deliver`; other operations follow in order. Fails if any call failed.
+async fn deliver_merged(
+    ctx: &Ctx,
+    windows: &Windows,
+    ops: impl Iterator<Item = (UserId, WindowOp)>,
+) -> ApiResult<()> {
+    let per_reader = merge_per_reader(ops);
+    let results: Vec<ApiResult<()>> = stream::iter(per_reader)
+        .map(|(reader, ops)| async move {
+            for op in &ops {
+                windows.call(reader, op).await?;
+            }
+            Ok(())
+        })
         .buffer_unordered(ctx.config.fanout_concurrency)
         .collect()
         .await;

@@ -9,8 +9,9 @@ use crate::error::ApiResult;
 use crate::store::stats::{self, Snapshot};
 
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
+    // Everything this isolate's reads counted so far goes to D1 first (`services/tally.rs`).
+    super::tally::settle(ctx).await;
     let mut snapshot = stats::snapshot(&ctx.db).await?;
-    // What this isolate's reads counted and has not written yet (`services/tally.rs`).
     for (name, by) in super::tally::unwritten() {
         *snapshot.counters.entry(name).or_default() += by;
     }
