@@ -20,7 +20,7 @@ use crate::domain::validate::GroupName;
 use crate::domain::window::{Entry, WindowOp, WindowReply};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::timeline::Windows;
-use crate::services::hot::{self as services_hot, HotSources};
+use crate::services::hot::{self as services_hot, HotSources, Refill};
 use crate::services::tally;
 use crate::store::batch;
 use crate::store::feed::{self as pull, PullAuthors, PullScope};
@@ -84,12 +84,14 @@ struct Hot {
     in_flight_since: i64,
     ranges: Vec<HotRange>,
     authors: Vec<UserId>,
+    /// What the cache lacked: read by the first round's D1 batch, then stored.
+    refills: Vec<Refill>,
 }
 
 impl Hot {
     fn new(sources: HotSources, in_flight_since: i64, floor: SortKey) -> Self {
-        let (ranges, authors) = sources.usable(floor);
-        Hot { in_flight_since, ranges, authors }
+        let (ranges, authors, refills) = sources.usable(floor);
+        Hot { in_flight_since, ranges, authors, refills }
     }
 
     /// A round's window entries with the cached candidates in `(lower, upper)` merged in.
@@ -259,29 +261,35 @@ enum WindowPart {
     PullFrom(SortKey, FeedState),
 }
 
-/// One round beside the window: the pulled posts in `(floor, cursor)` and the rows of the
-/// window's entries, in one D1 batch (one round trip).
+/// One round beside the window: the pulled posts in `(floor, cursor)`, the rows of the
+/// window's entries and what the hot-range cache lacked (`refills`, stored after), in one D1
+/// batch (one round trip).
 async fn pull_and_hydrate(
     ctx: &Ctx,
     q: &FeedQuery,
     scope: &PullScope<'_>,
-    cursor: SortKey,
-    want: usize,
+    (cursor, want): (SortKey, usize),
     entries: &[Entry],
+    refills: &[Refill],
 ) -> ApiResult<(Vec<PostRow>, HashMap<PostId, PostRow>)> {
     let ids: Vec<PostId> = entries.iter().map(|e| e.post_id).collect();
     let Some(pull) = pull::beside_window_statement(&ctx.db, scope, cursor, want)? else {
-        // Pull mode for the whole system: the slab pull beside the hydration.
+        // Pull mode for the whole system (no hot-range cache): the slab pull beside the hydration.
         let (pulled, live) =
             join(pull::pull_posts(&ctx.db, scope, cursor, want), posts::load_live(&ctx.db, q.viewer, &ids))
                 .await;
         return Ok((pulled?.0, by_id(live?)));
     };
+    let live = posts::live_statements(&ctx.db, q.viewer, &ids)?;
+    let hydrated = 1..1 + live.len();
     let mut statements = vec![pull];
-    statements.extend(posts::live_statements(&ctx.db, q.viewer, &ids)?);
+    statements.extend(live);
+    statements.extend(services_hot::refill_statements(ctx, refills)?);
     let results = batch(&ctx.db, statements).await?;
-    let (pulled, hydrated) = results.split_first().ok_or_else(|| ApiError::Internal("empty batch".into()))?;
-    Ok((pulled.results()?, by_id(posts::rows_of(hydrated)?)))
+    let pulled = results.first().ok_or_else(|| ApiError::Internal("empty batch".into()))?.results()?;
+    let rows = posts::rows_of(&results[hydrated.clone()])?;
+    services_hot::store(ctx, refills, &results[hydrated.end..]).await;
+    Ok((pulled, by_id(rows)))
 }
 
 fn by_id(rows: Vec<PostRow>) -> HashMap<PostId, PostRow> {
@@ -303,9 +311,11 @@ async fn window_down(ctx: &Ctx, q: &FeedQuery, before: SortKey, page: &mut Page)
     let hot = Hot::new(sources, since, floor);
     let scope = q.beside_window(ctx, floor, &hot);
     let mut cursor = before;
+    let mut refills = hot.refills.as_slice();
     loop {
         let entries = hot.with_window(reply.entries, floor, cursor, want);
-        let (rows, live) = pull_and_hydrate(ctx, q, &scope, cursor, want, &entries).await?;
+        let (rows, live) = pull_and_hydrate(ctx, q, &scope, (cursor, want), &entries, refills).await?;
+        refills = &[];
         let covered = offer_round(q.viewer, entries, rows, want, floor, live, page);
         if page.is_full() || page.scanned >= budget {
             return Ok(WindowPart::Done);
@@ -364,7 +374,8 @@ async fn read_up(ctx: &Ctx, q: &FeedQuery, after: SortKey, page: &mut Page) -> A
         let hot = Hot::new(sources, since, lower);
         let scope = q.beside_window(ctx, lower, &hot);
         let entries = hot.with_window(reply.entries, lower, SortKey::TOP, want);
-        let (rows, live) = pull_and_hydrate(ctx, q, &scope, SortKey::TOP, want, &entries).await?;
+        let (rows, live) =
+            pull_and_hydrate(ctx, q, &scope, (SortKey::TOP, want), &entries, &hot.refills).await?;
         offer_round(q.viewer, entries, rows, want, lower, live, page);
         if page.is_full() || after >= floor {
             return Ok(FeedState::Ok);

@@ -1,46 +1,62 @@
 //! The hot-range cache: pulled readers of a big author share that author's recent range
 //! through the Workers Cache API instead of each asking D1 for the same rows (the rule and why
 //! it is exact: `domain/hot.rs`). Two kinds of entries, both JSON:
-//! - a reader's hot pulled authors (refreshed from D1 on a miss, `READER_TTL_SECS`): a stale
-//!   list is safe, because D1 pulls exactly the authors the list leaves out and hydration drops
-//!   posts of authors no longer followed (and dedups those now pushed);
-//! - an author's newest post keys below the current boundary step (filled from D1 on a miss).
+//! - a reader's hot pulled authors (`READER_TTL_SECS`): a stale list is safe, because D1 pulls
+//!   exactly the authors the list leaves out and hydration drops posts of authors no longer
+//!   followed (and dedups those now pushed);
+//! - an author's newest post keys below the current boundary step.
 //!
-//! The cache is per data centre and best effort: any cache error is a miss, never a failed read.
-//! Hits and misses are counted in memory (`services/tally.rs`): the read path writes nothing.
+//! Lookups run beside the window call; a miss is read by the same D1 batch as the rest of the
+//! page (that read pulls the author from D1 as usual) and stored for the next reads, so the
+//! cache never adds a round trip. It is per data centre and best effort: any cache error is a
+//! miss, never a failed read. Hits and misses are counted in memory (`services/tally.rs`).
 
 use futures_util::future::join_all;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use worker::{Cache, Headers, Response};
+use worker::{Cache, D1PreparedStatement, D1Result, Headers, Response};
 
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::hot::{boundary, HotRange};
 use crate::domain::ids::UserId;
 use crate::domain::policy::FanoutMode;
+use crate::domain::window::Entry;
 use crate::error::ApiResult;
 use crate::services::tally;
-use crate::store::feed as pull;
+use crate::store::{feed as pull, IdRow};
 
 /// Boundary step: every read in one step shares an author's entry.
 const STEP_MS: i64 = 10_000;
 const READER_TTL_SECS: i64 = 60;
 const ORIGIN: &str = "https://hot-range.edgefeed.internal";
 
-/// What the cache offers one read: ranges for some of the reader's pulled authors.
+/// What the cache offers one read: ranges for some of the reader's pulled authors, and what
+/// it lacked. A miss is not fetched before the read goes on: the read does without that entry
+/// (D1 pulls the author as usual) and its one D1 batch also reads what the cache lacked, which
+/// [`store`] then puts in the cache for the next reads. So the cache never adds a round trip.
 #[derive(Debug, Default)]
 pub struct HotSources {
     pub ranges: Vec<HotRange>,
+    pub refills: Vec<Refill>,
+}
+
+/// A cache entry a read found missing.
+#[derive(Debug, Clone)]
+pub enum Refill {
+    /// The reader's hot pulled authors.
+    Reader { key: String, reader: UserId },
+    /// One author's range below a boundary.
+    Range { key: String, author: UserId, below: i64 },
 }
 
 impl HotSources {
     /// The ranges that reach down to `floor` (the others are pulled from D1 as usual), and
     /// their authors.
-    pub fn usable(self, floor: SortKey) -> (Vec<HotRange>, Vec<UserId>) {
+    pub fn usable(self, floor: SortKey) -> (Vec<HotRange>, Vec<UserId>, Vec<Refill>) {
         let ranges: Vec<HotRange> = self.ranges.into_iter().filter(|r| r.covers_down_to(floor)).collect();
         let authors = ranges.iter().map(|r| r.author).collect();
-        (ranges, authors)
+        (ranges, authors, self.refills)
     }
 }
 
@@ -53,49 +69,76 @@ fn enabled(ctx: &Ctx) -> bool {
     ctx.config.policy.mode == FanoutMode::Hybrid && ctx.config.hot_min_followers > 0
 }
 
-/// The cached ranges of the reader's hot pulled authors, below `below`. Runs beside the window
-/// call, so its cache lookups (and, on misses, D1 refills) add no sequential round trip.
+/// The cached ranges of the reader's hot pulled authors, below `below`, and what was missing.
+/// Cache lookups only (no D1): it runs beside the window call.
 pub async fn sources(ctx: &Ctx, reader: UserId, below: i64) -> HotSources {
     if !enabled(ctx) {
         return HotSources::default();
     }
-    let authors = match reader_authors(ctx, reader).await {
-        Ok(authors) => authors,
-        Err(e) => {
-            worker::console_error!("hot authors of {reader} unavailable: {e}");
-            return HotSources::default();
-        }
-    };
-    let lookups = authors.into_iter().map(|author| range(ctx, author, below));
-    let ranges = join_all(lookups).await.into_iter().filter_map(|r| r.ok()).collect();
-    HotSources { ranges }
-}
-
-async fn reader_authors(ctx: &Ctx, reader: UserId) -> ApiResult<Vec<UserId>> {
     let min = ctx.config.hot_min_followers;
     let key = format!("{ORIGIN}/reader/{reader}/{min}");
-    if let Some(authors) = get(&key).await {
-        return Ok(authors);
+    let Some(authors) = get::<Vec<UserId>>(&key).await else {
+        return HotSources { ranges: Vec::new(), refills: vec![Refill::Reader { key, reader }] };
+    };
+    let len = ctx.config.hot_range_len;
+    let lookups = authors.into_iter().map(|author| async move {
+        let key = format!("{ORIGIN}/range/{author}/{below}/{len}");
+        get::<HotRange>(&key).await.ok_or(Refill::Range { key, author, below })
+    });
+    let mut found = HotSources::default();
+    for lookup in join_all(lookups).await {
+        match lookup {
+            Ok(range) => found.ranges.push(range),
+            Err(refill) => found.refills.push(refill),
+        }
     }
-    let authors = pull::hot_pulled_authors(&ctx.db, reader, min).await?;
-    put(&key, &authors, READER_TTL_SECS).await;
-    Ok(authors)
+    tally::add("hot_cache_hits", found.ranges.len() as i64);
+    tally::add("hot_cache_misses", found.refills.len() as i64);
+    found
 }
 
-async fn range(ctx: &Ctx, author: UserId, below: i64) -> ApiResult<HotRange> {
-    let len = ctx.config.hot_range_len;
-    let key = format!("{ORIGIN}/range/{author}/{below}/{len}");
-    if let Some(range) = get::<HotRange>(&key).await {
-        tally::add("hot_cache_hits", 1);
-        return Ok(range);
+/// The statements that read what the cache lacked, to join the read's D1 batch.
+pub fn refill_statements(ctx: &Ctx, refills: &[Refill]) -> ApiResult<Vec<D1PreparedStatement>> {
+    refills
+        .iter()
+        .map(|refill| match refill {
+            Refill::Reader { reader, .. } => {
+                pull::hot_pulled_authors(&ctx.db, *reader, ctx.config.hot_min_followers)
+            }
+            Refill::Range { author, below, .. } => {
+                pull::hot_range(&ctx.db, *author, *below, ctx.config.hot_range_len)
+            }
+        })
+        .collect()
+}
+
+/// Puts what the refill statements read into the cache (best effort).
+pub async fn store(ctx: &Ctx, refills: &[Refill], results: &[D1Result]) {
+    let puts = refills.iter().zip(results).map(|(refill, result)| async move {
+        if let Err(e) = store_one(ctx, refill, result).await {
+            worker::console_error!("hot-range refill not stored: {e}");
+        }
+    });
+    join_all(puts).await;
+}
+
+async fn store_one(ctx: &Ctx, refill: &Refill, result: &D1Result) -> worker::Result<()> {
+    match refill {
+        Refill::Reader { key, .. } => {
+            let rows: Vec<IdRow> = result.results()?;
+            let authors: Vec<UserId> = rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect();
+            put(key, &authors, READER_TTL_SECS).await;
+        }
+        Refill::Range { key, author, below } => {
+            let entries: Vec<Entry> = result.results()?;
+            let full = entries.len() >= ctx.config.hot_range_len;
+            let range = HotRange { author: *author, below: *below, full, entries };
+            // Outlives its step a little: a read that computed the same boundary just before
+            // the step ended still finds it.
+            put(key, &range, 2 * STEP_MS / 1000).await;
+        }
     }
-    let entries = pull::hot_range(&ctx.db, author, below, len).await?;
-    let range = HotRange { author, below, full: entries.len() >= len, entries };
-    // Outlives its step a little: a read that computed the same boundary just before the step
-    // ended still finds it.
-    put(&key, &range, 2 * STEP_MS / 1000).await;
-    tally::add("hot_cache_misses", 1);
-    Ok(range)
+    Ok(())
 }
 
 async fn get<T: DeserializeOwned>(key: &str) -> Option<T> {

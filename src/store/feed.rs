@@ -7,7 +7,7 @@ use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
 use super::posts::{post_columns, post_select, PostRow};
-use super::{all, exec, first, int, stmt, text, Count, Db, IdRow};
+use super::{all, exec, first, int, stmt, text, Count, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
 use crate::domain::validate::GroupName;
@@ -295,28 +295,26 @@ pub async fn backfill_entries(
 }
 
 /// An author's newest posts strictly below `below` (ms), in any state but deleted: a hot range
-/// shared by many readers, so visibility is left to each reader's hydration.
-pub async fn hot_range(db: &Db, author: UserId, below: i64, limit: usize) -> ApiResult<Vec<Entry>> {
-    all(
+/// shared by many readers, so visibility is left to each reader's hydration. A statement, to
+/// join the batch of the read that found it missing from the cache.
+pub fn hot_range(db: &Db, author: UserId, below: i64, limit: usize) -> ApiResult<D1PreparedStatement> {
+    stmt(
         db,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
          WHERE p.author_id = ?1 AND p.created_at < ?2 AND p.deleted_at IS NULL \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
         &[int(author), int(below), int(limit as i64)],
     )
-    .await
 }
 
-/// The reader's pulled authors with at least `min_followers` followers: whose recent ranges the
-/// reader takes from the hot-range cache.
-pub async fn hot_pulled_authors(db: &Db, reader: UserId, min_followers: i64) -> ApiResult<Vec<UserId>> {
-    let rows: Vec<IdRow> = all(
+/// The reader's pulled authors with at least `min_followers` followers (rows of `id`): whose
+/// recent ranges the reader takes from the hot-range cache.
+pub fn hot_pulled_authors(db: &Db, reader: UserId, min_followers: i64) -> ApiResult<D1PreparedStatement> {
+    stmt(
         db,
         "SELECT f.author_id AS id FROM follows f JOIN users u ON u.id = f.author_id \
          WHERE f.follower_id = ?1 AND f.pull = 1 AND u.followers_count >= ?2 \
          ORDER BY u.followers_count DESC LIMIT 32",
         &[int(reader), int(min_followers)],
     )
-    .await?;
-    Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
 }

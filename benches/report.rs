@@ -1,0 +1,525 @@
+//! The benchmark report: every performance figure of the service from one run against a fresh
+//! local stack (`wrangler dev`: workerd, D1, Durable Objects, Queues), each latency as p50/p99
+//! and as a ratio to the health floor measured in the same run, each throughput as a ratio to
+//! health throughput at the same concurrency. Writes `bench/REPORT.md` and `bench/report.json`.
+//!
+//! Run: `./scripts/bench` (quick, a few minutes) or `./scripts/bench --full`. Progress goes to
+//! stderr when it is a terminal.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{json, Value};
+
+const DEADLINE: Duration = Duration::from_secs(300);
+
+/// Sizes of one run.
+#[derive(Clone, Copy)]
+struct Sizes {
+    full: bool,
+    /// Authors the feed reader follows, and posts each has (page 50 needs 1,000+).
+    feed_authors: usize,
+    posts_per_author: usize,
+    /// Active push followers of the largest author.
+    big_followers: usize,
+    /// Requests per latency sample set, and per concurrent throughput run.
+    samples: usize,
+    throughput_requests: usize,
+}
+
+impl Sizes {
+    fn new(full: bool) -> Self {
+        if full {
+            Sizes {
+                full,
+                feed_authors: 20,
+                posts_per_author: 100,
+                big_followers: 1500,
+                samples: 200,
+                throughput_requests: 800,
+            }
+        } else {
+            Sizes {
+                full,
+                feed_authors: 20,
+                posts_per_author: 55,
+                big_followers: 300,
+                samples: 80,
+                throughput_requests: 320,
+            }
+        }
+    }
+}
+
+/// Progress on stderr: one line per phase, rewritten in place on a terminal, silent otherwise.
+struct Progress {
+    tty: bool,
+    started: Instant,
+}
+
+impl Progress {
+    fn phase(&self, name: &str, done: usize, total: usize) {
+        if !self.tty {
+            return;
+        }
+        let secs = self.started.elapsed().as_secs_f64();
+        eprint!("\r\x1b[2K[{secs:5.0} s] {name}: {done}/{total}");
+        if done == total {
+            eprintln!();
+        }
+    }
+}
+
+/// p50/p99 of a sample set, and the ratios to the floor's.
+fn latency(samples: &[f64], floor: &Value) -> Value {
+    let (p50, p99) = (pct(samples, 50.0), pct(samples, 99.0));
+    let f50 = floor["p50"].as_f64().unwrap_or(f64::NAN);
+    let f99 = floor["p99"].as_f64().unwrap_or(f64::NAN);
+    json!({ "p50": p50, "p99": p99, "x_floor_p50": p50 / f50, "x_floor_p99": p99 / f99, "n": samples.len() })
+}
+
+/// Runs `total` requests from `clients` threads; returns requests per second and latencies.
+fn concurrent(
+    clients: usize,
+    total: usize,
+    request: impl Fn(usize) + Send + Sync + 'static,
+) -> (f64, Vec<f64>) {
+    let request = Arc::new(request);
+    let latencies = Arc::new(Mutex::new(Vec::with_capacity(total)));
+    let started = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let (request, latencies) = (request.clone(), latencies.clone());
+            thread::spawn(move || {
+                for i in (c..total).step_by(clients) {
+                    let t = Instant::now();
+                    request(i);
+                    latencies.lock().unwrap().push(ms(t.elapsed()));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let lat = latencies.lock().unwrap().clone();
+    (total as f64 / secs, lat)
+}
+
+fn health() {
+    assert_eq!(call("GET", "/v1/health", None, None).status, 200);
+}
+
+/// Sequential storage round trips of a response (`Server-Timing`).
+fn trips(r: &Resp) -> f64 {
+    r.timing("sequential round trips") as f64
+}
+
+struct Feed {
+    reader: User,
+    /// Cursor to page 50 (of 20 items).
+    page50: String,
+}
+
+/// A reader following `feed_authors` authors with `posts_per_author` imported posts each, its
+/// window built, and the cursor of page 50.
+fn feed_setup(s: Sizes, p: &Progress) -> Feed {
+    let reader = register("rp_reader");
+    let authors: Vec<User> = (0..s.feed_authors).map(|_| register("rp_author")).collect();
+    let now = now_secs();
+    let total = s.feed_authors * s.posts_per_author;
+    let done = Arc::new(Mutex::new(0usize));
+    let authors = Arc::new(authors);
+    let (a, d) = (authors.clone(), done.clone());
+    let tty = p.tty;
+    let started = p.started;
+    let (_, _) = concurrent(8, total, move |i| {
+        let (author, k) = (i % a.len(), i / a.len());
+        let at = edgefeed::domain::time::format_rfc3339((now - 60 - (i as i64) * 37) * 1000);
+        import_post(&a[author], &format!("post {k} of author {author}"), "public", &at);
+        let mut n = d.lock().unwrap();
+        *n += 1;
+        Progress { tty, started }.phase("feed setup: posts imported", *n, total);
+    });
+    for a in authors.iter() {
+        reader.follow(a);
+    }
+    reader.get("/v1/feed?limit=20").expect(200);
+    let mut cursor = String::new();
+    for page in 1..50 {
+        let path = if cursor.is_empty() {
+            "/v1/feed?limit=20".to_string()
+        } else {
+            format!("/v1/feed?limit=20&cursor={cursor}")
+        };
+        let body = reader.get(&path).expect(200);
+        cursor = body["next_cursor"].as_str().expect("more pages").to_string();
+        p.phase("feed setup: cursor to page 50", page + 1, 50);
+    }
+    Feed { reader, page50: cursor }
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--full") || std::env::var("BENCH_FULL").is_ok_and(|v| v == "1");
+    let s = Sizes::new(full);
+    let p = Progress { tty: std::io::stderr().is_terminal(), started: Instant::now() };
+    std::env::set_var("EDGEFEED_PROFILE", "bench");
+    let vars = [("FANOUT_MODE", "push"), ("RATE_LIMITS", "false")];
+    let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    init_server(ServerOptions { label: "report".into(), vars, port: None });
+
+    let mut r = json!({ "full": full, "cores": thread::available_parallelism().map_or(0, |n| n.get()) });
+    // Floor: health, one client and 16.
+    let floor_samples: Vec<f64> = (0..s.samples)
+        .map(|i| {
+            p.phase("health floor", i + 1, s.samples);
+            let t = Instant::now();
+            health();
+            ms(t.elapsed())
+        })
+        .collect();
+    let floor = json!({ "p50": pct(&floor_samples, 50.0), "p99": pct(&floor_samples, 99.0) });
+    let (health16, _) = concurrent(16, s.throughput_requests, |_| health());
+    r["floor"] = json!({ "p50": floor["p50"], "p99": floor["p99"], "rps_16": health16 });
+
+    let feed = feed_setup(s, &p);
+    measure_feed(&mut r, &feed, s, &p, &floor, health16);
+    measure_post_reads(&mut r, &feed, s, health16);
+    measure_publish(&mut r, s, &p, &floor);
+    measure_likes(&mut r, s, &floor, health16);
+    r["wasm_gz_bytes"] = json!(wasm_gz_bytes());
+    r["total_secs"] = json!(p.started.elapsed().as_secs_f64());
+    let md = render(&r);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
+    std::fs::create_dir_all(&dir).expect("bench/");
+    std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()).expect("report.json");
+    std::fs::write(dir.join("REPORT.md"), &md).expect("REPORT.md");
+    println!("{md}");
+}
+
+fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Value, health16: f64) {
+    let mut page1 = Vec::new();
+    let mut page1_trips = Vec::new();
+    let mut page50 = Vec::new();
+    let mut page50_trips = Vec::new();
+    let path50 = format!("/v1/feed?limit=20&cursor={}", feed.page50);
+    for i in 0..s.samples {
+        p.phase("feed pages 1 and 50", i + 1, s.samples);
+        let t = Instant::now();
+        let resp = feed.reader.get("/v1/feed?limit=20");
+        page1.push(ms(t.elapsed()));
+        page1_trips.push(trips(&resp));
+        let t = Instant::now();
+        let resp = feed.reader.get(&path50);
+        page50.push(ms(t.elapsed()));
+        page50_trips.push(trips(&resp));
+    }
+    let reader = feed.reader.clone();
+    let (rps, lat) = concurrent(16, s.throughput_requests, move |_| {
+        reader.get("/v1/feed?limit=20").expect(200);
+    });
+    r["feed"] = json!({
+        "page1": latency(&page1, floor),
+        "page1_sequential_trips": { "p50": pct(&page1_trips, 50.0), "p99": pct(&page1_trips, 99.0) },
+        "page50": latency(&page50, floor),
+        "page50_sequential_trips": { "p50": pct(&page50_trips, 50.0), "p99": pct(&page50_trips, 99.0) },
+        "rps_16": rps,
+        "x_health_rps_16": rps / health16,
+        "latency_16": { "p50": pct(&lat, 50.0), "p99": pct(&lat, 99.0) },
+    });
+}
+
+fn measure_post_reads(r: &mut Value, feed: &Feed, s: Sizes, health16: f64) {
+    let body = feed.reader.get("/v1/feed?limit=1").expect(200);
+    let id = body["items"][0]["id"].as_str().unwrap().to_string();
+    let reader = feed.reader.clone();
+    let (rps, _) = concurrent(16, s.throughput_requests, move |_| {
+        reader.get(&format!("/v1/posts/{id}")).expect(200);
+    });
+    r["post_read"] = json!({ "rps_16": rps, "x_health_rps_16": rps / health16 });
+}
+
+/// Active push followers of one author: registered, following, window built.
+fn active_followers(author: &User, n: usize, p: &Progress) -> Vec<User> {
+    let done = Arc::new(Mutex::new(0usize));
+    let out = Arc::new(Mutex::new(Vec::new()));
+    let (a, d, o) = (author.clone(), done.clone(), out.clone());
+    let (tty, started) = (p.tty, p.started);
+    concurrent(8, n, move |_| {
+        let u = register("rp_fan");
+        u.follow(&a);
+        u.get("/v1/feed?limit=1").expect(200);
+        o.lock().unwrap().push(u);
+        let mut k = d.lock().unwrap();
+        *k += 1;
+        Progress { tty, started }.phase("publish setup: active followers", *k, n);
+    });
+    Arc::try_unwrap(out).unwrap().into_inner().unwrap()
+}
+
+fn outbox_event(author: &User, post: &str) -> Option<Value> {
+    let o = admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200);
+    o["events"]
+        .as_array()?
+        .iter()
+        .find(|e| e["post_id"].as_u64().map(|n| n.to_string()).as_deref() == Some(post))
+        .cloned()
+}
+
+/// Publishes and waits for the post's fan-out; returns (publish ms, outbox commit -> done ms).
+fn publish_and_wait(author: &User, body: &str) -> (f64, f64) {
+    let t = Instant::now();
+    let post = author.post("/v1/posts", json!({ "body": body, "visibility": "public" })).expect(201);
+    let publish_ms = ms(t.elapsed());
+    let id = post["id"].as_str().unwrap().to_string();
+    let done = poll("the post's fan-out", DEADLINE, || {
+        let e = outbox_event(author, &id)?;
+        Some((e["done_at"].as_i64()? - e["created_at"].as_i64()?) as f64)
+    });
+    (publish_ms, done)
+}
+
+fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
+    let small = register("rp_small");
+    let big = register("rp_big");
+    let small_reader = active_followers(&small, 1, p).remove(0);
+    active_followers(&big, s.big_followers, p);
+    let rounds = if s.full { 10 } else { 5 };
+    let (mut small_pub, mut big_pub, mut big_done) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..rounds {
+        p.phase("publish: 1 follower vs the largest author", i + 1, rounds);
+        small_pub.push(publish_and_wait(&small, &format!("small {i}")).0);
+        let (publish, done) = publish_and_wait(&big, &format!("big {i}"));
+        big_pub.push(publish);
+        big_done.push(done);
+    }
+    // A small author's post during a big fan-out: until it is in the small author's reader's feed.
+    let mut during = Vec::new();
+    for i in 0..rounds {
+        p.phase("publish: small author during a big fan-out", i + 1, rounds);
+        big.post("/v1/posts", json!({ "body": format!("big again {i}"), "visibility": "public" }))
+            .expect(201);
+        let t = Instant::now();
+        let post = small
+            .post("/v1/posts", json!({ "body": format!("during {i}"), "visibility": "public" }))
+            .expect(201);
+        let id = post["id"].as_str().unwrap().to_string();
+        poll("the small author's post in its reader's feed", DEADLINE, || {
+            let f = small_reader.get("/v1/feed?limit=5").expect(200);
+            ids(f["items"].as_array()?).contains(&id).then_some(())
+        });
+        during.push(ms(t.elapsed()));
+        poll("the big fan-out to finish", DEADLINE, || {
+            let o = admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": big.id }))).expect(200);
+            (o["pending"] == 0).then_some(())
+        });
+    }
+    r["publish"] = json!({
+        "followers_big": s.big_followers,
+        "small": latency(&small_pub, floor),
+        "big": latency(&big_pub, floor),
+        "big_x_small_p50": pct(&big_pub, 50.0) / pct(&small_pub, 50.0),
+        "big_fanout_done_ms": { "p50": pct(&big_done, 50.0), "p99": pct(&big_done, 99.0) },
+        "small_visible_during_big_ms": { "p50": pct(&during, 50.0), "p99": pct(&during, 99.0) },
+    });
+}
+
+fn measure_likes(r: &mut Value, s: Sizes, floor: &Value, health16: f64) {
+    let author = register("rp_hot");
+    let post = author.publish("hot post", "public");
+    let path = format!("/v1/posts/{}/like", post["id"].as_str().unwrap());
+    let likers: Arc<Vec<User>> = Arc::new((0..16).map(|_| register("rp_liker")).collect());
+    let before = admin("GET", "/v1/admin/stats", None).expect(200)["likes"].clone();
+    let (ls, pth) = (likers.clone(), path.clone());
+    // Each client alternates like/unlike and ends on like (an even number of requests each).
+    let per = (s.throughput_requests / 16) & !1;
+    let (rps, lat) = concurrent(16, per * 16, move |i| {
+        let (user, k) = (&ls[i % 16], i / 16);
+        if k % 2 == 1 {
+            user.put(&pth, None).expect(200)
+        } else {
+            user.delete(&pth).expect(200)
+        };
+    });
+    let count =
+        author.get(&format!("/v1/posts/{}", post["id"].as_str().unwrap())).expect(200)["like_count"].clone();
+    let after = admin("GET", "/v1/admin/stats", None).expect(200)["likes"].clone();
+    let delta = |k: &str| after[k].as_i64().unwrap_or(0) - before[k].as_i64().unwrap_or(0);
+    let one = likers[0].clone();
+    let single: Vec<f64> = (0..s.samples / 2)
+        .map(|i| {
+            let t = Instant::now();
+            if i % 2 == 0 {
+                one.delete(&path).expect(200)
+            } else {
+                one.put(&path, None).expect(200)
+            };
+            ms(t.elapsed())
+        })
+        .collect();
+    r["likes"] = json!({
+        "rps_16": rps,
+        "x_health_rps_16": rps / health16,
+        "latency_16": { "p50": pct(&lat, 50.0), "p99": pct(&lat, 99.0) },
+        "single": latency(&single, floor),
+        "final_count": count,
+        "expected_count": 16,
+        "group_commits": delta("group_commits"),
+        "requests_committed": delta("requests_committed"),
+    });
+}
+
+fn wasm_gz_bytes() -> Option<usize> {
+    let wasm = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("build/index_bg.wasm");
+    let out = std::process::Command::new("gzip").arg("-9c").arg(&wasm).output().ok()?;
+    out.status.success().then_some(out.stdout.len())
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "**not met**"
+    }
+}
+
+/// The headline of the modes comparison (`bench/modes.json`, from `./scripts/bench modes`).
+fn modes_summary() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/modes.json");
+    let Some(m) = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        return "No `bench/modes.json` yet: run `./scripts/bench modes`.".into();
+    };
+    let by = |mode: &str| m["modes"].as_array().and_then(|a| a.iter().find(|r| r["mode"] == mode).cloned());
+    let (Some(push), Some(hybrid)) = (by("push"), by("hybrid")) else {
+        return "`bench/modes.json` lacks the push or hybrid run.".into();
+    };
+    format!(
+        "From `bench/MODES.md` ({} users, a separate run of `./scripts/bench modes`): hybrid writes {:.1}% of \
+         push-only's deliveries per post ({:.1} vs {:.1}); feed page-1 p50 {:.2}x push-only's.",
+        m["users"],
+        100.0 * num(&hybrid["deliveries_per_post"]) / num(&push["deliveries_per_post"]),
+        num(&hybrid["deliveries_per_post"]),
+        num(&push["deliveries_per_post"]),
+        num(&hybrid["feed_ms"]["p50"]) / num(&push["feed_ms"]["p50"]),
+    )
+}
+
+fn render(r: &Value) -> String {
+    let lat = |v: &Value| {
+        format!(
+            "p50 {:.1} ms ({:.2}x floor), p99 {:.1} ms ({:.2}x floor)",
+            num(&v["p50"]),
+            num(&v["x_floor_p50"]),
+            num(&v["p99"]),
+            num(&v["x_floor_p99"])
+        )
+    };
+    let (feed, publish, likes) = (&r["feed"], &r["publish"], &r["likes"]);
+    let p1 = &feed["page1"];
+    let wasm_kb = r["wasm_gz_bytes"].as_f64().map_or(f64::NAN, |b| b / 1024.0);
+    let rows = [
+        (
+            "feed page 1, 1 client (<= 2.5x floor p50, <= 4x p99)",
+            lat(p1),
+            num(&p1["x_floor_p50"]) <= 2.5 && num(&p1["x_floor_p99"]) <= 4.0,
+        ),
+        (
+            "feed page 1: sequential storage round trips (<= 2)",
+            format!(
+                "p50 {}, p99 {}",
+                feed["page1_sequential_trips"]["p50"], feed["page1_sequential_trips"]["p99"]
+            ),
+            num(&feed["page1_sequential_trips"]["p50"]) <= 2.0,
+        ),
+        ("feed page 50, 1 client", lat(&feed["page50"]), true),
+        (
+            "feed reads, 16 clients (>= 0.35x health throughput)",
+            format!("{:.0} req/s = {:.2}x health", num(&feed["rps_16"]), num(&feed["x_health_rps_16"])),
+            num(&feed["x_health_rps_16"]) >= 0.35,
+        ),
+        (
+            "one post `GET /v1/posts/{id}`, 16 clients",
+            format!(
+                "{:.0} req/s = {:.2}x health",
+                num(&r["post_read"]["rps_16"]),
+                num(&r["post_read"]["x_health_rps_16"])
+            ),
+            true,
+        ),
+        (
+            "hot-post like/unlike, 16 clients (>= 0.5x health, count exact)",
+            format!(
+                "{:.0} ops/s = {:.2}x health; final count {} (expected {}); {} requests in {} group commits",
+                num(&likes["rps_16"]),
+                num(&likes["x_health_rps_16"]),
+                likes["final_count"],
+                likes["expected_count"],
+                likes["requests_committed"],
+                likes["group_commits"]
+            ),
+            num(&likes["x_health_rps_16"]) >= 0.5 && likes["final_count"] == likes["expected_count"],
+        ),
+        ("like, 1 client", lat(&likes["single"]), true),
+        ("publish, 1 follower", lat(&publish["small"]), true),
+        (
+            "publish, largest author (flat: <= 1.3x the 1-follower p50)",
+            format!("{} = {:.2}x the 1-follower p50", lat(&publish["big"]), num(&publish["big_x_small_p50"])),
+            num(&publish["big_x_small_p50"]) <= 1.3,
+        ),
+        (
+            "publish-to-visible, largest author: outbox commit -> last window (p99 < 2 s)",
+            format!(
+                "{} active followers: p50 {:.0} ms, p99 {:.0} ms",
+                publish["followers_big"],
+                num(&publish["big_fanout_done_ms"]["p50"]),
+                num(&publish["big_fanout_done_ms"]["p99"])
+            ),
+            num(&publish["big_fanout_done_ms"]["p99"]) < 2000.0,
+        ),
+        (
+            "small author's post visible during a big fan-out (p50 <= 1 s)",
+            format!(
+                "p50 {:.0} ms, p99 {:.0} ms",
+                num(&publish["small_visible_during_big_ms"]["p50"]),
+                num(&publish["small_visible_during_big_ms"]["p99"])
+            ),
+            num(&publish["small_visible_during_big_ms"]["p50"]) <= 1000.0,
+        ),
+        ("wasm, gzipped (< 500 KB)", format!("{wasm_kb:.0} KB"), wasm_kb < 500.0),
+    ];
+    let mut md = String::from("# edgefeed benchmark report\n\n");
+    md.push_str(&format!(
+        "Command: `{}`. One run on a fresh local stack (`wrangler dev`: workerd, local D1, Durable Objects, Queues), \
+         {} cores shared with other work, `FANOUT_MODE=push`, production `FEED_WINDOW`/`FANOUT_CHUNK`/`FANOUT_CONCURRENCY`, \
+         rate limits off; {:.0} s in all. Floor: `GET /v1/health` on the same client, same run: p50 {:.1} ms, p99 {:.1} ms, \
+         {:.0} req/s with 16 clients. Feed: one reader following {} authors, {} posts, pages of 20.\n\n",
+        if r["full"] == true { "./scripts/bench --full" } else { "./scripts/bench" },
+        r["cores"],
+        num(&r["total_secs"]),
+        num(&r["floor"]["p50"]),
+        num(&r["floor"]["p99"]),
+        num(&r["floor"]["rps_16"]),
+        Sizes::new(r["full"] == true).feed_authors,
+        Sizes::new(r["full"] == true).feed_authors * Sizes::new(r["full"] == true).posts_per_author,
+    ));
+    md.push_str("| scenario (target) | measured | target |\n|---|---|---|\n");
+    for (name, figure, ok) in rows {
+        let target = if name.contains('(') { verdict(ok) } else { "" };
+        md.push_str(&format!("| {name} | {figure} | {target} |\n"));
+    }
+    md.push_str(&format!("\nFan-out modes: {}\n", modes_summary()));
+    md.push_str("\nRaw figures: `bench/report.json`.\n");
+    md
+}
