@@ -122,6 +122,26 @@ fn trips(r: &Resp) -> f64 {
     r.timing("sequential round trips") as f64
 }
 
+/// Server-side milliseconds of a response (`Server-Timing`): total, D1, Durable Objects.
+fn server_ms(r: &Resp) -> [f64; 3] {
+    let header = r.server_timing.as_deref().unwrap_or("");
+    let dur = |name: &str| {
+        header
+            .split(", ")
+            .find(|part| part.starts_with(&format!("{name};")))
+            .and_then(|part| part.rsplit("dur=").next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    [dur("total"), dur("d1"), dur("do")]
+}
+
+/// p50 of each of the three server-side figures.
+fn breakdown(samples: &[[f64; 3]]) -> Value {
+    let col = |i: usize| pct(&samples.iter().map(|s| s[i]).collect::<Vec<_>>(), 50.0);
+    json!({ "total_ms_p50": col(0), "d1_ms_p50": col(1), "do_ms_p50": col(2) })
+}
+
 struct Feed {
     reader: User,
     /// Cursor to page 50 (of 20 items).
@@ -207,6 +227,7 @@ fn main() {
 fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Value, health16: f64) {
     let mut page1 = Vec::new();
     let mut page1_trips = Vec::new();
+    let mut page1_server = Vec::new();
     let mut page50 = Vec::new();
     let mut page50_trips = Vec::new();
     let path50 = format!("/v1/feed?limit=20&cursor={}", feed.page50);
@@ -216,6 +237,7 @@ fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Valu
         let resp = feed.reader.get("/v1/feed?limit=20");
         page1.push(ms(t.elapsed()));
         page1_trips.push(trips(&resp));
+        page1_server.push(server_ms(&resp));
         let t = Instant::now();
         let resp = feed.reader.get(&path50);
         page50.push(ms(t.elapsed()));
@@ -228,6 +250,7 @@ fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Valu
     r["feed"] = json!({
         "page1": latency(&page1, floor),
         "page1_sequential_trips": { "p50": pct(&page1_trips, 50.0), "p99": pct(&page1_trips, 99.0) },
+        "page1_server": breakdown(&page1_server),
         "page50": latency(&page50, floor),
         "page50_sequential_trips": { "p50": pct(&page50_trips, 50.0), "p99": pct(&page50_trips, 99.0) },
         "rps_16": rps,
@@ -353,15 +376,15 @@ fn measure_likes(r: &mut Value, s: Sizes, floor: &Value, health16: f64) {
     let after = admin("GET", "/v1/admin/stats", None).expect(200)["likes"].clone();
     let delta = |k: &str| after[k].as_i64().unwrap_or(0) - before[k].as_i64().unwrap_or(0);
     let one = likers[0].clone();
+    let mut server = Vec::new();
     let single: Vec<f64> = (0..s.samples / 2)
         .map(|i| {
             let t = Instant::now();
-            if i % 2 == 0 {
-                one.delete(&path).expect(200)
-            } else {
-                one.put(&path, None).expect(200)
-            };
-            ms(t.elapsed())
+            let resp = if i % 2 == 0 { one.delete(&path) } else { one.put(&path, None) };
+            let took = ms(t.elapsed());
+            assert_eq!(resp.status, 200, "{}", resp.body);
+            server.push(server_ms(&resp));
+            took
         })
         .collect();
     r["likes"] = json!({
@@ -369,6 +392,7 @@ fn measure_likes(r: &mut Value, s: Sizes, floor: &Value, health16: f64) {
         "x_health_rps_16": rps / health16,
         "latency_16": { "p50": pct(&lat, 50.0), "p99": pct(&lat, 99.0) },
         "single": latency(&single, floor),
+        "single_server": breakdown(&server),
         "final_count": count,
         "expected_count": 16,
         "group_commits": delta("group_commits"),
@@ -426,6 +450,14 @@ fn render(r: &Value) -> String {
             num(&v["x_floor_p99"])
         )
     };
+    let split = |v: &Value| {
+        format!(
+            "total {:.1} ms: D1 {:.1} ms, Durable Objects {:.1} ms (the rest is the Worker's own work)",
+            num(&v["total_ms_p50"]),
+            num(&v["d1_ms_p50"]),
+            num(&v["do_ms_p50"])
+        )
+    };
     let (feed, publish, likes) = (&r["feed"], &r["publish"], &r["likes"]);
     let p1 = &feed["page1"];
     let wasm_kb = r["wasm_gz_bytes"].as_f64().map_or(f64::NAN, |b| b / 1024.0);
@@ -443,6 +475,7 @@ fn render(r: &Value) -> String {
             ),
             num(&feed["page1_sequential_trips"]["p50"]) <= 2.0,
         ),
+        ("feed page 1: where the time goes (server p50)", split(&feed["page1_server"]), true),
         ("feed page 50, 1 client", lat(&feed["page50"]), true),
         (
             "feed reads, 16 clients (>= 0.35x health throughput)",
@@ -472,6 +505,7 @@ fn render(r: &Value) -> String {
             num(&likes["x_health_rps_16"]) >= 0.5 && likes["final_count"] == likes["expected_count"],
         ),
         ("like, 1 client", lat(&likes["single"]), true),
+        ("like: where the time goes (server p50)", split(&likes["single_server"]), true),
         ("publish, 1 follower", lat(&publish["small"]), true),
         (
             "publish, largest author (flat: <= 1.3x the 1-follower p50)",
