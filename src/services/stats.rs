@@ -50,34 +50,44 @@ fn render(s: &Snapshot, now: i64) -> Value {
             "unfollowed": get("filtered_unfollowed"),
             "visibility": get("filtered_visibility"),
         },
-        "likes": {
-            "group_commits": get("like_commits"),
-            "requests_committed": get("like_commit_ops"),
-            "mean_group_size": mean(get("like_commit_ops"), get("like_commits")),
-            "groups_by_size": {
-                "1": get("like_commit_size_1"),
-                "2-4": get("like_commit_size_2_4"),
-                "5-16": get("like_commit_size_5_16"),
-                "17+": get("like_commit_size_17_up"),
-            },
-        },
+        "likes": likes(s),
         "reconcile": {
             "runs": get("reconcile_runs"),
             "outbox_resent": get("reconcile_resent"),
             "counts_repaired": get("reconcile_counts_repaired"),
         },
-        "hybrid": {
-            "edges": { "push": s.edges.0, "pull": s.edges.1, "switching": s.edges.2 },
-            "deliveries_written": get("deliveries"),
-            "deliveries_avoided_by_pull": get("deliveries_avoided"),
-            "pulled_authors_per_reader": {
-                "readers": s.pulled_per_reader.len(),
-                "p50": percentile(&s.pulled_per_reader, 50.0),
-                "p99": percentile(&s.pulled_per_reader, 99.0),
-            },
-            "hot_range_cache": hot_cache(get("hot_cache_hits"), get("hot_cache_misses")),
-        },
+        "hybrid": hybrid(s),
         "counters": s.counters,
+    })
+}
+
+fn likes(s: &Snapshot) -> Value {
+    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
+    json!({
+        "group_commits": get("like_commits"),
+        "requests_committed": get("like_commit_ops"),
+        "mean_group_size": mean(get("like_commit_ops"), get("like_commits")),
+        "groups_by_size": {
+            "1": get("like_commit_size_1"),
+            "2-4": get("like_commit_size_2_4"),
+            "5-16": get("like_commit_size_5_16"),
+            "17+": get("like_commit_size_17_up"),
+        },
+    })
+}
+
+fn hybrid(s: &Snapshot) -> Value {
+    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
+    json!({
+        "edges": { "push": s.edges.0, "pull": s.edges.1, "switching": s.edges.2 },
+        "deliveries_written": get("deliveries"),
+        "deliveries_avoided_by_pull": get("deliveries_avoided"),
+        "pulled_authors_per_reader": {
+            "readers": s.pulled_per_reader.len(),
+            "p50": percentile(&s.pulled_per_reader, 50.0),
+            "p99": percentile(&s.pulled_per_reader, 99.0),
+        },
+        "hot_range_cache": hot_cache(get("hot_cache_hits"), get("hot_cache_misses")),
     })
 }
 

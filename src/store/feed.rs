@@ -148,40 +148,11 @@ pub fn beside_window_statement(
     before: SortKey,
     limit: usize,
 ) -> ApiResult<Option<D1PreparedStatement>> {
-    const BOUNDS: &str = "(p.created_at, p.id) < (?2, ?3) AND (p.created_at, p.id) > (?4, ?5)";
-    let columns = post_columns();
     let (sql, extra) = match scope.authors {
-        PullAuthors::Pulled { in_flight_since, cached } => (
-            format!(
-                "SELECT * FROM ( \
-                   {columns} FROM follows e \
-                     JOIN posts p ON p.id IN ( \
-                       SELECT q.id FROM posts q WHERE q.author_id = e.author_id AND q.deleted_at IS NULL \
-                         AND q.visibility <> 'private' AND (q.created_at, q.id) < (?2, ?3) \
-                         AND (q.created_at, q.id) > (?4, ?5) \
-                       ORDER BY q.created_at DESC, q.id DESC LIMIT ?6) \
-                     JOIN users u ON u.id = p.author_id \
-                   WHERE e.follower_id = ?1 AND e.pull = 1 AND e.author_id NOT IN (SELECT value FROM json_each(?8)) \
-                   UNION ALL \
-                   {columns} FROM posts p JOIN users u ON u.id = p.author_id \
-                   WHERE p.created_at >= ?7 AND p.author_id IN (SELECT ?1 UNION ALL \
-                       SELECT author_id FROM follows WHERE follower_id = ?1 \
-                         AND (pull = 0 OR author_id IN (SELECT value FROM json_each(?8)))) \
-                     AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BOUNDS}) \
-                 ORDER BY created_at DESC, id DESC LIMIT ?6"
-            ),
-            vec![int(in_flight_since), text(&id_list(cached))],
-        ),
-        PullAuthors::InFlight { since } => (
-            format!(
-                "{columns} FROM posts p JOIN users u ON u.id = p.author_id \
-                 WHERE p.created_at >= ?7 AND p.author_id IN \
-                     (SELECT ?1 UNION ALL SELECT author_id FROM follows WHERE follower_id = ?1) \
-                   AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BOUNDS} \
-                 ORDER BY p.created_at DESC, p.id DESC LIMIT ?6"
-            ),
-            vec![int(since)],
-        ),
+        PullAuthors::Pulled { in_flight_since, cached } => {
+            (pulled_beside_sql(), vec![int(in_flight_since), text(&id_list(cached))])
+        }
+        PullAuthors::InFlight { since } => (in_flight_beside_sql(), vec![int(since)]),
         PullAuthors::All | PullAuthors::Group(_) => return Ok(None),
     };
     let lower = scope.after.unwrap_or(SortKey::BOTTOM);
@@ -195,6 +166,45 @@ pub fn beside_window_statement(
     ];
     params.extend(extra);
     Ok(Some(stmt(db, &sql, &params)?))
+}
+
+/// ?1 viewer, ?2/?3 upper key, ?4/?5 lower key (both exclusive), ?6 limit.
+const BESIDE_BOUNDS: &str = "(p.created_at, p.id) < (?2, ?3) AND (p.created_at, p.id) > (?4, ?5)";
+
+/// Hybrid: each pulled (and not cached) author's top `?6` in the bounds, plus the in-flight
+/// posts (`?7` on) of the viewer, pushed authors and cached ones (`?8`, a JSON id list).
+fn pulled_beside_sql() -> String {
+    let columns = post_columns();
+    format!(
+        "SELECT * FROM ( \
+           {columns} FROM follows e \
+             JOIN posts p ON p.id IN ( \
+               SELECT q.id FROM posts q WHERE q.author_id = e.author_id AND q.deleted_at IS NULL \
+                 AND q.visibility <> 'private' AND (q.created_at, q.id) < (?2, ?3) \
+                 AND (q.created_at, q.id) > (?4, ?5) \
+               ORDER BY q.created_at DESC, q.id DESC LIMIT ?6) \
+             JOIN users u ON u.id = p.author_id \
+           WHERE e.follower_id = ?1 AND e.pull = 1 AND e.author_id NOT IN (SELECT value FROM json_each(?8)) \
+           UNION ALL \
+           {columns} FROM posts p JOIN users u ON u.id = p.author_id \
+           WHERE p.created_at >= ?7 AND p.author_id IN (SELECT ?1 UNION ALL \
+               SELECT author_id FROM follows WHERE follower_id = ?1 \
+                 AND (pull = 0 OR author_id IN (SELECT value FROM json_each(?8)))) \
+             AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS}) \
+         ORDER BY created_at DESC, id DESC LIMIT ?6"
+    )
+}
+
+/// Push: the in-flight posts (`?7` on) of the viewer and everyone followed, in the bounds.
+fn in_flight_beside_sql() -> String {
+    let columns = post_columns();
+    format!(
+        "{columns} FROM posts p JOIN users u ON u.id = p.author_id \
+         WHERE p.created_at >= ?7 AND p.author_id IN \
+             (SELECT ?1 UNION ALL SELECT author_id FROM follows WHERE follower_id = ?1) \
+           AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS} \
+         ORDER BY p.created_at DESC, p.id DESC LIMIT ?6"
+    )
 }
 
 pub async fn pull_posts(
