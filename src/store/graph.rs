@@ -1,6 +1,6 @@
 //! The social graph: follows (with optional group) and blocks.
 
-use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
+use super::users::{not_blocked_between, not_blocked_with_viewer, UserRow, USER_COLUMNS};
 use super::{all, batch, int, opt_text, outbox, run, stmt, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
@@ -20,9 +20,6 @@ struct GroupRow {
     group_name: Option<String>,
 }
 
-const BLOCK_EITHER_WAY: &str = "EXISTS (SELECT 1 FROM blocks WHERE (blocker_id = ?1 AND blocked_id = ?2) \
-                                OR (blocker_id = ?2 AND blocked_id = ?1))";
-
 /// Creates or updates the follow, refusing atomically if a block exists either way (a check
 /// made before the insert could race with a concurrent block). Returns the follow's group and
 /// the outbox event that backfills the follower's window.
@@ -37,9 +34,10 @@ pub async fn follow(
         GroupChange::Keep => (0, None),
         GroupChange::Set(name) => (1, name.as_ref().map(GroupName::as_str)),
     };
+    let not_blocked = not_blocked_between("?1", "?2");
     let sql = format!(
         "INSERT INTO follows (follower_id, author_id, group_name, created_at) \
-         SELECT ?1, ?2, ?3, ?4 WHERE NOT {BLOCK_EITHER_WAY} \
+         SELECT ?1, ?2, ?3, ?4 WHERE {not_blocked} \
          ON CONFLICT (follower_id, author_id) DO UPDATE \
            SET group_name = CASE WHEN ?5 = 1 THEN excluded.group_name ELSE group_name END \
          RETURNING group_name"

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
+use super::users::not_blocked_between;
 use super::{batch, int, stats, stmt, Db};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
@@ -12,13 +13,17 @@ use crate::error::{ApiError, ApiResult};
 /// "The user `?2` may see the post `?1` now": `domain/visibility.rs::may_see` as SQL (not
 /// deleted; the author; or no block either way and public, or followers-only and following).
 /// The like tests over HTTP pin it against the rule (stranger, follower, blocked, deleted).
-const MAY_SEE: &str = "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.deleted_at IS NULL AND ( \
-       p.author_id = ?2 \
-       OR (NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?2 AND b.blocked_id = p.author_id) \
-                                                  OR (b.blocker_id = p.author_id AND b.blocked_id = ?2)) \
-           AND (p.visibility = 'public' \
-                OR (p.visibility = 'followers' \
-                    AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?2 AND f.author_id = p.author_id))))))";
+fn may_see_sql() -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.deleted_at IS NULL AND ( \
+           p.author_id = ?2 \
+           OR ({} \
+               AND (p.visibility = 'public' \
+                    OR (p.visibility = 'followers' \
+                        AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?2 AND f.author_id = p.author_id))))))",
+        not_blocked_between("?2", "p.author_id")
+    )
+}
 
 /// The set-state upsert: applies only if the user may see the post now (checked in the same
 /// transaction, so a block or delete racing the like cannot slip between check and write), and
@@ -27,21 +32,23 @@ const MAY_SEE: &str = "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.delet
 fn upsert_sql() -> String {
     format!(
         "INSERT INTO likes (post_id, user_id, liked, seq, updated_at, liked_at) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE {MAY_SEE} \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE {} \
      ON CONFLICT (post_id, user_id) DO UPDATE SET \
        liked = excluded.liked, \
        seq = COALESCE(excluded.seq, likes.seq), \
        updated_at = excluded.updated_at, \
        liked_at = CASE WHEN likes.liked = 0 AND excluded.liked = 1 THEN excluded.liked_at ELSE likes.liked_at END \
      WHERE excluded.seq IS NULL OR likes.seq IS NULL OR excluded.seq > likes.seq \
-     RETURNING 1 AS applied"
+     RETURNING 1 AS applied",
+        may_see_sql()
     )
 }
 
 fn state_sql() -> String {
     format!(
         "SELECT COALESCE((SELECT liked FROM likes WHERE post_id = ?1 AND user_id = ?2), 0) AS liked, \
-         (SELECT like_count FROM posts WHERE id = ?1) AS like_count, {MAY_SEE} AS visible"
+         (SELECT like_count FROM posts WHERE id = ?1) AS like_count, {} AS visible",
+        may_see_sql()
     )
 }
 

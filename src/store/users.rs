@@ -37,9 +37,14 @@ pub fn relationship_columns(user_col: &str) -> String {
 
 /// The SQL condition "no block either way between the viewer (`?1`) and this user column".
 pub fn not_blocked_with_viewer(user_col: &str) -> String {
+    not_blocked_between("?1", user_col)
+}
+
+/// The SQL condition "no block either way between these two user expressions".
+pub fn not_blocked_between(a: &str, b: &str) -> String {
     format!(
-        "NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?1 AND b.blocked_id = {user_col}) \
-         OR (b.blocker_id = {user_col} AND b.blocked_id = ?1))"
+        "NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = {a} AND b.blocked_id = {b}) \
+         OR (b.blocker_id = {b} AND b.blocked_id = {a}))"
     )
 }
 
