@@ -14,7 +14,7 @@ mod common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -172,39 +172,6 @@ fn timed(method: &str, path: &str, token: Option<&str>, body: Option<&Value>) ->
     let text = response.into_string().unwrap_or_default();
     let elapsed = ms(t.elapsed());
     (status, serde_json::from_str(&text).unwrap_or(Value::Null), timing, elapsed)
-}
-
-/// Runs `work(i)` for i in 0..n on `threads` threads.
-fn parallel<T: Send + 'static>(
-    threads: usize,
-    n: usize,
-    work: impl Fn(usize) -> T + Send + Sync + 'static,
-) -> Vec<T> {
-    let work = Arc::new(work);
-    let out: Arc<Mutex<Vec<Option<T>>>> = Arc::new(Mutex::new((0..n).map(|_| None).collect()));
-    let next = Arc::new(Mutex::new(0usize));
-    let handles: Vec<_> = (0..threads)
-        .map(|_| {
-            let (work, out, next) = (work.clone(), out.clone(), next.clone());
-            thread::spawn(move || loop {
-                let i = {
-                    let mut n_ = next.lock().unwrap();
-                    let i = *n_;
-                    *n_ += 1;
-                    i
-                };
-                if i >= n {
-                    return;
-                }
-                let v = work(i);
-                out.lock().unwrap()[i] = Some(v);
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().expect("a worker thread panicked");
-    }
-    Arc::try_unwrap(out).ok().unwrap().into_inner().unwrap().into_iter().map(|v| v.unwrap()).collect()
 }
 
 fn stats() -> Value {

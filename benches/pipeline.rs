@@ -198,31 +198,25 @@ fn main() {
             ms(t.elapsed())
         })
         .collect();
-    let latencies = Arc::new(Mutex::new(Vec::new()));
     let t = Instant::now();
-    let handles: Vec<_> = likers
-        .iter()
-        .cloned()
-        .map(|u| {
-            let (latencies, path) = (latencies.clone(), path.clone());
-            thread::spawn(move || {
-                for i in 0..10 {
-                    let s = Instant::now();
-                    if i % 2 == 0 {
-                        u.put(&path, None).expect(200)
-                    } else {
-                        u.delete(&path).expect(200)
-                    };
-                    latencies.lock().unwrap().push(ms(s.elapsed()));
-                }
+    let burst_likers = Arc::new(likers.clone());
+    let burst_path = path.clone();
+    let per_user = parallel(likers.len(), likers.len(), move |k| {
+        let u = &burst_likers[k];
+        (0..10)
+            .map(|i| {
+                let s = Instant::now();
+                if i % 2 == 0 {
+                    u.put(&burst_path, None).expect(200)
+                } else {
+                    u.delete(&burst_path).expect(200)
+                };
+                ms(s.elapsed())
             })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+            .collect::<Vec<f64>>()
+    });
     let burst_secs = t.elapsed().as_secs_f64();
-    let lat = latencies.lock().unwrap().clone();
+    let lat: Vec<f64> = per_user.into_iter().flatten().collect();
     println!("\n## likes on one hot post");
     println!("- one user, sequential: p50 {:.1} ms, p99 {:.1} ms", pct(&single, 50.0), pct(&single, 99.0));
     println!(

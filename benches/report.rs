@@ -58,6 +58,7 @@ impl Sizes {
 }
 
 /// Progress on stderr: one line per phase, rewritten in place on a terminal, silent otherwise.
+#[derive(Clone, Copy)]
 struct Progress {
     tty: bool,
     started: Instant,
@@ -76,6 +77,24 @@ impl Progress {
     }
 }
 
+/// [`parallel`] with the phase's progress shown as items finish.
+fn parallel_phase<T: Send + 'static>(
+    p: Progress,
+    phase: &'static str,
+    threads: usize,
+    n: usize,
+    work: impl Fn(usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let done = Arc::new(Mutex::new(0usize));
+    parallel(threads, n, move |i| {
+        let out = work(i);
+        let mut finished = done.lock().unwrap();
+        *finished += 1;
+        p.phase(phase, *finished, n);
+        out
+    })
+}
+
 /// p50/p99 of a sample set, and the ratios to the floor's.
 fn latency(samples: &[f64], floor: &Value) -> Value {
     let (p50, p99) = (pct(samples, 50.0), pct(samples, 99.0));
@@ -90,27 +109,13 @@ fn concurrent(
     total: usize,
     request: impl Fn(usize) + Send + Sync + 'static,
 ) -> (f64, Vec<f64>) {
-    let request = Arc::new(request);
-    let latencies = Arc::new(Mutex::new(Vec::with_capacity(total)));
     let started = Instant::now();
-    let handles: Vec<_> = (0..clients)
-        .map(|c| {
-            let (request, latencies) = (request.clone(), latencies.clone());
-            thread::spawn(move || {
-                for i in (c..total).step_by(clients) {
-                    let t = Instant::now();
-                    request(i);
-                    latencies.lock().unwrap().push(ms(t.elapsed()));
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-    let secs = started.elapsed().as_secs_f64();
-    let lat = latencies.lock().unwrap().clone();
-    (total as f64 / secs, lat)
+    let latencies = parallel(clients, total, move |i| {
+        let t = Instant::now();
+        request(i);
+        ms(t.elapsed())
+    });
+    (total as f64 / started.elapsed().as_secs_f64(), latencies)
 }
 
 fn health() {
@@ -155,18 +160,12 @@ fn feed_setup(s: Sizes, p: &Progress) -> Feed {
     let authors: Vec<User> = (0..s.feed_authors).map(|_| register("rp_author")).collect();
     let now = now_secs();
     let total = s.feed_authors * s.posts_per_author;
-    let done = Arc::new(Mutex::new(0usize));
     let authors = Arc::new(authors);
-    let (a, d) = (authors.clone(), done.clone());
-    let tty = p.tty;
-    let started = p.started;
-    let (_, _) = concurrent(8, total, move |i| {
+    let a = authors.clone();
+    parallel_phase(*p, "feed setup: posts imported", 8, total, move |i| {
         let (author, k) = (i % a.len(), i / a.len());
         let at = edgefeed::domain::time::format_rfc3339((now - 60 - (i as i64) * 37) * 1000);
         import_post(&a[author], &format!("post {k} of author {author}"), "public", &at);
-        let mut n = d.lock().unwrap();
-        *n += 1;
-        Progress { tty, started }.phase("feed setup: posts imported", *n, total);
     });
     for a in authors.iter() {
         reader.follow(a);
@@ -271,20 +270,13 @@ fn measure_post_reads(r: &mut Value, feed: &Feed, s: Sizes, health16: f64) {
 
 /// Active push followers of one author: registered, following, window built.
 fn active_followers(author: &User, n: usize, p: &Progress) -> Vec<User> {
-    let done = Arc::new(Mutex::new(0usize));
-    let out = Arc::new(Mutex::new(Vec::new()));
-    let (a, d, o) = (author.clone(), done.clone(), out.clone());
-    let (tty, started) = (p.tty, p.started);
-    concurrent(8, n, move |_| {
+    let author = author.clone();
+    parallel_phase(*p, "publish setup: active followers", 8, n, move |_| {
         let u = register("rp_fan");
-        u.follow(&a);
+        u.follow(&author);
         u.get("/v1/feed?limit=1").expect(200);
-        o.lock().unwrap().push(u);
-        let mut k = d.lock().unwrap();
-        *k += 1;
-        Progress { tty, started }.phase("publish setup: active followers", *k, n);
-    });
-    Arc::try_unwrap(out).unwrap().into_inner().unwrap()
+        u
+    })
 }
 
 fn outbox_event(author: &User, post: &str) -> Option<Value> {

@@ -568,3 +568,45 @@ pub fn pct(samples: &[f64], p: f64) -> f64 {
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
+
+/// Runs `work(i)` for i in 0..n on `threads` threads (each takes the next index); returns the
+/// results in index order.
+pub fn parallel<T: Send + 'static>(
+    threads: usize,
+    n: usize,
+    work: impl Fn(usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let work = std::sync::Arc::new(work);
+    let out: std::sync::Arc<Mutex<Vec<Option<T>>>> =
+        std::sync::Arc::new(Mutex::new((0..n).map(|_| None).collect()));
+    let next = std::sync::Arc::new(Mutex::new(0usize));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (work, out, next) = (work.clone(), out.clone(), next.clone());
+            std::thread::spawn(move || loop {
+                let i = {
+                    let mut n_ = next.lock().unwrap();
+                    let i = *n_;
+                    *n_ += 1;
+                    i
+                };
+                if i >= n {
+                    return;
+                }
+                let v = work(i);
+                out.lock().unwrap()[i] = Some(v);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a worker thread panicked");
+    }
+    std::sync::Arc::try_unwrap(out)
+        .ok()
+        .unwrap()
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|v| v.unwrap())
+        .collect()
+}
