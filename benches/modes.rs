@@ -128,6 +128,10 @@ struct Timing {
     do_calls: f64,
     queue_sends: f64,
     sequential: f64,
+    /// Server-side milliseconds: the whole request, its D1 waits, its Durable Object waits.
+    total_ms: f64,
+    d1_ms: f64,
+    do_ms: f64,
 }
 
 /// The number just before `suffix` in `text`.
@@ -136,6 +140,11 @@ fn number_before(text: &str, suffix: &str) -> f64 {
     let head = text[..end].trim_end();
     let start = head.rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
     head[start..].parse().unwrap_or(0.0)
+}
+
+/// The `dur=` of one Server-Timing entry.
+fn duration(entry: &str) -> f64 {
+    entry.split(';').find_map(|p| p.trim().strip_prefix("dur=")).and_then(|v| v.parse().ok()).unwrap_or(0.0)
 }
 
 fn parse_timing(header: &str) -> Timing {
@@ -154,6 +163,9 @@ fn parse_timing(header: &str) -> Timing {
         do_calls: number_before(&part("do"), " call"),
         queue_sends: number_before(&part("queue"), " send"),
         sequential: number_before(&part("storage"), " sequential"),
+        total_ms: duration(&part("total")),
+        d1_ms: duration(&d1),
+        do_ms: duration(&part("do")),
     }
 }
 
@@ -307,7 +319,15 @@ fn run_mode(mode: &str, g: &Graph, seed: u64) -> Value {
         feed.push(d);
         feed_timing.push(t);
     }
-    eprintln!("[{mode}] feed p50 {:.1} ms, health p50 {:.1} ms", pct(&feed, 50.0), pct(&health, 50.0));
+    let server = |f: fn(&Timing) -> f64| pct(&feed_timing.iter().map(f).collect::<Vec<f64>>(), 50.0);
+    eprintln!(
+        "[{mode}] feed p50 {:.1} ms (server {:.1}, D1 {:.1}, DO {:.1}), health p50 {:.1} ms",
+        pct(&feed, 50.0),
+        server(|t| t.total_ms),
+        server(|t| t.d1_ms),
+        server(|t| t.do_ms),
+        pct(&health, 50.0)
+    );
 
     // Posts by authors drawn by posting rate (same draw in every mode); each waited out.
     let before = stats();
@@ -381,6 +401,9 @@ fn run_mode(mode: &str, g: &Graph, seed: u64) -> Value {
         "feed_d1_round_trips": p(&col(&feed_timing, |t| t.round_trips)),
         "feed_do_calls": p(&col(&feed_timing, |t| t.do_calls)),
         "feed_sequential": p(&col(&feed_timing, |t| t.sequential)),
+        "feed_server_ms": p(&col(&feed_timing, |t| t.total_ms)),
+        "feed_d1_ms": p(&col(&feed_timing, |t| t.d1_ms)),
+        "feed_do_ms": p(&col(&feed_timing, |t| t.do_ms)),
         "publish_sequential": p(&col(&pub_t, |t| t.sequential)),
         "visible_in_feed_ms": p(&visible_ms),
         "fanout_done_ms": p(&done_ms),

@@ -2,9 +2,10 @@
 //! and nothing HTTP-specific. The HTTP layer builds one per request and adds auth on top; the
 //! queue consumer and the cron pass build their own.
 
+use std::future::Future;
 use std::rc::Rc;
 
-use worker::Env;
+use worker::{Context, Env};
 
 use crate::config::Config;
 use crate::error::ApiResult;
@@ -18,6 +19,8 @@ pub struct Ctx {
     pub now: i64,
     /// The storage round trips made so far (D1, Durable Objects, queue), for `Server-Timing`.
     pub io: Rc<Io>,
+    /// The invocation's `waitUntil`, when it has one: work the answer need not wait for.
+    background: Option<Rc<Context>>,
 }
 
 impl Ctx {
@@ -32,7 +35,24 @@ impl Ctx {
             env,
             now: now_ms(),
             io,
+            background: None,
         })
+    }
+
+    /// Lets [`Ctx::after_response`] hand work to the invocation's `waitUntil`.
+    pub fn with_background(mut self, background: Rc<Context>) -> Self {
+        self.background = Some(background);
+        self
+    }
+
+    /// Runs best-effort work (a cache put, an activity report) after the answer is sent, when
+    /// the invocation allows it (`waitUntil`); otherwise now. The work must not change what
+    /// the answer says: it is only ever something a later request does without if it is lost.
+    pub async fn after_response(&self, work: impl Future<Output = ()> + 'static) {
+        match &self.background {
+            Some(context) => context.wait_until(work),
+            None => work.await,
+        }
     }
 
     /// The clock read afresh (long jobs record progress times as they go).

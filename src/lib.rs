@@ -23,8 +23,8 @@ fn start() {
 }
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
-    Ok(http::handle(req, env).await)
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    Ok(http::handle(req, env, ctx).await)
 }
 
 #[event(queue)]

@@ -4,7 +4,7 @@
 use std::ops::Deref;
 use std::rc::Rc;
 
-use worker::Env;
+use worker::{Context, Env};
 
 use super::input::Input;
 use crate::context::Ctx;
@@ -35,7 +35,7 @@ fn secret(env: &Env, name: &str) -> Option<String> {
 }
 
 impl App {
-    pub fn new(env: Env, io: Rc<Io>) -> ApiResult<Self> {
+    pub fn new(env: Env, io: Rc<Io>, invocation: Rc<Context>) -> ApiResult<Self> {
         let auth_secret = secret(&env, "AUTH_SECRET")
             .ok_or_else(|| ApiError::Internal("AUTH_SECRET is not configured".into()))?
             .into_bytes();
@@ -43,7 +43,7 @@ impl App {
             cursors: CursorCodec::new(&auth_secret),
             admin_token: secret(&env, "ADMIN_TOKEN"),
             auth_secret,
-            ctx: Ctx::with_io(env, io)?,
+            ctx: Ctx::with_io(env, io)?.with_background(invocation),
         })
     }
 

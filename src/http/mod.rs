@@ -11,7 +11,7 @@ pub mod views;
 use std::rc::Rc;
 
 use futures_util::future::join;
-use worker::{Env, Method, Request, Response};
+use worker::{Context, Env, Method, Request, Response};
 
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
@@ -22,11 +22,11 @@ use handlers::{admin, engagement, feed, graph, posts, users};
 use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
-pub async fn handle(mut req: Request, env: Env) -> Response {
+pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response {
     let head = req.method() == Method::Head;
     let started = worker::Date::now().as_millis();
     let io = Rc::new(Io::default());
-    let mut response = match dispatch(&mut req, env, io.clone()).await {
+    let mut response = match dispatch(&mut req, env, io.clone(), Rc::new(invocation)).await {
         Ok(response) => response,
         Err(err) => problem(&err),
     };
@@ -71,7 +71,7 @@ async fn finish(mut response: Response, head: bool) -> Response {
     }
 }
 
-async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>) -> ApiResult<Response> {
+async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Context>) -> ApiResult<Response> {
     let url = req.url()?;
     let route = router::route(req.method().as_ref(), url.path())?;
     if route == Route::Public(PublicRoute::Health) {
@@ -79,7 +79,7 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>) -> ApiResult<Response
         return handlers::json(200, &serde_json::json!({ "ok": true }));
     }
     let input = Input::read(req).await?;
-    let app = App::new(env, io)?;
+    let app = App::new(env, io, invocation)?;
     match route {
         Route::Public(public_route) => {
             // Per client IP; without CF-Connecting-IP (only off Cloudflare) all share one key.

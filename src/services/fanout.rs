@@ -52,6 +52,22 @@ pub enum QueueMessage {
     Policy(PolicyJob),
 }
 
+/// Sends one job after the answer (see [`Ctx::after_response`]); for jobs whose loss costs
+/// nothing but a delay, because their next trigger makes them again. Failures are logged.
+pub async fn send_job_after_response(ctx: &Ctx, message: QueueMessage) {
+    let queue = match ctx.env.queue(FANOUT_QUEUE) {
+        Ok(queue) => queue,
+        Err(e) => return worker::console_error!("queue binding missing: {e}"),
+    };
+    count_send(ctx);
+    ctx.after_response(async move {
+        if let Err(e) = queue.send(message).await {
+            worker::console_error!("job {message:?} not sent: {e}");
+        }
+    })
+    .await;
+}
+
 /// Sends one job (a failure is the caller's to handle: jobs are redone by their next trigger).
 pub async fn send_job(ctx: &Ctx, message: QueueMessage) -> ApiResult<()> {
     let queue = ctx.env.queue(FANOUT_QUEUE)?;

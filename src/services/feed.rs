@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use futures_util::future::join;
 
-use super::fanout::{send_job, QueueMessage};
+use super::fanout::{send_job_after_response, QueueMessage};
 use super::policy::PolicyJob;
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
@@ -231,14 +231,11 @@ fn without_read(op: &WindowOp) -> WindowOp {
     }
 }
 
-/// Hands a due activity report to the policy (through the queue: never a D1 write on the read
-/// path). A lost report is made again by the next due read.
+/// Hands a due activity report to the policy (through the queue, after the answer: never a
+/// D1 write or a queue wait on the read path). A lost report is made again by the next due read.
 async fn report_activity(ctx: &Ctx, reader: UserId, reply: &WindowReply) {
     let Some(report) = reply.report else { return };
-    let job = QueueMessage::Policy(PolicyJob::ReaderActivity { reader, report });
-    if let Err(e) = send_job(ctx, job).await {
-        worker::console_error!("activity report of {reader} not sent: {e}");
-    }
+    send_job_after_response(ctx, QueueMessage::Policy(PolicyJob::ReaderActivity { reader, report })).await;
 }
 
 /// Posts younger than this may still be on their way to a pushed reader's window (fan-out is

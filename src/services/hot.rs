@@ -13,7 +13,6 @@
 
 use futures_util::future::join_all;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use worker::{Cache, D1PreparedStatement, D1Result, Headers, Response};
 
 use crate::context::Ctx;
@@ -28,7 +27,10 @@ use crate::store::{feed as pull, IdRow};
 
 /// Boundary step: every read in one step shares an author's entry.
 const STEP_MS: i64 = 10_000;
-const READER_TTL_SECS: i64 = 60;
+/// A reader's list changes only when they follow a big author or an edge of theirs switches,
+/// and a stale list costs nothing but a D1 pull of an author it leaves out (see above), so it
+/// is kept long enough to still be there when the reader opens the app again.
+const READER_TTL_SECS: i64 = 600;
 const ORIGIN: &str = "https://hot-range.edgefeed.internal";
 
 /// What the cache offers one read: ranges for some of the reader's pulled authors, and what
@@ -112,22 +114,35 @@ pub fn refill_statements(ctx: &Ctx, refills: &[Refill]) -> ApiResult<Vec<D1Prepa
         .collect()
 }
 
-/// Puts what the refill statements read into the cache (best effort).
+/// Puts what the refill statements read into the cache (best effort), after the answer is
+/// sent: no read waits for a cache write.
 pub async fn store(ctx: &Ctx, refills: &[Refill], results: &[D1Result]) {
-    let puts = refills.iter().zip(results).map(|(refill, result)| async move {
-        if let Err(e) = store_one(ctx, refill, result).await {
-            worker::console_error!("hot-range refill not stored: {e}");
+    let mut entries = Vec::new();
+    for (refill, result) in refills.iter().zip(results) {
+        match entry_of(ctx, refill, result) {
+            Ok(entry) => entries.push(entry),
+            Err(e) => worker::console_error!("hot-range refill not stored: {e}"),
         }
-    });
-    join_all(puts).await;
+    }
+    if entries.is_empty() {
+        return;
+    }
+    ctx.after_response(async move {
+        join_all(
+            entries.into_iter().map(|(key, json, ttl_secs)| async move { put(&key, json, ttl_secs).await }),
+        )
+        .await;
+    })
+    .await;
 }
 
-async fn store_one(ctx: &Ctx, refill: &Refill, result: &D1Result) -> worker::Result<()> {
+/// One cache entry: its key, its JSON and how long it lives.
+fn entry_of(ctx: &Ctx, refill: &Refill, result: &D1Result) -> worker::Result<(String, String, i64)> {
     match refill {
         Refill::Reader { key, .. } => {
             let rows: Vec<IdRow> = result.results()?;
             let authors: Vec<UserId> = rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect();
-            put(key, &authors, READER_TTL_SECS).await;
+            Ok((key.clone(), serde_json::to_string(&authors)?, READER_TTL_SECS))
         }
         Refill::Range { key, author, below } => {
             let entries: Vec<Entry> = result.results()?;
@@ -135,10 +150,9 @@ async fn store_one(ctx: &Ctx, refill: &Refill, result: &D1Result) -> worker::Res
             let range = HotRange { author: *author, below: *below, full, entries };
             // Outlives its step a little: a read that computed the same boundary just before
             // the step ended still finds it.
-            put(key, &range, 2 * STEP_MS / 1000).await;
+            Ok((key.clone(), serde_json::to_string(&range)?, 2 * STEP_MS / 1000))
         }
     }
-    Ok(())
 }
 
 async fn get<T: DeserializeOwned>(key: &str) -> Option<T> {
@@ -146,11 +160,12 @@ async fn get<T: DeserializeOwned>(key: &str) -> Option<T> {
     response.json().await.ok()
 }
 
-async fn put<T: Serialize>(key: &str, value: &T, ttl_secs: i64) {
+async fn put(key: &str, json: String, ttl_secs: i64) {
     let put = async {
         let headers = Headers::new();
         headers.set("cache-control", &format!("public, max-age={ttl_secs}"))?;
-        let response = Response::from_json(value)?.with_headers(headers);
+        headers.set("content-type", "application/json")?;
+        let response = Response::ok(json)?.with_headers(headers);
         Cache::default().put(key, response).await
     };
     if let Err(e) = put.await {
