@@ -57,20 +57,36 @@ impl Sizes {
     }
 }
 
-/// Progress on stderr: one line per phase, rewritten in place on a terminal, silent otherwise.
+/// Progress on stderr: one line per phase (done/total and rate), rewritten in place on a
+/// terminal, silent otherwise.
 #[derive(Clone, Copy)]
 struct Progress {
     tty: bool,
     started: Instant,
 }
 
+/// The phase being shown and when it began (its rate is counted from there).
+static PHASE: Mutex<Option<(String, Instant)>> = Mutex::new(None);
+
 impl Progress {
     fn phase(&self, name: &str, done: usize, total: usize) {
         if !self.tty {
             return;
         }
+        let phase_started = {
+            let mut current = PHASE.lock().unwrap();
+            match current.as_ref() {
+                Some((shown, at)) if shown == name => *at,
+                _ => {
+                    let now = Instant::now();
+                    *current = Some((name.to_string(), now));
+                    now
+                }
+            }
+        };
         let secs = self.started.elapsed().as_secs_f64();
-        eprint!("\r\x1b[2K[{secs:5.0} s] {name}: {done}/{total}");
+        let rate = done as f64 / phase_started.elapsed().as_secs_f64().max(1e-3);
+        eprint!("\r\x1b[2K[{secs:5.0} s] {name}: {done}/{total} ({rate:.0}/s)");
         if done == total {
             eprintln!();
         }
@@ -432,6 +448,65 @@ fn modes_summary() -> String {
     )
 }
 
+/// For every target not met: the figure, where the time goes, and what would close it.
+fn unmet_notes(r: &Value) -> String {
+    let (feed, likes) = (&r["feed"], &r["likes"]);
+    let floor = num(&r["floor"]["p50"]);
+    let server = &feed["page1_server"];
+    let mut notes = Vec::new();
+    if num(&feed["page1"]["x_floor_p50"]) > 2.5 || num(&feed["page1"]["x_floor_p99"]) > 4.0 {
+        notes.push(format!(
+            "**Feed page 1 vs the floor.** The floor (`/v1/health`) touches no storage: {floor:.1} ms is HTTP plus \
+             the Worker's dispatch. A page-1 read is that plus two sequential storage round trips (the window \
+             Durable Object, then one D1 batch that pulls, hydrates and filters; the token's revocation read runs \
+             beside the first): server p50 {:.1} ms, of which D1 {:.1} ms and the DO {:.1} ms (D1 time is summed \
+             over trips that overlap). Locally each trip costs a few ms of fixed overhead (workerd's D1 is SQLite \
+             behind its own object, parameters and rows cross the JS boundary as JSON), so two trips alone exceed \
+             2.5x a {floor:.1} ms floor. Two is the design's floor (bodies never live in windows; the pull of \
+             pull-mode authors rides the hydration batch). What would close it: in production the window DO runs \
+             near the reader and D1's Sessions API could serve the batch from a nearby read replica (worker 0.8.7 \
+             exposes it; not used yet, see README), cutting the D1 trip from a cross-region hop to a local one; \
+             locally, only fewer trips would, which would mean caching hydrated posts per isolate (stale by design, \
+             and every read must check visibility now).",
+            num(&server["total_ms_p50"]),
+            num(&server["d1_ms_p50"]),
+            num(&server["do_ms_p50"]),
+        ));
+    }
+    if num(&feed["x_health_rps_16"]) < 0.35 {
+        notes.push(format!(
+            "**Feed throughput, 16 clients** ({:.2}x health). Throughput here is CPU: the load generator, workerd's \
+             one JS thread per isolate and local D1 share 2 cores, and a feed read costs tens of times the CPU of a \
+             health check (JSON of 20 posts, a 20-row hydration query with per-row relationship and liked-by-me \
+             subqueries, the window's SQLite read, two storage hops). What would close it: a hydration query that \
+             computes each distinct author's relationship once instead of per row, and fewer bytes across the JS \
+             boundary (columns the page needs only); on Cloudflare, reads spread over isolates, DOs and replicas, \
+             so the local single-process ratio is a worst case.",
+            num(&feed["x_health_rps_16"]),
+        ));
+    }
+    if num(&likes["x_health_rps_16"]) < 0.5 {
+        notes.push(format!(
+            "**Hot-post likes, 16 clients** ({:.2}x health, count exact). Every request in this scenario changes \
+             the like state (each client alternates like and unlike), so each one must be committed to D1; the \
+             post's object commits them in groups ({} requests in {} commits here) and the rate is bounded by one \
+             D1 batch per group, serialized per post (a commit takes {:.1} ms of D1 at p50 for a single like). \
+             Repeats and stale `seq`s are answered from the object's own state without D1. What would close it: \
+             acknowledging a like once it is durable in the object's own SQLite and writing D1 behind it \
+             (write-behind) would make the object, not D1, the authority for like rows for a moment, which the \
+             design rules out (D1 is the truth); larger groups come with more concurrent clients.",
+            num(&likes["x_health_rps_16"]),
+            likes["requests_committed"],
+            likes["group_commits"],
+            num(&likes["single_server"]["d1_ms_p50"]),
+        ));
+    }
+    if notes.is_empty() {
+        return String::new();
+    }
+    format!("\n## Targets not met: where the time goes, what would close it\n\n{}\n", notes.join("\n\n"))
+}
+
 fn render(r: &Value) -> String {
     let lat = |v: &Value| {
         format!(
@@ -547,6 +622,7 @@ fn render(r: &Value) -> String {
             if name.contains('(') && !name.contains("where the time goes") { verdict(ok) } else { "" };
         md.push_str(&format!("| {name} | {figure} | {target} |\n"));
     }
+    md.push_str(&unmet_notes(r));
     md.push_str(&format!("\nFan-out modes: {}\n", modes_summary()));
     md.push_str("\nRaw figures: `bench/report.json`.\n");
     md

@@ -21,6 +21,9 @@ pub enum ApiError {
     /// A bearer token was presented but is not acceptable (401 with `error="invalid_token"`).
     #[error("{0}")]
     InvalidToken(&'static str),
+    /// The token is valid but its account is suspended by an operator (401 `account_suspended`).
+    #[error("this account is suspended")]
+    Suspended,
     #[error("{detail}")]
     Forbidden { code: &'static str, detail: &'static str },
     #[error("{0}")]
@@ -89,7 +92,7 @@ impl ApiError {
     pub fn status(&self) -> u16 {
         match self {
             Self::InvalidJson(_) | Self::InvalidCursor => 400,
-            Self::Unauthorized(_) | Self::InvalidToken(_) => 401,
+            Self::Unauthorized(_) | Self::InvalidToken(_) | Self::Suspended => 401,
             Self::Forbidden { .. } => 403,
             Self::NotFound(_) => 404,
             Self::MethodNotAllowed { .. } => 405,
@@ -120,6 +123,7 @@ impl ApiError {
             Self::InvalidField { .. } => "invalid_field",
             Self::InvalidCursor => "invalid_cursor",
             Self::Unauthorized(_) | Self::InvalidToken(_) => "unauthorized",
+            Self::Suspended => "account_suspended",
             Self::Forbidden { code, .. } | Self::Conflict { code, .. } => code,
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed { .. } => "method_not_allowed",

@@ -17,12 +17,17 @@ pub enum Direction {
 pub struct PostNow {
     pub visibility: Visibility,
     pub deleted: bool,
+    /// Taken down by an operator: like a deletion for windows, until restored.
+    pub taken_down: bool,
+    /// Its author is suspended: deliveries wait (the event is held) until reinstatement.
+    pub author_suspended: bool,
 }
 
 impl PostNow {
-    /// Whether followers' windows should hold it: followers see public and followers-only posts.
+    /// Whether followers' windows should hold it: followers see public and followers-only
+    /// posts that are neither deleted nor taken down.
     fn for_followers(post: Option<Self>) -> bool {
-        post.is_some_and(|p| !p.deleted && p.visibility != Visibility::Private)
+        post.is_some_and(|p| !p.deleted && !p.taken_down && p.visibility != Visibility::Private)
     }
 }
 
@@ -33,11 +38,14 @@ pub struct Plan {
     pub followers: Option<Direction>,
     /// Deliver to the author's own window (once, with the first chunk).
     pub author: bool,
+    /// Park the event until its author is reinstated (seed 004's pre-delivery check: nothing
+    /// of a suspended author is delivered, and nothing is lost either).
+    pub hold: bool,
 }
 
 impl Plan {
     pub fn is_nothing(self) -> bool {
-        self.followers.is_none() && !self.author
+        self.followers.is_none() && !self.author && !self.hold
     }
 }
 
@@ -46,16 +54,25 @@ impl Plan {
 /// stale event (its change since undone) does nothing; the event of the later change, applied
 /// after it was committed, brings the windows to the current state. Writes carry the post's
 /// state version, so a write based on an older read cannot undo a newer one in a window.
+///
+/// A delivery of a suspended author's post is held, not dropped: reinstatement releases it and
+/// it then delivers by the state it finds. Removals are never held (removing is always safe).
 pub fn plan(direction: Direction, now: Option<PostNow>, first_chunk: bool) -> Plan {
     let visible = PostNow::for_followers(now);
     match direction {
+        Direction::Deliver if now.is_some_and(|p| p.author_suspended && !p.deleted) => {
+            Plan { followers: None, author: false, hold: true }
+        }
         Direction::Deliver => Plan {
             followers: visible.then_some(Direction::Deliver),
             // The author sees all their own posts; removals never touch the author's window
             // (a deleted post is filtered at read time).
             author: first_chunk && now.is_some_and(|p| !p.deleted),
+            hold: false,
         },
-        Direction::Remove => Plan { followers: (!visible).then_some(Direction::Remove), author: false },
+        Direction::Remove => {
+            Plan { followers: (!visible).then_some(Direction::Remove), author: false, hold: false }
+        }
     }
 }
 
@@ -110,13 +127,13 @@ mod tests {
     use Visibility::*;
 
     fn now(visibility: Visibility, deleted: bool) -> Option<PostNow> {
-        Some(PostNow { visibility, deleted })
+        Some(PostNow { visibility, deleted, taken_down: false, author_suspended: false })
     }
 
     #[test]
     fn plans_follow_the_current_state_in_the_event_direction() {
         use Direction::{Deliver as D, Remove as R};
-        let plan_of = |followers, author| Plan { followers, author };
+        let plan_of = |followers, author| Plan { followers, author, hold: false };
         // (direction, state now, first chunk) -> plan
         let table = [
             (D, now(Public, false), true, plan_of(Some(D), true)),
@@ -135,6 +152,20 @@ mod tests {
             assert_eq!(plan(direction, state, first), expected, "{direction:?} {state:?} {first}");
         }
         assert!(plan(R, now(Public, false), true).is_nothing());
+    }
+
+    #[test]
+    fn moderation_removes_taken_down_posts_and_holds_suspended_authors() {
+        use Direction::{Deliver as D, Remove as R};
+        let taken_down = Some(PostNow { taken_down: true, ..now(Public, false).unwrap() });
+        let suspended = Some(PostNow { author_suspended: true, ..now(Public, false).unwrap() });
+        assert_eq!(plan(D, taken_down, false), Plan { followers: None, author: false, hold: false });
+        assert_eq!(plan(R, taken_down, false), Plan { followers: Some(R), author: false, hold: false });
+        let held = plan(D, suspended, true);
+        assert!(held.hold && held.followers.is_none() && !held.author && !held.is_nothing());
+        assert_eq!(plan(R, suspended, false).followers, None, "a suspension alone removes nothing");
+        let gone = Some(PostNow { deleted: true, author_suspended: true, ..now(Public, false).unwrap() });
+        assert!(plan(D, gone, true).is_nothing(), "a deleted post is never held");
     }
 
     #[test]

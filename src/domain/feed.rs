@@ -36,10 +36,13 @@ pub enum Hidden {
     Blocked,
     Unfollowed,
     Visibility,
+    /// Taken down, or its author suspended, by an operator.
+    Moderated,
 }
 
 impl Hidden {
-    pub const ALL: [Hidden; 4] = [Hidden::Deleted, Hidden::Blocked, Hidden::Unfollowed, Hidden::Visibility];
+    pub const ALL: [Hidden; 5] =
+        [Hidden::Deleted, Hidden::Blocked, Hidden::Unfollowed, Hidden::Visibility, Hidden::Moderated];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -47,6 +50,7 @@ impl Hidden {
             Hidden::Blocked => "blocked",
             Hidden::Unfollowed => "unfollowed",
             Hidden::Visibility => "visibility",
+            Hidden::Moderated => "moderated",
         }
     }
 }
@@ -56,6 +60,7 @@ impl Hidden {
 pub struct LiveState {
     pub relationship: Relationship,
     pub visibility: Visibility,
+    pub taken_down: bool,
 }
 
 /// The home-feed rule: the viewer's own posts, and posts of authors the viewer follows now,
@@ -63,6 +68,11 @@ pub struct LiveState {
 pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     let live = live.ok_or(Hidden::Deleted)?;
     let rel = live.relationship;
+    // Moderation hides a post from every feed, its author's own included (the author still
+    // sees a taken-down post by its id, marked as such).
+    if live.taken_down || rel.suspended {
+        return Err(Hidden::Moderated);
+    }
     if rel.blocked && !rel.is_self {
         return Err(Hidden::Blocked);
     }
@@ -155,7 +165,8 @@ mod tests {
     use super::*;
 
     fn live(follows: bool, blocked: bool, visibility: Visibility) -> Option<LiveState> {
-        Some(LiveState { relationship: Relationship { is_self: false, follows, blocked }, visibility })
+        let relationship = Relationship { is_self: false, follows, blocked, suspended: false };
+        Some(LiveState { relationship, visibility, taken_down: false })
     }
 
     #[test]
@@ -165,8 +176,17 @@ mod tests {
         assert_eq!(feed_verdict(live(true, true, Visibility::Public)), Err(Hidden::Blocked));
         assert_eq!(feed_verdict(live(false, false, Visibility::Public)), Err(Hidden::Unfollowed));
         assert_eq!(feed_verdict(live(true, false, Visibility::Private)), Err(Hidden::Visibility));
-        let own = Some(LiveState { relationship: Relationship::to_self(), visibility: Visibility::Private });
-        assert_eq!(feed_verdict(own), Ok(()));
+        let own = LiveState {
+            relationship: Relationship::to_self(),
+            visibility: Visibility::Private,
+            taken_down: false,
+        };
+        assert_eq!(feed_verdict(Some(own)), Ok(()));
+        let taken_down = LiveState { taken_down: true, ..own };
+        assert_eq!(feed_verdict(Some(taken_down)), Err(Hidden::Moderated), "even the author's own feed");
+        let mut suspended = live(true, false, Visibility::Public).unwrap();
+        suspended.relationship.suspended = true;
+        assert_eq!(feed_verdict(Some(suspended)), Err(Hidden::Moderated));
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod hot;
 pub mod ids;
 pub mod likes;
 pub mod merge;
+pub mod moderation;
 pub mod outbox;
 pub mod policy;
 pub mod sign;

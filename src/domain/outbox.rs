@@ -34,6 +34,8 @@ pub enum EventState {
     Done,
     /// Exhausted its queue retries; kept for the operator (stats, replay).
     Dead,
+    /// A delivery of a suspended author's post, parked until reinstatement releases it.
+    Held,
 }
 
 impl EventState {
@@ -42,6 +44,7 @@ impl EventState {
             Self::Pending => "pending",
             Self::Done => "done",
             Self::Dead => "dead",
+            Self::Held => "held",
         }
     }
 }
@@ -55,7 +58,7 @@ mod tests {
         for kind in [EventKind::Post, EventKind::RemovePost, EventKind::RemoveAuthor, EventKind::Backfill] {
             assert_eq!(serde_json::to_value(kind).ok(), Some(kind.as_str().into()));
         }
-        for state in [EventState::Pending, EventState::Done, EventState::Dead] {
+        for state in [EventState::Pending, EventState::Done, EventState::Dead, EventState::Held] {
             assert_eq!(serde_json::to_value(state).ok(), Some(state.as_str().into()));
         }
     }

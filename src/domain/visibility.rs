@@ -41,6 +41,8 @@ pub struct Relationship {
     pub follows: bool,
     /// A block in either direction.
     pub blocked: bool,
+    /// The author is suspended by an operator: hidden from everyone (they cannot sign in).
+    pub suspended: bool,
 }
 
 impl Relationship {
@@ -54,7 +56,7 @@ pub fn visible_levels(rel: Relationship) -> &'static [Visibility] {
     use Visibility::*;
     if rel.is_self {
         &[Public, Followers, Private]
-    } else if rel.blocked {
+    } else if rel.blocked || rel.suspended {
         &[]
     } else if rel.follows {
         &[Public, Followers]
@@ -70,7 +72,7 @@ pub fn may_see(rel: Relationship, visibility: Visibility, deleted: bool) -> bool
 
 /// Whether the viewer may see the author's profile and lists at all.
 pub fn may_see_author(rel: Relationship) -> bool {
-    rel.is_self || !rel.blocked
+    rel.is_self || !(rel.blocked || rel.suspended)
 }
 
 #[cfg(test)]
@@ -78,9 +80,14 @@ mod tests {
     use super::*;
     use Visibility::*;
 
-    const STRANGER: Relationship = Relationship { is_self: false, follows: false, blocked: false };
-    const FOLLOWER: Relationship = Relationship { is_self: false, follows: true, blocked: false };
-    const BLOCKED: Relationship = Relationship { is_self: false, follows: false, blocked: true };
+    const STRANGER: Relationship =
+        Relationship { is_self: false, follows: false, blocked: false, suspended: false };
+    const FOLLOWER: Relationship =
+        Relationship { is_self: false, follows: true, blocked: false, suspended: false };
+    const BLOCKED: Relationship =
+        Relationship { is_self: false, follows: false, blocked: true, suspended: false };
+    const SUSPENDED: Relationship =
+        Relationship { is_self: false, follows: true, blocked: false, suspended: true };
 
     #[test]
     fn matrix_of_levels_and_viewers() {
@@ -90,6 +97,7 @@ mod tests {
             (FOLLOWER, [true, true, false]),
             (STRANGER, [true, false, false]),
             (BLOCKED, [false, false, false]),
+            (SUSPENDED, [false, false, false]),
         ] {
             let got = [Public, Followers, Private].map(|v| may_see(rel, v, false));
             assert_eq!(got, expect, "{rel:?}");
@@ -102,8 +110,14 @@ mod tests {
     }
 
     #[test]
+    fn a_suspended_author_is_hidden_even_from_followers() {
+        assert!(!may_see_author(SUSPENDED));
+        assert!(may_see_author(FOLLOWER));
+    }
+
+    #[test]
     fn a_block_beats_a_stale_follow() {
-        let rel = Relationship { is_self: false, follows: true, blocked: true };
+        let rel = Relationship { is_self: false, follows: true, blocked: true, suspended: false };
         assert!(!may_see(rel, Public, false));
         assert!(!may_see_author(rel));
     }

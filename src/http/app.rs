@@ -81,12 +81,16 @@ impl App {
         Ok(token::verify(&self.auth_secret, Self::bearer(input)?, policy)?)
     }
 
-    /// The storage half of [`Self::viewer`]: the user exists and has not revoked the token.
+    /// The storage half of [`Self::viewer`]: the user exists, is not suspended and has not
+    /// revoked the token.
     pub async fn confirm_not_revoked(&self, token: &token::Verified) -> ApiResult<()> {
-        let valid_after = users::tokens_valid_after(&self.db, token.user)
+        let state = users::auth_state(&self.db, token.user)
             .await?
             .ok_or(ApiError::InvalidToken("the token's user does not exist"))?;
-        if token::revoked(token.issued_at, valid_after) {
+        if state.is_suspended() {
+            return Err(ApiError::Suspended);
+        }
+        if token::revoked(token.issued_at, state.tokens_valid_after) {
             return Err(ApiError::InvalidToken("the token was revoked by a logout"));
         }
         Ok(())

@@ -147,6 +147,8 @@ async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<R
         AdminRoute::ImportComment => engagement::import_comment(app, input).await,
         AdminRoute::Stats => admin::stats(app).await,
         AdminRoute::Reconcile => admin::reconcile(app, input).await,
+        AdminRoute::Moderate(target, action) => admin::moderate(app, input, target, action).await,
+        AdminRoute::Audit => admin::audit(app, input).await,
         AdminRoute::Test(hook) => admin::test_hook(app, input, hook).await,
     }
 }
@@ -177,6 +179,11 @@ pub fn problem(err: &ApiError) -> Response {
             let challenge =
                 format!(r#"Bearer realm="edgefeed", error="invalid_token", error_description="{detail}""#);
             let _ = headers.set("www-authenticate", &challenge);
+        }
+        ApiError::Suspended => {
+            let challenge =
+                r#"Bearer realm="edgefeed", error="invalid_token", error_description="account suspended""#;
+            let _ = headers.set("www-authenticate", challenge);
         }
         _ => {}
     }

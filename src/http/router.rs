@@ -6,6 +6,7 @@
 //! `Allow` header of a 405 are both derived from it (with `HEAD` wherever there is a `GET`).
 
 use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::moderation::{Action, Target};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +76,9 @@ pub enum AdminRoute {
     ImportComment,
     Stats,
     Reconcile,
+    /// Suspend / reinstate a user, take down / restore a post.
+    Moderate(Target, Action),
+    Audit,
     /// Test-only hooks (fault injection, replay); answer 404 unless `TEST_HOOKS` is on.
     Test(TestHook),
 }
@@ -138,6 +142,14 @@ fn post(id: &str, route: fn(PostId) -> UserRoute) -> Option<Route> {
     PostId::parse(id).map(route).map(User)
 }
 
+fn moderate_user(id: &str, action: Action) -> Option<Route> {
+    UserId::parse(id).map(|id| Admin(A::Moderate(Target::User(id), action)))
+}
+
+fn moderate_post(id: &str, action: Action) -> Option<Route> {
+    PostId::parse(id).map(|id| Admin(A::Moderate(Target::Post(id), action)))
+}
+
 /// Every route.
 pub const ROUTES: &[PathRow] = &[
     path("/v1/health", &[("GET", |_| Some(Public(P::Health)))]),
@@ -174,6 +186,11 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/admin/import/comments", &[("POST", |_| Some(Admin(A::ImportComment)))]),
     path("/v1/admin/stats", &[("GET", |_| Some(Admin(A::Stats)))]),
     path("/v1/admin/reconcile", &[("POST", |_| Some(Admin(A::Reconcile)))]),
+    path("/v1/admin/users/{id}/suspend", &[("POST", |id| moderate_user(id, Action::Suspend))]),
+    path("/v1/admin/users/{id}/reinstate", &[("POST", |id| moderate_user(id, Action::Reinstate))]),
+    path("/v1/admin/posts/{id}/takedown", &[("POST", |id| moderate_post(id, Action::Takedown))]),
+    path("/v1/admin/posts/{id}/restore", &[("POST", |id| moderate_post(id, Action::Restore))]),
+    path("/v1/admin/audit", &[("GET", |_| Some(Admin(A::Audit)))]),
     path("/v1/admin/test/{hook}", &[("POST", |hook| Some(Admin(A::Test(TestHook::parse(hook)?))))]),
 ];
 

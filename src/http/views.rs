@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::domain::time::format_rfc3339;
+use crate::store::moderation::AuditRow;
 use crate::store::posts::PostRow;
 use crate::store::users::UserRow;
 
@@ -49,6 +50,9 @@ pub struct PostView {
     pub like_count: i64,
     pub comment_count: i64,
     pub liked_by_me: bool,
+    /// `"taken_down"` on a post an operator took down (only its author still sees it, by id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moderation: Option<&'static str>,
 }
 
 impl From<&PostRow> for PostView {
@@ -67,6 +71,7 @@ impl From<&PostRow> for PostView {
             like_count: p.like_count,
             comment_count: p.comment_count,
             liked_by_me: p.liked_by_me != 0,
+            moderation: p.is_taken_down().then_some("taken_down"),
         }
     }
 }
@@ -98,6 +103,30 @@ impl From<&crate::store::engagement::CommentRow> for CommentView {
             },
             body: c.body.clone(),
             created_at: format_rfc3339(c.created_at),
+        }
+    }
+}
+
+/// One audit log entry (`GET /v1/admin/audit`).
+#[derive(Debug, Serialize)]
+pub struct AuditView {
+    pub id: String,
+    pub at: String,
+    pub operator: String,
+    pub action: String,
+    pub target: serde_json::Value,
+    pub reason: String,
+}
+
+impl From<&AuditRow> for AuditView {
+    fn from(r: &AuditRow) -> Self {
+        Self {
+            id: r.id.to_string(),
+            at: format_rfc3339(r.created_at),
+            operator: r.actor.clone(),
+            action: r.action.clone(),
+            target: serde_json::json!({ "kind": r.target_kind, "id": r.target_id.to_string() }),
+            reason: r.reason.clone(),
         }
     }
 }

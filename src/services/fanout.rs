@@ -298,7 +298,12 @@ async fn chunk_plan(
 ) -> ApiResult<(Plan, Option<PostState>)> {
     let direction = if row.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
     let post = posts::state(&ctx.db, post_id).await?;
-    let now = post.map(|p| PostNow { visibility: p.visibility, deleted: p.is_deleted() });
+    let now = post.map(|p| PostNow {
+        visibility: p.visibility,
+        deleted: p.is_deleted(),
+        taken_down: p.is_taken_down(),
+        author_suspended: p.author_is_suspended(),
+    });
     Ok((plan(direction, now, first), post))
 }
 
@@ -318,6 +323,13 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
     let post_id = row.post_id.ok_or_else(|| ApiError::Internal("post event without post".into()))?;
     let start = after.max(row.cursor_follower_id);
     let (plan, post) = chunk_plan(ctx, &row, post_id, start == 0).await?;
+    if plan.hold {
+        if outbox::hold(&ctx.db, row.id).await? {
+            return Ok(None);
+        }
+        // Reinstated since the read: the retried message reads the state again and delivers.
+        return Err(ApiError::Internal("author reinstated while holding the event; retrying".into()));
+    }
     let (Some(post), false) = (post, plan.is_nothing()) else {
         outbox::mark_done(&ctx.db, &row, ctx.clock()).await?;
         return Ok(None);

@@ -75,7 +75,11 @@ pub struct FeedPage {
 type Page = PageBuilder<PostRow>;
 
 fn verdict(viewer: UserId, row: Option<&PostRow>) -> Result<(), Hidden> {
-    feed_verdict(row.map(|p| LiveState { relationship: p.relationship(viewer), visibility: p.visibility }))
+    feed_verdict(row.map(|p| LiveState {
+        relationship: p.relationship(viewer),
+        visibility: p.visibility,
+        taken_down: p.is_taken_down(),
+    }))
 }
 
 /// The hot-range cache's part of one read: the usable ranges and their authors, and the time
@@ -99,7 +103,11 @@ impl Hot {
         if self.ranges.is_empty() {
             return entries;
         }
-        merge_newest_first(entries, hot::candidates(&self.ranges, lower, upper, want), Entry::key)
+        let cached = hot::candidates(&self.ranges, lower, upper, want);
+        let offered = entries.len() + cached.len();
+        let merged = merge_newest_first(entries, cached, Entry::key);
+        tally::add("feed_duplicates", (offered - merged.len()) as i64);
+        merged
     }
 }
 
@@ -135,9 +143,12 @@ impl Candidate {
 /// post id once (the pulled copy wins: it is already hydrated), keeping only what both sources
 /// are complete down to: `covered`.
 fn merge_sources(entries: Vec<Entry>, rows: Vec<PostRow>, covered: SortKey) -> Vec<Candidate> {
+    let offered = rows.len() + entries.len();
     let pulled = rows.into_iter().map(Candidate::Pulled).collect();
     let pushed = entries.into_iter().map(Candidate::Pushed).collect();
     let mut merged = merge_newest_first(pulled, pushed, Candidate::key);
+    // The same post from both sources (in flight and already pushed, or across an edge switch).
+    tally::add("feed_duplicates", (offered - merged.len()) as i64);
     merged.retain(|c| c.key() >= covered);
     merged
 }
@@ -396,13 +407,18 @@ async fn read_up_pull(
     Ok(())
 }
 
-/// Counts what read-time filtering hid, by reason, for the admin stats (in memory: a read
-/// writes nothing to D1; see `services/tally.rs`).
-fn record_hidden(hidden: &[Hidden]) {
+/// Counts what a page scanned and what read-time filtering hid, by reason, for the admin
+/// stats (in memory: a read writes nothing to D1; see `services/tally.rs`). A page is short
+/// when it has fewer items than asked though more may exist (a cursor follows): filtering
+/// spent its scan budget.
+fn record_page(page: &Page, limit: usize, more: bool) {
     for reason in Hidden::ALL {
-        let n = hidden.iter().filter(|h| **h == reason).count();
+        let n = page.hidden.iter().filter(|h| **h == reason).count();
         tally::add(&format!("filtered_{}", reason.as_str()), n as i64);
     }
+    tally::add("feed_pages", 1);
+    tally::add("feed_candidates", page.scanned as i64);
+    tally::add("feed_pages_short", i64::from(page.items.len() < limit && more));
 }
 
 /// One feed page: newer than `after` (with `gap`), or older than `before`.
@@ -423,7 +439,7 @@ async fn read_page(ctx: &Ctx, q: &FeedQuery) -> ApiResult<(Page, Option<SortKey>
 
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
     let (mut page, next, gap, state) = read_page(ctx, q).await?;
-    record_hidden(&page.hidden);
+    record_page(&page, q.limit, next.is_some());
     let newest = page.items.first().map(PostRow::sort_key).or(q.after).unwrap_or(SortKey::BOTTOM);
     let empty_reason = if page.items.is_empty() {
         // Only this case needs to know whether the viewer follows anyone.

@@ -29,8 +29,11 @@ use crate::store::{feed as pull, IdRow};
 const STEP_MS: i64 = 10_000;
 /// A reader's list changes only when they follow a big author or an edge of theirs switches,
 /// and a stale list costs nothing but a D1 pull of an author it leaves out (see above), so it
-/// is kept long enough to still be there when the reader opens the app again.
+/// is kept long enough to still be there when the reader opens the app again. An empty list is
+/// kept only a minute: it is what new follows look like before the policy has decided their
+/// edges, and a stale empty list would keep the reader off the cache.
 const READER_TTL_SECS: i64 = 600;
+const EMPTY_READER_TTL_SECS: i64 = 60;
 const ORIGIN: &str = "https://hot-range.edgefeed.internal";
 
 /// What the cache offers one read: ranges for some of the reader's pulled authors, and what
@@ -142,7 +145,8 @@ fn entry_of(ctx: &Ctx, refill: &Refill, result: &D1Result) -> worker::Result<(St
         Refill::Reader { key, .. } => {
             let rows: Vec<IdRow> = result.results()?;
             let authors: Vec<UserId> = rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect();
-            Ok((key.clone(), serde_json::to_string(&authors)?, READER_TTL_SECS))
+            let ttl = if authors.is_empty() { EMPTY_READER_TTL_SECS } else { READER_TTL_SECS };
+            Ok((key.clone(), serde_json::to_string(&authors)?, ttl))
         }
         Refill::Range { key, author, below } => {
             let entries: Vec<Entry> = result.results()?;

@@ -5,6 +5,7 @@ pub mod fanout;
 pub mod feed;
 pub mod hot;
 pub mod likes;
+pub mod moderation;
 pub mod policy;
 pub mod reconcile;
 pub mod stats;

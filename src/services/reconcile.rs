@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::fanout::{self, FanoutMessage};
 use crate::context::Ctx;
 use crate::error::ApiResult;
+use crate::store::counters::{self, UserCountRepairs};
 use crate::store::{batch, engagement, outbox, posts, stats};
 
 /// Events resent per pass; the rest wait for the next pass (the cron runs every minute).
@@ -15,6 +16,15 @@ const DONE_OUTBOX_TTL_MS: i64 = 7 * 24 * 3_600_000;
 const LATENCY_SAMPLES_KEPT: i64 = 5_000;
 const COUNT_CHECK_MARGIN_MS: i64 = 10 * 60_000;
 const LAST_PASS_MARK: &str = "reconcile_last_started_at";
+/// Users whose counters one pass checks (each check is one index range per counter): a rolling
+/// slice by id, so every user is checked once per `users / USERS_PER_PASS` passes and no pass
+/// ever scans the whole table.
+const USERS_PER_PASS: usize = 500;
+const USER_CURSOR: &str = "reconcile_user_cursor";
+/// Held deliveries of authors reinstated without their release (a cut-short request).
+const HELD_AUTHORS_PER_PASS: usize = 50;
+/// Per-minute counts kept (the figures use the last hour).
+const MINUTES_KEPT: i64 = 120;
 
 #[derive(Debug, Default, Serialize)]
 pub struct ReconcileReport {
@@ -26,6 +36,10 @@ pub struct ReconcileReport {
     pub outbox_rows_purged: usize,
     /// Edges moved to pull because their reader has not read for `ACTIVE_DAYS`.
     pub inactive_edges_unpushed: usize,
+    /// Users' counters checked and fixed this pass, by counter.
+    pub user_counts: UserCountRepairs,
+    /// Held deliveries sent for authors no longer suspended.
+    pub held_released: usize,
 }
 
 /// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
@@ -50,16 +64,50 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.outbox_rows_purged = outbox::purge_done(db, ctx.now - DONE_OUTBOX_TTL_MS).await?;
     stats::trim_samples(db, LATENCY_SAMPLES_KEPT).await?;
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
+    report.user_counts = repair_user_counts(ctx).await?;
+    report.held_released = release_held(ctx).await?;
+    stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
     super::tally::flush(ctx).await;
-    batch(
-        db,
-        vec![
-            stats::bump(db, "reconcile_runs", 1)?,
-            stats::bump(db, "reconcile_resent", report.outbox_resent as i64)?,
-            stats::bump(db, "reconcile_counts_repaired", report.counts_repaired as i64)?,
-            stats::set(db, LAST_PASS_MARK, ctx.now)?,
-        ],
-    )
-    .await?;
+    batch(db, record_statements(ctx, &report)?).await?;
     Ok(report)
+}
+
+/// The pass's figures: running totals by kind, and this pass's own (`reconcile_last_*`).
+fn record_statements(ctx: &Ctx, report: &ReconcileReport) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+    let db = &ctx.db;
+    let found = [
+        ("resent", report.outbox_resent),
+        ("post_counts", report.counts_repaired),
+        ("followers_count", report.user_counts.followers_count),
+        ("following_count", report.user_counts.following_count),
+        ("posts_count", report.user_counts.posts_count),
+        ("held_released", report.held_released),
+    ];
+    let mut statements = vec![
+        stats::bump(db, "reconcile_runs", 1)?,
+        stats::bump(db, "reconcile_resent", report.outbox_resent as i64)?,
+        stats::bump(db, "reconcile_counts_repaired", report.counts_repaired as i64)?,
+        stats::set(db, LAST_PASS_MARK, ctx.now)?,
+    ];
+    for (kind, n) in found {
+        statements.push(stats::bump(db, &format!("reconcile_repaired_{kind}"), n as i64)?);
+        statements.push(stats::set(db, &format!("reconcile_last_{kind}"), n as i64)?);
+    }
+    Ok(statements)
+}
+
+/// The next slice of users' counters (see [`USERS_PER_PASS`]).
+async fn repair_user_counts(ctx: &Ctx) -> ApiResult<UserCountRepairs> {
+    let after = stats::value(&ctx.db, USER_CURSOR).await?.unwrap_or(0);
+    let (repairs, next) = counters::repair_user_counts(&ctx.db, after, USERS_PER_PASS).await?;
+    batch(&ctx.db, vec![stats::set(&ctx.db, USER_CURSOR, next)?]).await?;
+    Ok(repairs)
+}
+
+async fn release_held(ctx: &Ctx) -> ApiResult<usize> {
+    let mut released = 0;
+    for author in outbox::released_authors_pending(&ctx.db, HELD_AUTHORS_PER_PASS).await? {
+        released += super::moderation::release_held(ctx, author).await?;
+    }
+    Ok(released)
 }

@@ -1,17 +1,19 @@
 //! The operator's figures (`GET /v1/admin/stats`), computed from counters kept as the system
 //! runs and the latest latency samples.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
 use crate::context::Ctx;
-use crate::domain::feed::percentile;
+use crate::domain::feed::{percentile, Hidden};
 use crate::error::ApiResult;
 use crate::store::stats::{self, Snapshot};
 
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
     // Everything this isolate's reads counted so far goes to D1 first (`services/tally.rs`).
     super::tally::settle(ctx).await;
-    let mut snapshot = stats::snapshot(&ctx.db).await?;
+    let mut snapshot = stats::snapshot(&ctx.db, ctx.now).await?;
     for (name, by) in super::tally::unwritten() {
         *snapshot.counters.entry(name).or_default() += by;
     }
@@ -22,13 +24,17 @@ fn render(s: &Snapshot, now: i64) -> Value {
     let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
     let state = |name: &str| s.outbox_by_state.get(name).copied().unwrap_or(0);
     let ms = &s.publish_to_visible_ms;
+    let done = ["post", "remove_post", "remove_author", "backfill"].map(|k| get(&format!("events_done_{k}")));
     json!({
         "outbox": {
             "pending": state("pending"),
-            "done": state("done"),
+            "done": done.iter().sum::<i64>(),
             "dead": state("dead"),
+            "held": state("held"),
             "oldest_pending_age_ms": s.oldest_pending_at.map_or(0, |t| (now - t).max(0)),
         },
+        "fanout_health": fanout_health(&s.last_hour),
+        "feed_quality": feed_quality(s),
         "deliveries": get("deliveries"),
         "fanout": {
             "chunks": get("fanout_chunks"),
@@ -49,15 +55,65 @@ fn render(s: &Snapshot, now: i64) -> Value {
             "blocked": get("filtered_blocked"),
             "unfollowed": get("filtered_unfollowed"),
             "visibility": get("filtered_visibility"),
+            "moderated": get("filtered_moderated"),
         },
         "likes": likes(s),
-        "reconcile": {
-            "runs": get("reconcile_runs"),
-            "outbox_resent": get("reconcile_resent"),
-            "counts_repaired": get("reconcile_counts_repaired"),
-        },
+        "reconcile": reconcile(s),
         "hybrid": hybrid(s),
         "counters": s.counters,
+    })
+}
+
+/// Seed 004's headline figure: of the posts published in the last hour, the share whose
+/// fan-out finished within 10 s and within 60 s (a post still in flight counts as not yet).
+fn fanout_health(last_hour: &BTreeMap<String, i64>) -> Value {
+    let get = |name: &str| last_hour.get(name).copied().unwrap_or(0);
+    let published = get("published");
+    json!({
+        "window_minutes": 60,
+        "published": published,
+        "finished": get("fanout_done"),
+        "within_10s": mean(get("fanout_done_10s"), published),
+        "within_60s": mean(get("fanout_done_60s"), published),
+    })
+}
+
+/// What readers get: pages cut short by filtering (fewer items than asked while more
+/// existed: the scan budget ran out on hidden candidates), hidden candidates by reason, and
+/// candidates offered twice at merge (window and pull, or window and hot-range cache).
+fn feed_quality(s: &Snapshot) -> Value {
+    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
+    let (pages, candidates) = (get("feed_pages"), get("feed_candidates"));
+    let filtered: serde_json::Map<String, Value> = Hidden::ALL
+        .iter()
+        .map(|h| (h.as_str().to_string(), json!(mean(get(&format!("filtered_{}", h.as_str())), candidates))))
+        .collect();
+    json!({
+        "pages": pages,
+        "short_pages": get("feed_pages_short"),
+        "short_page_rate": mean(get("feed_pages_short"), pages),
+        "candidates": candidates,
+        "filtered_rate_by_reason": filtered,
+        "duplicate_candidates": get("feed_duplicates"),
+        "duplicate_rate": mean(get("feed_duplicates"), candidates),
+    })
+}
+
+/// Reconciliation: running totals of what passes found and repaired, by kind, and the last
+/// pass's own figures.
+fn reconcile(s: &Snapshot) -> Value {
+    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
+    const KINDS: [&str; 6] =
+        ["resent", "post_counts", "followers_count", "following_count", "posts_count", "held_released"];
+    let by = |prefix: &str| -> serde_json::Map<String, Value> {
+        KINDS.iter().map(|k| (k.to_string(), json!(get(&format!("{prefix}{k}"))))).collect()
+    };
+    json!({
+        "runs": get("reconcile_runs"),
+        "outbox_resent": get("reconcile_resent"),
+        "counts_repaired": get("reconcile_counts_repaired"),
+        "repaired_by_kind": by("reconcile_repaired_"),
+        "last_pass": by("reconcile_last_"),
     })
 }
 

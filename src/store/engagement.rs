@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::snowflake::insert_with_fresh_id;
-use super::users::{not_blocked_with_viewer, UserRow, USER_COLUMNS};
+use super::users::{shown_to_viewer, UserRow, USER_COLUMNS};
 use super::{all, batch, first, first_id, int, stmt, text, Db, IdRow};
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
@@ -24,7 +24,7 @@ pub async fn likers(
         "SELECT {USER_COLUMNS}, l.liked_at AS sort_at FROM likes l JOIN users u ON u.id = l.user_id \
          WHERE l.post_id = ?2 AND l.liked = 1 AND (l.liked_at, l.user_id) < (?3, ?4) AND {} \
          ORDER BY l.liked_at DESC, l.user_id DESC LIMIT ?5",
-        not_blocked_with_viewer("u.id")
+        shown_to_viewer("u.id")
     );
     all(db, &sql, &[int(viewer), int(post), int(before.primary), int(before.id), int(limit as i64 + 1)]).await
 }
@@ -102,7 +102,7 @@ pub async fn list(
     let sql = format!(
         "{COMMENT_SELECT} WHERE c.post_id = ?2 AND c.deleted_at IS NULL AND (c.created_at, c.id) {cmp} (?3, ?4) \
          AND {} ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?5",
-        not_blocked_with_viewer("c.author_id")
+        shown_to_viewer("c.author_id")
     );
     all(db, &sql, &[int(viewer), int(post), int(cursor.primary), int(cursor.id), int(limit as i64 + 1)]).await
 }

@@ -80,11 +80,12 @@ fn id_list(ids: &[UserId]) -> String {
     format!("[{}]", items.join(","))
 }
 
-fn scope_sql(authors: &str) -> String {
+/// `extra`: more conditions (`AND ...`) of the select's own tables.
+fn scope_sql(authors: &str, extra: &str) -> String {
     // ?1 viewer, ?2/?3 upper key, ?4 slab start, ?5 limit, ?6/?7 lower key, ?8/?9 the authors' own.
     // Every numbered parameter must appear in the SQL (D1 checks the binding count).
     format!(
-        "WHERE {authors} AND p.deleted_at IS NULL \
+        "WHERE {authors} AND p.deleted_at IS NULL AND p.taken_down_at IS NULL {extra} \
            AND (p.author_id = ?1 OR p.visibility <> 'private') \
            AND (p.created_at, p.id) < (?2, ?3) AND p.created_at >= ?4 AND (p.created_at, p.id) > (?6, ?7) \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?5"
@@ -95,14 +96,14 @@ fn scope_sql(authors: &str) -> String {
 /// exhausted (fewer rows exist than asked for).
 async fn pull_rows<T: DeserializeOwned>(
     db: &Db,
-    select: &str,
+    (select, conditions): (&str, &str),
     scope: &PullScope<'_>,
     before: SortKey,
     limit: usize,
     key_of: impl Fn(&T) -> SortKey,
 ) -> ApiResult<(Vec<T>, bool)> {
     let (authors, extra) = authors_sql(scope.authors);
-    let sql = format!("{select} {}", scope_sql(&authors));
+    let sql = format!("{select} {}", scope_sql(&authors, conditions));
     let lower = scope.after.unwrap_or(SortKey::BOTTOM);
     let mut rows: Vec<T> = Vec::new();
     let mut upper = before;
@@ -168,6 +169,9 @@ pub fn beside_window_statement(
     Ok(Some(stmt(db, &sql, &params)?))
 }
 
+/// Post reads leave out suspended authors (`u`, the post's author, is joined).
+const SHOWN_AUTHOR: &str = "AND u.suspended_at IS NULL";
+
 /// ?1 viewer, ?2/?3 upper key, ?4/?5 lower key (both exclusive), ?6 limit.
 const BESIDE_BOUNDS: &str = "(p.created_at, p.id) < (?2, ?3) AND (p.created_at, p.id) > (?4, ?5)";
 
@@ -180,17 +184,20 @@ fn pulled_beside_sql() -> String {
            {columns} FROM follows e \
              JOIN posts p ON p.id IN ( \
                SELECT q.id FROM posts q WHERE q.author_id = e.author_id AND q.deleted_at IS NULL \
+                 AND q.taken_down_at IS NULL \
                  AND q.visibility <> 'private' AND (q.created_at, q.id) < (?2, ?3) \
                  AND (q.created_at, q.id) > (?4, ?5) \
                ORDER BY q.created_at DESC, q.id DESC LIMIT ?6) \
              JOIN users u ON u.id = p.author_id \
            WHERE e.follower_id = ?1 AND e.pull = 1 AND e.author_id NOT IN (SELECT value FROM json_each(?8)) \
+             {SHOWN_AUTHOR} \
            UNION ALL \
            {columns} FROM posts p JOIN users u ON u.id = p.author_id \
            WHERE p.created_at >= ?7 AND p.author_id IN (SELECT ?1 UNION ALL \
                SELECT author_id FROM follows WHERE follower_id = ?1 \
                  AND (pull = 0 OR author_id IN (SELECT value FROM json_each(?8)))) \
-             AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS}) \
+             AND p.deleted_at IS NULL AND p.taken_down_at IS NULL {SHOWN_AUTHOR} \
+             AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS}) \
          ORDER BY created_at DESC, id DESC LIMIT ?6"
     )
 }
@@ -202,7 +209,8 @@ fn in_flight_beside_sql() -> String {
         "{columns} FROM posts p JOIN users u ON u.id = p.author_id \
          WHERE p.created_at >= ?7 AND p.author_id IN \
              (SELECT ?1 UNION ALL SELECT author_id FROM follows WHERE follower_id = ?1) \
-           AND p.deleted_at IS NULL AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS} \
+           AND p.deleted_at IS NULL AND p.taken_down_at IS NULL {SHOWN_AUTHOR} \
+           AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS} \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?6"
     )
 }
@@ -213,7 +221,9 @@ pub async fn pull_posts(
     before: SortKey,
     limit: usize,
 ) -> ApiResult<(Vec<PostRow>, bool)> {
-    pull_rows(db, &post_select(), scope, before, limit, PostRow::sort_key).await
+    // Posts of suspended authors are left out here rather than filtered after (which would
+    // spend the page's scan budget on them); window entries keep them, for reinstatement.
+    pull_rows(db, (&post_select(), SHOWN_AUTHOR), scope, before, limit, PostRow::sort_key).await
 }
 
 /// Keys only (for building a window, or merging recent posts into it), strictly between
@@ -228,7 +238,7 @@ pub async fn pull_entries(
 ) -> ApiResult<(Vec<Entry>, bool)> {
     let scope = PullScope { viewer, authors: PullAuthors::All, after, now };
     let select = "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p";
-    pull_rows(db, select, &scope, before, limit, Entry::key).await
+    pull_rows(db, (select, ""), &scope, before, limit, Entry::key).await
 }
 
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
@@ -274,7 +284,8 @@ pub async fn authors_entries(
         let list: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 3)).collect();
         let sql = format!(
             "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
-             WHERE p.author_id IN ({}) AND p.deleted_at IS NULL AND p.visibility <> 'private' \
+             WHERE p.author_id IN ({}) AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
+               AND p.visibility <> 'private' \
                AND p.author_id IN (SELECT author_id FROM follows WHERE follower_id = ?1) \
              ORDER BY p.created_at DESC, p.id DESC LIMIT ?2",
             list.join(", ")
@@ -296,7 +307,8 @@ pub async fn backfill_entries(
     all(
         db,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
-         WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND p.visibility <> 'private' \
+         WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
+           AND p.visibility <> 'private' \
            AND EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
         &[int(reader), int(author), int(limit as i64)],
@@ -311,7 +323,7 @@ pub fn hot_range(db: &Db, author: UserId, below: i64, limit: usize) -> ApiResult
     stmt(
         db,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
-         WHERE p.author_id = ?1 AND p.created_at < ?2 AND p.deleted_at IS NULL \
+         WHERE p.author_id = ?1 AND p.created_at < ?2 AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
         &[int(author), int(below), int(limit as i64)],
     )
@@ -323,7 +335,7 @@ pub fn hot_pulled_authors(db: &Db, reader: UserId, min_followers: i64) -> ApiRes
     stmt(
         db,
         "SELECT f.author_id AS id FROM follows f JOIN users u ON u.id = f.author_id \
-         WHERE f.follower_id = ?1 AND f.pull = 1 AND u.followers_count >= ?2 \
+         WHERE f.follower_id = ?1 AND f.pull = 1 AND u.followers_count >= ?2 AND u.suspended_at IS NULL \
          ORDER BY u.followers_count DESC LIMIT 32",
         &[int(reader), int(min_followers)],
     )

@@ -1,6 +1,6 @@
 //! The social graph: follows (with optional group) and blocks.
 
-use super::users::{not_blocked_between, not_blocked_with_viewer, UserRow, USER_COLUMNS};
+use super::users::{not_blocked_between, shown_to_viewer, UserRow, USER_COLUMNS};
 use super::{all, batch, int, opt_text, outbox, run, stmt, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
@@ -133,7 +133,7 @@ pub async fn follow_list(
         "SELECT {USER_COLUMNS}, fl.created_at AS sort_at FROM follows fl JOIN users u ON u.id = fl.{other} \
          WHERE fl.{anchor} = ?2 AND (fl.created_at, fl.{other}) < (?3, ?4) AND {} \
          ORDER BY fl.created_at DESC, fl.{other} DESC LIMIT ?5",
-        not_blocked_with_viewer("u.id")
+        shown_to_viewer("u.id")
     );
     all(db, &sql, &[int(viewer), int(user), int(before.primary), int(before.id), int(limit as i64 + 1)]).await
 }

@@ -5,22 +5,25 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
-use super::users::not_blocked_between;
+use super::users::{not_blocked_between, not_suspended};
 use super::{batch, int, stats, stmt, Db};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 
-/// "The user `?2` may see the post `?1` now": `domain/visibility.rs::may_see` as SQL (not
-/// deleted; the author; or no block either way and public, or followers-only and following).
+/// "The user `?2` may see and like the post `?1` now": `domain/visibility.rs::may_see` as SQL
+/// (not deleted, not taken down, author not suspended; the author; or no block either way and
+/// public, or followers-only and following).
 /// The like tests over HTTP pin it against the rule (stranger, follower, blocked, deleted).
 fn may_see_sql() -> String {
     format!(
-        "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.deleted_at IS NULL AND ( \
+        "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
+           AND {} AND ( \
            p.author_id = ?2 \
            OR ({} \
                AND (p.visibility = 'public' \
                     OR (p.visibility = 'followers' \
                         AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?2 AND f.author_id = p.author_id))))))",
+        not_suspended("p.author_id"),
         not_blocked_between("?2", "p.author_id")
     )
 }

@@ -3,10 +3,12 @@
 //! D1 binds JS numbers (f64), so ids and times are bound through `int`, which is exact for
 //! every value below 2^53 (all our ids and millisecond timestamps).
 
+pub mod counters;
 pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod likes;
+pub mod moderation;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
@@ -118,6 +120,11 @@ pub async fn first<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) 
 pub async fn run(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
     let result = db.trip(1, stmt(db, sql, params)?.run()).await.map_err(d1_error)?;
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
+}
+
+/// How many rows a batch's write statement changed (0 when there is no result).
+pub fn changed_rows(result: Option<&worker::D1Result>) -> usize {
+    result.and_then(|r| r.meta().ok().flatten()).and_then(|m| m.changes).unwrap_or(0)
 }
 
 /// Runs a write whose row count does not matter.

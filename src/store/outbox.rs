@@ -130,12 +130,29 @@ pub async fn mark_done(db: &Db, row: &OutboxRow, now: i64) -> ApiResult<()> {
         &[int(row.id), int(now)],
     )?];
     if row.kind == EventKind::Post {
-        // Right after the UPDATE, so changes() tells whether this call finished the event.
+        // Right after the UPDATE, so changes() tells whether this call finished the event (this
+        // insert then writes exactly one row, so the next statement can ask again).
         statements.push(stmt(
             db,
             "INSERT INTO latency_samples (kind, ms, created_at) SELECT 'publish_to_visible', ?1, ?2 \
              WHERE changes() > 0",
             &[int(now - row.created_at), int(now)],
+        )?);
+        // The fan-out health figure: right after the sample, whose changes() says the same.
+        // Counted by the minute the event was created, beside `published` of that minute, and
+        // only for a new post's own event (created with the post: not an import's, an edit's
+        // or a restore's), the same events `published` counts.
+        let elapsed = now - row.created_at;
+        let new_post = row.post_created_at == Some(row.created_at);
+        statements.push(stmt(
+            db,
+            "INSERT INTO minute_counts (name, minute, n) \
+             SELECT name, ?1, 1 FROM (SELECT 'fanout_done' AS name \
+               UNION ALL SELECT 'fanout_done_10s' WHERE ?2 <= 10000 \
+               UNION ALL SELECT 'fanout_done_60s' WHERE ?2 <= 60000) \
+             WHERE changes() > 0 AND ?3 = 1 \
+             ON CONFLICT (name, minute) DO UPDATE SET n = n + 1",
+            &[int(super::stats::minute_of(row.created_at)), int(elapsed), int(i64::from(new_post))],
         )?);
         // The followers this post was not written to (pulled edges, readers without a window):
         // from counters already at hand, not a count over the follower list.
@@ -163,6 +180,46 @@ pub async fn mark_dead(db: &Db, id: OutboxId) -> ApiResult<()> {
     )
     .await?;
     Ok(())
+}
+
+/// Parks a delivery of a suspended author's post until reinstatement ([`release_held`]), if
+/// the author is still suspended as the write commits; false if not (a reinstatement came
+/// between the read and this write: the caller must not drop the event).
+pub async fn hold(db: &Db, id: OutboxId) -> ApiResult<bool> {
+    let changed = run(
+        db,
+        "UPDATE outbox SET state = 'held' WHERE id = ?1 AND state = 'pending' \
+           AND EXISTS (SELECT 1 FROM users u WHERE u.id = outbox.author_id AND u.suspended_at IS NOT NULL)",
+        &[int(id)],
+    )
+    .await?;
+    Ok(changed > 0)
+}
+
+/// Held events of an author who is not suspended (any more), back to pending (their progress
+/// kept), to be sent.
+pub async fn release_held(db: &Db, author: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
+    let rows: Vec<IdRow> = all(
+        db,
+        "UPDATE outbox SET state = 'pending', sent_at = ?2 WHERE state = 'held' AND author_id = ?1 \
+           AND NOT EXISTS (SELECT 1 FROM users WHERE id = ?1 AND suspended_at IS NOT NULL) RETURNING id",
+        &[int(author), int(now)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| OutboxId::from_trusted(r.id)).collect())
+}
+
+/// Authors with held events who are no longer suspended (a reinstatement cut short before its
+/// release), at most `limit`: the held set is small, so this reads only it.
+pub async fn released_authors_pending(db: &Db, limit: usize) -> ApiResult<Vec<UserId>> {
+    let rows: Vec<IdRow> = all(
+        db,
+        "SELECT DISTINCT o.author_id AS id FROM outbox o JOIN users u ON u.id = o.author_id \
+         WHERE o.state = 'held' AND u.suspended_at IS NULL LIMIT ?1",
+        &[int(limit as i64)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
 }
 
 /// Returns dead-lettered events to pending (after the cause of their failures is fixed).

@@ -27,7 +27,7 @@ pub fn post_select() -> String {
 pub fn post_columns() -> String {
     format!(
         "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
-                p.edited_at, p.like_count, p.comment_count, \
+                p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
                 EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
                   AS liked_by_me, {}",
         relationship_columns("p.author_id")
@@ -47,8 +47,10 @@ pub struct PostRow {
     pub like_count: i64,
     pub comment_count: i64,
     pub liked_by_me: i64,
+    taken_down: i64,
     viewer_follows: i64,
     blocked: i64,
+    suspended: i64,
 }
 
 impl PostRow {
@@ -57,12 +59,19 @@ impl PostRow {
             is_self: self.author_id == viewer,
             follows: self.viewer_follows != 0,
             blocked: self.blocked != 0,
+            suspended: self.suspended != 0,
         }
     }
 
-    /// Rows only ever come from queries that exclude deleted posts.
+    pub fn is_taken_down(&self) -> bool {
+        self.taken_down != 0
+    }
+
+    /// Whether the viewer may open the post by its id now. Rows only ever come from queries
+    /// that exclude deleted posts; a taken-down post stays visible to its author alone.
     pub fn visible_to(&self, viewer: UserId) -> bool {
-        may_see(self.relationship(viewer), self.visibility, false)
+        (!self.is_taken_down() || self.author_id == viewer)
+            && may_see(self.relationship(viewer), self.visibility, false)
     }
 
     pub fn sort_key(&self) -> SortKey {
@@ -123,7 +132,8 @@ pub async fn author_page(
     let before = before.unwrap_or(SortKey::TOP);
     let level_params: Vec<String> = (0..levels.len()).map(|i| format!("?{}", i + 6)).collect();
     let sql = format!(
-        "{} WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND (p.created_at, p.id) < (?3, ?4) \
+        "{} WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
+           AND (p.created_at, p.id) < (?3, ?4) \
          AND p.visibility IN ({}) ORDER BY p.created_at DESC, p.id DESC LIMIT ?5",
         post_select(),
         level_params.join(",")
@@ -219,8 +229,12 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
             &[int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)],
         )?);
     }
-    // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip.
+    // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
+    // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, post.created_at, now)?);
+    // (Imports are not publications: their fan-out health is not the product's.)
+    let published = i64::from(post.created_at == now);
+    statements.push(super::stats::count_minute(db, "published", now, published)?);
     Ok(statements)
 }
 
@@ -315,6 +329,8 @@ pub struct PostState {
     pub visibility: Visibility,
     /// 0 or 1 (SQLite has no booleans).
     deleted: i64,
+    taken_down: i64,
+    author_suspended: i64,
     pub state_version: i64,
 }
 
@@ -322,13 +338,23 @@ impl PostState {
     pub fn is_deleted(&self) -> bool {
         self.deleted != 0
     }
+
+    pub fn is_taken_down(&self) -> bool {
+        self.taken_down != 0
+    }
+
+    pub fn author_is_suspended(&self) -> bool {
+        self.author_suspended != 0
+    }
 }
 
 /// The post's current state, deleted or not; `None` if no such row exists.
 pub async fn state(db: &Db, post_id: PostId) -> ApiResult<Option<PostState>> {
     first(
         db,
-        "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, state_version \
+        "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
+                taken_down_at IS NOT NULL AS taken_down, state_version, \
+                (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended \
          FROM posts WHERE id = ?1",
         &[int(post_id)],
     )

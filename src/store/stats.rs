@@ -17,6 +17,41 @@ pub fn bump(db: &Db, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
     )
 }
 
+const MINUTE_MS: i64 = 60_000;
+
+/// The minute (since the epoch) a time in ms falls in.
+pub fn minute_of(at_ms: i64) -> i64 {
+    at_ms.div_euclid(MINUTE_MS)
+}
+
+/// Adds `by` to a per-minute count (rolling figures); a statement, to join the batch of the
+/// change it counts.
+pub fn count_minute(db: &Db, name: &str, at_ms: i64, by: i64) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO minute_counts (name, minute, n) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (name, minute) DO UPDATE SET n = n + excluded.n",
+        &[text(name), int(minute_of(at_ms)), int(by)],
+    )
+}
+
+/// The per-minute counts of `[from_minute, to_minute)`, summed by name: one index range per
+/// name, at most an hour's rows each.
+pub async fn minute_sums(db: &Db, from_minute: i64, to_minute: i64) -> ApiResult<BTreeMap<String, i64>> {
+    let rows: Vec<NamedValue> = all(
+        db,
+        "SELECT name, SUM(n) AS value FROM minute_counts WHERE minute >= ?1 AND minute < ?2 GROUP BY name",
+        &[int(from_minute), int(to_minute)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.name, r.value)).collect())
+}
+
+/// Drops per-minute counts older than `before_minute`.
+pub async fn trim_minutes(db: &Db, before_minute: i64) -> ApiResult<usize> {
+    run(db, "DELETE FROM minute_counts WHERE minute < ?1", &[int(before_minute)]).await
+}
+
 /// Sets a named value (a time mark, not a counter).
 pub fn set(db: &Db, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
@@ -50,13 +85,23 @@ pub struct Snapshot {
     pub edges: (i64, i64, i64),
     /// Pulled authors per reader who has any (a sample).
     pub pulled_per_reader: Vec<i64>,
+    /// Per-minute counts summed over the last hour (the current minute included).
+    pub last_hour: BTreeMap<String, i64>,
 }
 
-pub async fn snapshot(db: &Db) -> ApiResult<Snapshot> {
+pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
     let named = |rows: Vec<NamedValue>| rows.into_iter().map(|c| (c.name, c.value)).collect();
     let counters = named(all(db, "SELECT name, value FROM stats ORDER BY name", &[]).await?);
-    let outbox_by_state =
-        named(all(db, "SELECT state AS name, COUNT(*) AS value FROM outbox GROUP BY state", &[]).await?);
+    // Only the unfinished states: an index range as long as the backlog, never the done rows.
+    let outbox_by_state = named(
+        all(
+            db,
+            "SELECT state AS name, COUNT(*) AS value FROM outbox WHERE state IN ('pending', 'dead', 'held') \
+             GROUP BY state",
+            &[],
+        )
+        .await?,
+    );
     let oldest: Option<Count> =
         first(db, "SELECT MIN(created_at) AS n FROM outbox WHERE state = 'pending' HAVING COUNT(*) > 0", &[])
             .await?;
@@ -69,7 +114,9 @@ pub async fn snapshot(db: &Db) -> ApiResult<Snapshot> {
     let pulled: Vec<Count> =
         all(db, "SELECT COUNT(*) AS n FROM follows WHERE pull = 1 GROUP BY follower_id LIMIT 10000", &[])
             .await?;
+    let minute = minute_of(now);
     Ok(Snapshot {
+        last_hour: minute_sums(db, minute - 59, minute + 1).await?,
         edges: super::policy::edge_modes(db).await?,
         pulled_per_reader: pulled.into_iter().map(|c| c.n).collect(),
         counters,

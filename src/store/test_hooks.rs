@@ -109,6 +109,16 @@ pub async fn author_outbox(db: &Db, author: UserId) -> ApiResult<AuthorOutbox> {
 }
 
 /// Overwrites a post's like count, as a bug or a lost trigger would, for the repair test.
+/// Overwrites some of a user's counters (`column` is one of the three counter names, from a
+/// fixed list in the caller: never client text).
+pub async fn set_user_counts(db: &Db, user: UserId, set: &[(&'static str, i64)]) -> ApiResult<()> {
+    for (column, value) in set {
+        debug_assert!(["followers_count", "following_count", "posts_count"].contains(column));
+        exec(db, &format!("UPDATE users SET {column} = ?2 WHERE id = ?1"), &[int(user), int(*value)]).await?;
+    }
+    Ok(())
+}
+
 pub async fn set_like_count(db: &Db, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
     exec(
         db,

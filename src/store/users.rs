@@ -31,13 +31,27 @@ pub fn relationship_columns(user_col: &str) -> String {
     format!(
         "EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?1 AND f.author_id = {user_col}) AS viewer_follows, \
          EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?1 AND b.blocked_id = {user_col}) \
-                 OR (b.blocker_id = {user_col} AND b.blocked_id = ?1)) AS blocked"
+                 OR (b.blocker_id = {user_col} AND b.blocked_id = ?1)) AS blocked, \
+         {} AS suspended",
+        suspended(user_col)
     )
 }
 
-/// The SQL condition "no block either way between the viewer (`?1`) and this user column".
-pub fn not_blocked_with_viewer(user_col: &str) -> String {
-    not_blocked_between("?1", user_col)
+/// The SQL condition "this user is suspended" (the partial index holds only suspended users,
+/// so this is one probe of a tiny index).
+fn suspended(user_col: &str) -> String {
+    format!("EXISTS (SELECT 1 FROM users su WHERE su.id = {user_col} AND su.suspended_at IS NOT NULL)")
+}
+
+/// The SQL condition "this user is not suspended".
+pub fn not_suspended(user_col: &str) -> String {
+    format!("NOT {}", suspended(user_col))
+}
+
+/// The SQL condition for a user shown in the viewer's (`?1`) lists (likers, comments, follow
+/// lists): no block either way, and not suspended.
+pub fn shown_to_viewer(user_col: &str) -> String {
+    format!("{} AND {}", not_blocked_between("?1", user_col), not_suspended(user_col))
 }
 
 /// The SQL condition "no block either way between these two user expressions".
@@ -76,6 +90,7 @@ struct UserWithRelationship {
     posts_count: i64,
     viewer_follows: i64,
     blocked: i64,
+    suspended: i64,
 }
 
 /// A user and what the viewer is to them, in one query; `None` if the user does not exist.
@@ -87,8 +102,12 @@ pub async fn get_with_relationship(
     let sql = format!("SELECT {USER_COLUMNS}, {} FROM users u WHERE u.id = ?2", relationship_columns("u.id"));
     let row: Option<UserWithRelationship> = first(db, &sql, &[int(viewer), int(id)]).await?;
     Ok(row.map(|r| {
-        let rel =
-            Relationship { is_self: r.id == viewer, follows: r.viewer_follows != 0, blocked: r.blocked != 0 };
+        let rel = Relationship {
+            is_self: r.id == viewer,
+            follows: r.viewer_follows != 0,
+            blocked: r.blocked != 0,
+            suspended: r.suspended != 0,
+        };
         let user = UserRow {
             id: r.id,
             handle: r.handle,
@@ -103,16 +122,26 @@ pub async fn get_with_relationship(
     }))
 }
 
-/// When the user last revoked their tokens (unix seconds; `Some(None)` if never), or `None`
-/// if there is no such user. One primary-key read.
-pub async fn tokens_valid_after(db: &Db, id: UserId) -> ApiResult<Option<Option<i64>>> {
-    #[derive(Deserialize)]
-    struct Row {
-        tokens_valid_after: Option<i64>,
+/// What authentication needs of a user.
+#[derive(Debug, Deserialize)]
+pub struct AuthState {
+    /// When the user last revoked their tokens (unix seconds; `None` if never).
+    pub tokens_valid_after: Option<i64>,
+    /// 0 or 1: suspended by an operator.
+    suspended: i64,
+}
+
+impl AuthState {
+    pub fn is_suspended(&self) -> bool {
+        self.suspended != 0
     }
-    let row: Option<Row> =
-        first(db, "SELECT tokens_valid_after FROM users WHERE id = ?1", &[int(id)]).await?;
-    Ok(row.map(|r| r.tokens_valid_after))
+}
+
+/// The user's [`AuthState`], or `None` if there is no such user. One primary-key read.
+pub async fn auth_state(db: &Db, id: UserId) -> ApiResult<Option<AuthState>> {
+    const SQL: &str =
+        "SELECT tokens_valid_after, suspended_at IS NOT NULL AS suspended FROM users WHERE id = ?1";
+    first(db, SQL, &[int(id)]).await
 }
 
 /// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).

@@ -11,6 +11,7 @@ mod errors;
 mod feed;
 mod graph;
 mod ids;
+mod moderation;
 mod ordering;
 mod posts;
 mod security;

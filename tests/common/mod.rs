@@ -58,6 +58,8 @@ impl ServerOptions {
         if std::env::var("EDGEFEED_PROFILE").as_deref() != Ok("bench") {
             vars.push(("FEED_WINDOW".to_string(), FEED_WINDOW.to_string()));
             vars.push(("FANOUT_CHUNK".to_string(), FANOUT_CHUNK.to_string()));
+            // Small enough that a test can spend it on hidden candidates (tests/api/moderation.rs).
+            vars.push(("FEED_SCAN_BUDGET".to_string(), "100".to_string()));
         } else {
             // The bench registers thousands of users from one address: it measures the pipeline,
             // not the abuse limits.

@@ -4,22 +4,60 @@
 use serde_json::json as value;
 use worker::Response;
 
-use super::json;
+use super::{json, page};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::moderation::{parse_operator, parse_reason, Action, AuditEntry, Target};
 use crate::domain::policy::{EdgeMode, DAY_MS};
 use crate::domain::window::WindowOp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
 use crate::http::router::TestHook;
+use crate::http::views::AuditView;
 use crate::objects::timeline::Windows;
-use crate::services::{fanout, policy, reconcile, stats};
+use crate::services::{fanout, moderation, policy, reconcile, stats};
+use crate::store::moderation::{self as moderation_store, AuditRow};
 use crate::store::test_hooks;
 
 pub async fn stats(app: &App) -> ApiResult<Response> {
     json(200, &stats::pipeline_stats(app).await?)
 }
+
+/// `POST /v1/admin/{users|posts}/{id}/{action}` `{"reason", "operator"?}`: 200 with the target's
+/// moderation state and whether this call changed it (a repeated action changes nothing and
+/// logs nothing).
+pub async fn moderate(app: &App, input: &Input, target: Target, action: Action) -> ApiResult<Response> {
+    let body = input.json(false)?;
+    let reason = body.required("reason", parse_reason)?;
+    let actor = body.optional("operator", parse_operator)?.unwrap_or_else(|| "admin".to_string());
+    let entry = AuditEntry { actor, action, target, reason };
+    match target {
+        Target::User(id) => {
+            let changed = moderation::moderate_user(app, id, &entry).await?;
+            let suspended = action == Action::Suspend;
+            json(200, &value!({ "id": id.to_string(), "suspended": suspended, "changed": changed }))
+        }
+        Target::Post(id) => {
+            let changed = moderation::moderate_post(app, id, &entry).await?;
+            let state = (action == Action::Takedown).then_some("taken_down");
+            json(200, &value!({ "id": id.to_string(), "moderation": state, "changed": changed }))
+        }
+    }
+}
+
+/// `GET /v1/admin/audit`: every moderation action, oldest first, paged by a signed cursor.
+pub async fn audit(app: &App, input: &Input) -> ApiResult<Response> {
+    const LIST: &str = "audit";
+    let limit = input.limit()?;
+    let after = input.cursor(&app.cursors, OPERATOR, LIST)?.map_or(0, |k| k.id);
+    let rows = moderation_store::audit_page(&app.db, after, limit).await?;
+    let key = |r: &AuditRow| SortKey::new(r.id, r.id);
+    json(200, &page(rows, limit, key, |r| AuditView::from(r), &app.cursors, OPERATOR, LIST))
+}
+
+/// Cursors of admin lists are bound to this pseudo-viewer (no user has id 0).
+const OPERATOR: UserId = UserId::from_trusted(0);
 
 pub async fn reconcile(app: &App, input: &Input) -> ApiResult<Response> {
     let replay_dead = input.query("replay_dead") == Some("true");
@@ -101,7 +139,20 @@ async fn window_state(app: &App, body: &JsonObject) -> ApiResult<Response> {
 }
 
 /// Overwrites a post's like count, as a lost trigger would.
+/// Drifts a post's like count (`post_id`, `like_count`) or a user's counters (`user_id`,
+/// `followers_count` / `following_count` / `posts_count`), for the reconciliation tests.
 async fn drift(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    if body.has("user_id") {
+        let user = body.required_id("user_id", UserId::parse)?;
+        let mut set = Vec::new();
+        for column in ["followers_count", "following_count", "posts_count"] {
+            if let Some(n) = body.count(column)? {
+                set.push((column, n as i64));
+            }
+        }
+        test_hooks::set_user_counts(&app.db, user, &set).await?;
+        return json(200, &value!({ "user_id": user.to_string() }));
+    }
     let post = body.required_id("post_id", PostId::parse)?;
     let like_count = body.count("like_count")?.unwrap_or(0) as i64;
     test_hooks::set_like_count(&app.db, post, like_count, app.now).await?;

@@ -5,7 +5,7 @@ use worker::Response;
 
 use super::posts::import_time;
 use super::users::visible_user;
-use super::{json, page, visible_post};
+use super::{json, open_post, page, visible_post};
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::validate::{CommentBody, Invalid};
@@ -53,7 +53,7 @@ async fn created(app: &App, id: CommentId) -> ApiResult<Response> {
 
 pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
     let text = input.json(false)?.required("body", CommentBody::parse)?;
-    visible_post(app, viewer, post).await?;
+    open_post(app, viewer, post).await?;
     let id = store::create(&app.db, post, viewer, &text, app.now, app.now).await?;
     created(app, id).await
 }

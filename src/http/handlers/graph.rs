@@ -35,6 +35,10 @@ fn group_change(input: &Input) -> ApiResult<GroupChange> {
 
 pub async fn follow(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
     let relationship = target(app, viewer, author, "follow").await?;
+    if relationship.suspended {
+        // Hidden from everyone like a missing user (unfollow and blocks still work on them).
+        return Err(ApiError::NotFound("no such user"));
+    }
     let group = group_change(input)?;
     if relationship.blocked {
         return Err(ApiError::BLOCKED);

@@ -37,3 +37,16 @@ pub fn page<T, V>(
 pub async fn visible_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
     get_visible(&app.db, viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
 }
+
+/// A post the viewer may see and act on now (comment, edit): a taken-down post, which only its
+/// author still sees, is refused with 409 `taken_down`.
+pub async fn open_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    let post = visible_post(app, viewer, id).await?;
+    if post.is_taken_down() {
+        return Err(ApiError::Conflict {
+            code: "taken_down",
+            detail: "this post was taken down by a moderator",
+        });
+    }
+    Ok(post)
+}

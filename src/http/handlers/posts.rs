@@ -2,7 +2,7 @@ use sha2::{Digest, Sha256};
 use worker::Response;
 
 use super::users::{visible_user, visible_user_with_relationship};
-use super::{json, page, visible_post};
+use super::{json, open_post, page, visible_post};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::time::parse_rfc3339;
 use crate::domain::validate::{Invalid, PostBody};
@@ -58,8 +58,9 @@ pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
 }
 
 /// A post the viewer may see and also wrote: 404 if hidden, 403 if visible but someone else's.
-async fn own_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
-    let post = visible_post(app, viewer, id).await?;
+/// A taken-down post may be deleted by its author, not edited (`open` refuses it with 409).
+async fn own_post(app: &App, viewer: UserId, id: PostId, open: bool) -> ApiResult<PostRow> {
+    let post = if open { open_post(app, viewer, id).await? } else { visible_post(app, viewer, id).await? };
     if post.author_id != viewer {
         return Err(ApiError::Forbidden {
             code: "not_author",
@@ -76,14 +77,14 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     if text.is_none() && visibility.is_none() {
         return Err(ApiError::field("body", "give body and/or visibility to change"));
     }
-    own_post(app, viewer, id).await?;
+    own_post(app, viewer, id, true).await?;
     let events = posts::edit(&app.db, id, text.as_ref(), visibility, app.now).await?;
     fanout::announce(app, viewer, &events).await;
     json(200, &PostView::from(&visible_post(app, viewer, id).await?))
 }
 
 pub async fn delete(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    own_post(app, viewer, id).await?;
+    own_post(app, viewer, id, false).await?;
     let events = posts::delete(&app.db, id, app.now).await?;
     fanout::announce(app, viewer, &events).await;
     Ok(Response::empty()?.with_status(204))

@@ -1,0 +1,47 @@
+//! Operator actions: suspend / reinstate users, take down / restore posts, and the audit log.
+//!
+//! Nothing is deleted. Reads hide a suspended user's profile, posts, comments and likes-list
+//! presence, and a taken-down post, at once (they check the state on every read, whatever the
+//! candidate's source); reinstating or restoring shows everything again exactly as it was.
+//! Windows: a takedown removes the post from followers' windows and a restore delivers it again
+//! (by its `created_at`, so it lands in its original place), through the same state-applied
+//! events as deletes and visibility edits. A suspension leaves windows alone (reads filter),
+//! and deliveries of the author's posts that are still in flight are held, then released here
+//! on reinstatement (and by the reconciliation pass, should this step be cut short).
+
+use super::fanout;
+use crate::context::Ctx;
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::moderation::{Action, AuditEntry};
+use crate::error::{ApiError, ApiResult};
+use crate::store::moderation::{self as store, Applied};
+use crate::store::outbox;
+
+/// Suspends or reinstates `user` (by `entry.action`); whether anything changed.
+pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiResult<bool> {
+    let applied = store::set_suspended(&ctx.db, user, entry, ctx.now)
+        .await?
+        .ok_or(ApiError::NotFound("no such user"))?;
+    if entry.action == Action::Reinstate {
+        // Also when nothing changed: a retried reinstatement finishes a release cut short.
+        release_held(ctx, user).await?;
+    }
+    Ok(applied.changed)
+}
+
+/// Takes down or restores `post` (by `entry.action`); whether anything changed.
+pub async fn moderate_post(ctx: &Ctx, post: PostId, entry: &AuditEntry) -> ApiResult<bool> {
+    let Applied { changed, events } = store::set_taken_down(&ctx.db, post, entry, ctx.now)
+        .await?
+        .ok_or(ApiError::NotFound("no such post"))?;
+    // A failed send is resent by the reconciliation pass (the events are in the outbox).
+    fanout::announce(ctx, UserId::from_trusted(0), &events).await;
+    Ok(changed)
+}
+
+/// Sends the held deliveries of an author who is not suspended (any more); returns how many.
+pub async fn release_held(ctx: &Ctx, author: UserId) -> ApiResult<usize> {
+    let released = outbox::release_held(&ctx.db, author, ctx.now).await?;
+    fanout::announce(ctx, author, &released).await;
+    Ok(released.len())
+}

@@ -1,0 +1,123 @@
+//! Moderation writes (suspend / reinstate a user, take down / restore a post) and the audit
+//! log. Each action is one atomic batch: the state change, its window event (posts) and its
+//! audit row, the last two only if the first changed something (SQLite's `changes()`, read
+//! by each statement right after the one before it), so a repeated action is a no-op that
+//! logs nothing, and a logged action always happened.
+
+use serde::Deserialize;
+use worker::D1PreparedStatement;
+
+use super::outbox::returned_events;
+use super::{all, batch, first, int, stmt, text, Count, Db};
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::moderation::{Action, AuditEntry};
+use crate::error::ApiResult;
+
+/// What one action did: whether it changed anything, and the window events it recorded.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub changed: bool,
+    pub events: Vec<OutboxId>,
+}
+
+/// The audit row, written only if the statement just before it changed a row.
+fn audit_statement(db: &Db, entry: &AuditEntry, now: i64) -> ApiResult<D1PreparedStatement> {
+    let (kind, id) = entry.target.parts();
+    stmt(
+        db,
+        "INSERT INTO audit_log (created_at, actor, action, target_kind, target_id, reason) \
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE changes() > 0",
+        &[
+            int(now),
+            text(&entry.actor),
+            text(entry.action.as_str()),
+            text(kind),
+            int(id),
+            text(&entry.reason),
+        ],
+    )
+}
+
+/// Suspends or reinstates (by `entry.action`) a user; `None` if there is no such user.
+pub async fn set_suspended(
+    db: &Db,
+    user: UserId,
+    entry: &AuditEntry,
+    now: i64,
+) -> ApiResult<Option<Applied>> {
+    let suspend = entry.action == Action::Suspend;
+    let update = stmt(
+        db,
+        "UPDATE users SET suspended_at = CASE WHEN ?2 = 1 THEN ?3 END \
+         WHERE id = ?1 AND (suspended_at IS NULL) = (?2 = 1)",
+        &[int(user), int(i64::from(suspend)), int(now)],
+    )?;
+    let results = batch(db, vec![update, audit_statement(db, entry, now)?]).await?;
+    let changed = super::changed_rows(results.first()) > 0;
+    if !changed && !exists(db, "SELECT COUNT(*) AS n FROM users WHERE id = ?1", user.get()).await? {
+        return Ok(None);
+    }
+    Ok(Some(Applied { changed, events: Vec::new() }))
+}
+
+/// Takes down or restores (by `entry.action`) a post that is not deleted, with the window
+/// event that removes it from (or brings it back to) followers' windows, in its original place;
+/// the post's state version moves so an older window write cannot undo it. `None` if there is
+/// no such post.
+pub async fn set_taken_down(
+    db: &Db,
+    post: PostId,
+    entry: &AuditEntry,
+    now: i64,
+) -> ApiResult<Option<Applied>> {
+    let take_down = entry.action == Action::Takedown;
+    let update = stmt(
+        db,
+        "UPDATE posts SET taken_down_at = CASE WHEN ?2 = 1 THEN ?3 END, state_version = state_version + 1 \
+         WHERE id = ?1 AND deleted_at IS NULL AND (taken_down_at IS NULL) = (?2 = 1)",
+        &[int(post), int(i64::from(take_down)), int(now)],
+    )?;
+    let event = stmt(
+        db,
+        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
+         SELECT CASE WHEN ?3 = 1 THEN 'remove_post' ELSE 'post' END, id, author_id, created_at, ?2 \
+         FROM posts WHERE id = ?1 AND changes() > 0 RETURNING id",
+        &[int(post), int(now), int(i64::from(take_down))],
+    )?;
+    let results = batch(db, vec![update, event, audit_statement(db, entry, now)?]).await?;
+    let changed = super::changed_rows(results.first()) > 0;
+    let sql = "SELECT COUNT(*) AS n FROM posts WHERE id = ?1 AND deleted_at IS NULL";
+    if !changed && !exists(db, sql, post.get()).await? {
+        return Ok(None);
+    }
+    Ok(Some(Applied { changed, events: returned_events(results.get(1..2).unwrap_or_default()) }))
+}
+
+async fn exists(db: &Db, sql: &str, id: i64) -> ApiResult<bool> {
+    let row: Option<Count> = first(db, sql, &[int(id)]).await?;
+    Ok(row.is_some_and(|c| c.n > 0))
+}
+
+/// One audit row as stored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AuditRow {
+    pub id: i64,
+    pub created_at: i64,
+    pub actor: String,
+    pub action: String,
+    pub target_kind: String,
+    pub target_id: i64,
+    pub reason: String,
+}
+
+/// The audit log in the order actions happened, strictly after `after_id`; `limit + 1` rows so
+/// the caller can tell whether more exist.
+pub async fn audit_page(db: &Db, after_id: i64, limit: usize) -> ApiResult<Vec<AuditRow>> {
+    all(
+        db,
+        "SELECT id, created_at, actor, action, target_kind, target_id, reason FROM audit_log \
+         WHERE id > ?1 ORDER BY id LIMIT ?2",
+        &[int(after_id), int(limit as i64 + 1)],
+    )
+    .await
+}
