@@ -457,6 +457,17 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
             Box::new(move |r| pp(r, "feed_sequential")),
         ),
         ("feed page 1 ms p50 / p99", Box::new(move |r| pp(r, "feed_ms"))),
+        (
+            "feed page 1, server side ms p50: total / D1 / DO",
+            Box::new(|r| {
+                format!(
+                    "{} / {} / {}",
+                    f(&r["feed_server_ms"]["p50"]),
+                    f(&r["feed_d1_ms"]["p50"]),
+                    f(&r["feed_do_ms"]["p50"])
+                )
+            }),
+        ),
         ("health floor ms p50 / p99", Box::new(move |r| pp(r, "health_ms"))),
         ("feed p50 / health p50", Box::new(move |r| ratio(r, "p50"))),
         ("feed p99 / health p99", Box::new(move |r| ratio(r, "p99"))),
@@ -510,15 +521,20 @@ fn report(results: &[Value], g: &Graph, seed: u64, command: &str) -> String {
     if let (Some(push), Some(hybrid)) = (by.get("push"), by.get("hybrid")) {
         let d = hybrid["deliveries_per_post"].as_f64().unwrap_or(f64::NAN)
             / push["deliveries_per_post"].as_f64().unwrap_or(f64::NAN);
-        let l = hybrid["feed_ms"]["p50"].as_f64().unwrap_or(f64::NAN)
-            / push["feed_ms"]["p50"].as_f64().unwrap_or(f64::NAN);
+        let p50 = |r: &Value, k: &str| r[k]["p50"].as_f64().unwrap_or(f64::NAN);
+        let raw = p50(hybrid, "feed_ms") / p50(push, "feed_ms");
+        let floored = (p50(hybrid, "feed_ms") / p50(hybrid, "health_ms"))
+            / (p50(push, "feed_ms") / p50(push, "health_ms"));
+        let server = p50(hybrid, "feed_server_ms") / p50(push, "feed_server_ms");
         md.push_str(&format!(
             "\nTarget (hybrid deliveries <= 10% of push, hybrid feed p50 <= 1.3x push): deliveries {:.1}% of push ({}), \
-             feed p50 {:.2}x push ({}).\n",
+             feed p50 {floored:.2}x push as multiples of each run's own floor ({}; raw milliseconds {raw:.2}x, \
+             server-side {server:.2}x). The modes run minutes apart on a shared machine, so the load differs \
+             between them; each mode's feed reads are interleaved with its floor's, and the ratio of those \
+             multiples is the comparison that load does not skew.\n",
             100.0 * d,
             if d <= 0.10 { "met" } else { "NOT met" },
-            l,
-            if l <= 1.3 { "met" } else { "NOT met" }
+            if floored <= 1.3 { "met" } else { "NOT met" }
         ));
     }
     md.push_str(
@@ -553,6 +569,15 @@ fn main() {
     });
     let g = graph(users, seed);
 
+    if std::env::var("BENCH_RENDER_ONLY").is_ok_and(|v| v == "1") {
+        // Re-renders bench/MODES.md from bench/modes.json (same graph from the same seed).
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/modes.json");
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("bench/modes.json"))
+            .expect("modes.json is JSON");
+        let results = saved["modes"].as_array().cloned().unwrap_or_default();
+        println!("{}", write_report(&results, &g, seed, quick, users));
+        return;
+    }
     if let Ok(mode) = std::env::var(CHILD_ENV) {
         let result = run_mode(&mode, &g, seed);
         println!("{RESULT_MARK}{result}");
