@@ -13,6 +13,7 @@ use std::rc::Rc;
 use futures_util::future::join;
 use worker::{Context, Env, Method, Request, Response};
 
+use crate::domain::cors::CorsPolicy;
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
@@ -23,6 +24,12 @@ use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response {
+    // Only this var, not the whole config: the preflight answers before anything else runs.
+    let cors = CorsPolicy::parse(&env.var("CORS_ORIGINS").map(|v| v.to_string()).unwrap_or_default());
+    let origin = req.headers().get("origin").ok().flatten();
+    if let Some(preflight) = preflight(&req, &cors, origin.as_deref()) {
+        return preflight;
+    }
     let head = req.method() == Method::Head;
     let started = worker::Date::now().as_millis();
     let io = Rc::new(Io::default());
@@ -32,7 +39,37 @@ pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response
     };
     let total = worker::Date::now().as_millis().saturating_sub(started);
     let _ = response.headers_mut().set("server-timing", &server_timing(&io, total));
+    for (name, value) in cors.response_headers(origin.as_deref()) {
+        let _ = response.headers_mut().set(name, &value);
+    }
     finish(response, head).await
+}
+
+/// A CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) is answered
+/// here, before routing and authentication (browsers send it without credentials): `204` with
+/// the path's methods for an allowed origin, `403 cors_origin_not_allowed` otherwise, `404` for
+/// a path that names nothing. Any other `OPTIONS` is routed as usual (`405` with `Allow`).
+fn preflight(req: &Request, cors: &CorsPolicy, origin: Option<&str>) -> Option<Response> {
+    let asks = req.headers().get("access-control-request-method").ok().flatten().is_some();
+    let origin = origin.filter(|_| req.method() == Method::Options && asks)?;
+    let path = req.url().ok()?.path().to_string();
+    let methods = match router::route("OPTIONS", &path) {
+        Err(ApiError::MethodNotAllowed { allow }) => allow,
+        Err(e) => return Some(problem(&e)),
+        Ok(_) => return None,
+    };
+    let Some(headers) = cors.preflight_headers(origin, &methods) else {
+        let refused = ApiError::Forbidden {
+            code: "cors_origin_not_allowed",
+            detail: "this origin is not in CORS_ORIGINS",
+        };
+        return Some(problem(&refused));
+    };
+    let mut response = Response::empty().ok()?.with_status(204);
+    for (name, value) in headers {
+        let _ = response.headers_mut().set(name, &value);
+    }
+    Some(response)
 }
 
 /// `Server-Timing`: the request's total and its storage round trips (D1 statements and round

@@ -6,6 +6,7 @@ mod common;
 
 mod accounts;
 mod budgets;
+mod cors;
 mod engagement;
 mod errors;
 mod feed;

@@ -33,6 +33,8 @@ pub const ADMIN_TOKEN: &str = "test-admin-token-abcdef";
 pub const FEED_WINDOW: usize = 300;
 /// Small chunks so multi-chunk fan-out is exercised with a few dozen followers.
 pub const FANOUT_CHUNK: usize = 20;
+/// The one origin the suite's server allows cross-origin (`CORS_ORIGINS`).
+pub const CORS_ORIGIN: &str = "https://app.example";
 /// How long a launch may take to answer `/v1/health`.
 const READY_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -60,6 +62,7 @@ impl ServerOptions {
             vars.push(("FANOUT_CHUNK".to_string(), FANOUT_CHUNK.to_string()));
             // Small enough that a test can spend it on hidden candidates (tests/api/moderation.rs).
             vars.push(("FEED_SCAN_BUDGET".to_string(), "100".to_string()));
+            vars.push(("CORS_ORIGINS".to_string(), CORS_ORIGIN.to_string()));
         } else {
             // The bench registers thousands of users from one address: it measures the pipeline,
             // not the abuse limits.
