@@ -13,6 +13,7 @@ mod feed;
 mod graph;
 mod ids;
 mod moderation;
+mod openapi;
 mod ordering;
 mod posts;
 mod security;
