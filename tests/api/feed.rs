@@ -20,34 +20,16 @@ fn activate(user: &User) {
     feed(user, "?limit=1");
 }
 
-fn outbox_of(author: &User) -> Value {
-    admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
-}
-
-fn wait_drained(author: &User) {
-    poll("author's outbox to drain", FANOUT_DEADLINE, || (outbox_of(author)["pending"] == 0).then_some(()));
-}
-
 fn wait_in_feed(reader: &User, post_id: &str) {
     poll(&format!("post {post_id} in {}'s feed", reader.handle), FANOUT_DEADLINE, || {
         feed_ids(reader).iter().any(|id| id == post_id).then_some(())
     });
 }
 
-/// The post ids held in the reader's timeline window (not the feed: reads also merge D1).
-fn window_ids(reader: &User) -> Vec<String> {
-    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
-    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
-}
-
 fn wait_in_window(reader: &User, post_id: &str) {
     poll(&format!("post {post_id} in {}'s window", reader.handle), FANOUT_DEADLINE, || {
         window_ids(reader).iter().any(|id| id == post_id).then_some(())
     });
-}
-
-fn id_of(post: &Value) -> String {
-    post["id"].as_str().unwrap().to_string()
 }
 
 #[test]

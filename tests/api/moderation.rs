@@ -10,25 +10,8 @@ use crate::common::*;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn id_of(v: &Value) -> String {
-    v["id"].as_str().unwrap().to_string()
-}
-
 fn feed_ids(user: &User) -> Vec<String> {
     ids(&collect_pages(user, "/v1/feed?limit=50"))
-}
-
-fn window_ids(reader: &User) -> Vec<String> {
-    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
-    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
-}
-
-fn outbox_of(author: &User) -> Value {
-    admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
-}
-
-fn wait_drained(author: &User) {
-    poll("the author's outbox to drain", DEADLINE, || (outbox_of(author)["pending"] == 0).then_some(()));
 }
 
 fn moderate(path: &str, reason: &str) -> Value {

@@ -7,23 +7,18 @@ use std::collections::BTreeSet;
 use std::thread;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::common::*;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn window_ids(reader: &User) -> BTreeSet<String> {
-    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
-    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+    crate::common::window_ids(reader).into_iter().collect()
 }
 
 fn feed_ids(reader: &User) -> BTreeSet<String> {
     ids(&collect_pages(reader, "/v1/feed?limit=100")).into_iter().collect()
-}
-
-fn outbox_of(author: &User) -> Value {
-    admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
 }
 
 /// Waits until every event about `author` is carried out (queue retries included).

@@ -505,6 +505,30 @@ pub fn import_post(author: &User, body: &str, visibility: &str, created_at: &str
     admin("POST", "/v1/admin/import/posts", Some(&payload)).expect(201)
 }
 
+/// The post ids held in the reader's timeline window (a test hook: not the feed, whose reads
+/// also merge D1), newest first.
+pub fn window_ids(reader: &User) -> Vec<String> {
+    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
+    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+/// The author's outbox events of every kind (a test hook), with `pending` and fault counters.
+pub fn outbox_of(author: &User) -> Value {
+    admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
+}
+
+/// Waits (up to 90 s) until no event of the author is pending, queue retries included.
+pub fn wait_drained(author: &User) {
+    poll("the author's outbox to drain", Duration::from_secs(90), || {
+        (outbox_of(author)["pending"] == 0).then_some(())
+    });
+}
+
+/// The `id` of a JSON object (a Post, a User...).
+pub fn id_of(v: &Value) -> String {
+    v["id"].as_str().unwrap().to_string()
+}
+
 /// Follows `next_cursor` until exhausted; returns every item in order.
 pub fn collect_pages(user: &User, path_with_query: &str) -> Vec<Value> {
     let mut items = Vec::new();

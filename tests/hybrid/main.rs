@@ -9,7 +9,7 @@ mod common;
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use common::*;
 
@@ -32,16 +32,7 @@ fn setup() {
 }
 
 fn window_ids(reader: &User) -> BTreeSet<String> {
-    let w = admin("POST", "/v1/admin/test/window", Some(&json!({ "reader_id": reader.id }))).expect(200);
-    w["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
-}
-
-fn outbox_of(author: &User) -> Value {
-    admin("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": author.id }))).expect(200)
-}
-
-fn drain(author: &User) {
-    poll("author's outbox to drain", DEADLINE, || (outbox_of(author)["pending"] == 0).then_some(()));
+    common::window_ids(reader).into_iter().collect()
 }
 
 /// follower id -> (push, pull, read_rate) for the author's edges.
@@ -64,10 +55,6 @@ fn edge_of(author: &User, reader: &User) -> (i64, i64) {
 
 fn feed_scroll(reader: &User, limit: usize) -> Vec<String> {
     ids(&collect_pages(reader, &format!("/v1/feed?limit={limit}")))
-}
-
-fn id_of(post: &Value) -> String {
-    post["id"].as_str().unwrap().to_string()
 }
 
 fn delivered_for(author: &User, post: &str) -> i64 {
@@ -114,9 +101,9 @@ fn an_author_over_the_cap_pushes_only_to_its_most_active_readers() {
             .all(|x| if keen.contains(&x.0) { (x.1, x.2) == (1, 0) } else { (x.1, x.2) == (0, 1) })
             .then_some(())
     });
-    drain(&author);
+    wait_drained(&author);
     let capped = id_of(&author.publish("after the cap", "public"));
-    drain(&author);
+    wait_drained(&author);
     assert_eq!(delivered_for(&author, &capped), PUSH_CAP as i64, "deliveries only to the capped set");
     for r in &readers {
         let in_window = window_ids(r).contains(&capped);
@@ -136,7 +123,7 @@ fn an_inactive_reader_gets_no_deliveries_then_returns_to_a_complete_feed() {
     reader.follow(&other);
     reader.get("/v1/feed?limit=1").expect(200);
     let mut expected = vec![id_of(&author.publish("before the break", "public"))];
-    drain(&author);
+    wait_drained(&author);
     assert!(window_ids(&reader).contains(&expected[0]), "an active reader is pushed");
     admin("POST", "/v1/admin/test/age_reader", Some(&json!({ "reader_id": reader.id, "days": 8 })))
         .expect(200);
@@ -146,7 +133,7 @@ fn an_inactive_reader_gets_no_deliveries_then_returns_to_a_complete_feed() {
     for i in 0..6 {
         let by = if i % 2 == 0 { &author } else { &other };
         let post = id_of(&by.publish(&format!("while away {i}"), "public"));
-        drain(by);
+        wait_drained(by);
         assert_eq!(delivered_for(by, &post), 0, "no deliveries to an inactive reader");
         expected.push(post);
     }
@@ -159,7 +146,7 @@ fn an_inactive_reader_gets_no_deliveries_then_returns_to_a_complete_feed() {
         (edge_of(&author, &reader) == (1, 0)).then_some(())
     });
     let fresh = id_of(&author.publish("welcome back", "public"));
-    drain(&author);
+    wait_drained(&author);
     assert!(window_ids(&reader).contains(&fresh), "pushed again after coming back");
 }
 
@@ -187,7 +174,7 @@ fn edges_switching_push_pull_push_while_posting_and_scrolling_hold_every_post_on
         expected.reverse();
         assert_eq!(scroll, expected, "step {step}: every post, newest first, once");
     }
-    drain(&author);
+    wait_drained(&author);
     force(&reader, &author, "push");
     let window = window_ids(&reader);
     let of_author: Vec<&String> =
@@ -208,7 +195,7 @@ fn pulled_readers_of_a_hot_author_share_its_cached_range_and_still_see_only_what
     let at = |k: i64| edgefeed::domain::time::format_rfc3339((now - 600 - k * 60) * 1000);
     let posts: Vec<String> =
         (0..6).map(|k| id_of(&import_post(&author, &format!("hot {k}"), "public", &at(k)))).collect();
-    drain(&author);
+    wait_drained(&author);
     let readers: Vec<User> = (0..HOT_FOLLOWERS + 1).map(|_| register("hot_reader")).collect();
     for r in &readers {
         r.follow(&author);
