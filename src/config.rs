@@ -1,7 +1,6 @@
 //! Typed `[vars]` with defaults. Parsing is pure so it is unit-tested natively; `from_env`
 //! is the thin adapter over the Worker environment.
 
-use crate::domain::cors::CorsPolicy;
 use crate::domain::policy::{FanoutMode, Policy};
 
 /// Tunables from `wrangler.toml` `[vars]` (or `--var` overrides). See README for each.
@@ -29,8 +28,6 @@ pub struct Config {
     pub hot_min_followers: i64,
     /// Post keys cached per hot author (`HOT_RANGE`).
     pub hot_range_len: usize,
-    /// Origins allowed to call the API from a browser (`CORS_ORIGINS`; see `domain/cors.rs`).
-    pub cors: CorsPolicy,
 }
 
 impl Config {
@@ -70,7 +67,6 @@ impl Config {
             rate_limits: flag("RATE_LIMITS", true),
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
-            cors: CorsPolicy::parse(&get("CORS_ORIGINS").unwrap_or_default()),
         }
     }
 

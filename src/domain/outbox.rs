@@ -16,6 +16,8 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    pub const ALL: [EventKind; 4] = [Self::Post, Self::RemovePost, Self::RemoveAuthor, Self::Backfill];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Post => "post",
@@ -55,7 +57,7 @@ mod tests {
 
     #[test]
     fn names_match_their_serde_form() {
-        for kind in [EventKind::Post, EventKind::RemovePost, EventKind::RemoveAuthor, EventKind::Backfill] {
+        for kind in EventKind::ALL {
             assert_eq!(serde_json::to_value(kind).ok(), Some(kind.as_str().into()));
         }
         for state in [EventState::Pending, EventState::Done, EventState::Dead, EventState::Held] {

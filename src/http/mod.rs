@@ -24,7 +24,8 @@ use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response {
-    // Only this var, not the whole config: the preflight answers before anything else runs.
+    // `CORS_ORIGINS` is read here, not in `Config`: the preflight answers before anything else
+    // runs (and the health route reads no other var).
     let cors = CorsPolicy::parse(&env.var("CORS_ORIGINS").map(|v| v.to_string()).unwrap_or_default());
     let origin = req.headers().get("origin").ok().flatten();
     if let Some(preflight) = preflight(&req, &cors, origin.as_deref()) {

@@ -72,17 +72,29 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     Ok(report)
 }
 
+/// What a pass found and repaired, by kind: the names of `reconcile_repaired_*` and
+/// `reconcile_last_*` (`GET /v1/admin/stats` reads them by this list), in the order of
+/// [`ReconcileReport::repairs`].
+pub const REPAIR_KINDS: [&str; 6] =
+    ["resent", "post_counts", "followers_count", "following_count", "posts_count", "held_released"];
+
+impl ReconcileReport {
+    fn repairs(&self) -> [usize; 6] {
+        [
+            self.outbox_resent,
+            self.counts_repaired,
+            self.user_counts.followers_count,
+            self.user_counts.following_count,
+            self.user_counts.posts_count,
+            self.held_released,
+        ]
+    }
+}
+
 /// The pass's figures: running totals by kind, and this pass's own (`reconcile_last_*`).
 fn record_statements(ctx: &Ctx, report: &ReconcileReport) -> ApiResult<Vec<worker::D1PreparedStatement>> {
     let db = &ctx.db;
-    let found = [
-        ("resent", report.outbox_resent),
-        ("post_counts", report.counts_repaired),
-        ("followers_count", report.user_counts.followers_count),
-        ("following_count", report.user_counts.following_count),
-        ("posts_count", report.user_counts.posts_count),
-        ("held_released", report.held_released),
-    ];
+    let found = REPAIR_KINDS.into_iter().zip(report.repairs());
     let mut statements = vec![
         stats::bump(db, "reconcile_runs", 1)?,
         stats::bump(db, "reconcile_resent", report.outbox_resent as i64)?,

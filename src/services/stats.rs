@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::reconcile::REPAIR_KINDS;
 use crate::context::Ctx;
 use crate::domain::feed::{percentile, Hidden};
+use crate::domain::outbox::EventKind;
 use crate::error::ApiResult;
-use crate::store::stats::{self, Snapshot};
+use crate::store::stats::{self, count, Snapshot};
 
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
     // Everything this isolate's reads counted so far goes to D1 first (`services/tally.rs`).
@@ -21,28 +23,27 @@ pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
 }
 
 fn render(s: &Snapshot, now: i64) -> Value {
-    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
-    let state = |name: &str| s.outbox_by_state.get(name).copied().unwrap_or(0);
+    let state = |name: &str| count(&s.outbox_by_state, name);
     let ms = &s.publish_to_visible_ms;
-    let done = ["post", "remove_post", "remove_author", "backfill"].map(|k| get(&format!("events_done_{k}")));
+    let done: i64 = EventKind::ALL.iter().map(|k| s.counter(&format!("events_done_{}", k.as_str()))).sum();
     json!({
         "outbox": {
             "pending": state("pending"),
-            "done": done.iter().sum::<i64>(),
+            "done": done,
             "dead": state("dead"),
             "held": state("held"),
             "oldest_pending_age_ms": s.oldest_pending_at.map_or(0, |t| (now - t).max(0)),
         },
         "fanout_health": fanout_health(&s.last_hour),
         "feed_quality": feed_quality(s),
-        "deliveries": get("deliveries"),
+        "deliveries": s.counter("deliveries"),
         "fanout": {
-            "chunks": get("fanout_chunks"),
-            "posts_done": get("events_done_post"),
-            "removals_done": get("events_done_remove_post"),
-            "author_cleanups_done": get("events_done_remove_author"),
-            "backfills_done": get("events_done_backfill"),
-            "dead_letters": get("dead_letters"),
+            "chunks": s.counter("fanout_chunks"),
+            "posts_done": s.counter("events_done_post"),
+            "removals_done": s.counter("events_done_remove_post"),
+            "author_cleanups_done": s.counter("events_done_remove_author"),
+            "backfills_done": s.counter("events_done_backfill"),
+            "dead_letters": s.counter("dead_letters"),
         },
         "publish_to_visible_ms": {
             "samples": ms.len(),
@@ -50,13 +51,7 @@ fn render(s: &Snapshot, now: i64) -> Value {
             "p99": percentile(ms, 99.0),
             "max": ms.iter().max(),
         },
-        "feed_filtered": {
-            "deleted": get("filtered_deleted"),
-            "blocked": get("filtered_blocked"),
-            "unfollowed": get("filtered_unfollowed"),
-            "visibility": get("filtered_visibility"),
-            "moderated": get("filtered_moderated"),
-        },
+        "feed_filtered": by_reason(|reason| json!(s.counter(&format!("filtered_{reason}")))),
         "likes": likes(s),
         "reconcile": reconcile(s),
         "hybrid": hybrid(s),
@@ -67,7 +62,7 @@ fn render(s: &Snapshot, now: i64) -> Value {
 /// Seed 004's headline figure: of the posts published in the last hour, the share whose
 /// fan-out finished within 10 s and within 60 s (a post still in flight counts as not yet).
 fn fanout_health(last_hour: &BTreeMap<String, i64>) -> Value {
-    let get = |name: &str| last_hour.get(name).copied().unwrap_or(0);
+    let get = |name: &str| count(last_hour, name);
     let published = get("published");
     json!({
         "window_minutes": 60,
@@ -82,68 +77,64 @@ fn fanout_health(last_hour: &BTreeMap<String, i64>) -> Value {
 /// existed: the scan budget ran out on hidden candidates), hidden candidates by reason, and
 /// candidates offered twice at merge (window and pull, or window and hot-range cache).
 fn feed_quality(s: &Snapshot) -> Value {
-    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
-    let (pages, candidates) = (get("feed_pages"), get("feed_candidates"));
-    let filtered: serde_json::Map<String, Value> = Hidden::ALL
-        .iter()
-        .map(|h| (h.as_str().to_string(), json!(mean(get(&format!("filtered_{}", h.as_str())), candidates))))
-        .collect();
+    let (pages, candidates) = (s.counter("feed_pages"), s.counter("feed_candidates"));
+    let filtered = by_reason(|reason| json!(mean(s.counter(&format!("filtered_{reason}")), candidates)));
     json!({
         "pages": pages,
-        "short_pages": get("feed_pages_short"),
-        "short_page_rate": mean(get("feed_pages_short"), pages),
+        "short_pages": s.counter("feed_pages_short"),
+        "short_page_rate": mean(s.counter("feed_pages_short"), pages),
         "candidates": candidates,
         "filtered_rate_by_reason": filtered,
-        "duplicate_candidates": get("feed_duplicates"),
-        "duplicate_rate": mean(get("feed_duplicates"), candidates),
+        "duplicate_candidates": s.counter("feed_duplicates"),
+        "duplicate_rate": mean(s.counter("feed_duplicates"), candidates),
     })
+}
+
+/// One figure per reason a feed candidate is hidden (`filtered_{reason}` counters).
+fn by_reason(figure: impl Fn(&str) -> Value) -> Value {
+    Value::Object(Hidden::ALL.iter().map(|h| (h.as_str().to_string(), figure(h.as_str()))).collect())
 }
 
 /// Reconciliation: running totals of what passes found and repaired, by kind, and the last
 /// pass's own figures.
 fn reconcile(s: &Snapshot) -> Value {
-    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
-    const KINDS: [&str; 6] =
-        ["resent", "post_counts", "followers_count", "following_count", "posts_count", "held_released"];
     let by = |prefix: &str| -> serde_json::Map<String, Value> {
-        KINDS.iter().map(|k| (k.to_string(), json!(get(&format!("{prefix}{k}"))))).collect()
+        REPAIR_KINDS.iter().map(|k| (k.to_string(), json!(s.counter(&format!("{prefix}{k}"))))).collect()
     };
     json!({
-        "runs": get("reconcile_runs"),
-        "outbox_resent": get("reconcile_resent"),
-        "counts_repaired": get("reconcile_counts_repaired"),
+        "runs": s.counter("reconcile_runs"),
+        "outbox_resent": s.counter("reconcile_resent"),
+        "counts_repaired": s.counter("reconcile_counts_repaired"),
         "repaired_by_kind": by("reconcile_repaired_"),
         "last_pass": by("reconcile_last_"),
     })
 }
 
 fn likes(s: &Snapshot) -> Value {
-    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
     json!({
-        "group_commits": get("like_commits"),
-        "requests_committed": get("like_commit_ops"),
-        "mean_group_size": mean(get("like_commit_ops"), get("like_commits")),
+        "group_commits": s.counter("like_commits"),
+        "requests_committed": s.counter("like_commit_ops"),
+        "mean_group_size": mean(s.counter("like_commit_ops"), s.counter("like_commits")),
         "groups_by_size": {
-            "1": get("like_commit_size_1"),
-            "2-4": get("like_commit_size_2_4"),
-            "5-16": get("like_commit_size_5_16"),
-            "17+": get("like_commit_size_17_up"),
+            "1": s.counter("like_commit_size_1"),
+            "2-4": s.counter("like_commit_size_2_4"),
+            "5-16": s.counter("like_commit_size_5_16"),
+            "17+": s.counter("like_commit_size_17_up"),
         },
     })
 }
 
 fn hybrid(s: &Snapshot) -> Value {
-    let get = |name: &str| s.counters.get(name).copied().unwrap_or(0);
     json!({
         "edges": { "push": s.edges.0, "pull": s.edges.1, "switching": s.edges.2 },
-        "deliveries_written": get("deliveries"),
-        "deliveries_avoided_by_pull": get("deliveries_avoided"),
+        "deliveries_written": s.counter("deliveries"),
+        "deliveries_avoided_by_pull": s.counter("deliveries_avoided"),
         "pulled_authors_per_reader": {
             "readers": s.pulled_per_reader.len(),
             "p50": percentile(&s.pulled_per_reader, 50.0),
             "p99": percentile(&s.pulled_per_reader, 99.0),
         },
-        "hot_range_cache": hot_cache(get("hot_cache_hits"), get("hot_cache_misses")),
+        "hot_range_cache": hot_cache(s.counter("hot_cache_hits"), s.counter("hot_cache_misses")),
     })
 }
 

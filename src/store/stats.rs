@@ -89,6 +89,18 @@ pub struct Snapshot {
     pub last_hour: BTreeMap<String, i64>,
 }
 
+impl Snapshot {
+    /// A named counter (0 if never written).
+    pub fn counter(&self, name: &str) -> i64 {
+        count(&self.counters, name)
+    }
+}
+
+/// A named count of a figures map (0 when absent).
+pub fn count(counts: &BTreeMap<String, i64>, name: &str) -> i64 {
+    counts.get(name).copied().unwrap_or(0)
+}
+
 pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
     let named = |rows: Vec<NamedValue>| rows.into_iter().map(|c| (c.name, c.value)).collect();
     let counters = named(all(db, "SELECT name, value FROM stats ORDER BY name", &[]).await?);

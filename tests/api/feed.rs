@@ -15,11 +15,6 @@ fn feed_ids(user: &User) -> Vec<String> {
     ids(&collect_pages(user, "/v1/feed?limit=100"))
 }
 
-/// Reads the feed once so the reader's timeline window exists and fan-out reaches it.
-fn activate(user: &User) {
-    feed(user, "?limit=1");
-}
-
 fn wait_in_feed(reader: &User, post_id: &str) {
     poll(&format!("post {post_id} in {}'s feed", reader.handle), FANOUT_DEADLINE, || {
         feed_ids(reader).iter().any(|id| id == post_id).then_some(())
@@ -133,8 +128,7 @@ fn outbox_event_whose_send_was_lost_is_delivered_by_reconciliation() {
     follower.follow(&author);
     activate(&follower);
     wait_drained(&author);
-    admin("POST", "/v1/admin/test/fault", Some(&json!({ "name": format!("skip_announce:{}", author.id) })))
-        .expect(200);
+    lose_next_announce(&author);
     let post = author.publish("the queue never heard of me", "public");
     let pending = outbox_of(&author);
     assert_eq!(pending["pending"], 1, "the event is committed but unsent: {pending}");
@@ -211,8 +205,7 @@ fn page_stays_full_when_most_window_candidates_are_filtered() {
     let before =
         admin("GET", "/v1/admin/stats", None).expect(200)["feed_filtered"]["unfollowed"].as_i64().unwrap();
     // Keep the window stale: the cleanup event for this unfollow is not sent.
-    admin("POST", "/v1/admin/test/fault", Some(&json!({ "name": format!("skip_announce:{}", reader.id) })))
-        .expect(200);
+    lose_next_announce(&reader);
     reader.unfollow(&noisy);
     let page = feed(&reader, "?limit=10");
     let mut expected = quiet_posts.clone();

@@ -49,7 +49,7 @@ fn suspension_hides_everything_of_the_user_and_reinstatement_brings_it_back_exac
     reader.follow(&author);
     reader.follow(&other);
     author.follow(&reader);
-    reader.get("/v1/feed?limit=1").expect(200);
+    activate(&reader);
     let mut posts = Vec::new();
     for k in 0..4 {
         posts.push(id_of(&author.publish(&format!("author post {k}"), "public")));
@@ -66,8 +66,7 @@ fn suspension_hides_everything_of_the_user_and_reinstatement_brings_it_back_exac
     assert!(posts.iter().all(|p| before.contains(p)), "{before:?}");
 
     // A post whose fan-out is still to come when the suspension lands: it is held, not lost.
-    admin("POST", "/v1/admin/test/fault", Some(&json!({ "name": format!("skip_announce:{}", author.id) })))
-        .expect(200);
+    lose_next_announce(&author);
     let late = id_of(&author.publish("published just before the suspension", "public"));
     let r = moderate(&format!("/v1/admin/users/{}/suspend", author.id), "spam wave");
     assert_eq!((r["suspended"].clone(), r["changed"].clone()), (json!(true), json!(true)), "{r}");
@@ -128,7 +127,7 @@ fn takedown_hides_a_post_everywhere_and_restore_puts_it_back_in_place() {
     let author = register("td_author");
     let reader = register("td_reader");
     reader.follow(&author);
-    reader.get("/v1/feed?limit=1").expect(200);
+    activate(&reader);
     let first = id_of(&author.publish("first", "public"));
     let middle = id_of(&author.publish("middle", "public"));
     let last = id_of(&author.publish("last", "public"));
@@ -173,7 +172,7 @@ fn a_post_taken_down_during_its_fanout_never_shows_in_any_window_read() {
     let readers: Vec<User> = (0..45).map(|_| register("tdf_reader")).collect();
     for r in &readers {
         r.follow(&author);
-        r.get("/v1/feed?limit=1").expect(200);
+        activate(r);
     }
     wait_drained(&author);
     // Three chunks of followers (FANOUT_CHUNK is 20): the takedown lands while they run.
@@ -231,11 +230,10 @@ fn stats_figures_move_with_a_slow_fanout_a_filtered_page_and_a_repaired_counter(
     let author = register("st_author");
     let reader = register("st_reader");
     reader.follow(&author);
-    reader.get("/v1/feed?limit=1").expect(200);
+    activate(&reader);
     wait_drained(&author);
     let before = stats();
-    admin("POST", "/v1/admin/test/fault", Some(&json!({ "name": format!("skip_announce:{}", author.id) })))
-        .expect(200);
+    lose_next_announce(&author);
     author.publish("slow to fan out", "public");
     moderate(&format!("/v1/admin/users/{}/suspend", author.id), "hold a fan-out");
     std::thread::sleep(Duration::from_millis(10_500));

@@ -505,6 +505,18 @@ pub fn import_post(author: &User, body: &str, visibility: &str, created_at: &str
     admin("POST", "/v1/admin/import/posts", Some(&payload)).expect(201)
 }
 
+/// Reads the feed once so the reader's timeline window exists and fan-out reaches it.
+pub fn activate(reader: &User) {
+    reader.get("/v1/feed?limit=1").expect(200);
+}
+
+/// Loses the queue send of the user's next committed event (a crash between commit and send):
+/// the event stays pending until the reconciliation pass resends it.
+pub fn lose_next_announce(user: &User) {
+    admin("POST", "/v1/admin/test/fault", Some(&json!({ "name": format!("skip_announce:{}", user.id) })))
+        .expect(200);
+}
+
 /// The post ids held in the reader's timeline window (a test hook: not the feed, whose reads
 /// also merge D1), newest first.
 pub fn window_ids(reader: &User) -> Vec<String> {
