@@ -482,11 +482,16 @@ impl User {
 static HANDLE_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Registers a user with a unique handle built from `prefix` (3..18 chars of [a-z0-9_]).
+/// Each sign-up comes from its own client address (`CF-Connecting-IP`), as distinct people's
+/// would: the registration limit is per address, and the suite's hundreds of users are not one
+/// client flooding it (tests/api/security.rs floods one address on purpose).
 pub fn register(prefix: &str) -> User {
     let n = HANDLE_SEQ.fetch_add(1, Ordering::Relaxed);
     let handle = format!("{prefix}_{n}");
-    let body = call("POST", "/v1/users", None, Some(&json!({ "handle": handle, "display_name": prefix })))
-        .expect(201);
+    let ip = format!("10.{}.{}.{}", (n >> 16) & 255, (n >> 8) & 255, n & 255);
+    let payload = json!({ "handle": handle, "display_name": prefix }).to_string();
+    let headers = [("content-type", "application/json"), ("cf-connecting-ip", ip.as_str())];
+    let body = raw("POST", "/v1/users", &headers, payload.as_bytes()).expect(201);
     User {
         id: body["user"]["id"].as_str().expect("user id string").to_string(),
         handle,
