@@ -34,6 +34,9 @@ pub enum ApiError {
     Conflict { code: &'static str, detail: &'static str },
     #[error("the request body is larger than 64 KiB")]
     PayloadTooLarge,
+    /// A WebSocket route asked for without `Upgrade: websocket` (426).
+    #[error("this route is a WebSocket: connect with Upgrade: websocket")]
+    UpgradeRequired,
     /// A storage failure (D1, or a Durable Object's relayed one), classified once where it
     /// happened so no wrapper on the way up can lose what kind it was.
     #[error("storage error ({kind:?}): {detail}")]
@@ -98,6 +101,7 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => 405,
             Self::Conflict { .. } => 409,
             Self::PayloadTooLarge => 413,
+            Self::UpgradeRequired => 426,
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
             Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
@@ -128,6 +132,7 @@ impl ApiError {
             Self::NotFound(_) => "not_found",
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
+            Self::UpgradeRequired => "upgrade_required",
             Self::RateLimited { .. } => "rate_limited",
             Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { .. } | Self::Internal(_) => "internal",
@@ -144,6 +149,7 @@ impl ApiError {
             409 => "Conflict",
             413 => "Content Too Large",
             422 => "Unprocessable Content",
+            426 => "Upgrade Required",
             429 => "Too Many Requests",
             _ => "Internal Server Error",
         }

@@ -8,6 +8,7 @@ pub mod feed;
 pub mod hot;
 pub mod ids;
 pub mod likes;
+pub mod live;
 pub mod merge;
 pub mod moderation;
 pub mod outbox;

@@ -83,6 +83,8 @@ pub struct Policy {
 pub struct Verified {
     pub user: UserId,
     pub issued_at: Option<f64>,
+    /// `exp`, unix seconds (a live socket closes then).
+    pub expires_at: f64,
 }
 
 /// Mints a token for `user_id` issued at `iat`, valid until `exp` (unix seconds).
@@ -126,19 +128,19 @@ pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, To
     m.update(&token.as_bytes()[..header_and_claims_len(token)]);
     m.verify_slice(&sig).map_err(|_| TokenError::BadSignature)?;
     let claims: Claims = decode_json(claims)?;
-    let issued_at = check_times(&claims, policy)?;
+    let (issued_at, expires_at) = check_times(&claims, policy)?;
     // `sub` is a string per the JWT spec; a numeric `sub` from a lenient issuer is accepted too.
     let sub = match &claims.sub {
         serde_json::Value::String(s) => UserId::parse(s),
         serde_json::Value::Number(n) => n.as_i64().and_then(|n| UserId::parse(&n.to_string())),
         _ => None,
     };
-    Ok(Verified { user: sub.ok_or(TokenError::BadSubject)?, issued_at })
+    Ok(Verified { user: sub.ok_or(TokenError::BadSubject)?, issued_at, expires_at })
 }
 
 /// `exp` (required), `nbf` and `iat` (optional) against the clock and the lifetime cap;
-/// returns `iat`.
-fn check_times(claims: &Claims, policy: Policy) -> Result<Option<f64>, TokenError> {
+/// returns `iat` and `exp`.
+fn check_times(claims: &Claims, policy: Policy) -> Result<(Option<f64>, f64), TokenError> {
     let now = policy.now_secs as f64;
     let exp = numeric_date(&claims.exp)?;
     let iat = claims.iat.as_ref().map(numeric_date).transpose()?;
@@ -152,7 +154,7 @@ fn check_times(claims: &Claims, policy: Policy) -> Result<Option<f64>, TokenErro
     if exp - iat.unwrap_or(now) > policy.max_ttl_secs as f64 {
         return Err(TokenError::LifetimeTooLong);
     }
-    Ok(iat)
+    Ok((iat, exp))
 }
 
 /// Whether a logout (every token issued up to `valid_after`, unix seconds) revoked a token
@@ -212,7 +214,10 @@ mod tests {
     #[test]
     fn issued_tokens_verify() {
         let t = issue(SECRET, USER, 1000, 2000);
-        assert_eq!(verify(SECRET, &t, at(1500)), Ok(Verified { user: USER, issued_at: Some(1000.0) }));
+        assert_eq!(
+            verify(SECRET, &t, at(1500)),
+            Ok(Verified { user: USER, issued_at: Some(1000.0), expires_at: 2000.0 })
+        );
     }
 
     #[test]

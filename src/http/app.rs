@@ -10,6 +10,7 @@ use super::input::Input;
 use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
 use crate::domain::ids::UserId;
+use crate::domain::live::TicketCodec;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -45,6 +46,11 @@ impl App {
             auth_secret,
             ctx: Ctx::with_io(env, io)?.with_background(invocation),
         })
+    }
+
+    /// Live-feed tickets, signed with their own key derived from the service secret.
+    pub fn tickets(&self) -> TicketCodec {
+        TicketCodec::new(&self.auth_secret)
     }
 
     pub fn issue_token(&self, user: UserId) -> String {

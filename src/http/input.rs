@@ -19,6 +19,8 @@ pub struct Input {
     pub idempotency_key: Option<String>,
     /// `CF-Connecting-IP`: the client address Cloudflare saw (the key of per-IP limits).
     pub client_ip: Option<String>,
+    /// `Upgrade: websocket` was asked for.
+    pub websocket: bool,
 }
 
 /// How much of an oversized body is read and thrown away before giving up on it. Draining a
@@ -62,9 +64,11 @@ impl Input {
         let authorization = headers.get("authorization").ok().flatten();
         let idempotency_key = headers.get("idempotency-key").ok().flatten();
         let client_ip = headers.get("cf-connecting-ip").ok().flatten();
+        let websocket =
+            headers.get("upgrade").ok().flatten().is_some_and(|v| v.trim().eq_ignore_ascii_case("websocket"));
         let query = req.url()?.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         let body = read_body(req).await?;
-        Ok(Self { query, body, authorization, idempotency_key, client_ip })
+        Ok(Self { query, body, authorization, idempotency_key, client_ip, websocket })
     }
 
     pub fn query(&self, name: &str) -> Option<&str> {

@@ -19,7 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use crate::store::Io;
 use app::App;
-use handlers::{admin, engagement, feed, graph, posts, users};
+use handlers::{admin, engagement, feed, graph, live, posts, users};
 use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
@@ -149,6 +149,7 @@ async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Respo
     match route {
         PublicRoute::Health => handlers::json(200, &serde_json::json!({ "ok": true })),
         PublicRoute::Register => users::register(app, input).await,
+        PublicRoute::LiveFeed => live::connect(app, input).await,
     }
 }
 
@@ -170,6 +171,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::EditPost(id) => posts::edit(app, input, viewer, id).await,
         U::DeletePost(id) => posts::delete(app, viewer, id).await,
         U::Feed => feed::read(app, input, viewer).await,
+        U::LiveTicket => live::ticket(app, input).await,
         U::Like(id) => engagement::set_like(app, input, viewer, id, true).await,
         U::Unlike(id) => engagement::set_like(app, input, viewer, id, false).await,
         U::Likers(id) => engagement::likers(app, input, viewer, id).await,

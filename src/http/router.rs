@@ -23,6 +23,8 @@ pub enum Route {
 pub enum PublicRoute {
     Health,
     Register,
+    /// The live feed socket: authenticated by its one-use ticket, not a header.
+    LiveFeed,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +44,7 @@ pub enum UserRoute {
     EditPost(PostId),
     DeletePost(PostId),
     Feed,
+    LiveTicket,
     Like(PostId),
     Unlike(PostId),
     Likers(PostId),
@@ -182,6 +185,8 @@ pub const ROUTES: &[PathRow] = &[
     ),
     path("/v1/comments/{id}", &[("DELETE", |id| Some(User(U::DeleteComment(CommentId::parse(id)?))))]),
     path("/v1/feed", &[("GET", |_| Some(User(U::Feed)))]),
+    path("/v1/feed/live", &[("GET", |_| Some(Public(P::LiveFeed)))]),
+    path("/v1/feed/live/ticket", &[("POST", |_| Some(User(U::LiveTicket)))]),
     path("/v1/admin/import/posts", &[("POST", |_| Some(Admin(A::ImportPost)))]),
     path("/v1/admin/import/comments", &[("POST", |_| Some(Admin(A::ImportComment)))]),
     path("/v1/admin/stats", &[("GET", |_| Some(Admin(A::Stats)))]),

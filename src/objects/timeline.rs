@@ -6,15 +6,18 @@
 //! Each op runs synchronously, without awaiting, so it is atomic.
 
 use worker::{
-    durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, SqlStorage, State,
+    durable_object, DurableObject, Env, Headers, Method, ObjectNamespace, Request, RequestInit, Response,
+    Result, SqlStorage, State, WebSocket, WebSocketIncomingMessage,
 };
 
 use std::rc::Rc;
 
 use crate::context::Ctx;
 use crate::domain::ids::UserId;
-use crate::domain::window;
+use crate::domain::live::{self, Session};
+use crate::domain::window::{self, WindowStorage};
 use crate::error::{ApiError, ApiResult, StorageKind};
+use crate::objects::live as sockets;
 use crate::objects::window_sql::{self, SqlWindow};
 use crate::store::Io;
 
@@ -22,6 +25,8 @@ pub use crate::domain::window::{Entry, WindowOp, WindowReply};
 
 #[durable_object]
 pub struct TimelineWindow {
+    state: State,
+    env: Env,
     sql: SqlStorage,
     /// Why the schema could not be brought up to date, if it could not: every request then
     /// fails with it, rather than running ops against a schema this code does not know.
@@ -29,13 +34,14 @@ pub struct TimelineWindow {
 }
 
 impl DurableObject for TimelineWindow {
-    fn new(state: State, _env: Env) -> Self {
+    fn new(state: State, env: Env) -> Self {
         let sql = state.storage().sql();
         let schema_error = window_sql::migrate(&sql).err().map(|e| e.to_string());
         if let Some(e) = &schema_error {
             worker::console_error!("timeline window schema migration failed: {e}");
         }
-        Self { sql, schema_error }
+        sockets::enable_heartbeats(&state);
+        Self { state, env, sql, schema_error }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -45,18 +51,89 @@ impl DurableObject for TimelineWindow {
                 500,
             );
         }
-        let op: WindowOp = match req.json().await {
-            Ok(op) => op,
-            Err(e) => return Response::error(format!("bad window op: {e}"), 400),
-        };
-        match window::apply(&mut SqlWindow::new(&self.sql), op) {
-            Ok(reply) => Response::from_json(&reply),
-            Err(e) => super::failure(&ApiError::Storage {
-                kind: StorageKind::Other,
-                detail: format!("window op failed: {e}"),
-            }),
+        match req.path().as_str() {
+            LIVE_CONNECT => {
+                let header = req.headers().get(SESSION_HEADER)?.unwrap_or_default();
+                match serde_json::from_str::<Session>(&header) {
+                    Ok(session) => sockets::connect(&self.state, &self.env, &self.sql, session).await,
+                    Err(_) => Response::error("bad live session", 400),
+                }
+            }
+            LIVE_CLOSE => {
+                let close: CloseLive = req.json().await?;
+                let closed = sockets::close_ended(&self.state, close.now_secs, Some(close.valid_after));
+                Response::from_json(&serde_json::json!({ "closed": closed }))
+            }
+            _ => match req.json::<WindowOp>().await {
+                Ok(op) => self.apply(op),
+                Err(e) => Response::error(format!("bad window op: {e}"), 400),
+            },
         }
     }
+
+    async fn alarm(&self) -> Result<Response> {
+        sockets::review(&self.state, &self.env).await?;
+        Response::ok("reviewed")
+    }
+
+    // The client has nothing to say beyond `ping` (answered by the runtime without waking us).
+    async fn websocket_message(&self, _ws: WebSocket, _message: WebSocketIncomingMessage) -> Result<()> {
+        Ok(())
+    }
+
+    async fn websocket_close(&self, ws: WebSocket, code: usize, _reason: String, _clean: bool) -> Result<()> {
+        // Completes the closing handshake; the lease lapses on its own once no socket renews it.
+        let code = u16::try_from(code).ok().filter(|c| *c == 1000 || (3000..5000).contains(c));
+        let _ = ws.close(code.or(Some(1000)), Some("closed"));
+        Ok(())
+    }
+
+    async fn websocket_error(&self, _ws: WebSocket, _error: worker::Error) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl TimelineWindow {
+    /// Applies one window op; a delivery with news for an open socket is announced on it.
+    fn apply(&self, op: WindowOp) -> Result<Response> {
+        let mut store = SqlWindow::new(&self.sql);
+        let delivered = match &op {
+            WindowOp::Deliver { entries, .. } | WindowOp::Backfill { entries, .. }
+                if !self.state.get_websockets().is_empty() =>
+            {
+                store.nth_newest_key(0).ok().map(|top| (entries.clone(), top))
+            }
+            _ => None,
+        };
+        let reply = match window::apply(&mut store, op) {
+            Ok(reply) => reply,
+            Err(e) => {
+                return super::failure(&ApiError::Storage {
+                    kind: StorageKind::Other,
+                    detail: format!("window op failed: {e}"),
+                })
+            }
+        };
+        if let Some(news) = delivered.and_then(|(entries, top)| live::announcement(&entries, top)) {
+            if reply.changed > 0 {
+                sockets::announce(&self.state, &self.env, news);
+            }
+        }
+        Response::from_json(&reply)
+    }
+}
+
+const LIVE_CONNECT: &str = "/live/connect";
+const LIVE_CLOSE: &str = "/live/close";
+/// The verified [`Session`] travels from the Worker to the object in this header (the body of
+/// an upgrade request is not ours to use).
+const SESSION_HEADER: &str = "x-edgefeed-live-session";
+
+/// Closes the reader's sockets whose tokens a logout revoked (or all, for a suspension).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CloseLive {
+    now_secs: i64,
+    valid_after: i64,
 }
 
 /// Worker-side handle to readers' windows.
@@ -71,6 +148,39 @@ impl Windows {
     }
 
     pub async fn call(&self, reader: UserId, op: &WindowOp) -> ApiResult<WindowReply> {
-        crate::objects::call(&self.namespace, &self.io, &format!("reader:{reader}"), op).await
+        crate::objects::call(&self.namespace, &self.io, &name(reader), op).await
     }
+
+    /// Hands a verified WebSocket upgrade to the reader's object, which accepts it (`101`), or
+    /// answers `409` for a ticket it has seen before.
+    pub async fn connect_live(&self, session: &Session) -> ApiResult<Response> {
+        let headers = Headers::new();
+        headers.set("upgrade", "websocket")?;
+        headers.set(SESSION_HEADER, &serde_json::to_string(session).unwrap_or_default())?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Get).with_headers(headers);
+        let request = Request::new_with_init(&format!("https://durable-object{LIVE_CONNECT}"), &init)?;
+        let stub = self.namespace.id_from_name(&name(session.user))?.get_stub()?;
+        Ok(self.io.timed(&self.io.do_calls, &self.io.do_ms, stub.fetch_with_request(request)).await?)
+    }
+
+    /// Closes the reader's open sockets whose token was issued up to `valid_after` (unix
+    /// seconds): a logout, or (with `live::EVERY_TOKEN`) a suspension.
+    pub async fn close_live(&self, reader: UserId, now_secs: i64, valid_after: i64) -> ApiResult<()> {
+        let mut init = RequestInit::new();
+        let body = serde_json::to_string(&CloseLive { now_secs, valid_after }).unwrap_or_default();
+        init.with_method(Method::Post).with_body(Some(body.into()));
+        let request = Request::new_with_init(&format!("https://durable-object{LIVE_CLOSE}"), &init)?;
+        let stub = self.namespace.id_from_name(&name(reader))?.get_stub()?;
+        let response =
+            self.io.timed(&self.io.do_calls, &self.io.do_ms, stub.fetch_with_request(request)).await?;
+        match response.status_code() {
+            200 => Ok(()),
+            status => Err(ApiError::Internal(format!("closing live sockets answered {status}"))),
+        }
+    }
+}
+
+fn name(reader: UserId) -> String {
+    format!("reader:{reader}")
 }

@@ -48,8 +48,13 @@ const SCHEMA_V3: &[&str] =
     &["CREATE TABLE IF NOT EXISTS reader_activity (id INTEGER PRIMARY KEY CHECK (id = 1), \
      activity TEXT NOT NULL)"];
 
+/// Version 4: the live-feed tickets this reader's object accepted (each works once), kept
+/// until they expire.
+const SCHEMA_V4: &[&str] =
+    &["CREATE TABLE IF NOT EXISTS live_tickets (nonce INTEGER PRIMARY KEY, expires_at INTEGER NOT NULL)"];
+
 /// `MIGRATIONS[i]` takes the schema from version `i` to version `i + 1`.
-const MIGRATIONS: &[&[&str]] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+const MIGRATIONS: &[&[&str]] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
 
 /// The schema version this code reads and writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -139,6 +144,19 @@ fn set_version(sql: &SqlStorage, version: i64) -> Result<()> {
         vec![int(version)],
     )?;
     Ok(())
+}
+
+/// Records a live ticket as used; `false` if it was used before. Expired ones are dropped
+/// first (an expired ticket is refused before it gets here, so forgetting it is safe).
+pub fn use_ticket(sql: &SqlStorage, nonce: i64, expires_at: i64, now: i64) -> Result<bool> {
+    sql.exec("DELETE FROM live_tickets WHERE expires_at <= ?", vec![int(now)])?;
+    let rows: Vec<IgnoredAny> = sql
+        .exec(
+            "INSERT OR IGNORE INTO live_tickets (nonce, expires_at) VALUES (?, ?) RETURNING nonce",
+            vec![int(nonce), int(expires_at)],
+        )?
+        .to_array()?;
+    Ok(!rows.is_empty())
 }
 
 /// One window's storage, borrowed for the duration of one op.

@@ -7,7 +7,7 @@
 //! of the queue after each chunk, so one large author cannot hold the consumer while small
 //! authors' posts wait behind it.
 
-use futures_util::future::join_all;
+use futures_util::future::{join, join_all};
 use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use worker::{Env, MessageBatch, MessageExt};
@@ -24,7 +24,7 @@ use crate::objects::timeline::Windows;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::policy as edges;
 use crate::store::posts::{self, PostState};
-use crate::store::{feed as pull, test_hooks};
+use crate::store::{feed as pull, live, test_hooks};
 
 pub const FANOUT_QUEUE: &str = "FANOUT";
 pub const DEAD_LETTER_QUEUE_NAME: &str = "edgefeed-fanout-dlq";
@@ -50,6 +50,16 @@ impl FanoutMessage {
 pub enum QueueMessage {
     Fanout(FanoutMessage),
     Policy(PolicyJob),
+    Live(LiveReach),
+}
+
+/// The next page of a post's live readers among the followers it is not pushed to (see
+/// [`live_page`]). Best effort, like the socket itself: if it is lost, those readers find the
+/// post on their next read, as pulled readers always do.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct LiveReach {
+    pub live_post_id: PostId,
+    pub after_reader: i64,
 }
 
 /// Sends one job after the answer (see [`Ctx::after_response`]); for jobs whose loss costs
@@ -190,6 +200,8 @@ async fn run(
         // A policy job that keeps failing is dropped: its next trigger redoes it.
         QueueMessage::Policy(_) if dead_letters => Ok(None),
         QueueMessage::Policy(job) => policy::run(ctx, windows, job).await.map(|()| None),
+        QueueMessage::Live(_) if dead_letters => Ok(None),
+        QueueMessage::Live(reach) => continue_live_reach(ctx, windows, reach).await.map(|()| None),
     }
 }
 
@@ -289,6 +301,16 @@ fn post_op(ctx: &Ctx, post_id: PostId, post: &PostState, direction: Direction) -
     }
 }
 
+/// What the fan-out plan needs of a post's state.
+fn post_now(p: &PostState) -> PostNow {
+    PostNow {
+        visibility: p.visibility,
+        deleted: p.is_deleted(),
+        taken_down: p.is_taken_down(),
+        author_suspended: p.author_is_suspended(),
+    }
+}
+
 /// What this chunk of a post event does, decided by the post's state read now.
 async fn chunk_plan(
     ctx: &Ctx,
@@ -298,13 +320,7 @@ async fn chunk_plan(
 ) -> ApiResult<(Plan, Option<PostState>)> {
     let direction = if row.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
     let post = posts::state(&ctx.db, post_id).await?;
-    let now = post.map(|p| PostNow {
-        visibility: p.visibility,
-        deleted: p.is_deleted(),
-        taken_down: p.is_taken_down(),
-        author_suspended: p.author_is_suspended(),
-    });
-    Ok((plan(direction, now, first), post))
+    Ok((plan(direction, post.as_ref().map(post_now), first), post))
 }
 
 /// One chunk of a post event, decided by the post's state read now, with its window writes
@@ -334,17 +350,28 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         outbox::mark_done(&ctx.db, &row, ctx.clock()).await?;
         return Ok(None);
     };
-    let followers = match recipients(ctx, plan, start == 0, post.author_id).await? {
-        Some(pushed_only) => {
-            outbox::follower_chunk(&ctx.db, post.author_id, start, ctx.config.fanout_chunk, pushed_only)
-                .await?
+    let followers = async {
+        match recipients(ctx, plan, start == 0, post.author_id).await? {
+            Some(pushed_only) => {
+                outbox::follower_chunk(&ctx.db, post.author_id, start, ctx.config.fanout_chunk, pushed_only)
+                    .await
+            }
+            None => Ok(Vec::new()),
         }
-        None => Vec::new(),
     };
-    let mut ops = Vec::with_capacity(followers.len() + 1);
+    let reaches_live = start == 0 && plan.followers == Some(Direction::Deliver);
+    let live = async {
+        match reaches_live {
+            true => live_page(ctx, post_id, &post, 0).await,
+            false => Ok(Vec::new()),
+        }
+    };
+    let (followers, live) = join(followers, live).await;
+    let (followers, live) = (followers?, live?);
+    let mut ops = Vec::with_capacity(followers.len() + live.len() + 1);
     if let Some(direction) = plan.followers {
         let op = post_op(ctx, post_id, &post, direction);
-        ops.extend(followers.iter().map(|&reader| (reader, op.clone())));
+        ops.extend(followers.iter().chain(&live).map(|&reader| (reader, op.clone())));
     }
     let author_active = plan.author && pull::is_active_reader(&ctx.db, post.author_id).await?;
     if author_active {
@@ -371,6 +398,40 @@ async fn finish_chunk(ctx: &Ctx, chunk: Chunk) -> ApiResult<()> {
         }
         Next::Done => outbox::mark_done(&ctx.db, &row, now).await,
     }
+}
+
+/// One page of the author's followers with an open feed socket whom the fan-out does not push
+/// to (pulled edges in hybrid mode, everyone in pull mode): the post goes into their windows as
+/// if pushed, which is what tells their sockets. Their reads would find it anyway (pulled); the
+/// window only adds an entry reads dedup. A full page queues the next one ([`LiveReach`]), so a
+/// big author's live readers are reached a page at a time, like its pushed followers.
+async fn live_page(ctx: &Ctx, post_id: PostId, post: &PostState, after: i64) -> ApiResult<Vec<UserId>> {
+    let unpushed_only = match ctx.config.policy.mode {
+        FanoutMode::Push => return Ok(Vec::new()), // every reader with a window is pushed to
+        FanoutMode::Pull => false,
+        FanoutMode::Hybrid => true,
+    };
+    let limit = ctx.config.fanout_chunk;
+    let readers = live::live_followers(&ctx.db, post.author_id, after, ctx.now, limit, unpushed_only).await?;
+    if let (true, Some(last)) = (readers.len() == limit, readers.last()) {
+        let next = LiveReach { live_post_id: post_id, after_reader: last.get() };
+        send_job(ctx, QueueMessage::Live(next)).await?;
+    }
+    Ok(readers)
+}
+
+/// A later page of live readers: the post's state is read again, so a post deleted, hidden or
+/// taken down meanwhile reaches nobody.
+async fn continue_live_reach(ctx: &Ctx, windows: &Windows, reach: LiveReach) -> ApiResult<()> {
+    let post = posts::state(&ctx.db, reach.live_post_id).await?;
+    let now = post.as_ref().map(post_now);
+    let (Some(post), Some(Direction::Deliver)) = (post, plan(Direction::Deliver, now, false).followers)
+    else {
+        return Ok(());
+    };
+    let readers = live_page(ctx, reach.live_post_id, &post, reach.after_reader).await?;
+    let op = post_op(ctx, reach.live_post_id, &post, Direction::Deliver);
+    deliver_merged(ctx, windows, readers.into_iter().map(|reader| (reader, op.clone()))).await
 }
 
 /// Which followers a chunk writes to: `Some(true)` only pushed edges, `Some(false)` every

@@ -5,6 +5,7 @@ pub mod fanout;
 pub mod feed;
 pub mod hot;
 pub mod likes;
+pub mod live;
 pub mod moderation;
 pub mod policy;
 pub mod reconcile;

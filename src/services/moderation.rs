@@ -22,9 +22,14 @@ pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiRe
     let applied = store::set_suspended(&ctx.db, user, entry, ctx.now)
         .await?
         .ok_or(ApiError::NotFound("no such user"))?;
-    if entry.action == Action::Reinstate {
+    match entry.action {
         // Also when nothing changed: a retried reinstatement finishes a release cut short.
-        release_held(ctx, user).await?;
+        Action::Reinstate => {
+            release_held(ctx, user).await?;
+        }
+        // Likewise: a retried suspension closes sockets a cut-short one left open.
+        Action::Suspend => super::live::close_sockets(ctx, user, crate::domain::live::EVERY_TOKEN).await,
+        Action::Takedown | Action::Restore => {}
     }
     Ok(applied.changed)
 }

@@ -67,6 +67,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.user_counts = repair_user_counts(ctx).await?;
     report.held_released = release_held(ctx).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
+    crate::store::live::purge_lapsed(db, ctx.now).await?;
     super::tally::flush(ctx).await;
     batch(db, record_statements(ctx, &report)?).await?;
     Ok(report)

@@ -8,6 +8,7 @@ pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod likes;
+pub mod live;
 pub mod moderation;
 pub mod outbox;
 pub mod policy;

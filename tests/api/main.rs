@@ -12,6 +12,7 @@ mod errors;
 mod feed;
 mod graph;
 mod ids;
+mod live;
 mod moderation;
 mod openapi;
 mod ordering;

@@ -656,3 +656,81 @@ pub fn parallel<T: Send + 'static>(
         .map(|v| v.unwrap())
         .collect()
 }
+
+/// A live feed socket (`GET /v1/feed/live`), read with a timeout per read.
+pub struct LiveSocket {
+    socket: tungstenite::WebSocket<TcpStream>,
+}
+
+/// What reading a live socket gave.
+#[derive(Debug, PartialEq)]
+pub enum LiveRead {
+    Text(String),
+    /// The server closed the socket with this code.
+    Closed(u16),
+    /// Nothing arrived within the timeout.
+    Quiet,
+}
+
+/// Asks for a ticket with the user's token.
+pub fn live_ticket(user: &User) -> String {
+    let v = user.post("/v1/feed/live/ticket", json!({})).expect(200);
+    v["ticket"].as_str().expect("a ticket").to_string()
+}
+
+/// Opens the live socket with `ticket`; `Err(status)` when the upgrade was refused.
+pub fn try_live_connect(ticket: &str) -> Result<LiveSocket, u16> {
+    let base = &server().base;
+    let url = format!("{}/v1/feed/live?ticket={ticket}", base.replacen("http://", "ws://", 1));
+    let stream = TcpStream::connect(base.trim_start_matches("http://")).expect("connect to the server");
+    match tungstenite::client(url.as_str(), stream) {
+        Ok((socket, _)) => Ok(LiveSocket { socket }),
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(response))) => {
+            Err(response.status().as_u16())
+        }
+        Err(e) => panic!("live socket handshake failed: {e}"),
+    }
+}
+
+/// Opens the user's live socket (ticket, then upgrade).
+pub fn live_connect(user: &User) -> LiveSocket {
+    try_live_connect(&live_ticket(user)).unwrap_or_else(|status| panic!("live socket refused: {status}"))
+}
+
+impl LiveSocket {
+    /// The next text message or close, waiting at most `timeout`.
+    pub fn read(&mut self, timeout: Duration) -> LiveRead {
+        self.socket.get_mut().set_read_timeout(Some(timeout)).expect("read timeout");
+        loop {
+            match self.socket.read() {
+                Ok(tungstenite::Message::Text(text)) => return LiveRead::Text(text.to_string()),
+                Ok(tungstenite::Message::Close(frame)) => {
+                    return LiveRead::Closed(frame.map_or(1005, |f| u16::from(f.code)))
+                }
+                Ok(_) => continue,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+                {
+                    return LiveRead::Quiet
+                }
+                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                    return LiveRead::Closed(1006)
+                }
+                Err(e) => panic!("live socket read failed: {e}"),
+            }
+        }
+    }
+
+    /// The next `new_posts` event within `deadline` (the fan-out's), as JSON.
+    #[track_caller]
+    pub fn next_event(&mut self, deadline: Duration) -> Value {
+        match self.read(deadline) {
+            LiveRead::Text(text) => serde_json::from_str(&text).expect("a JSON event"),
+            other => panic!("expected a live event within {deadline:?}, got {other:?}"),
+        }
+    }
+
+    pub fn send_text(&mut self, text: &str) {
+        self.socket.send(tungstenite::Message::text(text)).expect("send on the live socket");
+    }
+}

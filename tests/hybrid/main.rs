@@ -232,3 +232,38 @@ fn pulled_readers_of_a_hot_author_share_its_cached_range_and_still_see_only_what
     }
     assert!(feed_scroll(leaver, 4).is_empty(), "nothing of an unfollowed author");
 }
+
+#[test]
+fn a_pulled_readers_open_socket_still_hears_of_the_authors_posts() {
+    setup();
+    let author = register("live_pull_author");
+    let live = register("live_pull_reader");
+    let offline = register("live_pull_offline");
+    for reader in [&live, &offline] {
+        reader.follow(&author);
+        reader.get("/v1/feed?limit=1").expect(200);
+    }
+    // The reads' activity reports re-decide the edges: let them land before forcing pull.
+    poll("both readers' activity recorded", DEADLINE, || {
+        let e = edges(&author);
+        (e.len() == 2 && e.iter().all(|x| x.3 > 0.0)).then_some(())
+    });
+    for reader in [&live, &offline] {
+        force(reader, &author, "pull");
+    }
+    let mut socket = live_connect(&live);
+    assert_eq!(edge_of(&author, &live), (0, 1), "the live reader's edge is pulled when the author posts");
+    assert_eq!(edge_of(&author, &offline), (0, 1));
+    let post = id_of(&author.publish("pulled, but live", "public"));
+    let event = socket.next_event(DEADLINE);
+    assert_eq!((event["type"].as_str(), event["count"].as_i64()), (Some("new_posts"), Some(1)), "{event}");
+    let cursor = event["newest_cursor"].as_str().unwrap();
+    let page = live.get(&format!("/v1/feed?after={cursor}")).expect(200);
+    assert_eq!(ids(page["items"].as_array().unwrap()), vec![post.clone()]);
+    wait_drained(&author);
+    // The live reader was reached through its lease; a pulled reader without a socket gets
+    // nothing in their window and reads the post from D1.
+    assert!(window_ids(&live).contains(&post), "reached through its live lease");
+    assert!(!window_ids(&offline).contains(&post));
+    assert!(feed_scroll(&offline, 10).contains(&post));
+}

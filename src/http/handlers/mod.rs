@@ -2,6 +2,7 @@ pub mod admin;
 pub mod engagement;
 pub mod feed;
 pub mod graph;
+pub mod live;
 pub mod posts;
 pub mod users;
 

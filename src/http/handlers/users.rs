@@ -30,7 +30,9 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
 
 /// `POST /v1/me/logout`: revokes every token of the caller issued up to this second.
 pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
-    users::revoke_tokens(&app.db, viewer, app.now.div_euclid(1000)).await?;
+    let now_secs = app.now.div_euclid(1000);
+    users::revoke_tokens(&app.db, viewer, now_secs).await?;
+    crate::services::live::close_sockets(app, viewer, now_secs).await;
     Ok(Response::empty()?.with_status(204))
 }
 

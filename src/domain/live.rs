@@ -1,0 +1,227 @@
+//! Live feed updates: the ticket a browser trades for a WebSocket, what each open socket
+//! remembers about the credential behind it, and what a delivery announces.
+//!
+//! Browsers cannot set headers on a WebSocket, so the bearer token is traded first for a
+//! ticket (`POST /v1/feed/live/ticket`): signed, valid for [`TICKET_TTL_SECS`], single use (the
+//! reader's timeline object records the nonces it accepted), and carrying the token's `iat` and
+//! `exp`, so the socket closes when that token expires or a logout revokes it.
+//!
+//! The socket only ever says *that* the feed has news and where to read it from; what the
+//! reader may see is decided by the feed read, as for every other read.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use base64::Engine as _;
+use hmac::Mac;
+use serde::{Deserialize, Serialize};
+
+use super::cursor::SortKey;
+use super::ids::UserId;
+use super::sign::hmac;
+use super::token;
+use super::window::Entry;
+
+/// How long a ticket may wait before it is used: a page opens its socket right after asking.
+pub const TICKET_TTL_SECS: i64 = 60;
+/// How long a reader counts as live after their object last confirmed an open socket.
+pub const LEASE_MS: i64 = 10 * 60 * 1000;
+/// How often the object re-checks its sockets' credentials and renews the lease (well inside
+/// [`LEASE_MS`], so a live reader's lease never lapses between two checks).
+pub const REVIEW_MS: i64 = 4 * 60 * 1000;
+/// Close code for a socket whose credential ended (expired, revoked, account suspended):
+/// the 4000-4999 range is the application's; 4001 mirrors HTTP 401.
+pub const CLOSE_UNAUTHORIZED: u16 = 4001;
+/// The text a client sends to keep the connection warm; the runtime answers [`PONG`] without
+/// waking the object (hibernation auto-response).
+pub const PING: &str = "ping";
+/// A logout mark that revokes every token (a suspension): far beyond any `iat`, and a safe
+/// integer in JavaScript (it crosses into the object as a JSON number, which must be one).
+pub const EVERY_TOKEN: i64 = (1 << 53) - 1;
+pub const PONG: &str = "pong";
+
+/// What a ticket grants, and what the socket keeps (as its hibernation attachment).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    #[serde(rename = "u")]
+    pub user: UserId,
+    /// The ticket's nonce: the object accepts each once.
+    #[serde(rename = "n")]
+    pub nonce: u64,
+    /// When the ticket stops being accepted (unix seconds).
+    #[serde(rename = "x")]
+    pub ticket_expires_at: i64,
+    /// The bearer token's `iat` (`None` if it had none) and `exp` (unix seconds).
+    #[serde(rename = "i")]
+    pub token_issued_at: Option<f64>,
+    #[serde(rename = "e")]
+    pub token_expires_at: f64,
+}
+
+impl Session {
+    /// Whether the socket must close at `now_secs`: the token expired, or a logout revoked
+    /// every token issued up to `valid_after`.
+    pub fn ended(&self, now_secs: i64, valid_after: Option<i64>) -> bool {
+        self.token_expires_at <= now_secs as f64 || token::revoked(self.token_issued_at, valid_after)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TicketError {
+    Malformed,
+    BadSignature,
+    Expired,
+}
+
+impl TicketError {
+    pub fn detail(self) -> &'static str {
+        match self {
+            TicketError::Malformed => "the ticket is malformed",
+            TicketError::BadSignature => "the ticket signature does not verify",
+            TicketError::Expired => "the ticket expired; ask for a new one",
+        }
+    }
+}
+
+/// Signs and verifies tickets with a key of their own, so a ticket can never pass as a token
+/// or a cursor (and back).
+pub struct TicketCodec {
+    key: Vec<u8>,
+}
+
+impl TicketCodec {
+    pub fn new(secret: &[u8]) -> Self {
+        let mut mac = hmac(secret);
+        mac.update(b"edgefeed/live-ticket-key/v1");
+        Self { key: mac.finalize().into_bytes().to_vec() }
+    }
+
+    pub fn issue(&self, session: &Session) -> String {
+        let body = B64.encode(serde_json::to_vec(session).unwrap_or_default());
+        let mut mac = hmac(&self.key);
+        mac.update(body.as_bytes());
+        format!("{body}.{}", B64.encode(mac.finalize().into_bytes()))
+    }
+
+    pub fn verify(&self, ticket: &str, now_secs: i64) -> Result<Session, TicketError> {
+        let (body, tag) = ticket.split_once('.').ok_or(TicketError::Malformed)?;
+        let tag = B64.decode(tag).map_err(|_| TicketError::Malformed)?;
+        let mut mac = hmac(&self.key);
+        mac.update(body.as_bytes());
+        mac.verify_slice(&tag).map_err(|_| TicketError::BadSignature)?;
+        let raw = B64.decode(body).map_err(|_| TicketError::Malformed)?;
+        let session: Session = serde_json::from_slice(&raw).map_err(|_| TicketError::Malformed)?;
+        if session.ticket_expires_at <= now_secs {
+            return Err(TicketError::Expired);
+        }
+        Ok(session)
+    }
+}
+
+/// What a delivery tells the reader's open sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Announcement {
+    /// Delivered posts newer than everything the window held before.
+    pub count: usize,
+    /// Just below them: the newest key the window held before (`?after=` it returns them).
+    pub since: SortKey,
+}
+
+/// The announcement for `delivered` entries arriving at a window whose newest key was `top`
+/// (`None`: empty). Only posts above the old top are news: a redelivery is already there, and
+/// an older post (a backfill, an import) lands below what the reader has already scrolled past.
+pub fn announcement(delivered: &[Entry], top: Option<SortKey>) -> Option<Announcement> {
+    let since = top.unwrap_or(SortKey::BOTTOM);
+    let mut news: Vec<_> = delivered.iter().filter(|e| e.key() > since).map(|e| e.post_id).collect();
+    news.sort_unstable();
+    news.dedup();
+    (!news.is_empty()).then_some(Announcement { count: news.len(), since })
+}
+
+/// The message sent on the socket (`newest_cursor` is a signed feed cursor for `since`).
+#[derive(Debug, Serialize)]
+pub struct NewPosts<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub count: usize,
+    pub newest_cursor: &'a str,
+}
+
+impl<'a> NewPosts<'a> {
+    pub fn new(count: usize, newest_cursor: &'a str) -> Self {
+        Self { kind: "new_posts", count, newest_cursor }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::PostId;
+
+    fn user(id: i64) -> UserId {
+        UserId::parse(&id.to_string()).unwrap()
+    }
+
+    fn session() -> Session {
+        Session {
+            user: user(7),
+            nonce: 42,
+            ticket_expires_at: 1_000,
+            token_issued_at: Some(500.0),
+            token_expires_at: 5_000.0,
+        }
+    }
+
+    fn entry(created_at: i64, id: i64) -> Entry {
+        Entry { created_at, post_id: PostId::parse(&id.to_string()).unwrap(), author_id: user(1), version: 0 }
+    }
+
+    #[test]
+    fn a_ticket_round_trips_until_it_expires() {
+        let codec = TicketCodec::new(b"secret");
+        let ticket = codec.issue(&session());
+        assert_eq!(codec.verify(&ticket, 999), Ok(session()));
+        assert_eq!(codec.verify(&ticket, 1_000), Err(TicketError::Expired));
+    }
+
+    #[test]
+    fn a_forged_or_foreign_ticket_is_refused() {
+        let codec = TicketCodec::new(b"secret");
+        let ticket = codec.issue(&session());
+        assert_eq!(TicketCodec::new(b"other").verify(&ticket, 0), Err(TicketError::BadSignature));
+        let (body, tag) = ticket.split_once('.').unwrap();
+        let mut forged = session();
+        forged.user = user(8);
+        let forged_body = B64.encode(serde_json::to_vec(&forged).unwrap());
+        assert_eq!(codec.verify(&format!("{forged_body}.{tag}"), 0), Err(TicketError::BadSignature));
+        assert_eq!(codec.verify(body, 0), Err(TicketError::Malformed));
+        assert_eq!(codec.verify("", 0), Err(TicketError::Malformed));
+        assert_eq!(codec.verify("a.b.c", 0), Err(TicketError::Malformed));
+    }
+
+    #[test]
+    fn a_session_ends_with_its_token() {
+        let s = session();
+        assert!(!s.ended(4_999, None));
+        assert!(s.ended(5_000, None), "expired");
+        assert!(s.ended(0, Some(500)), "a logout in the token's second revokes it");
+        assert!(!s.ended(0, Some(499)), "a logout before the token was issued does not");
+        let no_iat = Session { token_issued_at: None, ..s };
+        assert!(no_iat.ended(0, Some(1)), "a token without iat is revoked by any logout");
+    }
+
+    #[test]
+    fn only_posts_above_the_old_top_are_news() {
+        let top = Some(SortKey::new(100, 5));
+        let delivered = [entry(100, 5), entry(100, 6), entry(99, 9), entry(150, 1), entry(150, 1)];
+        let a = announcement(&delivered, top).unwrap();
+        assert_eq!(a, Announcement { count: 2, since: SortKey::new(100, 5) });
+        assert_eq!(announcement(&[entry(100, 5), entry(50, 1)], top), None, "redelivery and old posts");
+        let empty = announcement(&[entry(1, 1)], None).unwrap();
+        assert_eq!((empty.count, empty.since), (1, SortKey::BOTTOM));
+    }
+
+    #[test]
+    fn the_event_has_the_documented_shape() {
+        let json = serde_json::to_value(NewPosts::new(3, "c")).unwrap();
+        assert_eq!(json, serde_json::json!({"type": "new_posts", "count": 3, "newest_cursor": "c"}));
+    }
+}
