@@ -157,6 +157,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
     use UserRoute as U;
     match route {
         U::Me => users::get(app, viewer, viewer).await,
+        U::Lookup => users::lookup(app, input, viewer).await,
         U::Logout => users::logout(app, viewer).await,
         U::User(id) => users::get(app, viewer, id).await,
         U::Followers(id) => users::follow_list(app, input, viewer, id, Direction::Followers).await,

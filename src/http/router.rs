@@ -31,6 +31,8 @@ pub enum PublicRoute {
 pub enum UserRoute {
     Me,
     Logout,
+    /// `GET /v1/users?handle=NAME`.
+    Lookup,
     User(UserId),
     Followers(UserId),
     Following(UserId),
@@ -61,6 +63,7 @@ impl UserRoute {
         matches!(
             self,
             U::Me
+                | U::Lookup
                 | U::User(_)
                 | U::Followers(_)
                 | U::Following(_)
@@ -156,7 +159,7 @@ fn moderate_post(id: &str, action: Action) -> Option<Route> {
 /// Every route.
 pub const ROUTES: &[PathRow] = &[
     path("/v1/health", &[("GET", |_| Some(Public(P::Health)))]),
-    path("/v1/users", &[("POST", |_| Some(Public(P::Register)))]),
+    path("/v1/users", &[("GET", |_| Some(User(U::Lookup))), ("POST", |_| Some(Public(P::Register)))]),
     path("/v1/me", &[("GET", |_| Some(User(U::Me)))]),
     path("/v1/me/logout", &[("POST", |_| Some(User(U::Logout)))]),
     path("/v1/users/{id}", &[("GET", |id| user(id, U::User))]),

@@ -16,6 +16,9 @@ pub struct UserView {
     pub followers_count: i64,
     pub following_count: i64,
     pub posts_count: i64,
+    /// Whether the viewer follows this user: on a single profile of someone else only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub following: Option<bool>,
 }
 
 impl From<&UserRow> for UserView {
@@ -28,6 +31,7 @@ impl From<&UserRow> for UserView {
             followers_count: u.followers_count,
             following_count: u.following_count,
             posts_count: u.posts_count,
+            following: None,
         }
     }
 }

@@ -93,14 +93,26 @@ struct UserWithRelationship {
     suspended: i64,
 }
 
+/// How a user is named in a request.
+#[derive(Debug, Clone, Copy)]
+pub enum UserKey<'a> {
+    Id(UserId),
+    Handle(&'a Handle),
+}
+
 /// A user and what the viewer is to them, in one query; `None` if the user does not exist.
 pub async fn get_with_relationship(
     db: &Db,
     viewer: UserId,
-    id: UserId,
+    key: UserKey<'_>,
 ) -> ApiResult<Option<(UserRow, Relationship)>> {
-    let sql = format!("SELECT {USER_COLUMNS}, {} FROM users u WHERE u.id = ?2", relationship_columns("u.id"));
-    let row: Option<UserWithRelationship> = first(db, &sql, &[int(viewer), int(id)]).await?;
+    let (column, value) = match key {
+        UserKey::Id(id) => ("id", int(id)),
+        UserKey::Handle(handle) => ("handle", text(handle.as_str())),
+    };
+    let sql =
+        format!("SELECT {USER_COLUMNS}, {} FROM users u WHERE u.{column} = ?2", relationship_columns("u.id"));
+    let row: Option<UserWithRelationship> = first(db, &sql, &[int(viewer), value]).await?;
     Ok(row.map(|r| {
         let rel = Relationship {
             is_self: r.id == viewer,

@@ -79,3 +79,28 @@ fn user_by_id_has_counts_and_unknown_is_404() {
     a.get("/v1/users/999999999").expect_problem(404, "not_found");
     a.get("/v1/users/abc").expect_problem(404, "not_found");
 }
+
+#[test]
+fn a_user_is_found_by_handle_and_says_whether_the_viewer_follows_them() {
+    let viewer = register("lookup_viewer");
+    let other = register("lookup_other");
+    let found = viewer.get(&format!("/v1/users?handle={}", other.handle)).expect(200);
+    assert_eq!((found["id"].as_str(), found["following"].as_bool()), (Some(other.id.as_str()), Some(false)));
+    viewer.follow(&other);
+    let by_id = viewer.get(&format!("/v1/users/{}", other.id)).expect(200);
+    assert_eq!(by_id["following"], true);
+    assert_eq!(viewer.get(&format!("/v1/users?handle={}", other.handle)).expect(200), by_id);
+    // Oneself: no `following`; lists never carry it.
+    let me = viewer.get(&format!("/v1/users?handle={}", viewer.handle)).expect(200);
+    assert!(me.get("following").is_none(), "{me}");
+    let list = viewer.get(&format!("/v1/users/{}/followers", other.id)).expect(200);
+    assert!(list["items"][0].get("following").is_none());
+    viewer.get("/v1/users?handle=nobody_has_this_handle").expect_problem(404, "not_found");
+    viewer.get("/v1/users?handle=NOT%20VALID").expect_problem(422, "invalid_field");
+    viewer.get("/v1/users").expect_problem(422, "invalid_field");
+    call("GET", &format!("/v1/users?handle={}", other.handle), None, None)
+        .expect_problem(401, "unauthorized");
+    // A block hides the user exactly like a missing one.
+    other.block(&viewer);
+    viewer.get(&format!("/v1/users?handle={}", other.handle)).expect_problem(404, "not_found");
+}

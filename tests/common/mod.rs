@@ -106,7 +106,7 @@ pub fn init_server(options: ServerOptions) -> &'static Server {
     server
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
 }
 

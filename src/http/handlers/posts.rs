@@ -13,6 +13,7 @@ use crate::http::input::{Input, JsonObject};
 use crate::http::views::PostView;
 use crate::services::fanout;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
+use crate::store::users::UserKey;
 
 fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
     Visibility::parse(text)
@@ -94,7 +95,7 @@ pub async fn author_posts(app: &App, input: &Input, viewer: UserId, author: User
     let limit = input.limit()?;
     let list = format!("posts:{author}");
     let before = input.cursor(&app.cursors, viewer, &list)?;
-    let (_, rel) = visible_user_with_relationship(app, viewer, author).await?;
+    let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
     let rows = posts::author_page(&app.db, viewer, author, visible_levels(rel), before, limit).await?;
     json(200, &page(rows, limit, PostRow::sort_key, |p| PostView::from(p), &app.cursors, viewer, &list))
 }

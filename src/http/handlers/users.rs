@@ -10,7 +10,7 @@ use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::UserView;
 use crate::store::graph::{self, Direction};
-use crate::store::users::{self, UserRow};
+use crate::store::users::{self, UserKey, UserRow};
 
 pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
     if !app.config.open_registration {
@@ -41,21 +41,34 @@ pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
 pub async fn visible_user_with_relationship(
     app: &App,
     viewer: UserId,
-    id: UserId,
+    key: UserKey<'_>,
 ) -> ApiResult<(UserRow, Relationship)> {
-    match users::get_with_relationship(&app.db, viewer, id).await? {
+    match users::get_with_relationship(&app.db, viewer, key).await? {
         Some((user, rel)) if may_see_author(rel) => Ok((user, rel)),
         _ => Err(ApiError::NotFound("no such user")),
     }
 }
 
 pub async fn visible_user(app: &App, viewer: UserId, id: UserId) -> ApiResult<UserRow> {
-    Ok(visible_user_with_relationship(app, viewer, id).await?.0)
+    Ok(visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?.0)
 }
 
-/// `GET /v1/me` and `GET /v1/users/{id}`.
+/// `GET /v1/me` and `GET /v1/users/{id}`; another user's profile also says whether the viewer
+/// follows them.
 pub async fn get(app: &App, viewer: UserId, id: UserId) -> ApiResult<Response> {
-    json(200, &UserView::from(&visible_user(app, viewer, id).await?))
+    profile(app, viewer, UserKey::Id(id)).await
+}
+
+/// `GET /v1/users?handle=NAME`: the user with that handle, as `GET /v1/users/{id}` shows them.
+pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let handle =
+        input.query_as("handle", Handle::parse)?.ok_or_else(|| ApiError::field("handle", "required"))?;
+    profile(app, viewer, UserKey::Handle(&handle)).await
+}
+
+async fn profile(app: &App, viewer: UserId, key: UserKey<'_>) -> ApiResult<Response> {
+    let (user, rel) = visible_user_with_relationship(app, viewer, key).await?;
+    json(200, &UserView { following: (!rel.is_self).then_some(rel.follows), ..UserView::from(&user) })
 }
 
 pub async fn follow_list(

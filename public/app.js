@@ -1,0 +1,385 @@
+// edgefeed web client: plain JS over the public API (/v1), no framework, no build step.
+// The token lives in localStorage; everything the page shows comes from API reads, and the live
+// socket only says that there is something new to read.
+"use strict";
+
+const PAGE = 20;
+const TOKEN_KEY = "edgefeed.token";
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  token: localStorage.getItem(TOKEN_KEY),
+  me: null,
+  next: null, // cursor of the next (older) page; null when the feed is exhausted
+  top: null, // newest_cursor: the feed's newest position this page has shown
+  loading: false,
+  done: false,
+  shown: new Set(), // post ids on the page
+  waiting: [], // newer posts fetched after a live event, shown when the banner is clicked
+  gap: false,
+  socket: null,
+  retryMs: 1000,
+  heartbeat: null,
+};
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem.detail || problem.title || `HTTP ${status}`);
+    this.status = status;
+    this.code = problem.code;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = {};
+  if (state.token) headers.authorization = `Bearer ${state.token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : null;
+  if (!response.ok) throw new ApiError(response.status, data || {});
+  return data;
+}
+
+function showError(error) {
+  const box = $("error");
+  box.textContent = error ? error.message || String(error) : "";
+  box.hidden = !error;
+  if (error instanceof ApiError && error.status === 401) signOut("Your session ended; sign in again.");
+}
+
+// Runs an action, reporting its failure instead of throwing.
+function attempt(action) {
+  return async (...args) => {
+    try {
+      showError(null);
+      await action(...args);
+    } catch (error) {
+      showError(error);
+    }
+  };
+}
+
+// ---- session -------------------------------------------------------------------------------
+
+async function start() {
+  $("welcome").hidden = !!state.token;
+  if (!state.token) return;
+  state.me = await api("GET", "/v1/me");
+  $("who").textContent = `@${state.me.handle}`;
+  $("who").hidden = $("sign-out").hidden = false;
+  $("app").hidden = false;
+  await reloadFeed();
+  connectLive();
+}
+
+async function signUp(event) {
+  event.preventDefault();
+  const form = event.target;
+  const body = { handle: form.handle.value.trim() };
+  if (form.display_name.value.trim()) body.display_name = form.display_name.value.trim();
+  const created = await api("POST", "/v1/users", body);
+  remember(created.token);
+  await start();
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  remember(event.target.token.value.trim());
+  await start();
+}
+
+function remember(token) {
+  state.token = token;
+  localStorage.setItem(TOKEN_KEY, token);
+}
+
+// Forgets the token on this device (it stays valid elsewhere: a logout would revoke it too).
+function signOut(message) {
+  localStorage.removeItem(TOKEN_KEY);
+  state.token = state.me = null;
+  closeLive();
+  $("app").hidden = $("who").hidden = $("sign-out").hidden = true;
+  $("welcome").hidden = false;
+  $("feed").replaceChildren();
+  if (message) {
+    $("error").textContent = message;
+    $("error").hidden = false;
+  }
+}
+
+// ---- feed ----------------------------------------------------------------------------------
+
+async function reloadFeed() {
+  state.next = state.top = null;
+  state.done = false;
+  state.shown.clear();
+  state.waiting = [];
+  state.gap = false;
+  $("feed").replaceChildren();
+  updateBanner();
+  await loadOlder();
+}
+
+// The next page down (infinite scroll); the first call loads the newest page.
+async function loadOlder() {
+  if (state.loading || state.done) return;
+  state.loading = true;
+  $("feed-status").textContent = "Loading…";
+  try {
+    const query = state.next ? `&cursor=${encodeURIComponent(state.next)}` : "";
+    const page = await api("GET", `/v1/feed?limit=${PAGE}${query}`);
+    if (state.top === null) state.top = page.newest_cursor;
+    for (const post of page.items) appendPost(post);
+    state.next = page.next_cursor;
+    state.done = page.next_cursor === null;
+    $("feed-status").textContent = feedStatus(page);
+  } finally {
+    state.loading = false;
+  }
+  // A tall screen may show the sentinel still: keep filling it.
+  if (!state.done && isVisible($("more"))) await loadOlder();
+}
+
+function feedStatus(page) {
+  if (!state.done) return "";
+  if (state.shown.size > 0) return "You're all caught up.";
+  const reasons = {
+    no_follows: "Follow someone to fill your feed.",
+    no_posts: "Nobody you follow has posted yet.",
+    all_filtered: "Nothing here you can see.",
+    rebuilding: "Your feed is being rebuilt; try again in a moment.",
+  };
+  return reasons[page.empty_reason] || "Nothing here yet.";
+}
+
+function isVisible(element) {
+  const box = element.getBoundingClientRect();
+  return box.top < window.innerHeight && box.bottom >= 0;
+}
+
+// Fetches what is newer than the page's top; shown at once, or kept for the banner.
+async function fetchNewer(showNow) {
+  if (state.top === null) return;
+  const page = await api("GET", `/v1/feed?limit=100&after=${encodeURIComponent(state.top)}`);
+  state.waiting = page.items.filter((post) => !state.shown.has(post.id));
+  state.gap = !!page.gap;
+  state.waitingTop = page.newest_cursor;
+  if (showNow) showWaiting();
+  else updateBanner();
+}
+
+function showWaiting() {
+  if (state.gap) return reloadFeed();
+  const feed = $("feed");
+  for (const post of [...state.waiting].reverse()) feed.prepend(renderPost(post));
+  state.waiting.forEach((post) => state.shown.add(post.id));
+  if (state.waitingTop) state.top = state.waitingTop;
+  state.waiting = [];
+  updateBanner();
+}
+
+function updateBanner() {
+  const banner = $("new-posts");
+  const n = state.waiting.length;
+  banner.hidden = n === 0;
+  banner.textContent = state.gap ? `${n}+ new posts` : plural(n, "new post");
+}
+
+function plural(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function appendPost(post) {
+  if (state.shown.has(post.id)) return;
+  state.shown.add(post.id);
+  $("feed").append(renderPost(post));
+}
+
+// ---- live updates --------------------------------------------------------------------------
+
+async function connectLive() {
+  closeLive();
+  if (!state.token) return;
+  let ticket;
+  try {
+    ticket = (await api("POST", "/v1/feed/live/ticket", {})).ticket;
+  } catch (error) {
+    return retryLive();
+  }
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/v1/feed/live?ticket=${encodeURIComponent(ticket)}`);
+  state.socket = socket;
+  socket.onopen = () => {
+    state.retryMs = 1000;
+    // Heartbeat: answered by the server without waking anything.
+    state.heartbeat = setInterval(() => socket.readyState === 1 && socket.send("ping"), 30000);
+    // Posts that arrived while the socket was away.
+    fetchNewer(false).catch(showError);
+  };
+  socket.onmessage = (event) => {
+    if (event.data === "pong") return;
+    const message = JSON.parse(event.data);
+    if (message.type === "new_posts") fetchNewer(false).catch(showError);
+  };
+  socket.onclose = (event) => {
+    clearInterval(state.heartbeat);
+    if (state.socket !== socket) return;
+    state.socket = null;
+    // 4001: the token behind the socket ended (expired, revoked, account suspended).
+    if (event.code === 4001) signOut("Your session ended; sign in again.");
+    else retryLive();
+  };
+}
+
+function retryLive() {
+  if (!state.token) return;
+  setTimeout(connectLive, state.retryMs);
+  state.retryMs = Math.min(state.retryMs * 2, 30000);
+}
+
+function closeLive() {
+  const socket = state.socket;
+  state.socket = null;
+  clearInterval(state.heartbeat);
+  if (socket) socket.close(1000);
+}
+
+// ---- posts ---------------------------------------------------------------------------------
+
+function renderPost(post) {
+  const item = $("post-template").content.firstElementChild.cloneNode(true);
+  item.dataset.id = post.id;
+  const author = item.querySelector(".author");
+  author.textContent = `${post.author.display_name} @${post.author.handle}`;
+  author.addEventListener("click", attempt(() => showProfile(post.author.id)));
+  const time = item.querySelector("time");
+  time.dateTime = post.created_at;
+  time.textContent = new Date(post.created_at).toLocaleString();
+  item.querySelector(".visibility").textContent = post.visibility === "public" ? "" : `· ${post.visibility}`;
+  item.querySelector(".body").textContent = post.body;
+  setLike(item, post.liked_by_me, post.like_count);
+  item.querySelector(".comment-count").textContent = post.comment_count;
+  item.querySelector(".like").addEventListener("click", attempt(() => toggleLike(item)));
+  item.querySelector(".comments-toggle").addEventListener("click", attempt(() => toggleComments(item)));
+  item.querySelector(".comment-form").addEventListener("submit", attempt((e) => addComment(e, item)));
+  const label = item.querySelector(".comment-form label");
+  const input = item.querySelector(".comment-form input");
+  input.id = `comment-${post.id}`;
+  label.htmlFor = input.id;
+  return item;
+}
+
+function setLike(item, liked, count) {
+  const button = item.querySelector(".like");
+  button.setAttribute("aria-pressed", String(liked));
+  button.classList.toggle("liked", liked);
+  item.querySelector(".like-count").textContent = count;
+}
+
+async function toggleLike(item) {
+  const liked = item.querySelector(".like").getAttribute("aria-pressed") === "true";
+  // seq: the newest click wins even if two requests cross on the way.
+  const path = `/v1/posts/${item.dataset.id}/like?seq=${Date.now()}`;
+  const result = await api(liked ? "DELETE" : "PUT", path);
+  setLike(item, result.liked, result.like_count);
+}
+
+async function toggleComments(item) {
+  const panel = item.querySelector(".comments");
+  const toggle = item.querySelector(".comments-toggle");
+  panel.hidden = !panel.hidden;
+  toggle.setAttribute("aria-expanded", String(!panel.hidden));
+  if (panel.hidden) return;
+  const page = await api("GET", `/v1/posts/${item.dataset.id}/comments?limit=50`);
+  item.querySelector(".comment-list").replaceChildren(...page.items.map(renderComment));
+}
+
+function renderComment(comment) {
+  const li = document.createElement("li");
+  const who = document.createElement("strong");
+  who.textContent = `@${comment.author.handle} `;
+  li.append(who, document.createTextNode(comment.body));
+  return li;
+}
+
+async function addComment(event, item) {
+  event.preventDefault();
+  const input = event.target.body;
+  const comment = await api("POST", `/v1/posts/${item.dataset.id}/comments`, { body: input.value });
+  input.value = "";
+  item.querySelector(".comment-list").append(renderComment(comment));
+  const count = item.querySelector(".comment-count");
+  count.textContent = Number(count.textContent) + 1;
+}
+
+async function publish(event) {
+  event.preventDefault();
+  const form = event.target;
+  await api("POST", "/v1/posts", { body: form.body.value, visibility: form.visibility.value });
+  form.body.value = "";
+  await fetchNewer(true);
+}
+
+// ---- people --------------------------------------------------------------------------------
+
+async function findPerson(event) {
+  event.preventDefault();
+  const handle = event.target.handle.value.trim().replace(/^@/, "");
+  const user = await api("GET", `/v1/users?handle=${encodeURIComponent(handle)}`);
+  await showProfile(user.id);
+}
+
+async function showProfile(id) {
+  const user = await api("GET", `/v1/users/${id}`);
+  const card = $("profile");
+  const title = document.createElement("h2");
+  title.textContent = `${user.display_name} @${user.handle}`;
+  const counts = document.createElement("p");
+  counts.textContent = `${plural(user.posts_count, "post")} · ${plural(user.followers_count, "follower")} · ` +
+    `${user.following_count} following`;
+  const children = [title, counts];
+  if (!state.me || user.id !== state.me.id) {
+    const follow = document.createElement("button");
+    follow.type = "button";
+    follow.className = "follow";
+    follow.textContent = user.following ? "Unfollow" : "Follow";
+    follow.addEventListener("click", attempt(() => setFollow(user, !user.following)));
+    children.push(follow);
+  }
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "link";
+  close.textContent = "Close";
+  close.addEventListener("click", () => (card.hidden = true));
+  children.push(close);
+  card.replaceChildren(...children);
+  card.hidden = false;
+}
+
+async function setFollow(user, follow) {
+  await api(follow ? "PUT" : "DELETE", `/v1/me/following/${user.id}`, follow ? {} : undefined);
+  await showProfile(user.id);
+  await reloadFeed();
+}
+
+// ---- wiring --------------------------------------------------------------------------------
+
+$("sign-up").addEventListener("submit", attempt(signUp));
+$("sign-in").addEventListener("submit", attempt(signIn));
+$("sign-out").addEventListener("click", () => signOut());
+$("compose").addEventListener("submit", attempt(publish));
+$("find").addEventListener("submit", attempt(findPerson));
+$("new-posts").addEventListener("click", attempt(showWaiting));
+$("home-link").addEventListener("click", attempt(async (event) => {
+  event.preventDefault();
+  if (state.token) await reloadFeed();
+}));
+new IntersectionObserver((entries) => {
+  if (entries.some((entry) => entry.isIntersecting) && state.token) attempt(loadOlder)();
+}).observe($("more"));
+attempt(start)();
