@@ -61,7 +61,11 @@ fn bad_limit_is_422() {
 fn unknown_route_is_404_and_wrong_method_405() {
     let user = register("routes");
     user.get("/v1/nope").expect_problem(404, "not_found");
-    call("GET", "/", None, None).expect_problem(404, "not_found");
+    call("GET", "/nope", None, None).expect_problem(404, "not_found");
+    // `/` is the web client (a static asset), not a route.
+    let home = send("GET", "/", &[], b"");
+    assert_eq!(home.status(), 200);
+    assert!(home.content_type().starts_with("text/html"), "{}", home.content_type());
     let r = call("DELETE", "/v1/health", None, None);
     r.expect_problem(405, "method_not_allowed");
     assert_eq!(r.allow.as_deref(), Some("GET, HEAD"));
