@@ -34,6 +34,12 @@ pub enum ApiError {
     Conflict { code: &'static str, detail: &'static str },
     #[error("the request body is larger than 64 KiB")]
     PayloadTooLarge,
+    /// An OAuth 2 error (RFC 6749 section 5.2): `code` is the spec's (`invalid_grant`, ...).
+    #[error("{detail}")]
+    OAuth { code: &'static str, detail: &'static str },
+    /// A token without the OAuth scope the route needs (403 `insufficient_scope`).
+    #[error("the token's scopes do not include `{0}`")]
+    InsufficientScope(&'static str),
     /// A WebSocket route asked for without `Upgrade: websocket` (426).
     #[error("this route is a WebSocket: connect with Upgrade: websocket")]
     UpgradeRequired,
@@ -102,6 +108,9 @@ impl ApiError {
             Self::Conflict { .. } => 409,
             Self::PayloadTooLarge => 413,
             Self::UpgradeRequired => 426,
+            Self::OAuth { code: "invalid_client", .. } => 401,
+            Self::OAuth { .. } => 400,
+            Self::InsufficientScope(_) => 403,
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
             Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
@@ -133,6 +142,8 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UpgradeRequired => "upgrade_required",
+            Self::OAuth { code, .. } => code,
+            Self::InsufficientScope(_) => "insufficient_scope",
             Self::RateLimited { .. } => "rate_limited",
             Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { .. } | Self::Internal(_) => "internal",

@@ -54,6 +54,9 @@ pub struct Session {
     pub token_issued_at: Option<f64>,
     #[serde(rename = "e")]
     pub token_expires_at: f64,
+    /// The token's id when it is an OAuth token (`POST /oauth/revoke` ends it alone).
+    #[serde(rename = "j", default, skip_serializing_if = "Option::is_none")]
+    pub token_id: Option<i64>,
 }
 
 impl Session {
@@ -167,6 +170,7 @@ mod tests {
             ticket_expires_at: 1_000,
             token_issued_at: Some(500.0),
             token_expires_at: 5_000.0,
+            token_id: None,
         }
     }
 

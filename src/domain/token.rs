@@ -7,6 +7,7 @@ use hmac::Mac;
 use serde::{Deserialize, Serialize};
 
 use super::ids::UserId;
+use super::oauth::Scopes;
 use super::sign::hmac as mac;
 
 /// Clock skew tolerated on `nbf` and on an `iat` in the future (seconds). `exp` gets none: a
@@ -57,6 +58,11 @@ struct IssuedClaims {
     sub: String,
     exp: i64,
     iat: i64,
+    /// OAuth tokens only: what the token may do, and its id for revocation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jti: Option<String>,
 }
 
 /// Registered claims as they arrive: times are RFC 7519 NumericDates (any JSON number,
@@ -69,6 +75,10 @@ struct Claims {
     iat: Option<serde_json::Value>,
     #[serde(default)]
     nbf: Option<serde_json::Value>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    jti: Option<String>,
 }
 
 /// What verification needs besides the token: the time and the longest lifetime accepted.
@@ -85,12 +95,38 @@ pub struct Verified {
     pub issued_at: Option<f64>,
     /// `exp`, unix seconds (a live socket closes then).
     pub expires_at: f64,
+    /// `scope` (OAuth tokens): `None` may do everything.
+    pub scopes: Option<Scopes>,
+    /// `jti`, when it is one of ours (a decimal id): what `POST /oauth/revoke` revokes.
+    pub token_id: Option<i64>,
 }
 
 /// Mints a token for `user_id` issued at `iat`, valid until `exp` (unix seconds).
 pub fn issue(secret: &[u8], user_id: UserId, iat: i64, exp: i64) -> String {
+    sign_claims(secret, IssuedClaims { sub: user_id.to_string(), exp, iat, scope: None, jti: None })
+}
+
+/// Mints an OAuth access token: limited to `scopes`, revocable by its id.
+pub fn issue_scoped(
+    secret: &[u8],
+    user_id: UserId,
+    iat: i64,
+    exp: i64,
+    scopes: Scopes,
+    token_id: i64,
+) -> String {
+    let claims = IssuedClaims {
+        sub: user_id.to_string(),
+        exp,
+        iat,
+        scope: Some(scopes.to_string()),
+        jti: Some(token_id.to_string()),
+    };
+    sign_claims(secret, claims)
+}
+
+fn sign_claims(secret: &[u8], claims: IssuedClaims) -> String {
     let header = B64.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let claims = IssuedClaims { sub: user_id.to_string(), exp, iat };
     let claims = B64.encode(serde_json::to_vec(&claims).unwrap_or_default());
     let signing_input = format!("{header}.{claims}");
     let mut m = mac(secret);
@@ -135,7 +171,10 @@ pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, To
         serde_json::Value::Number(n) => n.as_i64().and_then(|n| UserId::parse(&n.to_string())),
         _ => None,
     };
-    Ok(Verified { user: sub.ok_or(TokenError::BadSubject)?, issued_at, expires_at })
+    // An unknown scope grants nothing rather than everything.
+    let scopes = claims.scope.as_deref().map(|s| Scopes::parse(s).unwrap_or_default());
+    let token_id = claims.jti.as_deref().and_then(|j| j.parse().ok());
+    Ok(Verified { user: sub.ok_or(TokenError::BadSubject)?, issued_at, expires_at, scopes, token_id })
 }
 
 /// `exp` (required), `nbf` and `iat` (optional) against the clock and the lifetime cap;
@@ -216,7 +255,13 @@ mod tests {
         let t = issue(SECRET, USER, 1000, 2000);
         assert_eq!(
             verify(SECRET, &t, at(1500)),
-            Ok(Verified { user: USER, issued_at: Some(1000.0), expires_at: 2000.0 })
+            Ok(Verified {
+                user: USER,
+                issued_at: Some(1000.0),
+                expires_at: 2000.0,
+                scopes: None,
+                token_id: None
+            })
         );
     }
 

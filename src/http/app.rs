@@ -11,6 +11,7 @@ use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
 use crate::domain::ids::UserId;
 use crate::domain::live::TicketCodec;
+use crate::domain::oauth::Scopes;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -58,6 +59,24 @@ impl App {
         token::issue(&self.auth_secret, user, now_secs, now_secs + self.config.token_ttl_secs)
     }
 
+    /// An OAuth access token (Mastodon API): limited to `scopes`, revocable by `token_id`.
+    pub fn issue_scoped_token(&self, user: UserId, scopes: Scopes, token_id: i64) -> String {
+        let now_secs = self.now / 1000;
+        token::issue_scoped(
+            &self.auth_secret,
+            user,
+            now_secs,
+            now_secs + self.config.token_ttl_secs,
+            scopes,
+            token_id,
+        )
+    }
+
+    /// Verifies a token given other than as the request's bearer (`POST /oauth/revoke`).
+    pub fn verify_token(&self, token: &str, policy: token::Policy) -> ApiResult<token::Verified> {
+        Ok(token::verify(&self.auth_secret, token, policy)?)
+    }
+
     fn bearer(input: &Input) -> ApiResult<&str> {
         let header =
             input.authorization.as_deref().ok_or(ApiError::Unauthorized("a bearer token is required"))?;
@@ -90,7 +109,7 @@ impl App {
     /// The storage half of [`Self::viewer`]: the user exists, is not suspended and has not
     /// revoked the token.
     pub async fn confirm_not_revoked(&self, token: &token::Verified) -> ApiResult<()> {
-        let state = users::auth_state(&self.db, token.user)
+        let state = users::auth_state(&self.db, token.user, token.token_id)
             .await?
             .ok_or(ApiError::InvalidToken("the token's user does not exist"))?;
         if state.is_suspended() {
@@ -98,6 +117,9 @@ impl App {
         }
         if token::revoked(token.issued_at, state.tokens_valid_after) {
             return Err(ApiError::InvalidToken("the token was revoked by a logout"));
+        }
+        if state.token_revoked() {
+            return Err(ApiError::InvalidToken("the token was revoked"));
         }
         Ok(())
     }

@@ -21,6 +21,9 @@ pub struct Input {
     pub client_ip: Option<String>,
     /// `Upgrade: websocket` was asked for.
     pub websocket: bool,
+    pub content_type: Option<String>,
+    /// `scheme://host[:port]` of the request, for absolute links (`Link`, Mastodon `url`s).
+    pub origin: String,
 }
 
 /// How much of an oversized body is read and thrown away before giving up on it. Draining a
@@ -66,13 +69,34 @@ impl Input {
         let client_ip = headers.get("cf-connecting-ip").ok().flatten();
         let websocket =
             headers.get("upgrade").ok().flatten().is_some_and(|v| v.trim().eq_ignore_ascii_case("websocket"));
-        let query = req.url()?.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+        let content_type = headers.get("content-type").ok().flatten();
+        let url = req.url()?;
+        let query = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+        let origin = url.origin().ascii_serialization();
         let body = read_body(req).await?;
-        Ok(Self { query, body, authorization, idempotency_key, client_ip, websocket })
+        Ok(Self { query, body, authorization, idempotency_key, client_ip, websocket, content_type, origin })
     }
 
     pub fn query(&self, name: &str) -> Option<&str> {
         self.query.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of a repeated query parameter (`id[]=1&id[]=2`), in order.
+    pub fn query_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.query.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as an object: a form (`application/x-www-form-urlencoded`, how most Mastodon
+    /// clients send parameters, every value a string) or JSON.
+    pub fn form_or_json(&self, allow_empty: bool) -> ApiResult<JsonObject> {
+        let form = self.content_type.as_deref().is_some_and(|t| {
+            t.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")
+        });
+        if !form {
+            return self.json(allow_empty);
+        }
+        let pairs = url::form_urlencoded::parse(&self.body);
+        Ok(JsonObject(pairs.map(|(k, v)| (k.into_owned(), Value::String(v.into_owned()))).collect()))
     }
 
     pub fn limit(&self) -> ApiResult<usize> {

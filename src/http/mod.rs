@@ -5,6 +5,7 @@ pub mod app;
 pub mod handlers;
 pub mod input;
 pub mod limits;
+pub mod mastodon;
 pub mod router;
 pub mod views;
 
@@ -15,6 +16,7 @@ use worker::{Context, Env, Method, Request, Response};
 
 use crate::domain::cors::CorsPolicy;
 use crate::domain::ids::UserId;
+use crate::domain::oauth::Scopes;
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use crate::store::Io;
@@ -36,7 +38,10 @@ pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response
     let io = Rc::new(Io::default());
     let mut response = match dispatch(&mut req, env, io.clone(), Rc::new(invocation)).await {
         Ok(response) => response,
-        Err(err) => problem(&err),
+        Err(err) => match req.path() {
+            path if mastodon::is_mastodon_path(&path) => mastodon_error(&err, &path),
+            _ => problem(&err),
+        },
     };
     let total = worker::Date::now().as_millis().saturating_sub(started);
     let _ = response.headers_mut().set("server-timing", &server_timing(&io, total));
@@ -124,19 +129,23 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Contex
             limits::check(&app, route, input.client_ip.as_deref().unwrap_or("local")).await?;
             public(&app, &input, public_route).await
         }
-        Route::User(user_route) if user_route.is_read() => {
-            // A read's revocation check (a D1 read) runs beside the handler rather than before
-            // it, saving a sequential round trip: a revoked token still gets 401 and no data,
-            // and a read changes nothing but the reader's own activity figures.
-            let token = app.verified_token(&input)?;
-            let (confirmed, response) =
-                join(app.confirm_not_revoked(&token), user(&app, &input, token.user, user_route)).await;
-            confirmed.and(response)
-        }
         Route::User(user_route) => {
-            let viewer = app.viewer(&input).await?;
-            limits::check(&app, route, &viewer.to_string()).await?;
-            user(&app, &input, viewer, user_route).await
+            let token = app.verified_token(&input)?;
+            let needed = user_route.scope();
+            if token.scopes.is_some_and(|granted| !granted.contains(needed)) {
+                return Err(ApiError::InsufficientScope(scope_name(needed)));
+            }
+            if user_route.is_read() {
+                // A read's revocation check (a D1 read) runs beside the handler rather than
+                // before it, saving a sequential round trip: a revoked token still gets 401 and
+                // no data, and a read changes nothing but the reader's own activity figures.
+                let (confirmed, response) =
+                    join(app.confirm_not_revoked(&token), user(&app, &input, token.user, user_route)).await;
+                return confirmed.and(response);
+            }
+            app.confirm_not_revoked(&token).await?;
+            limits::check(&app, route, &token.user.to_string()).await?;
+            user(&app, &input, token.user, user_route).await
         }
         Route::Admin(route) => {
             app.require_admin(&input)?;
@@ -150,6 +159,7 @@ async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Respo
         PublicRoute::Health => handlers::json(200, &serde_json::json!({ "ok": true })),
         PublicRoute::Register => users::register(app, input).await,
         PublicRoute::LiveFeed => live::connect(app, input).await,
+        other => mastodon::public(app, input, other).await,
     }
 }
 
@@ -179,6 +189,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,
         U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
         U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,
+        U::Mastodon(route) => mastodon::user(app, input, viewer, route).await,
     }
 }
 
@@ -194,17 +205,33 @@ async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<R
     }
 }
 
+fn scope_name(scope: Scopes) -> &'static str {
+    match scope {
+        Scopes::FOLLOW => "follow",
+        Scopes::WRITE => "write",
+        _ => "read",
+    }
+}
+
 /// The single place where errors become responses.
 pub fn problem(err: &ApiError) -> Response {
+    error_response(err, err.to_problem().to_string(), "application/problem+json")
+}
+
+/// An error under the Mastodon API's paths, in Mastodon's shape (see `mastodon::error_body`).
+fn mastodon_error(err: &ApiError, path: &str) -> Response {
+    error_response(err, mastodon::error_body(err, path).to_string(), "application/json")
+}
+
+fn error_response(err: &ApiError, body: String, content_type: &str) -> Response {
     if let ApiError::Internal(detail) | ApiError::Storage { detail, .. } = err {
         worker::console_error!("{}: {detail}", err.code());
     }
-    let body = err.to_problem().to_string();
     let mut response = Response::ok(body)
         .map(|r| r.with_status(err.status()))
         .unwrap_or_else(|_| Response::error("internal error", 500).expect("static response")); // ok: static
     let headers = response.headers_mut();
-    let _ = headers.set("content-type", "application/problem+json");
+    let _ = headers.set("content-type", content_type);
     match err {
         ApiError::MethodNotAllowed { allow } => {
             let _ = headers.set("allow", allow);

@@ -7,6 +7,7 @@
 
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::moderation::{Action, Target};
+use crate::domain::oauth::Scopes;
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,16 @@ pub enum PublicRoute {
     Register,
     /// The live feed socket: authenticated by its one-use ticket, not a header.
     LiveFeed,
+    /// Mastodon-compatible client registration and OAuth (the client authenticates itself).
+    MastodonApps,
+    OAuthAuthorizePage,
+    OAuthAuthorize,
+    OAuthToken,
+    OAuthRevoke,
+    /// `GET /api/v1/instance` (`true`) and `/api/v2/instance` (`false`).
+    Instance {
+        v1: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +64,47 @@ pub enum UserRoute {
     ListComments(PostId),
     CreateComment(PostId),
     DeleteComment(CommentId),
+    /// The Mastodon client API (`/api/v1`), on the same users, posts, likes and comments.
+    Mastodon(MastodonRoute),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MastodonRoute {
+    VerifyCredentials,
+    Account(UserId),
+    LookupAccount,
+    Relationships,
+    AccountStatuses(UserId),
+    AccountFollowers(UserId),
+    AccountFollowing(UserId),
+    AccountAction(UserId, AccountAction),
+    PostStatus,
+    /// A status id names a post or a comment (both are statuses to Mastodon).
+    Status(PostId),
+    EditStatus(PostId),
+    DeleteStatus(PostId),
+    Favourite(PostId, bool),
+    FavouritedBy(PostId),
+    Context(PostId),
+    HomeTimeline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountAction {
+    Follow,
+    Unfollow,
+    Block,
+    Unblock,
+}
+
+impl MastodonRoute {
+    fn is_read(self) -> bool {
+        use MastodonRoute as M;
+        !matches!(
+            self,
+            M::AccountAction(..) | M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_) | M::Favourite(..)
+        )
+    }
 }
 
 impl UserRoute {
@@ -60,6 +112,9 @@ impl UserRoute {
     /// beside them (see `http::dispatch`).
     pub fn is_read(self) -> bool {
         use UserRoute as U;
+        if let U::Mastodon(m) = self {
+            return m.is_read();
+        }
         matches!(
             self,
             U::Me
@@ -73,6 +128,24 @@ impl UserRoute {
                 | U::Likers(_)
                 | U::ListComments(_)
         )
+    }
+}
+
+impl UserRoute {
+    /// The OAuth scope a scoped token needs for this route: reads `read`, follows and blocks
+    /// `follow`, every other write `write` (tokens without scopes may do everything).
+    pub fn scope(self) -> Scopes {
+        use MastodonRoute as M;
+        use UserRoute as U;
+        match self {
+            U::Follow(_)
+            | U::Unfollow(_)
+            | U::Block(_)
+            | U::Unblock(_)
+            | U::Mastodon(M::AccountAction(..)) => Scopes::FOLLOW,
+            route if route.is_read() || route == U::LiveTicket => Scopes::READ,
+            _ => Scopes::WRITE,
+        }
     }
 }
 
@@ -136,6 +209,7 @@ const fn path(pattern: &'static str, methods: &'static [(&'static str, Build)]) 
 }
 
 use AdminRoute as A;
+use MastodonRoute as M;
 use PublicRoute as P;
 use Route::{Admin, Public, User};
 use UserRoute as U;
@@ -146,6 +220,22 @@ fn user(id: &str, route: fn(UserId) -> UserRoute) -> Option<Route> {
 
 fn post(id: &str, route: fn(PostId) -> UserRoute) -> Option<Route> {
     PostId::parse(id).map(route).map(User)
+}
+
+fn mastodon(route: MastodonRoute) -> Option<Route> {
+    Some(User(U::Mastodon(route)))
+}
+
+fn account(id: &str, route: fn(UserId) -> MastodonRoute) -> Option<Route> {
+    mastodon(route(UserId::parse(id)?))
+}
+
+fn account_action(id: &str, action: AccountAction) -> Option<Route> {
+    mastodon(M::AccountAction(UserId::parse(id)?, action))
+}
+
+fn status(id: &str, route: fn(PostId) -> MastodonRoute) -> Option<Route> {
+    mastodon(route(PostId::parse(id)?))
 }
 
 fn moderate_user(id: &str, action: Action) -> Option<Route> {
@@ -200,6 +290,41 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/admin/posts/{id}/restore", &[("POST", |id| moderate_post(id, Action::Restore))]),
     path("/v1/admin/audit", &[("GET", |_| Some(Admin(A::Audit)))]),
     path("/v1/admin/test/{hook}", &[("POST", |hook| Some(Admin(A::Test(TestHook::parse(hook)?))))]),
+    // The Mastodon client API. Literal rows come before `{id}` rows of the same shape.
+    path("/api/v1/apps", &[("POST", |_| Some(Public(P::MastodonApps)))]),
+    path("/api/v1/instance", &[("GET", |_| Some(Public(P::Instance { v1: true })))]),
+    path("/api/v2/instance", &[("GET", |_| Some(Public(P::Instance { v1: false })))]),
+    path(
+        "/oauth/authorize",
+        &[("GET", |_| Some(Public(P::OAuthAuthorizePage))), ("POST", |_| Some(Public(P::OAuthAuthorize)))],
+    ),
+    path("/oauth/token", &[("POST", |_| Some(Public(P::OAuthToken)))]),
+    path("/oauth/revoke", &[("POST", |_| Some(Public(P::OAuthRevoke)))]),
+    path("/api/v1/accounts/verify_credentials", &[("GET", |_| mastodon(M::VerifyCredentials))]),
+    path("/api/v1/accounts/lookup", &[("GET", |_| mastodon(M::LookupAccount))]),
+    path("/api/v1/accounts/relationships", &[("GET", |_| mastodon(M::Relationships))]),
+    path("/api/v1/accounts/{id}", &[("GET", |id| account(id, M::Account))]),
+    path("/api/v1/accounts/{id}/statuses", &[("GET", |id| account(id, M::AccountStatuses))]),
+    path("/api/v1/accounts/{id}/followers", &[("GET", |id| account(id, M::AccountFollowers))]),
+    path("/api/v1/accounts/{id}/following", &[("GET", |id| account(id, M::AccountFollowing))]),
+    path("/api/v1/accounts/{id}/follow", &[("POST", |id| account_action(id, AccountAction::Follow))]),
+    path("/api/v1/accounts/{id}/unfollow", &[("POST", |id| account_action(id, AccountAction::Unfollow))]),
+    path("/api/v1/accounts/{id}/block", &[("POST", |id| account_action(id, AccountAction::Block))]),
+    path("/api/v1/accounts/{id}/unblock", &[("POST", |id| account_action(id, AccountAction::Unblock))]),
+    path("/api/v1/statuses", &[("POST", |_| mastodon(M::PostStatus))]),
+    path(
+        "/api/v1/statuses/{id}",
+        &[
+            ("GET", |id| status(id, M::Status)),
+            ("PUT", |id| status(id, M::EditStatus)),
+            ("DELETE", |id| status(id, M::DeleteStatus)),
+        ],
+    ),
+    path("/api/v1/statuses/{id}/favourite", &[("POST", |id| status(id, |p| M::Favourite(p, true)))]),
+    path("/api/v1/statuses/{id}/unfavourite", &[("POST", |id| status(id, |p| M::Favourite(p, false)))]),
+    path("/api/v1/statuses/{id}/favourited_by", &[("GET", |id| status(id, M::FavouritedBy))]),
+    path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
+    path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
 ];
 
 impl PathRow {

@@ -86,25 +86,32 @@ pub fn close_ended(state: &State, now_secs: i64, valid_after: Option<i64>) -> us
     closed
 }
 
-/// The alarm: re-reads the reader's credentials in D1, closes what ended, renews the lease while
-/// any socket stays open and schedules the next review. With no socket left the lease is left to
-/// lapse (the cron pass deletes lapsed leases).
+/// The alarm: re-reads each socket's credential in D1 (user suspended, logged out, the token
+/// revoked by id), closes what ended, renews the lease while any socket stays open and schedules
+/// the next review. With no socket left the lease is left to lapse (the cron pass deletes
+/// lapsed leases).
 pub async fn review(state: &State, env: &Env) -> Result<()> {
-    let Some(user) = state.get_websockets().iter().find_map(session_of).map(|s| s.user) else {
-        return Ok(());
-    };
     let db = db(env)?;
     let now = now_ms();
-    let auth = users::auth_state(&db, user).await.map_err(|e| worker::Error::RustError(e.to_string()))?;
-    match auth {
-        Some(auth) if !auth.is_suspended() => {
-            close_ended(state, now / 1000, auth.tokens_valid_after);
-        }
-        _ => {
-            close_ended(state, now / 1000, Some(live::EVERY_TOKEN));
+    let mut open = None;
+    for socket in state.get_websockets() {
+        let Some(session) = session_of(&socket) else {
+            close_unauthorized(&socket, "no session");
+            continue;
+        };
+        let auth = users::auth_state(&db, session.user, session.token_id)
+            .await
+            .map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let ended = auth.is_none_or(|a| {
+            a.is_suspended() || a.token_revoked() || session.ended(now / 1000, a.tokens_valid_after)
+        });
+        if ended {
+            close_unauthorized(&socket, "the credential behind this socket ended");
+        } else {
+            open = Some(session.user);
         }
     }
-    if state.get_websockets().iter().any(|s| session_of(s).is_some_and(|s| !s.ended(now / 1000, None))) {
+    if let Some(user) = open {
         leases::renew_lease(&db, user, now + LEASE_MS)
             .await
             .map_err(|e| worker::Error::RustError(e.to_string()))?;

@@ -68,6 +68,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.held_released = release_held(ctx).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
     crate::store::live::purge_lapsed(db, ctx.now).await?;
+    crate::store::oauth::purge_expired(db, ctx.now).await?;
     super::tally::flush(ctx).await;
     batch(db, record_statements(ctx, &report)?).await?;
     Ok(report)

@@ -1,7 +1,9 @@
 //! The social graph: follows (with optional group) and blocks.
 
 use super::users::{not_blocked_between, shown_to_viewer, UserRow, USER_COLUMNS};
-use super::{all, batch, int, opt_text, outbox, run, stmt, Db};
+use serde::Deserialize;
+
+use super::{all, batch, int, opt_text, outbox, run, stmt, text, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
@@ -136,4 +138,42 @@ pub async fn follow_list(
         shown_to_viewer("u.id")
     );
     all(db, &sql, &[int(viewer), int(user), int(before.primary), int(before.id), int(limit as i64 + 1)]).await
+}
+
+/// Both directions of follows and blocks between the viewer and each of `others`.
+#[derive(Debug, Deserialize)]
+pub struct Mutual {
+    pub id: UserId,
+    following: i64,
+    followed_by: i64,
+    blocking: i64,
+    blocked_by: i64,
+}
+
+impl Mutual {
+    pub fn following(&self) -> bool {
+        self.following != 0
+    }
+    pub fn followed_by(&self) -> bool {
+        self.followed_by != 0
+    }
+    pub fn blocking(&self) -> bool {
+        self.blocking != 0
+    }
+    pub fn blocked_by(&self) -> bool {
+        self.blocked_by != 0
+    }
+}
+
+/// The viewer's [`Mutual`] with each existing user of `others`. One query.
+pub async fn mutuals(db: &Db, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
+    const SQL: &str = "SELECT u.id, \
+        EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = u.id) AS following, \
+        EXISTS (SELECT 1 FROM follows WHERE follower_id = u.id AND author_id = ?1) AS followed_by, \
+        EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = u.id) AS blocking, \
+        EXISTS (SELECT 1 FROM blocks WHERE blocker_id = u.id AND blocked_id = ?1) AS blocked_by \
+        FROM users u WHERE u.id IN (SELECT value FROM json_each(?2))";
+    let list =
+        serde_json::to_string(&others.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
+    all(db, SQL, &[int(viewer), text(&list)]).await
 }

@@ -10,6 +10,7 @@ pub mod graph;
 pub mod likes;
 pub mod live;
 pub mod moderation;
+pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;

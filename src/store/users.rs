@@ -1,7 +1,9 @@
 use serde::Deserialize;
 
 use super::snowflake::insert_with_fresh_id;
-use super::{exec, first, int, text, Db};
+use wasm_bindgen::JsValue;
+
+use super::{all, exec, first, int, opt_text, text, Db};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -62,12 +64,20 @@ pub fn not_blocked_between(a: &str, b: &str) -> String {
     )
 }
 
-pub async fn create(db: &Db, handle: &Handle, display_name: &DisplayName, now: i64) -> ApiResult<UserRow> {
-    let sql = "INSERT INTO users (id, handle, display_name, created_at) VALUES (?1, ?2, ?3, ?4) \
+/// A new user; `password_hash` (see `domain::password`) lets them also sign in with a password.
+pub async fn create(
+    db: &Db,
+    handle: &Handle,
+    display_name: &DisplayName,
+    password_hash: Option<&str>,
+    now: i64,
+) -> ApiResult<UserRow> {
+    let sql = "INSERT INTO users (id, handle, display_name, created_at, password_hash) VALUES (?1, ?2, ?3, ?4, ?5) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
     let insert = |id: i64| async move {
-        first::<UserRow>(db, sql, &[int(id), text(handle.as_str()), text(display_name.as_str()), int(now)])
-            .await
+        let params =
+            [int(id), text(handle.as_str()), text(display_name.as_str()), int(now), opt_text(password_hash)];
+        first::<UserRow>(db, sql, &params).await
     };
     match insert_with_fresh_id(now, "users.id", insert).await {
         Ok(Some(user)) => Ok(user),
@@ -141,19 +151,27 @@ pub struct AuthState {
     pub tokens_valid_after: Option<i64>,
     /// 0 or 1: suspended by an operator.
     suspended: i64,
+    /// 0 or 1: the token asked about was revoked by id (`POST /oauth/revoke`).
+    token_revoked: i64,
 }
 
 impl AuthState {
     pub fn is_suspended(&self) -> bool {
         self.suspended != 0
     }
+
+    pub fn token_revoked(&self) -> bool {
+        self.token_revoked != 0
+    }
 }
 
-/// The user's [`AuthState`], or `None` if there is no such user. One primary-key read.
-pub async fn auth_state(db: &Db, id: UserId) -> ApiResult<Option<AuthState>> {
-    const SQL: &str =
-        "SELECT tokens_valid_after, suspended_at IS NOT NULL AS suspended FROM users WHERE id = ?1";
-    first(db, SQL, &[int(id)]).await
+/// The user's [`AuthState`] (and whether the token `token_id` was revoked by id), or `None` if
+/// there is no such user. One primary-key read and one primary-key probe, one round trip.
+pub async fn auth_state(db: &Db, id: UserId, token_id: Option<i64>) -> ApiResult<Option<AuthState>> {
+    const SQL: &str = "SELECT tokens_valid_after, suspended_at IS NOT NULL AS suspended, \
+                       EXISTS (SELECT 1 FROM revoked_tokens WHERE token_id = ?2) AS token_revoked \
+                       FROM users WHERE id = ?1";
+    first(db, SQL, &[int(id), token_id.map_or(JsValue::NULL, int)]).await
 }
 
 /// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).
@@ -161,4 +179,31 @@ pub async fn revoke_tokens(db: &Db, id: UserId, now_secs: i64) -> ApiResult<()> 
     const REVOKE: &str =
         "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1";
     exec(db, REVOKE, &[int(id), int(now_secs)]).await
+}
+
+/// What a password sign-in needs of the user with this handle.
+#[derive(Debug, Deserialize)]
+pub struct Credentials {
+    pub id: UserId,
+    pub password_hash: Option<String>,
+    suspended: i64,
+}
+
+impl Credentials {
+    pub fn is_suspended(&self) -> bool {
+        self.suspended != 0
+    }
+}
+
+pub async fn credentials(db: &Db, handle: &Handle) -> ApiResult<Option<Credentials>> {
+    const SQL: &str =
+        "SELECT id, password_hash, suspended_at IS NOT NULL AS suspended FROM users WHERE handle = ?1";
+    first(db, SQL, &[text(handle.as_str())]).await
+}
+
+/// The users with these ids (any order; missing ids are left out). One query.
+pub async fn by_ids(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
+    let list = serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
+    let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1))");
+    all(db, &sql, &[text(&list)]).await
 }

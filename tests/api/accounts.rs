@@ -104,3 +104,17 @@ fn a_user_is_found_by_handle_and_says_whether_the_viewer_follows_them() {
     other.block(&viewer);
     viewer.get(&format!("/v1/users?handle={}", other.handle)).expect_problem(404, "not_found");
 }
+
+#[test]
+fn a_password_at_sign_up_is_checked_and_never_returned() {
+    let short = json!({ "handle": "pw_short_handle", "password": "123456789" });
+    let r = call("POST", "/v1/users", None, Some(&short));
+    r.expect_problem(422, "invalid_field");
+    assert_eq!(r.body["field"], "password");
+    // Refused input changes nothing: the handle is still free.
+    let ok = json!({ "handle": "pw_short_handle", "password": "1234567890" });
+    let created = call("POST", "/v1/users", None, Some(&ok)).expect(201);
+    assert!(created["user"].get("password").is_none() && created["user"].get("password_hash").is_none());
+    let long = json!({ "handle": "pw_long_handle", "password": "x".repeat(201) });
+    call("POST", "/v1/users", None, Some(&long)).expect_problem(422, "invalid_field");
+}

@@ -92,6 +92,7 @@ fn a_bad_missing_or_reused_ticket_is_refused() {
         ticket_expires_at: now_secs() - 1,
         token_issued_at: None,
         token_expires_at: (now_secs() + 3_600) as f64,
+        token_id: None,
     };
     let expired = TicketCodec::new(AUTH_SECRET.as_bytes()).issue(&expired);
     assert_eq!(try_live_connect(&expired).err(), Some(401));

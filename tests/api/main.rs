@@ -14,6 +14,7 @@ mod feed;
 mod graph;
 mod ids;
 mod live;
+mod mastodon;
 mod moderation;
 mod openapi;
 mod ordering;

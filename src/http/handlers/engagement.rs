@@ -47,15 +47,28 @@ pub async fn likers(app: &App, input: &Input, viewer: UserId, post: PostId) -> A
 }
 
 async fn created(app: &App, id: CommentId) -> ApiResult<Response> {
-    let comment = store::get(&app.db, id).await?.ok_or(ApiError::NotFound("no such comment"))?;
-    json(201, &CommentView::from(&comment))
+    json(201, &CommentView::from(&comment(app, id).await?))
+}
+
+pub async fn comment(app: &App, id: CommentId) -> ApiResult<CommentRow> {
+    store::get(&app.db, id).await?.ok_or(ApiError::NotFound("no such comment"))
 }
 
 pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
     let text = input.json(false)?.required("body", CommentBody::parse)?;
+    json(201, &CommentView::from(&add_comment(app, viewer, post, &text).await?))
+}
+
+/// Comments on a post the viewer may see and act on; the new comment.
+pub async fn add_comment(
+    app: &App,
+    viewer: UserId,
+    post: PostId,
+    text: &CommentBody,
+) -> ApiResult<CommentRow> {
     open_post(app, viewer, post).await?;
-    let id = store::create(&app.db, post, viewer, &text, app.now, app.now).await?;
-    created(app, id).await
+    let id = store::create(&app.db, post, viewer, text, app.now, app.now).await?;
+    comment(app, id).await
 }
 
 fn parse_order(text: &str) -> Result<(Order, &'static str), Invalid> {
@@ -76,9 +89,15 @@ pub async fn list_comments(app: &App, input: &Input, viewer: UserId, post: PostI
     json(200, &page(rows, limit, CommentRow::sort_key, |c| CommentView::from(c), &app.cursors, viewer, &list))
 }
 
-/// By the comment's author or the post's author; others who can see it get 403.
 pub async fn delete_comment(app: &App, viewer: UserId, id: CommentId) -> ApiResult<Response> {
-    let comment = store::get(&app.db, id).await?.ok_or(ApiError::NotFound("no such comment"))?;
+    remove_comment(app, viewer, id).await?;
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// By the comment's author or the post's author; others who can see it get 403. The comment as
+/// it was.
+pub async fn remove_comment(app: &App, viewer: UserId, id: CommentId) -> ApiResult<CommentRow> {
+    let comment = comment(app, id).await?;
     // The post's author may always clean their post; anyone else must still see the post.
     if comment.post_author_id != viewer {
         visible_post(app, viewer, comment.post_id)
@@ -92,7 +111,7 @@ pub async fn delete_comment(app: &App, viewer: UserId, id: CommentId) -> ApiResu
         }
     }
     store::delete(&app.db, &comment, app.now).await?;
-    Ok(Response::empty()?.with_status(204))
+    Ok(comment)
 }
 
 /// Admin: import a comment with its original time.

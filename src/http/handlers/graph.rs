@@ -34,36 +34,62 @@ fn group_change(input: &Input) -> ApiResult<GroupChange> {
 }
 
 pub async fn follow(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
+    let group = follow_author(app, viewer, author, || group_change(input)).await?;
+    json(200, &serde_json::json!({ "following": true, "group": group }))
+}
+
+/// Follows `author` (into the group `group` says); the follow's group.
+pub async fn follow_author(
+    app: &App,
+    viewer: UserId,
+    author: UserId,
+    group: impl FnOnce() -> ApiResult<GroupChange>,
+) -> ApiResult<Option<String>> {
     let relationship = target(app, viewer, author, "follow").await?;
     if relationship.suspended {
         // Hidden from everyone like a missing user (unfollow and blocks still work on them).
         return Err(ApiError::NotFound("no such user"));
     }
-    let group = group_change(input)?;
+    let group = group()?;
     if relationship.blocked {
         return Err(ApiError::BLOCKED);
     }
     let (group, events) = graph::follow(&app.db, viewer, author, &group, app.now).await?;
     fanout::apply_inline(app, viewer, &events).await;
-    json(200, &serde_json::json!({ "following": true, "group": group }))
+    Ok(group)
 }
 
 pub async fn unfollow(app: &App, viewer: UserId, author: UserId) -> ApiResult<Response> {
-    target(app, viewer, author, "unfollow").await?;
-    let events = graph::unfollow(&app.db, viewer, author, app.now).await?;
-    fanout::apply_inline(app, viewer, &events).await;
+    unfollow_author(app, viewer, author).await?;
     json(200, &serde_json::json!({ "following": false }))
 }
 
-pub async fn block(app: &App, viewer: UserId, other: UserId) -> ApiResult<Response> {
-    target(app, viewer, other, "block").await?;
-    let events = graph::block(&app.db, viewer, other, app.now).await?;
+pub async fn unfollow_author(app: &App, viewer: UserId, author: UserId) -> ApiResult<()> {
+    target(app, viewer, author, "unfollow").await?;
+    let events = graph::unfollow(&app.db, viewer, author, app.now).await?;
     fanout::apply_inline(app, viewer, &events).await;
+    Ok(())
+}
+
+pub async fn block(app: &App, viewer: UserId, other: UserId) -> ApiResult<Response> {
+    set_block(app, viewer, other, true).await?;
     json(200, &serde_json::json!({ "blocked": true }))
 }
 
 pub async fn unblock(app: &App, viewer: UserId, other: UserId) -> ApiResult<Response> {
-    target(app, viewer, other, "unblock").await?;
-    graph::unblock(&app.db, viewer, other).await?;
+    set_block(app, viewer, other, false).await?;
     json(200, &serde_json::json!({ "blocked": false }))
+}
+
+/// Blocks or unblocks `other` (idempotent).
+pub async fn set_block(app: &App, viewer: UserId, other: UserId, block: bool) -> ApiResult<()> {
+    if block {
+        target(app, viewer, other, "block").await?;
+        let events = graph::block(&app.db, viewer, other, app.now).await?;
+        fanout::apply_inline(app, viewer, &events).await;
+    } else {
+        target(app, viewer, other, "unblock").await?;
+        graph::unblock(&app.db, viewer, other).await?;
+    }
+    Ok(())
 }

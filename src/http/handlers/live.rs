@@ -25,6 +25,7 @@ pub async fn ticket(app: &App, input: &Input) -> ApiResult<Response> {
         ticket_expires_at: expires_at,
         token_issued_at: token.issued_at,
         token_expires_at: token.expires_at,
+        token_id: token.token_id,
     };
     let ticket = app.tickets().issue(&session);
     json(200, &serde_json::json!({ "ticket": ticket, "expires_at": format_rfc3339(expires_at * 1000) }))
@@ -46,6 +47,8 @@ pub async fn connect(app: &App, input: &Input) -> ApiResult<Response> {
         user: session.user,
         issued_at: session.token_issued_at,
         expires_at: session.token_expires_at,
+        scopes: None,
+        token_id: session.token_id,
     };
     app.confirm_not_revoked(&token).await?;
     let response = Windows::new(app)?.connect_live(&session).await?;

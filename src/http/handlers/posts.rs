@@ -15,7 +15,7 @@ use crate::services::fanout;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::users::UserKey;
 
-fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
+pub fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
     Visibility::parse(text)
         .ok_or_else(|| Invalid::new("visibility", "visibility must be public, followers or private"))
 }
@@ -37,12 +37,16 @@ fn new_post(body: &JsonObject) -> ApiResult<(PostBody, Visibility)> {
     Ok((text, body.optional("visibility", parse_visibility)?.unwrap_or(Visibility::Public)))
 }
 
-/// Commits a post with its outbox event, announces the fan-out, answers 201 with the post.
-async fn publish_as(app: &App, post: NewPost<'_>) -> ApiResult<Response> {
+/// Commits a post with its outbox event and announces the fan-out; the post as its author sees it.
+pub async fn publish_post(app: &App, post: NewPost<'_>) -> ApiResult<PostRow> {
     let author = post.author_id;
     let published = posts::publish(&app.db, post, app.now).await?;
     fanout::announce(app, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
-    json(201, &PostView::from(&visible_post(app, author, published.post_id).await?))
+    visible_post(app, author, published.post_id).await
+}
+
+async fn publish_as(app: &App, post: NewPost<'_>) -> ApiResult<Response> {
+    json(201, &PostView::from(&publish_post(app, post).await?))
 }
 
 pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
@@ -60,7 +64,7 @@ pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
 
 /// A post the viewer may see and also wrote: 404 if hidden, 403 if visible but someone else's.
 /// A taken-down post may be deleted by its author, not edited (`open` refuses it with 409).
-async fn own_post(app: &App, viewer: UserId, id: PostId, open: bool) -> ApiResult<PostRow> {
+pub async fn own_post(app: &App, viewer: UserId, id: PostId, open: bool) -> ApiResult<PostRow> {
     let post = if open { open_post(app, viewer, id).await? } else { visible_post(app, viewer, id).await? };
     if post.author_id != viewer {
         return Err(ApiError::Forbidden {
@@ -78,17 +82,34 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     if text.is_none() && visibility.is_none() {
         return Err(ApiError::field("body", "give body and/or visibility to change"));
     }
+    json(200, &PostView::from(&edit_post(app, viewer, id, text.as_ref(), visibility).await?))
+}
+
+/// Changes the viewer's own post; the post as it is now.
+pub async fn edit_post(
+    app: &App,
+    viewer: UserId,
+    id: PostId,
+    text: Option<&PostBody>,
+    visibility: Option<Visibility>,
+) -> ApiResult<PostRow> {
     own_post(app, viewer, id, true).await?;
-    let events = posts::edit(&app.db, id, text.as_ref(), visibility, app.now).await?;
+    let events = posts::edit(&app.db, id, text, visibility, app.now).await?;
     fanout::announce(app, viewer, &events).await;
-    json(200, &PostView::from(&visible_post(app, viewer, id).await?))
+    visible_post(app, viewer, id).await
 }
 
 pub async fn delete(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    own_post(app, viewer, id, false).await?;
+    delete_post(app, viewer, id).await?;
+    Ok(Response::empty()?.with_status(204))
+}
+
+/// Deletes the viewer's own post; the post as it was.
+pub async fn delete_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    let post = own_post(app, viewer, id, false).await?;
     let events = posts::delete(&app.db, id, app.now).await?;
     fanout::announce(app, viewer, &events).await;
-    Ok(Response::empty()?.with_status(204))
+    Ok(post)
 }
 
 pub async fn author_posts(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {

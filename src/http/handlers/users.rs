@@ -3,7 +3,8 @@ use worker::Response;
 use super::{json, page};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
-use crate::domain::validate::{DisplayName, Handle};
+use crate::domain::password;
+use crate::domain::validate::{DisplayName, Handle, Invalid};
 use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
@@ -23,9 +24,20 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
     let handle = body.required("handle", Handle::parse)?;
     let display_name = body.optional("display_name", DisplayName::parse)?;
     let display_name = display_name.unwrap_or_else(|| DisplayName::from_handle(&handle));
-    let user = users::create(&app.db, &handle, &display_name, app.now).await?;
+    let password = body.optional("password", |p: &str| {
+        password::acceptable(p).map(|()| p.to_owned()).map_err(|reason| Invalid::new("password", reason))
+    })?;
+    let hash = password.map(|p| hash_password(&p)).transpose()?;
+    let user = users::create(&app.db, &handle, &display_name, hash.as_deref(), app.now).await?;
     let token = app.issue_token(user.id);
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
+}
+
+/// The stored form of a new password, with a fresh salt.
+pub fn hash_password(password: &str) -> ApiResult<String> {
+    let mut salt = [0u8; 16];
+    getrandom::fill(&mut salt).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
+    Ok(password::hash(password, &salt, password::ITERATIONS))
 }
 
 /// `POST /v1/me/logout`: revokes every token of the caller issued up to this second.

@@ -1,0 +1,142 @@
+//! The Mastodon client API's vocabulary, mapped onto edgefeed's: visibility, status text as
+//! HTML, `max_id`/`since_id`/`min_id` paging on the feed's `(created_at, id)` order, `Link`.
+
+use super::cursor::SortKey;
+use super::ids::snowflake_time;
+use super::visibility::Visibility;
+
+/// Mastodon's four visibilities onto edgefeed's three. `unlisted` (public, but kept out of
+/// public timelines) is `public`: edgefeed has no public timelines to keep it out of. `direct`
+/// (only the mentioned) is `private` (only the author): edgefeed has no mentions, and the
+/// narrower audience is the safe side.
+pub fn visibility_from_mastodon(text: &str) -> Option<Visibility> {
+    match text {
+        "public" | "unlisted" => Some(Visibility::Public),
+        "private" => Some(Visibility::Followers),
+        "direct" => Some(Visibility::Private),
+        _ => None,
+    }
+}
+
+pub fn visibility_to_mastodon(v: Visibility) -> &'static str {
+    match v {
+        Visibility::Public => "public",
+        Visibility::Followers => "private",
+        Visibility::Private => "direct",
+    }
+}
+
+/// Plain text as Mastodon's `content`: HTML-escaped, paragraphs on blank lines, `<br>` on
+/// single line breaks.
+pub fn content_html(text: &str) -> String {
+    let mut html = String::with_capacity(text.len() + 7);
+    for (i, paragraph) in text.split("\n\n").filter(|p| !p.trim().is_empty()).enumerate() {
+        if i == 0 {
+            html.push_str("<p>");
+        } else {
+            html.push_str("</p><p>");
+        }
+        for (j, line) in paragraph.trim_matches('\n').split('\n').enumerate() {
+            if j > 0 {
+                html.push_str("<br>");
+            }
+            escape_into(&mut html, line);
+        }
+    }
+    if !html.is_empty() {
+        html.push_str("</p>");
+    }
+    html
+}
+
+pub fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The feed position of a status id: ids are snowflakes whose high bits are the creation
+/// millisecond, so `(created_at, id)` comes from the id alone (no lookup, and an id of a post
+/// deleted meanwhile still pages correctly).
+pub fn key_of_status(id: i64) -> SortKey {
+    SortKey::new(snowflake_time(id), id)
+}
+
+/// Mastodon's `limit`: default 20, clamped to 1..=40 (Mastodon clamps rather than refusing).
+pub fn limit(raw: Option<&str>) -> usize {
+    raw.and_then(|v| v.trim().parse::<i64>().ok()).map_or(20, |n| n.clamp(1, 40) as usize)
+}
+
+/// A page's `Link` header: `next` continues below the oldest item (`max_id`), `prev` above the
+/// newest (`min_id`); `next` only when there may be more. `base` is the route's absolute URL,
+/// `extra` other query parameters to keep (already encoded, `&`-joined).
+pub fn link_header(
+    base: &str,
+    extra: &str,
+    newest: Option<&str>,
+    oldest: Option<&str>,
+    more: bool,
+) -> Option<String> {
+    let sep = if extra.is_empty() { String::new() } else { format!("&{extra}") };
+    let mut links = Vec::new();
+    if let (Some(oldest), true) = (oldest, more) {
+        links.push(format!("<{base}?max_id={oldest}{sep}>; rel=\"next\""));
+    }
+    if let Some(newest) = newest {
+        links.push(format!("<{base}?min_id={newest}{sep}>; rel=\"prev\""));
+    }
+    (!links.is_empty()).then(|| links.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::snowflake;
+
+    #[test]
+    fn visibilities_round_trip_through_the_mapping() {
+        for v in [Visibility::Public, Visibility::Followers, Visibility::Private] {
+            assert_eq!(visibility_from_mastodon(visibility_to_mastodon(v)), Some(v));
+        }
+        assert_eq!(visibility_from_mastodon("unlisted"), Some(Visibility::Public));
+        assert_eq!(visibility_from_mastodon("secret"), None);
+    }
+
+    #[test]
+    fn content_is_escaped_html_paragraphs() {
+        assert_eq!(content_html("a <b> & \"c\""), "<p>a &lt;b&gt; &amp; &quot;c&quot;</p>");
+        assert_eq!(content_html("one\ntwo\n\nthree"), "<p>one<br>two</p><p>three</p>");
+        assert_eq!(content_html(""), "");
+    }
+
+    #[test]
+    fn a_status_id_carries_its_feed_position() {
+        let id = snowflake(1_700_000_000_123, 77).unwrap();
+        assert_eq!(key_of_status(id), SortKey::new(1_700_000_000_123, id));
+    }
+
+    #[test]
+    fn limits_clamp_like_mastodon() {
+        assert_eq!((limit(None), limit(Some("0")), limit(Some("99")), limit(Some("x"))), (20, 1, 40, 20));
+    }
+
+    #[test]
+    fn link_headers_name_next_and_prev() {
+        let link = link_header("https://e.x/api/v1/timelines/home", "", Some("9"), Some("3"), true).unwrap();
+        assert_eq!(
+            link,
+            "<https://e.x/api/v1/timelines/home?max_id=3>; rel=\"next\", \
+             <https://e.x/api/v1/timelines/home?min_id=9>; rel=\"prev\""
+        );
+        let last = link_header("https://e.x/a", "limit=5", Some("9"), Some("3"), false).unwrap();
+        assert_eq!(last, "<https://e.x/a?min_id=9&limit=5>; rel=\"prev\"");
+        assert_eq!(link_header("https://e.x/a", "", None, None, false), None);
+    }
+}

@@ -1,0 +1,142 @@
+//! Accounts: profiles, lookup, relationships, an account's statuses, follower lists and the
+//! follow / block actions, over the same operations as `/v1`.
+
+use serde::Serialize;
+use worker::Response;
+
+use super::entities::{Account, Relationship, Status};
+use super::{accounts_of, json, list};
+use crate::domain::cursor::{page_of, SortKey};
+use crate::domain::ids::UserId;
+use crate::domain::mastodon::{key_of_status, limit, link_header};
+use crate::domain::validate::Handle;
+use crate::domain::visibility::visible_levels;
+use crate::error::{ApiError, ApiResult};
+use crate::http::app::App;
+use crate::http::handlers::graph::{follow_author, set_block, unfollow_author};
+use crate::http::handlers::users::visible_user_with_relationship;
+use crate::http::input::Input;
+use crate::http::router::AccountAction;
+use crate::store::graph::{self, Direction, GroupChange};
+use crate::store::posts::{self, PostRow};
+use crate::store::users::{UserKey, UserRow};
+
+/// The signed-in user, with the `source` block clients edit profiles from.
+#[derive(Serialize)]
+struct CredentialAccount {
+    #[serde(flatten)]
+    account: Account,
+    source: serde_json::Value,
+}
+
+pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Id(viewer)).await?;
+    let source = serde_json::json!({
+        "privacy": "public", "sensitive": false, "language": null, "note": "", "fields": [], "follow_requests_count": 0,
+    });
+    json(&CredentialAccount { account: Account::new(&input.origin, &user), source })
+}
+
+pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiResult<Response> {
+    let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?;
+    json(&Account::new(&input.origin, &user))
+}
+
+/// `?acct=handle` (also `@handle` and `handle@domain`: there is one domain).
+pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let acct = input.query("acct").ok_or_else(|| ApiError::field("acct", "acct is required"))?;
+    let handle = acct.trim().trim_start_matches('@').split('@').next().unwrap_or("");
+    let handle = Handle::parse(handle).map_err(|_| ApiError::NotFound("no such account"))?;
+    let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Handle(&handle)).await?;
+    json(&Account::new(&input.origin, &user))
+}
+
+/// `?id[]=1&id[]=2` (or `id=`): one Relationship per existing id, in the order asked.
+pub async fn relationships(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let ids: Vec<UserId> =
+        input.query_all("id[]").chain(input.query_all("id")).filter_map(UserId::parse).take(40).collect();
+    let mutuals = graph::mutuals(&app.db, viewer, &ids).await?;
+    let ordered: Vec<Relationship> =
+        ids.iter().filter_map(|id| mutuals.iter().find(|m| m.id == *id)).map(Relationship::from).collect();
+    json(&ordered)
+}
+
+/// The statuses of an account the viewer may see, newest first, paged by `max_id`.
+pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
+    let limit = limit(input.query("limit"));
+    let before = status_bound(input, "max_id")?;
+    let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
+    let rows = posts::author_page(&app.db, viewer, author, visible_levels(rel), before, limit).await?;
+    let (rows, more) = page_of(rows, limit, PostRow::sort_key);
+    let accounts = accounts_of(app, input, vec![author]).await?;
+    let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
+    list(&items, status_links(&base, &rows, more.is_some()))
+}
+
+/// A status id in the query (`max_id`, `since_id`, `min_id`) as a feed position.
+pub fn status_bound(input: &Input, name: &'static str) -> ApiResult<Option<SortKey>> {
+    match input.query(name) {
+        None | Some("") => Ok(None),
+        Some(id) => crate::domain::ids::parse_id(id)
+            .map(|id| Some(key_of_status(id)))
+            .ok_or_else(|| ApiError::field(name, format!("{name} must be a status id"))),
+    }
+}
+
+/// `Link` for a page of posts: `next` below the oldest, `prev` above the newest.
+pub fn status_links(base: &str, rows: &[PostRow], more: bool) -> Option<String> {
+    let newest = rows.first().map(|p| p.id.to_string());
+    let oldest = rows.last().map(|p| p.id.to_string());
+    link_header(base, "", newest.as_deref(), oldest.as_deref(), more)
+}
+
+/// Followers or followees, newest follow first. Follows have no ids of their own, so `max_id`
+/// carries the list's signed cursor (clients pass `Link` values back as they got them).
+pub async fn follow_list(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    id: UserId,
+    followers: bool,
+) -> ApiResult<Response> {
+    let limit = limit(input.query("limit"));
+    let (direction, name) =
+        if followers { (Direction::Followers, "followers") } else { (Direction::Following, "following") };
+    let cursor_list = format!("mastodon:{name}:{id}");
+    let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
+    visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?;
+    let rows = graph::follow_list(&app.db, viewer, id, direction, before, limit).await?;
+    let base = format!("{}/api/v1/accounts/{id}/{name}", input.origin);
+    users_page(app, input, viewer, rows, limit, &base, &cursor_list)
+}
+
+/// A page of users with a `next` link carrying the signed cursor of the last one.
+pub fn users_page(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    rows: Vec<UserRow>,
+    limit: usize,
+    base: &str,
+    cursor_list: &str,
+) -> ApiResult<Response> {
+    let (rows, last) = page_of(rows, limit, |u: &UserRow| SortKey::new(u.sort_at, u.id.get()));
+    let next = last.map(|key| app.cursors.encode(viewer, cursor_list, key));
+    let link = next.map(|cursor| format!("<{base}?max_id={cursor}>; rel=\"next\""));
+    let items: Vec<Account> = rows.iter().map(|u| Account::new(&input.origin, u)).collect();
+    list(&items, link)
+}
+
+/// Follow, unfollow, block, unblock; the Relationship after it.
+pub async fn act(app: &App, viewer: UserId, id: UserId, action: AccountAction) -> ApiResult<Response> {
+    match action {
+        AccountAction::Follow => follow_author(app, viewer, id, || Ok(GroupChange::Keep)).await.map(drop)?,
+        AccountAction::Unfollow => unfollow_author(app, viewer, id).await?,
+        AccountAction::Block => set_block(app, viewer, id, true).await?,
+        AccountAction::Unblock => set_block(app, viewer, id, false).await?,
+    }
+    let mutuals = graph::mutuals(&app.db, viewer, &[id]).await?;
+    let relationship = mutuals.first().ok_or(ApiError::NotFound("no such account"))?;
+    json(&Relationship::from(relationship))
+}

@@ -1,0 +1,271 @@
+//! Mastodon's JSON entities (Account, Status, Relationship, Application, Token), built from
+//! edgefeed's rows. Every field Mastodon documents as always present is present: what edgefeed
+//! has no concept of (media, polls, boosts, emojis, bookmarks) gets a neutral value, because
+//! clients crash on missing fields, not on empty ones.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::domain::ids::UserId;
+use crate::domain::mastodon::{content_html, visibility_to_mastodon};
+use crate::domain::time::format_rfc3339;
+use crate::domain::visibility::Visibility;
+use crate::store::engagement::CommentRow;
+use crate::store::graph::Mutual;
+use crate::store::posts::PostRow;
+use crate::store::users::UserRow;
+
+/// An always-empty list (`[]`).
+type Empty = [(); 0];
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Account {
+    id: String,
+    username: String,
+    acct: String,
+    display_name: String,
+    locked: bool,
+    bot: bool,
+    discoverable: bool,
+    group: bool,
+    created_at: String,
+    note: &'static str,
+    url: String,
+    uri: String,
+    avatar: String,
+    avatar_static: String,
+    header: String,
+    header_static: String,
+    followers_count: i64,
+    following_count: i64,
+    statuses_count: i64,
+    last_status_at: Option<String>,
+    emojis: Empty,
+    fields: Empty,
+}
+
+impl Account {
+    pub fn new(origin: &str, u: &UserRow) -> Self {
+        let url = format!("{origin}/@{}", u.handle);
+        let avatar = format!("{origin}/avatar.svg");
+        Self {
+            id: u.id.to_string(),
+            username: u.handle.clone(),
+            acct: u.handle.clone(),
+            display_name: u.display_name.clone(),
+            locked: false,
+            bot: false,
+            discoverable: true,
+            group: false,
+            created_at: format_rfc3339(u.created_at),
+            note: "",
+            uri: format!("{origin}/api/v1/accounts/{}", u.id),
+            url,
+            avatar_static: avatar.clone(),
+            header: String::new(),
+            header_static: String::new(),
+            avatar,
+            followers_count: u.followers_count,
+            following_count: u.following_count,
+            statuses_count: u.posts_count,
+            last_status_at: None,
+            emojis: [],
+            fields: [],
+        }
+    }
+}
+
+/// The accounts a page of statuses embeds, by user id (read in one query beforehand).
+pub type Accounts = HashMap<UserId, Account>;
+
+pub fn accounts(origin: &str, users: &[UserRow]) -> Accounts {
+    users.iter().map(|u| (u.id, Account::new(origin, u))).collect()
+}
+
+#[derive(Debug, Serialize)]
+pub struct Status {
+    id: String,
+    uri: String,
+    url: String,
+    created_at: String,
+    edited_at: Option<String>,
+    account: Account,
+    content: String,
+    /// The plain text: only in the answer to a delete (for "delete and redraft").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    visibility: &'static str,
+    sensitive: bool,
+    spoiler_text: &'static str,
+    media_attachments: Empty,
+    application: Option<()>,
+    mentions: Empty,
+    tags: Empty,
+    emojis: Empty,
+    reblogs_count: i64,
+    favourites_count: i64,
+    replies_count: i64,
+    in_reply_to_id: Option<String>,
+    in_reply_to_account_id: Option<String>,
+    reblog: Option<()>,
+    poll: Option<()>,
+    card: Option<()>,
+    language: Option<&'static str>,
+    favourited: bool,
+    reblogged: bool,
+    muted: bool,
+    bookmarked: bool,
+    pinned: bool,
+    filtered: Empty,
+}
+
+/// What makes a Status of a post or of a comment.
+struct StatusParts<'a> {
+    id: String,
+    created_at: i64,
+    edited_at: Option<i64>,
+    account: Account,
+    body: &'a str,
+    visibility: Visibility,
+    favourites: i64,
+    favourited: bool,
+    replies: i64,
+    reply_to: Option<(String, String)>,
+}
+
+fn status(origin: &str, p: StatusParts<'_>) -> Status {
+    Status {
+        uri: format!("{origin}/api/v1/statuses/{}", p.id),
+        url: format!("{origin}/statuses/{}", p.id),
+        id: p.id,
+        created_at: format_rfc3339(p.created_at),
+        edited_at: p.edited_at.map(format_rfc3339),
+        account: p.account,
+        content: content_html(p.body),
+        text: None,
+        visibility: visibility_to_mastodon(p.visibility),
+        sensitive: false,
+        spoiler_text: "",
+        media_attachments: [],
+        application: None,
+        mentions: [],
+        tags: [],
+        emojis: [],
+        reblogs_count: 0,
+        favourites_count: p.favourites,
+        replies_count: p.replies,
+        in_reply_to_account_id: p.reply_to.as_ref().map(|(_, account)| account.clone()),
+        in_reply_to_id: p.reply_to.map(|(id, _)| id),
+        reblog: None,
+        poll: None,
+        card: None,
+        language: None,
+        favourited: p.favourited,
+        reblogged: false,
+        muted: false,
+        bookmarked: false,
+        pinned: false,
+        filtered: [],
+    }
+}
+
+/// A post's author as an Account: from `accounts` when read, else from the post row alone
+/// (counts unknown: zero).
+fn author_of(origin: &str, accounts: &Accounts, id: UserId, handle: &str, display_name: &str) -> Account {
+    accounts.get(&id).cloned().unwrap_or_else(|| {
+        let row = UserRow {
+            id,
+            handle: handle.to_owned(),
+            display_name: display_name.to_owned(),
+            created_at: 0,
+            followers_count: 0,
+            following_count: 0,
+            posts_count: 0,
+            sort_at: 0,
+        };
+        Account::new(origin, &row)
+    })
+}
+
+impl Status {
+    pub fn of_post(origin: &str, accounts: &Accounts, p: &PostRow) -> Status {
+        let parts = StatusParts {
+            id: p.id.to_string(),
+            created_at: p.created_at,
+            edited_at: p.edited_at,
+            account: author_of(origin, accounts, p.author_id, &p.handle, &p.display_name),
+            body: &p.body,
+            visibility: p.visibility,
+            favourites: p.like_count,
+            favourited: p.liked_by_me != 0,
+            replies: p.comment_count,
+            reply_to: None,
+        };
+        status(origin, parts)
+    }
+
+    /// A comment as a reply to its post (which has the visibility it inherits).
+    pub fn of_comment(origin: &str, accounts: &Accounts, c: &CommentRow, post: &PostRow) -> Status {
+        let parts = StatusParts {
+            id: c.id.to_string(),
+            created_at: c.created_at,
+            edited_at: None,
+            account: author_of(origin, accounts, c.author_id, &c.handle, &c.display_name),
+            body: &c.body,
+            visibility: post.visibility,
+            favourites: 0,
+            favourited: false,
+            replies: 0,
+            reply_to: Some((c.post_id.to_string(), c.post_author_id.to_string())),
+        };
+        status(origin, parts)
+    }
+
+    /// The answer to a delete carries the text, for "delete and redraft".
+    pub fn with_text(mut self, text: &str) -> Status {
+        self.text = Some(text.to_owned());
+        self
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Relationship {
+    id: String,
+    following: bool,
+    showing_reblogs: bool,
+    notifying: bool,
+    languages: Option<()>,
+    followed_by: bool,
+    blocking: bool,
+    blocked_by: bool,
+    muting: bool,
+    muting_notifications: bool,
+    requested: bool,
+    requested_by: bool,
+    domain_blocking: bool,
+    endorsed: bool,
+    note: &'static str,
+}
+
+impl From<&Mutual> for Relationship {
+    fn from(m: &Mutual) -> Self {
+        Self {
+            id: m.id.to_string(),
+            following: m.following(),
+            showing_reblogs: m.following(),
+            notifying: false,
+            languages: None,
+            followed_by: m.followed_by(),
+            blocking: m.blocking(),
+            blocked_by: m.blocked_by(),
+            muting: false,
+            muting_notifications: false,
+            requested: false,
+            requested_by: false,
+            domain_blocking: false,
+            endorsed: false,
+            note: "",
+        }
+    }
+}

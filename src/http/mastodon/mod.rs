@@ -1,0 +1,91 @@
+//! The Mastodon client API subset (`/api/v1`, `/api/v2/instance`, `/oauth`): a thin adapter that
+//! maps Mastodon's requests and entities onto the same handlers' operations as `/v1` (the same
+//! users, posts, likes as favourites, comments as replies, the same feed read). Nothing here
+//! decides what a viewer may see: the operations it calls do.
+
+mod accounts;
+pub mod entities;
+mod oauth;
+mod statuses;
+
+use serde::Serialize;
+use worker::Response;
+
+use super::app::App;
+use super::input::Input;
+use super::router::{MastodonRoute as M, PublicRoute};
+use crate::domain::ids::UserId;
+use crate::error::{ApiError, ApiResult};
+use crate::store::users;
+use entities::Accounts;
+
+/// Paths answered in Mastodon's shapes (errors as `{"error": ...}`).
+pub fn is_mastodon_path(path: &str) -> bool {
+    path.starts_with("/api/") || path.starts_with("/oauth/")
+}
+
+/// Errors as Mastodon clients read them: `{"error": "<description>"}` under `/api`, and
+/// RFC 6749's `{"error": "<code>", "error_description": "..."}` under `/oauth`.
+pub fn error_body(err: &ApiError, path: &str) -> serde_json::Value {
+    let detail = err.to_problem()["detail"].clone();
+    if path.starts_with("/oauth/") {
+        serde_json::json!({ "error": err.code(), "error_description": detail })
+    } else {
+        serde_json::json!({ "error": detail })
+    }
+}
+
+pub async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Response> {
+    match route {
+        PublicRoute::MastodonApps => oauth::register_app(app, input).await,
+        PublicRoute::OAuthAuthorizePage => oauth::authorize_page(app, input).await,
+        PublicRoute::OAuthAuthorize => oauth::authorize(app, input).await,
+        PublicRoute::OAuthToken => oauth::token(app, input).await,
+        PublicRoute::OAuthRevoke => oauth::revoke(app, input).await,
+        PublicRoute::Instance { v1 } => oauth::instance(input, v1),
+        PublicRoute::Health | PublicRoute::Register | PublicRoute::LiveFeed => {
+            Err(ApiError::Internal("not a Mastodon route".into()))
+        }
+    }
+}
+
+pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
+    match route {
+        M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
+        M::Account(id) => accounts::get(app, input, viewer, id).await,
+        M::LookupAccount => accounts::lookup(app, input, viewer).await,
+        M::Relationships => accounts::relationships(app, input, viewer).await,
+        M::AccountStatuses(id) => accounts::statuses(app, input, viewer, id).await,
+        M::AccountFollowers(id) => accounts::follow_list(app, input, viewer, id, true).await,
+        M::AccountFollowing(id) => accounts::follow_list(app, input, viewer, id, false).await,
+        M::AccountAction(id, action) => accounts::act(app, viewer, id, action).await,
+        M::PostStatus => statuses::post(app, input, viewer).await,
+        M::Status(id) => statuses::get(app, input, viewer, id).await,
+        M::EditStatus(id) => statuses::edit(app, input, viewer, id).await,
+        M::DeleteStatus(id) => statuses::delete(app, input, viewer, id).await,
+        M::Favourite(id, on) => statuses::favourite(app, input, viewer, id, on).await,
+        M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
+        M::Context(id) => statuses::context(app, input, viewer, id).await,
+        M::HomeTimeline => statuses::home(app, input, viewer).await,
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> ApiResult<Response> {
+    Ok(Response::from_json(value)?)
+}
+
+/// A list answer with its `Link` header (pagination), when there is one.
+fn list<T: Serialize>(items: &[T], link: Option<String>) -> ApiResult<Response> {
+    let mut response = Response::from_json(&items)?;
+    if let Some(link) = link {
+        response.headers_mut().set("link", &link)?;
+    }
+    Ok(response)
+}
+
+/// The accounts (with their counts) of everyone a page of statuses shows: one query.
+async fn accounts_of(app: &App, input: &Input, mut ids: Vec<UserId>) -> ApiResult<Accounts> {
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(entities::accounts(&input.origin, &users::by_ids(&app.db, &ids).await?))
+}

@@ -1,0 +1,263 @@
+//! Client apps and OAuth 2 (password and authorization-code grants, revocation), and the
+//! instance documents clients read first.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+use worker::Response;
+
+use super::json;
+use crate::domain::ids::UserId;
+use crate::domain::mastodon::escape_into;
+use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
+use crate::domain::password;
+use crate::domain::token::{self, constant_time_eq};
+use crate::domain::validate::{Handle, Invalid};
+use crate::error::{ApiError, ApiResult};
+use crate::http::app::App;
+use crate::http::input::{Input, JsonObject};
+use crate::store::oauth::{self as store, AppRow, Grant, NewApp};
+use crate::store::users;
+
+/// An authorization code works once, within this long.
+const CODE_TTL_MS: i64 = 10 * 60 * 1000;
+
+fn random_token(bytes: usize) -> ApiResult<String> {
+    let mut raw = vec![0u8; bytes];
+    getrandom::fill(&mut raw).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
+    Ok(B64.encode(raw))
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn oauth_error(code: &'static str, detail: &'static str) -> ApiError {
+    ApiError::OAuth { code, detail }
+}
+
+fn parse_scopes(text: &str) -> Result<Scopes, Invalid> {
+    Scopes::parse(text).ok_or_else(|| Invalid::new("scopes", "scopes are read, write, follow and push"))
+}
+
+/// `POST /api/v1/apps`: registers a client; the secret is shown this once.
+pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
+    let body = input.form_or_json(false)?;
+    let name = body.required_str("client_name")?.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(ApiError::field("client_name", "client_name must be 1..200 characters"));
+    }
+    let redirect_uris = body.str("redirect_uris")?.unwrap_or(OUT_OF_BAND).trim().to_owned();
+    if redirect_uris.is_empty() || !redirect_uris.split_whitespace().all(redirect_acceptable) {
+        return Err(ApiError::field(
+            "redirect_uris",
+            "redirect_uris must be absolute URIs or the out-of-band URN",
+        ));
+    }
+    let scopes = body.optional("scopes", parse_scopes)?.unwrap_or(Scopes::READ);
+    let website = body.str("website")?.filter(|w| !w.trim().is_empty());
+    let (client_id, client_secret) = (random_token(32)?, random_token(32)?);
+    let secret_hash = sha256_hex(&client_secret);
+    let new = NewApp {
+        client_id: &client_id,
+        client_secret_hash: &secret_hash,
+        name,
+        website,
+        redirect_uris: &redirect_uris,
+        scopes,
+    };
+    let id = store::create_app(&app.db, &new, app.now).await?;
+    json(&serde_json::json!({
+        "id": id.to_string(),
+        "name": name,
+        "website": website,
+        "scopes": scopes.to_string().split(' ').collect::<Vec<_>>(),
+        "redirect_uri": redirect_uris,
+        "redirect_uris": redirect_uris.split_whitespace().collect::<Vec<_>>(),
+        "client_id": client_id,
+        "client_secret": client_secret,
+        "vapid_key": "",
+    }))
+}
+
+/// The app named by `client_id`, if `client_secret` is its secret.
+async fn client(app: &App, body: &JsonObject, secret_required: bool) -> ApiResult<AppRow> {
+    let invalid = || oauth_error("invalid_client", "unknown client or wrong client secret");
+    let client_id = body.str("client_id")?.ok_or_else(invalid)?;
+    let row = store::app_by_client_id(&app.db, client_id).await?.ok_or_else(invalid)?;
+    if secret_required {
+        let secret = body.str("client_secret")?.ok_or_else(invalid)?;
+        if !constant_time_eq(sha256_hex(secret).as_bytes(), row.client_secret_hash.as_bytes()) {
+            return Err(invalid());
+        }
+    }
+    Ok(row)
+}
+
+/// The user a handle and password name; one error for every way it can fail (no user, no
+/// password, wrong password, suspended), so the answer does not tell which.
+async fn sign_in(app: &App, username: &str, password: &str) -> ApiResult<UserId> {
+    let refused = || oauth_error("invalid_grant", "the handle or password is wrong");
+    // Clients send `user@domain` or an e-mail field; the handle is what comes before any `@`.
+    let handle = Handle::parse(username.trim().trim_start_matches('@').split('@').next().unwrap_or(""))
+        .map_err(|_| refused())?;
+    let credentials = users::credentials(&app.db, &handle).await?.ok_or_else(refused)?;
+    let hash = credentials.password_hash.as_deref().ok_or_else(refused)?;
+    if credentials.is_suspended() || !password::verify(password, hash) {
+        return Err(refused());
+    }
+    Ok(credentials.id)
+}
+
+/// `POST /oauth/token`: the password and authorization-code grants.
+pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
+    let body = input.form_or_json(false)?;
+    let client = client(app, &body, true).await?;
+    let (user, scopes) = match body.required_str("grant_type")? {
+        "password" => {
+            let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
+            let asked = body.optional("scope", parse_scopes)?.unwrap_or(Scopes::READ);
+            if !client.scopes().contains(asked) {
+                return Err(oauth_error("invalid_scope", "the app was not registered for these scopes"));
+            }
+            (user, asked)
+        }
+        "authorization_code" => {
+            let code = body.required_str("code")?;
+            let invalid = || oauth_error("invalid_grant", "the code is wrong, used or expired");
+            let grant = store::take_code(&app.db, &sha256_hex(code)).await?.ok_or_else(invalid)?;
+            let redirect = body.str("redirect_uri")?.unwrap_or(OUT_OF_BAND);
+            if grant.app_id != client.id || grant.expires_at <= app.now || grant.redirect_uri != redirect {
+                return Err(invalid());
+            }
+            (grant.user_id, grant.scopes())
+        }
+        _ => {
+            return Err(oauth_error(
+                "unsupported_grant_type",
+                "grant_type must be password or authorization_code",
+            ))
+        }
+    };
+    let token_id = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
+    let now_secs = app.now.div_euclid(1000);
+    let access = app.issue_scoped_token(user, scopes, token_id);
+    json(&serde_json::json!({
+        "access_token": access,
+        "token_type": "Bearer",
+        "scope": scopes.to_string(),
+        "created_at": now_secs,
+    }))
+}
+
+fn random_bytes() -> ApiResult<[u8; 8]> {
+    let mut raw = [0u8; 8];
+    getrandom::fill(&mut raw).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
+    Ok(raw)
+}
+
+/// `POST /oauth/revoke` (RFC 7009): revokes one OAuth token; `200 {}` also for a token that is
+/// unknown, foreign or already expired (nothing left to revoke).
+pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
+    let body = input.form_or_json(false)?;
+    client(app, &body, true).await?;
+    let policy =
+        token::Policy { now_secs: app.now.div_euclid(1000), max_ttl_secs: app.config.token_max_ttl_secs };
+    if let Ok(verified) = app.verify_token(body.required_str("token")?, policy) {
+        if let Some(token_id) = verified.token_id {
+            store::revoke_token(&app.db, token_id, (verified.expires_at * 1000.0) as i64).await?;
+        }
+    }
+    json(&serde_json::json!({}))
+}
+
+/// `GET /oauth/authorize`: the sign-in page (a static asset; its script reads the query).
+pub async fn authorize_page(app: &App, input: &Input) -> ApiResult<Response> {
+    let assets = app.env.assets("ASSETS")?;
+    let mut page = assets.fetch(format!("{}/oauth/authorize.html", input.origin), None).await?;
+    let html = page.text().await?;
+    let mut response = Response::from_html(html)?;
+    response.headers_mut().set("content-security-policy", "default-src 'self'; frame-ancestors 'none'")?;
+    Ok(response)
+}
+
+/// `POST /oauth/authorize` (the page's form): checks the client, the redirect URI and the
+/// password, then sends a one-use code to the redirect URI (or shows it, out of band).
+pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
+    let body = input.form_or_json(false)?;
+    let client = client(app, &body, false).await?;
+    let redirect_uri = body.str("redirect_uri")?.unwrap_or(OUT_OF_BAND);
+    if !redirect_allowed(&client.redirect_uris, redirect_uri) {
+        return Err(oauth_error("invalid_request", "redirect_uri is not one the app registered"));
+    }
+    let scopes = body.optional("scope", parse_scopes)?.unwrap_or(Scopes::READ);
+    if !client.scopes().contains(scopes) {
+        return Err(oauth_error("invalid_scope", "the app was not registered for these scopes"));
+    }
+    let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
+    let code = random_token(32)?;
+    let code_hash = sha256_hex(&code);
+    let grant = Grant {
+        code_hash: &code_hash,
+        app_id: client.id,
+        user,
+        scopes,
+        redirect_uri,
+        expires_at: app.now + CODE_TTL_MS,
+    };
+    store::create_code(&app.db, &grant).await?;
+    if redirect_uri == OUT_OF_BAND {
+        let mut html =
+            String::from("<!doctype html><title>Authorized</title><p>Your authorization code:</p><pre>");
+        escape_into(&mut html, &code);
+        html.push_str("</pre>");
+        return Ok(Response::from_html(html)?);
+    }
+    let mut target =
+        url::Url::parse(redirect_uri).map_err(|_| oauth_error("invalid_request", "bad redirect_uri"))?;
+    target.query_pairs_mut().append_pair("code", &code);
+    if let Some(state) = body.str("state")? {
+        target.query_pairs_mut().append_pair("state", state);
+    }
+    Ok(Response::redirect_with_status(target, 303)?)
+}
+
+/// `GET /api/v1/instance` and `/api/v2/instance`: what clients check before anything else.
+pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
+    let domain = input.origin.split("://").nth(1).unwrap_or(&input.origin);
+    let configuration = serde_json::json!({
+        "statuses": { "max_characters": 5000, "max_media_attachments": 0, "characters_reserved_per_url": 23 },
+        "media_attachments": { "supported_mime_types": [] },
+        "polls": { "max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0 },
+        "accounts": { "max_featured_tags": 0 },
+    });
+    let common = serde_json::json!({
+        "title": "edgefeed",
+        "version": "4.2.0 (compatible; edgefeed 1.1)",
+        "description": "A follow-feed service: follow people, read their posts, like and reply.",
+        "languages": ["en"],
+        "configuration": configuration,
+        "rules": [],
+    });
+    let mut doc = common;
+    if v1 {
+        doc["uri"] = domain.into();
+        doc["short_description"] = doc["description"].clone();
+        doc["email"] = "".into();
+        doc["urls"] = serde_json::json!({ "streaming_api": format!("wss://{domain}") });
+        doc["stats"] = serde_json::json!({ "user_count": 0, "status_count": 0, "domain_count": 1 });
+        doc["registrations"] = false.into();
+        doc["approval_required"] = false.into();
+        doc["invites_enabled"] = false.into();
+        doc["contact_account"] = serde_json::Value::Null;
+    } else {
+        doc["domain"] = domain.into();
+        doc["source_url"] = "https://example.invalid/edgefeed".into();
+        doc["usage"] = serde_json::json!({ "users": { "active_month": 0 } });
+        doc["thumbnail"] = serde_json::json!({ "url": format!("{}/avatar.svg", input.origin) });
+        doc["registrations"] =
+            serde_json::json!({ "enabled": false, "approval_required": false, "message": null });
+        doc["contact"] = serde_json::json!({ "email": "", "account": null });
+    }
+    json(&doc)
+}

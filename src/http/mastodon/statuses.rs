@@ -1,0 +1,198 @@
+//! Statuses (posts, and comments as replies), favourites (likes), context, and the home
+//! timeline (the same feed read as `GET /v1/feed`).
+
+use worker::Response;
+
+use super::accounts::{status_bound, status_links, users_page};
+use super::entities::{Accounts, Status};
+use super::{accounts_of, json, list};
+use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::mastodon::{limit, visibility_from_mastodon};
+use crate::domain::validate::{CommentBody, Invalid, PostBody};
+use crate::domain::visibility::Visibility;
+use crate::error::{ApiError, ApiResult};
+use crate::http::app::App;
+use crate::http::handlers::engagement::{add_comment, comment, remove_comment};
+use crate::http::handlers::posts::{delete_post, edit_post, publish_post, request_hash};
+use crate::http::handlers::visible_post;
+use crate::http::input::Input;
+use crate::services::feed::{self, FeedQuery};
+use crate::services::likes;
+use crate::store::engagement::{self as comments, CommentRow};
+use crate::store::posts::{IdempotencyScope, NewPost, PostRow};
+
+/// A home timeline read may come back empty while more of the feed remains (a page whose
+/// candidates were all hidden). Mastodon clients stop at an empty page, so the read goes on
+/// down the feed, at most this many reads, before answering.
+const EMPTY_PAGE_READS: usize = 4;
+/// Replies listed in a context.
+const CONTEXT_REPLIES: usize = 100;
+
+fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
+    visibility_from_mastodon(text)
+        .ok_or_else(|| Invalid::new("visibility", "visibility must be public, unlisted, private or direct"))
+}
+
+/// What a status id names: a post the viewer may see, or a comment on one.
+enum Target {
+    Post(PostRow),
+    Comment(CommentRow, PostRow),
+}
+
+async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
+    match visible_post(app, viewer, id).await {
+        Ok(post) => return Ok(Target::Post(post)),
+        Err(ApiError::NotFound(_)) => {}
+        Err(e) => return Err(e),
+    }
+    let not_found = || ApiError::NotFound("no such status");
+    let comment = comment(app, CommentId::from_trusted(id.get())).await.map_err(|_| not_found())?;
+    let post = visible_post(app, viewer, comment.post_id).await.map_err(|_| not_found())?;
+    Ok(Target::Comment(comment, post))
+}
+
+fn authors(target: &Target) -> Vec<UserId> {
+    match target {
+        Target::Post(p) => vec![p.author_id],
+        Target::Comment(c, p) => vec![c.author_id, p.author_id],
+    }
+}
+
+fn status_of(input: &Input, accounts: &Accounts, target: &Target) -> Status {
+    match target {
+        Target::Post(p) => Status::of_post(&input.origin, accounts, p),
+        Target::Comment(c, p) => Status::of_comment(&input.origin, accounts, c, p),
+    }
+}
+
+async fn answer(app: &App, input: &Input, target: &Target) -> ApiResult<Response> {
+    let accounts = accounts_of(app, input, authors(target)).await?;
+    json(&status_of(input, &accounts, target))
+}
+
+/// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a comment on the post (a reply to
+/// a reply comments on the same post: edgefeed's comments are flat).
+pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let body = input.form_or_json(false)?;
+    let text = body.required_str("status")?;
+    let reply_to = match body.str("in_reply_to_id")? {
+        None | Some("") => None,
+        Some(id) => {
+            Some(PostId::parse(id).ok_or_else(|| ApiError::field("in_reply_to_id", "not a status id"))?)
+        }
+    };
+    if let Some(id) = reply_to {
+        let post = match target(app, viewer, id).await? {
+            Target::Post(post) => post,
+            Target::Comment(_, post) => post,
+        };
+        let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
+        let comment = add_comment(app, viewer, post.id, &text).await?;
+        return answer(app, input, &Target::Comment(comment, post)).await;
+    }
+    let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
+    let visibility = body.optional("visibility", parse_visibility)?.unwrap_or(Visibility::Public);
+    let idempotency = input.idempotency_key()?.map(|key| {
+        IdempotencyScope::new(viewer, "publish", &key, request_hash(&[visibility.as_str(), text.as_str()]))
+    });
+    let new = NewPost { author_id: viewer, body: &text, visibility, created_at: app.now, idempotency };
+    let post = publish_post(app, new).await?;
+    answer(app, input, &Target::Post(post)).await
+}
+
+pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    answer(app, input, &target(app, viewer, id).await?).await
+}
+
+/// `PUT /api/v1/statuses/{id}`: a post's text (and, beyond Mastodon, its visibility).
+pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    let body = input.form_or_json(false)?;
+    let text = body.optional("status", PostBody::parse)?;
+    let visibility = body.optional("visibility", parse_visibility)?;
+    if text.is_none() && visibility.is_none() {
+        return Err(ApiError::field("status", "give status to change"));
+    }
+    let post = edit_post(app, viewer, id, text.as_ref(), visibility).await?;
+    answer(app, input, &Target::Post(post)).await
+}
+
+/// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
+/// text.
+pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    let gone = match target(app, viewer, id).await? {
+        Target::Post(_) => Target::Post(delete_post(app, viewer, id).await?),
+        Target::Comment(c, post) => Target::Comment(remove_comment(app, viewer, c.id).await?, post),
+    };
+    let accounts = accounts_of(app, input, authors(&gone)).await?;
+    let text = match &gone {
+        Target::Post(p) => &p.body,
+        Target::Comment(c, _) => &c.body,
+    };
+    json(&status_of(input, &accounts, &gone).with_text(text))
+}
+
+/// Favourite / unfavourite: like / unlike (idempotent); the status with its exact count.
+pub async fn favourite(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    id: PostId,
+    on: bool,
+) -> ApiResult<Response> {
+    likes::set_like(app, viewer, id, on, None).await?;
+    answer(app, input, &Target::Post(visible_post(app, viewer, id).await?)).await
+}
+
+pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    let limit = limit(input.query("limit"));
+    let cursor_list = format!("mastodon:likes:{id}");
+    let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
+    visible_post(app, viewer, id).await?;
+    let rows = comments::likers(&app.db, viewer, id, before, limit).await?;
+    let base = format!("{}/api/v1/statuses/{id}/favourited_by", input.origin);
+    users_page(app, input, viewer, rows, limit, &base, &cursor_list)
+}
+
+/// `GET .../context`: a post's replies (its comments, oldest first) as descendants; a reply's
+/// post as its ancestor.
+pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    let (ancestors, descendants): (Vec<Target>, Vec<Target>) = match target(app, viewer, id).await? {
+        Target::Post(post) => {
+            let order = crate::domain::cursor::Order::OldestFirst;
+            let rows = comments::list(&app.db, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
+            let replies = rows.into_iter().take(CONTEXT_REPLIES).map(|c| Target::Comment(c, post.clone()));
+            (Vec::new(), replies.collect())
+        }
+        Target::Comment(_, post) => (vec![Target::Post(post)], Vec::new()),
+    };
+    let ids = ancestors.iter().chain(&descendants).flat_map(authors).collect();
+    let accounts = accounts_of(app, input, ids).await?;
+    let statuses =
+        |targets: &[Target]| targets.iter().map(|t| status_of(input, &accounts, t)).collect::<Vec<_>>();
+    json(&serde_json::json!({ "ancestors": statuses(&ancestors), "descendants": statuses(&descendants) }))
+}
+
+/// `GET /api/v1/timelines/home`: the feed read, with `max_id` as the cursor below and
+/// `since_id` / `min_id` as the bound above (both answer the newest posts above it, at most
+/// `limit`; see README).
+pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let limit = limit(input.query("limit"));
+    let after = status_bound(input, "min_id")?.or(status_bound(input, "since_id")?);
+    let mut query = FeedQuery { viewer, limit, before: status_bound(input, "max_id")?, after, group: None };
+    let mut page = feed::read(app, &query).await?;
+    for _ in 1..EMPTY_PAGE_READS {
+        match page.next {
+            Some(next) if page.items.is_empty() && after.is_none() => {
+                query.before = Some(next);
+                page = feed::read(app, &query).await?;
+            }
+            _ => break,
+        }
+    }
+    let accounts = accounts_of(app, input, page.items.iter().map(|p| p.author_id).collect()).await?;
+    let items: Vec<Status> =
+        page.items.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let base = format!("{}/api/v1/timelines/home", input.origin);
+    let more = page.next.is_some() && after.is_none();
+    list(&items, status_links(&base, &page.items, more))
+}

@@ -1,0 +1,121 @@
+//! OAuth apps, authorization codes and revoked tokens (migration 0008). Secrets and codes are
+//! stored as SHA-256 hashes only: a leaked table grants nothing.
+
+use serde::Deserialize;
+
+use super::{exec, first, int, opt_text, text, Db};
+use crate::domain::ids::UserId;
+use crate::domain::oauth::Scopes;
+use crate::error::ApiResult;
+
+#[derive(Debug, Deserialize)]
+pub struct AppRow {
+    pub id: i64,
+    pub client_secret_hash: String,
+    pub name: String,
+    pub website: Option<String>,
+    pub redirect_uris: String,
+    scopes: i64,
+}
+
+impl AppRow {
+    pub fn scopes(&self) -> Scopes {
+        Scopes::from_bits(u8::try_from(self.scopes).unwrap_or(0))
+    }
+}
+
+/// A new client application.
+pub struct NewApp<'a> {
+    pub client_id: &'a str,
+    pub client_secret_hash: &'a str,
+    pub name: &'a str,
+    pub website: Option<&'a str>,
+    pub redirect_uris: &'a str,
+    pub scopes: Scopes,
+}
+
+pub async fn create_app(db: &Db, app: &NewApp<'_>, now: i64) -> ApiResult<i64> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: i64,
+    }
+    const SQL: &str = "INSERT INTO oauth_apps (client_id, client_secret_hash, name, website, redirect_uris, \
+                       scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id";
+    let params = [
+        text(app.client_id),
+        text(app.client_secret_hash),
+        text(app.name),
+        opt_text(app.website),
+        text(app.redirect_uris),
+        int(i64::from(app.scopes.bits())),
+        int(now),
+    ];
+    let row: Option<Id> = first(db, SQL, &params).await?;
+    Ok(row.map_or(0, |r| r.id))
+}
+
+pub async fn app_by_client_id(db: &Db, client_id: &str) -> ApiResult<Option<AppRow>> {
+    const SQL: &str = "SELECT id, client_secret_hash, name, website, redirect_uris, scopes \
+                       FROM oauth_apps WHERE client_id = ?1";
+    first(db, SQL, &[text(client_id)]).await
+}
+
+/// A code granted to `app` for `user`, exchangeable once until `expires_at` (ms).
+pub struct Grant<'a> {
+    pub code_hash: &'a str,
+    pub app_id: i64,
+    pub user: UserId,
+    pub scopes: Scopes,
+    pub redirect_uri: &'a str,
+    pub expires_at: i64,
+}
+
+pub async fn create_code(db: &Db, grant: &Grant<'_>) -> ApiResult<()> {
+    const SQL: &str =
+        "INSERT INTO oauth_codes (code_hash, app_id, user_id, scopes, redirect_uri, expires_at) \
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    let params = [
+        text(grant.code_hash),
+        int(grant.app_id),
+        int(grant.user),
+        int(i64::from(grant.scopes.bits())),
+        text(grant.redirect_uri),
+        int(grant.expires_at),
+    ];
+    exec(db, SQL, &params).await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CodeRow {
+    pub app_id: i64,
+    pub user_id: UserId,
+    scopes: i64,
+    pub redirect_uri: String,
+    pub expires_at: i64,
+}
+
+impl CodeRow {
+    pub fn scopes(&self) -> Scopes {
+        Scopes::from_bits(u8::try_from(self.scopes).unwrap_or(0))
+    }
+}
+
+/// Takes the code out (it works once, whatever happens next); `None` if there is none.
+pub async fn take_code(db: &Db, code_hash: &str) -> ApiResult<Option<CodeRow>> {
+    const SQL: &str = "DELETE FROM oauth_codes WHERE code_hash = ?1 \
+                       RETURNING app_id, user_id, scopes, redirect_uri, expires_at";
+    first(db, SQL, &[text(code_hash)]).await
+}
+
+/// Revokes one access token by id, remembered until it would have expired anyway.
+pub async fn revoke_token(db: &Db, token_id: i64, expires_at: i64) -> ApiResult<()> {
+    const SQL: &str = "INSERT INTO revoked_tokens (token_id, expires_at) VALUES (?1, ?2) \
+                       ON CONFLICT (token_id) DO NOTHING";
+    exec(db, SQL, &[int(token_id), int(expires_at)]).await
+}
+
+/// Drops expired codes and revocations of expired tokens (the cron pass).
+pub async fn purge_expired(db: &Db, now: i64) -> ApiResult<()> {
+    exec(db, "DELETE FROM oauth_codes WHERE expires_at <= ?1", &[int(now)]).await?;
+    exec(db, "DELETE FROM revoked_tokens WHERE expires_at <= ?1", &[int(now)]).await
+}

@@ -1,0 +1,178 @@
+//! The Mastodon client API, driven by a real client library: `Mastodon.py` (pinned, in .venv)
+//! runs tests/mastodon_client.py against the suite's server. Plus the shapes and refusals a
+//! client meets, checked directly.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+const PASSWORD: &str = "correct horse battery staple";
+
+/// A user registered with a password (so they can sign in through OAuth).
+fn register_with_password(prefix: &str) -> User {
+    let user = register(prefix);
+    let handle = format!("{}_pw", user.handle);
+    let body = json!({ "handle": handle, "password": PASSWORD });
+    let created = call("POST", "/v1/users", None, Some(&body)).expect(201);
+    User {
+        id: created["user"]["id"].as_str().unwrap().to_string(),
+        handle,
+        token: created["token"].as_str().unwrap().to_string(),
+    }
+}
+
+#[test]
+fn mastodon_py_registers_logs_in_posts_follows_scrolls_favourites_replies_and_deletes() {
+    let author = register_with_password("masto_author");
+    let reader = register_with_password("masto_reader");
+    let python = format!("{}/.venv/bin/python", env!("CARGO_MANIFEST_DIR"));
+    let script = format!("{}/tests/mastodon_client.py", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python)
+        .args([&script, &server().base, &author.handle, &reader.handle, PASSWORD, "23"])
+        .output()
+        .expect("run Mastodon.py (installed into .venv by scripts/bootstrap)");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "Mastodon.py flow failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("mastodon.py flow ok: 23 statuses"), "{stdout}");
+}
+
+fn form(path: &str, fields: &[(&str, &str)]) -> Resp {
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+    raw("POST", path, &[("content-type", "application/x-www-form-urlencoded")], body.join("&").as_bytes())
+}
+
+fn urlencode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn app(scopes: &str, redirect: &str) -> (String, String) {
+    let fields = [("client_name", "shape test"), ("redirect_uris", redirect), ("scopes", scopes)];
+    let app = form("/api/v1/apps", &fields).expect(200);
+    (app["client_id"].as_str().unwrap().to_string(), app["client_secret"].as_str().unwrap().to_string())
+}
+
+fn password_token(user: &User, client: &(String, String), scope: &str) -> Resp {
+    let fields = [
+        ("grant_type", "password"),
+        ("client_id", client.0.as_str()),
+        ("client_secret", client.1.as_str()),
+        ("username", user.handle.as_str()),
+        ("password", PASSWORD),
+        ("scope", scope),
+    ];
+    form("/oauth/token", &fields)
+}
+
+#[test]
+fn tokens_carry_scopes_and_errors_have_mastodons_shape() {
+    let user = register_with_password("masto_scope");
+    let client = app("read write", "urn:ietf:wg:oauth:2.0:oob");
+    let read_only = password_token(&user, &client, "read").expect(200);
+    assert_eq!(read_only["scope"], "read");
+    let token = read_only["access_token"].as_str().unwrap();
+    call("GET", "/api/v1/timelines/home", Some(token), None).expect(200);
+    // Writing needs `write`: 403, in Mastodon's error shape.
+    let refused = call("POST", "/api/v1/statuses", Some(token), Some(&json!({ "status": "hi" })));
+    assert_eq!(refused.status, 403);
+    assert!(refused.body["error"].as_str().unwrap().contains("write"), "{}", refused.body);
+    // The same token on /v1: the same user, the same scope rule.
+    assert_eq!(call("GET", "/v1/me", Some(token), None).expect(200)["id"], user.id.as_str());
+    call("POST", "/v1/posts", Some(token), Some(&json!({ "body": "x" })))
+        .expect_problem(403, "insufficient_scope");
+    // Scopes the app was not registered for, a wrong secret, a wrong password: OAuth errors.
+    let too_much = password_token(&user, &client, "read follow");
+    assert_eq!((too_much.status, too_much.body["error"].as_str()), (400, Some("invalid_scope")));
+    let wrong_secret = password_token(&user, &(client.0.clone(), "nope".into()), "read");
+    assert_eq!((wrong_secret.status, wrong_secret.body["error"].as_str()), (401, Some("invalid_client")));
+    let no_password = register("masto_nopw");
+    let refused = password_token(&no_password, &client, "read");
+    assert_eq!((refused.status, refused.body["error"].as_str()), (400, Some("invalid_grant")));
+    // A status that does not exist: 404 `{"error": ...}`.
+    let missing = call("GET", "/api/v1/statuses/12345", Some(token), None);
+    assert_eq!(missing.status, 404);
+    assert!(missing.body["error"].is_string());
+}
+
+#[test]
+fn the_authorization_code_grant_signs_in_through_the_page() {
+    let user = register_with_password("masto_code");
+    let redirect = "https://client.example/callback";
+    let client = app("read", redirect);
+    let page =
+        send("GET", &format!("/oauth/authorize?client_id={}&redirect_uri={redirect}", client.0), &[], b"");
+    assert_eq!(page.status(), 200);
+    assert!(page.into_string().unwrap().contains("<form id=\"authorize\""));
+    let fields = [
+        ("client_id", client.0.as_str()),
+        ("redirect_uri", redirect),
+        ("scope", "read"),
+        ("state", "xyz"),
+        ("username", user.handle.as_str()),
+        ("password", PASSWORD),
+    ];
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+    // Not followed: the redirect goes to the client, which is not running here.
+    let answer = ureq::AgentBuilder::new()
+        .redirects(0)
+        .build()
+        .post(&format!("{}/oauth/authorize", server().base))
+        .set("content-type", "application/x-www-form-urlencoded")
+        .send_bytes(body.join("&").as_bytes())
+        .expect("the authorize form's answer");
+    assert_eq!(answer.status(), 303);
+    let location = answer.header("location").unwrap().to_string();
+    assert!(location.starts_with(redirect) && location.contains("state=xyz"), "{location}");
+    let code = location.split("code=").nth(1).unwrap().split('&').next().unwrap().to_string();
+    let exchange = |code: &str| {
+        let fields = [
+            ("grant_type", "authorization_code"),
+            ("client_id", client.0.as_str()),
+            ("client_secret", client.1.as_str()),
+            ("code", code),
+            ("redirect_uri", redirect),
+        ];
+        form("/oauth/token", &fields)
+    };
+    let token = exchange(&code).expect(200);
+    let me =
+        call("GET", "/api/v1/accounts/verify_credentials", token["access_token"].as_str(), None).expect(200);
+    assert_eq!(me["username"], user.handle.as_str());
+    let again = exchange(&code);
+    assert_eq!(
+        (again.status, again.body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "a code works once"
+    );
+}
+
+#[test]
+fn entities_have_every_field_clients_read() {
+    let author = register("masto_shape");
+    let post = author.publish("<b>bold</b> & more\nline two", "followers");
+    let status =
+        call("GET", &format!("/api/v1/statuses/{}", id_of(&post)), Some(&author.token), None).expect(200);
+    assert_eq!(status["content"], "<p>&lt;b&gt;bold&lt;/b&gt; &amp; more<br>line two</p>");
+    assert_eq!(status["visibility"], "private", "followers-only is Mastodon's private");
+    for field in ["media_attachments", "mentions", "tags", "emojis", "filtered"] {
+        assert_eq!(status[field], json!([]), "{field}");
+    }
+    for field in ["reblog", "poll", "card", "in_reply_to_id", "application"] {
+        assert!(status.get(field).is_some_and(Value::is_null), "{field} present and null");
+    }
+    let account = &status["account"];
+    for field in ["id", "username", "acct", "display_name", "created_at", "avatar", "url", "note"] {
+        assert!(account[field].is_string(), "account.{field}");
+    }
+    assert_eq!(account["statuses_count"], 1);
+    for path in ["/api/v1/instance", "/api/v2/instance"] {
+        let instance = call("GET", path, None, None).expect(200);
+        assert_eq!(instance["title"], "edgefeed");
+    }
+}

@@ -1,0 +1,100 @@
+"""Drives a running edgefeed through the Mastodon client API with the Mastodon.py library
+(pinned, installed into .venv by scripts/bootstrap). Called by tests/api/mastodon.rs with the
+server's base URL and two accounts that have passwords; exits non-zero on the first failure.
+
+Flow: register an app, log in with a password (both users), post, follow, read the home
+timeline page by page with max_id until it ends (every post exactly once), favourite and
+unfavourite (exact counts), reply and read the context, revoke a token, delete.
+"""
+import sys
+
+from mastodon import Mastodon, MastodonError, MastodonNotFoundError, MastodonUnauthorizedError
+
+base, author_handle, reader_handle, password, posts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+
+
+def check(ok, what):
+    if not ok:
+        print(f"FAILED: {what}", file=sys.stderr)
+        sys.exit(1)
+
+
+client_id, client_secret = Mastodon.create_app("edgefeed-test", api_base_url=base, scopes=["read", "write", "follow"])
+check(client_id and client_secret, "app registered")
+
+
+def login(handle):
+    api = Mastodon(client_id=client_id, client_secret=client_secret, api_base_url=base, version_check_mode="none")
+    api.log_in(handle, password, scopes=["read", "write", "follow"])
+    return api
+
+
+author, reader = login(author_handle), login(reader_handle)
+me = reader.account_verify_credentials()
+check(me["username"] == reader_handle, f"verify_credentials is the reader: {me['username']}")
+
+# Wrong password: refused.
+try:
+    Mastodon(client_id=client_id, client_secret=client_secret, api_base_url=base, version_check_mode="none").log_in(
+        reader_handle, password + "x", scopes=["read"])
+    check(False, "a wrong password is refused")
+except MastodonError:
+    pass
+
+# Follow the author through lookup, then the author posts.
+target = reader.account_lookup(author_handle)
+relationship = reader.account_follow(target["id"])
+check(relationship["following"], "following after follow")
+check(reader.account_relationships([target["id"]])[0]["following"], "relationships says following")
+posted = [author.status_post(f"post {i} from the author", visibility="public") for i in range(posts)]
+hidden = author.status_post("only for me", visibility="direct")
+check(hidden["visibility"] == "direct", "direct maps to private and back")
+
+# The home timeline, page by page with max_id until it ends: every post exactly once.
+seen = []
+page = reader.timeline_home(limit=7)
+while page:
+    seen.extend(s["id"] for s in page)
+    page = reader.fetch_next(page)
+want = [s["id"] for s in reversed(posted)]
+check(seen == want, f"home timeline scroll holds every post once, newest first: {len(seen)} of {len(want)}")
+check(hidden["id"] not in seen, "a private post does not reach a follower")
+
+# Favourite / unfavourite, twice each: the count stays exact.
+top = posted[-1]
+check(reader.status_favourite(top["id"])["favourites_count"] == 1, "favourite counts 1")
+check(reader.status_favourite(top["id"])["favourites_count"] == 1, "favouriting again changes nothing")
+check(author.status(top["id"])["favourites_count"] == 1, "the author sees 1")
+check([a["id"] for a in author.status_favourited_by(top["id"])] == [me["id"]], "favourited_by lists the reader")
+check(reader.status_unfavourite(top["id"])["favourites_count"] == 0, "unfavourite counts 0")
+check(reader.status_unfavourite(top["id"])["favourites_count"] == 0, "unfavouriting again changes nothing")
+
+# A reply (a comment), and the context both ways.
+reply = reader.status_post("a reply from the reader", in_reply_to_id=top["id"])
+check(reply["in_reply_to_id"] == top["id"], "the reply points at its post")
+context = author.status_context(top["id"])
+check([s["id"] for s in context["descendants"]] == [reply["id"]], "the post's context lists the reply")
+check(author.status(top["id"])["replies_count"] == 1, "replies_count 1")
+check([s["id"] for s in reader.status_context(reply["id"])["ancestors"]] == [top["id"]], "the reply's ancestor")
+
+# Deletes: the reply, then the post; both gone.
+reader.status_delete(reply["id"])
+check(author.status_context(top["id"])["descendants"] == [], "the reply is gone")
+deleted = author.status_delete(top["id"])
+check(deleted["text"] == f"post {posts - 1} from the author", "delete returns the text (delete and redraft)")
+try:
+    reader.status(top["id"])
+    check(False, "a deleted status is 404")
+except MastodonNotFoundError:
+    pass
+
+# Revoking the reader's token ends it, and only it.
+token = reader.access_token
+reader.revoke_access_token()
+try:
+    Mastodon(access_token=token, api_base_url=base, version_check_mode="none").account_verify_credentials()
+    check(False, "a revoked token is refused")
+except MastodonUnauthorizedError:
+    pass
+check(author.account_verify_credentials()["username"] == author_handle, "the author's token still works")
+print(f"mastodon.py flow ok: {len(seen)} statuses scrolled")
