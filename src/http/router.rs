@@ -87,6 +87,7 @@ pub enum MastodonRoute {
     FavouritedBy(PostId),
     Context(PostId),
     HomeTimeline,
+    Search,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,6 +326,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/statuses/{id}/favourited_by", &[("GET", |id| status(id, M::FavouritedBy))]),
     path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
     path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
+    path("/api/v2/search", &[("GET", |_| mastodon(M::Search))]),
 ];
 
 impl PathRow {
@@ -423,7 +425,8 @@ mod tests {
     #[test]
     fn every_row_is_reachable_and_patterns_are_well_formed() {
         for row in ROUTES {
-            assert!(row.pattern.starts_with("/v1/"), "{}", row.pattern);
+            let prefixes = ["/v1/", "/api/v1/", "/api/v2/", "/oauth/"];
+            assert!(prefixes.iter().any(|p| row.pattern.starts_with(p)), "{}", row.pattern);
             assert!(row.pattern.matches('{').count() <= 1, "{}", row.pattern);
             let param = if row.pattern.ends_with("{hook}") { "fault" } else { "7" };
             let path = row.pattern.replace("{id}", param).replace("{hook}", param);
@@ -439,5 +442,26 @@ mod tests {
             assert_eq!(shapes, 1, "{} listed twice", row.pattern);
         }
         assert_eq!(route("POST", "/v1/admin/test/nope").unwrap_err().status(), 404);
+    }
+
+    #[test]
+    fn mastodon_literal_paths_win_over_ids_and_scopes_follow_the_route() {
+        use MastodonRoute as M;
+        assert_eq!(route("GET", "/api/v1/accounts/lookup").ok(), Some(User(U::Mastodon(M::LookupAccount))));
+        assert_eq!(
+            route("GET", "/api/v1/accounts/42").ok(),
+            Some(User(U::Mastodon(M::Account(UserId::from_trusted(42)))))
+        );
+        assert_eq!(route("GET", "/api/v1/accounts/nope").unwrap_err().status(), 404);
+        assert_eq!(U::Feed.scope(), Scopes::READ);
+        assert_eq!(U::Publish.scope(), Scopes::WRITE);
+        assert_eq!(U::Follow(UserId::from_trusted(1)).scope(), Scopes::FOLLOW);
+        assert_eq!(
+            U::Mastodon(M::AccountAction(UserId::from_trusted(1), AccountAction::Block)).scope(),
+            Scopes::FOLLOW
+        );
+        assert_eq!(U::Mastodon(M::HomeTimeline).scope(), Scopes::READ);
+        assert_eq!(U::Mastodon(M::Favourite(PostId::from_trusted(1), true)).scope(), Scopes::WRITE);
+        assert_eq!(U::LiveTicket.scope(), Scopes::READ);
     }
 }

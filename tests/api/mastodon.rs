@@ -38,6 +38,20 @@ fn mastodon_py_registers_logs_in_posts_follows_scrolls_favourites_replies_and_de
     assert!(stdout.contains("mastodon.py flow ok: 23 statuses"), "{stdout}");
 }
 
+#[test]
+fn the_toot_command_line_client_logs_in_posts_follows_reads_favourites_replies_and_deletes() {
+    let author = register_with_password("toot_author");
+    let reader = register_with_password("toot_reader");
+    let python = format!("{}/.venv/bin/python", env!("CARGO_MANIFEST_DIR"));
+    let script = format!("{}/tests/toot_client.py", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python)
+        .args([&script, &server().base, &author.handle, &reader.handle, PASSWORD])
+        .output()
+        .expect("run toot (installed into .venv by scripts/bootstrap)");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.contains("toot flow ok"), "toot flow failed:\n{stdout}\n{stderr}");
+}
+
 fn form(path: &str, fields: &[(&str, &str)]) -> Resp {
     let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
     raw("POST", path, &[("content-type", "application/x-www-form-urlencoded")], body.join("&").as_bytes())

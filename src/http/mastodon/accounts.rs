@@ -42,13 +42,32 @@ pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiRes
     json(&Account::new(&input.origin, &user))
 }
 
-/// `?acct=handle` (also `@handle` and `handle@domain`: there is one domain).
+/// The handle in an `acct` (`handle`, `@handle`, `handle@domain`: there is one domain).
+fn handle_of(acct: &str) -> Option<Handle> {
+    Handle::parse(&acct.trim().trim_start_matches('@').split('@').next()?.to_ascii_lowercase()).ok()
+}
+
+/// `?acct=handle`: the account with that handle, if the viewer may see it.
 pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let acct = input.query("acct").ok_or_else(|| ApiError::field("acct", "acct is required"))?;
-    let handle = acct.trim().trim_start_matches('@').split('@').next().unwrap_or("");
-    let handle = Handle::parse(handle).map_err(|_| ApiError::NotFound("no such account"))?;
+    let handle = handle_of(acct).ok_or(ApiError::NotFound("no such account"))?;
     let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Handle(&handle)).await?;
     json(&Account::new(&input.origin, &user))
+}
+
+/// `GET /api/v2/search?q=`: an account by exact handle (how clients find someone to follow).
+/// edgefeed has no full-text search: statuses and hashtags are always empty.
+pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let q = input.query("q").ok_or_else(|| ApiError::field("q", "q is required"))?;
+    let mut accounts = Vec::new();
+    if let (Some(handle), true) = (handle_of(q), input.query("type").is_none_or(|t| t == "accounts")) {
+        match visible_user_with_relationship(app, viewer, UserKey::Handle(&handle)).await {
+            Ok((user, _)) => accounts.push(Account::new(&input.origin, &user)),
+            Err(ApiError::NotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    json(&serde_json::json!({ "accounts": accounts, "statuses": [], "hashtags": [] }))
 }
 
 /// `?id[]=1&id[]=2` (or `id=`): one Relationship per existing id, in the order asked.

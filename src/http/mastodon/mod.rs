@@ -67,6 +67,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
         M::Context(id) => statuses::context(app, input, viewer, id).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
+        M::Search => accounts::search(app, input, viewer).await,
     }
 }
 

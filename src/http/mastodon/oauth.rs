@@ -227,7 +227,10 @@ pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
     let domain = input.origin.split("://").nth(1).unwrap_or(&input.origin);
     let configuration = serde_json::json!({
         "statuses": { "max_characters": 5000, "max_media_attachments": 0, "characters_reserved_per_url": 23 },
-        "media_attachments": { "supported_mime_types": [] },
+        "media_attachments": {
+            "supported_mime_types": [], "image_size_limit": 0, "image_matrix_limit": 0,
+            "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
+        },
         "polls": { "max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0 },
         "accounts": { "max_featured_tags": 0 },
     });
@@ -246,6 +249,7 @@ pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
         doc["email"] = "".into();
         doc["urls"] = serde_json::json!({ "streaming_api": format!("wss://{domain}") });
         doc["stats"] = serde_json::json!({ "user_count": 0, "status_count": 0, "domain_count": 1 });
+        doc["thumbnail"] = format!("{}/avatar.svg", input.origin).into();
         doc["registrations"] = false.into();
         doc["approval_required"] = false.into();
         doc["invites_enabled"] = false.into();
