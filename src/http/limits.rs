@@ -6,7 +6,7 @@
 //! including ones later refused for bad input: a flood of bad requests is still a flood.
 
 use super::app::App;
-use super::router::{PublicRoute, Route, UserRoute};
+use super::router::{MastodonRoute, PublicRoute, Route, UserRoute};
 use crate::error::{ApiError, ApiResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,9 +46,19 @@ impl LimitClass {
 
     /// The limited class of a route, if any (reads and admin routes are not limited).
     pub fn of(route: Route) -> Option<Self> {
+        use MastodonRoute as M;
+        use PublicRoute as P;
         use UserRoute as U;
         match route {
-            Route::Public(PublicRoute::Register) => Some(Self::Register),
+            // Sign-in attempts (password guessing) count against the sign-up limit per address.
+            Route::Public(P::Register | P::MastodonApps | P::OAuthToken | P::OAuthAuthorize) => {
+                Some(Self::Register)
+            }
+            Route::User(U::Mastodon(M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_))) => {
+                Some(Self::Posts)
+            }
+            Route::User(U::Mastodon(M::Favourite(..))) => Some(Self::Likes),
+            Route::User(U::Mastodon(M::AccountAction(..))) => Some(Self::Graph),
             Route::User(U::Publish | U::EditPost(_) | U::DeletePost(_)) => Some(Self::Posts),
             Route::User(U::CreateComment(_) | U::DeleteComment(_)) => Some(Self::Comments),
             Route::User(U::Like(_) | U::Unlike(_)) => Some(Self::Likes),
@@ -118,6 +128,11 @@ mod tests {
             (Route::User(UserRoute::Unfollow(u)), Some(LimitClass::Graph)),
             (Route::User(UserRoute::Block(u)), Some(LimitClass::Graph)),
             (Route::User(UserRoute::Unblock(u)), Some(LimitClass::Graph)),
+            (Route::Public(PublicRoute::OAuthToken), Some(LimitClass::Register)),
+            (Route::Public(PublicRoute::OAuthAuthorize), Some(LimitClass::Register)),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::PostStatus)), Some(LimitClass::Posts)),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::Favourite(p, true))), Some(LimitClass::Likes)),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::HomeTimeline)), None),
             (Route::Public(PublicRoute::Health), None),
             (Route::User(UserRoute::Me), None),
             (Route::User(UserRoute::Logout), None),

@@ -165,14 +165,17 @@ impl Mutual {
     }
 }
 
-/// The viewer's [`Mutual`] with each existing user of `others`. One query.
+/// The viewer's [`Mutual`] with each user of `others` the viewer may see (existing, not
+/// suspended, not blocking the viewer: like everywhere else, such a user answers as if they did
+/// not exist, so `blocked_by` is never true here). One query.
 pub async fn mutuals(db: &Db, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
     const SQL: &str = "SELECT u.id, \
         EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = u.id) AS following, \
         EXISTS (SELECT 1 FROM follows WHERE follower_id = u.id AND author_id = ?1) AS followed_by, \
         EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = u.id) AS blocking, \
         EXISTS (SELECT 1 FROM blocks WHERE blocker_id = u.id AND blocked_id = ?1) AS blocked_by \
-        FROM users u WHERE u.id IN (SELECT value FROM json_each(?2))";
+        FROM users u WHERE u.id IN (SELECT value FROM json_each(?2)) AND u.suspended_at IS NULL \
+        AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocker_id = u.id AND blocked_id = ?1)";
     let list =
         serde_json::to_string(&others.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
     all(db, SQL, &[int(viewer), text(&list)]).await

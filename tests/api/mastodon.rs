@@ -190,3 +190,23 @@ fn entities_have_every_field_clients_read() {
         assert_eq!(instance["title"], "edgefeed");
     }
 }
+
+#[test]
+fn a_block_hides_replies_and_relationships_as_everywhere_else() {
+    let author = register("masto_blk_author");
+    let viewer = register("masto_blk_viewer");
+    let blocker = register("masto_blk_blocker");
+    let post = author.publish("an open post", "public");
+    let comment =
+        blocker.post(&format!("/v1/posts/{}/comments", id_of(&post)), json!({ "body": "hi" })).expect(201);
+    let path = format!("/api/v1/statuses/{}", id_of(&comment));
+    let reply = call("GET", &path, Some(&viewer.token), None).expect(200);
+    assert_eq!(reply["in_reply_to_id"], id_of(&post).as_str());
+    let both = format!("/api/v1/accounts/relationships?id[]={}&id[]={}", blocker.id, author.id);
+    assert_eq!(call("GET", &both, Some(&viewer.token), None).expect(200).as_array().unwrap().len(), 2);
+    blocker.block(&viewer);
+    assert_eq!(call("GET", &path, Some(&viewer.token), None).status, 404, "the blocker's reply is hidden");
+    let rels = call("GET", &both, Some(&viewer.token), None).expect(200);
+    let ids: Vec<&str> = rels.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, vec![author.id.as_str()], "the blocker answers as if they did not exist");
+}

@@ -9,6 +9,7 @@ use super::{accounts_of, json, list};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::{limit, visibility_from_mastodon};
 use crate::domain::validate::{CommentBody, Invalid, PostBody};
+use crate::domain::visibility::may_see_author;
 use crate::domain::visibility::Visibility;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
@@ -20,6 +21,7 @@ use crate::services::feed::{self, FeedQuery};
 use crate::services::likes;
 use crate::store::engagement::{self as comments, CommentRow};
 use crate::store::posts::{IdempotencyScope, NewPost, PostRow};
+use crate::store::users::{self, UserKey};
 
 /// A home timeline read may come back empty while more of the feed remains (a page whose
 /// candidates were all hidden). Mastodon clients stop at an empty page, so the read goes on
@@ -48,6 +50,12 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
     let not_found = || ApiError::NotFound("no such status");
     let comment = comment(app, CommentId::from_trusted(id.get())).await.map_err(|_| not_found())?;
     let post = visible_post(app, viewer, comment.post_id).await.map_err(|_| not_found())?;
+    // The comment's author too must be someone the viewer may see (no block either way, not
+    // suspended), as in the post's comment list.
+    let author = users::get_with_relationship(&app.db, viewer, UserKey::Id(comment.author_id)).await?;
+    if !author.is_some_and(|(_, rel)| may_see_author(rel)) {
+        return Err(not_found());
+    }
     Ok(Target::Comment(comment, post))
 }
 
