@@ -23,33 +23,32 @@ fn register_with_password(prefix: &str) -> User {
     }
 }
 
+/// Runs a client script (tests/NAME.py, with the .venv's Python, where the bootstrap installed
+/// the clients) for two users with passwords; its stdout, or a failure with both outputs.
+fn run_client(name: &str, prefix: &str, extra: &[&str]) -> String {
+    let author = register_with_password(&format!("{prefix}_author"));
+    let reader = register_with_password(&format!("{prefix}_reader"));
+    let python = format!("{}/.venv/bin/python", env!("CARGO_MANIFEST_DIR"));
+    let script = format!("{}/tests/{name}.py", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python)
+        .args([script.as_str(), &server().base, &author.handle, &reader.handle, PASSWORD])
+        .args(extra)
+        .output()
+        .unwrap_or_else(|e| panic!("run {name} (installed into .venv by scripts/bootstrap): {e}"));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{name} flow failed:\n{stdout}\n{stderr}");
+    stdout.into_owned()
+}
+
 #[test]
 fn mastodon_py_registers_logs_in_posts_follows_scrolls_favourites_replies_and_deletes() {
-    let author = register_with_password("masto_author");
-    let reader = register_with_password("masto_reader");
-    let python = format!("{}/.venv/bin/python", env!("CARGO_MANIFEST_DIR"));
-    let script = format!("{}/tests/mastodon_client.py", env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(python)
-        .args([&script, &server().base, &author.handle, &reader.handle, PASSWORD, "23"])
-        .output()
-        .expect("run Mastodon.py (installed into .venv by scripts/bootstrap)");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "Mastodon.py flow failed:\n{stdout}\n{stderr}");
+    let stdout = run_client("mastodon_client", "masto", &["23"]);
     assert!(stdout.contains("mastodon.py flow ok: 23 statuses"), "{stdout}");
 }
 
 #[test]
 fn the_toot_command_line_client_logs_in_posts_follows_reads_favourites_replies_and_deletes() {
-    let author = register_with_password("toot_author");
-    let reader = register_with_password("toot_reader");
-    let python = format!("{}/.venv/bin/python", env!("CARGO_MANIFEST_DIR"));
-    let script = format!("{}/tests/toot_client.py", env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(python)
-        .args([&script, &server().base, &author.handle, &reader.handle, PASSWORD])
-        .output()
-        .expect("run toot (installed into .venv by scripts/bootstrap)");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && stdout.contains("toot flow ok"), "toot flow failed:\n{stdout}\n{stderr}");
+    assert!(run_client("toot_client", "toot", &[]).contains("toot flow ok"));
 }
 
 fn form(path: &str, fields: &[(&str, &str)]) -> Resp {
