@@ -5,6 +5,9 @@
 
 const PAGE = 20;
 const TOKEN_KEY = "edgefeed.token";
+// This page signs in like any OAuth client: an app registered once per browser (POST
+// /api/v1/apps), then the password grant. Its tokens can be revoked one by one at sign-out.
+const APP_KEY = "edgefeed.app";
 const $ = (id) => document.getElementById(id);
 
 const state = {
@@ -24,15 +27,16 @@ const state = {
 
 class ApiError extends Error {
   constructor(status, problem) {
-    super(problem.detail || problem.title || `HTTP ${status}`);
+    // /v1 answers problem+json; /api and /oauth answer Mastodon's {"error", "error_description"}.
+    super(problem.detail || problem.error_description || problem.error || problem.title || `HTTP ${status}`);
     this.status = status;
-    this.code = problem.code;
+    this.code = problem.code || problem.error;
   }
 }
 
-async function api(method, path, body) {
+async function api(method, path, body, anonymous) {
   const headers = {};
-  if (state.token) headers.authorization = `Bearer ${state.token}`;
+  if (state.token && !anonymous) headers.authorization = `Bearer ${state.token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(path, {
     method,
@@ -49,7 +53,7 @@ function showError(error) {
   const box = $("error");
   box.textContent = error ? error.message || String(error) : "";
   box.hidden = !error;
-  if (error instanceof ApiError && error.status === 401) signOut("Your session ended; sign in again.");
+  if (error instanceof ApiError && error.status === 401 && state.token) signOut("Your session ended; sign in again.");
 }
 
 // Runs an action, reporting its failure instead of throwing.
@@ -80,26 +84,54 @@ async function start() {
 async function signUp(event) {
   event.preventDefault();
   const form = event.target;
-  const body = { handle: form.handle.value.trim() };
+  const body = { handle: form.handle.value.trim(), password: form.password.value };
   if (form.display_name.value.trim()) body.display_name = form.display_name.value.trim();
-  const created = await api("POST", "/v1/users", body);
-  remember(created.token);
-  await start();
+  await api("POST", "/v1/users", body);
+  await passwordSignIn(body.handle, body.password);
 }
 
 async function signIn(event) {
   event.preventDefault();
-  remember(event.target.token.value.trim());
+  await passwordSignIn(event.target.handle.value.trim(), event.target.password.value);
+}
+
+// The OAuth client this page is, registered on first use and kept in this browser.
+async function client() {
+  const saved = JSON.parse(localStorage.getItem(APP_KEY) || "null");
+  if (saved) return saved;
+  const app = await api("POST", "/api/v1/apps", {
+    client_name: "edgefeed web", redirect_uris: "urn:ietf:wg:oauth:2.0:oob", scopes: "read write follow",
+  }, true);
+  const kept = { client_id: app.client_id, client_secret: app.client_secret };
+  localStorage.setItem(APP_KEY, JSON.stringify(kept));
+  return kept;
+}
+
+async function passwordSignIn(handle, password, retried) {
+  const app = await client();
+  let token;
+  try {
+    token = await api("POST", "/oauth/token", {
+      grant_type: "password", username: handle, password, scope: "read write follow", ...app,
+    }, true);
+  } catch (error) {
+    // An app this server no longer knows (say, its database was reset): register anew, once.
+    if (error.code !== "invalid_client" || retried) throw error;
+    localStorage.removeItem(APP_KEY);
+    return passwordSignIn(handle, password, true);
+  }
+  state.token = token.access_token;
+  localStorage.setItem(TOKEN_KEY, state.token);
   await start();
 }
 
-function remember(token) {
-  state.token = token;
-  localStorage.setItem(TOKEN_KEY, token);
-}
-
-// Forgets the token on this device (it stays valid elsewhere: a logout would revoke it too).
+// Revokes this page's token (only this one: other devices stay signed in) and forgets it.
 function signOut(message) {
+  const token = state.token;
+  const app = JSON.parse(localStorage.getItem(APP_KEY) || "null");
+  if (token && app && !message) {
+    api("POST", "/oauth/revoke", { ...app, token }, true).catch(() => {});
+  }
   localStorage.removeItem(TOKEN_KEY);
   state.token = state.me = null;
   closeLive();

@@ -17,6 +17,7 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const PAGE: usize = 20;
 /// WebDriver's key for an element reference.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+const PASSWORD: &str = "a web password";
 
 /// ChromeDriver with one headless Chromium session, both killed (as one process group) when
 /// this is dropped or when the test process goes away.
@@ -145,6 +146,7 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let handle = format!("web_reader_{}", now_secs() % 1_000_000);
     browser.type_into("#signup-handle", &handle);
     browser.type_into("#signup-name", "Web Reader");
+    browser.type_into("#signup-password", PASSWORD);
     browser.click("#sign-up button[type=submit]");
     browser.wait_for("the signed-in page", "return !document.getElementById('app').hidden");
     let shown = browser.js("return document.getElementById('who').textContent", json!([]));
@@ -219,4 +221,20 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let shot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser/feed.png");
     browser.screenshot(&shot);
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a real screenshot");
+
+    // Sign out (revokes this page's token), then sign in again with the handle and password.
+    let token = browser.js("return localStorage.getItem('edgefeed.token')", json!([]));
+    browser.click("#sign-out");
+    browser.wait_for("the sign-in form", "return !document.getElementById('welcome').hidden");
+    // The page sends the revocation as it signs out (without waiting for it).
+    poll("signing out to revoke the page's token", DEADLINE, || {
+        (call("GET", "/v1/me", token.as_str(), None).status == 401).then_some(())
+    });
+    browser.type_into("#signin-handle", &handle);
+    browser.type_into("#signin-password", PASSWORD);
+    browser.click("#sign-in button[type=submit]");
+    browser.wait_for(
+        "the feed after signing in again",
+        "return document.querySelectorAll('#feed > li').length >= 20",
+    );
 }
