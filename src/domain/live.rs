@@ -65,6 +65,22 @@ impl Session {
     pub fn ended(&self, now_secs: i64, valid_after: Option<i64>) -> bool {
         self.token_expires_at <= now_secs as f64 || token::revoked(self.token_issued_at, valid_after)
     }
+
+    pub fn revoked_by(&self, revocation: Revocation) -> bool {
+        match revocation {
+            Revocation::IssuedUpTo(valid_after) => token::revoked(self.token_issued_at, Some(valid_after)),
+            Revocation::Token(id) => self.token_id == Some(id),
+        }
+    }
+}
+
+/// A credential change that ends sockets at once: every token issued up to a second (a
+/// logout; a suspension with [`EVERY_TOKEN`]), or one OAuth token by id (`POST /oauth/revoke`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Revocation {
+    IssuedUpTo(i64),
+    Token(i64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,6 +226,11 @@ mod tests {
         assert!(!s.ended(0, Some(499)), "a logout before the token was issued does not");
         let no_iat = Session { token_issued_at: None, ..s };
         assert!(no_iat.ended(0, Some(1)), "a token without iat is revoked by any logout");
+        assert!(s.revoked_by(Revocation::IssuedUpTo(EVERY_TOKEN)), "a suspension ends every socket");
+        assert!(!s.revoked_by(Revocation::IssuedUpTo(499)));
+        let oauth = Session { token_id: Some(9), ..s };
+        assert!(oauth.revoked_by(Revocation::Token(9)) && !oauth.revoked_by(Revocation::Token(8)));
+        assert!(!s.revoked_by(Revocation::Token(9)), "a revocation by id spares other tokens");
     }
 
     #[test]

@@ -13,7 +13,9 @@ use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{Env, Response, Result, SqlStorage, State, WebSocket, WebSocketPair};
 
 use crate::domain::cursor::CursorCodec;
-use crate::domain::live::{self, Announcement, NewPosts, Session, CLOSE_UNAUTHORIZED, LEASE_MS, REVIEW_MS};
+use crate::domain::live::{
+    self, Announcement, NewPosts, Revocation, Session, CLOSE_UNAUTHORIZED, LEASE_MS, REVIEW_MS,
+};
 use crate::objects::window_sql;
 use crate::store::{live as leases, users, Db, Io};
 
@@ -73,12 +75,12 @@ async fn schedule_review(state: &State, now: i64, also: Option<Session>) -> Resu
     Ok(())
 }
 
-/// Closes the sockets whose credential ended at `now_secs` (expired, or revoked by a logout up
-/// to `valid_after`); returns how many it closed.
-pub fn close_ended(state: &State, now_secs: i64, valid_after: Option<i64>) -> usize {
+/// Closes the sockets whose credential ended at `now_secs` (expired, or ended by `revocation`);
+/// returns how many it closed.
+pub fn close_ended(state: &State, now_secs: i64, revocation: Revocation) -> usize {
     let mut closed = 0;
     for socket in state.get_websockets() {
-        if session_of(&socket).is_none_or(|s| s.ended(now_secs, valid_after)) {
+        if session_of(&socket).is_none_or(|s| s.ended(now_secs, None) || s.revoked_by(revocation)) {
             close_unauthorized(&socket, "the credential behind this socket ended");
             closed += 1;
         }

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use crate::context::Ctx;
 use crate::domain::ids::UserId;
-use crate::domain::live::{self, Session};
+use crate::domain::live::{self, Revocation, Session};
 use crate::domain::window::{self, WindowStorage};
 use crate::error::{ApiError, ApiResult, StorageKind};
 use crate::objects::live as sockets;
@@ -61,7 +61,7 @@ impl DurableObject for TimelineWindow {
             }
             LIVE_CLOSE => {
                 let close: CloseLive = req.json().await?;
-                let closed = sockets::close_ended(&self.state, close.now_secs, Some(close.valid_after));
+                let closed = sockets::close_ended(&self.state, close.now_secs, close.revocation);
                 Response::from_json(&serde_json::json!({ "closed": closed }))
             }
             _ => match req.json::<WindowOp>().await {
@@ -129,11 +129,11 @@ const LIVE_CLOSE: &str = "/live/close";
 /// an upgrade request is not ours to use).
 const SESSION_HEADER: &str = "x-edgefeed-live-session";
 
-/// Closes the reader's sockets whose tokens a logout revoked (or all, for a suspension).
+/// Closes the reader's sockets whose tokens a credential change ended.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct CloseLive {
     now_secs: i64,
-    valid_after: i64,
+    revocation: Revocation,
 }
 
 /// Worker-side handle to readers' windows.
@@ -164,11 +164,10 @@ impl Windows {
         Ok(self.io.timed(&self.io.do_calls, &self.io.do_ms, stub.fetch_with_request(request)).await?)
     }
 
-    /// Closes the reader's open sockets whose token was issued up to `valid_after` (unix
-    /// seconds): a logout, or (with `live::EVERY_TOKEN`) a suspension.
-    pub async fn close_live(&self, reader: UserId, now_secs: i64, valid_after: i64) -> ApiResult<()> {
+    /// Closes the reader's open sockets that `revocation` ends.
+    pub async fn close_live(&self, reader: UserId, now_secs: i64, revocation: Revocation) -> ApiResult<()> {
         let mut init = RequestInit::new();
-        let body = serde_json::to_string(&CloseLive { now_secs, valid_after }).unwrap_or_default();
+        let body = serde_json::to_string(&CloseLive { now_secs, revocation }).unwrap_or_default();
         init.with_method(Method::Post).with_body(Some(body.into()));
         let request = Request::new_with_init(&format!("https://durable-object{LIVE_CLOSE}"), &init)?;
         let stub = self.namespace.id_from_name(&name(reader))?.get_stub()?;

@@ -3,14 +3,14 @@
 
 use crate::context::Ctx;
 use crate::domain::ids::UserId;
+use crate::domain::live::Revocation;
 use crate::objects::timeline::Windows;
 
-/// Closes the user's open feed sockets whose token was issued up to `valid_after` (unix
-/// seconds; `live::EVERY_TOKEN` closes all, for a suspension). Best effort: a failure is logged, and
-/// the object's own review closes them within `live::REVIEW_MS` anyway.
-pub async fn close_sockets(ctx: &Ctx, user: UserId, valid_after: i64) {
+/// Closes the user's open feed sockets that `revocation` ends. Best effort: a failure is
+/// logged, and the object's own review closes them within `live::REVIEW_MS` anyway.
+pub async fn close_sockets(ctx: &Ctx, user: UserId, revocation: Revocation) {
     let closed = match Windows::new(ctx) {
-        Ok(windows) => windows.close_live(user, ctx.now.div_euclid(1000), valid_after).await,
+        Ok(windows) => windows.close_live(user, ctx.now.div_euclid(1000), revocation).await,
         Err(e) => Err(e),
     };
     if let Err(e) = closed {

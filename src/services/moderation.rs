@@ -28,7 +28,10 @@ pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiRe
             release_held(ctx, user).await?;
         }
         // Likewise: a retried suspension closes sockets a cut-short one left open.
-        Action::Suspend => super::live::close_sockets(ctx, user, crate::domain::live::EVERY_TOKEN).await,
+        Action::Suspend => {
+            let every_token = crate::domain::live::Revocation::IssuedUpTo(crate::domain::live::EVERY_TOKEN);
+            super::live::close_sockets(ctx, user, every_token).await
+        }
         Action::Takedown | Action::Restore => {}
     }
     Ok(applied.changed)

@@ -209,3 +209,22 @@ fn a_block_hides_replies_and_relationships_as_everywhere_else() {
     let ids: Vec<&str> = rels.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(ids, vec![author.id.as_str()], "the blocker answers as if they did not exist");
 }
+
+#[test]
+fn revoking_an_oauth_token_closes_its_live_socket_and_only_its() {
+    let user = register_with_password("masto_live");
+    let client = app("read write", "urn:ietf:wg:oauth:2.0:oob");
+    let oauth =
+        password_token(&user, &client, "read").expect(200)["access_token"].as_str().unwrap().to_string();
+    let ticket = call("POST", "/v1/feed/live/ticket", Some(&oauth), Some(&json!({}))).expect(200);
+    let mut revoked_socket =
+        try_live_connect(ticket["ticket"].as_str().unwrap()).expect("socket for the OAuth token");
+    let mut other_socket = live_connect(&user);
+    let fields =
+        [("client_id", client.0.as_str()), ("client_secret", client.1.as_str()), ("token", oauth.as_str())];
+    assert_eq!(form("/oauth/revoke", &fields).expect(200), json!({}));
+    assert_eq!(revoked_socket.read(std::time::Duration::from_secs(60)), LiveRead::Closed(4001));
+    other_socket.send_text("ping");
+    assert_eq!(other_socket.read(std::time::Duration::from_secs(60)), LiveRead::Text("pong".into()));
+    call("GET", "/v1/me", Some(&oauth), None).expect_problem(401, "unauthorized");
+}

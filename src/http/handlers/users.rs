@@ -3,6 +3,7 @@ use worker::Response;
 use super::{json, page};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
+use crate::domain::live::Revocation;
 use crate::domain::password;
 use crate::domain::validate::{DisplayName, Handle, Invalid};
 use crate::domain::visibility::{may_see_author, Relationship};
@@ -44,7 +45,7 @@ pub fn hash_password(password: &str) -> ApiResult<String> {
 pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
     let now_secs = app.now.div_euclid(1000);
     users::revoke_tokens(&app.db, viewer, now_secs).await?;
-    crate::services::live::close_sockets(app, viewer, now_secs).await;
+    crate::services::live::close_sockets(app, viewer, Revocation::IssuedUpTo(now_secs)).await;
     Ok(Response::empty()?.with_status(204))
 }
 

@@ -8,6 +8,7 @@ use worker::Response;
 
 use super::json;
 use crate::domain::ids::UserId;
+use crate::domain::live::Revocation;
 use crate::domain::mastodon::escape_into;
 use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
 use crate::domain::password;
@@ -16,6 +17,7 @@ use crate::domain::validate::{Handle, Invalid};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
+use crate::services::live::close_sockets;
 use crate::store::oauth::{self as store, AppRow, Grant, NewApp};
 use crate::store::users;
 
@@ -166,6 +168,7 @@ pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
     if let Ok(verified) = app.verify_token(body.required_str("token")?, policy) {
         if let Some(token_id) = verified.token_id {
             store::revoke_token(&app.db, token_id, (verified.expires_at * 1000.0) as i64).await?;
+            close_sockets(app, verified.user, Revocation::Token(token_id)).await;
         }
     }
     json(&serde_json::json!({}))
