@@ -69,8 +69,9 @@ async fn schedule_review(state: &State, now: i64, also: Option<Session>) -> Resu
     let Some(expiry) = earliest_expiry else { return Ok(()) };
     let at = (now + REVIEW_MS).min(expiry.max(now));
     let storage = state.storage();
+    // `get_alarm` answers a time; `set_alarm` takes an i64 as an offset from now (ms).
     if storage.get_alarm().await?.is_none_or(|current| current > at) {
-        storage.set_alarm(at).await?;
+        storage.set_alarm((at - now_ms()).max(0)).await?;
     }
     Ok(())
 }

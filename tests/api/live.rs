@@ -130,3 +130,17 @@ fn a_suspension_closes_the_socket() {
     admin("POST", &format!("/v1/admin/users/{}/suspend", reader.id), Some(&reason)).expect(200);
     assert_eq!(socket.read(DEADLINE), LiveRead::Closed(4001));
 }
+
+#[test]
+fn a_socket_closes_when_its_token_expires() {
+    let reader = register("live_expiring");
+    // A token an external issuer minted with a few seconds left (no `iat`).
+    let short = mint_token(AUTH_SECRET, &reader.id, now_secs() + 4);
+    let ticket = call("POST", "/v1/feed/live/ticket", Some(&short), Some(&json!({}))).expect(200);
+    let mut socket =
+        try_live_connect(ticket["ticket"].as_str().unwrap()).expect("a socket for the short token");
+    // The object's alarm is set for the token's expiry: the socket closes then, unprompted.
+    let started = std::time::Instant::now();
+    assert_eq!(socket.read(DEADLINE), LiveRead::Closed(4001));
+    assert!(started.elapsed() < DEADLINE, "closed at expiry, not at the next 4-minute review");
+}
