@@ -228,3 +228,49 @@ fn revoking_an_oauth_token_closes_its_live_socket_and_only_its() {
     assert_eq!(other_socket.read(std::time::Duration::from_secs(60)), LiveRead::Text("pong".into()));
     call("GET", "/v1/me", Some(&oauth), None).expect_problem(401, "unauthorized");
 }
+
+/// The home timeline's status ids, with the `Link` header's `prev` min_id.
+fn home(token: &str, query: &str) -> (Vec<String>, Option<String>) {
+    let r = send(
+        "GET",
+        &format!("/api/v1/timelines/home?{query}"),
+        &[("authorization", &format!("Bearer {token}"))],
+        b"",
+    );
+    let link = r.header("link").unwrap_or("").to_string();
+    let body: Value = r.into_json().unwrap();
+    let ids = body.as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap().to_string()).collect();
+    let prev = link.split("min_id=").nth(1).map(|rest| rest.split(['>', '&']).next().unwrap().to_string());
+    (ids, prev)
+}
+
+#[test]
+fn paging_up_by_min_id_skips_nothing_and_since_id_answers_the_newest() {
+    let author = register("masto_up_author");
+    let reader = register("masto_up_reader");
+    reader.follow(&author);
+    // More than one 40-post read above the oldest: `min_id` has to read down to it.
+    let posted: Vec<String> = (0..45).map(|i| id_of(&author.publish(&format!("up {i}"), "public"))).collect();
+    let newest_first: Vec<String> = posted.iter().rev().cloned().collect();
+    poll("all 45 posts in the reader's timeline", std::time::Duration::from_secs(60), || {
+        let (top, _) = home(&reader.token, "limit=40");
+        let (rest, _) = home(&reader.token, &format!("max_id={}&limit=40", newest_first[39]));
+        ([top, rest].concat() == newest_first).then_some(())
+    });
+    // min_id: the 5 just above the 44th newest, newest first; since_id: the 5 newest.
+    let anchor = &newest_first[43];
+    assert_eq!(home(&reader.token, &format!("min_id={anchor}&limit=5")).0, newest_first[38..43].to_vec());
+    assert_eq!(home(&reader.token, &format!("since_id={anchor}&limit=5")).0, newest_first[..5].to_vec());
+    // Paging up from the oldest post by `prev` links collects every newer post exactly once.
+    let mut seen = Vec::new();
+    let mut min = newest_first[44].clone();
+    loop {
+        let (ids, prev) = home(&reader.token, &format!("min_id={min}&limit=7"));
+        if ids.is_empty() {
+            break;
+        }
+        seen.splice(0..0, ids);
+        min = prev.expect("a prev link while there are items");
+    }
+    assert_eq!(seen, newest_first[..44].to_vec());
+}

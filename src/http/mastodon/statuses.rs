@@ -6,6 +6,7 @@ use worker::Response;
 use super::accounts::{status_bound, status_links, users_page};
 use super::entities::{Accounts, Status};
 use super::{accounts_of, json, list};
+use crate::domain::cursor::SortKey;
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::{limit, visibility_from_mastodon};
 use crate::domain::validate::{CommentBody, Invalid, PostBody};
@@ -29,6 +30,9 @@ use crate::store::users::{self, UserKey};
 const EMPTY_PAGE_READS: usize = 4;
 /// Replies listed in a context.
 const CONTEXT_REPLIES: usize = 100;
+/// How far down `min_id` reads to find the posts just above it: pages, and posts per page.
+const MIN_ID_READS: usize = 5;
+const MIN_ID_PAGE: usize = 40;
 
 fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
     visibility_from_mastodon(text)
@@ -180,27 +184,66 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     json(&serde_json::json!({ "ancestors": statuses(&ancestors), "descendants": statuses(&descendants) }))
 }
 
-/// `GET /api/v1/timelines/home`: the feed read, with `max_id` as the cursor below and
-/// `since_id` / `min_id` as the bound above (both answer the newest posts above it, at most
-/// `limit`; see README).
+/// `GET /api/v1/timelines/home`: the feed read. `max_id` continues below a status; `since_id`
+/// answers the newest posts above one; `min_id` the posts just above one (see [`just_above`]).
 pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
-    let after = status_bound(input, "min_id")?.or(status_bound(input, "since_id")?);
-    let mut query = FeedQuery { viewer, limit, before: status_bound(input, "max_id")?, after, group: None };
+    let (rows, more) = if let Some(min) = status_bound(input, "min_id")? {
+        (just_above(app, viewer, limit, min).await?, true)
+    } else if let Some(since) = status_bound(input, "since_id")? {
+        let query = FeedQuery { viewer, limit, before: None, after: Some(since), group: None };
+        (feed::read(app, &query).await?.items, true)
+    } else {
+        below(app, viewer, limit, status_bound(input, "max_id")?).await?
+    };
+    let accounts = accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()).await?;
+    let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let base = format!("{}/api/v1/timelines/home", input.origin);
+    list(&items, status_links(&base, &rows, more && !rows.is_empty()))
+}
+
+/// A page below `before` (the top without it), and whether more may follow. A page whose
+/// candidates were all hidden reads on (clients stop at an empty page).
+async fn below(
+    app: &App,
+    viewer: UserId,
+    limit: usize,
+    before: Option<SortKey>,
+) -> ApiResult<(Vec<PostRow>, bool)> {
+    let mut query = FeedQuery { viewer, limit, before, after: None, group: None };
     let mut page = feed::read(app, &query).await?;
     for _ in 1..EMPTY_PAGE_READS {
         match page.next {
-            Some(next) if page.items.is_empty() && after.is_none() => {
+            Some(next) if page.items.is_empty() => {
                 query.before = Some(next);
                 page = feed::read(app, &query).await?;
             }
             _ => break,
         }
     }
-    let accounts = accounts_of(app, input, page.items.iter().map(|p| p.author_id).collect()).await?;
-    let items: Vec<Status> =
-        page.items.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
-    let base = format!("{}/api/v1/timelines/home", input.origin);
-    let more = page.next.is_some() && after.is_none();
-    list(&items, status_links(&base, &page.items, more))
+    Ok((page.items, page.next.is_some()))
+}
+
+/// Mastodon's `min_id`: the `limit` posts just above `min` (the oldest of the newer ones),
+/// newest first, so a client paging up by `min_id` skips nothing. The feed reads newest first,
+/// so this reads down from the top until it reaches `min`, at most [`MIN_ID_READS`] pages of
+/// [`MIN_ID_PAGE`]; if `min` is further down than that it answers the newest posts above it
+/// (like `since_id`), which a client sees as a jump, not as a silent skip of what it missed.
+async fn just_above(app: &App, viewer: UserId, limit: usize, min: SortKey) -> ApiResult<Vec<PostRow>> {
+    let mut query = FeedQuery { viewer, limit: MIN_ID_PAGE, before: None, after: Some(min), group: None };
+    let first = feed::read(app, &query).await?;
+    let (mut above, mut cursor) = (first.items, first.next);
+    query.after = None;
+    for _ in 0..MIN_ID_READS {
+        let Some(before) = cursor.filter(|key| *key > min) else { break };
+        query.before = Some(before);
+        let page = feed::read(app, &query).await?;
+        above.extend(page.items.into_iter().filter(|p| p.sort_key() > min));
+        cursor = page.next;
+    }
+    if cursor.is_some_and(|key| key > min) {
+        above.truncate(limit);
+        return Ok(above);
+    }
+    Ok(above.split_off(above.len().saturating_sub(limit)))
 }
