@@ -89,8 +89,10 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
     let accounts = accounts_of(app, input, vec![author]).await?;
     let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    // Only `max_id` paging here (no `prev`): an author's list is read top-down.
     let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
-    list(&items, status_links(&base, &rows, more.is_some()))
+    let oldest = rows.last().map(|p| p.id.to_string());
+    list(&items, link_header(&base, "", None, oldest.as_deref(), more.is_some()))
 }
 
 /// A status id in the query (`max_id`, `since_id`, `min_id`) as a feed position.
