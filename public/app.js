@@ -16,6 +16,7 @@ const state = {
   next: null, // cursor of the next (older) page; null when the feed is exhausted
   top: null, // newest_cursor: the feed's newest position this page has shown
   loading: false,
+  generation: 0,
   done: false,
   shown: new Set(), // post ids on the page
   waiting: [], // newer posts fetched after a live event, shown when the banner is clicked
@@ -146,7 +147,11 @@ function signOut(message) {
 
 // ---- feed ----------------------------------------------------------------------------------
 
+// Each reload starts a new generation: an answer to a request of an older one is dropped, so a
+// page read before a reload cannot set this feed's position or add to it.
 async function reloadFeed() {
+  state.generation += 1;
+  state.loading = false;
   state.next = state.top = null;
   state.done = false;
   state.shown.clear();
@@ -160,19 +165,22 @@ async function reloadFeed() {
 // The next page down (infinite scroll); the first call loads the newest page.
 async function loadOlder() {
   if (state.loading || state.done) return;
+  const generation = state.generation;
   state.loading = true;
   $("feed-status").textContent = "Loading…";
   try {
     const query = state.next ? `&cursor=${encodeURIComponent(state.next)}` : "";
     const page = await api("GET", `/v1/feed?limit=${PAGE}${query}`);
+    if (generation !== state.generation) return;
     if (state.top === null) state.top = page.newest_cursor;
     for (const post of page.items) appendPost(post);
     state.next = page.next_cursor;
     state.done = page.next_cursor === null;
     $("feed-status").textContent = feedStatus(page);
   } finally {
-    state.loading = false;
+    if (generation === state.generation) state.loading = false;
   }
+  if (generation !== state.generation) return;
   // A tall screen may show the sentinel still: keep filling it.
   if (!state.done && isVisible($("more"))) await loadOlder();
 }
@@ -197,7 +205,9 @@ function isVisible(element) {
 // Fetches what is newer than the page's top; shown at once, or kept for the banner.
 async function fetchNewer(showNow) {
   if (state.top === null) return;
+  const generation = state.generation;
   const page = await api("GET", `/v1/feed?limit=100&after=${encodeURIComponent(state.top)}`);
+  if (generation !== state.generation) return;
   state.waiting = page.items.filter((post) => !state.shown.has(post.id));
   state.gap = !!page.gap;
   state.waitingTop = page.newest_cursor;
