@@ -64,3 +64,12 @@ impl Ctx {
 fn now_ms() -> i64 {
     worker::Date::now().as_millis() as i64
 }
+
+/// `N` random bytes from the platform's CSPRNG. Drawn per request: workerd refuses randomness
+/// at start-up scope.
+pub fn random_bytes<const N: usize>() -> ApiResult<[u8; N]> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| crate::error::ApiError::Internal(format!("getrandom failed: {e}")))?;
+    Ok(bytes)
+}

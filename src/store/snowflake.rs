@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use crate::context::random_bytes;
 use crate::domain::ids::snowflake;
 use crate::error::{ApiError, ApiResult};
 
@@ -12,12 +13,9 @@ use crate::error::{ApiError, ApiResult};
 /// attempts in a row with probability (300/2048)^10, about 5e-9.
 pub const ATTEMPTS: usize = 10;
 
-/// A new id for something created at `time_ms`. Randomness is drawn per request (workerd
-/// refuses it at start-up scope).
+/// A new id for something created at `time_ms`.
 pub fn fresh(time_ms: i64) -> ApiResult<i64> {
-    let mut bytes = [0u8; 8];
-    getrandom::fill(&mut bytes).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
-    snowflake(time_ms, u64::from_le_bytes(bytes))
+    snowflake(time_ms, u64::from_le_bytes(random_bytes()?))
         .ok_or_else(|| ApiError::Internal(format!("time {time_ms} ms does not fit a snowflake id")))
 }
 

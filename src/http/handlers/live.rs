@@ -3,6 +3,7 @@
 use worker::Response;
 
 use super::json;
+use crate::context::random_bytes;
 use crate::domain::live::{Session, TICKET_TTL_SECS};
 use crate::domain::time::format_rfc3339;
 use crate::domain::token;
@@ -15,13 +16,11 @@ use crate::objects::timeline::Windows;
 /// carries the token's lifetime, so the socket it opens ends with the token.
 pub async fn ticket(app: &App, input: &Input) -> ApiResult<Response> {
     let token = app.verified_token(input)?;
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
     let expires_at = app.now.div_euclid(1000) + TICKET_TTL_SECS;
     let session = Session {
         user: token.user,
         // 53 bits: exact in JSON numbers and in SQLite's signed integers.
-        nonce: u64::from_le_bytes(nonce) >> 11,
+        nonce: u64::from_le_bytes(random_bytes()?) >> 11,
         ticket_expires_at: expires_at,
         token_issued_at: token.issued_at,
         token_expires_at: token.expires_at,

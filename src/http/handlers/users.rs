@@ -1,6 +1,7 @@
 use worker::Response;
 
 use super::{json, page};
+use crate::context::random_bytes;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
 use crate::domain::live::Revocation;
@@ -36,9 +37,7 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
 
 /// The stored form of a new password, with a fresh salt.
 pub fn hash_password(password: &str) -> ApiResult<String> {
-    let mut salt = [0u8; 16];
-    getrandom::fill(&mut salt).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
-    Ok(password::hash(password, &salt, password::ITERATIONS))
+    Ok(password::hash(password, &random_bytes()?, password::ITERATIONS))
 }
 
 /// `POST /v1/me/logout`: revokes every token of the caller issued up to this second.

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 use worker::Response;
 
 use super::json;
+use crate::context::random_bytes;
 use crate::domain::ids::UserId;
 use crate::domain::live::Revocation;
 use crate::domain::mastodon::escape_into;
@@ -24,10 +25,9 @@ use crate::store::users;
 /// An authorization code works once, within this long.
 const CODE_TTL_MS: i64 = 10 * 60 * 1000;
 
-fn random_token(bytes: usize) -> ApiResult<String> {
-    let mut raw = vec![0u8; bytes];
-    getrandom::fill(&mut raw).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
-    Ok(B64.encode(raw))
+/// 256 random bits, base64url: client ids and secrets, authorization codes.
+fn random_token() -> ApiResult<String> {
+    Ok(B64.encode(random_bytes::<32>()?))
 }
 
 fn sha256_hex(text: &str) -> String {
@@ -58,7 +58,7 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
     }
     let scopes = body.optional("scopes", parse_scopes)?.unwrap_or(Scopes::READ);
     let website = body.str("website")?.filter(|w| !w.trim().is_empty());
-    let (client_id, client_secret) = (random_token(32)?, random_token(32)?);
+    let (client_id, client_secret) = (random_token()?, random_token()?);
     let secret_hash = sha256_hex(&client_secret);
     let new = NewApp {
         client_id: &client_id,
@@ -152,12 +152,6 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
     }))
 }
 
-fn random_bytes() -> ApiResult<[u8; 8]> {
-    let mut raw = [0u8; 8];
-    getrandom::fill(&mut raw).map_err(|e| ApiError::Internal(format!("getrandom failed: {e}")))?;
-    Ok(raw)
-}
-
 /// `POST /oauth/revoke` (RFC 7009): revokes one OAuth token; `200 {}` also for a token that is
 /// unknown, foreign or already expired (nothing left to revoke).
 pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
@@ -198,7 +192,7 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
         return Err(oauth_error("invalid_scope", "the app was not registered for these scopes"));
     }
     let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
-    let code = random_token(32)?;
+    let code = random_token()?;
     let code_hash = sha256_hex(&code);
     let grant = Grant {
         code_hash: &code_hash,
