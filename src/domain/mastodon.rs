@@ -62,6 +62,12 @@ pub fn escape_into(out: &mut String, text: &str) {
     }
 }
 
+/// The handle part of an `acct` as clients send it (`handle`, `@handle`, `handle@domain`, or an
+/// e-mail-like sign-in name): what comes before any `@`. There is one domain.
+pub fn acct_handle(acct: &str) -> &str {
+    acct.trim().trim_start_matches('@').split('@').next().unwrap_or("")
+}
+
 /// The feed position of a status id: ids are snowflakes whose high bits are the creation
 /// millisecond, so `(created_at, id)` comes from the id alone (no lookup, and an id of a post
 /// deleted meanwhile still pages correctly).
@@ -114,6 +120,14 @@ mod tests {
         assert_eq!(content_html("a <b> & \"c\""), "<p>a &lt;b&gt; &amp; &quot;c&quot;</p>");
         assert_eq!(content_html("one\ntwo\n\nthree"), "<p>one<br>two</p><p>three</p>");
         assert_eq!(content_html(""), "");
+    }
+
+    #[test]
+    fn an_acct_names_its_handle() {
+        for acct in ["ana", "@ana", "ana@edge.example", " @ana@edge.example "] {
+            assert_eq!(acct_handle(acct), "ana", "{acct}");
+        }
+        assert_eq!(acct_handle("@"), "");
     }
 
     #[test]

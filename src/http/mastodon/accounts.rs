@@ -8,7 +8,7 @@ use super::entities::{Account, Relationship, Status};
 use super::{accounts_of, json, list};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
-use crate::domain::mastodon::{key_of_status, limit, link_header};
+use crate::domain::mastodon::{acct_handle, key_of_status, limit, link_header};
 use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
 use crate::error::{ApiError, ApiResult};
@@ -42,9 +42,9 @@ pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiRes
     json(&Account::new(&input.origin, &user))
 }
 
-/// The handle in an `acct` (`handle`, `@handle`, `handle@domain`: there is one domain).
+/// The handle an `acct` names, case-insensitively (lookups, search).
 fn handle_of(acct: &str) -> Option<Handle> {
-    Handle::parse(&acct.trim().trim_start_matches('@').split('@').next()?.to_ascii_lowercase()).ok()
+    Handle::parse(&acct_handle(acct).to_ascii_lowercase()).ok()
 }
 
 /// `?acct=handle`: the account with that handle, if the viewer may see it.

@@ -10,7 +10,7 @@ use super::json;
 use crate::context::random_bytes;
 use crate::domain::ids::UserId;
 use crate::domain::live::Revocation;
-use crate::domain::mastodon::escape_into;
+use crate::domain::mastodon::{acct_handle, escape_into};
 use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
 use crate::domain::password;
 use crate::domain::token::{self, constant_time_eq};
@@ -100,9 +100,7 @@ async fn client(app: &App, body: &JsonObject, secret_required: bool) -> ApiResul
 /// password, wrong password, suspended), so the answer does not tell which.
 async fn sign_in(app: &App, username: &str, password: &str) -> ApiResult<UserId> {
     let refused = || oauth_error("invalid_grant", "the handle or password is wrong");
-    // Clients send `user@domain` or an e-mail field; the handle is what comes before any `@`.
-    let handle = Handle::parse(username.trim().trim_start_matches('@').split('@').next().unwrap_or(""))
-        .map_err(|_| refused())?;
+    let handle = Handle::parse(acct_handle(username)).map_err(|_| refused())?;
     let credentials = users::credentials(&app.db, &handle).await?.ok_or_else(refused)?;
     let hash = credentials.password_hash.as_deref().ok_or_else(refused)?;
     if credentials.is_suspended() || !password::verify(password, hash) {
