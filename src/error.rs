@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::domain::cursor::CursorError;
+use crate::domain::oauth::Scopes;
 use crate::domain::token::TokenError;
 use crate::domain::validate::Invalid;
 
@@ -39,7 +40,7 @@ pub enum ApiError {
     OAuth { code: &'static str, detail: &'static str },
     /// A token without the OAuth scope the route needs (403 `insufficient_scope`).
     #[error("the token's scopes do not include `{0}`")]
-    InsufficientScope(&'static str),
+    InsufficientScope(Scopes),
     /// A WebSocket route asked for without `Upgrade: websocket` (426).
     #[error("this route is a WebSocket: connect with Upgrade: websocket")]
     UpgradeRequired,

@@ -16,7 +16,6 @@ use worker::{Context, Env, Method, Request, Response};
 
 use crate::domain::cors::CorsPolicy;
 use crate::domain::ids::UserId;
-use crate::domain::oauth::Scopes;
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use crate::store::Io;
@@ -133,7 +132,7 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Contex
             let token = app.verified_token(&input)?;
             let needed = user_route.scope();
             if token.scopes.is_some_and(|granted| !granted.contains(needed)) {
-                return Err(ApiError::InsufficientScope(scope_name(needed)));
+                return Err(ApiError::InsufficientScope(needed));
             }
             if user_route.is_read() {
                 // A read's revocation check (a D1 read) runs beside the handler rather than
@@ -202,14 +201,6 @@ async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<R
         AdminRoute::Moderate(target, action) => admin::moderate(app, input, target, action).await,
         AdminRoute::Audit => admin::audit(app, input).await,
         AdminRoute::Test(hook) => admin::test_hook(app, input, hook).await,
-    }
-}
-
-fn scope_name(scope: Scopes) -> &'static str {
-    match scope {
-        Scopes::FOLLOW => "follow",
-        Scopes::WRITE => "write",
-        _ => "read",
     }
 }
 
