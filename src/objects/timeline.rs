@@ -159,9 +159,7 @@ impl Windows {
         headers.set(SESSION_HEADER, &serde_json::to_string(session).unwrap_or_default())?;
         let mut init = RequestInit::new();
         init.with_method(Method::Get).with_headers(headers);
-        let request = Request::new_with_init(&format!("https://durable-object{LIVE_CONNECT}"), &init)?;
-        let stub = self.namespace.id_from_name(&name(session.user))?.get_stub()?;
-        Ok(self.io.timed(&self.io.do_calls, &self.io.do_ms, stub.fetch_with_request(request)).await?)
+        self.send(session.user, LIVE_CONNECT, &init).await
     }
 
     /// Closes the reader's open sockets that `revocation` ends.
@@ -169,14 +167,18 @@ impl Windows {
         let mut init = RequestInit::new();
         let body = serde_json::to_string(&CloseLive { now_secs, revocation }).unwrap_or_default();
         init.with_method(Method::Post).with_body(Some(body.into()));
-        let request = Request::new_with_init(&format!("https://durable-object{LIVE_CLOSE}"), &init)?;
-        let stub = self.namespace.id_from_name(&name(reader))?.get_stub()?;
-        let response =
-            self.io.timed(&self.io.do_calls, &self.io.do_ms, stub.fetch_with_request(request)).await?;
-        match response.status_code() {
+        match self.send(reader, LIVE_CLOSE, &init).await?.status_code() {
             200 => Ok(()),
             status => Err(ApiError::Internal(format!("closing live sockets answered {status}"))),
         }
+    }
+
+    /// One request to the reader's object at `path` (the live routes; window ops go through
+    /// [`crate::objects::call`]), counted as a Durable Object round trip.
+    async fn send(&self, reader: UserId, path: &str, init: &RequestInit) -> ApiResult<Response> {
+        let request = Request::new_with_init(&format!("https://durable-object{path}"), init)?;
+        let stub = self.namespace.id_from_name(&name(reader))?.get_stub()?;
+        Ok(self.io.timed(&self.io.do_calls, &self.io.do_ms, stub.fetch_with_request(request)).await?)
     }
 }
 
