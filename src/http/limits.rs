@@ -6,7 +6,7 @@
 //! including ones later refused for bad input: a flood of bad requests is still a flood.
 
 use super::app::App;
-use super::router::{MastodonRoute, PublicRoute, Route, UserRoute};
+use super::router::{MastodonPublic, MastodonRoute, PublicRoute, Route, UserRoute};
 use crate::error::{ApiError, ApiResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +46,13 @@ impl LimitClass {
 
     /// The limited class of a route, if any (reads and admin routes are not limited).
     pub fn of(route: Route) -> Option<Self> {
+        use MastodonPublic as MP;
         use MastodonRoute as M;
         use PublicRoute as P;
         use UserRoute as U;
         match route {
             // Sign-in attempts (password guessing) count against the sign-up limit per address.
-            Route::Public(P::Register | P::MastodonApps | P::OAuthToken | P::OAuthAuthorize) => {
+            Route::Public(P::Register | P::Mastodon(MP::Apps | MP::Token | MP::Authorize)) => {
                 Some(Self::Register)
             }
             Route::User(U::Mastodon(M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_))) => {
@@ -128,8 +129,8 @@ mod tests {
             (Route::User(UserRoute::Unfollow(u)), Some(LimitClass::Graph)),
             (Route::User(UserRoute::Block(u)), Some(LimitClass::Graph)),
             (Route::User(UserRoute::Unblock(u)), Some(LimitClass::Graph)),
-            (Route::Public(PublicRoute::OAuthToken), Some(LimitClass::Register)),
-            (Route::Public(PublicRoute::OAuthAuthorize), Some(LimitClass::Register)),
+            (Route::Public(PublicRoute::Mastodon(MastodonPublic::Token)), Some(LimitClass::Register)),
+            (Route::Public(PublicRoute::Mastodon(MastodonPublic::Authorize)), Some(LimitClass::Register)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::PostStatus)), Some(LimitClass::Posts)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::Favourite(p, true))), Some(LimitClass::Likes)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::HomeTimeline)), None),

@@ -158,7 +158,7 @@ async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Respo
         PublicRoute::Health => handlers::json(200, &serde_json::json!({ "ok": true })),
         PublicRoute::Register => users::register(app, input).await,
         PublicRoute::LiveFeed => live::connect(app, input).await,
-        other => mastodon::public(app, input, other).await,
+        PublicRoute::Mastodon(route) => mastodon::public(app, input, route).await,
     }
 }
 

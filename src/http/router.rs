@@ -26,12 +26,19 @@ pub enum PublicRoute {
     Register,
     /// The live feed socket: authenticated by its one-use ticket, not a header.
     LiveFeed,
-    /// Mastodon-compatible client registration and OAuth (the client authenticates itself).
-    MastodonApps,
-    OAuthAuthorizePage,
-    OAuthAuthorize,
-    OAuthToken,
-    OAuthRevoke,
+    /// The Mastodon API's routes without a user token.
+    Mastodon(MastodonPublic),
+}
+
+/// Mastodon-compatible client registration and OAuth (the client authenticates itself), and
+/// the instance documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MastodonPublic {
+    Apps,
+    AuthorizePage,
+    Authorize,
+    Token,
+    Revoke,
     /// `GET /api/v1/instance` (`true`) and `/api/v2/instance` (`false`).
     Instance {
         v1: bool,
@@ -210,6 +217,7 @@ const fn path(pattern: &'static str, methods: &'static [(&'static str, Build)]) 
 }
 
 use AdminRoute as A;
+use MastodonPublic as MP;
 use MastodonRoute as M;
 use PublicRoute as P;
 use Route::{Admin, Public, User};
@@ -221,6 +229,10 @@ fn user(id: &str, route: fn(UserId) -> UserRoute) -> Option<Route> {
 
 fn post(id: &str, route: fn(PostId) -> UserRoute) -> Option<Route> {
     PostId::parse(id).map(route).map(User)
+}
+
+fn mastodon_public(route: MastodonPublic) -> Option<Route> {
+    Some(Public(P::Mastodon(route)))
 }
 
 fn mastodon(route: MastodonRoute) -> Option<Route> {
@@ -292,15 +304,15 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/admin/audit", &[("GET", |_| Some(Admin(A::Audit)))]),
     path("/v1/admin/test/{hook}", &[("POST", |hook| Some(Admin(A::Test(TestHook::parse(hook)?))))]),
     // The Mastodon client API. Literal rows come before `{id}` rows of the same shape.
-    path("/api/v1/apps", &[("POST", |_| Some(Public(P::MastodonApps)))]),
-    path("/api/v1/instance", &[("GET", |_| Some(Public(P::Instance { v1: true })))]),
-    path("/api/v2/instance", &[("GET", |_| Some(Public(P::Instance { v1: false })))]),
+    path("/api/v1/apps", &[("POST", |_| mastodon_public(MP::Apps))]),
+    path("/api/v1/instance", &[("GET", |_| mastodon_public(MP::Instance { v1: true }))]),
+    path("/api/v2/instance", &[("GET", |_| mastodon_public(MP::Instance { v1: false }))]),
     path(
         "/oauth/authorize",
-        &[("GET", |_| Some(Public(P::OAuthAuthorizePage))), ("POST", |_| Some(Public(P::OAuthAuthorize)))],
+        &[("GET", |_| mastodon_public(MP::AuthorizePage)), ("POST", |_| mastodon_public(MP::Authorize))],
     ),
-    path("/oauth/token", &[("POST", |_| Some(Public(P::OAuthToken)))]),
-    path("/oauth/revoke", &[("POST", |_| Some(Public(P::OAuthRevoke)))]),
+    path("/oauth/token", &[("POST", |_| mastodon_public(MP::Token))]),
+    path("/oauth/revoke", &[("POST", |_| mastodon_public(MP::Revoke))]),
     path("/api/v1/accounts/verify_credentials", &[("GET", |_| mastodon(M::VerifyCredentials))]),
     path("/api/v1/accounts/lookup", &[("GET", |_| mastodon(M::LookupAccount))]),
     path("/api/v1/accounts/relationships", &[("GET", |_| mastodon(M::Relationships))]),

@@ -13,7 +13,7 @@ use worker::Response;
 
 use super::app::App;
 use super::input::Input;
-use super::router::{MastodonRoute as M, PublicRoute};
+use super::router::{MastodonPublic, MastodonRoute as M};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -35,17 +35,14 @@ pub fn error_body(err: &ApiError, path: &str) -> serde_json::Value {
     }
 }
 
-pub async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Response> {
+pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResult<Response> {
     match route {
-        PublicRoute::MastodonApps => oauth::register_app(app, input).await,
-        PublicRoute::OAuthAuthorizePage => oauth::authorize_page(app, input).await,
-        PublicRoute::OAuthAuthorize => oauth::authorize(app, input).await,
-        PublicRoute::OAuthToken => oauth::token(app, input).await,
-        PublicRoute::OAuthRevoke => oauth::revoke(app, input).await,
-        PublicRoute::Instance { v1 } => oauth::instance(input, v1),
-        PublicRoute::Health | PublicRoute::Register | PublicRoute::LiveFeed => {
-            Err(ApiError::Internal("not a Mastodon route".into()))
-        }
+        MastodonPublic::Apps => oauth::register_app(app, input).await,
+        MastodonPublic::AuthorizePage => oauth::authorize_page(app, input).await,
+        MastodonPublic::Authorize => oauth::authorize(app, input).await,
+        MastodonPublic::Token => oauth::token(app, input).await,
+        MastodonPublic::Revoke => oauth::revoke(app, input).await,
+        MastodonPublic::Instance { v1 } => oauth::instance(input, v1),
     }
 }
 
