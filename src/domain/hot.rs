@@ -8,7 +8,7 @@
 //!
 //! Why this is exact: posts get their `created_at` when written, from the clock, so once the
 //! boundary has passed a time, no new post appears below it (imports of old posts are an admin
-//! migration step made before anyone follows; see README). A range therefore holds every post of
+//! migration step made before anyone follows; see docs/fanout.md). A range therefore holds every post of
 //! the author in `[its last key, boundary)` (or all of them below the boundary when it is not
 //! full), whatever their state: deletion, visibility and the viewer's relationship are decided
 //! at hydration. A range that does not reach down to the reader's window floor is not used (D1
