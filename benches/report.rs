@@ -476,7 +476,7 @@ fn unmet_notes(r: &Value) -> String {
              2.5x a {floor:.1} ms floor. Two is the design's floor (bodies never live in windows; the pull of \
              pull-mode authors rides the hydration batch). What would close it: in production the window DO runs \
              near the reader and D1's Sessions API could serve the batch from a nearby read replica (worker 0.8.7 \
-             exposes it; not used yet, see README), cutting the D1 trip from a cross-region hop to a local one; \
+             exposes it; not used yet, see docs/feed-reads.md \"D1 read replicas\"), cutting the D1 trip from a cross-region hop to a local one; \
              locally, only fewer trips would, which would mean caching hydrated posts per isolate (stale by design, \
              and every read must check visibility now).",
             num(&server["total_ms_p50"]),
@@ -525,7 +525,7 @@ fn unmet_notes(r: &Value) -> String {
              reader's object, and locally every object, the consumer and D1 share one workerd process on 2 \
              cores, so the writes cannot run in parallel beyond what those cores give. A small author's post stays \
              fast meanwhile (the row above). What would close it: on Cloudflare each reader's object runs on its \
-             own machine and the queue runs consumers in parallel; README \"Fan-out\" puts the expected figure at \
+             own machine and the queue runs consumers in parallel; docs/fanout.md \"Sizes and what to expect in production\" puts the expected figure at \
              ~3 s for 1,500 readers with one consumer and flat with more (raise `max_concurrency`); in hybrid \
              mode (the default) readers who read less often than the author posts are not written at all.",
             num(&publish["big_fanout_done_ms"]["p99"]),

@@ -16,6 +16,11 @@ pub struct Config {
     pub fanout_concurrency: usize,
     pub outbox_grace_ms: i64,
     pub feed_scan_budget: usize,
+    /// Posts younger than this are merged into every read from D1 beside the window, whatever
+    /// the outbox says (`FEED_IN_FLIGHT_SECONDS`): a cushion for commit and clock lag. Posts
+    /// whose fan-out has not finished are merged however old they are (`store/feed.rs`,
+    /// `in_flight_horizon`); this is also where hot-range cache entries end (`domain/hot.rs`).
+    pub in_flight_ms: i64,
     /// Enables the `/v1/admin/test/*` fault-injection routes. Never on in production.
     pub test_hooks: bool,
     /// Hybrid fan-out: `FANOUT_MODE`, `PUSH_COST_RATIO`, `ACTIVE_DAYS`, `PUSH_MAX_FOLLOWERS`,
@@ -56,6 +61,7 @@ impl Config {
             fanout_concurrency: num(get("FANOUT_CONCURRENCY"), 16, 1, 64),
             outbox_grace_ms: num(get("OUTBOX_GRACE_SECONDS"), 30, 0, 3_600) * 1000,
             feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
+            in_flight_ms: num(get("FEED_IN_FLIGHT_SECONDS"), 120, 1, 3_600) * 1000,
             test_hooks: flag("TEST_HOOKS", false),
             policy: Policy {
                 mode: get("FANOUT_MODE").and_then(|m| m.parse().ok()).unwrap_or(FanoutMode::Hybrid),
@@ -84,6 +90,7 @@ mod tests {
         let c = Config::from_lookup(|_| None);
         assert!(c.open_registration);
         assert_eq!(c.feed_window, 800);
+        assert_eq!(c.in_flight_ms, 120_000);
         assert!(!c.test_hooks);
         assert!(c.rate_limits);
         let c = Config::from_lookup(|n| match n {

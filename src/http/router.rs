@@ -183,6 +183,10 @@ pub enum TestHook {
     AgeReader,
     /// An author's follow edges with their modes.
     Edges,
+    /// Move a post and its outbox events into the past (a stalled fan-out grown old).
+    AgePost,
+    /// Make a reader's window object fail its next feed reads.
+    WindowFault,
 }
 
 impl TestHook {
@@ -196,6 +200,8 @@ impl TestHook {
             "edge" => Some(Self::Edge),
             "age_reader" => Some(Self::AgeReader),
             "edges" => Some(Self::Edges),
+            "age_post" => Some(Self::AgePost),
+            "window_fault" => Some(Self::WindowFault),
             _ => None,
         }
     }

@@ -10,6 +10,7 @@ use worker::{
     Result, SqlStorage, State, WebSocket, WebSocketIncomingMessage,
 };
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::context::Ctx;
@@ -31,6 +32,9 @@ pub struct TimelineWindow {
     /// Why the schema could not be brought up to date, if it could not: every request then
     /// fails with it, rather than running ops against a schema this code does not know.
     schema_error: Option<String>,
+    /// Test hook (`/v1/admin/test/window_fault`): this many feed reads fail, as if the object
+    /// were overloaded or unreachable. In memory only: an evicted object forgets it.
+    failing_reads: Cell<u32>,
 }
 
 impl DurableObject for TimelineWindow {
@@ -41,7 +45,7 @@ impl DurableObject for TimelineWindow {
             worker::console_error!("timeline window schema migration failed: {e}");
         }
         sockets::enable_heartbeats(&state);
-        Self { state, env, sql, schema_error }
+        Self { state, env, sql, schema_error, failing_reads: Cell::new(0) }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -64,7 +68,13 @@ impl DurableObject for TimelineWindow {
                 let closed = sockets::close_ended(&self.state, close.now_secs, close.revocation);
                 Response::from_json(&serde_json::json!({ "closed": closed }))
             }
+            FAIL_READS => {
+                let fault: FailReads = req.json().await?;
+                self.failing_reads.set(fault.times);
+                Response::from_json(&serde_json::json!({ "failing_reads": fault.times }))
+            }
             _ => match req.json::<WindowOp>().await {
+                Ok(op) if self.read_fails(&op) => Response::error("injected fault: window unavailable", 503),
                 Ok(op) => self.apply(op),
                 Err(e) => Response::error(format!("bad window op: {e}"), 400),
             },
@@ -94,6 +104,16 @@ impl DurableObject for TimelineWindow {
 }
 
 impl TimelineWindow {
+    /// Whether this op is a feed read the test fault makes fail (and uses up one firing).
+    fn read_fails(&self, op: &WindowOp) -> bool {
+        let left = self.failing_reads.get();
+        let is_read = matches!(op, WindowOp::Older { .. } | WindowOp::Newer { .. });
+        if is_read && left > 0 {
+            self.failing_reads.set(left - 1);
+        }
+        is_read && left > 0
+    }
+
     /// Applies one window op; a delivery with news for an open socket is announced on it.
     fn apply(&self, op: WindowOp) -> Result<Response> {
         let mut store = SqlWindow::new(&self.sql);
@@ -125,6 +145,7 @@ impl TimelineWindow {
 
 const LIVE_CONNECT: &str = "/live/connect";
 const LIVE_CLOSE: &str = "/live/close";
+const FAIL_READS: &str = "/test/fail_reads";
 /// The verified [`Session`] travels from the Worker to the object in this header (the body of
 /// an upgrade request is not ours to use).
 const SESSION_HEADER: &str = "x-edgefeed-live-session";
@@ -134,6 +155,12 @@ const SESSION_HEADER: &str = "x-edgefeed-live-session";
 struct CloseLive {
     now_secs: i64,
     revocation: Revocation,
+}
+
+/// Test hook: the next `times` feed reads of this window fail.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct FailReads {
+    times: u32,
 }
 
 /// Worker-side handle to readers' windows.
@@ -170,6 +197,17 @@ impl Windows {
         match self.send(reader, LIVE_CLOSE, &init).await?.status_code() {
             200 => Ok(()),
             status => Err(ApiError::Internal(format!("closing live sockets answered {status}"))),
+        }
+    }
+
+    /// Test hook: makes the reader's next `times` feed reads fail in the object (`0` heals it).
+    pub async fn fail_reads(&self, reader: UserId, times: u32) -> ApiResult<()> {
+        let mut init = RequestInit::new();
+        let body = serde_json::to_string(&FailReads { times }).unwrap_or_default();
+        init.with_method(Method::Post).with_body(Some(body.into()));
+        match self.send(reader, FAIL_READS, &init).await?.status_code() {
+            200 => Ok(()),
+            status => Err(ApiError::Internal(format!("arming the window fault answered {status}"))),
         }
     }
 

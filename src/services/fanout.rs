@@ -168,7 +168,11 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
         }
     }
     // The batch's messages start together: each is a few D1 reads, independent of the others.
-    let results = join_all(parsed.iter().map(|(_, body)| run(&ctx, &windows, *body, dead_letters))).await;
+    let results = join_all(parsed.iter().map(|(message, body)| {
+        let dead_letter_sent_at = dead_letters.then(|| message.timestamp().as_millis() as i64);
+        run(&ctx, &windows, *body, dead_letter_sent_at)
+    }))
+    .await;
     let mut chunks = Vec::new();
     for ((message, body), result) in parsed.into_iter().zip(results) {
         match result {
@@ -186,22 +190,23 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
 }
 
 /// One message: a policy job, a reader event, or the first half of a post chunk (returned).
+/// `dead_letter_sent_at`: the message is a dead letter, first sent at that time.
 async fn run(
     ctx: &Ctx,
     windows: &Windows,
     body: QueueMessage,
-    dead_letters: bool,
+    dead_letter_sent_at: Option<i64>,
 ) -> ApiResult<Option<Chunk>> {
-    match body {
-        QueueMessage::Fanout(m) if dead_letters => {
-            outbox::mark_dead(&ctx.db, m.outbox_id).await.map(|()| None)
+    match (body, dead_letter_sent_at) {
+        (QueueMessage::Fanout(m), Some(sent_at)) => {
+            outbox::mark_dead(&ctx.db, m.outbox_id, sent_at).await.map(|()| None)
         }
-        QueueMessage::Fanout(m) => start(ctx, windows, m).await,
+        (QueueMessage::Fanout(m), None) => start(ctx, windows, m).await,
         // A policy job that keeps failing is dropped: its next trigger redoes it.
-        QueueMessage::Policy(_) if dead_letters => Ok(None),
-        QueueMessage::Policy(job) => policy::run(ctx, windows, job).await.map(|()| None),
-        QueueMessage::Live(_) if dead_letters => Ok(None),
-        QueueMessage::Live(reach) => continue_live_reach(ctx, windows, reach).await.map(|()| None),
+        (QueueMessage::Policy(_), Some(_)) => Ok(None),
+        (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
+        (QueueMessage::Live(_), Some(_)) => Ok(None),
+        (QueueMessage::Live(reach), None) => continue_live_reach(ctx, windows, reach).await.map(|()| None),
     }
 }
 
@@ -258,6 +263,9 @@ async fn start(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<Op
         return Ok(None);
     }
     match row.kind {
+        EventKind::Post if stalled_in_test(ctx, row.author_id).await? => {
+            Err(ApiError::Internal("injected fault: fan-out stalled".into()))
+        }
         EventKind::Post | EventKind::RemovePost => prepare_chunk(ctx, row, msg.after_follower_id).await,
         // Reader-scoped events carry their outbox id: the window applies only the newest one
         // per author, so a late or repeated unfollow cannot undo a later follow (and back).
@@ -487,6 +495,12 @@ async fn deliver_merged(
         .collect()
         .await;
     results.into_iter().collect()
+}
+
+/// Test-only: an outage of the author's post fan-out (each attempt fails and is retried, until
+/// the queue dead-letters it), for as many attempts as the fault is armed.
+async fn stalled_in_test(ctx: &Ctx, author: UserId) -> ApiResult<bool> {
+    Ok(ctx.config.test_hooks && test_hooks::take_fault(&ctx.db, &format!("stall_fanout:{author}")).await?)
 }
 
 /// Test-only: a crash after delivering a chunk, before its progress is recorded.

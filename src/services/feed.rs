@@ -118,7 +118,7 @@ async fn open_with_hot(
     viewer: UserId,
     op: &WindowOp,
 ) -> (Option<WindowReply>, HotSources, i64) {
-    let since = services_hot::boundary_at(ctx.now, IN_FLIGHT_MS);
+    let since = services_hot::boundary_at(ctx.now, ctx.config.in_flight_ms);
     let (reply, sources) =
         join(open_window(ctx, windows, viewer, op), services_hot::sources(ctx, viewer, since)).await;
     (reply, sources, since)
@@ -248,12 +248,6 @@ async fn report_activity(ctx: &Ctx, reader: UserId, reply: &WindowReply) {
     let Some(report) = reply.report else { return };
     send_job_after_response(ctx, QueueMessage::Policy(PolicyJob::ReaderActivity { reader, report })).await;
 }
-
-/// Posts younger than this may still be on their way to a pushed reader's window (fan-out is
-/// asynchronous, and a big author's chunks can take a while); D1 already has them, so reads
-/// merge them in with the pulled authors. Without this, a post delivered after a newer one
-/// would land below a reader's newest cursor and be skipped by `?after=`.
-const IN_FLIGHT_MS: i64 = 120_000;
 
 /// How many candidates to ask for next: the room left plus a margin for filtered ones,
 /// within what is left of the scan budget.

@@ -28,13 +28,15 @@ pub enum PullAuthors<'a> {
     All,
     /// One follow group (not the viewer's own posts).
     Group(&'a GroupName),
-    /// Beside a window: the authors whose edge is pulled, plus posts younger than `in_flight_since`
-    /// of the viewer and of pushed authors (their fan-out may not have reached the window yet).
-    /// `cached` pulled authors are served below `in_flight_since` from the hot-range cache
-    /// (`domain/hot.rs`), so D1 only answers their posts from that time on.
+    /// Beside a window: the authors whose edge is pulled, plus the posts of the viewer and of
+    /// pushed authors whose fan-out may not have reached the window yet (from each author's
+    /// in-flight horizon: `in_flight_since`, or earlier while that author has unfinished
+    /// events, see `in_flight_horizon`). `cached` pulled authors are served below
+    /// `in_flight_since` from the hot-range cache (`domain/hot.rs`), so D1 only answers their
+    /// posts from that time on.
     Pulled { in_flight_since: i64, cached: &'a [UserId] },
-    /// Beside a window in push mode: every followed author's (and the viewer's) posts younger
-    /// than `since`, which may still be on their way to the window.
+    /// Beside a window in push mode: every followed author's (and the viewer's) posts from
+    /// their in-flight horizon (`since` at the latest), which may still be on their way.
     InFlight { since: i64 },
 }
 
@@ -58,16 +60,23 @@ fn authors_sql(authors: PullAuthors<'_>) -> (String, Vec<JsValue>) {
         PullAuthors::Group(g) => {
             (format!("p.author_id IN ({FOLLOWED} AND group_name = ?8)"), vec![text(g.as_str())])
         }
+        // The beside-window scopes are read by `beside_window_statement`; here with the same
+        // per-author horizon, so both forms select the same posts.
         PullAuthors::Pulled { in_flight_since, cached } => (
             format!(
                 "(p.author_id IN ({FOLLOWED} AND pull = 1 AND author_id NOT IN ({CACHED})) \
-                  OR (p.created_at >= ?8 AND p.author_id IN \
-                      (SELECT ?1 UNION ALL {FOLLOWED} AND (pull = 0 OR author_id IN ({CACHED})))))"
+                  OR (p.created_at >= CASE WHEN p.author_id IN ({CACHED}) THEN ?8 ELSE {} END \
+                      AND p.author_id IN \
+                      (SELECT ?1 UNION ALL {FOLLOWED} AND (pull = 0 OR author_id IN ({CACHED})))))",
+                in_flight_horizon("p.author_id", "?8")
             ),
             vec![int(in_flight_since), text(&id_list(cached))],
         ),
         PullAuthors::InFlight { since } => (
-            format!("(p.created_at >= ?8 AND p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED}))"),
+            format!(
+                "(p.created_at >= {} AND p.author_id IN (SELECT ?1 UNION ALL {FOLLOWED}))",
+                in_flight_horizon("p.author_id", "?8")
+            ),
             vec![int(since)],
         ),
     }
@@ -172,13 +181,68 @@ pub fn beside_window_statement(
 /// Post reads leave out suspended authors (`u`, the post's author, is joined).
 const SHOWN_AUTHOR: &str = "AND u.suspended_at IS NULL";
 
-/// ?1 viewer, ?2/?3 upper key, ?4/?5 lower key (both exclusive), ?6 limit.
-const BESIDE_BOUNDS: &str = "(p.created_at, p.id) < (?2, ?3) AND (p.created_at, p.id) > (?4, ?5)";
+/// The in-flight horizon of one pushed author (`author`, an SQL expression) for the viewer
+/// `?1`: the time from which the author's posts may be missing from the viewer's window
+/// because their fan-out to it has not finished, capped at `since` (the young-post cushion).
+///
+/// Why merging every post of the author at or above this horizon from D1 makes a read exact
+/// (nothing a pushed reader may see is skipped, however late the fan-out): a post P of a
+/// pushed author A, above the window's floor, is either in the window or its delivery to this
+/// reader has not happened. A delivery happens inside P's `post` event, which is committed
+/// atomically with P (or with the edit / restore / import that made P deliverable) and is
+/// marked `done` only after its last chunk's window writes returned (`services/fanout.rs`:
+/// `finish_chunk`, invariant 2). So while P can be missing, an outbox row of A with
+/// `state <> 'done'` and `post_created_at = P.created_at` exists (pending, retrying, dead or
+/// held: none of them is finished), and the horizon is at or below P. The other way a pushed
+/// author's posts reach a window is the follow backfill: while that event for (viewer, A) is
+/// unfinished, all of A's posts may be missing, so the horizon drops to the bottom. Edges
+/// switching from pull keep `pull = 1` until their backfill is written (pulled above), new
+/// windows are built from a snapshot taken after the reader is activated, and posts below the
+/// floor are served by the pull below it. Read in the same statement as the posts, so it is
+/// exactly as current as they are: no cache, no extra round trip, no write on the read path.
+/// Cost: one probe of the partial index `outbox_unfinished_by_author` (unfinished events only:
+/// empty when the pipeline is healthy) per followed author.
+fn in_flight_horizon(author: &str, since: &str) -> String {
+    format!(
+        "MIN({since}, COALESCE((SELECT MIN(CASE o.kind WHEN 'backfill' THEN -1 ELSE o.post_created_at END) \
+           FROM outbox o WHERE o.author_id = {author} AND o.state <> 'done' \
+             AND (o.kind = 'post' OR (o.kind = 'backfill' AND o.reader_id = ?1))), {since}))"
+    )
+}
+
+/// Each author of `authors` (rows of `author_id`, `since`)'s top `?6` posts at or above that
+/// author's `since` in the bounds: one index range per author, cut at the page inside the
+/// subquery, so the cost is bounded by the page (`?6` per author) and never by how old the
+/// backlog is.
+fn in_flight_posts_sql(authors: &str) -> String {
+    let columns = post_columns();
+    format!(
+        "{columns} FROM ({authors}) a \
+           JOIN posts p ON p.id IN ( \
+             SELECT q.id FROM posts q WHERE q.author_id = a.author_id AND q.created_at >= a.since \
+               AND q.deleted_at IS NULL AND q.taken_down_at IS NULL \
+               AND (q.author_id = ?1 OR q.visibility <> 'private') \
+               AND (q.created_at, q.id) < (?2, ?3) AND (q.created_at, q.id) > (?4, ?5) \
+             ORDER BY q.created_at DESC, q.id DESC LIMIT ?6) \
+           JOIN users u ON u.id = p.author_id \
+         WHERE 1 = 1 {SHOWN_AUTHOR}"
+    )
+}
 
 /// Hybrid: each pulled (and not cached) author's top `?6` in the bounds, plus the in-flight
-/// posts (`?7` on) of the viewer, pushed authors and cached ones (`?8`, a JSON id list).
+/// posts of the viewer and pushed authors (from their horizon, `?7` at the latest) and of
+/// cached pulled authors (from `?7`, where their cached range ends; `?8`, a JSON id list).
 fn pulled_beside_sql() -> String {
     let columns = post_columns();
+    let viewer = in_flight_horizon("?1", "?7");
+    let pushed = in_flight_horizon("f.author_id", "?7");
+    let in_flight = in_flight_posts_sql(&format!(
+        "SELECT ?1 AS author_id, {viewer} AS since \
+         UNION ALL SELECT f.author_id, \
+           CASE WHEN f.pull = 1 THEN ?7 ELSE {pushed} END \
+         FROM follows f WHERE f.follower_id = ?1 \
+           AND (f.pull = 0 OR f.author_id IN (SELECT value FROM json_each(?8)))"
+    ));
     format!(
         "SELECT * FROM ( \
            {columns} FROM follows e \
@@ -191,28 +255,20 @@ fn pulled_beside_sql() -> String {
              JOIN users u ON u.id = p.author_id \
            WHERE e.follower_id = ?1 AND e.pull = 1 AND e.author_id NOT IN (SELECT value FROM json_each(?8)) \
              {SHOWN_AUTHOR} \
-           UNION ALL \
-           {columns} FROM posts p JOIN users u ON u.id = p.author_id \
-           WHERE p.created_at >= ?7 AND p.author_id IN (SELECT ?1 UNION ALL \
-               SELECT author_id FROM follows WHERE follower_id = ?1 \
-                 AND (pull = 0 OR author_id IN (SELECT value FROM json_each(?8)))) \
-             AND p.deleted_at IS NULL AND p.taken_down_at IS NULL {SHOWN_AUTHOR} \
-             AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS}) \
+           UNION ALL {in_flight}) \
          ORDER BY created_at DESC, id DESC LIMIT ?6"
     )
 }
 
-/// Push: the in-flight posts (`?7` on) of the viewer and everyone followed, in the bounds.
+/// Push: the in-flight posts of the viewer and everyone followed, each from their horizon.
 fn in_flight_beside_sql() -> String {
-    let columns = post_columns();
-    format!(
-        "{columns} FROM posts p JOIN users u ON u.id = p.author_id \
-         WHERE p.created_at >= ?7 AND p.author_id IN \
-             (SELECT ?1 UNION ALL SELECT author_id FROM follows WHERE follower_id = ?1) \
-           AND p.deleted_at IS NULL AND p.taken_down_at IS NULL {SHOWN_AUTHOR} \
-           AND (p.author_id = ?1 OR p.visibility <> 'private') AND {BESIDE_BOUNDS} \
-         ORDER BY p.created_at DESC, p.id DESC LIMIT ?6"
-    )
+    let viewer = in_flight_horizon("?1", "?7");
+    let followed = in_flight_horizon("f.author_id", "?7");
+    let in_flight = in_flight_posts_sql(&format!(
+        "SELECT ?1 AS author_id, {viewer} AS since \
+         UNION ALL SELECT f.author_id, {followed} FROM follows f WHERE f.follower_id = ?1"
+    ));
+    format!("SELECT * FROM ({in_flight}) ORDER BY created_at DESC, id DESC LIMIT ?6")
 }
 
 pub async fn pull_posts(

@@ -170,11 +170,20 @@ pub async fn mark_done(db: &Db, row: &OutboxRow, now: i64) -> ApiResult<()> {
     Ok(())
 }
 
-pub async fn mark_dead(db: &Db, id: OutboxId) -> ApiResult<()> {
+/// Marks an event dead for a message the queue gave up on, first sent at `message_sent_at`.
+/// Only that attempt is over: an event resent (by the sweep or a replay, which renew
+/// `sent_at`) or making progress (chunks renew it) after that message was sent belongs to a
+/// newer attempt, which a late dead letter of the old one must not kill.
+pub async fn mark_dead(db: &Db, id: OutboxId, message_sent_at: i64) -> ApiResult<()> {
     batch(
         db,
         vec![
-            stmt(db, "UPDATE outbox SET state = 'dead' WHERE id = ?1 AND state = 'pending'", &[int(id)])?,
+            stmt(
+                db,
+                "UPDATE outbox SET state = 'dead' WHERE id = ?1 AND state = 'pending' \
+                   AND COALESCE(sent_at, created_at) <= ?2",
+                &[int(id), int(message_sent_at)],
+            )?,
             bump(db, "dead_letters", 1)?,
         ],
     )

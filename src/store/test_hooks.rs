@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{all, exec, first, int, text, Count, Db, IdRow};
+use super::{all, batch, exec, first, int, stmt, text, Count, Db, IdRow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
@@ -33,23 +33,25 @@ pub async fn set_fault(db: &Db, name: &str, times: i64) -> ApiResult<()> {
 
 /// Makes one outbox event (of any kind, done or not) pending from the start again, as a
 /// redelivery of a stale or duplicated message would find it.
-pub async fn reset_event(db: &Db, event: OutboxId) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_event(db: &Db, event: OutboxId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
-        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL WHERE id = ?1 RETURNING id",
-        &[int(event)],
+        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL, sent_at = ?2 \
+         WHERE id = ?1 RETURNING id",
+        &[int(event), int(now)],
     )
     .await?;
     Ok(rows.into_iter().map(|r| OutboxId::from_trusted(r.id)).collect())
 }
 
-/// Makes a post's fan-out events pending from the start again.
-pub async fn reset_for_replay(db: &Db, post: PostId) -> ApiResult<Vec<OutboxId>> {
+/// Makes a post's fan-out events pending from the start again (a new attempt: `sent_at` is
+/// renewed, so a dead letter of an earlier one cannot kill it).
+pub async fn reset_for_replay(db: &Db, post: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
-        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL \
+        "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL, sent_at = ?2 \
          WHERE post_id = ?1 AND kind = 'post' RETURNING id",
-        &[int(post)],
+        &[int(post), int(now)],
     )
     .await?;
     Ok(rows.into_iter().map(|r| OutboxId::from_trusted(r.id)).collect())
@@ -108,7 +110,22 @@ pub async fn author_outbox(db: &Db, author: UserId) -> ApiResult<AuthorOutbox> {
     })
 }
 
-/// Overwrites a post's like count, as a bug or a lost trigger would, for the repair test.
+/// Moves a post and its outbox events `ms` into the past, as if it had been published (and
+/// its fan-out stalled) that long ago, so a test need not wait for the in-flight horizon.
+pub async fn age_post(db: &Db, post: PostId, ms: i64) -> ApiResult<usize> {
+    let statements = vec![
+        stmt(db, "UPDATE posts SET created_at = created_at - ?2 WHERE id = ?1", &[int(post), int(ms)])?,
+        stmt(
+            db,
+            "UPDATE outbox SET created_at = created_at - ?2, post_created_at = post_created_at - ?2 \
+             WHERE post_id = ?1",
+            &[int(post), int(ms)],
+        )?,
+    ];
+    let results = batch(db, statements).await?;
+    Ok(super::changed_rows(results.first()))
+}
+
 /// Overwrites some of a user's counters (`column` is one of the three counter names, from a
 /// fixed list in the caller: never client text).
 pub async fn set_user_counts(db: &Db, user: UserId, set: &[(&'static str, i64)]) -> ApiResult<()> {

@@ -33,6 +33,9 @@ pub const ADMIN_TOKEN: &str = "test-admin-token-abcdef";
 pub const FEED_WINDOW: usize = 300;
 /// Small chunks so multi-chunk fan-out is exercised with a few dozen followers.
 pub const FANOUT_CHUNK: usize = 20;
+/// The suite's fixed in-flight cushion (`FEED_IN_FLIGHT_SECONDS`; production: 120 s), short so
+/// that posts older than it are common: late deliveries must be covered by the outbox horizon.
+pub const IN_FLIGHT: Duration = Duration::from_secs(2);
 /// The one origin the suite's server allows cross-origin (`CORS_ORIGINS`).
 pub const CORS_ORIGIN: &str = "https://app.example";
 /// How long a launch may take to answer `/v1/health`.
@@ -63,6 +66,7 @@ impl ServerOptions {
             // Small enough that a test can spend it on hidden candidates (tests/api/moderation.rs).
             vars.push(("FEED_SCAN_BUDGET".to_string(), "100".to_string()));
             vars.push(("CORS_ORIGINS".to_string(), CORS_ORIGIN.to_string()));
+            vars.push(("FEED_IN_FLIGHT_SECONDS".to_string(), IN_FLIGHT.as_secs().to_string()));
         } else {
             // The bench registers thousands of users from one address: it measures the pipeline,
             // not the abuse limits.

@@ -80,6 +80,18 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Drift => drift(app, &body).await,
         TestHook::Edge => force_edge(app, &body).await,
         TestHook::AgeReader => age_reader(app, &body).await,
+        TestHook::WindowFault => {
+            let reader = body.required_id("reader_id", UserId::parse)?;
+            let times = body.count("times")?.unwrap_or(1).min(10_000) as u32;
+            Windows::new(app)?.fail_reads(reader, times).await?;
+            json(200, &value!({ "reader_id": reader.to_string(), "failing_reads": times }))
+        }
+        TestHook::AgePost => {
+            let post = body.required_id("post_id", PostId::parse)?;
+            let seconds = body.count("seconds")?.unwrap_or(0).min(10 * 365 * 86_400) as i64;
+            let aged = test_hooks::age_post(&app.db, post, seconds * 1000).await?;
+            json(200, &value!({ "post_id": post.to_string(), "aged": aged, "seconds": seconds }))
+        }
         TestHook::Edges => {
             let author = body.required_id("author_id", UserId::parse)?;
             json(200, &value!({ "edges": test_hooks::author_edges(&app.db, author).await? }))
@@ -121,9 +133,9 @@ async fn set_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
 /// the start again and announces it: a redelivered, possibly stale, message.
 async fn replay(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let events = if body.has("outbox_id") {
-        test_hooks::reset_event(&app.db, body.required_id("outbox_id", OutboxId::parse)?).await?
+        test_hooks::reset_event(&app.db, body.required_id("outbox_id", OutboxId::parse)?, app.now).await?
     } else {
-        test_hooks::reset_for_replay(&app.db, body.required_id("post_id", PostId::parse)?).await?
+        test_hooks::reset_for_replay(&app.db, body.required_id("post_id", PostId::parse)?, app.now).await?
     };
     fanout::announce(app, UserId::from_trusted(0), &events).await;
     json(200, &value!({ "replayed": events.len() }))
