@@ -53,7 +53,8 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
     if redirect_uris.is_empty() || !redirect_uris.split_whitespace().all(redirect_acceptable) {
         return Err(ApiError::field(
             "redirect_uris",
-            "redirect_uris must be absolute URIs or the out-of-band URN",
+            "redirect_uris must be https: URLs, http: URLs on a loopback host, reverse-domain app schemes \
+             (com.example.app:/cb) or the out-of-band URN, without fragments",
         ));
     }
     let scopes = body.optional("scopes", parse_scopes)?.unwrap_or(Scopes::READ);
