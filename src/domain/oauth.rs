@@ -69,18 +69,50 @@ pub fn redirect_allowed(registered: &str, uri: &str) -> bool {
     registered.split_whitespace().any(|r| r == uri)
 }
 
-/// A registered redirect URI is the out-of-band marker or an absolute `https:`/`http:` URL (or a
-/// custom scheme, as native apps use): no fragments, nothing that is not a URI at all.
+/// Whether `uri` may be registered as a redirect URI. The code (and so the account) goes
+/// wherever it points, and a browser runs `javascript:`/`data:` targets in the page's place, so
+/// only these are accepted (RFC 6749 §3.1.2, RFC 8252 §7):
+/// - the out-of-band URN (the code is shown on a page of ours);
+/// - `https:` URLs with a host;
+/// - `http:` URLs whose host is a loopback address (`localhost`, 127.0.0.0/8, `[::1]`): a native
+///   app listening on the device; plain http anywhere else would hand the code to the network;
+/// - private-use schemes of native apps, which RFC 8252 wants in reverse-domain form, so the
+///   scheme must contain a dot (`com.example.app:/cb`). That also refuses every scheme a browser
+///   treats specially (`javascript:`, `data:`, `vbscript:`, `file:`, `about:`, `blob:`): none
+///   has a dot.
+///
+/// Refused everywhere: a fragment (RFC 6749 §3.1.2: the code is appended as a query), and
+/// anything that is not visible ASCII (whitespace separates registered URIs; a URI has no
+/// spaces or controls). Hosts are read with the WHATWG URL parser browsers use, so
+/// `http://localhost@evil.example/` is evil.example, as the browser would see it.
 pub fn redirect_acceptable(uri: &str) -> bool {
     if uri == OUT_OF_BAND {
         return true;
     }
+    if uri.is_empty() || uri.contains('#') || !uri.bytes().all(|b| b.is_ascii_graphic()) {
+        return false;
+    }
     let Some((scheme, rest)) = uri.split_once(':') else { return false };
-    !rest.is_empty()
-        && !uri.contains('#')
-        && !uri.chars().any(char::is_whitespace)
-        && scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    let scheme_syntax = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    if !scheme_syntax || rest.is_empty() {
+        return false;
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        // `//` required: the parser would also take `https:host` and guess the authority.
+        "https" => rest.starts_with("//") && url::Url::parse(uri).is_ok_and(|u| u.host().is_some()),
+        "http" => rest.starts_with("//") && url::Url::parse(uri).is_ok_and(|u| is_loopback(u.host())),
+        private => private.contains('.'),
+    }
+}
+
+fn is_loopback(host: Option<url::Host<&str>>) -> bool {
+    match host {
+        Some(url::Host::Domain(name)) => name == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
 }
 
 #[cfg(test)]
@@ -106,9 +138,53 @@ mod tests {
         assert!(redirect_allowed(registered, "https://app.example/cb"));
         assert!(redirect_allowed(registered, OUT_OF_BAND));
         assert!(!redirect_allowed(registered, "https://app.example/cb/evil"));
-        assert!(redirect_acceptable("com.example.app:/oauth"));
-        assert!(!redirect_acceptable("https://a.example/#x"));
-        assert!(!redirect_acceptable("not a uri"));
-        assert!(!redirect_acceptable("1http://x"));
+    }
+
+    #[test]
+    fn redirect_uris_that_may_be_registered() {
+        let table = [
+            // The out-of-band URN, https anywhere, http on loopback only.
+            (OUT_OF_BAND, true),
+            ("https://app.example/cb", true),
+            ("https://app.example:8443/oauth/cb?x=1", true),
+            ("HTTPS://app.example/cb", true),
+            ("http://127.0.0.1:8000/cb", true),
+            ("http://127.8.9.10/cb", true),
+            ("http://localhost:3000/cb", true),
+            ("http://[::1]:8080/cb", true),
+            ("http://evil.example/cb", false),
+            ("http://10.0.0.1/cb", false),
+            ("http://localhost.evil.example/cb", false),
+            ("http://localhost@evil.example/cb", false),
+            ("http://[::2]/cb", false),
+            ("http:127.0.0.1/cb", false),
+            ("https:app.example/cb", false),
+            ("https://", false),
+            // Native apps' private-use schemes, reverse-domain style.
+            ("com.example.app:/oauth", true),
+            ("com.example.app://callback", true),
+            ("myapp:/cb", false),
+            ("com.example.app:", false),
+            // Schemes a browser runs or reads locally.
+            ("javascript:alert(1)", false),
+            ("JavaScript:alert(1)", false),
+            ("data:text/html,x", false),
+            ("vbscript:msgbox(1)", false),
+            ("file:///etc/passwd", false),
+            ("about:blank", false),
+            ("blob:https://app.example/1234", false),
+            // Fragments (RFC 6749 §3.1.2), and what is not a URI.
+            ("https://a.example/cb#frag", false),
+            ("https://a.example/#", false),
+            ("com.example.app:/cb#x", false),
+            ("not a uri", false),
+            ("https://a.example/c b", false),
+            ("https://a.example/\u{e9}", false),
+            ("1http://x", false),
+            ("", false),
+        ];
+        for (uri, expected) in table {
+            assert_eq!(redirect_acceptable(uri), expected, "{uri}");
+        }
     }
 }

@@ -50,7 +50,8 @@ text_type!(
     Handle
 );
 text_type!(
-    /// Trimmed, 1..=50 characters, no control characters.
+    /// Trimmed, 1..=50 characters, no control characters, no bidi controls or invisible
+    /// formatting characters ([`hides_or_reorders`]).
     DisplayName
 );
 text_type!(
@@ -89,6 +90,12 @@ impl DisplayName {
         if trimmed.chars().any(char::is_control) {
             return Err(Invalid::new("display_name", "display_name must not contain control characters"));
         }
+        if trimmed.chars().any(hides_or_reorders) {
+            return Err(Invalid::new(
+                "display_name",
+                "display_name must not contain bidirectional controls or invisible formatting characters",
+            ));
+        }
         Ok(Self(trimmed.to_owned()))
     }
 
@@ -96,6 +103,18 @@ impl DisplayName {
     pub fn from_handle(handle: &Handle) -> Self {
         Self(handle.0.clone())
     }
+}
+
+/// Characters that make a name look like another one without showing themselves: bidi marks,
+/// embeddings, overrides and isolates (U+202E turns "ana\u{202E}lapyap" into "anapaypal" on screen)
+/// and zero-width or invisible formatting characters ("an\u{200B}a" looks like "ana"). A display
+/// name is how people recognise each other, so these are refused rather than stripped (stripping
+/// would store something the user did not type). Post and comment bodies keep them: ZWJ joins
+/// emoji sequences, and a body does not stand for a person.
+pub fn hides_or_reorders(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{180E}' | '\u{00AD}')
 }
 
 /// Trimmed text of 1..=max characters, reported as the `body` field.
@@ -194,5 +213,29 @@ mod tests {
         assert!(DisplayName::parse("a\u{0}b").is_err());
         assert!(IdempotencyKey::parse("abc-123").is_ok());
         assert!(IdempotencyKey::parse("has space").is_err());
+    }
+
+    #[test]
+    fn display_names_refuse_bidi_controls_and_invisible_characters() {
+        let refused = [
+            '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}',
+            '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}',
+            '\u{2061}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{FEFF}', '\u{180E}', '\u{00AD}',
+        ];
+        for c in refused {
+            // Inside, and also at either end (trimming must not be what lets it through).
+            for name in [format!("an{c}a"), format!("{c}ana"), format!("ana{c}")] {
+                let err = DisplayName::parse(&name).unwrap_err();
+                assert_eq!(err.field, "display_name", "U+{:04X}", c as u32);
+                assert!(err.reason.contains("invisible"), "U+{:04X}: {}", c as u32, err.reason);
+            }
+        }
+        // Their neighbours, and visible scripts of either direction, stay allowed.
+        for ok in ["Ana María", "שלום", "مرحبا", "Zoë 🎉", "a\u{2010}b", "a\u{2070}b"] {
+            assert!(DisplayName::parse(ok).is_ok(), "{ok}");
+        }
+        // Bodies are left as they are: a ZWJ emoji sequence survives.
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}";
+        assert_eq!(PostBody::parse(family).map(|b| b.to_string()), Ok(family.to_string()));
     }
 }

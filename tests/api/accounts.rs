@@ -40,6 +40,21 @@ fn handle_conflicts_and_invalid_handles() {
 }
 
 #[test]
+fn display_names_with_bidi_overrides_or_invisible_characters_are_refused_and_create_nothing() {
+    let viewer = register("bidi_viewer");
+    // U+202E shows "ana\u{202E}lapyap" as "anapaypal"; U+200B makes "an\u{200B}a" look like "ana".
+    for (handle, name) in [("bidi_rlo", "ana\u{202E}lapyap"), ("bidi_zwsp", "an\u{200B}a")] {
+        let r = call("POST", "/v1/users", None, Some(&json!({ "handle": handle, "display_name": name })));
+        r.expect_problem(422, "invalid_field");
+        assert_eq!(r.body["field"], "display_name");
+        // Nothing was created: the handle is unknown and still free.
+        viewer.get(&format!("/v1/users?handle={handle}")).expect_problem(404, "not_found");
+        let clean = json!({ "handle": handle, "display_name": "Ana" });
+        call("POST", "/v1/users", None, Some(&clean)).expect(201);
+    }
+}
+
+#[test]
 fn missing_forged_and_expired_tokens_are_401() {
     let user = register("tok");
     call("GET", "/v1/me", None, None).expect_problem(401, "unauthorized");

@@ -141,6 +141,14 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     }
     let browser = Browser::start();
     browser.open(&format!("{}/", server().base));
+    // The page runs under its Content-Security-Policy (public/_headers): the stylesheet applied
+    // (a refused one has no rules), and nothing the page does from here on is refused.
+    browser.wait_for("the stylesheet", "return document.styleSheets[0]?.cssRules.length");
+    browser.js(
+        "window.cspRefused = []; document.addEventListener('securitypolicyviolation', \
+         e => window.cspRefused.push(`${e.effectiveDirective} ${e.blockedURI}`))",
+        json!([]),
+    );
 
     // Sign up in the page.
     let handle = format!("web_reader_{}", now_secs() % 1_000_000);
@@ -227,6 +235,7 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let shot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser/feed.png");
     browser.screenshot(&shot);
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a real screenshot");
+    assert_eq!(browser.js("return window.cspRefused", json!([])), json!([]), "CSP refusals");
 
     // Sign out (revokes this page's token), then sign in again with the handle and password.
     let token = browser.js("return localStorage.getItem('edgefeed.token')", json!([]));

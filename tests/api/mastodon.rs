@@ -114,6 +114,34 @@ fn tokens_carry_scopes_and_errors_have_mastodons_shape() {
 }
 
 #[test]
+fn apps_register_only_redirect_uris_that_cannot_run_script_or_leak_the_code() {
+    let refused =
+        ["javascript:alert(1)", "data:text/html,x", "https://a.example/cb#frag", "http://evil.example/cb"];
+    for uri in refused {
+        let r = form("/api/v1/apps", &[("client_name", "redirect test"), ("redirect_uris", uri)]);
+        assert_eq!(r.status, 422, "{uri}: {}", r.body);
+        assert!(r.body["error"].as_str().unwrap().contains("redirect_uris"), "{uri}: {}", r.body);
+    }
+    let accepted = [
+        "https://app.example/cb",
+        "http://127.0.0.1:8000/cb",
+        "com.example.app:/oauth",
+        "urn:ietf:wg:oauth:2.0:oob",
+    ];
+    for uri in accepted {
+        let app =
+            form("/api/v1/apps", &[("client_name", "redirect test"), ("redirect_uris", uri)]).expect(200);
+        assert_eq!(app["redirect_uri"], uri);
+    }
+    // One bad URI among good ones refuses the registration.
+    let mixed = form(
+        "/api/v1/apps",
+        &[("client_name", "redirect test"), ("redirect_uris", "https://app.example/cb\njavascript:alert(1)")],
+    );
+    assert_eq!(mixed.status, 422, "{}", mixed.body);
+}
+
+#[test]
 fn the_authorization_code_grant_signs_in_through_the_page() {
     let user = register_with_password("masto_code");
     let redirect = "https://client.example/callback";

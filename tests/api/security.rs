@@ -322,6 +322,37 @@ fn every_response_is_nosniff_and_no_store() {
 }
 
 #[test]
+fn html_pages_refuse_framing_and_send_no_referrer() {
+    let pages = [
+        // The web client (static assets, headers from public/_headers) ...
+        full("GET", "/", &[], b""),
+        full("GET", "/app.js", &[], b""),
+        // ... and the sign-in page the Worker serves.
+        full(
+            "GET",
+            "/oauth/authorize?client_id=x&redirect_uri=urn:ietf:wg:oauth:2.0:oob&scope=read",
+            &[],
+            b"",
+        ),
+    ];
+    for page in &pages {
+        assert_eq!(page.status, 200, "{:?}", page.headers);
+        let csp =
+            page.header("content-security-policy").unwrap_or_else(|| panic!("a CSP: {:?}", page.headers));
+        let directives: Vec<&str> = csp.split(';').map(str::trim).collect();
+        assert!(directives.contains(&"frame-ancestors 'none'"), "{csp}");
+        assert!(directives.contains(&"script-src 'self'"), "{csp}");
+        assert!(!csp.contains("unsafe-"), "{csp}");
+        assert_eq!(page.header("x-frame-options"), Some("DENY"));
+        assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
+        assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    }
+    assert!(pages[0].body.as_str().is_some_and(|html| html.contains("<script src=\"/app.js\"")));
+    // The headers file configures the assets; it is not one of them.
+    assert_eq!(full("GET", "/_headers", &[], b"").status, 404);
+}
+
+#[test]
 fn head_answers_like_get_without_a_body() {
     let user = register("head");
     let auth = format!("Bearer {}", user.token);

@@ -53,7 +53,8 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
     if redirect_uris.is_empty() || !redirect_uris.split_whitespace().all(redirect_acceptable) {
         return Err(ApiError::field(
             "redirect_uris",
-            "redirect_uris must be absolute URIs or the out-of-band URN",
+            "redirect_uris must be https: URLs, http: URLs on a loopback host, reverse-domain app schemes \
+             (com.example.app:/cb) or the out-of-band URN, without fragments",
         ));
     }
     let scopes = body.optional("scopes", parse_scopes)?.unwrap_or(Scopes::READ);
@@ -166,14 +167,29 @@ pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
     json(&serde_json::json!({}))
 }
 
+/// What the sign-in page (and the out-of-band code page) may load: its own script and style,
+/// nothing inline, nothing from elsewhere; no framing (a framed password form is clickjacking).
+/// No `form-action`: browsers apply it to the redirect after the form is sent, and that goes to
+/// the app's registered URI (another host, `http://127.0.0.1`, `com.example.app:`).
+const SIGN_IN_POLICY: &str =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// An HTML page of the sign-in flow, with the headers that keep it out of frames and keep its
+/// query (client id, state) out of `Referer`. `nosniff` is added to every response anyway.
+fn sign_in_html(html: String) -> ApiResult<Response> {
+    let mut response = Response::from_html(html)?;
+    let headers = response.headers_mut();
+    headers.set("content-security-policy", SIGN_IN_POLICY)?;
+    headers.set("x-frame-options", "DENY")?;
+    headers.set("referrer-policy", "no-referrer")?;
+    Ok(response)
+}
+
 /// `GET /oauth/authorize`: the sign-in page (a static asset; its script reads the query).
 pub async fn authorize_page(app: &App, input: &Input) -> ApiResult<Response> {
     let assets = app.env.assets("ASSETS")?;
     let mut page = assets.fetch(format!("{}/oauth/authorize.html", input.origin), None).await?;
-    let html = page.text().await?;
-    let mut response = Response::from_html(html)?;
-    response.headers_mut().set("content-security-policy", "default-src 'self'; frame-ancestors 'none'")?;
-    Ok(response)
+    sign_in_html(page.text().await?)
 }
 
 /// `POST /oauth/authorize` (the page's form): checks the client, the redirect URI and the
@@ -206,7 +222,7 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
             String::from("<!doctype html><title>Authorized</title><p>Your authorization code:</p><pre>");
         escape_into(&mut html, &code);
         html.push_str("</pre>");
-        return Ok(Response::from_html(html)?);
+        return sign_in_html(html);
     }
     let mut target =
         url::Url::parse(redirect_uri).map_err(|_| oauth_error("invalid_request", "bad redirect_uri"))?;
