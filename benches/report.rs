@@ -35,6 +35,15 @@ struct Sizes {
 
 impl Sizes {
     fn new(full: bool) -> Self {
+        let mut sizes = Self::preset(full);
+        // `BENCH_BIG_FOLLOWERS=n`: another size for the largest author (working on the fan-out).
+        if let Some(n) = std::env::var("BENCH_BIG_FOLLOWERS").ok().and_then(|v| v.parse().ok()) {
+            sizes.big_followers = n;
+        }
+        sizes
+    }
+
+    fn preset(full: bool) -> Self {
         if full {
             Sizes {
                 full,
@@ -233,6 +242,13 @@ fn main() {
     let (health16, _) = concurrent(16, s.throughput_requests, |_| health());
     r["floor"] = json!({ "p50": floor["p50"], "p99": floor["p99"], "rps_16": health16 });
 
+    // `BENCH_ONLY=publish`: the floor and the fan-out only, printed (nothing written), for
+    // working on the fan-out.
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("publish") {
+        measure_publish(&mut r, s, &p, &floor);
+        println!("{}", serde_json::to_string_pretty(&r).unwrap());
+        return;
+    }
     let feed = feed_setup(s, &p);
     measure_feed(&mut r, &feed, s, &p, &floor, health16);
     measure_post_reads(&mut r, &feed, s, health16);
@@ -325,6 +341,35 @@ fn publish_and_wait(author: &User, body: &str) -> (f64, f64) {
     (publish_ms, done)
 }
 
+/// The fan-out's profile counters (`fanout_*`, see `services/fanout.rs::profile_batch`).
+fn fanout_counters() -> Value {
+    let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+    let counters = stats["counters"].as_object().cloned().unwrap_or_default();
+    counters.into_iter().filter(|(k, _)| k.starts_with("fanout_") || k == "deliveries").collect()
+}
+
+/// Where one window write's time goes: the profile counters' growth over the big author's
+/// fan-outs, per window write (`deliveries`) and as a share of the consumer's wall time.
+fn per_write_split(before: &Value, after: &Value) -> Value {
+    let grew = |k: &str| num(&after[k]) - num(&before[k]);
+    let writes = grew("deliveries").max(1.0);
+    let wall = grew("fanout_prepare_ms") + grew("fanout_deliver_ms") + grew("fanout_record_ms");
+    json!({
+        "window_writes": writes,
+        "batches": grew("fanout_batches"),
+        "consumer_wall_ms": wall,
+        "queue_wait_ms_per_batch": grew("fanout_queue_wait_ms") / grew("fanout_batches").max(1.0),
+        "prepare_ms": grew("fanout_prepare_ms"),
+        "deliver_ms": grew("fanout_deliver_ms"),
+        "record_ms": grew("fanout_record_ms"),
+        "window_call_ms_per_write": grew("fanout_window_ms") / writes,
+        "window_calls_per_write": grew("fanout_window_calls") / writes,
+        "window_statements_per_write": grew("fanout_window_statements") / writes,
+        "d1_statements_per_write": grew("fanout_d1_statements") / writes,
+        "writes_per_s_of_consumer_wall": writes / (wall / 1000.0).max(1e-9),
+    })
+}
+
 fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
     let small = register("rp_small");
     let big = register("rp_big");
@@ -332,10 +377,13 @@ fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
     active_followers(&big, s.big_followers, p);
     let rounds = if s.full { 10 } else { 5 };
     let (mut small_pub, mut big_pub, mut big_done) = (Vec::new(), Vec::new(), Vec::new());
+    let mut split = Vec::new();
     for i in 0..rounds {
         p.phase("publish: 1 follower vs the largest author", i + 1, rounds);
         small_pub.push(publish_and_wait(&small, &format!("small {i}")).0);
+        let before = fanout_counters();
         let (publish, done) = publish_and_wait(&big, &format!("big {i}"));
+        split.push(per_write_split(&before, &fanout_counters()));
         big_pub.push(publish);
         big_done.push(done);
     }
@@ -366,6 +414,8 @@ fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
         "big": latency(&big_pub, floor),
         "big_x_small_p50": pct(&big_pub, 50.0) / pct(&small_pub, 50.0),
         "big_fanout_done_ms": { "p50": pct(&big_done, 50.0), "p99": pct(&big_done, 99.0) },
+        "window_writes_per_s": s.big_followers as f64 / (pct(&big_done, 50.0) / 1000.0),
+        "split": split.get(split.len() / 2).cloned().unwrap_or(Value::Null),
         "small_visible_during_big_ms": { "p50": pct(&during, 50.0), "p99": pct(&during, 99.0) },
     });
 }

@@ -120,6 +120,13 @@ pub struct WindowReply {
     /// The reader's activity, when a read made a report to D1 due.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<ActivityReport>,
+    /// SQL statements the op ran in the object (the fan-out's per-delivery profile).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub statements: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The primitive operations a window backend provides; [`apply`] builds the rules from them.

@@ -125,7 +125,7 @@ impl TimelineWindow {
             }
             _ => None,
         };
-        let reply = match window::apply(&mut store, op) {
+        let mut reply = match window::apply(&mut store, op) {
             Ok(reply) => reply,
             Err(e) => {
                 return super::failure(&ApiError::Storage {
@@ -134,6 +134,7 @@ impl TimelineWindow {
                 })
             }
         };
+        reply.statements = store.statements();
         if let Some(news) = delivered.and_then(|(entries, top)| live::announcement(&entries, top)) {
             if reply.changed > 0 {
                 sockets::announce(&self.state, &self.env, news);

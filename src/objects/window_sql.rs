@@ -15,7 +15,9 @@
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use worker::{Error, Result, SqlStorage, SqlStorageValue};
+use std::cell::Cell;
+
+use worker::{Error, Result, SqlCursor, SqlStorage, SqlStorageValue};
 
 use crate::domain::activity::Activity;
 use crate::domain::cursor::SortKey;
@@ -162,25 +164,36 @@ pub fn use_ticket(sql: &SqlStorage, nonce: i64, expires_at: i64, now: i64) -> Re
 /// One window's storage, borrowed for the duration of one op.
 pub struct SqlWindow<'a> {
     sql: &'a SqlStorage,
+    /// Statements run so far (the fan-out's per-delivery profile reports them).
+    statements: Cell<usize>,
 }
 
 impl<'a> SqlWindow<'a> {
     /// Expects [`migrate`] to have succeeded on `sql`.
     pub fn new(sql: &'a SqlStorage) -> Self {
-        Self { sql }
+        Self { sql, statements: Cell::new(0) }
+    }
+
+    pub fn statements(&self) -> usize {
+        self.statements.get()
+    }
+
+    fn exec(&self, statement: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> Result<SqlCursor> {
+        self.statements.set(self.statements.get() + 1);
+        self.sql.exec(statement, bindings)
     }
 
     /// Runs a statement with a `RETURNING post_id` clause; returns how many rows it touched.
     fn returned_rows(&self, statement: &str, bindings: Vec<SqlStorageValue>) -> Result<usize> {
         // Only the number of rows matters: one per row inserted or deleted. `to_array` also
         // drains the cursor, which the commit needs.
-        let rows: Vec<IgnoredAny> = self.sql.exec(statement, bindings)?.to_array()?;
+        let rows: Vec<IgnoredAny> = self.exec(statement, bindings)?.to_array()?;
         Ok(rows.len())
     }
 
     /// The `version` column of the row `statement` selects by one id, if there is one.
     fn one_version(&self, statement: &str, id: i64) -> Result<Option<i64>> {
-        let rows: Vec<VersionOf> = self.sql.exec(statement, vec![int(id)])?.to_array()?;
+        let rows: Vec<VersionOf> = self.exec(statement, vec![int(id)])?.to_array()?;
         Ok(rows.first().map(|row| row.version))
     }
 
@@ -191,7 +204,7 @@ impl<'a> SqlWindow<'a> {
         let mut bindings = Vec::from(key_bindings(key));
         bindings.extend(key_bindings(floor));
         bindings.push(int_usize(limit));
-        self.sql.exec(&statement, bindings)?.to_array()
+        self.exec(&statement, bindings)?.to_array()
     }
 }
 
@@ -200,12 +213,12 @@ impl WindowStorage for SqlWindow<'_> {
 
     fn floor(&self) -> Result<Option<SortKey>> {
         let rows: Vec<FloorRow> =
-            self.sql.exec("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?.to_array()?;
+            self.exec("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?.to_array()?;
         Ok(rows.first().map(|row| SortKey::new(row.floor_primary, row.floor_id)))
     }
 
     fn set_floor(&mut self, floor: SortKey) -> Result<()> {
-        self.sql.exec(
+        self.exec(
             "INSERT INTO meta (id, floor_primary, floor_id) VALUES (1, ?, ?) \
              ON CONFLICT (id) DO UPDATE SET floor_primary = excluded.floor_primary, floor_id = excluded.floor_id",
             Vec::from(key_bindings(floor)),
@@ -228,7 +241,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn count(&self) -> Result<usize> {
-        let rows: Vec<CountRow> = self.sql.exec("SELECT COUNT(*) AS n FROM entries", None)?.to_array()?;
+        let rows: Vec<CountRow> = self.exec("SELECT COUNT(*) AS n FROM entries", None)?.to_array()?;
         Ok(rows.first().map_or(0, |row| usize::try_from(row.n).unwrap_or(0)))
     }
 
@@ -246,7 +259,7 @@ impl WindowStorage for SqlWindow<'_> {
     fn delete_below(&mut self, key: SortKey) -> Result<()> {
         for table in ["entries", "tombstones"] {
             let statement = format!("DELETE FROM {table} WHERE (created_at, post_id) < (?, ?)");
-            self.sql.exec(&statement, Vec::from(key_bindings(key)))?;
+            self.exec(&statement, Vec::from(key_bindings(key)))?;
         }
         Ok(())
     }
@@ -283,7 +296,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn set_version(&mut self, post_id: PostId, version: i64) -> Result<()> {
-        self.sql.exec(
+        self.exec(
             "UPDATE entries SET version = ? WHERE post_id = ?",
             vec![int(version), int(post_id.get())],
         )?;
@@ -295,7 +308,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<()> {
-        self.sql.exec(
+        self.exec(
             "INSERT INTO tombstones (post_id, created_at, version) VALUES (?, ?, ?) \
              ON CONFLICT (post_id) DO UPDATE SET version = MAX(version, excluded.version)",
             vec![int(post_id.get()), int(key.primary), int(version)],
@@ -309,14 +322,14 @@ impl WindowStorage for SqlWindow<'_> {
 
     fn activity(&self) -> Result<Option<Activity>> {
         let rows: Vec<ActivityRow> =
-            self.sql.exec("SELECT activity FROM reader_activity WHERE id = 1", None)?.to_array()?;
+            self.exec("SELECT activity FROM reader_activity WHERE id = 1", None)?.to_array()?;
         // An unreadable row (a format this code does not know) counts as no history.
         Ok(rows.first().and_then(|row| serde_json::from_str(&row.activity).ok()))
     }
 
     fn set_activity(&mut self, activity: &Activity) -> Result<()> {
         let json = serde_json::to_string(activity).map_err(|e| Error::RustError(e.to_string()))?;
-        self.sql.exec(
+        self.exec(
             "INSERT INTO reader_activity (id, activity) VALUES (1, ?) \
              ON CONFLICT (id) DO UPDATE SET activity = excluded.activity",
             vec![SqlStorageValue::String(json)],
@@ -325,7 +338,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<()> {
-        self.sql.exec(
+        self.exec(
             "INSERT INTO author_marks (author_id, event) VALUES (?, ?) \
              ON CONFLICT (author_id) DO UPDATE SET event = excluded.event",
             vec![int(author_id.get()), int(event)],

@@ -21,6 +21,7 @@ use crate::domain::policy::FanoutMode;
 use crate::domain::window::{Entry, WindowOp};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::timeline::Windows;
+use crate::services::tally;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::policy as edges;
 use crate::store::posts::{self, PostState};
@@ -167,12 +168,15 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             }
         }
     }
+    let started = ctx.clock();
+    let waited: i64 = parsed.iter().map(|(m, _)| started - m.timestamp().as_millis() as i64).sum();
     // The batch's messages start together: each is a few D1 reads, independent of the others.
     let results = join_all(parsed.iter().map(|(message, body)| {
         let dead_letter_sent_at = dead_letters.then(|| message.timestamp().as_millis() as i64);
         run(&ctx, &windows, *body, dead_letter_sent_at)
     }))
     .await;
+    let prepared = ctx.clock();
     let mut chunks = Vec::new();
     for ((message, body), result) in parsed.into_iter().zip(results) {
         match result {
@@ -184,9 +188,25 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             }
         }
     }
-    deliver_chunks(&ctx, &windows, chunks).await;
+    let delivered = deliver_chunks(&ctx, &windows, chunks).await;
+    profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
     // This batch wrote D1 anyway: the read counters this isolate holds go with it.
     super::tally::flush(&ctx).await;
+}
+
+/// Where a consumer batch's time went, as counters (`GET /v1/admin/stats`; the bench reads
+/// them around a big fan-out): the queue wait of its messages, then the wall time of its three
+/// phases (read and decide, window writes, record progress), its window calls and their SQL
+/// statements, its D1 statements. Kept in memory and written with the batch's own writes.
+fn profile_batch(ctx: &Ctx, queue_wait_ms: i64, [prepare, deliver, record]: [i64; 3]) {
+    tally::add("fanout_batches", 1);
+    tally::add("fanout_queue_wait_ms", queue_wait_ms);
+    tally::add("fanout_prepare_ms", prepare);
+    tally::add("fanout_deliver_ms", deliver);
+    tally::add("fanout_record_ms", record);
+    tally::add("fanout_d1_statements", i64::from(ctx.io.d1_statements.get()));
+    tally::add("fanout_window_calls", i64::from(ctx.io.do_calls.get()));
+    tally::add("fanout_window_ms", ctx.io.do_ms.get() as i64);
 }
 
 /// One message: a policy job, a reader event, or the first half of a post chunk (returned).
@@ -213,19 +233,22 @@ async fn run(
 /// Writes the prepared chunks' window operations, one call per reader for all of them, then
 /// records each chunk's progress. If a window write fails, every chunk of the batch is retried
 /// (windows dedup by post id and version, so the readers already written lose nothing).
+/// Returns when the window writes were done (the rest is recording progress).
 async fn deliver_chunks(
     ctx: &Ctx,
     windows: &Windows,
     chunks: Vec<(worker::Message<serde_json::Value>, Chunk)>,
-) {
+) -> i64 {
     if chunks.is_empty() {
-        return;
+        return ctx.clock();
     }
     let ops = chunks.iter().flat_map(|(_, chunk)| chunk.ops.iter().cloned());
-    if let Err(e) = deliver_merged(ctx, windows, ops).await {
+    let written = deliver_merged(ctx, windows, ops).await;
+    let delivered = ctx.clock();
+    if let Err(e) = written {
         worker::console_error!("fan-out of {} chunks failed, will retry: {e}", chunks.len());
         chunks.iter().for_each(|(message, _)| message.retry());
-        return;
+        return delivered;
     }
     let (messages, chunks): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
     let finished = join_all(chunks.into_iter().map(|chunk| finish_chunk(ctx, chunk))).await;
@@ -238,6 +261,7 @@ async fn deliver_chunks(
             }
         }
     }
+    delivered
 }
 
 fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
@@ -487,7 +511,8 @@ async fn deliver_merged(
     let results: Vec<ApiResult<()>> = stream::iter(per_reader)
         .map(|(reader, ops)| async move {
             for op in &ops {
-                windows.call(reader, op).await?;
+                let reply = windows.call(reader, op).await?;
+                tally::add("fanout_window_statements", reply.statements as i64);
             }
             Ok(())
         })
