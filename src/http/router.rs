@@ -181,6 +181,8 @@ pub enum TestHook {
     Edge,
     /// Move a reader's last read into the past (D1 and their window object).
     AgeReader,
+    /// Run a reader's window object's alarm work (live review, idle check) now.
+    WindowAlarm,
     /// An author's follow edges with their modes.
     Edges,
 }
@@ -195,6 +197,7 @@ impl TestHook {
             "drift" => Some(Self::Drift),
             "edge" => Some(Self::Edge),
             "age_reader" => Some(Self::AgeReader),
+            "window_alarm" => Some(Self::WindowAlarm),
             "edges" => Some(Self::Edges),
             _ => None,
         }
