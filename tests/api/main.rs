@@ -12,6 +12,7 @@ mod engagement;
 mod errors;
 mod feed;
 mod graph;
+mod idle;
 mod ids;
 mod live;
 mod mastodon;
