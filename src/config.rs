@@ -33,6 +33,9 @@ pub struct Config {
     pub hot_min_followers: i64,
     /// Post keys cached per hot author (`HOT_RANGE`).
     pub hot_range_len: usize,
+    /// Days without a feed read after which a reader's window object deletes its storage
+    /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
+    pub window_idle_days: i64,
 }
 
 impl Config {
@@ -73,6 +76,7 @@ impl Config {
             rate_limits: flag("RATE_LIMITS", true),
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
+            window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
         }
     }
 
@@ -103,6 +107,10 @@ mod tests {
         assert!(!c.open_registration);
         assert_eq!(c.fanout_chunk, 500);
         assert_eq!(c.policy.mode, FanoutMode::Hybrid);
+        assert_eq!(Config::from_lookup(|_| None).window_idle_days, 30);
+        let idle =
+            |v: &str| Config::from_lookup(|n| (n == "WINDOW_IDLE_DAYS").then(|| v.into())).window_idle_days;
+        assert_eq!((idle("0"), idle("90"), idle("99999"), idle("soon")), (1, 90, 3_650, 30));
         let c = Config::from_lookup(|n| match n {
             "FANOUT_MODE" => Some("pull".into()),
             "PUSH_COST_RATIO" => Some("NaN".into()),

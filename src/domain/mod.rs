@@ -6,6 +6,7 @@ pub mod cursor;
 pub mod fanout;
 pub mod feed;
 pub mod hot;
+pub mod idle;
 pub mod ids;
 pub mod likes;
 pub mod live;

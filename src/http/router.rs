@@ -181,6 +181,8 @@ pub enum TestHook {
     Edge,
     /// Move a reader's last read into the past (D1 and their window object).
     AgeReader,
+    /// Run a reader's window object's alarm work (live review, idle check) now.
+    WindowAlarm,
     /// An author's follow edges with their modes.
     Edges,
     /// Move a post and its outbox events into the past (a stalled fan-out grown old).
@@ -199,6 +201,7 @@ impl TestHook {
             "drift" => Some(Self::Drift),
             "edge" => Some(Self::Edge),
             "age_reader" => Some(Self::AgeReader),
+            "window_alarm" => Some(Self::WindowAlarm),
             "edges" => Some(Self::Edges),
             "age_post" => Some(Self::AgePost),
             "window_fault" => Some(Self::WindowFault),

@@ -16,6 +16,7 @@ use crate::domain::cursor::CursorCodec;
 use crate::domain::live::{
     self, Announcement, NewPosts, Revocation, Session, CLOSE_UNAUTHORIZED, LEASE_MS, REVIEW_MS,
 };
+use crate::objects::alarm::{now_ms, Alarm};
 use crate::objects::window_sql;
 use crate::store::{live as leases, users, Db, Io};
 
@@ -25,10 +26,6 @@ pub fn enable_heartbeats(state: &State) {
         Ok(pair) => state.set_websocket_auto_response(&pair),
         Err(_) => worker::console_error!("could not set the live socket auto-response"),
     }
-}
-
-fn now_ms() -> i64 {
-    worker::Date::now().as_millis() as i64
 }
 
 fn db(env: &Env) -> Result<Db> {
@@ -45,7 +42,13 @@ fn close_unauthorized(socket: &WebSocket, why: &str) {
 
 /// Accepts a socket for a session the Worker verified (signature, expiry, the user's state);
 /// refuses a ticket this object has accepted before. Renews the lease and schedules the review.
-pub async fn connect(state: &State, env: &Env, sql: &SqlStorage, session: Session) -> Result<Response> {
+pub async fn connect(
+    state: &State,
+    env: &Env,
+    sql: &SqlStorage,
+    alarm: &Alarm,
+    session: Session,
+) -> Result<Response> {
     let now = now_ms();
     let nonce = i64::try_from(session.nonce).unwrap_or(i64::MAX);
     if !window_sql::use_ticket(sql, nonce, session.ticket_expires_at, now / 1000)? {
@@ -57,23 +60,18 @@ pub async fn connect(state: &State, env: &Env, sql: &SqlStorage, session: Sessio
     leases::renew_lease(&db(env)?, session.user, now + LEASE_MS)
         .await
         .map_err(|e| worker::Error::RustError(e.to_string()))?;
-    schedule_review(state, now, Some(session)).await?;
+    schedule_review(state, alarm, now, Some(session)).await?;
     Response::from_websocket(pair.client)
 }
 
-/// The next review: in [`REVIEW_MS`], or when the earliest token among the sockets expires.
-async fn schedule_review(state: &State, now: i64, also: Option<Session>) -> Result<()> {
+/// The next review: in [`REVIEW_MS`], or when the earliest token among the sockets expires
+/// (the object's one alarm, shared with the idle check: see `objects::alarm`).
+async fn schedule_review(state: &State, alarm: &Alarm, now: i64, also: Option<Session>) -> Result<()> {
     let sockets = state.get_websockets();
     let sessions = sockets.iter().filter_map(session_of).chain(also);
     let earliest_expiry = sessions.map(|s| (s.token_expires_at * 1000.0).ceil() as i64).min();
     let Some(expiry) = earliest_expiry else { return Ok(()) };
-    let at = (now + REVIEW_MS).min(expiry.max(now));
-    let storage = state.storage();
-    // `get_alarm` answers a time; `set_alarm` takes an i64 as an offset from now (ms).
-    if storage.get_alarm().await?.is_none_or(|current| current > at) {
-        storage.set_alarm((at - now_ms()).max(0)).await?;
-    }
-    Ok(())
+    alarm.wake_by(state, (now + REVIEW_MS).min(expiry.max(now))).await
 }
 
 /// Closes the sockets whose credential ended at `now_secs` (expired, or ended by `revocation`);
@@ -92,8 +90,8 @@ pub fn close_ended(state: &State, now_secs: i64, revocation: Revocation) -> usiz
 /// The alarm: re-reads each socket's credential in D1 (user suspended, logged out, the token
 /// revoked by id), closes what ended, renews the lease while any socket stays open and schedules
 /// the next review. With no socket left the lease is left to lapse (the cron pass deletes
-/// lapsed leases).
-pub async fn review(state: &State, env: &Env) -> Result<()> {
+/// lapsed leases). Returns whether a socket stays open.
+pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
     let db = db(env)?;
     let now = now_ms();
     let mut open = None;
@@ -118,9 +116,9 @@ pub async fn review(state: &State, env: &Env) -> Result<()> {
         leases::renew_lease(&db, user, now + LEASE_MS)
             .await
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
-        schedule_review(state, now, None).await?;
+        schedule_review(state, alarm, now, None).await?;
     }
-    Ok(())
+    Ok(open.is_some())
 }
 
 /// Tells every open socket about a delivery; a socket whose token expired is closed instead.

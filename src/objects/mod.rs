@@ -2,6 +2,7 @@
 //! clients that call them: one JSON request in, one JSON reply out. A failed op answers 500
 //! with a [`Relayed`] body, so the storage error's kind survives the hop.
 
+pub mod alarm;
 pub mod live;
 pub mod post_likes;
 pub mod timeline;

@@ -4,34 +4,60 @@
 //! A thin shell: the rules (and the invariant they keep) live in `domain::window`, the SQLite
 //! storage and its schema in `objects::window_sql`. This file only turns requests into ops.
 //! Each op runs synchronously, without awaiting, so it is atomic.
+//!
+//! Its alarm (one per object, `objects::alarm`) reviews the live sockets (`objects::live`) and
+//! checks idleness (`domain::idle`): a reader who has not read for `WINDOW_IDLE_DAYS` has all
+//! of this object's storage deleted; the next request finds an empty, uninitialized window,
+//! which the next read builds from D1 like a new reader's (`services::feed::open_window`).
 
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{
-    durable_object, DurableObject, Env, Headers, Method, ObjectNamespace, Request, RequestInit, Response,
-    Result, SqlStorage, State, WebSocket, WebSocketIncomingMessage,
+    durable_object, DurableObject, Env, Error, Headers, Method, ObjectNamespace, Request, RequestInit,
+    Response, Result, SqlStorage, State, WebSocket, WebSocketIncomingMessage,
 };
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
 use crate::context::Ctx;
+use crate::domain::cursor::SortKey;
+use crate::domain::idle::{self, Holdings};
 use crate::domain::ids::UserId;
 use crate::domain::live::{self, Revocation, Session};
+use crate::domain::policy::DAY_MS;
 use crate::domain::window::{self, WindowStorage};
 use crate::error::{ApiError, ApiResult, StorageKind};
+use crate::objects::alarm::{now_ms, Alarm};
 use crate::objects::live as sockets;
 use crate::objects::window_sql::{self, SqlWindow};
 use crate::store::Io;
 
 pub use crate::domain::window::{Entry, WindowOp, WindowReply};
 
+/// Where the object's SQLite schema stands.
+enum Schema {
+    Ready,
+    /// Deleted with the rest of the storage by the idle check: the next request makes it again.
+    Missing,
+    /// Why the schema could not be brought up to date at construction: every request then
+    /// fails with it, rather than running ops against a schema this code does not know.
+    Failed(String),
+}
+
 #[durable_object]
 pub struct TimelineWindow {
     state: State,
     env: Env,
     sql: SqlStorage,
-    /// Why the schema could not be brought up to date, if it could not: every request then
-    /// fails with it, rather than running ops against a schema this code does not know.
-    schema_error: Option<String>,
+    schema: RefCell<Schema>,
+    /// The object's one alarm: live sockets' review and the idle check (`objects::alarm`).
+    alarm: Alarm,
+    /// `WINDOW_IDLE_DAYS`, in ms.
+    idle_ms: i64,
     /// Test hook (`/v1/admin/test/window_fault`): this many feed reads fail, as if the object
     /// were overloaded or unreachable. In memory only: an evicted object forgets it.
     failing_reads: Cell<u32>,
@@ -40,50 +66,75 @@ pub struct TimelineWindow {
 impl DurableObject for TimelineWindow {
     fn new(state: State, env: Env) -> Self {
         let sql = state.storage().sql();
-        let schema_error = window_sql::migrate(&sql).err().map(|e| e.to_string());
-        if let Some(e) = &schema_error {
-            worker::console_error!("timeline window schema migration failed: {e}");
-        }
+        let schema = match window_sql::migrate(&sql) {
+            Ok(_) => Schema::Ready,
+            Err(e) => {
+                worker::console_error!("timeline window schema migration failed: {e}");
+                Schema::Failed(e.to_string())
+            }
+        };
         sockets::enable_heartbeats(&state);
-        Self { state, env, sql, schema_error, failing_reads: Cell::new(0) }
+        let idle_ms = Config::from_env(&env).window_idle_days.saturating_mul(DAY_MS);
+        let (alarm, failing_reads) = (Alarm::default(), Cell::new(0));
+        Self { state, env, sql, schema: RefCell::new(schema), alarm, idle_ms, failing_reads }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        if let Some(e) = &self.schema_error {
+        let path = req.path();
+        if path == TEST_DUMP {
+            return self.dump();
+        }
+        if let Err(e) = self.schema_ready() {
             return Response::error(
                 format!("timeline window unavailable: schema migration failed: {e}"),
                 500,
             );
         }
-        match req.path().as_str() {
+        match path.as_str() {
             LIVE_CONNECT => {
                 let header = req.headers().get(SESSION_HEADER)?.unwrap_or_default();
                 match serde_json::from_str::<Session>(&header) {
-                    Ok(session) => sockets::connect(&self.state, &self.env, &self.sql, session).await,
+                    Ok(session) => {
+                        sockets::connect(&self.state, &self.env, &self.sql, &self.alarm, session).await
+                    }
                     Err(_) => Response::error("bad live session", 400),
                 }
             }
             LIVE_CLOSE => {
                 let close: CloseLive = req.json().await?;
                 let closed = sockets::close_ended(&self.state, close.now_secs, close.revocation);
+                self.keep_idle_check(false).await;
                 Response::from_json(&serde_json::json!({ "closed": closed }))
             }
-            FAIL_READS => {
+            TEST_ALARM => Response::from_json(&self.alarm_work().await?),
+            TEST_FAIL_READS => {
                 let fault: FailReads = req.json().await?;
                 self.failing_reads.set(fault.times);
                 Response::from_json(&serde_json::json!({ "failing_reads": fault.times }))
             }
             _ => match req.json::<WindowOp>().await {
                 Ok(op) if self.read_fails(&op) => Response::error("injected fault: window unavailable", 503),
-                Ok(op) => self.apply(op),
+                Ok(op) => {
+                    let moved_back = matches!(op, WindowOp::AgeActivity { .. });
+                    let response = self.apply(op);
+                    self.keep_idle_check(moved_back).await;
+                    response
+                }
                 Err(e) => Response::error(format!("bad window op: {e}"), 400),
             },
         }
     }
 
     async fn alarm(&self) -> Result<Response> {
-        sockets::review(&self.state, &self.env).await?;
-        Response::ok("reviewed")
+        self.alarm.fired();
+        match self.alarm_work().await {
+            Ok(report) => Response::from_json(&report),
+            Err(e) => {
+                // The runtime retries a failed alarm; what is set is not known any more.
+                self.alarm.forget();
+                Err(e)
+            }
+        }
     }
 
     // The client has nothing to say beyond `ping` (answered by the runtime without waking us).
@@ -101,6 +152,26 @@ impl DurableObject for TimelineWindow {
     async fn websocket_error(&self, _ws: WebSocket, _error: worker::Error) -> Result<()> {
         Ok(())
     }
+}
+
+/// What one run of the alarm's work did about idleness (also the `window_alarm` test hook's
+/// answer).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdleReport {
+    /// The object's storage was deleted.
+    pub evicted: bool,
+    /// When the idle check runs next (none after an eviction: nothing is left to check).
+    pub wake_at: Option<i64>,
+    /// The object's SQLite database size before and after (bytes).
+    pub database_bytes_before: usize,
+    pub database_bytes_after: usize,
+}
+
+/// The `window` test hook's answer: the whole window, and the database size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WindowDump {
+    pub window: WindowReply,
+    pub database_bytes: usize,
 }
 
 impl TimelineWindow {
@@ -144,9 +215,120 @@ impl TimelineWindow {
     }
 }
 
+impl TimelineWindow {
+    /// Makes the schema again after the idle check deleted it; the migration error that makes
+    /// the object unusable, if there is one.
+    fn schema_ready(&self) -> std::result::Result<(), String> {
+        let mut schema = self.schema.borrow_mut();
+        if matches!(*schema, Schema::Missing) {
+            // A failure here is left `Missing`, so the next request tries again.
+            window_sql::migrate(&self.sql).map_err(|e| e.to_string())?;
+            *schema = Schema::Ready;
+        }
+        match &*schema {
+            Schema::Failed(e) => Err(e.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    /// What the object holds, for the idle rule.
+    fn holdings(&self, live_sockets: bool) -> Result<Holdings> {
+        let store = SqlWindow::new(&self.sql);
+        Ok(Holdings {
+            last_read_at: store.activity()?.and_then(|a| a.last_read_at),
+            newest_entry_at: store.nth_newest_key(0)?.map(|key| key.primary),
+            live_sockets,
+            tickets_until: window_sql::tickets_until(&self.sql)?.map(|secs| secs.saturating_mul(1000)),
+        })
+    }
+
+    /// After a request: makes sure the idle check will run. Once an alarm is known to be set
+    /// this reads and writes nothing (a read or a delivery only moves idleness further out),
+    /// unless the op moved the reader's activity into the past (the aging test hook), which may
+    /// make the check due at once. A failure is logged, not answered: the op is done.
+    async fn keep_idle_check(&self, moved_back: bool) {
+        if self.alarm.is_set() && !moved_back {
+            return;
+        }
+        let live = !self.state.get_websockets().is_empty();
+        let armed = match self.holdings(live) {
+            Ok(holdings) => {
+                let wake_at = idle::idleness(&holdings, now_ms(), self.idle_ms).wake_at;
+                self.alarm.wake_by(&self.state, wake_at).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = armed {
+            worker::console_error!("timeline window: could not schedule the idle check: {e}");
+        }
+    }
+
+    /// The alarm's work: the live sockets' review, then the idle check, which deletes the
+    /// object's storage if the reader is idle (never while a socket stays open) or asks for
+    /// the next check.
+    async fn alarm_work(&self) -> Result<IdleReport> {
+        self.schema_ready().map_err(Error::RustError)?;
+        let live = sockets::review(&self.state, &self.env, &self.alarm).await?;
+        let verdict = idle::idleness(&self.holdings(live)?, now_ms(), self.idle_ms);
+        if verdict.idle {
+            return self.evict().await;
+        }
+        self.alarm.wake_by(&self.state, verdict.wake_at).await?;
+        let bytes = self.sql.database_size();
+        Ok(IdleReport {
+            evicted: false,
+            wake_at: Some(verdict.wake_at),
+            database_bytes_before: bytes,
+            database_bytes_after: bytes,
+        })
+    }
+
+    /// Deletes all of the object's storage: entries, floor, tombstones, author marks, read
+    /// activity, live tickets and the alarm (`deleteAll` with a compatibility date of
+    /// 2026-02-24 or later). The schema is not made again here but by the next request: alone
+    /// it is ten SQLite pages (40 KB), as much as ~350 entries (about 115 bytes each), so an
+    /// evicted object keeps one page (4 KB) until the reader or a delivery comes back.
+    async fn evict(&self) -> Result<IdleReport> {
+        let database_bytes_before = self.sql.database_size();
+        // The raw call: SQLite storage deletes the database before the promise (the commit)
+        // resolves, so the schema is marked missing in the same turn and no request finds
+        // the tables gone.
+        let commit = self.state.storage().as_raw().delete_all().map_err(Error::from)?;
+        *self.schema.borrow_mut() = Schema::Missing;
+        self.alarm.deleted();
+        let database_bytes_after = self.sql.database_size();
+        JsFuture::from(commit).await?;
+        worker::console_log!(
+            "timeline window idle: storage deleted ({database_bytes_before} -> {database_bytes_after} bytes)"
+        );
+        Ok(IdleReport { evicted: true, wake_at: None, database_bytes_before, database_bytes_after })
+    }
+
+    /// Test hook: every stored entry (also before init: the deliveries kept for the build),
+    /// the floor and the database size, read without changing anything (a deleted schema is
+    /// not made again, and the idle check is not scheduled).
+    fn dump(&self) -> Result<Response> {
+        let database_bytes = self.sql.database_size();
+        let window = match &*self.schema.borrow() {
+            Schema::Ready => {
+                let store = SqlWindow::new(&self.sql);
+                let floor = store.floor()?;
+                let entries = store.older(SortKey::TOP, SortKey::BOTTOM, usize::MAX)?;
+                WindowReply { initialized: floor.is_some(), floor, entries, ..WindowReply::default() }
+            }
+            Schema::Missing => WindowReply::default(),
+            Schema::Failed(e) => return Response::error(format!("timeline window unavailable: {e}"), 500),
+        };
+        Response::from_json(&WindowDump { window, database_bytes })
+    }
+}
+
 const LIVE_CONNECT: &str = "/live/connect";
 const LIVE_CLOSE: &str = "/live/close";
-const FAIL_READS: &str = "/test/fail_reads";
+/// Test hooks (reached only through `/v1/admin/test/*`, which answers 404 without TEST_HOOKS).
+const TEST_DUMP: &str = "/test/dump";
+const TEST_ALARM: &str = "/test/alarm";
+const TEST_FAIL_READS: &str = "/test/fail_reads";
 /// The verified [`Session`] travels from the Worker to the object in this header (the body of
 /// an upgrade request is not ours to use).
 const SESSION_HEADER: &str = "x-edgefeed-live-session";
@@ -206,9 +388,31 @@ impl Windows {
         let mut init = RequestInit::new();
         let body = serde_json::to_string(&FailReads { times }).unwrap_or_default();
         init.with_method(Method::Post).with_body(Some(body.into()));
-        match self.send(reader, FAIL_READS, &init).await?.status_code() {
+        match self.send(reader, TEST_FAIL_READS, &init).await?.status_code() {
             200 => Ok(()),
             status => Err(ApiError::Internal(format!("arming the window fault answered {status}"))),
+        }
+    }
+
+    /// Test hook: the reader's whole window and its object's database size.
+    pub async fn dump(&self, reader: UserId) -> ApiResult<WindowDump> {
+        self.post_json(reader, TEST_DUMP).await
+    }
+
+    /// Test hook: runs the reader's object's alarm work now (what its alarm does when it fires).
+    pub async fn run_alarm(&self, reader: UserId) -> ApiResult<IdleReport> {
+        self.post_json(reader, TEST_ALARM).await
+    }
+
+    async fn post_json<R: DeserializeOwned>(&self, reader: UserId, path: &str) -> ApiResult<R> {
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post);
+        let mut response = self.send(reader, path, &init).await?;
+        match response.status_code() {
+            200 => Ok(response.json().await?),
+            status => {
+                Err(ApiError::Internal(format!("{path} answered {status}: {}", response.text().await?)))
+            }
         }
     }
 

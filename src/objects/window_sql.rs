@@ -109,7 +109,8 @@ fn key_bindings(key: SortKey) -> [SqlStorageValue; 2] {
 }
 
 /// Brings the schema up to [`SCHEMA_VERSION`]; returns the version it found. Refuses a schema
-/// newer than this code (a rollback), rather than guessing at its meaning.
+/// newer than this code (a rollback), rather than guessing at its meaning. Also makes the whole
+/// schema again on the empty database an idle window's deletion leaves (`domain::idle`).
 pub fn migrate(sql: &SqlStorage) -> Result<i64> {
     sql.exec(
         "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), \
@@ -159,6 +160,16 @@ pub fn use_ticket(sql: &SqlStorage, nonce: i64, expires_at: i64, now: i64) -> Re
         )?
         .to_array()?;
     Ok(!rows.is_empty())
+}
+
+/// When the last live ticket this object remembers expires (seconds), if it remembers any.
+pub fn tickets_until(sql: &SqlStorage) -> Result<Option<i64>> {
+    #[derive(Deserialize)]
+    struct Row {
+        until: Option<i64>,
+    }
+    let rows: Vec<Row> = sql.exec("SELECT MAX(expires_at) AS until FROM live_tickets", None)?.to_array()?;
+    Ok(rows.first().and_then(|row| row.until))
 }
 
 /// One window's storage, borrowed for the duration of one op.

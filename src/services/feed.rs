@@ -204,8 +204,9 @@ fn offer_rows(viewer: UserId, rows: Vec<PostRow>, page: &mut Page) {
 }
 
 /// Runs `op` on the reader's window, building the window from D1 first if it does not exist
-/// yet. `None` when the window is unavailable: the read then degrades to the pull path alone
-/// (state `rebuilding`) instead of failing.
+/// yet (a new reader, or one whose idle window's storage was deleted: `domain::idle`). `None`
+/// when the window is unavailable: the read then degrades to the pull path alone (state
+/// `rebuilding`) instead of failing.
 async fn open_window(ctx: &Ctx, windows: &Windows, viewer: UserId, op: &WindowOp) -> Option<WindowReply> {
     let attempt = async {
         let first = windows.call(viewer, op).await?;

@@ -80,17 +80,11 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Drift => drift(app, &body).await,
         TestHook::Edge => force_edge(app, &body).await,
         TestHook::AgeReader => age_reader(app, &body).await,
-        TestHook::WindowFault => {
+        TestHook::WindowFault => window_fault(app, &body).await,
+        TestHook::AgePost => age_post(app, &body).await,
+        TestHook::WindowAlarm => {
             let reader = body.required_id("reader_id", UserId::parse)?;
-            let times = body.count("times")?.unwrap_or(1).min(10_000) as u32;
-            Windows::new(app)?.fail_reads(reader, times).await?;
-            json(200, &value!({ "reader_id": reader.to_string(), "failing_reads": times }))
-        }
-        TestHook::AgePost => {
-            let post = body.required_id("post_id", PostId::parse)?;
-            let seconds = body.count("seconds")?.unwrap_or(0).min(10 * 365 * 86_400) as i64;
-            let aged = test_hooks::age_post(&app.db, post, seconds * 1000).await?;
-            json(200, &value!({ "post_id": post.to_string(), "aged": aged, "seconds": seconds }))
+            json(200, &Windows::new(app)?.run_alarm(reader).await?)
         }
         TestHook::Edges => {
             let author = body.required_id("author_id", UserId::parse)?;
@@ -112,13 +106,30 @@ async fn force_edge(app: &App, body: &JsonObject) -> ApiResult<Response> {
     json(200, &value!({ "reader_id": reader.to_string(), "author_id": author.to_string(), "mode": mode }))
 }
 
-/// Moves a reader's last read `days` into the past, in D1 and in their window object.
+/// Moves a reader's last read `days` into the past, in D1 and in their window object (whose
+/// idle check then runs at once if that makes the reader idle: `WINDOW_IDLE_DAYS`).
 async fn age_reader(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let reader = body.required_id("reader_id", UserId::parse)?;
     let days = body.count("days")?.unwrap_or(0).min(3_650) as i64;
     crate::store::policy::age_reader(&app.db, reader, days).await?;
     Windows::new(app)?.call(reader, &WindowOp::AgeActivity { ms: days * DAY_MS }).await?;
     json(200, &value!({ "reader_id": reader.to_string(), "days": days }))
+}
+
+/// Makes the reader's window object fail its next `times` feed reads (`0` heals it).
+async fn window_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let reader = body.required_id("reader_id", UserId::parse)?;
+    let times = body.count("times")?.unwrap_or(1).min(10_000) as u32;
+    Windows::new(app)?.fail_reads(reader, times).await?;
+    json(200, &value!({ "reader_id": reader.to_string(), "failing_reads": times }))
+}
+
+/// Moves a post and its outbox events `seconds` into the past (a fan-out stalled that long).
+async fn age_post(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let post = body.required_id("post_id", PostId::parse)?;
+    let seconds = body.count("seconds")?.unwrap_or(0).min(10 * 365 * 86_400) as i64;
+    let aged = test_hooks::age_post(&app.db, post, seconds * 1000).await?;
+    json(200, &value!({ "post_id": post.to_string(), "aged": aged, "seconds": seconds }))
 }
 
 /// Arms a named fault for its next `times` firings.
@@ -141,13 +152,18 @@ async fn replay(app: &App, body: &JsonObject) -> ApiResult<Response> {
     json(200, &value!({ "replayed": events.len() }))
 }
 
-/// Dumps a reader's whole window.
+/// Dumps a reader's whole window (every stored entry, also before init; without changing it),
+/// with its object's database size.
 async fn window_state(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let reader = body.required_id("reader_id", UserId::parse)?;
-    let op = WindowOp::Older { before: SortKey::TOP, limit: 100_000, read_at: None };
-    let reply = Windows::new(app)?.call(reader, &op).await?;
+    let dump = Windows::new(app)?.dump(reader).await?;
+    let reply = dump.window;
     let ids: Vec<String> = reply.entries.iter().map(|e| e.post_id.to_string()).collect();
-    json(200, &value!({ "initialized": reply.initialized, "floor": reply.floor, "post_ids": ids }))
+    let (initialized, floor, bytes) = (reply.initialized, reply.floor, dump.database_bytes);
+    json(
+        200,
+        &value!({ "initialized": initialized, "floor": floor, "post_ids": ids, "database_bytes": bytes }),
+    )
 }
 
 /// Overwrites a post's like count, as a lost trigger would.
