@@ -85,11 +85,21 @@ pub enum Next {
     Done,
 }
 
-/// After delivering `followers` (the page after `start`, at most `chunk_size` long): the
-/// progress to record and what comes next.
-pub fn after_chunk(start: i64, followers: &[i64], chunk_size: usize) -> (i64, Next) {
+/// A page of followers read with one row of lookahead (`chunk_size + 1` asked for): the chunk
+/// to deliver, and whether more followers come after it. Without the lookahead, a fan-out whose
+/// followers fill its chunks exactly (the common case of a big author: every chunk but the
+/// last is full) would end with one more message, a queue hop that finds nobody.
+pub fn split_lookahead<T>(mut page: Vec<T>, chunk_size: usize) -> (Vec<T>, bool) {
+    let more = page.len() > chunk_size;
+    page.truncate(chunk_size);
+    (page, more)
+}
+
+/// After delivering `followers` (the chunk after `start`; `more`: followers come after it):
+/// the progress to record and what comes next.
+pub fn after_chunk(start: i64, followers: &[i64], more: bool) -> (i64, Next) {
     let last = followers.last().copied().unwrap_or(start).max(start);
-    if followers.len() >= chunk_size && chunk_size > 0 {
+    if more && !followers.is_empty() {
         (last, Next::Continue { after_follower_id: last })
     } else {
         (last, Next::Done)
@@ -169,10 +179,15 @@ mod tests {
     }
 
     #[test]
-    fn full_chunks_continue_and_short_ones_finish() {
-        assert_eq!(after_chunk(0, &[3, 5, 9], 3), (9, Next::Continue { after_follower_id: 9 }));
-        assert_eq!(after_chunk(9, &[12], 3), (12, Next::Done));
-        assert_eq!(after_chunk(12, &[], 3), (12, Next::Done));
+    fn a_chunk_continues_only_when_the_lookahead_saw_more() {
+        assert_eq!(split_lookahead(vec![3, 5, 9, 11], 3), (vec![3, 5, 9], true));
+        assert_eq!(split_lookahead(vec![3, 5, 9], 3), (vec![3, 5, 9], false), "exactly full: done");
+        assert_eq!(split_lookahead(vec![12], 3), (vec![12], false));
+        assert_eq!(after_chunk(0, &[3, 5, 9], true), (9, Next::Continue { after_follower_id: 9 }));
+        assert_eq!(after_chunk(0, &[3, 5, 9], false), (9, Next::Done));
+        assert_eq!(after_chunk(9, &[12], false), (12, Next::Done));
+        assert_eq!(after_chunk(12, &[], false), (12, Next::Done));
+        assert_eq!(after_chunk(12, &[], true), (12, Next::Done), "an empty chunk never loops");
     }
 
     #[test]

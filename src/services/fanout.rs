@@ -14,7 +14,9 @@ use worker::{Env, MessageBatch, MessageExt};
 
 use super::policy::{self, PolicyJob};
 use crate::context::Ctx;
-use crate::domain::fanout::{after_chunk, merge_per_reader, plan, Direction, Next, Plan, PostNow};
+use crate::domain::fanout::{
+    after_chunk, merge_per_reader, plan, split_lookahead, Direction, Next, Plan, PostNow,
+};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::domain::policy::FanoutMode;
@@ -362,6 +364,8 @@ pub struct Chunk {
     ops: Vec<(UserId, WindowOp)>,
     start: i64,
     followers: Vec<i64>,
+    /// More followers come after this chunk (the page's lookahead row).
+    more: bool,
     author_active: bool,
 }
 
@@ -382,13 +386,16 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         outbox::mark_done(&ctx.db, &row, ctx.clock()).await?;
         return Ok(None);
     };
+    let chunk_size = ctx.config.fanout_chunk;
     let followers = async {
         match recipients(ctx, plan, start == 0, post.author_id).await? {
             Some(pushed_only) => {
-                outbox::follower_chunk(&ctx.db, post.author_id, start, ctx.config.fanout_chunk, pushed_only)
-                    .await
+                let page =
+                    outbox::follower_chunk(&ctx.db, post.author_id, start, chunk_size + 1, pushed_only)
+                        .await?;
+                Ok(split_lookahead(page, chunk_size))
             }
-            None => Ok(Vec::new()),
+            None => Ok::<_, ApiError>((Vec::new(), false)),
         }
     };
     let reaches_live = start == 0 && plan.followers == Some(Direction::Deliver);
@@ -399,7 +406,7 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         }
     };
     let (followers, live) = join(followers, live).await;
-    let (followers, live) = (followers?, live?);
+    let ((followers, more), live) = (followers?, live?);
     let mut ops = Vec::with_capacity(followers.len() + live.len() + 1);
     if let Some(direction) = plan.followers {
         let op = post_op(ctx, post_id, &post, direction);
@@ -410,14 +417,14 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         ops.push((post.author_id, post_op(ctx, post_id, &post, Direction::Deliver)));
     }
     let followers = followers.iter().map(|f| f.get()).collect();
-    Ok(Some(Chunk { row, ops, start, followers, author_active }))
+    Ok(Some(Chunk { row, ops, start, followers, more, author_active }))
 }
 
 /// After a chunk's windows are written: records its progress, and either continues the event
 /// with a new message (at the back of the queue) or finishes it.
 async fn finish_chunk(ctx: &Ctx, chunk: Chunk) -> ApiResult<()> {
-    let Chunk { row, start, followers, author_active, .. } = chunk;
-    let (progress, next) = after_chunk(start, &followers, ctx.config.fanout_chunk);
+    let Chunk { row, start, followers, more, author_active, .. } = chunk;
+    let (progress, next) = after_chunk(start, &followers, more);
     if next != Next::Done && injected_chunk_fault(ctx, row.author_id).await? {
         return Err(ApiError::Internal("injected fault after delivering a chunk".into()));
     }
