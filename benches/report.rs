@@ -225,7 +225,14 @@ fn main() {
     let p = Progress { tty: std::io::stderr().is_terminal(), started: Instant::now() };
     std::env::set_var("EDGEFEED_PROFILE", "bench");
     let vars = [("FANOUT_MODE", "push"), ("RATE_LIMITS", "false")];
-    let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut vars: Vec<(String, String)> =
+        vars.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    // `BENCH_VARS=NAME=value,...`: more server vars (trying a setting side by side).
+    for pair in std::env::var("BENCH_VARS").unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+        if let Some((k, v)) = pair.split_once('=') {
+            vars.push((k.to_string(), v.to_string()));
+        }
+    }
     init_server(ServerOptions { label: "report".into(), vars, port: None });
 
     let mut r = json!({ "full": full, "cores": thread::available_parallelism().map_or(0, |n| n.get()) });
