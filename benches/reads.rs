@@ -148,6 +148,23 @@ fn hour_old_backlog(authors: &Arc<Vec<User>>) {
     });
 }
 
+/// The reader's page 1 and 16-client throughput while its window object fails (and the
+/// healthy throughput just before): page summary, degraded req/s, healthy req/s.
+fn degraded(reader: &User) -> (Value, f64, f64) {
+    let healthy_rps = throughput(reader);
+    let fault = |times: u32| {
+        let body = json!({ "reader_id": reader.id, "times": times });
+        admin("POST", "/v1/admin/test/window_fault", Some(&body)).expect(200);
+    };
+    fault(10_000);
+    let probe = reader.get("/v1/feed?limit=20").expect(200);
+    assert_eq!(probe["state"], "rebuilding", "the fault holds: {probe}");
+    let degraded_rps = throughput(reader);
+    let samples: Vec<_> = (0..SAMPLES).map(|_| page1(reader)).collect();
+    fault(0);
+    (summary(&samples), degraded_rps, healthy_rps)
+}
+
 fn main() {
     std::env::set_var("EDGEFEED_PROFILE", "bench");
     let vars = [
@@ -165,16 +182,7 @@ fn main() {
     let (wide_page, narrow_page) = interleaved(&wide, &narrow);
 
     eprintln!("[reads] degraded");
-    let healthy_rps = throughput(&narrow);
-    admin("POST", "/v1/admin/test/window_fault", Some(&json!({ "reader_id": narrow.id, "times": 10_000 })))
-        .expect(200);
-    let probe = narrow.get("/v1/feed?limit=20").expect(200);
-    assert_eq!(probe["state"], "rebuilding", "the fault holds: {probe}");
-    let degraded_rps = throughput(&narrow);
-    let degraded: Vec<_> = (0..SAMPLES).map(|_| page1(&narrow)).collect();
-    let degraded = summary(&degraded);
-    admin("POST", "/v1/admin/test/window_fault", Some(&json!({ "reader_id": narrow.id, "times": 0 })))
-        .expect(200);
+    let (degraded, degraded_rps, healthy_rps) = degraded(&narrow);
 
     eprintln!("[reads] hour-old backlog");
     let (before, _) = interleaved(&wide, &narrow);
