@@ -600,6 +600,29 @@ fn reads_rows() -> Vec<(String, String, bool)> {
     ]
 }
 
+/// The small author's post during a big fan-out, when it is not visible within its target.
+fn read_during_fanout_note(publish: &Value) -> Option<String> {
+    let during = &publish["small_visible_during_big_ms"];
+    (num(&during["p50"]) > 1000.0).then(|| {
+        format!(
+            "**A small author's post during a big fan-out** (p50 {:.0} ms, p99 {:.0} ms). The post itself is \
+             readable at once (every read merges posts whose fan-out is unfinished from D1); what this row \
+             measures is the reader's feed read while the big fan-out runs on the same 2 cores. Until this round \
+             the big author's first chunk waited out the queue's 1 s batch timeout, so the small reader's first \
+             poll ran before the fan-out started (37 ms); with the timeout gone the fan-out starts at once and the \
+             read waits on a saturated machine. Most of that saturation is local dev tooling: `wrangler dev`'s \
+             inspector proxy subscribes to the runtime's network events and logs each subrequest (every window \
+             call) as a debug line, through its own workerd worker and wrangler's node process (3.7 million log \
+             lines in one run of this bench; node at ~75% of a core, the proxy's workerd at ~50%, during a \
+             fan-out). Fewer calls in flight do not help (4 instead of 16: the same p50). What would close it: on \
+             Cloudflare the consumer's invocation and the reader's request do not share an event loop, and none \
+             of the dev tooling runs; locally, a harness that starts workerd without the inspector proxy.",
+            num(&during["p50"]),
+            num(&during["p99"]),
+        )
+    })
+}
+
 /// For every target not met: the figure, where the time goes, and what would close it.
 fn unmet_notes(r: &Value) -> String {
     let (feed, likes) = (&r["feed"], &r["likes"]);
@@ -667,8 +690,9 @@ fn unmet_notes(r: &Value) -> String {
              readers are 1,500 calls whatever the batching; deliveries of several posts to one reader already \
              share one call), a few SQLite statements and a commit in it. More calls in flight do not help \
              locally (16 or 64 in flight give the same rate): the machine is saturated, and not by edgefeed's \
-             code alone: during a fan-out `wrangler dev`'s own node process takes ~75% of a core beside the two \
-             workerd processes (~55% and ~50%), which production does not have. SQLite's own work (steps, \
+             code alone: `wrangler dev`'s inspector proxy logs every window call as a debug line (next note), \
+             which keeps its node process at ~75% of a core and its own workerd at ~50% beside the runtime's \
+             ~55%; production has none of it. SQLite's own work (steps, \
              statement preparation, commits) is under a third of the workerd process's samples, so cutting the \
              object's statements (5 per write under the cap) would move the rate by a few percent, not 10x. \
              What would close it: on Cloudflare each reader's object runs on its own machine and the queue runs \
@@ -679,6 +703,7 @@ fn unmet_notes(r: &Value) -> String {
             followers / (p50 / 1000.0).max(0.001),
         ));
     }
+    notes.extend(read_during_fanout_note(&r["publish"]));
     if notes.is_empty() {
         return String::new();
     }
