@@ -262,8 +262,11 @@ fn a_pulled_readers_open_socket_still_hears_of_the_authors_posts() {
     assert_eq!(ids(page["items"].as_array().unwrap()), vec![post.clone()]);
     wait_drained(&author);
     // The live reader was reached through its lease; a pulled reader without a socket gets
-    // nothing in their window and reads the post from D1.
+    // nothing in their window and reads the post from D1. (The author's first post moves its
+    // rate, so the policy may re-decide the offline edge back to push meanwhile: a switch sets
+    // `push` before it backfills, so a window holding the post means a pushed edge by then.)
     assert!(window_ids(&live).contains(&post), "reached through its live lease");
-    assert!(!window_ids(&offline).contains(&post));
+    let in_window = window_ids(&offline).contains(&post);
+    assert!(!in_window || edge_of(&author, &offline).0 == 1, "a pulled reader's window got the post");
     assert!(feed_scroll(&offline, 10).contains(&post));
 }
