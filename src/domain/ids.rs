@@ -24,16 +24,24 @@ pub fn parse_id(text: &str) -> Option<i64> {
 }
 
 /// Snowflake ids for new users, posts and comments: milliseconds since the Unix epoch in the
-/// high [`SNOWFLAKE_TIME_BITS`] bits, [`SNOWFLAKE_RANDOM_BITS`] random bits below.
+/// high [`SNOWFLAKE_TIME_BITS`] bits, then the row's logical shard
+/// ([`super::shard::SHARD_BITS`] = 8), then [`super::shard::ID_RANDOM_BITS`] = 3 random bits.
 ///
-/// 42 + 11 = 53 bits, so every id is below 2^53 (exact in JavaScript and as a D1 f64). The Unix
+/// 42 + 8 + 3 = 53 bits, so every id is below 2^53 (exact in JavaScript and as a D1 f64). The Unix
 /// epoch (rather than a recent one) lets imports from 1970 on derive their time bits from their
 /// own `created_at`; 42 bits of milliseconds last until 2109-05-15. Ids sort by creation time
-/// (to the millisecond; within one millisecond the order is random), carry no count and
-/// cannot be walked: a millisecond holds 2,048 possible ids, of which a busy service uses a few.
-/// Two inserts in the same millisecond collide with probability 1/2,048; the insert then
-/// retries with fresh random bits (the primary key refuses the duplicate).
+/// (to the millisecond; within one millisecond the order is the shard's, then random).
+///
+/// Randomness left, and why it is enough: ids carry no count and cannot be walked. Across
+/// the service a millisecond still holds 2,048 possible ids (256 shards x 8), as before
+/// sharding; one author's posts share a shard, so guessing them means 8 candidates per
+/// millisecond, 28.8 million per hour of their history, each one a rate-limited request that
+/// answers only what the caller may see anyway (ids are never secrets; every read checks
+/// visibility). The cost is collisions: rows made in the same millisecond on the same shard
+/// collide with probability 1/8 each, and the insert then retries with fresh random bits,
+/// moving to the next millisecond when one is crowded (`store::snowflake`).
 pub const SNOWFLAKE_TIME_BITS: u32 = 42;
+/// The bits below the time: the shard and the random bits.
 pub const SNOWFLAKE_RANDOM_BITS: u32 = 53 - SNOWFLAKE_TIME_BITS;
 /// The last millisecond an id can encode: 2109-05-15T07:35:11.103Z.
 pub const SNOWFLAKE_MAX_TIME_MS: i64 = (1 << SNOWFLAKE_TIME_BITS) - 1;
@@ -47,6 +55,13 @@ pub fn snowflake(time_ms: i64, random: u64) -> Option<i64> {
         return None;
     }
     Some(((time_ms << SNOWFLAKE_RANDOM_BITS) | (random as i64 & RANDOM_MASK)).max(1))
+}
+
+/// The id of a row created at `time_ms` on `shard`, with the low bits of `random`.
+pub fn snowflake_in(time_ms: i64, shard: super::shard::LogicalShard, random: u64) -> Option<i64> {
+    let low = ((shard.index() as u64) << super::shard::ID_RANDOM_BITS)
+        | (random & ((1 << super::shard::ID_RANDOM_BITS) - 1));
+    snowflake(time_ms, low)
 }
 
 /// The creation millisecond a snowflake id encodes.

@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod password;
 pub mod policy;
+pub mod shard;
 pub mod sign;
 pub mod time;
 pub mod token;

@@ -6,7 +6,9 @@ use super::snowflake::insert_with_fresh_id;
 use super::users::{shown_to_viewer, UserRow, USER_COLUMNS};
 use super::{all, batch, first, first_id, int, stmt, text, Db, IdRow};
 use crate::domain::cursor::{Order, SortKey};
+use crate::domain::ids::snowflake_time;
 use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::shard::shard_of_id;
 use crate::domain::validate::CommentBody;
 use crate::error::ApiResult;
 
@@ -64,6 +66,7 @@ pub async fn create(
     now: i64,
 ) -> ApiResult<CommentId> {
     let insert = |id: i64| async move {
+        let created_at = snowflake_time(id);
         let statements = vec![
             stmt(
                 db,
@@ -75,7 +78,9 @@ pub async fn create(
         ];
         first_id(batch(db, statements).await?.first())
     };
-    Ok(CommentId::from_trusted(insert_with_fresh_id(created_at, "comments.id", insert).await?))
+    Ok(CommentId::from_trusted(
+        insert_with_fresh_id(created_at, shard_of_id(post.get()), "comments.id", insert).await?,
+    ))
 }
 
 /// A live comment (not deleted, on a live post).

@@ -9,8 +9,10 @@ use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
 use super::{all, batch, first, first_id, int, opt_text, run, stmt, text, Db};
 use crate::domain::cursor::SortKey;
+use crate::domain::ids::snowflake_time;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
+use crate::domain::shard::shard_of_id;
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility};
 use crate::error::{ApiError, ApiResult};
@@ -202,6 +204,8 @@ async fn idempotent_replay(db: &Db, scope: &IdempotencyScope) -> ApiResult<Optio
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
 fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResult<Vec<D1PreparedStatement>> {
+    // The post's time is its id's: a crowded millisecond moves both (store::snowflake).
+    let created_at = snowflake_time(id);
     let mut statements = vec![
         stmt(
             db,
@@ -210,7 +214,7 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
                 int(post.author_id),
                 text(post.body.as_str()),
                 text(post.visibility.as_str()),
-                int(post.created_at),
+                int(created_at),
                 int(id),
             ],
         )?,
@@ -218,7 +222,7 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
             db,
             "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
              VALUES ('post', last_insert_rowid(), ?1, ?2, ?3) RETURNING id",
-            &[int(post.author_id), int(post.created_at), int(now)],
+            &[int(post.author_id), int(created_at), int(now)],
         )?,
     ];
     if let Some(scope) = &post.idempotency {
@@ -231,7 +235,7 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
     }
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
-    statements.push(super::policy::count_post(db, post.author_id, post.created_at, now)?);
+    statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);
     // (Imports are not publications: their fan-out health is not the product's.)
     let published = i64::from(post.created_at == now);
     statements.push(super::stats::count_minute(db, "published", now, published)?);
@@ -250,7 +254,7 @@ pub async fn publish(db: &Db, post: NewPost<'_>, now: i64) -> ApiResult<Publishe
     let post = &post;
     let insert = |id: i64| async move { batch(db, publish_statements(db, post, id, now)?).await };
     // A new id per attempt: the batch is atomic, so a colliding one leaves nothing behind.
-    match insert_with_fresh_id(post.created_at, "posts.id", insert).await {
+    match insert_with_fresh_id(post.created_at, shard_of_id(post.author_id.get()), "posts.id", insert).await {
         Ok(results) => Ok(Published {
             post_id: PostId::from_trusted(first_id(results.first())?),
             outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),

@@ -1,6 +1,8 @@
 use serde::Deserialize;
 
 use super::snowflake::insert_with_fresh_id;
+use crate::domain::ids::snowflake_time;
+use crate::domain::shard::LogicalShard;
 use wasm_bindgen::JsValue;
 
 use super::{all, exec, first, int, opt_text, text, Db};
@@ -70,16 +72,23 @@ pub async fn create(
     handle: &Handle,
     display_name: &DisplayName,
     password_hash: Option<&str>,
+    home: LogicalShard,
     now: i64,
 ) -> ApiResult<UserRow> {
     let sql = "INSERT INTO users (id, handle, display_name, created_at, password_hash) VALUES (?1, ?2, ?3, ?4, ?5) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
     let insert = |id: i64| async move {
-        let params =
-            [int(id), text(handle.as_str()), text(display_name.as_str()), int(now), opt_text(password_hash)];
+        let created_at = snowflake_time(id);
+        let params = [
+            int(id),
+            text(handle.as_str()),
+            text(display_name.as_str()),
+            int(created_at),
+            opt_text(password_hash),
+        ];
         first::<UserRow>(db, sql, &params).await
     };
-    match insert_with_fresh_id(now, "users.id", insert).await {
+    match insert_with_fresh_id(now, home, "users.id", insert).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
         Err(e) if e.is_unique_violation("users.handle") => {

@@ -1,3 +1,4 @@
+use crate::domain::shard::LogicalShard;
 use worker::Response;
 
 use super::{json, page};
@@ -30,7 +31,9 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
         password::acceptable(p).map(|()| p.to_owned()).map_err(|reason| Invalid::new("password", reason))
     })?;
     let hash = password.map(|p| hash_password(&p)).transpose()?;
-    let user = users::create(&app.db, &handle, &display_name, hash.as_deref(), app.now).await?;
+    // A new user's home shard is drawn uniformly: users spread evenly over the databases.
+    let home = LogicalShard::from_random(u64::from_le_bytes(random_bytes()?));
+    let user = users::create(&app.db, &handle, &display_name, hash.as_deref(), home, app.now).await?;
     let token = app.issue_token(user.id);
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
 }
