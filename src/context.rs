@@ -8,6 +8,8 @@ use std::rc::Rc;
 use worker::{Context, Env};
 
 use crate::config::Config;
+use crate::domain::ids::UserId;
+use crate::domain::shard::{shard_of_id, ShardMap};
 use crate::error::ApiResult;
 use crate::store::{Db, Io};
 
@@ -21,6 +23,7 @@ pub struct Ctx {
     pub io: Rc<Io>,
     /// The invocation's `waitUntil`, when it has one: work the answer need not wait for.
     background: Option<Rc<Context>>,
+    shard_map: ShardMap,
 }
 
 impl Ctx {
@@ -36,6 +39,7 @@ impl Ctx {
             now: now_ms(),
             io,
             background: None,
+            shard_map: ShardMap::even(1),
         })
     }
 
@@ -53,6 +57,21 @@ impl Ctx {
             Some(context) => context.wait_until(work),
             None => work.await,
         }
+    }
+
+    /// Which physical database each logical shard lives on.
+    pub fn shard_map(&self) -> &ShardMap {
+        &self.shard_map
+    }
+
+    /// The physical database `index` (`DB_{index}`).
+    pub fn database(&self, _index: usize) -> &Db {
+        &self.db
+    }
+
+    /// A user's home database: their row, posts, outbox, and their side of their edges.
+    pub fn user_db(&self, user: UserId) -> &Db {
+        self.database(self.shard_map.database(shard_of_id(user.get())))
     }
 
     /// The clock read afresh (long jobs record progress times as they go).

@@ -16,6 +16,7 @@ pub mod moderation;
 pub mod oauth;
 pub mod outbox;
 pub mod password;
+pub mod plan;
 pub mod policy;
 pub mod shard;
 pub mod sign;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use futures_util::future::join;
+use futures_util::future::{join, join3};
 
 use super::fanout::{send_job_after_response, QueueMessage};
 use super::policy::PolicyJob;
@@ -15,16 +15,16 @@ use crate::domain::feed::{
 use crate::domain::hot::{self, HotRange};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::merge::{covered_to, merge_newest_first};
-use crate::domain::policy::FanoutMode;
+use crate::domain::plan::{RoundInput, RoundPlan};
 use crate::domain::validate::GroupName;
 use crate::domain::window::{Entry, WindowOp, WindowReply};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
+use crate::services::feed_io::{self, Reader};
 use crate::services::hot::{self as services_hot, HotSources, Refill};
 use crate::services::tally;
-use crate::store::batch;
-use crate::store::feed::{self as pull, PullAuthors, PullScope};
-use crate::store::posts::{self, PostRow};
+use crate::store::feed::{self as pull, Bounds};
+use crate::store::posts::PostRow;
 
 #[derive(Debug, Clone)]
 pub struct FeedQuery {
@@ -38,28 +38,13 @@ pub struct FeedQuery {
 }
 
 impl FeedQuery {
-    /// Everything the viewer follows (or one group): new windows, below a window's floor.
-    fn full_scope(&self, now: i64, after: Option<SortKey>) -> PullScope<'_> {
-        let authors = self.group.as_ref().map_or(PullAuthors::All, PullAuthors::Group);
-        PullScope { viewer: self.viewer, authors, after, now }
-    }
-
-    /// What a read pulls beside the window, by the system's fan-out mode (see `domain/policy.rs`):
-    /// pulled edges and posts still in flight (hybrid), posts in flight (push), all (pull).
-    /// `hot` pulled authors come from the hot-range cache below `in_flight_since`.
-    fn beside_window<'a>(&'a self, ctx: &Ctx, after: SortKey, hot: &'a Hot) -> PullScope<'a> {
-        let since = hot.in_flight_since;
-        let authors = match ctx.config.policy.mode {
-            FanoutMode::Hybrid => PullAuthors::Pulled { in_flight_since: since, cached: &hot.authors },
-            FanoutMode::Push => PullAuthors::InFlight { since },
-            FanoutMode::Pull => PullAuthors::All,
-        };
-        PullScope { viewer: self.viewer, authors, after: Some(after), now: ctx.now }
-    }
-
     /// A read that counts as the reader opening their feed (for their read rate).
     fn read_at(&self, ctx: &Ctx) -> Option<i64> {
         self.before.is_none().then_some(ctx.now)
+    }
+
+    fn group(&self) -> Option<&str> {
+        self.group.as_ref().map(GroupName::as_str)
     }
 }
 
@@ -111,17 +96,22 @@ impl Hot {
     }
 }
 
-/// Opens the reader's window and, beside it, looks up the hot ranges the read may use.
-async fn open_with_hot(
+/// The read's first wave: the reader's window, the reader's edges (their home database) and
+/// the hot ranges the read may use, all at once.
+async fn first_wave(
     ctx: &Ctx,
     windows: &Windows,
     viewer: UserId,
     op: &WindowOp,
-) -> (Option<WindowReply>, HotSources, i64) {
+) -> ApiResult<(Option<WindowReply>, Reader, HotSources, i64)> {
     let since = services_hot::boundary_at(ctx.now, ctx.config.in_flight_ms);
-    let (reply, sources) =
-        join(open_window(ctx, windows, viewer, op), services_hot::sources(ctx, viewer, since)).await;
-    (reply, sources, since)
+    let (reply, reader, sources) = join3(
+        open_window(ctx, windows, viewer, op),
+        Reader::load(ctx, viewer),
+        services_hot::sources(ctx, viewer, since),
+    )
+    .await;
+    Ok((reply, reader?, sources, since))
 }
 
 /// A feed candidate: an entry from the window (to hydrate) or a post pulled from D1.
@@ -139,34 +129,38 @@ impl Candidate {
     }
 }
 
-/// Merges window entries and pulled posts (each newest first) into one candidate stream, by
-/// post id once (the pulled copy wins: it is already hydrated), keeping only what both sources
-/// are complete down to: `covered`.
-fn merge_sources(entries: Vec<Entry>, rows: Vec<PostRow>, covered: SortKey) -> Vec<Candidate> {
-    let offered = rows.len() + entries.len();
-    let pulled = rows.into_iter().map(Candidate::Pulled).collect();
-    let pushed = entries.into_iter().map(Candidate::Pushed).collect();
-    let mut merged = merge_newest_first(pulled, pushed, Candidate::key);
-    // The same post from both sources (in flight and already pushed, or across an edge switch).
+/// Merges window entries and pulled posts (each source newest first) into one candidate
+/// stream, by post id once (the pulled copy wins: it is already hydrated), keeping only what
+/// every source is complete down to: `covered`.
+fn merge_sources(entries: Vec<Entry>, sources: Vec<Vec<PostRow>>, covered: SortKey) -> Vec<Candidate> {
+    let offered = entries.len() + sources.iter().map(Vec::len).sum::<usize>();
+    let mut merged: Vec<Candidate> = entries.into_iter().map(Candidate::Pushed).collect();
+    for rows in sources {
+        let pulled = rows.into_iter().map(Candidate::Pulled).collect();
+        merged = merge_newest_first(pulled, merged, Candidate::key);
+    }
+    // The same post from two sources (in flight and already pushed, or across an edge switch).
     tally::add("feed_duplicates", (offered - merged.len()) as i64);
     merged.retain(|c| c.key() >= covered);
     merged
 }
 
-/// Offers one round's candidates (window entries and pulled rows, each asked for `want`) down
-/// to where both are complete (never below `bound`); returns that key.
+/// Offers one round's candidates (window entries and each database's pulled rows, each asked
+/// for `want`) down to where all are complete (never below `bound`); returns that key.
 fn offer_round(
     viewer: UserId,
     entries: Vec<Entry>,
-    rows: Vec<PostRow>,
+    rows: feed_io::RoundRows,
     want: usize,
     bound: SortKey,
-    live: HashMap<PostId, PostRow>,
     page: &mut Page,
 ) -> SortKey {
-    let covered =
-        covered_to(&entries, want, bound, Entry::key).max(covered_to(&rows, want, bound, PostRow::sort_key));
-    offer_candidates(viewer, merge_sources(entries, rows, covered), live, page);
+    let covered = rows
+        .sources
+        .iter()
+        .map(|source| covered_to(source, want, bound, PostRow::sort_key))
+        .fold(covered_to(&entries, want, bound, Entry::key), SortKey::max);
+    offer_candidates(viewer, merge_sources(entries, rows.sources, covered), rows.live, page);
     covered
 }
 
@@ -214,9 +208,11 @@ async fn open_window(ctx: &Ctx, windows: &Windows, viewer: UserId, op: &WindowOp
             return Ok(first);
         }
         let cap = ctx.config.feed_window;
-        pull::activate_reader(&ctx.db, viewer, ctx.now).await?;
-        let (entries, complete) =
-            pull::pull_entries(&ctx.db, viewer, SortKey::TOP, None, cap, ctx.now).await?;
+        pull::activate_reader(ctx.user_db(viewer), viewer, ctx.now).await?;
+        // Read after the activation: a follow made meanwhile is then in the snapshot or its
+        // backfill delivers to the now active window.
+        let reader = Reader::load(ctx, viewer).await?;
+        let (entries, complete) = feed_io::window_snapshot(ctx, &reader, cap).await?;
         windows.call(viewer, &WindowOp::Init { entries, complete, cap }).await?;
         // The first call counted the read (and may have made a report due); this one only reads.
         let mut reply = windows.call(viewer, &without_read(op)).await?;
@@ -264,67 +260,73 @@ enum WindowPart {
     PullFrom(SortKey, FeedState),
 }
 
-/// One round beside the window: the pulled posts in `(floor, cursor)`, the rows of the
-/// window's entries and what the hot-range cache lacked (`refills`, stored after), in one D1
-/// batch (one round trip).
-async fn pull_and_hydrate(
+/// One round beside the window: the pulled and in-flight posts in `(lower, cursor)`, the rows
+/// of the window's entries, the viewer's relationship to each author, and what the hot-range
+/// cache lacked (`refills`, stored after): one batch per database, all at once. In pull mode
+/// for the whole system the full pull runs beside it.
+async fn round(
     ctx: &Ctx,
-    q: &FeedQuery,
-    scope: &PullScope<'_>,
-    (cursor, want): (SortKey, usize),
+    reader: &Reader,
+    hot: &Hot,
+    bounds: Bounds,
     entries: &[Entry],
     refills: &[Refill],
-) -> ApiResult<(Vec<PostRow>, HashMap<PostId, PostRow>)> {
-    let ids: Vec<PostId> = entries.iter().map(|e| e.post_id).collect();
-    let Some(pull) = pull::beside_window_statement(&ctx.db, scope, cursor, want)? else {
-        // Pull mode for the whole system (no hot-range cache): the slab pull beside the hydration.
-        let (pulled, live) =
-            join(pull::pull_posts(&ctx.db, scope, cursor, want), posts::load_live(&ctx.db, q.viewer, &ids))
-                .await;
-        return Ok((pulled?.0, by_id(live?)));
+) -> ApiResult<feed_io::RoundRows> {
+    let candidates: Vec<(PostId, UserId)> = entries.iter().map(|e| (e.post_id, e.author_id)).collect();
+    let input = RoundInput {
+        viewer: reader.viewer,
+        mode: ctx.config.policy.mode,
+        edges: &reader.edges,
+        cached: &hot.authors,
+        in_flight_since: hot.in_flight_since,
+        candidates: &candidates,
     };
-    let live = posts::live_statements(&ctx.db, q.viewer, &ids)?;
-    let hydrated = 1..1 + live.len();
-    let mut statements = vec![pull];
-    statements.extend(live);
-    statements.extend(services_hot::refill_statements(ctx, refills)?);
-    let results = batch(&ctx.db, statements).await?;
-    let pulled = results.first().ok_or_else(|| ApiError::Internal("empty batch".into()))?.results()?;
-    let rows = posts::rows_of(&results[hydrated.clone()])?;
-    services_hot::store(ctx, refills, &results[hydrated.end..]).await;
-    Ok((pulled, by_id(rows)))
-}
-
-fn by_id(rows: Vec<PostRow>) -> HashMap<PostId, PostRow> {
-    rows.into_iter().map(|p| (p.id, p)).collect()
+    let plan = RoundPlan::beside_window(&input, ctx.shard_map());
+    if ctx.config.policy.mode != crate::domain::policy::FanoutMode::Pull {
+        return feed_io::run_round(ctx, reader, &plan, bounds, refills).await;
+    }
+    let range = (Some(bounds.after), bounds.before, bounds.limit);
+    let (pulled, rows) = join(
+        feed_io::full_pull(ctx, reader, None, range),
+        feed_io::run_round(ctx, reader, &plan, bounds, refills),
+    )
+    .await;
+    let mut rows = rows?;
+    rows.sources.push(pulled?.0);
+    Ok(rows)
 }
 
 /// The window part of a read-down: window entries at or above the floor merged with what is
 /// pulled beside the window, round by round until the page is done or the window is exhausted.
-async fn window_down(ctx: &Ctx, q: &FeedQuery, before: SortKey, page: &mut Page) -> ApiResult<WindowPart> {
+async fn window_down(
+    ctx: &Ctx,
+    q: &FeedQuery,
+    before: SortKey,
+    page: &mut Page,
+) -> ApiResult<(WindowPart, Reader)> {
     let budget = ctx.config.feed_scan_budget;
     let windows = Windows::new(ctx)?;
     let mut want = batch_size(page, budget);
     let first = WindowOp::Older { before, limit: want, read_at: q.read_at(ctx) };
-    let (opened, sources, since) = open_with_hot(ctx, &windows, q.viewer, &first).await;
+    let (opened, reader, sources, since) = first_wave(ctx, &windows, q.viewer, &first).await?;
     let Some(mut reply) = opened else {
-        return Ok(WindowPart::PullFrom(before, FeedState::Rebuilding));
+        return Ok((WindowPart::PullFrom(before, FeedState::Rebuilding), reader));
     };
     let floor = reply.floor.unwrap_or(SortKey::TOP);
     let hot = Hot::new(sources, since, floor);
-    let scope = q.beside_window(ctx, floor, &hot);
     let mut cursor = before;
     let mut refills = hot.refills.as_slice();
     loop {
         let entries = hot.with_window(reply.entries, floor, cursor, want);
-        let (rows, live) = pull_and_hydrate(ctx, q, &scope, (cursor, want), &entries, refills).await?;
+        let bounds = Bounds { before: cursor, after: floor, limit: want };
+        let rows = round(ctx, &reader, &hot, bounds, &entries, refills).await?;
         refills = &[];
-        let covered = offer_round(q.viewer, entries, rows, want, floor, live, page);
+        let covered = offer_round(q.viewer, entries, rows, want, floor, page);
         if page.is_full() || page.scanned >= budget {
-            return Ok(WindowPart::Done);
+            return Ok((WindowPart::Done, reader));
         }
         if covered <= floor {
-            return Ok(WindowPart::PullFrom(before.min(floor), FeedState::Ok));
+            return Ok((WindowPart::PullFrom(before.min(floor), FeedState::Ok), reader));
         }
         cursor = page.last_scanned.unwrap_or(covered).min(cursor);
         want = batch_size(page, budget);
@@ -334,26 +336,25 @@ async fn window_down(ctx: &Ctx, q: &FeedQuery, before: SortKey, page: &mut Page)
 }
 
 /// Older-than-cursor page: the window (home feed) or nothing (group feeds, served by the pull
-/// path: one indexed query over the group's authors), then the D1 pull below it. Returns
-/// whether every source is exhausted, and the page's state.
-async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool, FeedState)> {
+/// path: one indexed query per database over the group's authors), then the D1 pull below it.
+/// Returns whether every source is exhausted, the page's state and the reader's edges.
+async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool, FeedState, Reader)> {
     let before = q.before.unwrap_or(SortKey::TOP);
     let budget = ctx.config.feed_scan_budget;
-    let (mut cursor, state) = if q.group.is_some() {
-        (before, FeedState::Ok)
+    let (mut cursor, state, reader) = if q.group.is_some() {
+        (before, FeedState::Ok, Reader::load(ctx, q.viewer).await?)
     } else {
         match window_down(ctx, q, before, page).await? {
-            WindowPart::Done => return Ok((false, FeedState::Ok)),
-            WindowPart::PullFrom(key, state) => (key, state),
+            (WindowPart::Done, reader) => return Ok((false, FeedState::Ok, reader)),
+            (WindowPart::PullFrom(key, state), reader) => (key, state, reader),
         }
     };
-    let scope = q.full_scope(ctx.now, None);
     loop {
         let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
-        let (rows, exhausted) = pull::pull_posts(&ctx.db, &scope, cursor, want).await?;
+        let (rows, exhausted) = feed_io::full_pull(ctx, &reader, q.group(), (None, cursor, want)).await?;
         offer_rows(q.viewer, rows, page);
         if page.is_full() || exhausted || page.scanned >= budget {
-            return Ok((exhausted, state));
+            return Ok((exhausted, state, reader));
         }
         cursor = page.last_scanned.unwrap_or(cursor);
     }
@@ -362,42 +363,48 @@ async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool
 /// Newer-than-cursor read for `?after=`: up to `limit + 1` visible items above the key: the
 /// newest window entries and pulled posts above it (and above the floor), then, if the page
 /// still has room and `after` is below the floor, everything followed in `(after, floor)`.
-async fn read_up(ctx: &Ctx, q: &FeedQuery, after: SortKey, page: &mut Page) -> ApiResult<FeedState> {
-    let mut pull_from = SortKey::TOP;
-    if q.group.is_none() {
-        let windows = Windows::new(ctx)?;
-        let want = ctx.config.feed_scan_budget;
-        let op = WindowOp::Newer { after, limit: want, read_at: q.read_at(ctx) };
-        let (opened, sources, since) = open_with_hot(ctx, &windows, q.viewer, &op).await;
-        let Some(reply) = opened else {
-            return read_up_pull(ctx, q, after, SortKey::TOP, page).await.map(|()| FeedState::Rebuilding);
-        };
-        let floor = reply.floor.unwrap_or(SortKey::TOP);
-        let lower = after.max(floor);
-        let hot = Hot::new(sources, since, lower);
-        let scope = q.beside_window(ctx, lower, &hot);
-        let entries = hot.with_window(reply.entries, lower, SortKey::TOP, want);
-        let (rows, live) =
-            pull_and_hydrate(ctx, q, &scope, (SortKey::TOP, want), &entries, &hot.refills).await?;
-        offer_round(q.viewer, entries, rows, want, lower, live, page);
-        if page.is_full() || after >= floor {
-            return Ok(FeedState::Ok);
-        }
-        pull_from = floor;
+async fn read_up(
+    ctx: &Ctx,
+    q: &FeedQuery,
+    after: SortKey,
+    page: &mut Page,
+) -> ApiResult<(FeedState, Reader)> {
+    if q.group.is_some() {
+        let reader = Reader::load(ctx, q.viewer).await?;
+        read_up_pull(ctx, q, &reader, after, SortKey::TOP, page).await?;
+        return Ok((FeedState::Ok, reader));
     }
-    read_up_pull(ctx, q, after, pull_from, page).await.map(|()| FeedState::Ok)
+    let windows = Windows::new(ctx)?;
+    let want = ctx.config.feed_scan_budget;
+    let op = WindowOp::Newer { after, limit: want, read_at: q.read_at(ctx) };
+    let (opened, reader, sources, since) = first_wave(ctx, &windows, q.viewer, &op).await?;
+    let Some(reply) = opened else {
+        read_up_pull(ctx, q, &reader, after, SortKey::TOP, page).await?;
+        return Ok((FeedState::Rebuilding, reader));
+    };
+    let floor = reply.floor.unwrap_or(SortKey::TOP);
+    let lower = after.max(floor);
+    let hot = Hot::new(sources, since, lower);
+    let entries = hot.with_window(reply.entries, lower, SortKey::TOP, want);
+    let bounds = Bounds { before: SortKey::TOP, after: lower, limit: want };
+    let rows = round(ctx, &reader, &hot, bounds, &entries, &hot.refills).await?;
+    offer_round(q.viewer, entries, rows, want, lower, page);
+    if !page.is_full() && after < floor {
+        read_up_pull(ctx, q, &reader, after, floor, page).await?;
+    }
+    Ok((FeedState::Ok, reader))
 }
 
 /// Everything followed in `(after, below)`, newest first, into the page's room.
 async fn read_up_pull(
     ctx: &Ctx,
     q: &FeedQuery,
+    reader: &Reader,
     after: SortKey,
     below: SortKey,
     page: &mut Page,
 ) -> ApiResult<()> {
-    let (rows, _) =
-        pull::pull_posts(&ctx.db, &q.full_scope(ctx.now, Some(after)), below, page.room()).await?;
+    let (rows, _) = feed_io::full_pull(ctx, reader, q.group(), (Some(after), below, page.room())).await?;
     offer_rows(q.viewer, rows, page);
     Ok(())
 }
@@ -417,33 +424,38 @@ fn record_page(page: &Page, limit: usize, more: bool) {
 }
 
 /// One feed page: newer than `after` (with `gap`), or older than `before`.
-async fn read_page(ctx: &Ctx, q: &FeedQuery) -> ApiResult<(Page, Option<SortKey>, Option<bool>, FeedState)> {
+struct ReadPage {
+    page: Page,
+    next: Option<SortKey>,
+    gap: Option<bool>,
+    state: FeedState,
+    reader: Reader,
+}
+
+async fn read_page(ctx: &Ctx, q: &FeedQuery) -> ApiResult<ReadPage> {
     let Some(after) = q.after else {
         let mut page = PageBuilder::new(q.limit);
-        let (exhausted, state) = read_down(ctx, q, &mut page).await?;
+        let (exhausted, state, reader) = read_down(ctx, q, &mut page).await?;
         let next = next_cursor_key(&page, exhausted);
-        return Ok((page, next, None, state));
+        return Ok(ReadPage { page, next, gap: None, state, reader });
     };
     let mut page = PageBuilder::new(q.limit + 1);
-    let state = read_up(ctx, q, after, &mut page).await?;
+    let (state, reader) = read_up(ctx, q, after, &mut page).await?;
     let gap = page.items.len() > q.limit;
     page.items.truncate(q.limit);
     let next = if gap { page.items.last().map(PostRow::sort_key) } else { None };
-    Ok((page, next, Some(gap), state))
+    Ok(ReadPage { page, next, gap: Some(gap), state, reader })
 }
 
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
-    let (mut page, next, gap, state) = read_page(ctx, q).await?;
+    let ReadPage { mut page, next, gap, state, reader } = read_page(ctx, q).await?;
     record_page(&page, q.limit, next.is_some());
     let newest = page.items.first().map(PostRow::sort_key).or(q.after).unwrap_or(SortKey::BOTTOM);
-    let empty_reason = if page.items.is_empty() {
-        // Only this case needs to know whether the viewer follows anyone.
+    let empty_reason = page.items.is_empty().then(|| {
+        // The reader's edges are known from the first wave: no extra read.
         let ask = page.scanned == 0 && state == FeedState::Ok && q.after.is_none();
-        let follows_anyone =
-            if ask { Some(pull::follow_count(&ctx.db, q.viewer, q.group.as_ref()).await? > 0) } else { None };
-        Some(empty_reason(page.scanned, state, follows_anyone))
-    } else {
-        None
-    };
+        let follows_anyone = ask.then(|| reader.follows_anyone(q.group()));
+        empty_reason(page.scanned, state, follows_anyone)
+    });
     Ok(FeedPage { items: std::mem::take(&mut page.items), next, newest, state, gap, empty_reason })
 }

@@ -19,11 +19,13 @@ use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::hot::{boundary, HotRange};
 use crate::domain::ids::UserId;
+use crate::domain::plan::DbReads;
 use crate::domain::policy::FanoutMode;
+use crate::domain::shard::{shard_of_id, ShardMap};
 use crate::domain::window::Entry;
 use crate::error::ApiResult;
 use crate::services::tally;
-use crate::store::{feed as pull, IdRow};
+use crate::store::{feed as pull, Db};
 
 /// Boundary step: every read in one step shares an author's entry.
 const STEP_MS: i64 = 10_000;
@@ -102,27 +104,106 @@ pub async fn sources(ctx: &Ctx, reader: UserId, below: i64) -> HotSources {
     found
 }
 
-/// The statements that read what the cache lacked, to join the read's D1 batch.
-pub fn refill_statements(ctx: &Ctx, refills: &[Refill]) -> ApiResult<Vec<D1PreparedStatement>> {
-    refills
-        .iter()
-        .map(|refill| match refill {
-            Refill::Reader { reader, .. } => {
-                pull::hot_pulled_authors(&ctx.db, *reader, ctx.config.hot_min_followers)
-            }
-            Refill::Range { author, below, .. } => {
-                pull::hot_range(&ctx.db, *author, *below, ctx.config.hot_range_len)
-            }
-        })
-        .collect()
+/// One refill read a database makes in a round.
+#[derive(Debug, Clone, Copy)]
+pub enum RefillRead {
+    /// Which of the reader's pulled authors on this database are hot.
+    ReaderHot,
+    /// The range of `refills[i]`.
+    Range(usize),
 }
 
-/// Puts what the refill statements read into the cache (best effort), after the answer is
-/// sent: no read waits for a cache write.
-pub async fn store(ctx: &Ctx, refills: &[Refill], results: &[D1Result]) {
+/// The statements that read what the cache lacked on one database, to join that database's
+/// batch in the read's round: the reader's hot authors among its pulled authors here, and the
+/// ranges of authors who live here. A range refill whose author's database the round does not
+/// touch (an author no longer pulled) is left for a later read: the cache is only ever a
+/// shortcut.
+pub fn refill_statements(
+    ctx: &Ctx,
+    db: &Db,
+    reads: &DbReads,
+    map: &ShardMap,
+    refills: &[Refill],
+) -> ApiResult<Vec<(RefillRead, D1PreparedStatement)>> {
+    let mut statements = Vec::new();
+    for (i, refill) in refills.iter().enumerate() {
+        match refill {
+            Refill::Reader { .. } if !reads.pulled.is_empty() => statements.push((
+                RefillRead::ReaderHot,
+                pull::hot_authors_among(db, &reads.pulled, ctx.config.hot_min_followers)?,
+            )),
+            Refill::Reader { .. } => {}
+            Refill::Range { author, below, .. }
+                if map.database(shard_of_id(author.get())) == reads.database =>
+            {
+                statements.push((
+                    RefillRead::Range(i),
+                    pull::hot_range(db, *author, *below, ctx.config.hot_range_len)?,
+                ))
+            }
+            Refill::Range { .. } => {}
+        }
+    }
+    Ok(statements)
+}
+
+/// What a round's refill reads returned, gathered over its databases.
+#[derive(Debug, Default)]
+pub struct Refilled {
+    /// The reader's hot pulled authors with their follower counts, from every database.
+    hot_authors: Vec<(UserId, i64)>,
+    ranges: Vec<(usize, Vec<Entry>)>,
+}
+
+#[derive(serde::Deserialize)]
+struct HotAuthor {
+    id: UserId,
+    n: i64,
+}
+
+impl Refilled {
+    pub fn collect(&mut self, read: &RefillRead, result: &D1Result) -> ApiResult<()> {
+        match read {
+            RefillRead::ReaderHot => {
+                self.hot_authors.extend(result.results::<HotAuthor>()?.into_iter().map(|a| (a.id, a.n)))
+            }
+            RefillRead::Range(i) => self.ranges.push((*i, result.results()?)),
+        }
+        Ok(())
+    }
+
+    /// The reader's hot pulled authors, most followed first (at most [`MAX_HOT_AUTHORS`]).
+    fn reader_list(&self) -> Vec<UserId> {
+        let mut authors = self.hot_authors.clone();
+        authors.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        authors.into_iter().take(MAX_HOT_AUTHORS).map(|(id, _)| id).collect()
+    }
+}
+
+/// Hot authors cached per reader (the most followed first).
+pub const MAX_HOT_AUTHORS: usize = 32;
+
+/// Puts what the refill reads found into the cache (best effort), after the answer is sent:
+/// no read waits for a cache write.
+pub async fn store(ctx: &Ctx, refills: &[Refill], refilled: Refilled) {
     let mut entries = Vec::new();
-    for (refill, result) in refills.iter().zip(results) {
-        match entry_of(ctx, refill, result) {
+    for (i, refill) in refills.iter().enumerate() {
+        let entry = match refill {
+            Refill::Reader { key, .. } => {
+                let authors = refilled.reader_list();
+                let ttl = if authors.is_empty() { EMPTY_READER_TTL_SECS } else { READER_TTL_SECS };
+                serde_json::to_string(&authors).map(|json| (key.clone(), json, ttl))
+            }
+            Refill::Range { key, author, below } => {
+                let Some((_, found)) = refilled.ranges.iter().find(|(j, _)| *j == i) else { continue };
+                let full = found.len() >= ctx.config.hot_range_len;
+                let range = HotRange { author: *author, below: *below, full, entries: found.clone() };
+                // Outlives its step a little: a read that computed the same boundary just
+                // before the step ended still finds it.
+                serde_json::to_string(&range).map(|json| (key.clone(), json, 2 * STEP_MS / 1000))
+            }
+        };
+        match entry {
             Ok(entry) => entries.push(entry),
             Err(e) => worker::console_error!("hot-range refill not stored: {e}"),
         }
@@ -137,26 +218,6 @@ pub async fn store(ctx: &Ctx, refills: &[Refill], results: &[D1Result]) {
         .await;
     })
     .await;
-}
-
-/// One cache entry: its key, its JSON and how long it lives.
-fn entry_of(ctx: &Ctx, refill: &Refill, result: &D1Result) -> worker::Result<(String, String, i64)> {
-    match refill {
-        Refill::Reader { key, .. } => {
-            let rows: Vec<IdRow> = result.results()?;
-            let authors: Vec<UserId> = rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect();
-            let ttl = if authors.is_empty() { EMPTY_READER_TTL_SECS } else { READER_TTL_SECS };
-            Ok((key.clone(), serde_json::to_string(&authors)?, ttl))
-        }
-        Refill::Range { key, author, below } => {
-            let entries: Vec<Entry> = result.results()?;
-            let full = entries.len() >= ctx.config.hot_range_len;
-            let range = HotRange { author: *author, below: *below, full, entries };
-            // Outlives its step a little: a read that computed the same boundary just before
-            // the step ended still finds it.
-            Ok((key.clone(), serde_json::to_string(&range)?, 2 * STEP_MS / 1000))
-        }
-    }
 }
 
 async fn get<T: DeserializeOwned>(key: &str) -> Option<T> {

@@ -3,6 +3,7 @@
 
 pub mod fanout;
 pub mod feed;
+pub mod feed_io;
 pub mod hot;
 pub mod likes;
 pub mod live;

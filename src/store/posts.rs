@@ -18,7 +18,7 @@ use crate::domain::visibility::{may_see, Relationship, Visibility};
 use crate::error::{ApiError, ApiResult};
 
 /// D1 allows 100 bound parameters per statement; one is the viewer.
-const IDS_PER_QUERY: usize = 90;
+pub const IDS_PER_QUERY: usize = 90;
 
 /// A post with its author and the viewer-relative columns (`?1` is the viewer).
 pub fn post_select() -> String {
@@ -27,13 +27,44 @@ pub fn post_select() -> String {
 
 /// The columns of a [`PostRow`] over `posts p` and its author `users u`.
 pub fn post_columns() -> String {
-    format!(
-        "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
-                p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
-                EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
-                  AS liked_by_me, {}",
-        relationship_columns("p.author_id")
-    )
+    format!("{}, {}", feed_columns(), relationship_columns("p.author_id"))
+}
+
+/// [`post_columns`] without the viewer's relationship to the author: feed reads read it once
+/// per distinct author ([`relationships`]) instead of once per row.
+pub fn feed_columns() -> String {
+    "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
+            p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
+            EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
+              AS liked_by_me"
+        .to_string()
+}
+
+/// The viewer's (`?1`) relationship to each of `authors` (all on this database): one row per
+/// author, read beside the page's posts.
+pub fn relationships(db: &Db, viewer: UserId, authors: &[UserId]) -> ApiResult<D1PreparedStatement> {
+    let list: Vec<String> = authors.iter().map(|a| a.get().to_string()).collect();
+    let sql =
+        format!("SELECT e.value AS author_id, {} FROM json_each(?2) e", relationship_columns("e.value"));
+    stmt(db, &sql, &[int(viewer), text(&format!("[{}]", list.join(",")))])
+}
+
+/// One author's relationship to the viewer, as [`relationships`] reads it.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct AuthorRelationship {
+    pub author_id: UserId,
+    viewer_follows: i64,
+    blocked: i64,
+    suspended: i64,
+}
+
+impl AuthorRelationship {
+    /// Overrides whether the viewer follows the author with the viewer's own side of the
+    /// edge, which is authoritative (the author's copy follows it through the queue).
+    pub fn with_follows(mut self, follows: bool) -> Self {
+        self.viewer_follows = i64::from(follows);
+        self
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -50,8 +81,13 @@ pub struct PostRow {
     pub comment_count: i64,
     pub liked_by_me: i64,
     taken_down: i64,
+    /// The relationship columns: read with the row ([`post_columns`]) or set from the
+    /// author's [`AuthorRelationship`] ([`PostRow::set_relationship`]).
+    #[serde(default)]
     viewer_follows: i64,
+    #[serde(default)]
     blocked: i64,
+    #[serde(default)]
     suspended: i64,
 }
 
@@ -63,6 +99,12 @@ impl PostRow {
             blocked: self.blocked != 0,
             suspended: self.suspended != 0,
         }
+    }
+
+    pub fn set_relationship(&mut self, r: &AuthorRelationship) {
+        self.viewer_follows = r.viewer_follows;
+        self.blocked = r.blocked;
+        self.suspended = r.suspended;
     }
 
     pub fn is_taken_down(&self) -> bool {
@@ -92,11 +134,25 @@ pub async fn load_live(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec
 
 /// [`load_live`] as statements, to join a batch with other reads (one round trip).
 pub fn live_statements(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
+    live_statements_of(db, viewer, ids, &post_select())
+}
+
+/// The feed's hydration: [`live_statements`] without the relationship columns.
+pub fn feed_live_statements(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
+    let select = format!("{} FROM posts p JOIN users u ON u.id = p.author_id", feed_columns());
+    live_statements_of(db, viewer, ids, &select)
+}
+
+fn live_statements_of(
+    db: &Db,
+    viewer: UserId,
+    ids: &[PostId],
+    select: &str,
+) -> ApiResult<Vec<D1PreparedStatement>> {
     let mut statements = Vec::new();
     for chunk in ids.chunks(IDS_PER_QUERY) {
         let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
-        let sql =
-            format!("{} WHERE p.id IN ({}) AND p.deleted_at IS NULL", post_select(), numbered.join(","));
+        let sql = format!("{select} WHERE p.id IN ({}) AND p.deleted_at IS NULL", numbered.join(","));
         let mut params = vec![int(viewer)];
         params.extend(chunk.iter().map(|&id| int(id)));
         statements.push(stmt(db, &sql, &params)?);

@@ -1,0 +1,353 @@
+//! A feed read's storage plan: which databases it reads, with which statements, in which
+//! wave. Built here, pure, from what the first wave returned (the reader's window and the
+//! reader's own edges), then run by `services/feed.rs` as one batch per database, all sent at
+//! once. A page's storage cost is read off the plan, not gathered from the calls that make it.
+//!
+//! Wave 1 (in parallel): the reader's window object, the reader's edges (whom they follow,
+//! each edge's mode, and whether its backfill is unfinished) from the reader's home database,
+//! and the hot-range cache. Wave 2: per database touched, one batch: the pulled authors' posts,
+//! the in-flight posts, the rows of the window's candidates, and the viewer's relationship to
+//! each distinct author of the page (once per author, not per row).
+
+use std::collections::BTreeSet;
+
+use super::ids::{PostId, UserId};
+use super::policy::FanoutMode;
+use super::shard::{group_by_database, shard_of_id, ShardMap};
+
+/// A Worker invocation holds at most 6 simultaneous connections (D1 included): a round that
+/// touches more databases than that runs its batches in waves of this many, so its wave 2
+/// costs `ceil(databases / 6)` sequential waits (see `DbReads` chunks in [`RoundPlan::waves`]).
+pub const MAX_PARALLEL_DATABASES: usize = 6;
+
+/// One of the reader's follow edges, as the reader's side stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReaderEdge {
+    pub author: UserId,
+    /// Fan-out pushes the author's posts into the window.
+    pub push: bool,
+    /// Reads pull the author's posts (both are set while an edge switches to push).
+    pub pull: bool,
+    pub group: Option<String>,
+    /// A follow backfill of this author into the reader's window is unfinished: every post of
+    /// the author may be missing from the window, so reads merge all of them.
+    pub backfilling: bool,
+}
+
+/// From when an author's posts are merged beside the window: where their fan-out may not
+/// have reached it (`in_flight_horizon` in `store/feed.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InFlight {
+    pub author: UserId,
+    /// The young-post cushion, or the bottom while a backfill is unfinished.
+    pub since: i64,
+    /// Also merge from the author's oldest unfinished post event (read on the author's
+    /// database, in the same statement as the posts).
+    pub outbox_horizon: bool,
+}
+
+/// Every post at or above this time: a backfilling edge's horizon.
+pub const BOTTOM_TIME: i64 = -1;
+
+/// What one database reads in one round.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DbReads {
+    pub database: usize,
+    /// Authors read as one index range each (top n in the round's bounds).
+    pub pulled: Vec<UserId>,
+    pub in_flight: Vec<InFlight>,
+    /// Window candidates to hydrate (their rows live with their author).
+    pub hydrate: Vec<PostId>,
+    /// Every author whose posts this database answers for in this round, once each: the
+    /// viewer's relationship to them is read once, beside the posts.
+    pub authors: Vec<UserId>,
+}
+
+impl DbReads {
+    /// Statements this database runs: a pull, the in-flight merge, the hydration (in chunks
+    /// of `ids_per_statement`), the relationships.
+    pub fn statements(&self, ids_per_statement: usize) -> usize {
+        usize::from(!self.pulled.is_empty())
+            + usize::from(!self.in_flight.is_empty())
+            + self.hydrate.len().div_ceil(ids_per_statement.max(1))
+            + usize::from(!self.authors.is_empty())
+    }
+}
+
+/// One round of a read beside the window (wave 2).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoundPlan {
+    pub databases: Vec<DbReads>,
+}
+
+/// What a round beside the window starts from.
+pub struct RoundInput<'a> {
+    pub viewer: UserId,
+    pub mode: FanoutMode,
+    pub edges: &'a [ReaderEdge],
+    /// Pulled authors served from the hot-range cache below `in_flight_since`.
+    pub cached: &'a [UserId],
+    pub in_flight_since: i64,
+    /// Window candidates: (post, author).
+    pub candidates: &'a [(PostId, UserId)],
+}
+
+impl RoundPlan {
+    /// The reads beside the window, by the system's fan-out mode: pulled edges and posts in
+    /// flight (hybrid), posts in flight (push); in pull mode everything is pulled (the full
+    /// scope, [`full_scope`]), so this plans only the hydration.
+    pub fn beside_window(input: &RoundInput<'_>, map: &ShardMap) -> Self {
+        let mut pulled = Vec::new();
+        let mut in_flight =
+            vec![InFlight { author: input.viewer, since: input.in_flight_since, outbox_horizon: true }];
+        for edge in input.edges {
+            let cached = input.cached.contains(&edge.author);
+            let read = match input.mode {
+                FanoutMode::Pull => None,
+                FanoutMode::Push => Some(pushed(edge, input.in_flight_since)),
+                FanoutMode::Hybrid if edge.pull && !cached => {
+                    pulled.push(edge.author);
+                    None
+                }
+                // A cached pulled author: D1 answers from where the cached range ends.
+                FanoutMode::Hybrid if edge.pull => Some(InFlight {
+                    author: edge.author,
+                    since: input.in_flight_since,
+                    outbox_horizon: false,
+                }),
+                FanoutMode::Hybrid => Some(pushed(edge, input.in_flight_since)),
+            };
+            in_flight.extend(read);
+        }
+        if input.mode == FanoutMode::Pull {
+            in_flight.clear();
+        }
+        Self::assemble(map, &pulled, &in_flight, input.candidates)
+    }
+
+    /// Groups the round's reads by database; each database also reads the viewer's
+    /// relationship to every author it answers for.
+    fn assemble(
+        map: &ShardMap,
+        pulled: &[UserId],
+        in_flight: &[InFlight],
+        candidates: &[(PostId, UserId)],
+    ) -> Self {
+        let mut databases: Vec<DbReads> = Vec::new();
+        for author in pulled {
+            slot(&mut databases, map, author.get()).pulled.push(*author);
+        }
+        for read in in_flight {
+            slot(&mut databases, map, read.author.get()).in_flight.push(*read);
+        }
+        for (post, _) in candidates {
+            slot(&mut databases, map, post.get()).hydrate.push(*post);
+        }
+        for db in &mut databases {
+            let mut authors: BTreeSet<UserId> = db.pulled.iter().copied().collect();
+            authors.extend(db.in_flight.iter().map(|r| r.author));
+            authors.extend(candidates.iter().filter(|(p, _)| db.hydrate.contains(p)).map(|(_, a)| *a));
+            db.authors = authors.into_iter().collect();
+        }
+        databases.sort_by_key(|d| d.database);
+        Self { databases }
+    }
+
+    /// The round's batches in the order they run: groups of at most
+    /// [`MAX_PARALLEL_DATABASES`], each group sent at once.
+    pub fn waves(&self) -> std::slice::Chunks<'_, DbReads> {
+        self.databases.chunks(MAX_PARALLEL_DATABASES)
+    }
+
+    pub fn statements(&self, ids_per_statement: usize) -> usize {
+        self.databases.iter().map(|d| d.statements(ids_per_statement)).sum()
+    }
+}
+
+/// The reads of the database an id's row lives on, added when first needed.
+fn slot<'a>(databases: &'a mut Vec<DbReads>, map: &ShardMap, id: i64) -> &'a mut DbReads {
+    let database = map.database(shard_of_id(id));
+    match databases.iter().position(|d| d.database == database) {
+        Some(i) => &mut databases[i],
+        None => {
+            databases.push(DbReads { database, ..DbReads::default() });
+            let last = databases.len() - 1;
+            &mut databases[last]
+        }
+    }
+}
+
+fn pushed(edge: &ReaderEdge, in_flight_since: i64) -> InFlight {
+    if edge.backfilling {
+        InFlight { author: edge.author, since: BOTTOM_TIME, outbox_horizon: false }
+    } else {
+        InFlight { author: edge.author, since: in_flight_since, outbox_horizon: true }
+    }
+}
+
+/// The authors a full pull reads (no window: new windows, group feeds, below a window's
+/// floor), grouped by database: the viewer and everyone followed, or one group's authors
+/// (without the viewer).
+pub fn full_scope(
+    viewer: UserId,
+    edges: &[ReaderEdge],
+    group: Option<&str>,
+    map: &ShardMap,
+) -> Vec<(usize, Vec<UserId>)> {
+    let followed =
+        edges.iter().filter(|e| group.is_none_or(|g| e.group.as_deref() == Some(g))).map(|e| e.author);
+    let authors: Vec<UserId> = match group {
+        Some(_) => followed.collect(),
+        None => std::iter::once(viewer).chain(followed).collect(),
+    };
+    group_by_database(map, authors.into_iter().map(|a| (shard_of_id(a.get()), a)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::snowflake_in;
+    use crate::domain::shard::LogicalShard;
+
+    const NOW: i64 = 1_796_026_502_123;
+    const SINCE: i64 = NOW - 120_000;
+
+    /// A user id on `shard` (the even 4-database map puts shards 0-63 on database 0, 64-127
+    /// on 1, and so on).
+    fn user(shard: u8, n: u64) -> UserId {
+        UserId::from_trusted(snowflake_in(NOW - 1_000_000, LogicalShard::new(shard), n).unwrap_or(1))
+    }
+
+    fn post_of(author: UserId, n: i64) -> PostId {
+        let shard = shard_of_id(author.get());
+        PostId::from_trusted(snowflake_in(NOW - n, shard, 0).unwrap_or(1))
+    }
+
+    fn edge(author: UserId, push: bool, pull: bool) -> ReaderEdge {
+        ReaderEdge { author, push, pull, group: None, backfilling: false }
+    }
+
+    #[test]
+    fn one_database_means_one_batch_whatever_the_mix() {
+        let viewer = user(0, 0);
+        let (a, b, c) = (user(70, 1), user(130, 2), user(250, 3));
+        let edges = [edge(a, true, false), edge(b, false, true), edge(c, true, false)];
+        let candidates = [(post_of(a, 5), a), (post_of(c, 9), c)];
+        let input = RoundInput {
+            viewer,
+            mode: FanoutMode::Hybrid,
+            edges: &edges,
+            cached: &[],
+            in_flight_since: SINCE,
+            candidates: &candidates,
+        };
+        let plan = RoundPlan::beside_window(&input, &ShardMap::even(1));
+        assert_eq!(plan.databases.len(), 1);
+        let db = &plan.databases[0];
+        assert_eq!(db.pulled, vec![b]);
+        assert_eq!(db.in_flight.iter().map(|r| r.author).collect::<Vec<_>>(), vec![viewer, a, c]);
+        assert_eq!(db.hydrate.len(), 2);
+        assert_eq!(db.authors.len(), 4, "viewer, a, b, c once each");
+        assert_eq!(plan.statements(90), 4, "pull, in-flight, hydration, relationships");
+        assert_eq!(plan.waves().count(), 1);
+    }
+
+    #[test]
+    fn each_read_goes_to_the_database_of_its_author() {
+        let viewer = user(0, 0);
+        let (a, b) = (user(70, 1), user(200, 2));
+        let edges = [edge(a, true, false), edge(b, false, true)];
+        let candidates = [(post_of(a, 5), a)];
+        let input = RoundInput {
+            viewer,
+            mode: FanoutMode::Hybrid,
+            edges: &edges,
+            cached: &[],
+            in_flight_since: SINCE,
+            candidates: &candidates,
+        };
+        let plan = RoundPlan::beside_window(&input, &ShardMap::even(4));
+        let dbs: Vec<usize> = plan.databases.iter().map(|d| d.database).collect();
+        assert_eq!(dbs, vec![0, 1, 3], "the viewer's own posts, a's, b's");
+        assert_eq!(plan.databases[1].hydrate, vec![candidates[0].0]);
+        assert_eq!(plan.databases[1].authors, vec![a]);
+        assert_eq!(plan.databases[2].pulled, vec![b]);
+        assert_eq!(plan.databases[0].authors, vec![viewer]);
+    }
+
+    #[test]
+    fn backfilling_and_cached_authors_change_where_the_merge_starts() {
+        let viewer = user(0, 0);
+        let (a, b) = (user(1, 1), user(2, 2));
+        let mut backfill = edge(a, true, false);
+        backfill.backfilling = true;
+        let edges = [backfill, edge(b, false, true)];
+        let input = RoundInput {
+            viewer,
+            mode: FanoutMode::Hybrid,
+            edges: &edges,
+            cached: &[b],
+            in_flight_since: SINCE,
+            candidates: &[],
+        };
+        let plan = RoundPlan::beside_window(&input, &ShardMap::even(1));
+        let reads = &plan.databases[0].in_flight;
+        assert_eq!(reads[1], InFlight { author: a, since: BOTTOM_TIME, outbox_horizon: false });
+        assert_eq!(reads[2], InFlight { author: b, since: SINCE, outbox_horizon: false });
+        assert!(plan.databases[0].pulled.is_empty(), "b is served by the cache");
+    }
+
+    #[test]
+    fn push_mode_merges_everyone_in_flight_and_pull_mode_only_hydrates() {
+        let viewer = user(0, 0);
+        let a = user(1, 1);
+        let edges = [edge(a, false, true)];
+        let candidates = [(post_of(a, 3), a)];
+        let mut input = RoundInput {
+            viewer,
+            mode: FanoutMode::Push,
+            edges: &edges,
+            cached: &[],
+            in_flight_since: SINCE,
+            candidates: &candidates,
+        };
+        let push = RoundPlan::beside_window(&input, &ShardMap::even(1));
+        assert_eq!(push.databases[0].in_flight.len(), 2);
+        assert!(push.databases[0].pulled.is_empty());
+        input.mode = FanoutMode::Pull;
+        let pull = RoundPlan::beside_window(&input, &ShardMap::even(1));
+        assert!(pull.databases[0].in_flight.is_empty() && pull.databases[0].pulled.is_empty());
+        assert_eq!(pull.databases[0].hydrate.len(), 1);
+    }
+
+    #[test]
+    fn more_databases_than_connections_run_in_waves_of_six() {
+        let viewer = user(0, 0);
+        let authors: Vec<UserId> = (0..8u8).map(|i| user(i * 32, u64::from(i))).collect();
+        let edges: Vec<ReaderEdge> = authors.iter().map(|a| edge(*a, false, true)).collect();
+        let input = RoundInput {
+            viewer,
+            mode: FanoutMode::Hybrid,
+            edges: &edges,
+            cached: &[],
+            in_flight_since: SINCE,
+            candidates: &[],
+        };
+        let plan = RoundPlan::beside_window(&input, &ShardMap::even(8));
+        assert_eq!(plan.databases.len(), 8);
+        assert_eq!(plan.waves().map(<[DbReads]>::len).collect::<Vec<_>>(), vec![6, 2]);
+    }
+
+    #[test]
+    fn a_full_pull_reads_the_viewer_and_the_followed_or_one_group() {
+        let viewer = user(0, 0);
+        let (a, b) = (user(100, 1), user(101, 2));
+        let mut grouped = edge(b, true, false);
+        grouped.group = Some("close".into());
+        let edges = [edge(a, true, false), grouped];
+        let map = ShardMap::even(4);
+        assert_eq!(full_scope(viewer, &edges, None, &map), vec![(0, vec![viewer]), (1, vec![a, b])]);
+        assert_eq!(full_scope(viewer, &edges, Some("close"), &map), vec![(1, vec![b])]);
+        assert!(full_scope(viewer, &edges, Some("none"), &map).is_empty());
+    }
+}
