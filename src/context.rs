@@ -9,7 +9,7 @@ use worker::{Context, Env};
 
 use crate::config::Config;
 use crate::domain::ids::UserId;
-use crate::domain::shard::{shard_of_id, ShardMap};
+use crate::domain::shard::{shard_of_handle, shard_of_id, ShardMap};
 use crate::error::ApiResult;
 use crate::store::{Db, Io};
 
@@ -72,6 +72,16 @@ impl Ctx {
     /// A user's home database: their row, posts, outbox, and their side of their edges.
     pub fn user_db(&self, user: UserId) -> &Db {
         self.database(self.shard_map.database(shard_of_id(user.get())))
+    }
+
+    /// The database of a handle's directory entry.
+    pub fn handle_db(&self, handle: &str) -> &Db {
+        self.database(self.shard_map.database(shard_of_handle(handle)))
+    }
+
+    /// Every physical database, in order.
+    pub fn databases(&self) -> impl Iterator<Item = &Db> {
+        (0..self.shard_map.databases()).map(|i| self.database(i))
     }
 
     /// The clock read afresh (long jobs record progress times as they go).

@@ -12,3 +12,4 @@ pub mod policy;
 pub mod reconcile;
 pub mod stats;
 pub mod tally;
+pub mod users;

@@ -40,6 +40,8 @@ pub struct ReconcileReport {
     pub user_counts: UserCountRepairs,
     /// Held deliveries sent for authors no longer suspended.
     pub held_released: usize,
+    /// Handle claims released because their sign-up crashed before writing the user.
+    pub orphan_handles_released: usize,
 }
 
 /// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
@@ -66,6 +68,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
     report.user_counts = repair_user_counts(ctx).await?;
     report.held_released = release_held(ctx).await?;
+    report.orphan_handles_released = super::users::release_orphan_claims(ctx).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
     crate::store::live::purge_lapsed(db, ctx.now).await?;
     crate::store::oauth::purge_expired(db, ctx.now).await?;

@@ -1,8 +1,6 @@
 use serde::Deserialize;
 
-use super::snowflake::insert_with_fresh_id;
 use crate::domain::ids::snowflake_time;
-use crate::domain::shard::LogicalShard;
 use wasm_bindgen::JsValue;
 
 use super::{all, exec, first, int, opt_text, text, Db};
@@ -66,29 +64,75 @@ pub fn not_blocked_between(a: &str, b: &str) -> String {
     )
 }
 
-/// A new user; `password_hash` (see `domain::password`) lets them also sign in with a password.
-pub async fn create(
+/// Claims `handle` for the new user `user` in the handle directory (on the handle's shard):
+/// the one place handles are unique across databases. `handle_taken` if someone holds it.
+pub async fn claim_handle(db: &Db, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
+    let claim = "INSERT INTO handles (handle, user_id, created_at) VALUES (?1, ?2, ?3)";
+    match exec(db, claim, &[text(handle.as_str()), int(user), int(now)]).await {
+        Err(e) if e.is_unique_violation("handles.handle") => {
+            Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
+        }
+        other => other,
+    }
+}
+
+/// Gives a claim back (a sign-up whose user row was not written); only the claim of `user`.
+pub async fn release_handle(db: &Db, handle: &str, user: i64) -> ApiResult<()> {
+    exec(db, "DELETE FROM handles WHERE handle = ?1 AND user_id = ?2", &[text(handle), int(user)]).await
+}
+
+/// Who holds a handle, by the directory.
+pub async fn handle_owner(db: &Db, handle: &Handle) -> ApiResult<Option<UserId>> {
+    #[derive(Deserialize)]
+    struct Row {
+        user_id: UserId,
+    }
+    let row: Option<Row> =
+        first(db, "SELECT user_id FROM handles WHERE handle = ?1", &[text(handle.as_str())]).await?;
+    Ok(row.map(|r| r.user_id))
+}
+
+/// Claims made between `from` and `to` (ms), for the pass that releases claims left without
+/// a user by a crashed sign-up.
+pub async fn recent_claims(db: &Db, from: i64, to: i64) -> ApiResult<Vec<(String, UserId)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        handle: String,
+        user_id: UserId,
+    }
+    let rows: Vec<Row> = all(
+        db,
+        "SELECT handle, user_id FROM handles WHERE created_at >= ?1 AND created_at < ?2 LIMIT 500",
+        &[int(from), int(to)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.handle, r.user_id)).collect())
+}
+
+/// Which of `ids` have a user row on this database.
+pub async fn existing(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserId>> {
+    Ok(by_ids(db, ids).await?.into_iter().map(|u| u.id).collect())
+}
+
+/// A new user row with the id `id` (claimed in the directory first); `password_hash` (see
+/// `domain::password`) lets them also sign in with a password.
+pub async fn insert(
     db: &Db,
+    id: i64,
     handle: &Handle,
     display_name: &DisplayName,
     password_hash: Option<&str>,
-    home: LogicalShard,
-    now: i64,
 ) -> ApiResult<UserRow> {
     let sql = "INSERT INTO users (id, handle, display_name, created_at, password_hash) VALUES (?1, ?2, ?3, ?4, ?5) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
-    let insert = |id: i64| async move {
-        let created_at = snowflake_time(id);
-        let params = [
-            int(id),
-            text(handle.as_str()),
-            text(display_name.as_str()),
-            int(created_at),
-            opt_text(password_hash),
-        ];
-        first::<UserRow>(db, sql, &params).await
-    };
-    match insert_with_fresh_id(now, home, "users.id", insert).await {
+    let params = [
+        int(id),
+        text(handle.as_str()),
+        text(display_name.as_str()),
+        int(snowflake_time(id)),
+        opt_text(password_hash),
+    ];
+    match first::<UserRow>(db, sql, &params).await {
         Ok(Some(user)) => Ok(user),
         Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
         Err(e) if e.is_unique_violation("users.handle") => {
@@ -204,10 +248,11 @@ impl Credentials {
     }
 }
 
-pub async fn credentials(db: &Db, handle: &Handle) -> ApiResult<Option<Credentials>> {
+/// A user's sign-in credentials, by id (a handle is resolved by the directory first).
+pub async fn credentials(db: &Db, id: UserId) -> ApiResult<Option<Credentials>> {
     const SQL: &str =
-        "SELECT id, password_hash, suspended_at IS NOT NULL AS suspended FROM users WHERE handle = ?1";
-    first(db, SQL, &[text(handle.as_str())]).await
+        "SELECT id, password_hash, suspended_at IS NOT NULL AS suspended FROM users WHERE id = ?1";
+    first(db, SQL, &[int(id)]).await
 }
 
 /// The users with these ids (any order; missing ids are left out). One query.

@@ -133,3 +133,31 @@ fn a_password_at_sign_up_is_checked_and_never_returned() {
     let long = json!({ "handle": "pw_long_handle", "password": "x".repeat(201) });
     call("POST", "/v1/users", None, Some(&long)).expect_problem(422, "invalid_field");
 }
+
+#[test]
+fn a_handle_raced_by_many_sign_ups_goes_to_exactly_one_and_the_others_leave_nothing() {
+    let handle = format!("race{}", std::process::id() % 100_000);
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let handle = handle.clone();
+            std::thread::spawn(move || {
+                let body = json!({ "handle": handle, "display_name": format!("racer {i}") });
+                let r = call("POST", "/v1/users", None, Some(&body));
+                (r.status, r.body)
+            })
+        })
+        .collect();
+    let results: Vec<(u16, serde_json::Value)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let winners: Vec<&serde_json::Value> =
+        results.iter().filter(|(s, _)| *s == 201).map(|(_, b)| b).collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    for (status, body) in results.iter().filter(|(s, _)| *s != 201) {
+        assert_eq!((*status, body["code"].as_str()), (409, Some("handle_taken")), "{body}");
+    }
+    // The directory and the winner's row agree: the handle's lookup (through the directory)
+    // names the winner.
+    let viewer = register("race_viewer");
+    let found = viewer.get(&format!("/v1/users?handle={handle}")).expect(200);
+    assert_eq!(found["id"], winners[0]["user"]["id"]);
+    assert_eq!(found["display_name"], winners[0]["user"]["display_name"]);
+}

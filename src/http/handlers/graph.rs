@@ -17,7 +17,7 @@ async fn target(app: &App, viewer: UserId, target: UserId, what: &'static str) -
     if viewer == target {
         return Err(ApiError::field("user_id", format!("you cannot {what} yourself")));
     }
-    users::get_with_relationship(&app.db, viewer, users::UserKey::Id(target))
+    crate::services::users::get_with_relationship(app, viewer, users::UserKey::Id(target))
         .await?
         .map(|(_, rel)| rel)
         .ok_or(ApiError::NotFound("no such user"))

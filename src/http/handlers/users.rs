@@ -1,4 +1,3 @@
-use crate::domain::shard::LogicalShard;
 use worker::Response;
 
 use super::{json, page};
@@ -31,9 +30,7 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
         password::acceptable(p).map(|()| p.to_owned()).map_err(|reason| Invalid::new("password", reason))
     })?;
     let hash = password.map(|p| hash_password(&p)).transpose()?;
-    // A new user's home shard is drawn uniformly: users spread evenly over the databases.
-    let home = LogicalShard::from_random(u64::from_le_bytes(random_bytes()?));
-    let user = users::create(&app.db, &handle, &display_name, hash.as_deref(), home, app.now).await?;
+    let user = crate::services::users::sign_up(app, &handle, &display_name, hash.as_deref()).await?;
     let token = app.issue_token(user.id);
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
 }
@@ -58,7 +55,7 @@ pub async fn visible_user_with_relationship(
     viewer: UserId,
     key: UserKey<'_>,
 ) -> ApiResult<(UserRow, Relationship)> {
-    match users::get_with_relationship(&app.db, viewer, key).await? {
+    match crate::services::users::get_with_relationship(app, viewer, key).await? {
         Some((user, rel)) if may_see_author(rel) => Ok((user, rel)),
         _ => Err(ApiError::NotFound("no such user")),
     }

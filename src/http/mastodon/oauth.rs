@@ -20,7 +20,6 @@ use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
 use crate::services::live::close_sockets;
 use crate::store::oauth::{self as store, AppRow, Grant, NewApp};
-use crate::store::users;
 
 /// An authorization code works once, within this long.
 const CODE_TTL_MS: i64 = 10 * 60 * 1000;
@@ -102,7 +101,7 @@ async fn client(app: &App, body: &JsonObject, secret_required: bool) -> ApiResul
 async fn sign_in(app: &App, username: &str, password: &str) -> ApiResult<UserId> {
     let refused = || oauth_error("invalid_grant", "the handle or password is wrong");
     let handle = Handle::parse(acct_handle(username)).map_err(|_| refused())?;
-    let credentials = users::credentials(&app.db, &handle).await?.ok_or_else(refused)?;
+    let credentials = crate::services::users::credentials(app, &handle).await?.ok_or_else(refused)?;
     let hash = credentials.password_hash.as_deref().ok_or_else(refused)?;
     if credentials.is_suspended() || !password::verify(password, hash) {
         return Err(refused());

@@ -22,7 +22,7 @@ use crate::services::feed::{self, FeedQuery};
 use crate::services::likes;
 use crate::store::engagement::{self as comments, CommentRow};
 use crate::store::posts::{IdempotencyScope, NewPost, PostRow};
-use crate::store::users::{self, UserKey};
+use crate::store::users::UserKey;
 
 /// A home timeline read may come back empty while more of the feed remains (a page whose
 /// candidates were all hidden). Mastodon clients stop at an empty page, so the read goes on
@@ -56,7 +56,8 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
     let post = visible_post(app, viewer, comment.post_id).await.map_err(|_| not_found())?;
     // The comment's author too must be someone the viewer may see (no block either way, not
     // suspended), as in the post's comment list.
-    let author = users::get_with_relationship(&app.db, viewer, UserKey::Id(comment.author_id)).await?;
+    let author =
+        crate::services::users::get_with_relationship(app, viewer, UserKey::Id(comment.author_id)).await?;
     if !author.is_some_and(|(_, rel)| may_see_author(rel)) {
         return Err(not_found());
     }

@@ -1,0 +1,101 @@
+//! Users across databases: a user's row lives on their home shard, their handle in the
+//! directory on the handle's shard (`domain/shard.rs`). Sign-up claims the handle first, so a
+//! taken handle is refused before anything is written; a sign-up that fails after the claim
+//! gives it back, and one that crashed in between is repaired by [`release_orphan_claims`].
+
+use std::collections::HashSet;
+
+use crate::context::{random_bytes, Ctx};
+use crate::domain::ids::UserId;
+use crate::domain::shard::{group_by_database, shard_of_id, LogicalShard};
+use crate::domain::validate::{DisplayName, Handle};
+use crate::domain::visibility::Relationship;
+use crate::error::ApiResult;
+use crate::store::snowflake::{attempt_time, fresh, ATTEMPTS};
+use crate::store::users::{self, Credentials, UserKey, UserRow};
+
+/// A claim older than this without its user row is from a crashed sign-up (a sign-up writes
+/// the row right after the claim, within one request).
+const CLAIM_GRACE_MS: i64 = 60_000;
+/// How far back the repair looks (it runs every minute: each claim is checked several times).
+const CLAIM_LOOKBACK_MS: i64 = 15 * 60_000;
+
+/// Registers a user: the handle's claim in the directory, then the row on a home shard drawn
+/// uniformly (users spread evenly over the databases).
+pub async fn sign_up(
+    ctx: &Ctx,
+    handle: &Handle,
+    display_name: &DisplayName,
+    password_hash: Option<&str>,
+) -> ApiResult<UserRow> {
+    let home = LogicalShard::from_random(u64::from_le_bytes(random_bytes()?));
+    let directory = ctx.handle_db(handle.as_str());
+    let mut attempt = 0;
+    loop {
+        let id = fresh(attempt_time(ctx.now, attempt, u64::from_le_bytes(random_bytes()?)), home)?;
+        users::claim_handle(directory, handle, id, ctx.now).await?;
+        match users::insert(ctx.user_db(UserId::from_trusted(id)), id, handle, display_name, password_hash)
+            .await
+        {
+            Ok(user) => return Ok(user),
+            Err(e) => {
+                users::release_handle(directory, handle.as_str(), id).await?;
+                attempt += 1;
+                if !e.is_unique_violation("users.id") || attempt == ATTEMPTS {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// The user a handle names, by the directory.
+pub async fn resolve(ctx: &Ctx, handle: &Handle) -> ApiResult<Option<UserId>> {
+    users::handle_owner(ctx.handle_db(handle.as_str()), handle).await
+}
+
+/// The credentials of the user a handle names (sign-in).
+pub async fn credentials(ctx: &Ctx, handle: &Handle) -> ApiResult<Option<Credentials>> {
+    let Some(id) = resolve(ctx, handle).await? else { return Ok(None) };
+    users::credentials(ctx.user_db(id), id).await
+}
+
+/// A user and what the viewer is to them, from the user's home database (a handle resolved by
+/// the directory first); `None` if there is no such user.
+pub async fn get_with_relationship(
+    ctx: &Ctx,
+    viewer: UserId,
+    key: UserKey<'_>,
+) -> ApiResult<Option<(UserRow, Relationship)>> {
+    let id = match key {
+        UserKey::Id(id) => id,
+        UserKey::Handle(handle) => match resolve(ctx, handle).await? {
+            Some(id) => id,
+            None => return Ok(None),
+        },
+    };
+    users::get_with_relationship(ctx.user_db(id), viewer, UserKey::Id(id)).await
+}
+
+/// Cron: releases directory claims left without a user row by a sign-up that crashed between
+/// its two writes. Looks at the claims of the last minutes on every database (bounded, by the
+/// claims' time index), asks each home database which of their users exist, and deletes the
+/// claims of those that do not. Returns how many it released.
+pub async fn release_orphan_claims(ctx: &Ctx) -> ApiResult<usize> {
+    let (from, to) = (ctx.now - CLAIM_LOOKBACK_MS, ctx.now - CLAIM_GRACE_MS);
+    let mut released = 0;
+    for directory in ctx.databases() {
+        let claims = users::recent_claims(directory, from, to).await?;
+        let homes =
+            group_by_database(ctx.shard_map(), claims.iter().map(|(_, id)| (shard_of_id(id.get()), *id)));
+        let mut present = HashSet::new();
+        for (database, ids) in homes {
+            present.extend(users::existing(ctx.database(database), &ids).await?);
+        }
+        for (handle, id) in claims.iter().filter(|(_, id)| !present.contains(id)) {
+            users::release_handle(directory, handle, id.get()).await?;
+            released += 1;
+        }
+    }
+    Ok(released)
+}
