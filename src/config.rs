@@ -36,6 +36,9 @@ pub struct Config {
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
+    /// `SHARD_MAP` as given: parsed against the `DB_i` bindings that exist when a context is
+    /// built (`store/shards.rs`), since how many there are is known only then.
+    pub shard_map: String,
 }
 
 impl Config {
@@ -77,6 +80,7 @@ impl Config {
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
+            shard_map: get("SHARD_MAP").unwrap_or_default(),
         }
     }
 

@@ -11,11 +11,16 @@ use crate::config::Config;
 use crate::domain::ids::UserId;
 use crate::domain::shard::{shard_of_handle, shard_of_id, ShardMap};
 use crate::error::ApiResult;
+use crate::store::shards::{Shards, CONTROL_BINDING};
 use crate::store::{Db, Io};
 
 pub struct Ctx {
     pub env: Env,
+    /// The control database `DB_0` (= `shards.control()`), where every table still lives
+    /// until data placement is switched on.
     pub db: Db,
+    /// Every physical database and the logical-shard map.
+    pub shards: Shards,
     pub config: Config,
     /// Time in ms, read once so one request or job sees one "now".
     pub now: i64,
@@ -32,9 +37,15 @@ impl Ctx {
     }
 
     pub fn with_io(env: Env, io: Rc<Io>) -> ApiResult<Self> {
+        let config = Config::from_env(&env);
+        // Fails the whole request on an invalid `SHARD_MAP` (ApiError::Misconfigured).
+        let shards = Shards::from_env(&env, &config.shard_map, &io)?;
         Ok(Self {
-            db: Db::new(env.d1("DB")?, io.clone()),
-            config: Config::from_env(&env),
+            // A second handle on `DB_0` (a binding is not `Clone`; getting it again is cheap),
+            // so every `ctx.db` call site keeps working unchanged.
+            db: Db::new(env.d1(CONTROL_BINDING)?, io.clone()),
+            shards,
+            config,
             env,
             now: now_ms(),
             io,

@@ -54,6 +54,10 @@ pub enum ApiError {
     /// Anything unexpected (storage down, a bug). The detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The deployment's configuration is unusable (an invalid `SHARD_MAP`, no `DB_0`): 500 on
+    /// every request, with the detail sent, as it names a setting and no data.
+    #[error("the service is misconfigured: {0}")]
+    Misconfigured(String),
 }
 
 /// What a storage failure was, as far as callers need to tell.
@@ -115,7 +119,7 @@ impl ApiError {
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
             Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
-            Self::Storage { .. } | Self::Internal(_) => 500,
+            Self::Storage { .. } | Self::Internal(_) | Self::Misconfigured(_) => 500,
         }
     }
 
@@ -148,6 +152,7 @@ impl ApiError {
             Self::RateLimited { .. } => "rate_limited",
             Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { .. } | Self::Internal(_) => "internal",
+            Self::Misconfigured(_) => "misconfigured",
         }
     }
 
@@ -260,5 +265,13 @@ mod tests {
         let doc = ApiError::Internal("D1_ERROR: no such table: posts".into()).to_problem();
         assert_eq!(doc["status"], 500);
         assert!(doc["detail"].as_str().is_some_and(|d| !d.contains("posts")));
+    }
+
+    #[test]
+    fn a_misconfiguration_says_what_is_wrong() {
+        let doc = ApiError::Misconfigured("SHARD_MAP is invalid: logical shard 7 is not mapped".into())
+            .to_problem();
+        assert_eq!((doc["status"].as_u64(), doc["code"].as_str()), (Some(500), Some("misconfigured")));
+        assert!(doc["detail"].as_str().is_some_and(|d| d.contains("SHARD_MAP") && d.contains("shard 7")));
     }
 }

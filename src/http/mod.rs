@@ -78,9 +78,11 @@ fn preflight(req: &Request, cors: &CorsPolicy, origin: Option<&str>) -> Option<R
 }
 
 /// `Server-Timing`: the request's total and its storage round trips (D1 statements and round
-/// trips, Durable Object calls, queue sends), from counters cheap enough to stay on.
+/// trips, Durable Object calls, queue sends), from counters cheap enough to stay on; then each
+/// D1 database the request touched (`d1-<i>`, for `DB_i`) and how many it touched. The
+/// per-database entries come last so the older entries keep their place for parsers.
 pub fn server_timing(io: &Io, total_ms: u64) -> String {
-    format!(
+    let mut header = format!(
         "total;dur={total_ms}, d1;desc=\"{} statements in {} round trips\";dur={}, \
          do;desc=\"{} calls\";dur={}, queue;desc=\"{} sends\", storage;desc=\"{} sequential round trips\"",
         io.d1_statements.get(),
@@ -90,7 +92,16 @@ pub fn server_timing(io: &Io, total_ms: u64) -> String {
         io.do_ms.get(),
         io.queue_sends.get(),
         io.sequential.get(),
-    )
+    );
+    let touched = io.databases_touched();
+    for (index, db) in &touched {
+        header.push_str(&format!(
+            ", d1-{index};desc=\"{} statements in {} round trips\";dur={}",
+            db.statements, db.trips, db.ms
+        ));
+    }
+    header.push_str(&format!(", d1-databases;desc=\"{} databases touched\"", touched.len()));
+    header
 }
 
 /// What every response carries: `nosniff`, and `no-store` (every answer is per-viewer, a
@@ -260,12 +271,18 @@ mod tests {
         io.d1_trips.set(2);
         io.do_calls.set(1);
         io.queue_sends.set(1);
+        io.record_database(0, 2, 1.0);
+        io.record_database(2, 1, 4.0);
         let header = server_timing(&io, 12);
         assert!(
             header.starts_with("total;dur=12, d1;desc=\"3 statements in 2 round trips\";dur=0"),
             "{header}"
         );
         assert!(header.contains("do;desc=\"1 calls\";dur=0") && header.contains("queue;desc=\"1 sends\""));
-        assert!(header.ends_with("storage;desc=\"0 sequential round trips\""), "{header}");
+        assert!(header.contains("storage;desc=\"0 sequential round trips\", d1-0;"), "{header}");
+        assert!(header.contains("d1-0;desc=\"2 statements in 1 round trips\";dur=1"), "{header}");
+        assert!(header.contains("d1-2;desc=\"1 statements in 1 round trips\";dur=4"), "{header}");
+        assert!(!header.contains("d1-1;"), "an untouched database is not listed: {header}");
+        assert!(header.ends_with("d1-databases;desc=\"2 databases touched\""), "{header}");
     }
 }

@@ -29,7 +29,7 @@ pub fn enable_heartbeats(state: &State) {
 }
 
 fn db(env: &Env) -> Result<Db> {
-    Ok(Db::new(env.d1("DB")?, Rc::new(Io::default())))
+    Ok(Db::new(env.d1(crate::store::shards::CONTROL_BINDING)?, Rc::new(Io::default())))
 }
 
 fn session_of(socket: &WebSocket) -> Option<Session> {

@@ -104,7 +104,7 @@ impl DurableObject for PostLikes {
         if !self.flushing.replace(true) {
             // Resets the flag even if this future were dropped mid-flush.
             let _guard = FlushGuard(&self.flushing);
-            match self.env.d1("DB") {
+            match self.env.d1(crate::store::shards::CONTROL_BINDING) {
                 // The object's own round trips are not any request's: counted and dropped.
                 Ok(db) => self.flush(&Db::new(db, Rc::default())).await,
                 Err(e) => {

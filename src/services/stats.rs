@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use futures_util::future::{join, join_all};
 use serde_json::{json, Value};
 
 use super::reconcile::REPAIR_KINDS;
@@ -10,16 +11,64 @@ use crate::context::Ctx;
 use crate::domain::feed::{percentile, Hidden};
 use crate::domain::outbox::EventKind;
 use crate::error::ApiResult;
-use crate::store::stats::{self, count, Snapshot};
+use crate::store::shards::binding;
+use crate::store::stats::{self, count, Migrations, Snapshot};
 
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
     // Everything this isolate's reads counted so far goes to D1 first (`services/tally.rs`).
     super::tally::settle(ctx).await;
-    let mut snapshot = stats::snapshot(&ctx.db, ctx.now).await?;
+    let (snapshot, databases) = join(stats::snapshot(&ctx.db, ctx.now), databases(ctx)).await;
+    let mut snapshot = snapshot?;
     for (name, by) in super::tally::unwritten() {
         *snapshot.counters.entry(name).or_default() += by;
     }
-    Ok(render(&snapshot, ctx.now))
+    let mut page = render(&snapshot, ctx.now);
+    page["shard_map"] = json!(ctx.shards.map().describe());
+    page["databases"] = json!(databases);
+    page["migrations_drift"] = json!(!drifting(&databases).is_empty());
+    page["migrations_drifting"] = json!(drifting(&databases));
+    Ok(page)
+}
+
+/// One physical database on the stats page.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct Database {
+    index: usize,
+    binding: String,
+    /// Its logical shards as merged ranges (`0-63`); empty when it holds none.
+    shards: String,
+    /// `null` when its `d1_migrations` could not be read (never migrated, or unreachable).
+    last_migration: Option<String>,
+    migrations_applied: i64,
+}
+
+/// Every database's shards and applied migrations, read from all of them at once.
+async fn databases(ctx: &Ctx) -> Vec<Database> {
+    let reads = ctx.shards.all().iter().map(stats::migrations);
+    let found = join_all(reads).await;
+    found
+        .into_iter()
+        .enumerate()
+        .map(|(index, migrations)| {
+            // An unreadable table is shown as such (and as drift) rather than failing the page.
+            let Migrations { last, applied } = migrations.unwrap_or_default();
+            Database {
+                index,
+                binding: binding(index),
+                shards: ctx.shards.describe_database(index),
+                last_migration: last,
+                migrations_applied: applied,
+            }
+        })
+        .collect()
+}
+
+/// The databases whose newest migration is not that of the most migrated one (empty: no
+/// drift). Every database gets every migration (`scripts/dev`, `scripts/deploy`, the test
+/// harness), so a difference means one was missed or is mid-apply.
+fn drifting(databases: &[Database]) -> Vec<&Database> {
+    let newest = databases.iter().max_by_key(|d| d.migrations_applied).map(|d| &d.last_migration);
+    databases.iter().filter(|d| Some(&d.last_migration) != newest).collect()
 }
 
 fn render(s: &Snapshot, now: i64) -> Value {
@@ -153,6 +202,23 @@ fn hot_cache(hits: i64, misses: i64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drift_names_the_databases_behind_the_most_migrated_one() {
+        let db = |index: usize, last: Option<&str>, applied: i64| Database {
+            index,
+            binding: binding(index),
+            shards: String::new(),
+            last_migration: last.map(str::to_string),
+            migrations_applied: applied,
+        };
+        let same = [db(0, Some("0009_x.sql"), 9), db(1, Some("0009_x.sql"), 9)];
+        assert!(drifting(&same).is_empty());
+        let apart = [db(0, Some("0009_x.sql"), 9), db(1, Some("0008_y.sql"), 8), db(2, None, 0)];
+        let behind: Vec<usize> = drifting(&apart).iter().map(|d| d.index).collect();
+        assert_eq!(behind, vec![1, 2]);
+        assert!(drifting(&[]).is_empty());
+    }
 
     #[test]
     fn renders_counters_states_and_percentiles() {

@@ -14,12 +14,13 @@ pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod shards;
 pub mod snowflake;
 pub mod stats;
 pub mod test_hooks;
 pub mod users;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ops::Deref;
 use std::rc::Rc;
 
@@ -57,6 +58,17 @@ pub struct Io {
     /// one. This is the number of waits the request's latency is made of.
     pub sequential: Cell<u32>,
     finished_since_last: Cell<bool>,
+    /// The D1 figures again, per physical database (index `i` is `DB_i`; grown on first use):
+    /// which databases a request touched and what it spent on each.
+    per_database: RefCell<Vec<DatabaseIo>>,
+}
+
+/// One physical database's share of a request's D1 round trips.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct DatabaseIo {
+    pub statements: u32,
+    pub trips: u32,
+    pub ms: f64,
 }
 
 impl Io {
@@ -77,23 +89,59 @@ impl Io {
         ms.set(ms.get() + worker::Date::now().as_millis().saturating_sub(start) as f64);
         out
     }
+
+    /// Adds one D1 round trip of `statements` statements and `ms` to database `index`'s share.
+    pub fn record_database(&self, index: usize, statements: u32, ms: f64) {
+        let mut per = self.per_database.borrow_mut();
+        if per.len() <= index {
+            per.resize(index + 1, DatabaseIo::default());
+        }
+        let entry = &mut per[index];
+        entry.statements += statements;
+        entry.trips += 1;
+        entry.ms += ms;
+    }
+
+    /// The databases this request made at least one round trip to, with their figures.
+    pub fn databases_touched(&self) -> Vec<(usize, DatabaseIo)> {
+        let per = self.per_database.borrow();
+        per.iter().enumerate().filter(|(_, d)| d.trips > 0).map(|(i, d)| (i, *d)).collect()
+    }
 }
 
-/// The D1 binding with the request's round-trip counters; derefs to the binding.
+/// One physical D1 database (`DB_{index}`) with the request's round-trip counters; derefs to
+/// the binding.
 pub struct Db {
     d1: D1Database,
+    index: usize,
     pub io: Rc<Io>,
 }
 
 impl Db {
+    /// The control database, `DB_0` (see [`shards`]).
     pub fn new(d1: D1Database, io: Rc<Io>) -> Self {
-        Self { d1, io }
+        Self::indexed(d1, 0, io)
+    }
+
+    /// Database `DB_{index}`.
+    pub fn indexed(d1: D1Database, index: usize, io: Rc<Io>) -> Self {
+        Self { d1, index, io }
+    }
+
+    /// Which physical database this is: `i` of `DB_i`.
+    pub fn index(&self) -> usize {
+        self.index
     }
 
     async fn trip<T>(&self, statements: usize, trip: impl std::future::Future<Output = T>) -> T {
         let io = &self.io;
-        io.d1_statements.set(io.d1_statements.get() + statements as u32);
-        io.timed(&io.d1_trips, &io.d1_ms, trip).await
+        let statements = statements as u32;
+        io.d1_statements.set(io.d1_statements.get() + statements);
+        let start = worker::Date::now().as_millis();
+        let out = io.timed(&io.d1_trips, &io.d1_ms, trip).await;
+        let ms = worker::Date::now().as_millis().saturating_sub(start) as f64;
+        io.record_database(self.index, statements, ms);
+        out
     }
 }
 

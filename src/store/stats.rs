@@ -138,6 +138,27 @@ pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
     })
 }
 
+/// What wrangler recorded as applied on one database (its `d1_migrations` table): the newest
+/// migration's file name and how many are applied.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Migrations {
+    pub last: Option<String>,
+    pub applied: i64,
+}
+
+/// One database's applied migrations: one statement. Wrangler numbers its rows in the order
+/// it applied them, so the highest id is the newest.
+pub async fn migrations(db: &Db) -> ApiResult<Migrations> {
+    let row: Option<Migrations> = first(
+        db,
+        "SELECT (SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1) AS last, COUNT(*) AS applied \
+         FROM d1_migrations",
+        &[],
+    )
+    .await?;
+    Ok(row.unwrap_or_default())
+}
+
 /// Keeps the newest `keep` latency samples.
 pub async fn trim_samples(db: &Db, keep: i64) -> ApiResult<usize> {
     run(

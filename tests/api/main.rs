@@ -23,3 +23,4 @@ mod openapi;
 mod ordering;
 mod posts;
 mod security;
+mod shards;

@@ -38,6 +38,9 @@ pub const FANOUT_CHUNK: usize = 20;
 pub const IN_FLIGHT: Duration = Duration::from_secs(2);
 /// The one origin the suite's server allows cross-origin (`CORS_ORIGINS`).
 pub const CORS_ORIGIN: &str = "https://app.example";
+/// How many physical D1 databases (`DB_0` ..) a test server gets when `EDGEFEED_DATABASES` is
+/// not set: the suite runs sharded by default (`scripts/test` runs the contract again on 1).
+pub const DEFAULT_DATABASES: usize = 4;
 /// How long a launch may take to answer `/v1/health`.
 const READY_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -91,7 +94,71 @@ pub struct Server {
     /// Holds the current launch's process group id, for the server watchdog.
     pgid_path: PathBuf,
     var_args: String,
+    /// `--config <file>` for a P-database config, empty for wrangler.toml itself (P = 1).
+    config_arg: String,
     launch: Mutex<Option<Launch>>,
+}
+
+/// The number of physical databases test servers run on: `EDGEFEED_DATABASES` (1 ..= 256),
+/// else [`DEFAULT_DATABASES`].
+pub fn databases() -> usize {
+    match std::env::var("EDGEFEED_DATABASES") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| (1..=256).contains(n))
+            .unwrap_or_else(|| panic!("EDGEFEED_DATABASES={v}: expected 1 ..= 256")),
+        Err(_) => DEFAULT_DATABASES,
+    }
+}
+
+/// The wrangler config for `databases` D1 bindings: wrangler.toml itself for one, else the one
+/// `scripts/wrangler-config` writes (in the project root, gitignored), as `--config` args.
+fn config_args(databases: usize) -> Vec<String> {
+    if databases == 1 {
+        return Vec::new();
+    }
+    let out = Command::new("scripts/wrangler-config")
+        .arg(databases.to_string())
+        .current_dir(project_dir())
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run scripts/wrangler-config");
+    assert!(out.status.success(), "scripts/wrangler-config {databases} failed");
+    vec!["--config".to_string(), String::from_utf8_lossy(&out.stdout).trim().to_string()]
+}
+
+/// Applies `migrations/` to every database's local SQLite file in the persist dir, all at
+/// once (each is its own wrangler process); one that fails is retried alone, as concurrent
+/// runs share wrangler's local metadata file.
+fn apply_migrations(persist_dir: &Path, config: &[String], databases: usize) {
+    let apply = |index: usize| {
+        Command::new("npx")
+            .args([
+                "wrangler",
+                "d1",
+                "migrations",
+                "apply",
+                &format!("DB_{index}"),
+                "--local",
+                "--persist-to",
+            ])
+            .arg(persist_dir)
+            .args(config)
+            .current_dir(project_dir())
+            .env("CI", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("npx wrangler d1 migrations apply")
+    };
+    let children: Vec<(usize, Child)> = (0..databases).map(|i| (i, apply(i))).collect();
+    for (index, mut child) in children {
+        let ok = child.wait().map(|s| s.success()).unwrap_or(false)
+            || apply(index).wait().map(|s| s.success()).unwrap_or(false);
+        assert!(ok, "applying migrations to DB_{index} failed");
+    }
 }
 
 static SERVER: OnceLock<Server> = OnceLock::new();
@@ -108,6 +175,13 @@ pub fn init_server(options: ServerOptions) -> &'static Server {
     let server = SERVER.get_or_init(|| Server::start(options));
     assert_eq!(server.label, label, "this binary's server was already started with other options");
     server
+}
+
+/// A server of its own beside the binary's (say, with a broken config); the request helpers
+/// keep talking to [`server`], so call it by its `base`. It stops at [`Server::kill`] or when
+/// the test process ends, like every server.
+pub fn start_server(options: ServerOptions) -> Server {
+    Server::start(options)
 }
 
 pub fn free_port() -> u16 {
@@ -197,16 +271,9 @@ impl Server {
             .spawn()
             .expect("spawn the server watchdog");
 
-        let status = Command::new("npx")
-            .args(["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to"])
-            .arg(&persist_dir)
-            .current_dir(project_dir())
-            .env("CI", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("npx wrangler d1 migrations apply");
-        assert!(status.success(), "applying migrations failed");
+        let databases = databases();
+        let config = config_args(databases);
+        apply_migrations(&persist_dir, &config, databases);
 
         let mut vars: Vec<(String, String)> = [
             ("AUTH_SECRET", AUTH_SECRET),
@@ -232,6 +299,7 @@ impl Server {
             log_path,
             pgid_path,
             var_args: var_args.join(" "),
+            config_arg: config.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" "),
             launch: Mutex::new(None),
         };
         server.launch();
@@ -248,13 +316,14 @@ impl Server {
         // races with every other wrangler starting on the machine.
         let script = format!(
             "npx wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} --persist-to '{dir}' \
-               --test-scheduled --show-interactive-dev-session=false {vars} >>'{log}' 2>&1 & \
+               --test-scheduled --show-interactive-dev-session=false {config} {vars} >>'{log}' 2>&1 & \
              w=$!; \
              while kill -0 {parent} 2>/dev/null && kill -0 $w 2>/dev/null; do sleep 0.5; done; \
              trap '' TERM; kill -TERM 0; sleep 1; kill -KILL 0",
             port = self.port,
             inspector = free_port(),
             dir = self.persist_dir.display(),
+            config = self.config_arg,
             vars = self.var_args,
             log = self.log_path.display(),
             parent = std::process::id(),
