@@ -9,7 +9,7 @@ use worker::{Context, Env};
 
 use crate::config::Config;
 use crate::domain::ids::UserId;
-use crate::domain::shard::{shard_of_handle, shard_of_id, ShardMap};
+use crate::domain::shard::ShardMap;
 use crate::error::ApiResult;
 use crate::store::shards::{Shards, CONTROL_BINDING};
 use crate::store::{Db, Io};
@@ -28,7 +28,6 @@ pub struct Ctx {
     pub io: Rc<Io>,
     /// The invocation's `waitUntil`, when it has one: work the answer need not wait for.
     background: Option<Rc<Context>>,
-    shard_map: ShardMap,
 }
 
 impl Ctx {
@@ -50,7 +49,6 @@ impl Ctx {
             now: now_ms(),
             io,
             background: None,
-            shard_map: ShardMap::even(1),
         })
     }
 
@@ -72,27 +70,28 @@ impl Ctx {
 
     /// Which physical database each logical shard lives on.
     pub fn shard_map(&self) -> &ShardMap {
-        &self.shard_map
+        self.shards.map()
     }
 
-    /// The physical database `index` (`DB_{index}`).
-    pub fn database(&self, _index: usize) -> &Db {
-        &self.db
+    /// The physical database `index` (`DB_{index}`); the plan only names databases the map
+    /// has, so an index past them (never) falls back to the control database.
+    pub fn database(&self, index: usize) -> &Db {
+        self.shards.all().get(index).unwrap_or_else(|| self.shards.control())
     }
 
     /// A user's home database: their row, posts, outbox, and their side of their edges.
     pub fn user_db(&self, user: UserId) -> &Db {
-        self.database(self.shard_map.database(shard_of_id(user.get())))
+        self.shards.user(user)
     }
 
     /// The database of a handle's directory entry.
     pub fn handle_db(&self, handle: &str) -> &Db {
-        self.database(self.shard_map.database(shard_of_handle(handle)))
+        self.shards.handle(handle)
     }
 
     /// Every physical database, in order.
     pub fn databases(&self) -> impl Iterator<Item = &Db> {
-        (0..self.shard_map.databases()).map(|i| self.database(i))
+        self.shards.all().iter()
     }
 
     /// The clock read afresh (long jobs record progress times as they go).
