@@ -28,15 +28,16 @@ pub struct UserRow {
     pub sort_at: i64,
 }
 
-/// The SQL expressions for the viewer (`?1`) relationship to a user id column, read from the
-/// viewer's side alone: `follows` (authoritative for "the viewer follows"), and a block either
-/// way as the viewer's side knows it (see [`not_blocked_between`]). The suspension is the
-/// user's own row.
+/// The SQL expressions for the viewer (`?1`) relationship to a user id column (an author's),
+/// read from that user's side alone, so they run on the author's database beside the posts:
+/// the author-side copy of the viewer's follow (`followers`; the home feed overrides it with the
+/// reader's own side, which is authoritative: `services/feed_io.rs`), a block either way as the
+/// author's side knows it (see [`not_blocked_between`]), and the author's suspension.
 pub fn relationship_columns(user_col: &str) -> String {
     format!(
-        "EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?1 AND f.author_id = {user_col}) AS viewer_follows, \
+        "EXISTS (SELECT 1 FROM followers fr WHERE fr.author_id = {user_col} AND fr.follower_id = ?1) AS viewer_follows, \
          NOT {} AS blocked, {} AS suspended",
-        not_blocked_between("?1", user_col),
+        not_blocked_between(user_col, "?1"),
         suspended(user_col)
     )
 }
