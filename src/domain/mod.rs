@@ -5,6 +5,7 @@ pub mod cors;
 pub mod cursor;
 pub mod fanout;
 pub mod feed;
+pub mod graph;
 pub mod hot;
 pub mod idle;
 pub mod ids;

@@ -11,12 +11,18 @@ pub enum EventKind {
     RemovePost,
     /// Drop one author's entries from one reader's window (unfollow, block).
     RemoveAuthor,
-    /// Copy one author's recent posts into one reader's window (new follow).
+    /// Copy one author's recent posts into one reader's window (new follow); first applies
+    /// the follow's author-side mirror (`services/graph.rs`), so the backfill is done only once
+    /// fan-out pages can see the new follower.
     Backfill,
+    /// Bring the mirrors of one pair of users to the authoritative sides' current state
+    /// (unblock; the other graph changes ride on `backfill` and `remove_author`).
+    GraphMirror,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 4] = [Self::Post, Self::RemovePost, Self::RemoveAuthor, Self::Backfill];
+    pub const ALL: [EventKind; 5] =
+        [Self::Post, Self::RemovePost, Self::RemoveAuthor, Self::Backfill, Self::GraphMirror];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -24,6 +30,7 @@ impl EventKind {
             Self::RemovePost => "remove_post",
             Self::RemoveAuthor => "remove_author",
             Self::Backfill => "backfill",
+            Self::GraphMirror => "graph_mirror",
         }
     }
 }

@@ -189,6 +189,9 @@ pub enum TestHook {
     AgePost,
     /// Make a reader's window object fail its next feed reads.
     WindowFault,
+    /// Both sides of a pair of users (follows, blocks and their mirrors); optionally delete a
+    /// mirror row behind the events' back, or point the graph check at the pair.
+    Graph,
 }
 
 impl TestHook {
@@ -205,6 +208,7 @@ impl TestHook {
             "edges" => Some(Self::Edges),
             "age_post" => Some(Self::AgePost),
             "window_fault" => Some(Self::WindowFault),
+            "graph" => Some(Self::Graph),
             _ => None,
         }
     }

@@ -295,17 +295,29 @@ async fn start(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<Op
         EventKind::Post | EventKind::RemovePost => prepare_chunk(ctx, row, msg.after_follower_id).await,
         // Reader-scoped events carry their outbox id: the window applies only the newest one
         // per author, so a late or repeated unfollow cannot undo a later follow (and back).
+        // Each first converges the pair's mirrors on both sides by current state.
         EventKind::RemoveAuthor => {
+            let reader = event_reader(&row)?;
+            super::graph::converge_pair(ctx, reader, row.author_id).await?;
             let op = WindowOp::RemoveAuthor { author_id: row.author_id, event: row.id.get() };
             single_reader(ctx, windows, &row, op).await.map(|()| None)
         }
         EventKind::Backfill => {
             let reader = event_reader(&row)?;
+            // The mirror first: once the backfill is done the feed stops pulling this author
+            // for the reader (the in-flight horizon), so fan-out must already page the new
+            // follower: a post committed after this backfill's read is pushed by its own
+            // fan-out, one committed before is in the backfill.
+            super::graph::converge_pair(ctx, reader, row.author_id).await?;
             let cap = ctx.config.feed_window;
             // Read now: only posts the reader may see *now*, from an author still followed.
             let entries = pull::backfill_entries(&ctx.db, reader, row.author_id, cap).await?;
             let op = WindowOp::Backfill { author_id: row.author_id, event: row.id.get(), entries, cap };
             single_reader(ctx, windows, &row, op).await.map(|()| None)
+        }
+        EventKind::GraphMirror => {
+            super::graph::converge_pair(ctx, event_reader(&row)?, row.author_id).await?;
+            outbox::mark_done(&ctx.db, &row, ctx.clock()).await.map(|()| None)
         }
     }
 }
@@ -363,7 +375,10 @@ pub struct Chunk {
     row: OutboxRow,
     ops: Vec<(UserId, WindowOp)>,
     start: i64,
+    /// The followers scanned (progress moves past them all).
     followers: Vec<i64>,
+    /// Those of them written to (the ones with a window).
+    delivered: usize,
     /// More followers come after this chunk (the page's lookahead row).
     more: bool,
     author_active: bool,
@@ -386,18 +401,7 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         outbox::mark_done(&ctx.db, &row, ctx.clock()).await?;
         return Ok(None);
     };
-    let chunk_size = ctx.config.fanout_chunk;
-    let followers = async {
-        match recipients(ctx, plan, start == 0, post.author_id).await? {
-            Some(pushed_only) => {
-                let page =
-                    outbox::follower_chunk(&ctx.db, post.author_id, start, chunk_size + 1, pushed_only)
-                        .await?;
-                Ok(split_lookahead(page, chunk_size))
-            }
-            None => Ok::<_, ApiError>((Vec::new(), false)),
-        }
-    };
+    let followers = chunk_followers(ctx, plan, start, &post);
     let reaches_live = start == 0 && plan.followers == Some(Direction::Deliver);
     let live = async {
         match reaches_live {
@@ -406,30 +410,52 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         }
     };
     let (followers, live) = join(followers, live).await;
-    let ((followers, more), live) = (followers?, live?);
-    let mut ops = Vec::with_capacity(followers.len() + live.len() + 1);
+    let ((scanned, active, more), live) = (followers?, live?);
+    let mut ops = Vec::with_capacity(active.len() + live.len() + 1);
     if let Some(direction) = plan.followers {
         let op = post_op(ctx, post_id, &post, direction);
-        ops.extend(followers.iter().chain(&live).map(|&reader| (reader, op.clone())));
+        ops.extend(active.iter().chain(&live).map(|&reader| (reader, op.clone())));
     }
     let author_active = plan.author && pull::is_active_reader(&ctx.db, post.author_id).await?;
     if author_active {
         ops.push((post.author_id, post_op(ctx, post_id, &post, Direction::Deliver)));
     }
-    let followers = followers.iter().map(|f| f.get()).collect();
-    Ok(Some(Chunk { row, ops, start, followers, more, author_active }))
+    let followers = scanned.iter().map(|f| f.get()).collect();
+    let delivered = active.len();
+    Ok(Some(Chunk { row, ops, start, followers, delivered, more, author_active }))
+}
+
+/// The chunk's page of followers from the author's side (with one row of lookahead), and
+/// those of them with a window (from their own rows): `(scanned, active, more)`. Progress
+/// moves by the scanned page, so followers without a window are passed over, not revisited.
+async fn chunk_followers(
+    ctx: &Ctx,
+    plan: Plan,
+    start: i64,
+    post: &PostState,
+) -> ApiResult<(Vec<UserId>, Vec<UserId>, bool)> {
+    let Some(pushed_only) = recipients(ctx, plan, start == 0, post.author_id).await? else {
+        return Ok((Vec::new(), Vec::new(), false));
+    };
+    let chunk_size = ctx.config.fanout_chunk;
+    // shard: the author's home
+    let page = outbox::follower_chunk(&ctx.db, post.author_id, start, chunk_size + 1, pushed_only).await?;
+    let (scanned, more) = split_lookahead(page, chunk_size);
+    // shard: the followers' homes (grouped by shard once sharded)
+    let active = outbox::active_among(&ctx.db, &scanned).await?;
+    Ok((scanned, active, more))
 }
 
 /// After a chunk's windows are written: records its progress, and either continues the event
 /// with a new message (at the back of the queue) or finishes it.
 async fn finish_chunk(ctx: &Ctx, chunk: Chunk) -> ApiResult<()> {
-    let Chunk { row, start, followers, more, author_active, .. } = chunk;
+    let Chunk { row, start, followers, delivered, more, author_active, .. } = chunk;
     let (progress, next) = after_chunk(start, &followers, more);
     if next != Next::Done && injected_chunk_fault(ctx, row.author_id).await? {
         return Err(ApiError::Internal("injected fault after delivering a chunk".into()));
     }
     let now = ctx.clock();
-    let delivered = followers.len() + usize::from(author_active);
+    let delivered = delivered + usize::from(author_active);
     outbox::record_chunk(&ctx.db, row.id, progress, delivered, now).await?;
     match next {
         Next::Continue { after_follower_id } => {
@@ -499,7 +525,7 @@ async fn recipients(ctx: &Ctx, plan: Plan, first: bool, author: UserId) -> ApiRe
 async fn review_author(ctx: &Ctx, author: UserId) -> ApiResult<()> {
     if let Some(facts) = edges::author_facts(&ctx.db, author).await? {
         if policy::author_needs_rebalance(ctx, &facts) {
-            let job = PolicyJob::AuthorEdges { author, after_follower_id: 0 };
+            let job = PolicyJob::AuthorEdges { author, after_follower_id: 0, after_rate: None };
             send_job(ctx, QueueMessage::Policy(job)).await?;
         }
     }

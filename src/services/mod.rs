@@ -4,6 +4,7 @@
 pub mod fanout;
 pub mod feed;
 pub mod feed_io;
+pub mod graph;
 pub mod hot;
 pub mod likes;
 pub mod live;

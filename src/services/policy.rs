@@ -32,18 +32,26 @@ const AUTHOR_EDGES_PER_JOB: usize = 200;
 pub enum PolicyJob {
     /// A reader's window reported their activity: record it, re-decide their edges.
     ReaderActivity { reader: UserId, report: ActivityReport },
-    /// Re-decide an author's edges, a page of followers at a time.
-    AuthorEdges { author: UserId, after_follower_id: i64 },
+    /// Re-decide an author's edges, a page at a time: first the pushed edges (by follower id
+    /// after `after_follower_id`), then (`after_rate` set) the pulled edges whose reader could
+    /// be pushed, by read rate from the top (after `(after_rate, after_follower_id)`).
+    AuthorEdges {
+        author: UserId,
+        after_follower_id: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_rate: Option<f64>,
+    },
 }
 
 pub async fn run(ctx: &Ctx, windows: &Windows, job: PolicyJob) -> ApiResult<()> {
     match job {
         PolicyJob::ReaderActivity { reader, report } => {
+            // shard: the reader's home
             store::record_activity(&ctx.db, reader, &report).await?;
-            rebalance_reader(ctx, windows, reader).await
+            rebalance_reader(ctx, windows, reader, Some(&report)).await
         }
-        PolicyJob::AuthorEdges { author, after_follower_id } => {
-            rebalance_author(ctx, windows, author, after_follower_id).await
+        PolicyJob::AuthorEdges { author, after_follower_id, after_rate } => {
+            rebalance_author(ctx, windows, author, (after_rate, after_follower_id)).await
         }
     }
 }
@@ -65,9 +73,20 @@ fn decide(ctx: &Ctx, edge: &EdgeRow, author: &AuthorFacts) -> EdgeMode {
     policy.decide(&facts, ctx.now)
 }
 
-/// Re-decides every edge of one reader.
-async fn rebalance_reader(ctx: &Ctx, windows: &Windows, reader: UserId) -> ApiResult<()> {
+/// Re-decides every edge of one reader; with a fresh `report`, first copies the reader's facts
+/// onto their author-side edges (which the authors' own re-decisions and caps rank by).
+async fn rebalance_reader(
+    ctx: &Ctx,
+    windows: &Windows,
+    reader: UserId,
+    report: Option<&ActivityReport>,
+) -> ApiResult<()> {
     let (edges, authors) = store::reader_edges(&ctx.db, reader).await?;
+    if let Some(report) = report {
+        let followed: Vec<UserId> = edges.iter().map(|e| e.author_id).collect();
+        // shard: the authors' homes (grouped by shard once sharded)
+        store::copy_reader_facts(&ctx.db, reader, &followed, report).await?;
+    }
     let mut to_push = Vec::new();
     let mut to_pull = Vec::new();
     for edge in &edges {
@@ -82,52 +101,70 @@ async fn rebalance_reader(ctx: &Ctx, windows: &Windows, reader: UserId) -> ApiRe
     switch_to_push(ctx, windows, reader, &to_push).await
 }
 
-/// push -> pull. Exact because reads pull every edge marked pull, from D1 (complete), and a
-/// post whose fan-out read the edge as push before the mark lands in the window as well:
-/// shown once, by the merge's dedup.
-async fn to_pull_mode(ctx: &Ctx, edges: &[(UserId, UserId)]) -> ApiResult<()> {
-    if !edges.is_empty() {
-        store::set_phase(&ctx.db, edges, Phase::Pull).await?;
+/// push -> pull. The reader side is marked pull first (every read after it pulls the author
+/// from D1: complete), and only then the author side stops pushing, so the edge is pushed or
+/// pulled at every moment; a post whose fan-out read the author side as push before its mark
+/// lands in the window as well: shown once, by the merge's dedup. A crash between the two
+/// marks leaves the edge pushed and pulled (correct, dearer) until the next decision.
+async fn to_pull_mode(ctx: &Ctx, edges: &[(UserId, UserId)]) -> ApiResult<usize> {
+    if edges.is_empty() {
+        return Ok(0);
     }
-    Ok(())
+    // shard: the readers' homes, then the authors' homes
+    let changed = store::set_reader_phase(&ctx.db, edges, Phase::Pull).await?;
+    store::set_author_phase(&ctx.db, edges, Phase::Pull).await?;
+    Ok(changed.len())
 }
 
-/// pull -> push for one reader and some authors. Exact: a post P of such an author either
-/// committed before the edge was marked switching, and then the backfill (read after the mark)
-/// has it; or after, and then P's fan-out (which reads edges after P commits) sees the mark
-/// and pushes it. Until the backfill is written the edge stays pulled, so reads miss nothing
-/// meanwhile; a crash between the steps leaves it switching (pushed and pulled: correct, just
-/// both costs) until the next decision finishes or reverts it.
+/// pull -> push for one reader and some authors. Exact: the author side (what fan-out reads)
+/// is marked switching first; a post P of such an author either committed before that mark,
+/// and then the backfill (read after the mark) has it; or after, and then P's fan-out (which
+/// reads the author side after P commits) sees the mark and pushes it. The reader side stops
+/// pulling only after the backfill is written, and only for edges whose author side really is
+/// pushing (a missing mirror, not applied yet, keeps the edge pulled). A crash between the
+/// steps leaves the edge switching (pushed and pulled: correct, just both costs) until the
+/// next decision finishes or reverts it.
 async fn switch_to_push(ctx: &Ctx, windows: &Windows, reader: UserId, authors: &[UserId]) -> ApiResult<()> {
     if authors.is_empty() {
         return Ok(());
     }
     let edges: Vec<(UserId, UserId)> = authors.iter().map(|a| (reader, *a)).collect();
-    store::set_phase(&ctx.db, &edges, Phase::Switching).await?;
+    // shard: the authors' homes, then the reader's home
+    store::set_author_phase(&ctx.db, &edges, Phase::Switching).await?;
+    store::set_reader_phase(&ctx.db, &edges, Phase::Switching).await?;
     let cap = ctx.config.feed_window;
     let entries = pull::authors_entries(&ctx.db, reader, authors, cap).await?;
     windows.call(reader, &WindowOp::Deliver { entries, cap }).await?;
-    store::set_phase(&ctx.db, &edges, Phase::Push).await?;
+    // shard: the authors' homes, then the reader's home
+    let pushing = store::set_author_phase(&ctx.db, &edges, Phase::Push).await?;
+    store::set_reader_phase(&ctx.db, &pushing, Phase::Push).await?;
     Ok(())
 }
 
-/// Re-decides a page of an author's edges; continues with a new message until done, then
-/// records the rate the edges were decided with (so the next trigger needs a real move).
-async fn rebalance_author(ctx: &Ctx, windows: &Windows, author: UserId, after: i64) -> ApiResult<()> {
+/// Re-decides a page of an author's edges; continues with a new message until done. Only the
+/// edges whose mode can change are read, from the author's side: the pushed ones, then the
+/// pulled ones whose reader's copied rate reaches the lowest rate that could be pushed
+/// ([`push_cut`]). So a re-decision costs about the readers the author pushes to, not the
+/// follower count. The first page records the rate the edges were decided with (so the next
+/// trigger needs a real move) and the cap's threshold.
+async fn rebalance_author(
+    ctx: &Ctx,
+    windows: &Windows,
+    author: UserId,
+    cursor: (Option<f64>, i64),
+) -> ApiResult<()> {
+    // shard: the author's home (facts, cap, edges: all on the author's side)
     let Some(mut facts) = store::author_facts(&ctx.db, author).await? else { return Ok(()) };
-    let cap = ctx.config.policy.push_max_followers;
-    if after == 0 {
-        let active_since = ctx.now - ctx.config.policy.active_days * DAY_MS;
-        let over = facts.followers_count > i64::try_from(cap).unwrap_or(i64::MAX);
-        // Stored > 0 exactly when the author is capped (see `author_needs_rebalance`).
-        facts.push_min_read_rate = if over {
-            store::cap_threshold(&ctx.db, author, cap, active_since).await?.max(f64::MIN_POSITIVE)
-        } else {
-            0.0
-        };
-        store::record_author_decision(&ctx.db, &facts, facts.push_min_read_rate, ctx.now).await?;
+    if cursor == (None, 0) {
+        decide_cap(ctx, &mut facts).await?;
     }
-    let edges = store::author_edges(&ctx.db, author, after, AUTHOR_EDGES_PER_JOB).await?;
+    let edges = match cursor {
+        (None, after) => store::pushed_edges(&ctx.db, author, after, AUTHOR_EDGES_PER_JOB).await?,
+        (Some(rate), after) => {
+            let Some(cut) = push_cut(ctx, &facts) else { return Ok(()) };
+            store::push_candidates(&ctx.db, author, cut, (rate, after), AUTHOR_EDGES_PER_JOB).await?
+        }
+    };
     let mut to_pull = Vec::new();
     for edge in &edges {
         match (decide(ctx, edge, &facts), edge.mode()) {
@@ -139,12 +176,48 @@ async fn rebalance_author(ctx: &Ctx, windows: &Windows, author: UserId, after: i
         }
     }
     to_pull_mode(ctx, &to_pull).await?;
-    match edges.last() {
-        Some(last) if edges.len() == AUTHOR_EDGES_PER_JOB => {
-            let next = PolicyJob::AuthorEdges { author, after_follower_id: last.follower_id.get() };
-            send_job(ctx, QueueMessage::Policy(next)).await
+    let next = match (cursor.0, edges.last()) {
+        (rate, Some(last)) if edges.len() == AUTHOR_EDGES_PER_JOB => {
+            Some((rate.map(|_| last.reported_read_rate()), last.follower_id.get()))
         }
-        _ => Ok(()),
+        // The pushed edges are done: on to the candidates, from the top.
+        (None, _) => Some((Some(f64::MAX), 0)),
+        (Some(_), _) => None,
+    };
+    let Some((after_rate, after_follower_id)) = next else { return Ok(()) };
+    let job = PolicyJob::AuthorEdges { author, after_follower_id, after_rate };
+    send_job(ctx, QueueMessage::Policy(job)).await
+}
+
+/// For an author over the cap, the read rate of the cap-th most active reader (an index seek
+/// on the author's side); recorded with the posting rate the edges are now decided with.
+async fn decide_cap(ctx: &Ctx, facts: &mut AuthorFacts) -> ApiResult<()> {
+    let cap = ctx.config.policy.push_max_followers;
+    let active_since = ctx.now - ctx.config.policy.active_days * DAY_MS;
+    let over = facts.followers_count > i64::try_from(cap).unwrap_or(i64::MAX);
+    // Stored > 0 exactly when the author is capped (see `author_needs_rebalance`).
+    facts.push_min_read_rate = if over {
+        store::cap_threshold(&ctx.db, facts.author_id, cap, active_since).await?.max(f64::MIN_POSITIVE)
+    } else {
+        0.0
+    };
+    store::record_author_decision(&ctx.db, facts, facts.push_min_read_rate, ctx.now).await
+}
+
+/// The lowest reported read rate at which a pulled edge of this author could be decided push
+/// now, or `None` when none can (pull mode). A rate decays from its report, so the decayed rate
+/// the rule uses is at most the reported one: a reader reported below this cut is pull however
+/// the rest of the rule goes (`Policy::decide`: from pull, push needs
+/// `rate * PUSH_COST_RATIO >= post_rate * EDGE_HYSTERESIS`, and a capped author needs the
+/// reader at or above its threshold).
+fn push_cut(ctx: &Ctx, facts: &AuthorFacts) -> Option<f64> {
+    let policy = &ctx.config.policy;
+    let by_rule = facts.post_rate().at(ctx.now) * policy.hysteresis.max(1.0)
+        / policy.push_cost_ratio.max(f64::MIN_POSITIVE);
+    match policy.mode {
+        FanoutMode::Pull => None,
+        FanoutMode::Push => Some(0.0),
+        FanoutMode::Hybrid => Some(by_rule.max(facts.push_min_read_rate)),
     }
 }
 
@@ -158,14 +231,67 @@ pub fn author_needs_rebalance(ctx: &Ctx, facts: &AuthorFacts) -> bool {
         || over_cap != capped_before
 }
 
-/// Cron: readers inactive for `ACTIVE_DAYS` stop being pushed. Only in hybrid mode: push and
-/// pull mode ignore the edges' flags, which would then only mislead the stats.
+/// Readers (with a window) whose activity one sweep pass checks at most, and inactive readers
+/// whose edges it moves: a rolling slice by id (wrapping round within the pass), so every
+/// reader is checked once per `readers / SWEEP_READERS_PER_PASS` passes and no pass scans the
+/// whole table.
+const SWEEP_READERS_PER_PASS: usize = 1_000;
+const SWEEP_MOVES_PER_PASS: usize = 100;
+const SWEEP_CURSOR: &str = "sweep_inactive_cursor";
+
+/// Cron: readers inactive for `ACTIVE_DAYS` stop being pushed (both copies of each edge, in
+/// the safe order of [`to_pull_mode`]). Only in hybrid mode: push and pull mode ignore the
+/// edges' flags, which would then only mislead the stats. Returns the edges moved.
 pub async fn sweep_inactive(ctx: &Ctx) -> ApiResult<usize> {
     if ctx.config.policy.mode != FanoutMode::Hybrid {
         return Ok(0);
     }
     let cutoff = ctx.now - ctx.config.policy.active_days * DAY_MS;
-    store::sweep_inactive(&ctx.db, cutoff, 500).await
+    // shard: each shard sweeps its own readers (one cursor per shard once sharded)
+    let db = &ctx.db;
+    let start = crate::store::stats::value(db, SWEEP_CURSOR).await?.unwrap_or(0);
+    let (mut after, mut checked, mut moved, mut wrapped) = (start, 0, 0, false);
+    loop {
+        let budget = SWEEP_READERS_PER_PASS - checked;
+        let slice = store::reader_slice(db, after, cutoff, budget).await?;
+        checked += slice.len();
+        let (next, edges) = sweep_slice(ctx, &slice).await?;
+        moved += edges;
+        if let Some(next) = next {
+            after = next; // stopped at the move budget: go on from there next pass
+            break;
+        }
+        match slice.last() {
+            Some(&(last, _)) if slice.len() == budget => {
+                after = last.get();
+                break;
+            }
+            // A short slice reached the last reader: go round once from the first.
+            _ if wrapped || start == 0 || checked >= SWEEP_READERS_PER_PASS => {
+                after = 0;
+                break;
+            }
+            _ => (after, wrapped) = (0, true),
+        }
+    }
+    crate::store::batch(db, vec![crate::store::stats::set(db, SWEEP_CURSOR, after)?]).await?;
+    Ok(moved)
+}
+
+/// Moves the pushed edges of the slice's inactive readers to pull, at most
+/// `SWEEP_MOVES_PER_PASS` readers: `(where to stop if the budget ran out, edges moved)`.
+async fn sweep_slice(ctx: &Ctx, slice: &[(UserId, bool)]) -> ApiResult<(Option<i64>, usize)> {
+    let mut moved = 0;
+    for (i, &(reader, _)) in slice.iter().filter(|(_, sweep)| *sweep).enumerate() {
+        if i == SWEEP_MOVES_PER_PASS {
+            return Ok((Some(reader.get() - 1), moved));
+        }
+        // shard: the reader's home
+        let authors = store::pushed_authors(&ctx.db, reader).await?;
+        let edges: Vec<_> = authors.into_iter().map(|a| (reader, a)).collect();
+        moved += to_pull_mode(ctx, &edges).await?;
+    }
+    Ok((None, moved))
 }
 
 /// Test hook: puts one edge into `mode` through the real switch protocol.
@@ -173,6 +299,6 @@ pub async fn force_edge(ctx: &Ctx, reader: UserId, author: UserId, mode: EdgeMod
     let windows = Windows::new(ctx)?;
     match mode {
         EdgeMode::Push => switch_to_push(ctx, &windows, reader, &[author]).await,
-        EdgeMode::Pull => to_pull_mode(ctx, &[(reader, author)]).await,
+        EdgeMode::Pull => to_pull_mode(ctx, &[(reader, author)]).await.map(|_| ()),
     }
 }

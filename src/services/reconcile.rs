@@ -42,6 +42,8 @@ pub struct ReconcileReport {
     pub held_released: usize,
     /// Handle claims released because their sign-up crashed before writing the user.
     pub orphan_handles_released: usize,
+    /// The graph check's slice: edges checked, and mirrors found missing or stale (and converged).
+    pub graph: super::graph::GraphRepairs,
 }
 
 /// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
@@ -69,6 +71,7 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     report.user_counts = repair_user_counts(ctx).await?;
     report.held_released = release_held(ctx).await?;
     report.orphan_handles_released = super::users::release_orphan_claims(ctx).await?;
+    report.graph = super::graph::repair_slice(ctx).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
     crate::store::live::purge_lapsed(db, ctx.now).await?;
     crate::store::oauth::purge_expired(db, ctx.now).await?;
@@ -80,11 +83,19 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
 /// What a pass found and repaired, by kind: the names of `reconcile_repaired_*` and
 /// `reconcile_last_*` (`GET /v1/admin/stats` reads them by this list), in the order of
 /// [`ReconcileReport::repairs`].
-pub const REPAIR_KINDS: [&str; 6] =
-    ["resent", "post_counts", "followers_count", "following_count", "posts_count", "held_released"];
+pub const REPAIR_KINDS: [&str; 8] = [
+    "resent",
+    "post_counts",
+    "followers_count",
+    "following_count",
+    "posts_count",
+    "held_released",
+    "follower_mirrors",
+    "block_mirrors",
+];
 
 impl ReconcileReport {
-    fn repairs(&self) -> [usize; 6] {
+    fn repairs(&self) -> [usize; 8] {
         [
             self.outbox_resent,
             self.counts_repaired,
@@ -92,6 +103,8 @@ impl ReconcileReport {
             self.user_counts.following_count,
             self.user_counts.posts_count,
             self.held_released,
+            self.graph.follower_mirrors,
+            self.graph.block_mirrors,
         ]
     }
 }

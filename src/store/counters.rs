@@ -15,9 +15,11 @@ pub struct UserCountRepairs {
     pub users_checked: usize,
 }
 
-/// The counters as the relations say (each one index range per user).
+/// The counters as the relations say (each one index range per user, on the user's own side:
+/// `followers_count` counts the author-side copies, `following_count` the follower-side rows;
+/// a mirror that lags is the graph check's to repair, `services/graph.rs`).
 const COUNTS: [(&str, &str); 3] = [
-    ("followers_count", "(SELECT COUNT(*) FROM follows f WHERE f.author_id = users.id)"),
+    ("followers_count", "(SELECT COUNT(*) FROM followers f WHERE f.author_id = users.id)"),
     ("following_count", "(SELECT COUNT(*) FROM follows f WHERE f.follower_id = users.id)"),
     ("posts_count", "(SELECT COUNT(*) FROM posts p WHERE p.author_id = users.id AND p.deleted_at IS NULL)"),
 ];

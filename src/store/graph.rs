@@ -1,9 +1,9 @@
 //! The social graph: follows (with optional group) and blocks.
 
-use super::users::{not_blocked_between, shown_to_viewer, UserRow, USER_COLUMNS};
+use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
 
-use super::{all, batch, int, opt_text, outbox, run, stmt, text, Db};
+use super::{all, batch, int, opt_text, outbox, stmt, text, Db, IdRow};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
@@ -22,16 +22,18 @@ struct GroupRow {
     group_name: Option<String>,
 }
 
-/// Creates or updates the follow, refusing atomically if a block exists either way (a check
-/// made before the insert could race with a concurrent block). Returns the follow's group and
-/// the outbox event that backfills the follower's window.
+/// Follower side: creates or updates the follow, refusing atomically if the follower's side
+/// knows of a block either way (`blocks` of the follower, authoritative; `blocked_by`, the
+/// mirror of the author's). Returns the follow's group and the outbox event that applies the
+/// author-side mirror and then backfills the follower's window (`EventKind::Backfill`).
 pub async fn follow(
-    db: &Db,
+    db_of_follower: &Db,
     follower: UserId,
     author: UserId,
     group: &GroupChange,
     now: i64,
 ) -> ApiResult<(Option<String>, Vec<OutboxId>)> {
+    let db = db_of_follower;
     let (set_group, name) = match group {
         GroupChange::Keep => (0, None),
         GroupChange::Set(name) => (1, name.as_ref().map(GroupName::as_str)),
@@ -48,7 +50,7 @@ pub async fn follow(
         db,
         vec![
             stmt(db, &sql, &[int(follower), int(author), opt_text(name), int(now), int(set_group)])?,
-            // Fill the follower's window with the author's recent posts (if the follow stands).
+            // The mirror, then the follower's window (if the follow stands when it runs).
             outbox::reader_event(db, EventKind::Backfill, follower, author, now, true)?,
         ],
     )
@@ -59,8 +61,15 @@ pub async fn follow(
     Ok((group.group_name, outbox::returned_events(results.get(1..).unwrap_or_default())))
 }
 
-/// Removes the follow; if there was one, records the event that cleans the reader's window.
-pub async fn unfollow(db: &Db, follower: UserId, author: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
+/// Follower side: removes the follow; if there was one, records the event that removes the
+/// author-side mirror and cleans the reader's window.
+pub async fn unfollow(
+    db_of_follower: &Db,
+    follower: UserId,
+    author: UserId,
+    now: i64,
+) -> ApiResult<Vec<OutboxId>> {
+    let db = db_of_follower;
     let results = batch(
         db,
         vec![
@@ -76,9 +85,17 @@ pub async fn unfollow(db: &Db, follower: UserId, author: UserId, now: i64) -> Ap
     Ok(outbox::returned_events(&results))
 }
 
-/// Records the block and removes follows in both directions in one atomic batch, with the
-/// events that clean both users' windows of each other.
-pub async fn block(db: &Db, blocker: UserId, blocked: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
+/// Blocker side: records the block and removes the blocker's own follow of the blocked user in
+/// one atomic batch, with the events that clean both users' windows of each other. Each event
+/// also converges the pair's mirrors (`services/graph.rs`): the `blocked_by` mirror and the
+/// blocked user's follow of the blocker, which live on the blocked user's side.
+pub async fn block(
+    db_of_blocker: &Db,
+    blocker: UserId,
+    blocked: UserId,
+    now: i64,
+) -> ApiResult<Vec<OutboxId>> {
+    let db = db_of_blocker;
     let (a, b) = (int(blocker), int(blocked));
     let results = batch(
         db,
@@ -88,12 +105,7 @@ pub async fn block(db: &Db, blocker: UserId, blocked: UserId, now: i64) -> ApiRe
                 "INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?1, ?2, ?3)",
                 &[a.clone(), b.clone(), int(now)],
             )?,
-            stmt(
-                db,
-                "DELETE FROM follows WHERE (follower_id = ?1 AND author_id = ?2) \
-                 OR (follower_id = ?2 AND author_id = ?1)",
-                &[a, b],
-            )?,
+            stmt(db, "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2", &[a, b])?,
             outbox::reader_event(db, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
             outbox::reader_event(db, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
         ],
@@ -102,10 +114,28 @@ pub async fn block(db: &Db, blocker: UserId, blocked: UserId, now: i64) -> ApiRe
     Ok(outbox::returned_events(&results))
 }
 
-pub async fn unblock(db: &Db, blocker: UserId, blocked: UserId) -> ApiResult<()> {
-    run(db, "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2", &[int(blocker), int(blocked)])
-        .await?;
-    Ok(())
+/// Blocker side: removes the block; if there was one, records the event that removes its
+/// `blocked_by` mirror.
+pub async fn unblock(
+    db_of_blocker: &Db,
+    blocker: UserId,
+    blocked: UserId,
+    now: i64,
+) -> ApiResult<Vec<OutboxId>> {
+    let db = db_of_blocker;
+    let results = batch(
+        db,
+        vec![
+            stmt(
+                db,
+                "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2",
+                &[int(blocker), int(blocked)],
+            )?,
+            outbox::reader_event(db, EventKind::GraphMirror, blocker, blocked, now, true)?,
+        ],
+    )
+    .await?;
+    Ok(outbox::returned_events(&results))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -116,8 +146,21 @@ pub enum Direction {
     Following,
 }
 
+/// Filtered rounds a list page reads at most (each `limit + 1` edges): only users hidden from
+/// the viewer (blocks, suspensions) make a page read more than one.
+const LIST_ROUNDS: usize = 20;
+
+#[derive(Deserialize)]
+struct EdgeKey {
+    other: UserId,
+    sort_at: i64,
+}
+
 /// One page (newest follow first) of followers or followees, hiding users with a block either
-/// way with the viewer. Fetches `limit + 1` rows so the caller knows whether more exist.
+/// way with the viewer and suspended users. Fetches `limit + 1` rows so the caller knows whether
+/// more exist. The edges come from the listed user's own side (`followers` for followers,
+/// `follows` for followees), the users from their rows, the blocks from the viewer's side: no
+/// statement joins two sides.
 pub async fn follow_list(
     db: &Db,
     viewer: UserId,
@@ -126,18 +169,79 @@ pub async fn follow_list(
     before: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<UserRow>> {
-    let (anchor, other) = match direction {
-        Direction::Followers => ("author_id", "follower_id"),
-        Direction::Following => ("follower_id", "author_id"),
+    let want = limit + 1;
+    let mut before = before.unwrap_or(SortKey::TOP);
+    let mut rows = Vec::with_capacity(want);
+    for _ in 0..LIST_ROUNDS {
+        // shard: the listed user's home
+        let edges = edge_page(db, user, direction, before, want).await?;
+        rows.extend(shown_edges(db, viewer, &edges).await?);
+        match edges.last() {
+            Some(last) if edges.len() == want && rows.len() < want => {
+                before = SortKey::new(last.sort_at, last.other.get());
+            }
+            _ => break,
+        }
+    }
+    rows.truncate(want);
+    Ok(rows)
+}
+
+/// A page of one user's edges in list order, from that user's side only.
+async fn edge_page(
+    db_of_user: &Db,
+    user: UserId,
+    direction: Direction,
+    before: SortKey,
+    limit: usize,
+) -> ApiResult<Vec<EdgeKey>> {
+    let (table, anchor, other) = match direction {
+        Direction::Followers => ("followers", "author_id", "follower_id"),
+        Direction::Following => ("follows", "follower_id", "author_id"),
     };
-    let before = before.unwrap_or(SortKey::TOP);
     let sql = format!(
-        "SELECT {USER_COLUMNS}, fl.created_at AS sort_at FROM follows fl JOIN users u ON u.id = fl.{other} \
-         WHERE fl.{anchor} = ?2 AND (fl.created_at, fl.{other}) < (?3, ?4) AND {} \
-         ORDER BY fl.created_at DESC, fl.{other} DESC LIMIT ?5",
-        shown_to_viewer("u.id")
+        "SELECT {other} AS other, created_at AS sort_at FROM {table} \
+         WHERE {anchor} = ?1 AND (created_at, {other}) < (?2, ?3) \
+         ORDER BY created_at DESC, {other} DESC LIMIT ?4"
     );
-    all(db, &sql, &[int(viewer), int(user), int(before.primary), int(before.id), int(limit as i64 + 1)]).await
+    all(db_of_user, &sql, &[int(user), int(before.primary), int(before.id), int(limit as i64)]).await
+}
+
+/// The edges' users the viewer may see, in the edges' order, with the edge's time.
+async fn shown_edges(db: &Db, viewer: UserId, edges: &[EdgeKey]) -> ApiResult<Vec<UserRow>> {
+    if edges.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<UserId> = edges.iter().map(|e| e.other).collect();
+    // shard: each listed user's home (grouped by shard once there are several)
+    let users = super::users::shown_by_ids(db, &ids).await?;
+    // shard: the viewer's home
+    let hidden = blocked_either_way(db, viewer, &ids).await?;
+    Ok(edges
+        .iter()
+        .filter(|e| !hidden.contains(&e.other))
+        .filter_map(|e| {
+            users.iter().find(|u| u.id == e.other).map(|u| UserRow { sort_at: e.sort_at, ..u.clone() })
+        })
+        .collect())
+}
+
+/// Which of `others` have a block either way with `user`, from `user`'s side alone (`blocks`
+/// of the user, authoritative; `blocked_by`, the mirror of the others' blocks).
+pub async fn blocked_either_way(db_of_user: &Db, user: UserId, others: &[UserId]) -> ApiResult<Vec<UserId>> {
+    let rows: Vec<IdRow> = all(
+        db_of_user,
+        "SELECT value AS id FROM json_each(?2) WHERE \
+           EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = value) \
+           OR EXISTS (SELECT 1 FROM blocked_by WHERE blocked_id = ?1 AND blocker_id = value)",
+        &[int(user), text(&id_list(others))],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
+}
+
+fn id_list(ids: &[UserId]) -> String {
+    serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default()
 }
 
 /// Both directions of follows and blocks between the viewer and each of `others`.
@@ -167,16 +271,19 @@ impl Mutual {
 
 /// The viewer's [`Mutual`] with each user of `others` the viewer may see (existing, not
 /// suspended, not blocking the viewer: like everywhere else, such a user answers as if they did
-/// not exist, so `blocked_by` is never true here). One query.
+/// not exist, so `blocked_by` is never true here). The four facts come from the viewer's side
+/// alone (`follows`, `followers`, `blocks`, `blocked_by` keyed by the viewer), the users from
+/// their own rows.
 pub async fn mutuals(db: &Db, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
-    const SQL: &str = "SELECT u.id, \
-        EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = u.id) AS following, \
-        EXISTS (SELECT 1 FROM follows WHERE follower_id = u.id AND author_id = ?1) AS followed_by, \
-        EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = u.id) AS blocking, \
-        EXISTS (SELECT 1 FROM blocks WHERE blocker_id = u.id AND blocked_id = ?1) AS blocked_by \
-        FROM users u WHERE u.id IN (SELECT value FROM json_each(?2)) AND u.suspended_at IS NULL \
-        AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocker_id = u.id AND blocked_id = ?1)";
-    let list =
-        serde_json::to_string(&others.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
-    all(db, SQL, &[int(viewer), text(&list)]).await
+    const SQL: &str = "SELECT value AS id, \
+        EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = value) AS following, \
+        EXISTS (SELECT 1 FROM followers WHERE author_id = ?1 AND follower_id = value) AS followed_by, \
+        EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = value) AS blocking, \
+        EXISTS (SELECT 1 FROM blocked_by WHERE blocked_id = ?1 AND blocker_id = value) AS blocked_by \
+        FROM json_each(?2)";
+    // shard: the viewer's home
+    let facts: Vec<Mutual> = all(db, SQL, &[int(viewer), text(&id_list(others))]).await?;
+    // shard: each other user's home
+    let shown = super::users::shown_by_ids(db, others).await?;
+    Ok(facts.into_iter().filter(|m| !m.blocked_by() && shown.iter().any(|u| u.id == m.id)).collect())
 }

@@ -9,6 +9,7 @@ pub mod feed;
 pub mod graph;
 pub mod likes;
 pub mod live;
+pub mod mirror;
 pub mod moderation;
 pub mod oauth;
 pub mod outbox;

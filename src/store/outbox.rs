@@ -69,10 +69,11 @@ pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
     super::returned_ids(results).into_iter().map(OutboxId::from_trusted).collect()
 }
 
-/// Readers with a window among an author's followers after `after`, in follower-id order:
-/// only those whose edge is pushed (`pushed_only`, hybrid mode) or all of them (push mode).
+/// An author's followers after `after`, in follower-id order, from the author's side alone
+/// (`followers`): only those whose edge is pushed (`pushed_only`, hybrid mode) or all of them
+/// (push mode). Which of them have a window is their own rows' to say ([`active_among`]).
 pub async fn follower_chunk(
-    db: &Db,
+    db_of_author: &Db,
     author: UserId,
     after: i64,
     limit: usize,
@@ -82,18 +83,36 @@ pub async fn follower_chunk(
     struct Row {
         follower_id: UserId,
     }
-    let pushed = if pushed_only { "AND f.push = 1" } else { "" };
+    let pushed = if pushed_only { "AND push = 1" } else { "" };
     let rows: Vec<Row> = all(
-        db,
+        db_of_author,
         &format!(
-            "SELECT f.follower_id FROM follows f JOIN users u ON u.id = f.follower_id \
-             WHERE f.author_id = ?1 {pushed} AND f.follower_id > ?2 AND u.feed_active_at IS NOT NULL \
-             ORDER BY f.follower_id LIMIT ?3"
+            "SELECT follower_id FROM followers WHERE author_id = ?1 {pushed} AND follower_id > ?2 \
+             ORDER BY follower_id LIMIT ?3"
         ),
         &[int(author), int(after), int(limit as i64)],
     )
     .await?;
     Ok(rows.into_iter().map(|r| r.follower_id).collect())
+}
+
+/// Which of `readers` have a timeline window (read exactly when the fan-out runs: a reader
+/// activated before a post's fan-out reads this gets the post; one activated after has it in
+/// the snapshot their window is built from). Their own rows, by primary key.
+pub async fn active_among(db_of_readers: &Db, readers: &[UserId]) -> ApiResult<Vec<UserId>> {
+    if readers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list =
+        serde_json::to_string(&readers.iter().map(|r| r.get()).collect::<Vec<_>>()).unwrap_or_default();
+    let rows: Vec<IdRow> = all(
+        db_of_readers,
+        "SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?1)) AND feed_active_at IS NOT NULL",
+        &[text(&list)],
+    )
+    .await?;
+    let active: std::collections::HashSet<i64> = rows.into_iter().map(|r| r.id).collect();
+    Ok(readers.iter().copied().filter(|r| active.contains(&r.get())).collect())
 }
 
 /// Records a finished chunk: progress only moves forward, so a stale retry cannot rewind it.

@@ -1,10 +1,14 @@
 //! The hybrid fan-out's D1 side: authors' posting rates, readers' reported activity, and the
-//! mode of each follow edge (`follows.push`, `follows.pull`; see migration 0005).
+//! mode of each follow edge, kept on both copies of the edge (migrations 0005, 0010): the
+//! follower side's `follows.pull` is what feed reads pull, the author side's `followers.push`
+//! is what fan-out writes to. `services/policy.rs` moves them in the order that keeps every edge
+//! pushed or pulled (or both) at every moment. Every statement touches one side: the author's
+//! (`followers`, the author's users row) or the reader's (`follows`, the reader's users row).
 
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
-use super::{all, exec, first, int, run, stmt, Db};
+use super::{all, exec, first, int, run, stmt, text, Db};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
 use crate::domain::policy::{EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
@@ -25,14 +29,42 @@ pub fn count_post(db: &Db, author: UserId, created_at: i64, now: i64) -> ApiResu
     )
 }
 
-/// Records what a reader's window object reported.
-pub async fn record_activity(db: &Db, reader: UserId, report: &ActivityReport) -> ApiResult<()> {
+/// Records what a reader's window object reported, on the reader's own row.
+pub async fn record_activity(db_of_reader: &Db, reader: UserId, report: &ActivityReport) -> ApiResult<()> {
     exec(
-        db,
+        db_of_reader,
         "UPDATE users SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3) WHERE id = ?1",
         &[int(reader), report.read_rate.into(), int(report.last_read_at)],
     )
     .await
+}
+
+/// Copies a reader's reported facts onto their author-side edges (`followers` rows of
+/// `authors`, on the authors' side), where the authors' policy ranks readers without reading
+/// their rows. Only rows whose facts really move are written (a report is itself only sent on
+/// a real move: `domain/activity.rs`), so a repeated report writes nothing. A report comes from
+/// the reader's window, so the reader has one. Returns the rows written.
+pub async fn copy_reader_facts(
+    db_of_authors: &Db,
+    reader: UserId,
+    authors: &[UserId],
+    report: &ActivityReport,
+) -> ApiResult<usize> {
+    let mut written = 0;
+    for chunk in authors.chunks(500) {
+        let list =
+            serde_json::to_string(&chunk.iter().map(|a| a.get()).collect::<Vec<_>>()).unwrap_or_default();
+        written += run(
+            db_of_authors,
+            "UPDATE followers SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3), \
+               reader_active = 1 \
+             WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?4)) \
+               AND (read_rate <> ?2 OR COALESCE(last_read_at, 0) < ?3 OR reader_active = 0)",
+            &[int(reader), report.read_rate.into(), int(report.last_read_at), text(&list)],
+        )
+        .await?;
+    }
+    Ok(written)
 }
 
 /// An author as the policy sees them.
@@ -97,55 +129,97 @@ const AUTHOR_FACTS: &str =
     "SELECT id AS author_id, post_rate, post_rate_at, post_rate_modes, followers_count, \
      push_min_read_rate FROM users";
 
-const EDGE_COLUMNS: &str = "f.author_id, f.follower_id, f.push, f.pull, r.read_rate, r.last_read_at, \
-     r.feed_active_at IS NOT NULL AS has_window";
-
-pub async fn author_facts(db: &Db, author: UserId) -> ApiResult<Option<AuthorFacts>> {
-    first(db, &format!("{AUTHOR_FACTS} WHERE id = ?1"), &[int(author)]).await
+pub async fn author_facts(db_of_author: &Db, author: UserId) -> ApiResult<Option<AuthorFacts>> {
+    first(db_of_author, &format!("{AUTHOR_FACTS} WHERE id = ?1"), &[int(author)]).await
 }
 
-/// Every author the reader follows, with their facts, and the reader's side of each edge.
+/// Every author the reader follows, from the reader's side (their `follows` and their own row:
+/// the same side), and those authors' facts (their own rows).
 pub async fn reader_edges(db: &Db, reader: UserId) -> ApiResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
+    // shard: the reader's home
     let edges: Vec<EdgeRow> = all(
         db,
-        &format!("SELECT {EDGE_COLUMNS} FROM follows f JOIN users r ON r.id = f.follower_id WHERE f.follower_id = ?1"),
+        "SELECT f.author_id, f.follower_id, f.push, f.pull, r.read_rate, r.last_read_at, \
+           r.feed_active_at IS NOT NULL AS has_window \
+         FROM follows f JOIN users r ON r.id = f.follower_id WHERE f.follower_id = ?1",
         &[int(reader)],
     )
     .await?;
-    let authors: Vec<AuthorFacts> = all(
-        db,
-        &format!("{AUTHOR_FACTS} WHERE id IN (SELECT author_id FROM follows WHERE follower_id = ?1)"),
-        &[int(reader)],
-    )
-    .await?;
+    let ids = serde_json::to_string(&edges.iter().map(|e| e.author_id.get()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    // shard: each author's home (grouped by shard once sharded)
+    let authors: Vec<AuthorFacts> =
+        all(db, &format!("{AUTHOR_FACTS} WHERE id IN (SELECT value FROM json_each(?1))"), &[text(&ids)])
+            .await?;
     Ok((edges, authors))
 }
 
-/// A page of an author's edges, in follower order after `after`.
-pub async fn author_edges(db: &Db, author: UserId, after: i64, limit: usize) -> ApiResult<Vec<EdgeRow>> {
+/// The author-side columns of an [`EdgeRow`]: the reader's facts are the copies on the edge.
+const AUTHOR_EDGE_COLUMNS: &str =
+    "author_id, follower_id, push, pull, read_rate, last_read_at, reader_active AS has_window";
+
+/// A page of an author's pushed (or switching) edges, in follower order after `after`, from
+/// the author's side (index `followers_push`).
+pub async fn pushed_edges(
+    db_of_author: &Db,
+    author: UserId,
+    after: i64,
+    limit: usize,
+) -> ApiResult<Vec<EdgeRow>> {
     all(
-        db,
+        db_of_author,
         &format!(
-            "SELECT {EDGE_COLUMNS} FROM follows f JOIN users r ON r.id = f.follower_id \
-             WHERE f.author_id = ?1 AND f.follower_id > ?2 ORDER BY f.follower_id LIMIT ?3"
+            "SELECT {AUTHOR_EDGE_COLUMNS} FROM followers \
+             WHERE author_id = ?1 AND push = 1 AND follower_id > ?2 ORDER BY follower_id LIMIT ?3"
         ),
         &[int(author), int(after), int(limit as i64)],
     )
     .await
 }
 
+/// A page of an author's pulled edges whose reader (with a window) reported a read rate of at
+/// least `cut`, from the highest rate down after `(rate, follower)`, from the author's side
+/// (index `followers_by_rate`, whose entries end with the follower id: the order is exact).
+pub async fn push_candidates(
+    db_of_author: &Db,
+    author: UserId,
+    cut: f64,
+    (rate, after): (f64, i64),
+    limit: usize,
+) -> ApiResult<Vec<EdgeRow>> {
+    all(
+        db_of_author,
+        &format!(
+            "SELECT {AUTHOR_EDGE_COLUMNS} FROM followers INDEXED BY followers_by_rate \
+             WHERE author_id = ?1 AND reader_active = 1 AND read_rate >= ?2 \
+               AND (read_rate < ?3 OR (read_rate = ?3 AND follower_id > ?4)) \
+             ORDER BY read_rate DESC, follower_id LIMIT ?5"
+        ),
+        &[int(author), cut.into(), rate.into(), int(after), int(limit as i64)],
+    )
+    .await
+}
+
 /// For an author over the cap: the read rate of the `cap`-th most active reader (active since
-/// `active_since`, with a window), or 0 when fewer readers than that are active.
-pub async fn cap_threshold(db: &Db, author: UserId, cap: usize, active_since: i64) -> ApiResult<f64> {
+/// `active_since`, with a window), or 0 when fewer readers than that are active. From the
+/// author's side: the readers' facts copied on the edges, walked down the partial index
+/// `followers_by_rate` from the top, so the cost is about `cap` rows (plus the inactive readers
+/// ranked above the cut), never the follower count.
+pub async fn cap_threshold(
+    db_of_author: &Db,
+    author: UserId,
+    cap: usize,
+    active_since: i64,
+) -> ApiResult<f64> {
     #[derive(Deserialize)]
     struct Row {
         read_rate: f64,
     }
     let row: Option<Row> = first(
-        db,
-        "SELECT r.read_rate FROM follows f JOIN users r ON r.id = f.follower_id \
-         WHERE f.author_id = ?1 AND r.feed_active_at IS NOT NULL AND r.last_read_at >= ?2 \
-         ORDER BY r.read_rate DESC LIMIT 1 OFFSET ?3",
+        db_of_author,
+        "SELECT read_rate FROM followers INDEXED BY followers_by_rate \
+         WHERE author_id = ?1 AND reader_active = 1 AND last_read_at >= ?2 \
+         ORDER BY read_rate DESC LIMIT 1 OFFSET ?3",
         &[int(author), int(active_since), int(cap.saturating_sub(1) as i64)],
     )
     .await?;
@@ -178,63 +252,144 @@ pub enum Phase {
     Push,
 }
 
-/// Moves edges (one reader, many authors; or one author, many readers) into `phase`.
-pub async fn set_phase(db: &Db, edges: &[(UserId, UserId)], phase: Phase) -> ApiResult<usize> {
-    let (sql, guard) = match phase {
-        Phase::Pull => ("UPDATE follows SET push = 0, pull = 1", ""),
-        Phase::Switching => ("UPDATE follows SET push = 1, pull = 1", ""),
-        Phase::Push => ("UPDATE follows SET push = 1, pull = 0", " AND push = 1"),
-    };
-    let mut changed = 0;
+impl Phase {
+    fn set_clause(self) -> (&'static str, &'static str) {
+        match self {
+            Phase::Pull => ("SET push = 0, pull = 1", ""),
+            Phase::Switching => ("SET push = 1, pull = 1", ""),
+            Phase::Push => ("SET push = 1, pull = 0", " AND push = 1"),
+        }
+    }
+}
+
+/// Moves the follower-side copies of edges `(follower, author)` into `phase` (what feed reads
+/// pull). Returns the edges changed.
+pub async fn set_reader_phase(
+    db_of_readers: &Db,
+    edges: &[(UserId, UserId)],
+    phase: Phase,
+) -> ApiResult<Vec<(UserId, UserId)>> {
+    set_side_phase(db_of_readers, "follows", edges, phase).await
+}
+
+/// Moves the author-side copies of edges `(follower, author)` into `phase` (what fan-out
+/// pushes to). Returns the edges changed: a `Push` moves only edges whose author side is
+/// switching, and an edge whose mirror is not there yet is not changed.
+pub async fn set_author_phase(
+    db_of_authors: &Db,
+    edges: &[(UserId, UserId)],
+    phase: Phase,
+) -> ApiResult<Vec<(UserId, UserId)>> {
+    set_side_phase(db_of_authors, "followers", edges, phase).await
+}
+
+async fn set_side_phase(
+    db: &Db,
+    table: &str,
+    edges: &[(UserId, UserId)],
+    phase: Phase,
+) -> ApiResult<Vec<(UserId, UserId)>> {
+    #[derive(Deserialize)]
+    struct Changed {
+        follower_id: UserId,
+        author_id: UserId,
+    }
+    let (set, guard) = phase.set_clause();
+    let mut changed = Vec::new();
     // 2 parameters an edge, at most 100 a statement.
     for chunk in edges.chunks(45) {
         let pairs: Vec<String> =
             (0..chunk.len()).map(|i| format!("(?{}, ?{})", 2 * i + 1, 2 * i + 2)).collect();
         let params: Vec<_> =
             chunk.iter().flat_map(|(follower, author)| [int(*follower), int(*author)]).collect();
-        let statement =
-            format!("{sql} WHERE (follower_id, author_id) IN (VALUES {}){guard}", pairs.join(", "));
-        changed += run(db, &statement, &params).await?;
+        let statement = format!(
+            "UPDATE {table} {set} WHERE (follower_id, author_id) IN (VALUES {}){guard} \
+             RETURNING follower_id, author_id",
+            pairs.join(", ")
+        );
+        let rows: Vec<Changed> = all(db, &statement, &params).await?;
+        changed.extend(rows.into_iter().map(|r| (r.follower_id, r.author_id)));
     }
     Ok(changed)
 }
 
-/// Readers who have not read for `ACTIVE_DAYS` stop being pushed (at most `limit` readers a
-/// pass, only readers who still have pushed edges, so passes make progress). Readers from
-/// before activity was reported fall back to when their window was made.
-pub async fn sweep_inactive(db: &Db, cutoff: i64, limit: usize) -> ApiResult<usize> {
-    run(
-        db,
-        "UPDATE follows SET push = 0, pull = 1 WHERE push = 1 AND follower_id IN ( \
-           SELECT u.id FROM users u WHERE u.feed_active_at IS NOT NULL \
-             AND COALESCE(u.last_read_at, u.feed_active_at) < ?1 \
-             AND EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = u.id AND f.push = 1) LIMIT ?2)",
-        &[int(cutoff), int(limit as i64)],
-    )
-    .await
-}
-
-/// Edges by mode, for the stats: (push, pull, switching).
-pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
+/// A bounded slice of readers with a window, by id after `after`: `(reader, inactive with
+/// pushed edges)`. From the readers' own side (their rows and their `follows`): the pushed-edge
+/// probe runs only for readers inactive since `cutoff`. Readers from before activity was
+/// reported fall back to when their window was made.
+pub async fn reader_slice(
+    db_of_readers: &Db,
+    after: i64,
+    cutoff: i64,
+    limit: usize,
+) -> ApiResult<Vec<(UserId, bool)>> {
     #[derive(Deserialize)]
     struct Row {
-        push: i64,
-        pull: i64,
-        n: i64,
+        id: UserId,
+        sweep: i64,
     }
-    let rows: Vec<Row> =
-        all(db, "SELECT push, pull, COUNT(*) AS n FROM follows GROUP BY push, pull", &[]).await?;
-    let count = |push, pull| rows.iter().filter(|r| r.push == push && r.pull == pull).map(|r| r.n).sum();
-    Ok((count(1, 0), count(0, 1), count(1, 1)))
+    let rows: Vec<Row> = all(
+        db_of_readers,
+        "SELECT u.id, CASE WHEN COALESCE(u.last_read_at, u.feed_active_at) < ?2 \
+           THEN EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = u.id AND f.push = 1) ELSE 0 END AS sweep \
+         FROM users u WHERE u.id > ?1 AND u.feed_active_at IS NOT NULL ORDER BY u.id LIMIT ?3",
+        &[int(after), int(cutoff), int(limit as i64)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.sweep != 0)).collect())
 }
 
-/// Test hook: moves a reader's last read back by `days`, as if they had been away.
+/// The authors whose edge from `reader` is pushed on the reader's side (or switching).
+pub async fn pushed_authors(db_of_reader: &Db, reader: UserId) -> ApiResult<Vec<UserId>> {
+    #[derive(Deserialize)]
+    struct Row {
+        author_id: UserId,
+    }
+    let rows: Vec<Row> = all(
+        db_of_reader,
+        "SELECT author_id FROM follows WHERE follower_id = ?1 AND push = 1",
+        &[int(reader)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| r.author_id).collect())
+}
+
+/// Edges by mode, for the stats: (push, pull, switching), from the counters the author side's
+/// triggers keep (migration 0010), not a count over the edges.
+pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
+    let count = |name| super::stats::value(db, name);
+    let (push, pull, switching) =
+        futures_util::future::join3(count("edges_mode_10"), count("edges_mode_01"), count("edges_mode_11"))
+            .await;
+    Ok((push?.unwrap_or(0), pull?.unwrap_or(0), switching?.unwrap_or(0)))
+}
+
+/// Test hook: moves a reader's last read back by `days`, as if they had been away: their own
+/// row, then the copies on their author-side edges (the authors listed from the reader's side).
 pub async fn age_reader(db: &Db, reader: UserId, days: i64) -> ApiResult<()> {
+    let ms = days * DAY_MS;
     exec(
         db,
         "UPDATE users SET last_read_at = COALESCE(last_read_at, feed_active_at) - ?2, \
            feed_active_at = feed_active_at - ?2 WHERE id = ?1",
-        &[int(reader), int(days * DAY_MS)],
+        &[int(reader), int(ms)],
+    )
+    .await?;
+    #[derive(Deserialize)]
+    struct Row {
+        author_id: i64,
+    }
+    // shard: the reader's home
+    let authors: Vec<Row> =
+        all(db, "SELECT author_id FROM follows WHERE follower_id = ?1", &[int(reader)]).await?;
+    let list =
+        serde_json::to_string(&authors.iter().map(|a| a.author_id).collect::<Vec<_>>()).unwrap_or_default();
+    // shard: the authors' homes
+    exec(
+        db,
+        "UPDATE followers SET last_read_at = last_read_at - ?2 \
+         WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?3))",
+        &[int(reader), int(ms), text(&list)],
     )
     .await
 }

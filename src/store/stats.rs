@@ -123,9 +123,9 @@ pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
         &[],
     )
     .await?;
+    // Per-reader counters kept by triggers (migration 0010): a bounded sample, not a GROUP BY.
     let pulled: Vec<Count> =
-        all(db, "SELECT COUNT(*) AS n FROM follows WHERE pull = 1 GROUP BY follower_id LIMIT 10000", &[])
-            .await?;
+        all(db, "SELECT pulled_count AS n FROM users WHERE pulled_count > 0 LIMIT 10000", &[]).await?;
     let minute = minute_of(now);
     Ok(Snapshot {
         last_hour: minute_sums(db, minute - 59, minute + 1).await?,

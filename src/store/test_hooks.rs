@@ -154,12 +154,13 @@ pub struct EdgeView {
     last_read_at: Option<i64>,
 }
 
-/// An author's edges with their modes and the readers' reported activity.
-pub async fn author_edges(db: &Db, author: UserId) -> ApiResult<Vec<EdgeView>> {
+/// An author's edges with their modes and the readers' reported activity, as the author's
+/// side holds them (`followers`: the copies fan-out and the author's policy read).
+pub async fn author_edges(db_of_author: &Db, author: UserId) -> ApiResult<Vec<EdgeView>> {
     all(
-        db,
-        "SELECT f.follower_id, f.push, f.pull, u.read_rate, u.last_read_at FROM follows f \
-         JOIN users u ON u.id = f.follower_id WHERE f.author_id = ?1 ORDER BY f.follower_id LIMIT 1000",
+        db_of_author,
+        "SELECT follower_id, push, pull, read_rate, last_read_at FROM followers \
+         WHERE author_id = ?1 ORDER BY follower_id LIMIT 1000",
         &[int(author)],
     )
     .await

@@ -28,13 +28,16 @@ pub struct UserRow {
     pub sort_at: i64,
 }
 
-/// The SQL expressions for the viewer (`?1`) relationship to a user id column.
+/// The SQL expressions for the viewer (`?1`) relationship to a user id column (an author's),
+/// read from that user's side alone, so they run on the author's database beside the posts:
+/// the author-side copy of the viewer's follow (`followers`; the home feed overrides it with the
+/// reader's own side, which is authoritative: `services/feed_io.rs`), a block either way as the
+/// author's side knows it (see [`not_blocked_between`]), and the author's suspension.
 pub fn relationship_columns(user_col: &str) -> String {
     format!(
-        "EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = ?1 AND f.author_id = {user_col}) AS viewer_follows, \
-         EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = ?1 AND b.blocked_id = {user_col}) \
-                 OR (b.blocker_id = {user_col} AND b.blocked_id = ?1)) AS blocked, \
-         {} AS suspended",
+        "EXISTS (SELECT 1 FROM followers fr WHERE fr.author_id = {user_col} AND fr.follower_id = ?1) AS viewer_follows, \
+         NOT {} AS blocked, {} AS suspended",
+        not_blocked_between(user_col, "?1"),
         suspended(user_col)
     )
 }
@@ -56,11 +59,13 @@ pub fn shown_to_viewer(user_col: &str) -> String {
     format!("{} AND {}", not_blocked_between("?1", user_col), not_suspended(user_col))
 }
 
-/// The SQL condition "no block either way between these two user expressions".
-pub fn not_blocked_between(a: &str, b: &str) -> String {
+/// The SQL condition "no block either way between these two user expressions", read from the
+/// side of `side` alone: its own `blocks` (authoritative) and `blocked_by` (the mirror of the
+/// other's blocks, which appears when the block's event applies: normally within the request).
+pub fn not_blocked_between(side: &str, other: &str) -> String {
     format!(
-        "NOT EXISTS (SELECT 1 FROM blocks b WHERE (b.blocker_id = {a} AND b.blocked_id = {b}) \
-         OR (b.blocker_id = {b} AND b.blocked_id = {a}))"
+        "(NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker_id = {side} AND b.blocked_id = {other}) \
+         AND NOT EXISTS (SELECT 1 FROM blocked_by bb WHERE bb.blocked_id = {side} AND bb.blocker_id = {other}))"
     )
 }
 
@@ -143,7 +148,7 @@ pub async fn insert(
 }
 
 #[derive(Deserialize)]
-struct UserWithRelationship {
+struct UserWithSuspension {
     id: UserId,
     handle: String,
     display_name: String,
@@ -151,9 +156,28 @@ struct UserWithRelationship {
     followers_count: i64,
     following_count: i64,
     posts_count: i64,
+    suspended: i64,
+}
+
+impl UserWithSuspension {
+    fn user(self) -> UserRow {
+        UserRow {
+            id: self.id,
+            handle: self.handle,
+            display_name: self.display_name,
+            created_at: self.created_at,
+            followers_count: self.followers_count,
+            following_count: self.following_count,
+            posts_count: self.posts_count,
+            sort_at: 0,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ViewerSide {
     viewer_follows: i64,
     blocked: i64,
-    suspended: i64,
 }
 
 /// How a user is named in a request.
@@ -163,7 +187,9 @@ pub enum UserKey<'a> {
     Handle(&'a Handle),
 }
 
-/// A user and what the viewer is to them, in one query; `None` if the user does not exist.
+/// A user and what the viewer is to them; `None` if the user does not exist. The user comes
+/// from their own row, the relationship from the viewer's side (two statements, one per side;
+/// side by side when the user is named by id).
 pub async fn get_with_relationship(
     db: &Db,
     viewer: UserId,
@@ -173,28 +199,46 @@ pub async fn get_with_relationship(
         UserKey::Id(id) => ("id", int(id)),
         UserKey::Handle(handle) => ("handle", text(handle.as_str())),
     };
-    let sql =
-        format!("SELECT {USER_COLUMNS}, {} FROM users u WHERE u.{column} = ?2", relationship_columns("u.id"));
-    let row: Option<UserWithRelationship> = first(db, &sql, &[int(viewer), value]).await?;
-    Ok(row.map(|r| {
-        let rel = Relationship {
-            is_self: r.id == viewer,
-            follows: r.viewer_follows != 0,
-            blocked: r.blocked != 0,
-            suspended: r.suspended != 0,
-        };
-        let user = UserRow {
-            id: r.id,
-            handle: r.handle,
-            display_name: r.display_name,
-            created_at: r.created_at,
-            followers_count: r.followers_count,
-            following_count: r.following_count,
-            posts_count: r.posts_count,
-            sort_at: 0,
-        };
-        (user, rel)
-    }))
+    let sql = format!(
+        "SELECT {USER_COLUMNS}, u.suspended_at IS NOT NULL AS suspended FROM users u WHERE u.{column} = ?1"
+    );
+    // shard: the user's home (a handle is found through the handle directory once sharded)
+    let params = [value];
+    let user = first::<UserWithSuspension>(db, &sql, &params);
+    let row = match key {
+        UserKey::Id(id) => {
+            // shard: the viewer's home
+            let (user, side) = futures_util::future::join(user, viewer_side(db, viewer, id)).await;
+            user?.map(|u| (u, side))
+        }
+        UserKey::Handle(_) => match user.await? {
+            // shard: the viewer's home
+            Some(u) => {
+                let id = u.id;
+                Some((u, viewer_side(db, viewer, id).await))
+            }
+            None => None,
+        },
+    };
+    let Some((row, side)) = row else { return Ok(None) };
+    let side = side?.unwrap_or(ViewerSide { viewer_follows: 0, blocked: 0 });
+    let rel = Relationship {
+        is_self: row.id == viewer,
+        follows: side.viewer_follows != 0,
+        blocked: side.blocked != 0,
+        suspended: row.suspended != 0,
+    };
+    Ok(Some((row.user(), rel)))
+}
+
+/// The viewer's follow of `other` and a block either way, from the viewer's side alone.
+async fn viewer_side(db_of_viewer: &Db, viewer: UserId, other: UserId) -> ApiResult<Option<ViewerSide>> {
+    let sql = format!(
+        "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) AS viewer_follows, \
+         NOT {} AS blocked",
+        not_blocked_between("?1", "?2")
+    );
+    first(db_of_viewer, &sql, &[int(viewer), int(other)]).await
 }
 
 /// What authentication needs of a user.
@@ -259,5 +303,14 @@ pub async fn credentials(db: &Db, id: UserId) -> ApiResult<Option<Credentials>> 
 pub async fn by_ids(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
     let list = serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
     let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1))");
+    all(db, &sql, &[text(&list)]).await
+}
+
+/// The users with these ids who are not suspended (any order; missing ids are left out).
+pub async fn shown_by_ids(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
+    let list = serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) AND u.suspended_at IS NULL"
+    );
     all(db, &sql, &[text(&list)]).await
 }

@@ -18,6 +18,7 @@ mod ids;
 mod in_flight;
 mod live;
 mod mastodon;
+mod mirror;
 mod moderation;
 mod openapi;
 mod ordering;

@@ -12,7 +12,9 @@
 //!
 //! Kill points: A right after two publishes answered; B mid-chunk once half the followers are
 //! recorded; C mid like burst (240 users x 5 like/unlike with seq, killed at 40 % acknowledged)
-//! while that post fans out; D at ~20 %, then again while reconciliation's resend is repairing.
+//! while that post fans out; D at ~20 %, then again while reconciliation's resend is repairing;
+//! E between a follow's (and a block's) two sides: the mirror apply stalled, then killed, then
+//! converged by reconciliation with counters exact.
 //! After each restart, before any repair: the recorded progress is conservative (windows it
 //! covers hold the post, none past the chunk in flight does) and likes are exact. After the
 //! repair: sampled windows, full scrolls, outbox; at the end every window.
@@ -1069,13 +1071,90 @@ fn kill_during_repair(world: &mut World) -> KillPoint {
     KillPoint { name: "D: kill at ~20 %, restart, resend, kill again mid-repair", lines, summary }
 }
 
+/// Both sides of a pair as stored (test hook), `user`'s first.
+fn graph_pair(user: &User, other: &User) -> Value {
+    admin_ok("POST", "/v1/admin/test/graph", Some(&json!({ "user_id": user.id, "other_id": other.id })))
+}
+
+fn profile_counts(user: &User) -> (i64, i64) {
+    let p = get(user, "/v1/me");
+    (i64_of(&p["followers_count"], "followers_count"), i64_of(&p["following_count"], "following_count"))
+}
+
+/// E: a kill between a follow's two sides (and a block's). The mirror apply of every pair with
+/// `x` is stalled (an outage of the other side), so `x`'s follow of `y` and `z`'s block of `x`
+/// commit on their authoritative sides with their events, and stop there; SIGKILL, restart,
+/// the outage heals, and reconciliation (which resends the owed events, or revives them if the
+/// queue dead-lettered them meanwhile) converges both pairs by their current state.
+fn kill_between_a_follows_two_sides(world: &mut World) -> KillPoint {
+    let (x, y, z) = (register_user("crash_fx"), register_user("crash_fy"), register_user("crash_fz"));
+    send("PUT", &format!("/v1/me/following/{}", z.id), Some(&x.token), None, None).expect(200);
+    let fault = |times: i64| json!({ "name": format!("stall_mirror:{}", x.id), "times": times });
+    admin_ok("POST", "/v1/admin/test/fault", Some(&fault(10_000)));
+    send("PUT", &format!("/v1/me/following/{}", y.id), Some(&x.token), None, None).expect(200);
+    send("PUT", &format!("/v1/me/blocks/{}", x.id), Some(&z.token), None, None).expect(200);
+    let (xy, xz) = (graph_pair(&x, &y), graph_pair(&x, &z));
+    assert_eq!((&xy["user"]["follows"], &xy["other"]["follower"]), (&json!(1), &json!(0)), "stalled: {xy}");
+    assert_eq!((&xz["other"]["blocks"], &xz["user"]["blocked_by"]), (&json!(1), &json!(0)), "stalled: {xz}");
+    let r = crash(world);
+    admin_ok("POST", "/v1/admin/test/fault", Some(&fault(0)));
+    let t = Instant::now();
+    let mut passes = 0;
+    let converged = |xy: &Value, xz: &Value| {
+        xy["other"]["follower"] == 1
+            && xz["user"]["blocked_by"] == 1
+            && xz["user"]["follows"] == 0
+            && xz["other"]["follower"] == 0
+    };
+    loop {
+        passes += 1;
+        admin_ok("POST", "/v1/admin/reconcile?replay_dead=true", None);
+        let (xy, xz) = (graph_pair(&x, &y), graph_pair(&x, &z));
+        if converged(&xy, &xz) {
+            break;
+        }
+        assert!(t.elapsed() < DRAIN_DEADLINE, "the pairs did not converge: {xy} {xz}");
+        std::thread::sleep(RECONCILE_EVERY);
+    }
+    for owner in [&y, &x] {
+        let end = Instant::now() + DRAIN_DEADLINE;
+        while admin_ok("POST", "/v1/admin/test/outbox", Some(&json!({ "author_id": owner.id })))["pending"]
+            != 0
+        {
+            assert!(Instant::now() < end, "graph events of {} still pending", owner.handle);
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    let counts = [profile_counts(&x), profile_counts(&y), profile_counts(&z)];
+    assert_eq!(
+        counts,
+        [(0, 1), (1, 0), (0, 0)],
+        "counters exact: x follows y only, z's block removed x's follow"
+    );
+    let summary = format!(
+        "both pairs converged after the restart in {passes} reconciliation passes ({:.1} s); counters exact",
+        t.elapsed().as_secs_f64()
+    );
+    let lines = vec![
+        format!("x follows y and z blocks x, each stalled after its authoritative side: {xy} / {xz}"),
+        format!("restarted in {:.1} s; {summary}", r.took.as_secs_f64()),
+    ];
+    KillPoint { name: "E: kill between a follow's (and a block's) two sides", lines, summary }
+}
+
 #[test]
 fn kill_9_mid_fanout_and_mid_like_burst_then_restart_and_reconcile_leaves_nothing_lost_or_doubled() {
     let started = Instant::now();
     let mut world = setup();
     let setup_took = started.elapsed();
     let mut points = Vec::new();
-    for run in [kill_right_after_publish, kill_mid_fanout, kill_mid_like_burst, kill_during_repair] {
+    for run in [
+        kill_right_after_publish,
+        kill_mid_fanout,
+        kill_mid_like_burst,
+        kill_during_repair,
+        kill_between_a_follows_two_sides,
+    ] {
         let t = Instant::now();
         let (retried, unplanned) =
             (RETRIED.load(Ordering::SeqCst), UNPLANNED_RESTARTS.load(Ordering::SeqCst));

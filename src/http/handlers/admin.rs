@@ -18,7 +18,7 @@ use crate::http::views::AuditView;
 use crate::objects::timeline::Windows;
 use crate::services::{fanout, moderation, policy, reconcile, stats};
 use crate::store::moderation::{self as moderation_store, AuditRow};
-use crate::store::test_hooks;
+use crate::store::{mirror, test_hooks};
 
 pub async fn stats(app: &App) -> ApiResult<Response> {
     json(200, &stats::pipeline_stats(app).await?)
@@ -86,11 +86,34 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             let reader = body.required_id("reader_id", UserId::parse)?;
             json(200, &Windows::new(app)?.run_alarm(reader).await?)
         }
+        TestHook::Graph => graph_pair(app, &body).await,
         TestHook::Edges => {
             let author = body.required_id("author_id", UserId::parse)?;
             json(200, &value!({ "edges": test_hooks::author_edges(&app.db, author).await? }))
         }
     }
+}
+
+/// Both sides of the pair `user_id`, `other_id` as stored: each user's own follow and block of
+/// the other and the mirrors of the other's. `delete_mirror` (`followers` / `blocked_by`) first
+/// deletes that mirror row on `user_id`'s side (a lost write); `rewind` points the next
+/// reconciliation pass's graph check at `user_id`'s edges.
+async fn graph_pair(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let user = body.required_id("user_id", UserId::parse)?;
+    let other = body.required_id("other_id", UserId::parse)?;
+    let deleted = match body.str("delete_mirror")? {
+        Some("followers") => mirror::delete_mirror(&app.db, user, other, false).await?,
+        Some("blocked_by") => mirror::delete_mirror(&app.db, user, other, true).await?,
+        Some(_) => return Err(ApiError::field("delete_mirror", "followers or blocked_by")),
+        None => 0,
+    };
+    if body.has("rewind") {
+        crate::services::graph::rewind_to(app, user).await?;
+    }
+    // shard: each user's home
+    let (mine, theirs) =
+        (mirror::side_view(&app.db, user, other).await?, mirror::side_view(&app.db, other, user).await?);
+    json(200, &value!({ "deleted": deleted, "user": mine, "other": theirs }))
 }
 
 /// Puts the edge (reader follows author) into `mode` (`push` or `pull`) the way the policy would.

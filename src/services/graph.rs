@@ -1,0 +1,154 @@
+//! The cross-shard half of every follow, unfollow, block and unblock: the mirror side, applied
+//! by the authoritative sides' *current* state (invariant 8), never by what the event says.
+//!
+//! A graph change commits on its authoritative side with an outbox event in one batch
+//! (`store/graph.rs`); the event (`backfill`, `remove_author`, `graph_mirror`) runs
+//! [`converge_pair`] when it is carried out, inline right after the commit (best effort) or
+//! from the queue (the guarantee), and again whenever it is redelivered. Reconciliation walks a
+//! bounded slice of edges per pass and converges any pair whose mirror is missing
+//! ([`repair_slice`]). See docs/graph.md.
+
+use futures_util::future::join;
+use serde::Serialize;
+
+use crate::context::Ctx;
+use crate::domain::graph::{mirror_writes, same_mirrors};
+use crate::domain::ids::UserId;
+use crate::error::{ApiError, ApiResult};
+use crate::store::mirror::{self, EdgeTable, Pair, SideRead};
+use crate::store::{stats, test_hooks};
+
+/// Rounds of write-then-check before the apply gives up (and its message is retried).
+const CONVERGE_ROUNDS: usize = 3;
+
+/// Brings both users' mirrors of each other to what their authoritative sides say now.
+/// Idempotent and order-free: it reads both sides, writes each side from that read, then reads
+/// again and goes round while the read moved. The re-read is what makes concurrent applies
+/// safe: whichever apply writes last has read after that write, so a change committed before
+/// its check is seen and written, and one committed after runs its own apply later still.
+pub async fn converge_pair(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<()> {
+    if stalled_in_test(ctx, a, b).await? {
+        return Err(ApiError::Internal("injected fault: graph mirror stalled".into()));
+    }
+    let mut read = read_pair(ctx, a, b).await?;
+    for _ in 0..CONVERGE_ROUNDS {
+        let (wa, wb) = mirror_writes(read.0.facts, read.1.facts);
+        let now = ctx.clock();
+        // shard: a's home / b's home
+        let (da, db) = (&ctx.db, &ctx.db);
+        let (ra, rb) = join(
+            mirror::write_side(da, a, b, wa, read.1.edge, now),
+            mirror::write_side(db, b, a, wb, read.0.edge, now),
+        )
+        .await;
+        ra?;
+        rb?;
+        let again = read_pair(ctx, a, b).await?;
+        if settled(&read, &again) {
+            return Ok(());
+        }
+        read = again;
+    }
+    Err(ApiError::Internal(format!("graph pair ({a}, {b}) kept changing; retrying")))
+}
+
+/// Both sides of the pair, read side by side.
+async fn read_pair(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<(SideRead, SideRead)> {
+    // shard: a's home / b's home
+    let (ra, rb) = join(mirror::read_side(&ctx.db, a, b), mirror::read_side(&ctx.db, b, a)).await;
+    Ok((ra?, rb?))
+}
+
+/// The mirrors written from `before` are still right for `after`: same mirror decisions, same
+/// incarnations of the follows (their `created_at`).
+fn settled(before: &(SideRead, SideRead), after: &(SideRead, SideRead)) -> bool {
+    let times = |r: &(SideRead, SideRead)| (r.0.edge.map(|e| e.created_at), r.1.edge.map(|e| e.created_at));
+    same_mirrors((before.0.facts, before.1.facts), (after.0.facts, after.1.facts))
+        && times(before) == times(after)
+}
+
+/// Test-only: the mirror apply of a pair with either user fails while the fault is armed
+/// (`stall_mirror:<user id>`), as an outage of the other side's database would.
+async fn stalled_in_test(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<bool> {
+    if !ctx.config.test_hooks {
+        return Ok(false);
+    }
+    Ok(test_hooks::take_fault(&ctx.db, &format!("stall_mirror:{a}")).await?
+        || test_hooks::take_fault(&ctx.db, &format!("stall_mirror:{b}")).await?)
+}
+
+/// Edges one reconciliation pass checks per table (each one primary-key probe on the other
+/// side): a rolling slice, so every edge is checked once per `edges / EDGES_PER_PASS` passes
+/// and no pass scans a whole table.
+pub const EDGES_PER_PASS: usize = 250;
+/// Pairs converged per pass at most (each is a few statements); the rest wait for a later pass.
+const REPAIRS_PER_PASS: usize = 50;
+
+/// What one pass of the graph check found, by table walked.
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct GraphRepairs {
+    pub edges_checked: usize,
+    /// Follows without their `followers` mirror, and `followers` rows without their follow.
+    pub follower_mirrors: usize,
+    /// Blocks without their `blocked_by` mirror, and `blocked_by` rows without their block.
+    pub block_mirrors: usize,
+}
+
+fn cursor_names(table: EdgeTable) -> (String, String) {
+    let name = table.name();
+    (format!("reconcile_graph_{name}_a"), format!("reconcile_graph_{name}_b"))
+}
+
+/// The next slice of every edge table: pairs whose counterpart on the other side is missing
+/// are converged by current state (which repairs a missing mirror, removes a stale one, or
+/// finishes a block's removal of a follow).
+pub async fn repair_slice(ctx: &Ctx) -> ApiResult<GraphRepairs> {
+    let mut report = GraphRepairs::default();
+    let mut broken = Vec::new();
+    for table in EdgeTable::ALL {
+        // shard: each shard walks its own rows (one cursor per shard and table once sharded)
+        let db = &ctx.db;
+        let (ca, cb) = cursor_names(table);
+        let after = Pair {
+            a: stats::value(db, &ca).await?.unwrap_or(0),
+            b: stats::value(db, &cb).await?.unwrap_or(0),
+        };
+        let slice = mirror::edge_slice(db, table, after, EDGES_PER_PASS).await?;
+        report.edges_checked += slice.len();
+        // shard: the b users' homes (grouped by shard once sharded)
+        let missing = mirror::missing_counterparts(&ctx.db, table, &slice).await?;
+        match table {
+            EdgeTable::Follows | EdgeTable::Followers => report.follower_mirrors += missing.len(),
+            EdgeTable::Blocks | EdgeTable::BlockedBy => report.block_mirrors += missing.len(),
+        }
+        broken.extend(missing);
+        // A short slice reached the end: start over next time.
+        let next = match slice.last() {
+            Some(last) if slice.len() == EDGES_PER_PASS => *last,
+            _ => Pair { a: 0, b: 0 },
+        };
+        crate::store::batch(db, vec![stats::set(db, &ca, next.a)?, stats::set(db, &cb, next.b)?]).await?;
+    }
+    for pair in broken.into_iter().take(REPAIRS_PER_PASS) {
+        // One pair's failure (its other side unavailable) must not cost the rest of the pass:
+        // the pair stays broken and a later pass (or its own pending event) converges it.
+        let (a, b) = (UserId::from_trusted(pair.a), UserId::from_trusted(pair.b));
+        if let Err(e) = converge_pair(ctx, a, b).await {
+            worker::console_error!("graph check: converging ({a}, {b}) failed: {e}");
+        }
+    }
+    Ok(report)
+}
+
+/// Test hook: points the graph check's cursors just before `user`'s edges, so the next pass
+/// checks them (other passes may run meanwhile: the cursors only move on from there).
+pub async fn rewind_to(ctx: &Ctx, user: UserId) -> ApiResult<()> {
+    let mut statements = Vec::new();
+    for table in EdgeTable::ALL {
+        let (ca, cb) = cursor_names(table);
+        statements.push(stats::set(&ctx.db, &ca, user.get() - 1)?);
+        statements.push(stats::set(&ctx.db, &cb, i64::MAX >> 11)?);
+    }
+    crate::store::batch(&ctx.db, statements).await?;
+    Ok(())
+}
