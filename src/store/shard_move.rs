@@ -94,11 +94,16 @@ pub async fn read_page(
     all(db, &sql, &params).await
 }
 
-/// The highest outbox id the source ever gave (its sequence, else its largest row).
+/// The highest outbox id the source ever gave: its AUTOINCREMENT sequence (which remembers ids
+/// of purged rows), else, where `sqlite_sequence` may not be read, its largest row.
 pub async fn outbox_sequence(db: &Db) -> ApiResult<i64> {
-    let sql = "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0), \
-               COALESCE((SELECT MAX(id) FROM outbox), 0)) AS n";
-    Ok(first::<Count>(db, sql, &[]).await?.map_or(0, |c| c.n))
+    let sequence = "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0), \
+                    COALESCE((SELECT MAX(id) FROM outbox), 0)) AS n";
+    let row = match first::<Count>(db, sequence, &[]).await {
+        Ok(row) => row,
+        Err(_) => first::<Count>(db, "SELECT COALESCE(MAX(id), 0) AS n FROM outbox", &[]).await?,
+    };
+    Ok(row.map_or(0, |c| c.n))
 }
 
 /// What writing one page on the target did.
