@@ -1,14 +1,16 @@
 -- Moving a logical shard between physical databases (README "Moving a shard",
--- src/services/shard_move.rs, the catalog of per-user tables: src/domain/placement.rs).
+-- src/services/shard_move.rs; which column places each row: src/domain/placement.rs).
 --
 -- The freeze: while a shard is listed here, this database refuses the writes to that shard's
 -- rows (RAISE 'shard frozen', answered as a retryable 503 `shard_frozen`), so the final copy
 -- sees the shard's last state. A row's shard is computed from the column that places it, as
--- domain/shard.rs does: (id >> 3) & 255. Reads are never refused.
---   mode 'frozen':  every insert, update and delete of the shard's rows is refused (outbox
---                   progress and expiry deletes excepted, see below);
---   mode 'purging': only ever set inside the purge's own batch (set, delete a page, reset),
---                   so the purge's deletes pass while no other statement can see the mode.
+-- domain/shard.rs does: (id >> 3) & 255 (outbox and audit ids carry it too). Reads are never
+-- refused.
+--   mode 'frozen':  every insert, update and delete of the shard's rows is refused (expiry
+--                   deletes of history excepted, see below);
+--   mode 'purging': only ever set inside the purge's own batch (set, delete a page, reset), so
+--                   the purge's deletes and the counter updates they fire pass while no other
+--                   statement can see the mode; inserts stay refused.
 -- The freeze stays on the old database after the purge (a tombstone): a write routed there by
 -- a stale map is refused instead of landing where nobody reads.
 CREATE TABLE frozen_shards (
@@ -24,18 +26,11 @@ CREATE TABLE frozen_shards (
 ALTER TABLE handles ADD COLUMN shard INTEGER;
 CREATE INDEX handles_by_shard ON handles (shard, handle);
 
--- Outbox ids come from each database's own sequence, so a moved event cannot keep its id on
--- the target: it gets a new one (above every id of the source, so the per-author marks windows
--- keep stay below the target's next events), and remembers where it came from, which is its
--- key for repeated copies.
-ALTER TABLE outbox ADD COLUMN moved_from_db INTEGER;
-ALTER TABLE outbox ADD COLUMN moved_from_id INTEGER;
-CREATE UNIQUE INDEX outbox_moved_from ON outbox (moved_from_db, moved_from_id)
-  WHERE moved_from_id IS NOT NULL;
-
--- A shard's rows in key order, for the copy's and the purge's pages and the verify's counts:
+-- A shard's rows in key order, for the copy's and the purge's pages and the verify's sums:
 -- each page reads the shard's rows only, so a pass costs the shard's size, not the database's
--- (the final pass runs while the shard is frozen). The handle directory's is above.
+-- (the final pass runs while the shard is frozen).
+CREATE INDEX users_by_shard ON users (((id >> 3) & 255), id);
+CREATE INDEX posts_by_shard ON posts (((id >> 3) & 255), id);
 CREATE INDEX follows_by_shard ON follows (((follower_id >> 3) & 255), follower_id, author_id);
 CREATE INDEX followers_by_shard ON followers (((author_id >> 3) & 255), author_id, follower_id);
 CREATE INDEX blocks_by_shard ON blocks (((blocker_id >> 3) & 255), blocker_id, blocked_id);
@@ -43,113 +38,123 @@ CREATE INDEX blocked_by_by_shard ON blocked_by (((blocked_id >> 3) & 255), block
 CREATE INDEX likes_by_shard ON likes (((post_id >> 3) & 255), post_id, user_id);
 CREATE INDEX comments_by_shard ON comments (((post_id >> 3) & 255), id);
 CREATE INDEX idempotency_keys_by_shard ON idempotency_keys (((user_id >> 3) & 255), user_id, key);
-CREATE INDEX outbox_by_shard ON outbox (((COALESCE(reader_id, author_id) >> 3) & 255), id);
-CREATE INDEX posts_by_shard ON posts (((id >> 3) & 255), id);
-CREATE INDEX users_by_shard ON users (((id >> 3) & 255), id);
+CREATE INDEX outbox_by_shard ON outbox (((id >> 3) & 255), id);
+CREATE INDEX audit_log_by_shard ON audit_log (((id >> 3) & 255), id);
 
--- The triggers, one per table and kind of write (the catalog's `freeze_updates` and
--- `freeze_deletes`, checked against this file by a unit test). Exempt: the outbox's updates
--- (an event must still be carried out while its shard is frozen, or the shard never drains)
--- and the deletes of rows only ever deleted on expiry (outbox, idempotency keys: purging
--- history the final copy already saw loses nothing).
--- follows: all writes
-CREATE TRIGGER follows_frozen_insert BEFORE INSERT ON follows
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.follower_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER follows_frozen_update BEFORE UPDATE ON follows
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.follower_id >> 3) & 255), ((NEW.follower_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER follows_frozen_delete BEFORE DELETE ON follows
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.follower_id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- followers: all writes
-CREATE TRIGGER followers_frozen_insert BEFORE INSERT ON followers
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.author_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER followers_frozen_update BEFORE UPDATE ON followers
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.author_id >> 3) & 255), ((NEW.author_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER followers_frozen_delete BEFORE DELETE ON followers
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.author_id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- blocks: all writes
-CREATE TRIGGER blocks_frozen_insert BEFORE INSERT ON blocks
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.blocker_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER blocks_frozen_update BEFORE UPDATE ON blocks
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.blocker_id >> 3) & 255), ((NEW.blocker_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER blocks_frozen_delete BEFORE DELETE ON blocks
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.blocker_id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- blocked_by: all writes
-CREATE TRIGGER blocked_by_frozen_insert BEFORE INSERT ON blocked_by
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.blocked_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER blocked_by_frozen_update BEFORE UPDATE ON blocked_by
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.blocked_id >> 3) & 255), ((NEW.blocked_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER blocked_by_frozen_delete BEFORE DELETE ON blocked_by
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.blocked_id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- likes: all writes
-CREATE TRIGGER likes_frozen_insert BEFORE INSERT ON likes
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.post_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER likes_frozen_update BEFORE UPDATE ON likes
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.post_id >> 3) & 255), ((NEW.post_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER likes_frozen_delete BEFORE DELETE ON likes
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.post_id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- comments: all writes
-CREATE TRIGGER comments_frozen_insert BEFORE INSERT ON comments
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.post_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER comments_frozen_update BEFORE UPDATE ON comments
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.post_id >> 3) & 255), ((NEW.post_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER comments_frozen_delete BEFORE DELETE ON comments
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.post_id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- idempotency_keys: inserts and updates
-CREATE TRIGGER idempotency_keys_frozen_insert BEFORE INSERT ON idempotency_keys
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.user_id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER idempotency_keys_frozen_update BEFORE UPDATE ON idempotency_keys
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.user_id >> 3) & 255), ((NEW.user_id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- outbox: inserts only
-CREATE TRIGGER outbox_frozen_insert BEFORE INSERT ON outbox
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((COALESCE(NEW.reader_id, NEW.author_id) >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- handles: all writes
-CREATE TRIGGER handles_frozen_insert BEFORE INSERT ON handles
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = NEW.shard OR NEW.shard IS NULL)
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER handles_frozen_update BEFORE UPDATE ON handles
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (OLD.shard, NEW.shard))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER handles_frozen_delete BEFORE DELETE ON handles
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = OLD.shard AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- posts: all writes
-CREATE TRIGGER posts_frozen_insert BEFORE INSERT ON posts
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.id >> 3) & 255))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER posts_frozen_update BEFORE UPDATE ON posts
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.id >> 3) & 255), ((NEW.id >> 3) & 255)))
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
-CREATE TRIGGER posts_frozen_delete BEFORE DELETE ON posts
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.id >> 3) & 255) AND f.mode = 'frozen')
-  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
--- users: all writes
+-- The triggers, one per table and kind of write (checked against the catalog by a unit test
+-- in domain/placement.rs). Exempt: deletes of rows only ever deleted when they expire (outbox,
+-- idempotency keys): purging history the final copy already saw, or will drop, loses nothing.
+-- users
 CREATE TRIGGER users_frozen_insert BEFORE INSERT ON users
   WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.id >> 3) & 255))
   BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
 CREATE TRIGGER users_frozen_update BEFORE UPDATE ON users
-  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.id >> 3) & 255), ((NEW.id >> 3) & 255)))
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.id >> 3) & 255), ((NEW.id >> 3) & 255)) AND f.mode = 'frozen')
   BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
 CREATE TRIGGER users_frozen_delete BEFORE DELETE ON users
   WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- posts
+CREATE TRIGGER posts_frozen_insert BEFORE INSERT ON posts
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER posts_frozen_update BEFORE UPDATE ON posts
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.id >> 3) & 255), ((NEW.id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER posts_frozen_delete BEFORE DELETE ON posts
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- follows
+CREATE TRIGGER follows_frozen_insert BEFORE INSERT ON follows
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.follower_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER follows_frozen_update BEFORE UPDATE ON follows
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.follower_id >> 3) & 255), ((NEW.follower_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER follows_frozen_delete BEFORE DELETE ON follows
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.follower_id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- followers
+CREATE TRIGGER followers_frozen_insert BEFORE INSERT ON followers
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.author_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER followers_frozen_update BEFORE UPDATE ON followers
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.author_id >> 3) & 255), ((NEW.author_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER followers_frozen_delete BEFORE DELETE ON followers
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.author_id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- blocks
+CREATE TRIGGER blocks_frozen_insert BEFORE INSERT ON blocks
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.blocker_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER blocks_frozen_update BEFORE UPDATE ON blocks
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.blocker_id >> 3) & 255), ((NEW.blocker_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER blocks_frozen_delete BEFORE DELETE ON blocks
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.blocker_id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- blocked_by
+CREATE TRIGGER blocked_by_frozen_insert BEFORE INSERT ON blocked_by
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.blocked_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER blocked_by_frozen_update BEFORE UPDATE ON blocked_by
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.blocked_id >> 3) & 255), ((NEW.blocked_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER blocked_by_frozen_delete BEFORE DELETE ON blocked_by
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.blocked_id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- likes
+CREATE TRIGGER likes_frozen_insert BEFORE INSERT ON likes
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.post_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER likes_frozen_update BEFORE UPDATE ON likes
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.post_id >> 3) & 255), ((NEW.post_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER likes_frozen_delete BEFORE DELETE ON likes
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.post_id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- comments
+CREATE TRIGGER comments_frozen_insert BEFORE INSERT ON comments
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.post_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER comments_frozen_update BEFORE UPDATE ON comments
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.post_id >> 3) & 255), ((NEW.post_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER comments_frozen_delete BEFORE DELETE ON comments
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.post_id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- idempotency_keys
+CREATE TRIGGER idempotency_keys_frozen_insert BEFORE INSERT ON idempotency_keys
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.user_id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER idempotency_keys_frozen_update BEFORE UPDATE ON idempotency_keys
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.user_id >> 3) & 255), ((NEW.user_id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- outbox
+CREATE TRIGGER outbox_frozen_insert BEFORE INSERT ON outbox
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER outbox_frozen_update BEFORE UPDATE ON outbox
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.id >> 3) & 255), ((NEW.id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- audit_log
+CREATE TRIGGER audit_log_frozen_insert BEFORE INSERT ON audit_log
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((NEW.id >> 3) & 255))
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER audit_log_frozen_update BEFORE UPDATE ON audit_log
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (((OLD.id >> 3) & 255), ((NEW.id >> 3) & 255)) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER audit_log_frozen_delete BEFORE DELETE ON audit_log
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.id >> 3) & 255) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+-- handles
+CREATE TRIGGER handles_frozen_insert BEFORE INSERT ON handles
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = NEW.shard OR NEW.shard IS NULL)
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER handles_frozen_update BEFORE UPDATE ON handles
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (OLD.shard, NEW.shard) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER handles_frozen_delete BEFORE DELETE ON handles
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = OLD.shard AND f.mode = 'frozen')
   BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;

@@ -73,7 +73,7 @@ pub enum StorageKind {
         columns: Vec<String>,
     },
     /// A write to a logical shard that is being moved (`RAISE(ABORT, 'shard frozen')` from the
-    /// freeze triggers, migrations/0012): retryable, answered 503 with `Retry-After`.
+    /// freeze triggers, migrations/0013): retryable, answered 503 with `Retry-After`.
     Frozen,
     Other,
 }

@@ -3,12 +3,14 @@
 //! (`services/shard_move.rs`, README "Moving a shard"), and the move's cursor. Pure: the SQL
 //! fragments here are built from this file's constants only, never from input.
 //!
-//! The catalog's order is the copy order: children first, then `posts`, then `users`, because
-//! the counters on `posts` and `users` are kept by triggers that fire on the target as edges,
-//! likes and comments are copied; copying the counted row after what it counts overwrites
-//! whatever those triggers added with the source's exact values. The purge walks it backwards
-//! (`users` and `posts` first), so the counter triggers fired by deleting children find no row
-//! to update.
+//! The catalog's order is the copy order: parents first (`users`, then `posts`: the foreign
+//! keys from posts to users and from likes and comments to posts hold on every database), then
+//! everything else, then the counters of `posts` and `users` once more. Their counters are kept
+//! by triggers that also fire on the target as likes, comments, posts and edges are copied;
+//! copying the counter columns after what they count overwrites whatever those triggers added
+//! with the source's exact values. The purge walks the row phases backwards (children first,
+//! `users` last), inside the freeze's `purging` mode, which lets the counter updates that the
+//! children's deletes fire through.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,15 +42,13 @@ impl ShardBy {
     }
 }
 
-/// How a row is identified on the target.
+/// What one step of a copy pass does with a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keying {
-    /// By its own primary key, the same on every database.
-    Natural,
-    /// By `(moved_from_db, moved_from_id)`: the row gets a new `id` from the target's own
-    /// sequence (outbox ids are per database, so the source's would collide with the
-    /// target's), assigned in source order above every source id.
-    Renumbered,
+pub enum Phase {
+    /// Makes the target's rows equal to the source's (upsert, and delete the extra ones).
+    Rows,
+    /// Overwrites the trigger-kept counters of rows the target already has with the source's.
+    Counters,
 }
 
 /// One per-user table.
@@ -58,19 +58,16 @@ pub struct Table {
     pub shard: ShardBy,
     /// The primary key on the source, in order (the copy pages by it).
     pub key: &'static [&'static str],
-    /// Every column, key included, as the migrations leave them (the move's own bookkeeping
-    /// columns, `moved_from_*`, excepted).
+    /// Every column, key included, as the migrations leave them (for [`Phase::Counters`]: the
+    /// key and the counters).
     pub columns: &'static [&'static str],
-    pub keying: Keying,
+    pub phase: Phase,
     /// Rows per copy or purge page: small where a row may carry 5,000 characters, so a page
     /// stays far below D1's limit on a bound string.
     pub page: usize,
     /// Whether the freeze refuses deletes: not for rows only ever deleted when they expire
     /// (a purge of history cannot lose anything the final copy did not already see or drop).
     pub freeze_deletes: bool,
-    /// Whether the freeze refuses updates: not for the outbox, whose events must still be
-    /// carried out (progress, done) while the shard is frozen, so that it drains.
-    pub freeze_updates: bool,
 }
 
 const EDGE_PAGE: usize = 200;
@@ -83,20 +80,57 @@ const fn table(
     columns: &'static [&'static str],
     page: usize,
 ) -> Table {
-    Table {
-        name,
-        shard,
-        key,
-        columns,
-        keying: Keying::Natural,
-        page,
-        freeze_deletes: true,
-        freeze_updates: true,
-    }
+    Table { name, shard, key, columns, phase: Phase::Rows, page, freeze_deletes: true }
 }
 
 /// Every per-user table, in copy order (see the module comment).
 pub const TABLES: &[Table] = &[
+    table(
+        "users",
+        ShardBy::Id("id"),
+        &["id"],
+        &[
+            "id",
+            "handle",
+            "display_name",
+            "created_at",
+            "followers_count",
+            "following_count",
+            "posts_count",
+            "feed_active_at",
+            "tokens_valid_after",
+            "post_rate",
+            "post_rate_at",
+            "post_rate_modes",
+            "read_rate",
+            "last_read_at",
+            "push_min_read_rate",
+            "suspended_at",
+            "password_hash",
+            "pulled_count",
+        ],
+        EDGE_PAGE,
+    ),
+    table(
+        "posts",
+        ShardBy::Id("id"),
+        &["id"],
+        &[
+            "id",
+            "author_id",
+            "body",
+            "visibility",
+            "created_at",
+            "edited_at",
+            "deleted_at",
+            "like_count",
+            "comment_count",
+            "touched_at",
+            "state_version",
+            "taken_down_at",
+        ],
+        TEXT_PAGE,
+    ),
     table(
         "follows",
         ShardBy::Id("follower_id"),
@@ -158,13 +192,14 @@ pub const TABLES: &[Table] = &[
             EDGE_PAGE,
         )
     },
+    // An event's id carries the shard of the user whose database commits it (the flip's
+    // `store/outbox.rs::new_id_sql`), so it keeps its id on the target: queued messages find
+    // it there, and the target's counter continues above it.
     Table {
-        keying: Keying::Renumbered,
         freeze_deletes: false,
-        freeze_updates: false,
         ..table(
             "outbox",
-            ShardBy::FirstOf("reader_id", "author_id"),
+            ShardBy::Id("id"),
             &["id"],
             &[
                 "id",
@@ -184,6 +219,14 @@ pub const TABLES: &[Table] = &[
             EDGE_PAGE,
         )
     },
+    // Audit ids are snowflakes on the moderated user's or post's shard.
+    table(
+        "audit_log",
+        ShardBy::Id("id"),
+        &["id"],
+        &["id", "created_at", "actor", "action", "target_kind", "target_id", "reason"],
+        EDGE_PAGE,
+    ),
     table(
         "handles",
         ShardBy::Stored("shard"),
@@ -191,74 +234,45 @@ pub const TABLES: &[Table] = &[
         &["handle", "user_id", "created_at", "shard"],
         EDGE_PAGE,
     ),
-    table(
-        "posts",
-        ShardBy::Id("id"),
-        &["id"],
-        &[
-            "id",
-            "author_id",
-            "body",
-            "visibility",
-            "created_at",
-            "edited_at",
-            "deleted_at",
-            "like_count",
-            "comment_count",
-            "touched_at",
-            "state_version",
-            "taken_down_at",
-        ],
-        TEXT_PAGE,
-    ),
-    table(
-        "users",
-        ShardBy::Id("id"),
-        &["id"],
-        &[
-            "id",
-            "handle",
-            "display_name",
-            "created_at",
-            "followers_count",
-            "following_count",
-            "posts_count",
-            "feed_active_at",
-            "tokens_valid_after",
-            "post_rate",
-            "post_rate_at",
-            "post_rate_modes",
-            "read_rate",
-            "last_read_at",
-            "push_min_read_rate",
-            "suspended_at",
-            "password_hash",
-            "pulled_count",
-        ],
-        EDGE_PAGE,
-    ),
+    Table {
+        phase: Phase::Counters,
+        ..table("posts", ShardBy::Id("id"), &["id"], &["id", "like_count", "comment_count"], EDGE_PAGE)
+    },
+    Table {
+        phase: Phase::Counters,
+        ..table(
+            "users",
+            ShardBy::Id("id"),
+            &["id"],
+            &["id", "followers_count", "following_count", "posts_count", "pulled_count"],
+            EDGE_PAGE,
+        )
+    },
 ];
 
-/// The tables that are not per user: they live on `DB_0` and never move (plus the move's own
-/// `frozen_shards`, which is per database).
+/// The row phases of [`TABLES`]: one per per-user table.
+pub fn row_tables() -> impl DoubleEndedIterator<Item = &'static Table> {
+    TABLES.iter().filter(|t| t.phase == Phase::Rows)
+}
+
+/// The tables that are not per user: they stay on their database (`DB_0`'s control tables,
+/// and each database's own figures and the move's own `frozen_shards`).
 pub const CONTROL_TABLES: &[&str] = &[
     "stats",
     "latency_samples",
     "test_faults",
-    "audit_log",
     "minute_counts",
     "live_readers",
     "oauth_apps",
     "oauth_codes",
-    "revoked_tokens",
     "frozen_shards",
 ];
 
-/// The outbox rows an unfinished move must not leave behind: `pending` events would run after
-/// the switch under new ids, and `dead` ones be replayed so (see [`Keying::Renumbered`]).
-/// `held` events are post deliveries parked by a suspension and released by the post's state,
-/// so they move like finished ones.
-pub const UNFINISHED_EVENT_STATES: &[&str] = &["pending", "dead"];
+/// Per-user tables a move cannot carry yet, and why (README "Moving a shard").
+pub const NOT_MOVABLE: &[(&str, &str)] = &[(
+    "revoked_tokens",
+    "kept on the token's user's home, but neither a column nor the token id names that user's shard",
+)];
 
 /// A table's columns that are not its key (what an upsert overwrites).
 pub fn value_columns(table: &Table) -> impl Iterator<Item = &'static str> + '_ {
@@ -352,18 +366,27 @@ mod tests {
             let mut current: Option<String> = None;
             for line in text.lines().map(str::trim) {
                 let words: Vec<&str> = line.split_whitespace().collect();
-                if let ["CREATE", "TABLE", name, ..] = words[..] {
-                    current = Some(name.trim_end_matches('(').to_string());
-                    tables.entry(name.trim_end_matches('(').to_string()).or_default();
-                } else if let ["ALTER", "TABLE", name, "ADD", "COLUMN", col, ..] = words[..] {
-                    tables.entry(name.to_string()).or_default().insert(col.to_string());
-                } else if line.starts_with(')') {
-                    current = None;
-                } else if let (Some(t), Some(col)) = (&current, words.first()) {
-                    let constraint =
-                        ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "--"].iter().any(|k| col.starts_with(k));
-                    if !constraint {
-                        tables.entry(t.clone()).or_default().insert(col.to_string());
+                match words[..] {
+                    ["CREATE", "TABLE", name, ..] => {
+                        let name = name.trim_end_matches('(').to_string();
+                        tables.insert(name.clone(), BTreeSet::new());
+                        current = Some(name);
+                    }
+                    ["ALTER", "TABLE", name, "ADD", "COLUMN", col, ..] => {
+                        tables.entry(name.to_string()).or_default().insert(col.to_string());
+                    }
+                    ["ALTER", "TABLE", from, "RENAME", "TO", to] => {
+                        let columns = tables.remove(from).unwrap_or_default();
+                        tables.insert(to.trim_end_matches(';').to_string(), columns);
+                    }
+                    ["DROP", "TABLE", name] => {
+                        tables.remove(name.trim_end_matches(';'));
+                    }
+                    _ if line.starts_with(')') => current = None,
+                    _ => {
+                        if let Some(t) = &current {
+                            tables.entry(t.clone()).or_default().extend(column_names(line));
+                        }
                     }
                 }
             }
@@ -371,12 +394,40 @@ mod tests {
         tables
     }
 
+    /// The column names a line of a CREATE TABLE body defines (several may share a line; a
+    /// comma inside parentheses, as in a CHECK, separates nothing).
+    fn column_names(line: &str) -> Vec<String> {
+        let line = line.split("--").next().unwrap_or("");
+        let (mut depth, mut parts, mut part) = (0, Vec::new(), String::new());
+        for c in line.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => parts.push(std::mem::take(&mut part)),
+                _ => {}
+            }
+            if c != ',' || depth != 0 {
+                part.push(c);
+            }
+        }
+        parts.push(part);
+        let constraint = |w: &str| ["PRIMARY", "UNIQUE", "CHECK", "FOREIGN"].iter().any(|k| w.starts_with(k));
+        parts
+            .iter()
+            .filter_map(|p| p.split_whitespace().next())
+            .filter(|w| !constraint(w))
+            .map(str::to_string)
+            .collect()
+    }
+
     #[test]
     fn every_table_of_the_migrations_is_in_the_catalog_or_a_control_table() {
         let schema = schema();
         assert!(schema.len() > 15, "the reader found the tables: {schema:?}");
         for name in schema.keys() {
-            let known = TABLES.iter().any(|t| t.name == name) || CONTROL_TABLES.contains(&name.as_str());
+            let known = TABLES.iter().any(|t| t.name == name)
+                || CONTROL_TABLES.contains(&name.as_str())
+                || NOT_MOVABLE.iter().any(|(t, _)| t == name);
             assert!(known, "{name}: add it to placement::TABLES (per user) or CONTROL_TABLES");
         }
         for name in CONTROL_TABLES {
@@ -387,9 +438,8 @@ mod tests {
     #[test]
     fn the_catalog_names_every_column_of_its_tables_and_keys_among_them() {
         let schema = schema();
-        for table in TABLES {
-            let mut columns: BTreeSet<String> = schema.get(table.name).cloned().unwrap_or_default();
-            columns.retain(|c| !c.starts_with("moved_from_"));
+        for table in row_tables() {
+            let columns: BTreeSet<String> = schema.get(table.name).cloned().unwrap_or_default();
             let listed: BTreeSet<String> = table.columns.iter().map(|c| c.to_string()).collect();
             assert_eq!(listed, columns, "{}: the catalog's columns vs the migrations'", table.name);
             assert!(table.key.iter().all(|k| table.columns.contains(k)), "{}", table.name);
@@ -399,16 +449,16 @@ mod tests {
 
     #[test]
     fn the_freeze_migration_has_the_triggers_the_catalog_asks_for() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0012_shard_moves.sql");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0013_shard_moves.sql");
         let sql = std::fs::read_to_string(path).unwrap_or_default();
-        for table in TABLES {
+        for table in row_tables() {
             let insert =
                 format!("CREATE TRIGGER {}_frozen_insert BEFORE INSERT ON {}", table.name, table.name);
             assert!(sql.contains(&insert), "{insert}");
             assert!(sql.contains(&table.shard.sql("NEW.")), "{}: {}", table.name, table.shard.sql("NEW."));
             let update =
                 format!("CREATE TRIGGER {}_frozen_update BEFORE UPDATE ON {}", table.name, table.name);
-            assert_eq!(sql.contains(&update), table.freeze_updates, "{update}");
+            assert!(sql.contains(&update), "{update}");
             let delete =
                 format!("CREATE TRIGGER {}_frozen_delete BEFORE DELETE ON {}", table.name, table.name);
             assert_eq!(sql.contains(&delete), table.freeze_deletes, "{delete}");
@@ -416,10 +466,20 @@ mod tests {
     }
 
     #[test]
-    fn counted_rows_are_copied_after_what_they_count() {
-        let at = |name: &str| TABLES.iter().position(|t| t.name == name);
-        assert_eq!(at("users"), Some(TABLES.len() - 1), "users last: its counters count every table");
-        assert_eq!(at("posts"), Some(TABLES.len() - 2), "posts before users, after likes and comments");
+    fn parents_come_first_and_counters_last() {
+        let rows: Vec<&str> = row_tables().map(|t| t.name).collect();
+        assert_eq!(rows[..2], ["users", "posts"], "foreign keys: posts -> users, likes/comments -> posts");
+        let counters: Vec<&str> =
+            TABLES.iter().filter(|t| t.phase == Phase::Counters).map(|t| t.name).collect();
+        assert_eq!(counters, ["posts", "users"]);
+        assert!(
+            TABLES[TABLES.len() - 2..].iter().all(|t| t.phase == Phase::Counters),
+            "after every row phase"
+        );
+        for counted in TABLES.iter().filter(|t| t.phase == Phase::Counters) {
+            let rows = row_tables().find(|t| t.name == counted.name).map(|t| t.columns).unwrap_or_default();
+            assert!(counted.columns.iter().all(|c| rows.contains(c)), "{}", counted.name);
+        }
     }
 
     #[test]
@@ -436,9 +496,10 @@ mod tests {
         let c = MoveCursor { table: 4, after: vec![KeyValue::Int(12), KeyValue::Int(7)] };
         assert_eq!(MoveCursor::decode(&c.encode()), Some(c));
         let handles = TABLES.iter().position(|t| t.name == "handles").unwrap_or(0);
+        assert!(handles > 0);
         let h = MoveCursor { table: handles, after: vec![KeyValue::Text("ann".into())] };
         assert_eq!(MoveCursor::decode(&h.encode()), Some(h));
-        for junk in ["", "{}", "[1]", r#"{"table":99}"#, r#"{"table":0,"after":[1]}"#, r#"{"table":-1}"#] {
+        for junk in ["", "{}", "[1]", r#"{"table":99}"#, r#"{"table":0,"after":[1,2]}"#, r#"{"table":-1}"#] {
             assert_eq!(MoveCursor::decode(junk), None, "{junk}");
         }
         assert_eq!(MoveCursor::decode(r#"{"table":0}"#), Some(MoveCursor::START));

@@ -8,10 +8,10 @@
 //! - every page makes the target's rows of a key range equal to the source's (deletes the
 //!   extra ones, upserts the rest) in one transaction, so a full pass taken while the source
 //!   no longer changes leaves the target equal to it;
-//! - the freeze (triggers, migrations/0012) makes the source stop changing: the shard's writes
+//! - the freeze (triggers, migrations/0013) makes the source stop changing: the shard's writes
 //!   get a retryable 503 until the new map is deployed; cross-shard writes whose other side is
 //!   frozen wait in their authoritative side's outbox, which is retried;
-//! - `verify` says when the copy is exact, the source frozen and the shard's events finished;
+//! - `verify` says when the copy is exact and the source frozen;
 //!   only then may the map switch;
 //! - the purge refuses while the map still sends the shard to the database it purges.
 
@@ -19,7 +19,7 @@ use futures_util::future::join;
 use serde::Serialize;
 
 use crate::context::Ctx;
-use crate::domain::placement::{key_of, Keying, MoveCursor, Table, TABLES};
+use crate::domain::placement::{key_of, row_tables, MoveCursor, Table};
 use crate::domain::shard::{shard_of_handle, LogicalShard};
 use crate::error::{ApiError, ApiResult};
 use crate::store::shard_move::{self as store, Fingerprint, Page, PageWrite};
@@ -41,7 +41,7 @@ pub struct CopyReport {
     pub table: &'static str,
     #[serde(flatten)]
     pub write: PageWrite,
-    /// Handle directory rows given their shard by this call (rows claimed before 0012).
+    /// Handle directory rows given their shard by this call (rows claimed before 0013).
     pub placed: usize,
     /// Where the next call continues (`after`); `None` when this pass is complete.
     pub next: Option<String>,
@@ -67,10 +67,9 @@ pub struct TableCheck {
 
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
-    /// Safe to switch the map: every table equal, the source frozen, no unfinished event.
+    /// Safe to switch the map: every table equal and the source frozen.
     pub ok: bool,
     pub source_frozen: bool,
-    pub unfinished_events: i64,
     pub tables: Vec<TableCheck>,
 }
 
@@ -163,7 +162,7 @@ pub async fn copy(
             });
         }
     }
-    copy_page(source, target, shard, from, &cursor).await
+    copy_page(source, target, shard, &cursor).await
 }
 
 /// Gives up to a page of unplaced handle rows their shard; how many it placed.
@@ -186,7 +185,6 @@ async fn copy_page(
     source: &Db,
     target: &Db,
     shard: LogicalShard,
-    from: usize,
     cursor: &MoveCursor,
 ) -> ApiResult<CopyReport> {
     let table: &Table = cursor.table();
@@ -199,16 +197,7 @@ async fn copy_page(
         ),
         _ => None,
     };
-    let source_sequence =
-        if table.keying == Keying::Renumbered { store::outbox_sequence(source).await? } else { 0 };
-    let page = Page {
-        shard,
-        source: from,
-        after: &cursor.after,
-        last: last.as_deref(),
-        rows: &rows,
-        source_sequence,
-    };
+    let page = Page { shard, after: &cursor.after, last: last.as_deref(), rows: &rows };
     let write = store::write_page(target, table, &page).await?;
     let next = match last {
         Some(after) => Some(MoveCursor { table: cursor.table, after }),
@@ -219,32 +208,24 @@ async fn copy_page(
 }
 
 /// Compares the shard's rows on both databases, table by table, and says whether the map may
-/// switch now.
+/// switch now: every table equal while the source is frozen.
 pub async fn verify(ctx: &Ctx, shard: LogicalShard, from: usize, to: usize) -> ApiResult<VerifyReport> {
     let (source, target) = pair(ctx, from, to)?;
-    let mut tables = Vec::with_capacity(TABLES.len());
-    for table in TABLES {
-        let (s, t) = join(
-            store::fingerprint(source, table, shard, None),
-            store::fingerprint(target, table, shard, Some(from)),
-        )
-        .await;
+    let mut tables = Vec::new();
+    for table in row_tables() {
+        let (s, t) =
+            join(store::fingerprint(source, table, shard), store::fingerprint(target, table, shard)).await;
         let (source, target) = (s?, t?);
         tables.push(TableCheck { table: table.name, source, target, equal: source == target });
     }
-    let outbox = TABLES.iter().find(|t| t.keying == Keying::Renumbered);
-    let unfinished_events = match outbox {
-        Some(table) => store::unfinished_events(source, table, shard).await?,
-        None => 0,
-    };
     let source_frozen = is_frozen(store::freeze_mode(source, shard).await?);
-    let ok = source_frozen && unfinished_events == 0 && tables.iter().all(|t| t.equal);
-    Ok(VerifyReport { ok, source_frozen, unfinished_events, tables })
+    let ok = source_frozen && tables.iter().all(|t| t.equal);
+    Ok(VerifyReport { ok, source_frozen, tables })
 }
 
 /// Deletes one page of the shard's rows from `index`, a database the map no longer places it
-/// on and where it is frozen (so nothing writes it meanwhile): counted rows first (`users`,
-/// then `posts`), so the counter triggers the other deletes fire find nothing to update.
+/// on and where it is frozen (so nothing writes it meanwhile): children first, `posts` and
+/// `users` last (the foreign keys to them hold).
 /// `done` once no row of the shard is left there; the freeze stays.
 pub async fn purge(ctx: &Ctx, shard: LogicalShard, index: usize) -> ApiResult<PurgeReport> {
     let db = database(ctx, "database", index)?;
@@ -260,7 +241,7 @@ pub async fn purge(ctx: &Ctx, shard: LogicalShard, index: usize) -> ApiResult<Pu
             detail: "freeze the shard here before purging",
         });
     }
-    for table in TABLES.iter().rev() {
+    for table in row_tables().rev() {
         let deleted = store::purge_page(db, table, shard).await?;
         if deleted > 0 {
             return Ok(PurgeReport { table: Some(table.name), deleted, done: false });

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use wasm_bindgen::JsValue;
 
-use super::{all, batch, changed_rows, first, int, run, stmt, text, Count, Db};
-use crate::domain::placement::{value_columns, KeyValue, Keying, Table, UNFINISHED_EVENT_STATES};
+use super::{all, batch, changed_rows, first, int, run, stmt, text, Db};
+use crate::domain::placement::{value_columns, KeyValue, Phase, Table};
 use crate::domain::shard::LogicalShard;
 use crate::error::ApiResult;
 
@@ -32,15 +32,6 @@ fn extracted(columns: &[&str]) -> String {
     columns.iter().map(|c| format!("json_extract(j.value, '$.{c}')")).collect::<Vec<_>>().join(", ")
 }
 
-/// The key a table's rows have on a side: the source's primary key, or for renumbered rows on
-/// the target the id they came from.
-fn side_key(table: &Table, target: bool) -> Vec<&'static str> {
-    match (table.keying, target) {
-        (Keying::Renumbered, true) => vec!["moved_from_id"],
-        _ => table.key.to_vec(),
-    }
-}
-
 /// `AND (k1, k2) > (?n, ?n+1)` (or `<=`) for a key, pushing its values onto `params`.
 fn key_bound(key: &[&str], op: &str, values: &[KeyValue], params: &mut Vec<JsValue>) -> String {
     if values.is_empty() {
@@ -56,22 +47,10 @@ fn key_bound(key: &[&str], op: &str, values: &[KeyValue], params: &mut Vec<JsVal
     format!(" AND ({}) {op} ({})", list(key), slots.join(", "))
 }
 
-/// Which rows of a table a side holds for the shard: on a renumbered target only those that
-/// came from `source` (a reader-scoped event of the shard may also have been written there by
-/// a user of another shard; it is not this move's).
-fn shard_rows(
-    table: &Table,
-    target_of: Option<usize>,
-    params: &mut Vec<JsValue>,
-    shard: LogicalShard,
-) -> String {
+/// `shard = ?n`, the shard's rows of a table, pushing the shard onto `params`.
+fn shard_rows(table: &Table, params: &mut Vec<JsValue>, shard: LogicalShard) -> String {
     params.push(int(shard.index() as i64));
-    let mut sql = format!("{} = ?{}", table.shard.sql(""), params.len());
-    if let (Keying::Renumbered, Some(source)) = (table.keying, target_of) {
-        params.push(int(source as i64));
-        sql.push_str(&format!(" AND moved_from_db = ?{}", params.len()));
-    }
-    sql
+    format!("{} = ?{}", table.shard.sql(""), params.len())
 }
 
 /// One page of the shard's rows on the source after `after`, in key order.
@@ -82,7 +61,7 @@ pub async fn read_page(
     after: &[KeyValue],
 ) -> ApiResult<Vec<Row>> {
     let mut params = Vec::new();
-    let rows = shard_rows(table, None, &mut params, shard);
+    let rows = shard_rows(table, &mut params, shard);
     let bound = key_bound(table.key, ">", after, &mut params);
     let sql = format!(
         "SELECT {} FROM {} WHERE {rows}{bound} ORDER BY {} LIMIT {}",
@@ -92,18 +71,6 @@ pub async fn read_page(
         table.page
     );
     all(db, &sql, &params).await
-}
-
-/// The highest outbox id the source ever gave: its AUTOINCREMENT sequence (which remembers ids
-/// of purged rows), else, where `sqlite_sequence` may not be read, its largest row.
-pub async fn outbox_sequence(db: &Db) -> ApiResult<i64> {
-    let sequence = "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0), \
-                    COALESCE((SELECT MAX(id) FROM outbox), 0)) AS n";
-    let row = match first::<Count>(db, sequence, &[]).await {
-        Ok(row) => row,
-        Err(_) => first::<Count>(db, "SELECT COALESCE(MAX(id), 0) AS n FROM outbox", &[]).await?,
-    };
-    Ok(row.map_or(0, |c| c.n))
 }
 
 /// What writing one page on the target did.
@@ -117,27 +84,24 @@ pub struct PageWrite {
 /// A page to write: the source's rows of `(after, last]` (`last` `None`: to the end).
 pub struct Page<'a> {
     pub shard: LogicalShard,
-    pub source: usize,
     pub after: &'a [KeyValue],
     pub last: Option<&'a [KeyValue]>,
     pub rows: &'a [Row],
-    /// The source's outbox sequence (renumbered tables only).
-    pub source_sequence: i64,
 }
 
 /// Makes the target's rows of the page's key range equal to the source's, in one atomic
 /// batch: first deletes the target's rows of the range the page does not have (deleted on the
 /// source since an earlier pass), then upserts the page by key (an upsert, not `INSERT OR
 /// REPLACE`: a replace would fire the counter triggers' insert side again for a row that is
-/// already there; the counted rows come after in the catalog and overwrite the counters).
+/// already there). A [`Phase::Counters`] page only overwrites the counters of rows the target
+/// has.
 pub async fn write_page(db: &Db, table: &Table, page: &Page<'_>) -> ApiResult<PageWrite> {
     let rows =
         serde_json::to_string(page.rows).map_err(|e| crate::error::ApiError::Internal(e.to_string()))?;
-    let mut statements = vec![delete_extras(db, table, page, &rows)?];
-    if table.keying == Keying::Renumbered {
-        statements.extend(raise_sequence(db, page)?);
+    if table.phase == Phase::Counters {
+        return Ok(PageWrite { copied: run(db, &counters(table), &[text(&rows)]).await?, deleted: 0 });
     }
-    statements.push(upsert(db, table, page, &rows)?);
+    let statements = vec![delete_extras(db, table, page, &rows)?, upsert(db, table, &rows)?];
     let results = batch(db, statements).await?;
     Ok(PageWrite { deleted: changed_rows(results.first()), copied: changed_rows(results.last()) })
 }
@@ -148,70 +112,49 @@ fn delete_extras(
     page: &Page<'_>,
     rows: &str,
 ) -> ApiResult<worker::D1PreparedStatement> {
-    let key = side_key(table, true);
     let mut params = Vec::new();
-    let of_shard = shard_rows(table, Some(page.source), &mut params, page.shard);
-    let mut range = key_bound(&key, ">", page.after, &mut params);
+    let of_shard = shard_rows(table, &mut params, page.shard);
+    let mut range = key_bound(table.key, ">", page.after, &mut params);
     if let Some(last) = page.last {
-        range.push_str(&key_bound(&key, "<=", last, &mut params));
+        range.push_str(&key_bound(table.key, "<=", last, &mut params));
     }
     params.push(text(rows));
     let sql = format!(
         "DELETE FROM {} WHERE {of_shard}{range} AND ({}) NOT IN (SELECT {} FROM json_each(?{}) j)",
         table.name,
-        list(&key),
+        list(table.key),
         extracted(table.key),
         params.len()
     );
     stmt(db, &sql, &params)
 }
 
-/// Renumbered rows get ids from the target's sequence; this lifts it above every id the
-/// source gave, so each copied row's new id is above its old one and every event the target
-/// commits later sorts after every event of the shard's past (windows keep a mark of the
-/// newest reader event applied per author). A row inserted with an explicit id raises an
-/// AUTOINCREMENT sequence; inserted and deleted in the same transaction, nobody sees it.
-fn raise_sequence(db: &Db, page: &Page<'_>) -> ApiResult<Vec<worker::D1PreparedStatement>> {
-    let (id, author) = (int(page.source_sequence), int((page.shard.index() as i64) << 3));
-    let insert = "INSERT INTO outbox (id, kind, author_id, created_at, state) \
-                  SELECT ?1, 'post', ?2, 0, 'done' WHERE ?1 > COALESCE((SELECT MAX(id) FROM outbox), 0)";
-    Ok(vec![
-        stmt(db, insert, &[id.clone(), author.clone()])?,
-        stmt(db, "DELETE FROM outbox WHERE id = ?1 AND author_id = ?2 AND moved_from_id IS NULL AND created_at = 0", &[
-            id, author,
-        ])?,
-    ])
+fn upsert(db: &Db, table: &Table, rows: &str) -> ApiResult<worker::D1PreparedStatement> {
+    let set: Vec<String> = value_columns(table).map(|c| format!("{c} = excluded.{c}")).collect();
+    let sql = format!(
+        "INSERT INTO {} ({}) SELECT {} FROM json_each(?1) j WHERE true ON CONFLICT ({}) DO UPDATE SET {}",
+        table.name,
+        list(table.columns),
+        extracted(table.columns),
+        list(table.key),
+        set.join(", ")
+    );
+    stmt(db, &sql, &[text(rows)])
 }
 
-fn upsert(db: &Db, table: &Table, page: &Page<'_>, rows: &str) -> ApiResult<worker::D1PreparedStatement> {
-    let values: Vec<&str> = value_columns(table).collect();
-    let set: Vec<String> = values.iter().map(|c| format!("{c} = excluded.{c}")).collect();
-    let sql = match table.keying {
-        Keying::Natural => format!(
-            "INSERT INTO {} ({}) SELECT {} FROM json_each(?1) j WHERE true \
-             ON CONFLICT ({}) DO UPDATE SET {}",
-            table.name,
-            list(table.columns),
-            extracted(table.columns),
-            list(table.key),
-            set.join(", ")
-        ),
-        // New ids in source order: `j.key` is the array index and the page is in key order.
-        Keying::Renumbered => format!(
-            "INSERT INTO {} ({}, moved_from_db, moved_from_id) SELECT {}, ?2, {} FROM json_each(?1) j \
-             WHERE true ORDER BY j.key \
-             ON CONFLICT (moved_from_db, moved_from_id) WHERE moved_from_id IS NOT NULL DO UPDATE SET {}",
-            table.name,
-            list(&values),
-            extracted(&values),
-            extracted(table.key),
-            set.join(", ")
-        ),
-    };
-    match table.keying {
-        Keying::Natural => stmt(db, &sql, &[text(rows)]),
-        Keying::Renumbered => stmt(db, &sql, &[text(rows), int(page.source as i64)]),
-    }
+/// `UPDATE ... FROM` the page: the counter columns of the rows the target has.
+fn counters(table: &Table) -> String {
+    let set: Vec<String> = value_columns(table).map(|c| format!("{c} = j.{c}")).collect();
+    let columns: Vec<String> =
+        table.columns.iter().map(|c| format!("json_extract(value, '$.{c}') AS {c}")).collect();
+    let on: Vec<String> = table.key.iter().map(|k| format!("{}.{k} = j.{k}", table.name)).collect();
+    format!(
+        "UPDATE {} SET {} FROM (SELECT {} FROM json_each(?1)) AS j WHERE {}",
+        table.name,
+        set.join(", "),
+        columns.join(", "),
+        on.join(" AND ")
+    )
 }
 
 /// Handle directory rows without their shard (claimed before migration 0012).
@@ -264,7 +207,7 @@ pub async fn unfreeze(db: &Db, shard: LogicalShard) -> ApiResult<usize> {
 pub async fn purge_page(db: &Db, table: &Table, shard: LogicalShard) -> ApiResult<usize> {
     let s = int(shard.index() as i64);
     let mut params = Vec::new();
-    let rows = shard_rows(table, None, &mut params, shard);
+    let rows = shard_rows(table, &mut params, shard);
     let key = list(table.key);
     let delete = format!(
         "DELETE FROM {t} WHERE ({key}) IN (SELECT {key} FROM {t} WHERE {rows} ORDER BY {key} LIMIT {n})",
@@ -307,38 +250,16 @@ fn weighted(columns: &[&str]) -> String {
     columns.iter().enumerate().map(term).collect::<Vec<_>>().join(" + ")
 }
 
-/// The fingerprint of a table's rows of the shard; `target_of` names the source when this is
-/// the target (renumbered rows are then keyed by where they came from).
-pub async fn fingerprint(
-    db: &Db,
-    table: &Table,
-    shard: LogicalShard,
-    target_of: Option<usize>,
-) -> ApiResult<Fingerprint> {
-    let key = side_key(table, target_of.is_some());
-    let values: Vec<&str> = match table.keying {
-        Keying::Renumbered => value_columns(table).collect(),
-        Keying::Natural => table.columns.to_vec(),
-    };
+/// The fingerprint of a table's rows of the shard here.
+pub async fn fingerprint(db: &Db, table: &Table, shard: LogicalShard) -> ApiResult<Fingerprint> {
     let mut params = Vec::new();
-    let rows = shard_rows(table, target_of, &mut params, shard);
+    let rows = shard_rows(table, &mut params, shard);
     let sql = format!(
         "SELECT COUNT(*) AS \"rows\", COALESCE(SUM(({}) % 1000000007), 0) AS \"keys\", \
          COALESCE(SUM(({}) % 1000000007), 0) AS \"values\" FROM {} WHERE {rows}",
-        weighted(&key),
-        weighted(&values),
+        weighted(table.key),
+        weighted(table.columns),
         table.name
     );
     Ok(first(db, &sql, &params).await?.unwrap_or_default())
-}
-
-/// The shard's events here that must finish before it may switch databases
-/// ([`UNFINISHED_EVENT_STATES`]).
-pub async fn unfinished_events(db: &Db, table: &Table, shard: LogicalShard) -> ApiResult<i64> {
-    let states: Vec<String> = UNFINISHED_EVENT_STATES.iter().map(|s| format!("'{s}'")).collect();
-    let mut params = Vec::new();
-    let rows = shard_rows(table, None, &mut params, shard);
-    let sql =
-        format!("SELECT COUNT(*) AS n FROM {} WHERE {rows} AND state IN ({})", table.name, states.join(", "));
-    Ok(first::<Count>(db, &sql, &params).await?.map_or(0, |c| c.n))
 }

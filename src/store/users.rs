@@ -73,7 +73,7 @@ pub fn not_blocked_between(side: &str, other: &str) -> String {
 /// Claims `handle` for the new user `user` in the handle directory (on the handle's shard):
 /// the one place handles are unique across databases. `handle_taken` if someone holds it.
 pub async fn claim_handle(db: &Db, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
-    // The row's shard is stored beside it: the freeze of a shard move (migrations/0012)
+    // The row's shard is stored beside it: the freeze of a shard move (migrations/0013)
     // cannot compute the handle's hash in SQL.
     let claim = "INSERT INTO handles (handle, user_id, created_at, shard) VALUES (?1, ?2, ?3, ?4)";
     let shard = int(crate::domain::shard::shard_of_handle(handle.as_str()).index() as i64);
