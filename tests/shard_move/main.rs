@@ -100,6 +100,15 @@ fn reads(w: &World) -> BTreeMap<String, Value> {
     out
 }
 
+/// A write refused by the freeze: `503 shard_frozen` (the harness hands a 503 back as text).
+#[track_caller]
+fn expect_frozen(result: Result<Resp, String>) {
+    match result {
+        Err(text) => assert!(text.starts_with("503 ") && text.contains("\"shard_frozen\""), "{text}"),
+        Ok(r) => panic!("expected 503 shard_frozen, got {} {}", r.status, r.body),
+    }
+}
+
 #[track_caller]
 fn assert_same(what: &str, expected: &BTreeMap<String, Value>, got: &BTreeMap<String, Value>) {
     assert_eq!(expected.keys().collect::<Vec<_>>(), got.keys().collect::<Vec<_>>(), "{what}: the reads");
@@ -181,10 +190,10 @@ fn a_logical_shard_moves_to_another_database_without_losing_or_duplicating_a_row
 
     // 2. Freeze: the shard's writes get a retryable 503, its reads still answer.
     step(shard, "freeze", json!({ "database": from })).expect(200);
-    w.mover
-        .post("/v1/posts", json!({ "body": "refused", "visibility": "public" }))
-        .expect_problem(503, "shard_frozen");
-    w.others[0].put(&format!("/v1/posts/{}/like", w.posts[1]), None).expect_problem(503, "shard_frozen");
+    let refused = json!({ "body": "refused", "visibility": "public" });
+    expect_frozen(try_call("POST", "/v1/posts", Some(&w.mover.token), Some(&refused)));
+    let like = format!("/v1/posts/{}/like", w.posts[1]);
+    expect_frozen(try_call("PUT", &like, Some(&w.others[0].token), None));
     w.mover.get(&format!("/v1/users/{}", w.mover.id)).expect(200);
 
     // 3. The final copy (with the deletes) and verify: equal, frozen, no unfinished event.
