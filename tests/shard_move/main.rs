@@ -212,6 +212,7 @@ fn a_logical_shard_moves_to_another_database_without_losing_or_duplicating_a_row
     server.kill();
     homes[shard] = to;
     server.restart_with(&[("SHARD_MAP", &spec(&homes))]);
+    admin("POST", "/v1/admin/reconcile?replay_dead=true", None).expect(200);
     assert_same("after the switch", &expected, &reads(&w));
     step(shard, "purge", json!({ "database": to })).expect_problem(409, "shard_still_home");
     step(shard, "copy", json!({ "from": from, "to": to })).expect_problem(409, "shard_not_home");
