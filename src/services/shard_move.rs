@@ -101,18 +101,29 @@ pub async fn freeze(ctx: &Ctx, shard: LogicalShard, index: usize) -> ApiResult<F
     })
 }
 
-/// Lifts the freeze, only where the map places the shard (aborting a move): on any other
-/// database the freeze is what stops a stale map's writes from landing where nobody reads.
+/// Lifts the freeze where the map places the shard (aborting a move), or where no row of the
+/// shard is left (a purged old database, before the shard moves back to it). Anywhere else
+/// the freeze is what stops a stale map's writes from landing where nobody reads.
 pub async fn unfreeze(ctx: &Ctx, shard: LogicalShard, index: usize) -> ApiResult<FreezeReport> {
     let db = database(ctx, "database", index)?;
-    if ctx.shard_map().database(shard) != index {
+    if ctx.shard_map().database(shard) != index && holds_rows(db, shard).await? {
         return Err(ApiError::Conflict {
             code: "shard_not_home",
-            detail: "SHARD_MAP places the shard elsewhere: its freeze here stays",
+            detail: "SHARD_MAP places the shard elsewhere and rows of it are still here: purge first",
         });
     }
     let changed = store::unfreeze(db, shard).await? > 0;
     Ok(FreezeReport { shard: shard.index(), database: index, frozen: false, changed })
+}
+
+/// Whether any row of the shard is on `db`.
+async fn holds_rows(db: &Db, shard: LogicalShard) -> ApiResult<bool> {
+    for table in row_tables() {
+        if store::fingerprint(db, table, shard).await?.rows > 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The two databases of a copy or verify, checked: distinct and existing.

@@ -216,6 +216,8 @@ fn a_logical_shard_moves_to_another_database_without_losing_or_duplicating_a_row
     assert_same("after the switch", &expected, &reads(&w));
     step(shard, "purge", json!({ "database": to })).expect_problem(409, "shard_still_home");
     step(shard, "copy", json!({ "from": from, "to": to })).expect_problem(409, "shard_not_home");
+    // The old rows stay frozen: a stale map's write there is refused, never lost.
+    step(shard, "unfreeze", json!({ "database": from })).expect_problem(409, "shard_not_home");
 
     // 5. The purge of the old rows: nothing of the shard left on the old database.
     let mut purge_pages = 0;
