@@ -73,8 +73,11 @@ pub fn not_blocked_between(side: &str, other: &str) -> String {
 /// Claims `handle` for the new user `user` in the handle directory (on the handle's shard):
 /// the one place handles are unique across databases. `handle_taken` if someone holds it.
 pub async fn claim_handle(db: &Db, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
-    let claim = "INSERT INTO handles (handle, user_id, created_at) VALUES (?1, ?2, ?3)";
-    match exec(db, claim, &[text(handle.as_str()), int(user), int(now)]).await {
+    // The row's shard is stored beside it: the freeze of a shard move (migrations/0013)
+    // cannot compute the handle's hash in SQL.
+    let claim = "INSERT INTO handles (handle, user_id, created_at, shard) VALUES (?1, ?2, ?3, ?4)";
+    let shard = int(crate::domain::shard::shard_of_handle(handle.as_str()).index() as i64);
+    match exec(db, claim, &[text(handle.as_str()), int(user), int(now), shard]).await {
         Err(e) if e.is_unique_violation("handles.handle") => {
             Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
         }

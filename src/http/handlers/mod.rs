@@ -4,6 +4,7 @@ pub mod feed;
 pub mod graph;
 pub mod live;
 pub mod posts;
+pub mod shards;
 pub mod users;
 
 use serde::Serialize;
