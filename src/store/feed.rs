@@ -322,7 +322,7 @@ pub async fn authors_entries(
         })
         .await?;
     let mut entries: Vec<Entry> = found.into_iter().flatten().collect();
-    entries.sort_by(|a, b| (b.created_at, b.post_id).cmp(&(a.created_at, a.post_id)));
+    entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.post_id)));
     entries.truncate(limit);
     Ok(entries)
 }
