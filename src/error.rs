@@ -109,6 +109,11 @@ impl ApiError {
         Self::InvalidField { field, detail: detail.into() }
     }
 
+    /// The write met a logical shard frozen for a move: worth retrying after the switch.
+    pub fn is_frozen_shard(&self) -> bool {
+        matches!(self, Self::Storage { kind: StorageKind::Frozen, .. })
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             Self::InvalidJson(_) | Self::InvalidCursor => 400,

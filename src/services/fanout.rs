@@ -186,7 +186,7 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             Ok(None) => message.ack(),
             Err(e) => {
                 worker::console_error!("queue message {body:?} failed, will retry: {e}");
-                message.retry();
+                retry(&message, &e);
             }
         }
     }
@@ -265,6 +265,21 @@ async fn deliver_chunks(
     }
     delivered
 }
+
+/// Gives a message back to the queue: at once, except while its shard is frozen for a move
+/// (README "Moving a shard"), which lasts a final copy: immediate retries would spend the
+/// message's attempts in seconds and dead-letter it.
+fn retry(message: &worker::Message<serde_json::Value>, why: &ApiError) {
+    if why.is_frozen_shard() {
+        let later = worker::QueueRetryOptionsBuilder::new().with_delay_seconds(FROZEN_RETRY_SECONDS).build();
+        message.retry_with_options(&later);
+    } else {
+        message.retry();
+    }
+}
+
+/// How long a message that met a frozen shard waits before its next attempt.
+const FROZEN_RETRY_SECONDS: u32 = 10;
 
 fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
     worker::console_error!("fan-out consumer unavailable: {why}");

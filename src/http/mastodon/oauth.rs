@@ -13,6 +13,7 @@ use crate::domain::live::Revocation;
 use crate::domain::mastodon::{acct_handle, escape_into};
 use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
 use crate::domain::password;
+use crate::domain::shard::{shard_of_id, with_shard};
 use crate::domain::token::{self, constant_time_eq};
 use crate::domain::validate::{Handle, Invalid};
 use crate::error::{ApiError, ApiResult};
@@ -139,7 +140,9 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
             ))
         }
     };
-    let token_id = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
+    // Random, with the user's shard bits: its revocation lives (and moves) with the user's rows.
+    let random = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
+    let token_id = with_shard(random, shard_of_id(user.get()));
     let now_secs = app.now.div_euclid(1000);
     let access = app.issue_scoped_token(user, scopes, token_id);
     json(&serde_json::json!({
