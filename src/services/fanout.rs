@@ -175,7 +175,7 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     // The batch's messages start together: each is a few D1 reads, independent of the others.
     let results = join_all(parsed.iter().map(|(message, body)| {
         let dead_letter_sent_at = dead_letters.then(|| message.timestamp().as_millis() as i64);
-        run(&ctx, &windows, *body, dead_letter_sent_at)
+        within(MESSAGE_DEADLINE, run(&ctx, &windows, *body, dead_letter_sent_at))
     }))
     .await;
     let prepared = ctx.clock();
@@ -194,6 +194,27 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
     // This batch wrote D1 anyway: the read counters this isolate holds go with it.
     super::tally::flush(&ctx).await;
+}
+
+/// How long one message's reads and decisions may take before it is given back to the queue.
+/// A storage call that never answers must not hold the whole batch, and with it the queue
+/// (locally the consumer gets the next batch only when this one is done).
+const MESSAGE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// `work`, or an error once `limit` has passed (the work is dropped; whatever it committed
+/// stands, and its message is retried, which events applied by current state allow).
+async fn within<T>(
+    limit: std::time::Duration,
+    work: impl std::future::Future<Output = ApiResult<T>>,
+) -> ApiResult<T> {
+    let work = std::pin::pin!(work);
+    let timer = std::pin::pin!(worker::Delay::from(limit));
+    match futures_util::future::select(work, timer).await {
+        futures_util::future::Either::Left((done, _)) => done,
+        futures_util::future::Either::Right(_) => {
+            Err(ApiError::Internal(format!("still running after {limit:?}: given back to the queue")))
+        }
+    }
 }
 
 /// Where a consumer batch's time went, as counters (`GET /v1/admin/stats`; the bench reads
@@ -245,7 +266,7 @@ async fn deliver_chunks(
         return ctx.clock();
     }
     let ops = chunks.iter().flat_map(|(_, chunk)| chunk.ops.iter().cloned());
-    let written = deliver_merged(ctx, windows, ops).await;
+    let written = within(MESSAGE_DEADLINE, deliver_merged(ctx, windows, ops)).await;
     let delivered = ctx.clock();
     if let Err(e) = written {
         worker::console_error!("fan-out of {} chunks failed, will retry: {e}", chunks.len());
@@ -253,7 +274,8 @@ async fn deliver_chunks(
         return delivered;
     }
     let (messages, chunks): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
-    let finished = join_all(chunks.into_iter().map(|chunk| finish_chunk(ctx, chunk))).await;
+    let finished =
+        join_all(chunks.into_iter().map(|chunk| within(MESSAGE_DEADLINE, finish_chunk(ctx, chunk)))).await;
     for (message, result) in messages.into_iter().zip(finished) {
         match result {
             Ok(()) => message.ack(),
