@@ -599,7 +599,7 @@ fn main_table(r: &Value) -> String {
             let t = &s["feed"]["page1"]["d1"]["touched"];
             format!("{:.0} / {:.0}", num(&t["p50"]), num(&t["p99"]))
         }),
-        ("feed page 1: D1 ms on the slowest database / summed over all (server p50)", |s| {
+        ("feed page 1: D1 ms on the slowest database / summed over all (server p50; a database's own trips may overlap)", |s| {
             let d1 = &s["feed"]["page1"]["d1"];
             format!("{:.0} / {:.0} ms", num(&d1["slowest_db_ms"]["p50"]), num(&d1["summed_db_ms"]["p50"]))
         }),
@@ -700,6 +700,25 @@ fn wide_note(r: &Value) -> String {
     )
 }
 
+/// With placement off every stack runs the same statements on `DB_0`: the spread of the 4/1
+/// ratios is the run's noise, which is what a miss then says.
+fn noise_note(rows: &[Row], one: &Value, four: &Value) -> String {
+    let ratios: Vec<f64> = rows.iter().map(|row| ratio(row, one, four).0).collect();
+    let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+    if rows.iter().all(|row| ratio(row, one, four).1) {
+        return String::new();
+    }
+    format!(
+        "\n## Targets not met: noise, not sharding\n\nPlacement is off, so the stacks differ only in how many \
+         (empty) databases are bound: every request runs the same statements on `DB_0` (tables above). The 4/1 \
+         ratios range from {low:.2} to {high:.2} all the same, and health throughput itself moved between stacks \
+         ({:.0} vs {:.0} req/s): that spread is this run's noise on a shared machine, and a miss here says nothing \
+         about sharding.\n",
+        num(&one["feed"]["health_rps_16"]),
+        num(&four["feed"]["health_rps_16"]),
+    )
+}
+
 /// Why feed page 1 on 4 databases misses the target, from the figures.
 fn feed_note(x: f64, d1: &Value, d4: &Value) -> String {
     format!(
@@ -727,14 +746,17 @@ fn feed_note(x: f64, d1: &Value, d4: &Value) -> String {
 fn unmet_notes(r: &Value) -> String {
     let (one, four) = (stack(r, 1), stack(r, 4));
     let (d1, d4) = (&one["feed"]["page1"]["d1"], &four["feed"]["page1"]["d1"]);
-    let mut notes = Vec::new();
     let rows = rows();
+    if !placement_on(r) {
+        return noise_note(&rows, &one, &four);
+    }
+    let mut notes = Vec::new();
     let (feed_x, feed_ok) = ratio(&rows[0], &one, &four);
     if !feed_ok {
         notes.push(feed_note(feed_x, d1, d4));
     }
     let (rps_x, rps_ok) = ratio(&rows[1], &one, &four);
-    if !rps_ok {
+    if !rps_ok && num(&d4["total"]["p50"]) > num(&d1["total"]["p50"]) {
         notes.push(format!(
             "**Feed throughput on 4 databases ({rps_x:.2}x one's, as multiples of health).** With 16 clients the \
              machine's 2 cores are the limit, and a page on 4 databases does {:.1}x the D1 statements of one on a \
@@ -785,7 +807,7 @@ fn header(r: &Value) -> String {
          so compare within a column (every figure is a multiple of that stack's own health floor, sampled beside \
          each measured request) more than across runs. `FANOUT_MODE=push`, production window and chunk sizes, \
          rate limits off. Shard maps: {}.\n\n\
-         Workload on every stack: a reader on `DB_1` (`DB_0` with one database) following {} authors placed round \
+         Workload on every stack: a reader on `DB_1` (`DB_0` when it is the only database holding shards) following {} authors placed round \
          robin over the databases that hold shards, {} posts each older than the in-flight horizon (page 1 holds one \
          post of every author: the window, then one hydration batch per database); a publisher on `DB_1` with {} \
          active followers spread the same way (each fan-out finished before the next publish); follows of users and \
