@@ -8,17 +8,14 @@ use std::rc::Rc;
 use worker::{Context, Env};
 
 use crate::config::Config;
-use crate::domain::ids::UserId;
-use crate::domain::shard::ShardMap;
+use crate::domain::ids::{CommentId, OutboxId, PostId, UserId};
+use crate::domain::shard::{shard_of_id, ShardMap};
 use crate::error::ApiResult;
-use crate::store::shards::{Shards, CONTROL_BINDING};
+use crate::store::shards::Shards;
 use crate::store::{Db, Io};
 
 pub struct Ctx {
     pub env: Env,
-    /// The control database `DB_0` (= `shards.control()`), where every table still lives
-    /// until data placement is switched on.
-    pub db: Db,
     /// Every physical database and the logical-shard map.
     pub shards: Shards,
     pub config: Config,
@@ -39,17 +36,7 @@ impl Ctx {
         let config = Config::from_env(&env);
         // Fails the whole request on an invalid `SHARD_MAP` (ApiError::Misconfigured).
         let shards = Shards::from_env(&env, &config.shard_map, &io)?;
-        Ok(Self {
-            // A second handle on `DB_0` (a binding is not `Clone`; getting it again is cheap),
-            // so every `ctx.db` call site keeps working unchanged.
-            db: Db::new(env.d1(CONTROL_BINDING)?, io.clone()),
-            shards,
-            config,
-            env,
-            now: now_ms(),
-            io,
-            background: None,
-        })
+        Ok(Self { shards, config, env, now: now_ms(), io, background: None })
     }
 
     /// Lets [`Ctx::after_response`] hand work to the invocation's `waitUntil`.
@@ -79,6 +66,27 @@ impl Ctx {
         self.shards.all().get(index).unwrap_or_else(|| self.shards.control())
     }
 
+    /// `DB_0`: the tables that are not per user (OAuth, revoked tokens, stats, rolling
+    /// figures, audit log, test faults, live readers; see ARCHITECTURE.md).
+    pub fn control(&self) -> &Db {
+        self.shards.control()
+    }
+
+    /// A post's database (its author's home): the post, its likes and its comments.
+    pub fn post_db(&self, post: PostId) -> &Db {
+        self.shards.post(post)
+    }
+
+    /// The database an outbox event lives on (its id names the shard, `store::outbox::new_id_sql`).
+    pub fn outbox_db(&self, event: OutboxId) -> &Db {
+        self.shards.of(shard_of_id(event.get()))
+    }
+
+    /// A comment's database (its post's).
+    pub fn comment_db(&self, comment: CommentId) -> &Db {
+        self.shards.comment(comment)
+    }
+
     /// A user's home database: their row, posts, outbox, and their side of their edges.
     pub fn user_db(&self, user: UserId) -> &Db {
         self.shards.user(user)
@@ -92,6 +100,14 @@ impl Ctx {
     /// Every physical database, in order.
     pub fn databases(&self) -> impl Iterator<Item = &Db> {
         self.shards.all().iter()
+    }
+
+    /// Runs `job` on every physical database, in waves ([`Shards::across`]).
+    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(&'a Db) -> Fut) -> ApiResult<Vec<T>>
+    where
+        Fut: Future<Output = ApiResult<T>>,
+    {
+        self.shards.on_every_database(job).await
     }
 
     /// The clock read afresh (long jobs record progress times as they go).

@@ -72,6 +72,9 @@ pub enum StorageKind {
     Unique {
         columns: Vec<String>,
     },
+    /// A write to a logical shard that is being moved (`RAISE(ABORT, 'shard frozen')` from the
+    /// freeze triggers, migrations/0013): retryable, answered 503 with `Retry-After`.
+    Frozen,
     Other,
 }
 
@@ -81,6 +84,9 @@ impl StorageKind {
     pub fn classify(message: &str) -> Self {
         if message.contains("FOREIGN KEY constraint failed") {
             return Self::ForeignKey;
+        }
+        if message.contains("shard frozen") {
+            return Self::Frozen;
         }
         const UNIQUE: &str = "UNIQUE constraint failed: ";
         let Some(start) = message.find(UNIQUE).map(|i| i + UNIQUE.len()) else {
@@ -103,6 +109,11 @@ impl ApiError {
         Self::InvalidField { field, detail: detail.into() }
     }
 
+    /// The write met a logical shard frozen for a move: worth retrying after the switch.
+    pub fn is_frozen_shard(&self) -> bool {
+        matches!(self, Self::Storage { kind: StorageKind::Frozen, .. })
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             Self::InvalidJson(_) | Self::InvalidCursor => 400,
@@ -119,6 +130,7 @@ impl ApiError {
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
             Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
+            Self::Storage { kind: StorageKind::Frozen, .. } => 503,
             Self::Storage { .. } | Self::Internal(_) | Self::Misconfigured(_) => 500,
         }
     }
@@ -151,6 +163,7 @@ impl ApiError {
             Self::InsufficientScope(_) => "insufficient_scope",
             Self::RateLimited { .. } => "rate_limited",
             Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
+            Self::Storage { kind: StorageKind::Frozen, .. } => "shard_frozen",
             Self::Storage { .. } | Self::Internal(_) => "internal",
             Self::Misconfigured(_) => "misconfigured",
         }
@@ -168,6 +181,7 @@ impl ApiError {
             422 => "Unprocessable Content",
             426 => "Upgrade Required",
             429 => "Too Many Requests",
+            503 => "Service Unavailable",
             _ => "Internal Server Error",
         }
     }
@@ -177,6 +191,9 @@ impl ApiError {
         let detail = match self {
             Self::Storage { kind: StorageKind::ForeignKey, .. } => {
                 "the token's user does not exist".to_owned()
+            }
+            Self::Storage { kind: StorageKind::Frozen, .. } => {
+                "this data is being moved to another database; retry in a few seconds".to_owned()
             }
             Self::Storage { .. } | Self::Internal(_) => {
                 "something went wrong on our side; retrying is safe".to_owned()
@@ -221,6 +238,20 @@ impl From<worker::Error> for ApiError {
     }
 }
 
+impl ApiError {
+    /// Seconds a client should wait before retrying, when the error says (`Retry-After`).
+    pub fn retry_after(&self) -> Option<u32> {
+        match self {
+            Self::RateLimited { retry_after } => Some(*retry_after),
+            Self::Storage { kind: StorageKind::Frozen, .. } => Some(FROZEN_RETRY_AFTER_SECS),
+            _ => None,
+        }
+    }
+}
+
+/// A shard move's freeze lasts one final copy and a deploy: seconds to a minute.
+const FROZEN_RETRY_AFTER_SECS: u32 = 5;
+
 pub type ApiResult<T> = Result<T, ApiError>;
 
 #[cfg(test)]
@@ -258,6 +289,17 @@ mod tests {
         let relayed: Option<StorageKind> =
             serde_json::to_string(&StorageKind::ForeignKey).ok().and_then(|j| serde_json::from_str(&j).ok());
         assert_eq!(relayed, Some(StorageKind::ForeignKey));
+    }
+
+    #[test]
+    fn a_frozen_shard_is_a_retryable_503_without_internals() {
+        let kind =
+            StorageKind::classify("D1_ERROR: shard frozen: SQLITE_CONSTRAINT (trigger posts_frozen_insert)");
+        assert_eq!(kind, StorageKind::Frozen);
+        let err = ApiError::Storage { kind, detail: "INSERT INTO posts".into() };
+        assert_eq!((err.status(), err.code(), err.title()), (503, "shard_frozen", "Service Unavailable"));
+        assert_eq!(err.retry_after(), Some(FROZEN_RETRY_AFTER_SECS));
+        assert!(!err.to_problem().to_string().contains("INSERT"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod moderation;
 pub mod oauth;
 pub mod outbox;
 pub mod password;
+pub mod placement;
 pub mod plan;
 pub mod policy;
 pub mod shard;

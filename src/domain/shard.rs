@@ -168,6 +168,12 @@ impl ShardMap {
     }
 }
 
+/// `id` with its shard bits set to `shard`: a random id (an OAuth token's) that routes, and
+/// moves, with its user's rows. The other bits are kept.
+pub fn with_shard(id: i64, shard: LogicalShard) -> i64 {
+    (id & !(SHARD_MASK << ID_RANDOM_BITS)) | ((shard.index() as i64) << ID_RANDOM_BITS)
+}
+
 /// Groups items by the physical database they live on, keeping first-seen order inside each
 /// group and ordering groups by database index: one batch per database, all sent at once.
 pub fn group_by_database<T>(
@@ -189,6 +195,15 @@ pub fn group_by_database<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_given_a_shard_routes_there_and_keeps_its_other_bits() {
+        let id = 0x1F_FFFF_FFFF_FFFF_i64; // every bit of a 53-bit id
+        let placed = with_shard(id, LogicalShard::new(5));
+        assert_eq!(shard_of_id(placed), LogicalShard::new(5));
+        assert_eq!(placed | (SHARD_MASK << ID_RANDOM_BITS), id);
+        assert_eq!(with_shard(placed, LogicalShard::new(200)) >> (ID_RANDOM_BITS + SHARD_BITS), id >> 11);
+    }
     use crate::domain::ids::{snowflake_in, snowflake_time};
 
     const NOW: i64 = 1_796_026_502_123;

@@ -109,7 +109,7 @@ impl App {
     /// The storage half of [`Self::viewer`]: the user exists, is not suspended and has not
     /// revoked the token.
     pub async fn confirm_not_revoked(&self, token: &token::Verified) -> ApiResult<()> {
-        let state = users::auth_state(&self.db, token.user, token.token_id)
+        let state = users::auth_state(self.user_db(token.user), token.user, token.token_id)
             .await?
             .ok_or(ApiError::InvalidToken("the token's user does not exist"))?;
         if state.is_suspended() {

@@ -20,7 +20,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use crate::store::Io;
 use app::App;
-use handlers::{admin, engagement, feed, graph, live, posts, users};
+use handlers::{admin, engagement, feed, graph, live, posts, shards, users};
 use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
@@ -211,6 +211,7 @@ async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<R
         AdminRoute::Reconcile => admin::reconcile(app, input).await,
         AdminRoute::Moderate(target, action) => admin::moderate(app, input, target, action).await,
         AdminRoute::Audit => admin::audit(app, input).await,
+        AdminRoute::Shard(shard, step) => shards::step(app, input, shard, step).await,
         AdminRoute::Test(hook) => admin::test_hook(app, input, hook).await,
     }
 }
@@ -234,12 +235,12 @@ fn error_response(err: &ApiError, body: String, content_type: &str) -> Response 
         .unwrap_or_else(|_| Response::error("internal error", 500).expect("static response")); // ok: static
     let headers = response.headers_mut();
     let _ = headers.set("content-type", content_type);
+    if let Some(seconds) = err.retry_after() {
+        let _ = headers.set("retry-after", &seconds.to_string());
+    }
     match err {
         ApiError::MethodNotAllowed { allow } => {
             let _ = headers.set("allow", allow);
-        }
-        ApiError::RateLimited { retry_after } => {
-            let _ = headers.set("retry-after", &retry_after.to_string());
         }
         // RFC 6750: no error code when no credential came, `invalid_token` when one did.
         ApiError::Unauthorized(_) => {

@@ -8,6 +8,8 @@
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::moderation::{Action, Target};
 use crate::domain::oauth::Scopes;
+use crate::domain::placement::parse_shard;
+use crate::domain::shard::LogicalShard;
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,8 +168,19 @@ pub enum AdminRoute {
     /// Suspend / reinstate a user, take down / restore a post.
     Moderate(Target, Action),
     Audit,
+    /// One step of moving a logical shard between databases (README "Moving a shard").
+    Shard(LogicalShard, ShardStep),
     /// Test-only hooks (fault injection, replay); answer 404 unless `TEST_HOOKS` is on.
     Test(TestHook),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardStep {
+    Freeze,
+    Unfreeze,
+    Copy,
+    Verify,
+    Purge,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,6 +281,10 @@ fn moderate_user(id: &str, action: Action) -> Option<Route> {
     UserId::parse(id).map(|id| Admin(A::Moderate(Target::User(id), action)))
 }
 
+fn shard(id: &str, step: ShardStep) -> Option<Route> {
+    parse_shard(id).map(|s| Admin(A::Shard(s, step)))
+}
+
 fn moderate_post(id: &str, action: Action) -> Option<Route> {
     PostId::parse(id).map(|id| Admin(A::Moderate(Target::Post(id), action)))
 }
@@ -315,6 +332,11 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/admin/posts/{id}/takedown", &[("POST", |id| moderate_post(id, Action::Takedown))]),
     path("/v1/admin/posts/{id}/restore", &[("POST", |id| moderate_post(id, Action::Restore))]),
     path("/v1/admin/audit", &[("GET", |_| Some(Admin(A::Audit)))]),
+    path("/v1/admin/shards/{id}/freeze", &[("POST", |id| shard(id, ShardStep::Freeze))]),
+    path("/v1/admin/shards/{id}/unfreeze", &[("POST", |id| shard(id, ShardStep::Unfreeze))]),
+    path("/v1/admin/shards/{id}/copy", &[("POST", |id| shard(id, ShardStep::Copy))]),
+    path("/v1/admin/shards/{id}/verify", &[("POST", |id| shard(id, ShardStep::Verify))]),
+    path("/v1/admin/shards/{id}/purge", &[("POST", |id| shard(id, ShardStep::Purge))]),
     path("/v1/admin/test/{hook}", &[("POST", |hook| Some(Admin(A::Test(TestHook::parse(hook)?))))]),
     // The Mastodon client API. Literal rows come before `{id}` rows of the same shape.
     path("/api/v1/apps", &[("POST", |_| mastodon_public(MP::Apps))]),
@@ -421,6 +443,9 @@ mod tests {
         assert_eq!(route("GET", "/v1/users/3/posts").ok(), Some(User(U::AuthorPosts(uid(3)))));
         assert_eq!(route("GET", "/v1/admin/stats").ok(), Some(Admin(A::Stats)));
         assert_eq!(route("POST", "/v1/me/logout").ok(), Some(User(U::Logout)));
+        let copy = Admin(A::Shard(LogicalShard::new(255), ShardStep::Copy));
+        assert_eq!(route("POST", "/v1/admin/shards/255/copy").ok(), Some(copy));
+        assert_eq!(route("POST", "/v1/admin/shards/256/copy").unwrap_err().status(), 404);
     }
 
     #[test]

@@ -15,10 +15,12 @@ use std::rc::Rc;
 use futures_channel::oneshot;
 use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, State};
 
+use crate::config::Config;
 use crate::context::Ctx;
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
+use crate::store::shards::Shards;
 use crate::store::{Db, Io};
 
 /// Requests per D1 batch (two statements each, plus four).
@@ -100,16 +102,19 @@ impl DurableObject for PostLikes {
             Err(e) => return Response::error(format!("bad like op: {e}"), 400),
         };
         let (tx, rx) = oneshot::channel();
+        let post = op.post_id;
         self.queue.borrow_mut().push(Pending { op, reply: tx });
         if !self.flushing.replace(true) {
             // Resets the flag even if this future were dropped mid-flush.
             let _guard = FlushGuard(&self.flushing);
-            match self.env.d1(crate::store::shards::CONTROL_BINDING) {
-                // The object's own round trips are not any request's: counted and dropped.
-                Ok(db) => self.flush(&Db::new(db, Rc::default())).await,
+            // The object's own round trips are not any request's: counted and dropped.
+            let config = Config::from_env(&self.env);
+            match Shards::from_env(&self.env, &config.shard_map, &Rc::default()) {
+                // One object per post: every queued op is on this post, whose database is its id's.
+                Ok(shards) => self.flush(shards.post(post)).await,
                 Err(e) => {
                     for pending in self.queue.borrow_mut().drain(..) {
-                        let _ = pending.reply.send(Err(ApiError::Internal(format!("no D1 binding: {e}"))));
+                        let _ = pending.reply.send(Err(ApiError::Internal(format!("no database: {e}"))));
                     }
                 }
             }

@@ -134,7 +134,7 @@ pub async fn apply_inline(ctx: &Ctx, actor: UserId, events: &[OutboxId]) {
 /// scoped to the acting user so concurrent tests cannot trip each other's.
 async fn lost_in_test(ctx: &Ctx, actor: UserId) -> bool {
     ctx.config.test_hooks
-        && test_hooks::take_fault(&ctx.db, &format!("skip_announce:{actor}")).await.unwrap_or(false)
+        && test_hooks::take_fault(ctx.control(), &format!("skip_announce:{actor}")).await.unwrap_or(false)
 }
 
 pub async fn send(ctx: &Ctx, messages: impl Iterator<Item = FanoutMessage>) -> ApiResult<()> {
@@ -186,7 +186,7 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             Ok(None) => message.ack(),
             Err(e) => {
                 worker::console_error!("queue message {body:?} failed, will retry: {e}");
-                message.retry();
+                retry(&message, &e);
             }
         }
     }
@@ -221,7 +221,7 @@ async fn run(
 ) -> ApiResult<Option<Chunk>> {
     match (body, dead_letter_sent_at) {
         (QueueMessage::Fanout(m), Some(sent_at)) => {
-            outbox::mark_dead(&ctx.db, m.outbox_id, sent_at).await.map(|()| None)
+            outbox::mark_dead(ctx.outbox_db(m.outbox_id), m.outbox_id, sent_at).await.map(|()| None)
         }
         (QueueMessage::Fanout(m), None) => start(ctx, windows, m).await,
         // A policy job that keeps failing is dropped: its next trigger redoes it.
@@ -266,6 +266,21 @@ async fn deliver_chunks(
     delivered
 }
 
+/// Gives a message back to the queue: at once, except while its shard is frozen for a move
+/// (README "Moving a shard"), which lasts a final copy: immediate retries would spend the
+/// message's attempts in seconds and dead-letter it.
+fn retry(message: &worker::Message<serde_json::Value>, why: &ApiError) {
+    if why.is_frozen_shard() {
+        let later = worker::QueueRetryOptionsBuilder::new().with_delay_seconds(FROZEN_RETRY_SECONDS).build();
+        message.retry_with_options(&later);
+    } else {
+        message.retry();
+    }
+}
+
+/// How long a message that met a frozen shard waits before its next attempt.
+const FROZEN_RETRY_SECONDS: u32 = 10;
+
 fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
     worker::console_error!("fan-out consumer unavailable: {why}");
     batch.retry_all();
@@ -282,7 +297,7 @@ async fn process(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<
 /// Carries out one message of an outbox event, except a post chunk's window writes: those are
 /// returned, so the consumer can write all of a batch's chunks with one call per reader.
 async fn start(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<Option<Chunk>> {
-    let Some(row) = outbox::get(&ctx.db, msg.outbox_id).await? else {
+    let Some(row) = outbox::get(ctx.outbox_db(msg.outbox_id), msg.outbox_id).await? else {
         return Ok(None);
     };
     if row.state != EventState::Pending {
@@ -311,13 +326,14 @@ async fn start(ctx: &Ctx, windows: &Windows, msg: FanoutMessage) -> ApiResult<Op
             super::graph::converge_pair(ctx, reader, row.author_id).await?;
             let cap = ctx.config.feed_window;
             // Read now: only posts the reader may see *now*, from an author still followed.
-            let entries = pull::backfill_entries(&ctx.db, reader, row.author_id, cap).await?;
+            let entries =
+                pull::backfill_entries(ctx.user_db(row.author_id), reader, row.author_id, cap).await?;
             let op = WindowOp::Backfill { author_id: row.author_id, event: row.id.get(), entries, cap };
             single_reader(ctx, windows, &row, op).await.map(|()| None)
         }
         EventKind::GraphMirror => {
             super::graph::converge_pair(ctx, event_reader(&row)?, row.author_id).await?;
-            outbox::mark_done(&ctx.db, &row, ctx.clock()).await.map(|()| None)
+            outbox::mark_done(ctx.outbox_db(row.id), &row, ctx.clock()).await.map(|()| None)
         }
     }
 }
@@ -329,10 +345,10 @@ fn event_reader(row: &OutboxRow) -> ApiResult<UserId> {
 async fn single_reader(ctx: &Ctx, windows: &Windows, row: &OutboxRow, op: WindowOp) -> ApiResult<()> {
     let reader = event_reader(row)?;
     // A reader without a window has nothing to clean or fill; it is built fresh on first read.
-    if pull::is_active_reader(&ctx.db, reader).await? {
+    if pull::is_active_reader(ctx.user_db(reader), reader).await? {
         windows.call(reader, &op).await?;
     }
-    outbox::mark_done(&ctx.db, row, ctx.clock()).await
+    outbox::mark_done(ctx.outbox_db(row.id), row, ctx.clock()).await
 }
 
 /// The window operation that brings a follower's window to the post's current state.
@@ -365,7 +381,7 @@ async fn chunk_plan(
     first: bool,
 ) -> ApiResult<(Plan, Option<PostState>)> {
     let direction = if row.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
-    let post = posts::state(&ctx.db, post_id).await?;
+    let post = posts::state(ctx.post_db(post_id), post_id).await?;
     Ok((plan(direction, post.as_ref().map(post_now), first), post))
 }
 
@@ -391,14 +407,14 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
     let start = after.max(row.cursor_follower_id);
     let (plan, post) = chunk_plan(ctx, &row, post_id, start == 0).await?;
     if plan.hold {
-        if outbox::hold(&ctx.db, row.id).await? {
+        if outbox::hold(ctx.outbox_db(row.id), row.id).await? {
             return Ok(None);
         }
         // Reinstated since the read: the retried message reads the state again and delivers.
         return Err(ApiError::Internal("author reinstated while holding the event; retrying".into()));
     }
     let (Some(post), false) = (post, plan.is_nothing()) else {
-        outbox::mark_done(&ctx.db, &row, ctx.clock()).await?;
+        outbox::mark_done(ctx.outbox_db(row.id), &row, ctx.clock()).await?;
         return Ok(None);
     };
     let followers = chunk_followers(ctx, plan, start, &post);
@@ -416,7 +432,8 @@ async fn prepare_chunk(ctx: &Ctx, row: OutboxRow, after: i64) -> ApiResult<Optio
         let op = post_op(ctx, post_id, &post, direction);
         ops.extend(active.iter().chain(&live).map(|&reader| (reader, op.clone())));
     }
-    let author_active = plan.author && pull::is_active_reader(&ctx.db, post.author_id).await?;
+    let author_active =
+        plan.author && pull::is_active_reader(ctx.user_db(post.author_id), post.author_id).await?;
     if author_active {
         ops.push((post.author_id, post_op(ctx, post_id, &post, Direction::Deliver)));
     }
@@ -438,11 +455,16 @@ async fn chunk_followers(
         return Ok((Vec::new(), Vec::new(), false));
     };
     let chunk_size = ctx.config.fanout_chunk;
-    // shard: the author's home
-    let page = outbox::follower_chunk(&ctx.db, post.author_id, start, chunk_size + 1, pushed_only).await?;
+    let page = outbox::follower_chunk(
+        ctx.user_db(post.author_id),
+        post.author_id,
+        start,
+        chunk_size + 1,
+        pushed_only,
+    )
+    .await?;
     let (scanned, more) = split_lookahead(page, chunk_size);
-    // shard: the followers' homes (grouped by shard once sharded)
-    let active = outbox::active_among(&ctx.db, &scanned).await?;
+    let active = outbox::active_among(&ctx.shards, &scanned).await?;
     Ok((scanned, active, more))
 }
 
@@ -456,14 +478,18 @@ async fn finish_chunk(ctx: &Ctx, chunk: Chunk) -> ApiResult<()> {
     }
     let now = ctx.clock();
     let delivered = delivered + usize::from(author_active);
-    outbox::record_chunk(&ctx.db, row.id, progress, delivered, now).await?;
+    outbox::record_chunk(ctx.outbox_db(row.id), row.id, progress, delivered, now).await?;
     match next {
         Next::Continue { after_follower_id } => {
             send(ctx, std::iter::once(FanoutMessage { outbox_id: row.id, after_follower_id })).await
         }
-        Next::Done => outbox::mark_done(&ctx.db, &row, now).await,
+        Next::Done => outbox::mark_done(ctx.outbox_db(row.id), &row, now).await,
     }
 }
+
+/// Open sockets one live page checks per fan-out chunk of followers: the live set is paged
+/// and filtered by the author's side of the edges, most of it following someone else.
+const LIVE_SCAN_PER_CHUNK: usize = 10;
 
 /// One page of the author's followers with an open feed socket whom the fan-out does not push
 /// to (pulled edges in hybrid mode, everyone in pull mode): the post goes into their windows as
@@ -476,10 +502,11 @@ async fn live_page(ctx: &Ctx, post_id: PostId, post: &PostState, after: i64) -> 
         FanoutMode::Pull => false,
         FanoutMode::Hybrid => true,
     };
-    let limit = ctx.config.fanout_chunk;
-    let readers = live::live_followers(&ctx.db, post.author_id, after, ctx.now, limit, unpushed_only).await?;
-    if let (true, Some(last)) = (readers.len() == limit, readers.last()) {
-        let next = LiveReach { live_post_id: post_id, after_reader: last.get() };
+    let scan = ctx.config.fanout_chunk * LIVE_SCAN_PER_CHUNK;
+    let (readers, next) =
+        live::live_followers(&ctx.shards, post.author_id, after, ctx.now, scan, unpushed_only).await?;
+    if let Some(last) = next {
+        let next = LiveReach { live_post_id: post_id, after_reader: last };
         send_job(ctx, QueueMessage::Live(next)).await?;
     }
     Ok(readers)
@@ -488,7 +515,7 @@ async fn live_page(ctx: &Ctx, post_id: PostId, post: &PostState, after: i64) -> 
 /// A later page of live readers: the post's state is read again, so a post deleted, hidden or
 /// taken down meanwhile reaches nobody.
 async fn continue_live_reach(ctx: &Ctx, windows: &Windows, reach: LiveReach) -> ApiResult<()> {
-    let post = posts::state(&ctx.db, reach.live_post_id).await?;
+    let post = posts::state(ctx.post_db(reach.live_post_id), reach.live_post_id).await?;
     let now = post.as_ref().map(post_now);
     let (Some(post), Some(Direction::Deliver)) = (post, plan(Direction::Deliver, now, false).followers)
     else {
@@ -523,7 +550,7 @@ async fn recipients(ctx: &Ctx, plan: Plan, first: bool, author: UserId) -> ApiRe
 /// Queues a re-decision of the author's edges when their posting rate moved (or they crossed
 /// the cap).
 async fn review_author(ctx: &Ctx, author: UserId) -> ApiResult<()> {
-    if let Some(facts) = edges::author_facts(&ctx.db, author).await? {
+    if let Some(facts) = edges::author_facts(ctx.user_db(author), author).await? {
         if policy::author_needs_rebalance(ctx, &facts) {
             let job = PolicyJob::AuthorEdges { author, after_follower_id: 0, after_rate: None };
             send_job(ctx, QueueMessage::Policy(job)).await?;
@@ -558,11 +585,12 @@ async fn deliver_merged(
 /// Test-only: an outage of the author's post fan-out (each attempt fails and is retried, until
 /// the queue dead-letters it), for as many attempts as the fault is armed.
 async fn stalled_in_test(ctx: &Ctx, author: UserId) -> ApiResult<bool> {
-    Ok(ctx.config.test_hooks && test_hooks::take_fault(&ctx.db, &format!("stall_fanout:{author}")).await?)
+    Ok(ctx.config.test_hooks
+        && test_hooks::take_fault(ctx.control(), &format!("stall_fanout:{author}")).await?)
 }
 
 /// Test-only: a crash after delivering a chunk, before its progress is recorded.
 async fn injected_chunk_fault(ctx: &Ctx, author: UserId) -> ApiResult<bool> {
     Ok(ctx.config.test_hooks
-        && test_hooks::take_fault(&ctx.db, &format!("fanout_after_chunk:{author}")).await?)
+        && test_hooks::take_fault(ctx.control(), &format!("fanout_after_chunk:{author}")).await?)
 }

@@ -16,7 +16,7 @@ use crate::domain::graph::{mirror_writes, same_mirrors};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::mirror::{self, EdgeTable, Pair, SideRead};
-use crate::store::{stats, test_hooks};
+use crate::store::{stats, test_hooks, Db};
 
 /// Rounds of write-then-check before the apply gives up (and its message is retried).
 const CONVERGE_ROUNDS: usize = 3;
@@ -34,8 +34,7 @@ pub async fn converge_pair(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<()> {
     for _ in 0..CONVERGE_ROUNDS {
         let (wa, wb) = mirror_writes(read.0.facts, read.1.facts);
         let now = ctx.clock();
-        // shard: a's home / b's home
-        let (da, db) = (&ctx.db, &ctx.db);
+        let (da, db) = (ctx.user_db(a), ctx.user_db(b));
         let (ra, rb) = join(
             mirror::write_side(da, a, b, wa, read.1.edge, now),
             mirror::write_side(db, b, a, wb, read.0.edge, now),
@@ -54,8 +53,8 @@ pub async fn converge_pair(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<()> {
 
 /// Both sides of the pair, read side by side.
 async fn read_pair(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<(SideRead, SideRead)> {
-    // shard: a's home / b's home
-    let (ra, rb) = join(mirror::read_side(&ctx.db, a, b), mirror::read_side(&ctx.db, b, a)).await;
+    let (ra, rb) =
+        join(mirror::read_side(ctx.user_db(a), a, b), mirror::read_side(ctx.user_db(b), b, a)).await;
     Ok((ra?, rb?))
 }
 
@@ -73,8 +72,8 @@ async fn stalled_in_test(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<bool> {
     if !ctx.config.test_hooks {
         return Ok(false);
     }
-    Ok(test_hooks::take_fault(&ctx.db, &format!("stall_mirror:{a}")).await?
-        || test_hooks::take_fault(&ctx.db, &format!("stall_mirror:{b}")).await?)
+    Ok(test_hooks::take_fault(ctx.control(), &format!("stall_mirror:{a}")).await?
+        || test_hooks::take_fault(ctx.control(), &format!("stall_mirror:{b}")).await?)
 }
 
 /// Edges one reconciliation pass checks per table (each one primary-key probe on the other
@@ -99,35 +98,17 @@ fn cursor_names(table: EdgeTable) -> (String, String) {
     (format!("reconcile_graph_{name}_a"), format!("reconcile_graph_{name}_b"))
 }
 
-/// The next slice of every edge table: pairs whose counterpart on the other side is missing
-/// are converged by current state (which repairs a missing mirror, removes a stale one, or
-/// finishes a block's removal of a follow).
+/// The next slice of every edge table on every database: pairs whose counterpart on the other
+/// side is missing are converged by current state (which repairs a missing mirror, removes a
+/// stale one, or finishes a block's removal of a follow).
 pub async fn repair_slice(ctx: &Ctx) -> ApiResult<GraphRepairs> {
     let mut report = GraphRepairs::default();
     let mut broken = Vec::new();
-    for table in EdgeTable::ALL {
-        // shard: each shard walks its own rows (one cursor per shard and table once sharded)
-        let db = &ctx.db;
-        let (ca, cb) = cursor_names(table);
-        let after = Pair {
-            a: stats::value(db, &ca).await?.unwrap_or(0),
-            b: stats::value(db, &cb).await?.unwrap_or(0),
-        };
-        let slice = mirror::edge_slice(db, table, after, EDGES_PER_PASS).await?;
-        report.edges_checked += slice.len();
-        // shard: the b users' homes (grouped by shard once sharded)
-        let missing = mirror::missing_counterparts(&ctx.db, table, &slice).await?;
-        match table {
-            EdgeTable::Follows | EdgeTable::Followers => report.follower_mirrors += missing.len(),
-            EdgeTable::Blocks | EdgeTable::BlockedBy => report.block_mirrors += missing.len(),
-        }
+    for (found, missing) in ctx.on_every_database(|db| check_slice(ctx, db)).await? {
+        report.edges_checked += found.edges_checked;
+        report.follower_mirrors += found.follower_mirrors;
+        report.block_mirrors += found.block_mirrors;
         broken.extend(missing);
-        // A short slice reached the end: start over next time.
-        let next = match slice.last() {
-            Some(last) if slice.len() == EDGES_PER_PASS => *last,
-            _ => Pair { a: 0, b: 0 },
-        };
-        crate::store::batch(db, vec![stats::set(db, &ca, next.a)?, stats::set(db, &cb, next.b)?]).await?;
     }
     for pair in broken.into_iter().take(REPAIRS_PER_PASS) {
         // One pair's failure (its other side unavailable) must not cost the rest of the pass:
@@ -140,15 +121,44 @@ pub async fn repair_slice(ctx: &Ctx) -> ApiResult<GraphRepairs> {
     Ok(report)
 }
 
+/// One database's slice of each edge table (its cursors live in its own `stats`), and the
+/// pairs whose counterpart is missing on the other user's home.
+async fn check_slice(ctx: &Ctx, db: &Db) -> ApiResult<(GraphRepairs, Vec<Pair>)> {
+    let mut report = GraphRepairs::default();
+    let mut broken = Vec::new();
+    for table in EdgeTable::ALL {
+        let (ca, cb) = cursor_names(table);
+        let after = Pair {
+            a: stats::value(db, &ca).await?.unwrap_or(0),
+            b: stats::value(db, &cb).await?.unwrap_or(0),
+        };
+        let slice = mirror::edge_slice(db, table, after, EDGES_PER_PASS).await?;
+        report.edges_checked += slice.len();
+        let missing = mirror::missing_counterparts(&ctx.shards, table, &slice).await?;
+        match table {
+            EdgeTable::Follows | EdgeTable::Followers => report.follower_mirrors += missing.len(),
+            EdgeTable::Blocks | EdgeTable::BlockedBy => report.block_mirrors += missing.len(),
+        }
+        broken.extend(missing);
+        // A short slice reached the end: start over next time.
+        let next = match slice.last() {
+            Some(last) if slice.len() == EDGES_PER_PASS => *last,
+            _ => Pair { a: 0, b: 0 },
+        };
+        crate::store::batch(db, vec![stats::set(db, &ca, next.a)?, stats::set(db, &cb, next.b)?]).await?;
+    }
+    Ok((report, broken))
+}
+
 /// Test hook: points the graph check's cursors just before `user`'s edges, so the next pass
 /// checks them (other passes may run meanwhile: the cursors only move on from there).
 pub async fn rewind_to(ctx: &Ctx, user: UserId) -> ApiResult<()> {
     let mut statements = Vec::new();
     for table in EdgeTable::ALL {
         let (ca, cb) = cursor_names(table);
-        statements.push(stats::set(&ctx.db, &ca, user.get() - 1)?);
-        statements.push(stats::set(&ctx.db, &cb, i64::MAX >> 11)?);
+        statements.push(stats::set(ctx.user_db(user), &ca, user.get() - 1)?);
+        statements.push(stats::set(ctx.user_db(user), &cb, i64::MAX >> 11)?);
     }
-    crate::store::batch(&ctx.db, statements).await?;
+    crate::store::batch(ctx.user_db(user), statements).await?;
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod live;
 pub mod moderation;
 pub mod policy;
 pub mod reconcile;
+pub mod shard_move;
 pub mod stats;
 pub mod tally;
 pub mod users;

@@ -14,12 +14,12 @@ use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
 use crate::error::{ApiError, ApiResult};
-use crate::store::moderation::{self as store, Applied};
+use crate::store::moderation::{self as store, Applied, AuditRow};
 use crate::store::outbox;
 
 /// Suspends or reinstates `user` (by `entry.action`); whether anything changed.
 pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiResult<bool> {
-    let applied = store::set_suspended(&ctx.db, user, entry, ctx.now)
+    let applied = store::set_suspended(ctx.user_db(user), user, entry, ctx.now)
         .await?
         .ok_or(ApiError::NotFound("no such user"))?;
     match entry.action {
@@ -39,7 +39,7 @@ pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiRe
 
 /// Takes down or restores `post` (by `entry.action`); whether anything changed.
 pub async fn moderate_post(ctx: &Ctx, post: PostId, entry: &AuditEntry) -> ApiResult<bool> {
-    let Applied { changed, events } = store::set_taken_down(&ctx.db, post, entry, ctx.now)
+    let Applied { changed, events } = store::set_taken_down(ctx.post_db(post), post, entry, ctx.now)
         .await?
         .ok_or(ApiError::NotFound("no such post"))?;
     // A failed send is resent by the reconciliation pass (the events are in the outbox).
@@ -49,7 +49,18 @@ pub async fn moderate_post(ctx: &Ctx, post: PostId, entry: &AuditEntry) -> ApiRe
 
 /// Sends the held deliveries of an author who is not suspended (any more); returns how many.
 pub async fn release_held(ctx: &Ctx, author: UserId) -> ApiResult<usize> {
-    let released = outbox::release_held(&ctx.db, author, ctx.now).await?;
+    let released = outbox::release_held(ctx.user_db(author), author, ctx.now).await?;
     fanout::announce(ctx, author, &released).await;
     Ok(released.len())
+}
+
+/// The audit log strictly after `after_id`, oldest first: each database's rows (an action's row
+/// lives with what it moderated) merged by id, which is time ordered; `limit + 1` rows so the
+/// caller can tell whether more exist.
+pub async fn audit_page(ctx: &Ctx, after_id: i64, limit: usize) -> ApiResult<Vec<AuditRow>> {
+    let pages = ctx.on_every_database(|db| store::audit_page(db, after_id, limit)).await?;
+    let mut rows: Vec<AuditRow> = pages.into_iter().flatten().collect();
+    rows.sort_by_key(|r| r.id);
+    rows.truncate(limit + 1);
+    Ok(rows)
 }

@@ -23,6 +23,7 @@ use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
 use crate::store::feed as pull;
 use crate::store::policy::{self as store, AuthorFacts, EdgeRow, Phase};
+use crate::store::Db;
 
 /// Edges of one author decided per job message.
 const AUTHOR_EDGES_PER_JOB: usize = 200;
@@ -46,8 +47,7 @@ pub enum PolicyJob {
 pub async fn run(ctx: &Ctx, windows: &Windows, job: PolicyJob) -> ApiResult<()> {
     match job {
         PolicyJob::ReaderActivity { reader, report } => {
-            // shard: the reader's home
-            store::record_activity(&ctx.db, reader, &report).await?;
+            store::record_activity(ctx.user_db(reader), reader, &report).await?;
             rebalance_reader(ctx, windows, reader, Some(&report)).await
         }
         PolicyJob::AuthorEdges { author, after_follower_id, after_rate } => {
@@ -81,11 +81,10 @@ async fn rebalance_reader(
     reader: UserId,
     report: Option<&ActivityReport>,
 ) -> ApiResult<()> {
-    let (edges, authors) = store::reader_edges(&ctx.db, reader).await?;
+    let (edges, authors) = store::reader_edges(&ctx.shards, reader).await?;
     if let Some(report) = report {
         let followed: Vec<UserId> = edges.iter().map(|e| e.author_id).collect();
-        // shard: the authors' homes (grouped by shard once sharded)
-        store::copy_reader_facts(&ctx.db, reader, &followed, report).await?;
+        store::copy_reader_facts(&ctx.shards, reader, &followed, report).await?;
     }
     let mut to_push = Vec::new();
     let mut to_pull = Vec::new();
@@ -110,9 +109,8 @@ async fn to_pull_mode(ctx: &Ctx, edges: &[(UserId, UserId)]) -> ApiResult<usize>
     if edges.is_empty() {
         return Ok(0);
     }
-    // shard: the readers' homes, then the authors' homes
-    let changed = store::set_reader_phase(&ctx.db, edges, Phase::Pull).await?;
-    store::set_author_phase(&ctx.db, edges, Phase::Pull).await?;
+    let changed = store::set_reader_phase(&ctx.shards, edges, Phase::Pull).await?;
+    store::set_author_phase(&ctx.shards, edges, Phase::Pull).await?;
     Ok(changed.len())
 }
 
@@ -129,15 +127,13 @@ async fn switch_to_push(ctx: &Ctx, windows: &Windows, reader: UserId, authors: &
         return Ok(());
     }
     let edges: Vec<(UserId, UserId)> = authors.iter().map(|a| (reader, *a)).collect();
-    // shard: the authors' homes, then the reader's home
-    store::set_author_phase(&ctx.db, &edges, Phase::Switching).await?;
-    store::set_reader_phase(&ctx.db, &edges, Phase::Switching).await?;
+    store::set_author_phase(&ctx.shards, &edges, Phase::Switching).await?;
+    store::set_reader_phase(&ctx.shards, &edges, Phase::Switching).await?;
     let cap = ctx.config.feed_window;
-    let entries = pull::authors_entries(&ctx.db, reader, authors, cap).await?;
+    let entries = pull::authors_entries(&ctx.shards, reader, authors, cap).await?;
     windows.call(reader, &WindowOp::Deliver { entries, cap }).await?;
-    // shard: the authors' homes, then the reader's home
-    let pushing = store::set_author_phase(&ctx.db, &edges, Phase::Push).await?;
-    store::set_reader_phase(&ctx.db, &pushing, Phase::Push).await?;
+    let pushing = store::set_author_phase(&ctx.shards, &edges, Phase::Push).await?;
+    store::set_reader_phase(&ctx.shards, &pushing, Phase::Push).await?;
     Ok(())
 }
 
@@ -153,16 +149,17 @@ async fn rebalance_author(
     author: UserId,
     cursor: (Option<f64>, i64),
 ) -> ApiResult<()> {
-    // shard: the author's home (facts, cap, edges: all on the author's side)
-    let Some(mut facts) = store::author_facts(&ctx.db, author).await? else { return Ok(()) };
+    // Facts, cap and edges: all on the author's side, their home.
+    let db = ctx.user_db(author);
+    let Some(mut facts) = store::author_facts(db, author).await? else { return Ok(()) };
     if cursor == (None, 0) {
         decide_cap(ctx, &mut facts).await?;
     }
     let edges = match cursor {
-        (None, after) => store::pushed_edges(&ctx.db, author, after, AUTHOR_EDGES_PER_JOB).await?,
+        (None, after) => store::pushed_edges(db, author, after, AUTHOR_EDGES_PER_JOB).await?,
         (Some(rate), after) => {
             let Some(cut) = push_cut(ctx, &facts) else { return Ok(()) };
-            store::push_candidates(&ctx.db, author, cut, (rate, after), AUTHOR_EDGES_PER_JOB).await?
+            store::push_candidates(db, author, cut, (rate, after), AUTHOR_EDGES_PER_JOB).await?
         }
     };
     let mut to_pull = Vec::new();
@@ -197,11 +194,14 @@ async fn decide_cap(ctx: &Ctx, facts: &mut AuthorFacts) -> ApiResult<()> {
     let over = facts.followers_count > i64::try_from(cap).unwrap_or(i64::MAX);
     // Stored > 0 exactly when the author is capped (see `author_needs_rebalance`).
     facts.push_min_read_rate = if over {
-        store::cap_threshold(&ctx.db, facts.author_id, cap, active_since).await?.max(f64::MIN_POSITIVE)
+        store::cap_threshold(ctx.user_db(facts.author_id), facts.author_id, cap, active_since)
+            .await?
+            .max(f64::MIN_POSITIVE)
     } else {
         0.0
     };
-    store::record_author_decision(&ctx.db, facts, facts.push_min_read_rate, ctx.now).await
+    store::record_author_decision(ctx.user_db(facts.author_id), facts, facts.push_min_read_rate, ctx.now)
+        .await
 }
 
 /// The lowest reported read rate at which a pulled edge of this author could be decided push
@@ -246,9 +246,13 @@ pub async fn sweep_inactive(ctx: &Ctx) -> ApiResult<usize> {
     if ctx.config.policy.mode != FanoutMode::Hybrid {
         return Ok(0);
     }
+    let moved = ctx.on_every_database(|db| sweep_database(ctx, db)).await?;
+    Ok(moved.into_iter().sum())
+}
+
+/// One database's slice of readers (their rows live there; its cursor in its own `stats`).
+async fn sweep_database(ctx: &Ctx, db: &Db) -> ApiResult<usize> {
     let cutoff = ctx.now - ctx.config.policy.active_days * DAY_MS;
-    // shard: each shard sweeps its own readers (one cursor per shard once sharded)
-    let db = &ctx.db;
     let start = crate::store::stats::value(db, SWEEP_CURSOR).await?.unwrap_or(0);
     let (mut after, mut checked, mut moved, mut wrapped) = (start, 0, 0, false);
     loop {
@@ -286,8 +290,7 @@ async fn sweep_slice(ctx: &Ctx, slice: &[(UserId, bool)]) -> ApiResult<(Option<i
         if i == SWEEP_MOVES_PER_PASS {
             return Ok((Some(reader.get() - 1), moved));
         }
-        // shard: the reader's home
-        let authors = store::pushed_authors(&ctx.db, reader).await?;
+        let authors = store::pushed_authors(ctx.user_db(reader), reader).await?;
         let edges: Vec<_> = authors.into_iter().map(|a| (reader, a)).collect();
         moved += to_pull_mode(ctx, &edges).await?;
     }

@@ -7,7 +7,7 @@ use super::fanout::{self, FanoutMessage};
 use crate::context::Ctx;
 use crate::error::ApiResult;
 use crate::store::counters::{self, UserCountRepairs};
-use crate::store::{batch, engagement, outbox, posts, stats};
+use crate::store::{batch, engagement, outbox, posts, stats, Db};
 
 /// Events resent per pass; the rest wait for the next pass (the cron runs every minute).
 const RESEND_PER_PASS: usize = 200;
@@ -47,9 +47,32 @@ pub struct ReconcileReport {
 }
 
 /// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
-/// their failures is fixed), so this same pass resends them.
+/// their failures is fixed), so this same pass resends them. The per-user work runs on every
+/// database (each its own slice, cursors in its own `stats`), the rest on the control one.
 pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport> {
-    let db = &ctx.db;
+    let control = ctx.control();
+    // Recount posts touched since the previous pass (with a margin for clock skew and passes
+    // that overlap); the first pass ever checks everything.
+    let since = stats::value(control, LAST_PASS_MARK).await?.map_or(0, |t| t - COUNT_CHECK_MARGIN_MS);
+    let mut report = ReconcileReport::default();
+    for part in ctx.on_every_database(|db| database_pass(ctx, db, replay_dead, since)).await? {
+        report.add(part);
+    }
+    report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
+    report.orphan_handles_released = super::users::release_orphan_claims(ctx).await?;
+    report.graph = super::graph::repair_slice(ctx).await?;
+    stats::trim_samples(control, LATENCY_SAMPLES_KEPT).await?;
+    stats::trim_minutes(control, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
+    crate::store::live::purge_lapsed(control, ctx.now).await?;
+    super::tally::flush(ctx).await;
+    batch(control, record_statements(ctx, &report)?).await?;
+    Ok(report)
+}
+
+/// One database's share of a pass: its outbox, its posts' counts, its users' counters, its
+/// held deliveries and its expired rows (the figures tables live beside the rows they count,
+/// so they are trimmed there too).
+async fn database_pass(ctx: &Ctx, db: &Db, replay_dead: bool, since: i64) -> ApiResult<ReconcileReport> {
     let mut report = ReconcileReport::default();
     if replay_dead {
         report.dead_letters_revived = outbox::revive_dead(db).await?;
@@ -58,26 +81,32 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     // The message resumes from the progress recorded on the row, not from the start.
     fanout::send(ctx, stuck.iter().map(|&id| FanoutMessage::start(id))).await?;
     report.outbox_resent = stuck.len();
-
-    // Recount posts touched since the previous pass (with a margin for clock skew and passes
-    // that overlap); the first pass ever checks everything.
-    let since = stats::value(db, LAST_PASS_MARK).await?.map_or(0, |t| t - COUNT_CHECK_MARGIN_MS);
     report.counts_repaired = engagement::repair_counts(db, since).await?.len();
-
     report.idempotency_keys_purged = posts::purge_idempotency_keys(db, ctx.now - IDEMPOTENCY_TTL_MS).await?;
     report.outbox_rows_purged = outbox::purge_done(db, ctx.now - DONE_OUTBOX_TTL_MS).await?;
+    report.user_counts = repair_user_counts(db).await?;
+    report.held_released = release_held(ctx, db).await?;
     stats::trim_samples(db, LATENCY_SAMPLES_KEPT).await?;
-    report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
-    report.user_counts = repair_user_counts(ctx).await?;
-    report.held_released = release_held(ctx).await?;
-    report.orphan_handles_released = super::users::release_orphan_claims(ctx).await?;
-    report.graph = super::graph::repair_slice(ctx).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
-    crate::store::live::purge_lapsed(db, ctx.now).await?;
     crate::store::oauth::purge_expired(db, ctx.now).await?;
-    super::tally::flush(ctx).await;
-    batch(db, record_statements(ctx, &report)?).await?;
     Ok(report)
+}
+
+impl ReconcileReport {
+    /// Adds one database's share.
+    fn add(&mut self, part: ReconcileReport) {
+        self.dead_letters_revived += part.dead_letters_revived;
+        self.outbox_resent += part.outbox_resent;
+        self.counts_repaired += part.counts_repaired;
+        self.idempotency_keys_purged += part.idempotency_keys_purged;
+        self.outbox_rows_purged += part.outbox_rows_purged;
+        self.held_released += part.held_released;
+        let (mine, theirs) = (&mut self.user_counts, part.user_counts);
+        mine.followers_count += theirs.followers_count;
+        mine.following_count += theirs.following_count;
+        mine.posts_count += theirs.posts_count;
+        mine.users_checked += theirs.users_checked;
+    }
 }
 
 /// What a pass found and repaired, by kind: the names of `reconcile_repaired_*` and
@@ -111,7 +140,7 @@ impl ReconcileReport {
 
 /// The pass's figures: running totals by kind, and this pass's own (`reconcile_last_*`).
 fn record_statements(ctx: &Ctx, report: &ReconcileReport) -> ApiResult<Vec<worker::D1PreparedStatement>> {
-    let db = &ctx.db;
+    let db = ctx.control();
     let found = REPAIR_KINDS.into_iter().zip(report.repairs());
     let mut statements = vec![
         stats::bump(db, "reconcile_runs", 1)?,
@@ -126,17 +155,17 @@ fn record_statements(ctx: &Ctx, report: &ReconcileReport) -> ApiResult<Vec<worke
     Ok(statements)
 }
 
-/// The next slice of users' counters (see [`USERS_PER_PASS`]).
-async fn repair_user_counts(ctx: &Ctx) -> ApiResult<UserCountRepairs> {
-    let after = stats::value(&ctx.db, USER_CURSOR).await?.unwrap_or(0);
-    let (repairs, next) = counters::repair_user_counts(&ctx.db, after, USERS_PER_PASS).await?;
-    batch(&ctx.db, vec![stats::set(&ctx.db, USER_CURSOR, next)?]).await?;
+/// The next slice of one database's users' counters (see [`USERS_PER_PASS`]).
+async fn repair_user_counts(db: &Db) -> ApiResult<UserCountRepairs> {
+    let after = stats::value(db, USER_CURSOR).await?.unwrap_or(0);
+    let (repairs, next) = counters::repair_user_counts(db, after, USERS_PER_PASS).await?;
+    batch(db, vec![stats::set(db, USER_CURSOR, next)?]).await?;
     Ok(repairs)
 }
 
-async fn release_held(ctx: &Ctx) -> ApiResult<usize> {
+async fn release_held(ctx: &Ctx, db: &Db) -> ApiResult<usize> {
     let mut released = 0;
-    for author in outbox::released_authors_pending(&ctx.db, HELD_AUTHORS_PER_PASS).await? {
+    for author in outbox::released_authors_pending(db, HELD_AUTHORS_PER_PASS).await? {
         released += super::moderation::release_held(ctx, author).await?;
     }
     Ok(released)

@@ -17,8 +17,12 @@ use crate::store::stats::{self, count, Migrations, Snapshot};
 pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
     // Everything this isolate's reads counted so far goes to D1 first (`services/tally.rs`).
     super::tally::settle(ctx).await;
-    let (snapshot, databases) = join(stats::snapshot(&ctx.db, ctx.now), databases(ctx)).await;
-    let mut snapshot = snapshot?;
+    let snapshots = ctx.on_every_database(|db| stats::snapshot(db, ctx.now));
+    let (snapshots, databases) = join(snapshots, databases(ctx)).await;
+    let mut snapshot = Snapshot::default();
+    for part in snapshots? {
+        snapshot.merge(part);
+    }
     for (name, by) in super::tally::unwritten() {
         *snapshot.counters.entry(name).or_default() += by;
     }

@@ -52,9 +52,11 @@ pub async fn flush(ctx: &Ctx) {
         counts.iter().for_each(|(name, by)| *f.entry(name.clone()).or_default() += by);
     });
     let write = async {
-        let statements =
-            counts.iter().map(|(name, by)| stats::bump(&ctx.db, name, *by)).collect::<ApiResult<Vec<_>>>()?;
-        batch(&ctx.db, statements).await
+        let statements = counts
+            .iter()
+            .map(|(name, by)| stats::bump(ctx.control(), name, *by))
+            .collect::<ApiResult<Vec<_>>>()?;
+        batch(ctx.control(), statements).await
     };
     let written = write.await;
     IN_FLIGHT.with(|f| {

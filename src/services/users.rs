@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use crate::context::{random_bytes, Ctx};
 use crate::domain::ids::UserId;
-use crate::domain::shard::{group_by_database, shard_of_id, LogicalShard};
+use crate::domain::shard::LogicalShard;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
 use crate::error::ApiResult;
@@ -74,7 +74,7 @@ pub async fn get_with_relationship(
             None => return Ok(None),
         },
     };
-    users::get_with_relationship(ctx.user_db(id), viewer, UserKey::Id(id)).await
+    users::get_with_relationship(&ctx.shards, viewer, id).await
 }
 
 /// Cron: releases directory claims left without a user row by a sign-up that crashed between
@@ -86,12 +86,8 @@ pub async fn release_orphan_claims(ctx: &Ctx) -> ApiResult<usize> {
     let mut released = 0;
     for directory in ctx.databases() {
         let claims = users::recent_claims(directory, from, to).await?;
-        let homes =
-            group_by_database(ctx.shard_map(), claims.iter().map(|(_, id)| (shard_of_id(id.get()), *id)));
-        let mut present = HashSet::new();
-        for (database, ids) in homes {
-            present.extend(users::existing(ctx.database(database), &ids).await?);
-        }
+        let ids: Vec<UserId> = claims.iter().map(|(_, id)| *id).collect();
+        let present: HashSet<UserId> = users::existing(&ctx.shards, &ids).await?.into_iter().collect();
         for (handle, id) in claims.iter().filter(|(_, id)| !present.contains(id)) {
             users::release_handle(directory, handle, id.get()).await?;
             released += 1;

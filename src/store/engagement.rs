@@ -2,8 +2,10 @@
 
 use serde::Deserialize;
 
+use super::graph::{shown_edges, shown_user_page, EdgeKey, LIST_ROUNDS};
+use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
-use super::users::{shown_to_viewer, UserRow, USER_COLUMNS};
+use super::users::UserRow;
 use super::{all, batch, first, first_id, int, stmt, text, Db, IdRow};
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::snowflake_time;
@@ -13,22 +15,27 @@ use crate::domain::validate::CommentBody;
 use crate::error::ApiResult;
 
 /// Users who like the post now, newest like first, hiding users with a block either way with
-/// the viewer. Fetches `limit + 1` rows.
+/// the viewer and suspended users. The likes come from the post's database, the users from
+/// their homes ([`shown_user_page`]). Fetches `limit + 1` rows.
 pub async fn likers(
-    db: &Db,
+    shards: &Shards,
     viewer: UserId,
     post: PostId,
     before: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<UserRow>> {
-    let before = before.unwrap_or(SortKey::TOP);
-    let sql = format!(
-        "SELECT {USER_COLUMNS}, l.liked_at AS sort_at FROM likes l JOIN users u ON u.id = l.user_id \
-         WHERE l.post_id = ?2 AND l.liked = 1 AND (l.liked_at, l.user_id) < (?3, ?4) AND {} \
-         ORDER BY l.liked_at DESC, l.user_id DESC LIMIT ?5",
-        shown_to_viewer("u.id")
-    );
-    all(db, &sql, &[int(viewer), int(post), int(before.primary), int(before.id), int(limit as i64 + 1)]).await
+    let db = shards.post(post);
+    shown_user_page(shards, viewer, before, limit, |before, want| async move {
+        all::<EdgeKey>(
+            db,
+            "SELECT user_id AS other, liked_at AS sort_at FROM likes \
+             WHERE post_id = ?1 AND liked = 1 AND (liked_at, user_id) < (?2, ?3) \
+             ORDER BY liked_at DESC, user_id DESC LIMIT ?4",
+            &[int(post), int(before.primary), int(before.id), int(want as i64)],
+        )
+        .await
+    })
+    .await
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -50,10 +57,34 @@ impl CommentRow {
     }
 }
 
-const COMMENT_SELECT: &str =
-    "SELECT c.id, c.post_id, c.author_id, u.handle, u.display_name, c.body, c.created_at, \
-     p.author_id AS post_author_id \
-     FROM comments c JOIN users u ON u.id = c.author_id JOIN posts p ON p.id = c.post_id";
+/// A comment as its post's database holds it: the author's name comes from the author's home.
+#[derive(Debug, Clone, Deserialize)]
+struct StoredComment {
+    id: CommentId,
+    post_id: PostId,
+    author_id: UserId,
+    body: String,
+    created_at: i64,
+    post_author_id: UserId,
+}
+
+impl StoredComment {
+    fn with_author(self, author: &UserRow) -> CommentRow {
+        CommentRow {
+            id: self.id,
+            post_id: self.post_id,
+            author_id: self.author_id,
+            handle: author.handle.clone(),
+            display_name: author.display_name.clone(),
+            body: self.body,
+            created_at: self.created_at,
+            post_author_id: self.post_author_id,
+        }
+    }
+}
+
+const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, \
+     p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id";
 
 /// Adds a comment (a snowflake id from `created_at`) and marks the post for the count check,
 /// atomically.
@@ -83,33 +114,72 @@ pub async fn create(
     ))
 }
 
-/// A live comment (not deleted, on a live post).
-pub async fn get(db: &Db, id: CommentId) -> ApiResult<Option<CommentRow>> {
+/// A live comment (not deleted, on a live post), from its post's database, with its author's
+/// name from the author's home.
+pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
     let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL");
-    first(db, &sql, &[int(id)]).await
+    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
+        return Ok(None);
+    };
+    let author = super::users::by_ids(shards, &[stored.author_id]).await?;
+    Ok(author.first().map(|a| stored.with_author(a)))
 }
 
 /// One page of a post's comments in `order`, strictly after `cursor`; hides comments by users
-/// with a block either way with the viewer. Fetches `limit + 1` rows.
+/// with a block either way with the viewer, and by suspended users. The comments come from
+/// the post's database, their authors from their homes, the blocks from the viewer's side:
+/// read again while hidden comments left the page short (at most [`LIST_ROUNDS`] times).
+/// Fetches `limit + 1` rows.
 pub async fn list(
-    db: &Db,
+    shards: &Shards,
     viewer: UserId,
     post: PostId,
     order: Order,
     cursor: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<CommentRow>> {
-    let (cmp, dir, start) = match order {
-        Order::OldestFirst => (">", "ASC", SortKey::BOTTOM),
-        Order::NewestFirst => ("<", "DESC", SortKey::TOP),
+    let want = limit + 1;
+    let mut cursor = cursor.unwrap_or(match order {
+        Order::OldestFirst => SortKey::BOTTOM,
+        Order::NewestFirst => SortKey::TOP,
+    });
+    let mut rows = Vec::with_capacity(want);
+    for _ in 0..LIST_ROUNDS {
+        let page = comment_page(shards.post(post), post, order, cursor, want).await?;
+        let authors: Vec<EdgeKey> =
+            page.iter().map(|c| EdgeKey { other: c.author_id, sort_at: c.created_at }).collect();
+        let shown = shown_edges(shards, viewer, &authors).await?;
+        let next = page.last().filter(|_| page.len() == want).map(|c| SortKey::new(c.created_at, c.id.get()));
+        for comment in page {
+            if let Some(author) = shown.iter().find(|u| u.id == comment.author_id) {
+                rows.push(comment.with_author(author));
+            }
+        }
+        match next {
+            Some(next) if rows.len() < want => cursor = next,
+            _ => break,
+        }
+    }
+    rows.truncate(want);
+    Ok(rows)
+}
+
+async fn comment_page(
+    db_of_post: &Db,
+    post: PostId,
+    order: Order,
+    cursor: SortKey,
+    limit: usize,
+) -> ApiResult<Vec<StoredComment>> {
+    let (cmp, dir) = match order {
+        Order::OldestFirst => (">", "ASC"),
+        Order::NewestFirst => ("<", "DESC"),
     };
-    let cursor = cursor.unwrap_or(start);
     let sql = format!(
-        "{COMMENT_SELECT} WHERE c.post_id = ?2 AND c.deleted_at IS NULL AND (c.created_at, c.id) {cmp} (?3, ?4) \
-         AND {} ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?5",
-        shown_to_viewer("c.author_id")
+        "{COMMENT_SELECT} WHERE c.post_id = ?1 AND c.deleted_at IS NULL AND (c.created_at, c.id) {cmp} (?2, ?3) \
+         ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?4"
     );
-    all(db, &sql, &[int(viewer), int(post), int(cursor.primary), int(cursor.id), int(limit as i64 + 1)]).await
+    all(db_of_post, &sql, &[int(post), int(cursor.primary), int(cursor.id), int(limit as i64)]).await
 }
 
 pub async fn delete(db: &Db, comment: &CommentRow, now: i64) -> ApiResult<()> {

@@ -9,6 +9,7 @@ use worker::D1PreparedStatement;
 use serde::Deserialize;
 
 use super::posts::{feed_columns, PostRow};
+use super::shards::Shards;
 use super::{all, exec, first, int, stmt, text, Count, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
@@ -290,45 +291,57 @@ pub async fn is_active_reader(db: &Db, reader: UserId) -> ApiResult<bool> {
 }
 
 /// The newest posts of some followed authors the reader may see, for the window of a reader
-/// whose edges to them switch from pull to push.
+/// whose edges to them switch from pull to push: each author's posts on their home, with the
+/// follow as the author's side has it (the mirror a switch requires), all databases at once,
+/// merged newest first.
 pub async fn authors_entries(
-    db: &Db,
+    shards: &Shards,
     reader: UserId,
     authors: &[UserId],
     limit: usize,
 ) -> ApiResult<Vec<Entry>> {
-    let mut entries = Vec::new();
-    // 2 fixed parameters, at most 100 a statement.
-    for chunk in authors.chunks(90) {
-        let list: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 3)).collect();
-        let sql = format!(
-            "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
-             WHERE p.author_id IN ({}) AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
-               AND p.visibility <> 'private' \
-               AND p.author_id IN (SELECT author_id FROM follows WHERE follower_id = ?1) \
-             ORDER BY p.created_at DESC, p.id DESC LIMIT ?2",
-            list.join(", ")
-        );
-        let mut params = vec![int(reader), int(limit as i64)];
-        params.extend(chunk.iter().map(|a| int(*a)));
-        entries.extend(all::<Entry>(db, &sql, &params).await?);
-    }
+    let found = shards
+        .across(shards.users_by_database(authors.iter().copied()), |db, authors| async move {
+            let mut entries = Vec::new();
+            // 2 fixed parameters, at most 100 a statement.
+            for chunk in authors.chunks(90) {
+                let list: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 3)).collect();
+                let sql = format!(
+                    "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
+                     WHERE p.author_id IN ({}) AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
+                       AND p.visibility <> 'private' \
+                       AND EXISTS (SELECT 1 FROM followers f WHERE f.author_id = p.author_id AND f.follower_id = ?1) \
+                     ORDER BY p.created_at DESC, p.id DESC LIMIT ?2",
+                    list.join(", ")
+                );
+                let mut params = vec![int(reader), int(limit as i64)];
+                params.extend(chunk.iter().map(|a| int(*a)));
+                entries.extend(all::<Entry>(db, &sql, &params).await?);
+            }
+            Ok(entries)
+        })
+        .await?;
+    let mut entries: Vec<Entry> = found.into_iter().flatten().collect();
+    entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.post_id)));
+    entries.truncate(limit);
     Ok(entries)
 }
 
-/// An author's newest posts a new follower may see, for backfilling the follower's window.
+/// An author's newest posts a new follower may see, for backfilling the follower's window: on
+/// the author's database, with the follow as the author's side has it (the backfill converges
+/// the mirror first).
 pub async fn backfill_entries(
-    db: &Db,
+    db_of_author: &Db,
     reader: UserId,
     author: UserId,
     limit: usize,
 ) -> ApiResult<Vec<Entry>> {
     all(
-        db,
+        db_of_author,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
          WHERE p.author_id = ?2 AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
            AND p.visibility <> 'private' \
-           AND EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) \
+           AND EXISTS (SELECT 1 FROM followers WHERE author_id = ?2 AND follower_id = ?1) \
          ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
         &[int(reader), int(author), int(limit as i64)],
     )

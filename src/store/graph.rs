@@ -3,6 +3,7 @@
 use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
 
+use super::shards::Shards;
 use super::{all, batch, int, opt_text, outbox, stmt, text, Db, IdRow};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
@@ -51,7 +52,7 @@ pub async fn follow(
         vec![
             stmt(db, &sql, &[int(follower), int(author), opt_text(name), int(now), int(set_group)])?,
             // The mirror, then the follower's window (if the follow stands when it runs).
-            outbox::reader_event(db, EventKind::Backfill, follower, author, now, true)?,
+            outbox::reader_event(db, follower, EventKind::Backfill, follower, author, now, true)?,
         ],
     )
     .await?;
@@ -78,7 +79,7 @@ pub async fn unfollow(
                 "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
                 &[int(follower), int(author)],
             )?,
-            outbox::reader_event(db, EventKind::RemoveAuthor, follower, author, now, true)?,
+            outbox::reader_event(db, follower, EventKind::RemoveAuthor, follower, author, now, true)?,
         ],
     )
     .await?;
@@ -106,8 +107,8 @@ pub async fn block(
                 &[a.clone(), b.clone(), int(now)],
             )?,
             stmt(db, "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2", &[a, b])?,
-            outbox::reader_event(db, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
-            outbox::reader_event(db, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
+            outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
+            outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
         ],
     )
     .await?;
@@ -131,7 +132,7 @@ pub async fn unblock(
                 "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2",
                 &[int(blocker), int(blocked)],
             )?,
-            outbox::reader_event(db, EventKind::GraphMirror, blocker, blocked, now, true)?,
+            outbox::reader_event(db, blocker, EventKind::GraphMirror, blocker, blocked, now, true)?,
         ],
     )
     .await?;
@@ -148,12 +149,13 @@ pub enum Direction {
 
 /// Filtered rounds a list page reads at most (each `limit + 1` edges): only users hidden from
 /// the viewer (blocks, suspensions) make a page read more than one.
-const LIST_ROUNDS: usize = 20;
+pub const LIST_ROUNDS: usize = 20;
 
+/// One entry of a user list: who, and the list's sort time (follow time, like time).
 #[derive(Deserialize)]
-struct EdgeKey {
-    other: UserId,
-    sort_at: i64,
+pub struct EdgeKey {
+    pub other: UserId,
+    pub sort_at: i64,
 }
 
 /// One page (newest follow first) of followers or followees, hiding users with a block either
@@ -162,20 +164,42 @@ struct EdgeKey {
 /// `follows` for followees), the users from their rows, the blocks from the viewer's side: no
 /// statement joins two sides.
 pub async fn follow_list(
-    db: &Db,
+    shards: &Shards,
     viewer: UserId,
     user: UserId,
     direction: Direction,
     before: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<UserRow>> {
+    let db = shards.user(user);
+    shown_user_page(shards, viewer, before, limit, |before, want| {
+        edge_page(db, user, direction, before, want)
+    })
+    .await
+}
+
+/// One page of a user list (follow lists, likers) the viewer may see, in the list's order:
+/// `page(before, n)` reads the next `n` list entries (user and sort time) from wherever the
+/// list lives; the users come from their homes and the blocks from the viewer's side, so no
+/// statement joins two databases. Reads again while hidden users left the page short (at most
+/// [`LIST_ROUNDS`] times). `limit + 1` rows, so the caller knows whether more exist.
+pub async fn shown_user_page<F, Fut>(
+    shards: &Shards,
+    viewer: UserId,
+    before: Option<SortKey>,
+    limit: usize,
+    page: F,
+) -> ApiResult<Vec<UserRow>>
+where
+    F: Fn(SortKey, usize) -> Fut,
+    Fut: std::future::Future<Output = ApiResult<Vec<EdgeKey>>>,
+{
     let want = limit + 1;
     let mut before = before.unwrap_or(SortKey::TOP);
     let mut rows = Vec::with_capacity(want);
     for _ in 0..LIST_ROUNDS {
-        // shard: the listed user's home
-        let edges = edge_page(db, user, direction, before, want).await?;
-        rows.extend(shown_edges(db, viewer, &edges).await?);
+        let edges = page(before, want).await?;
+        rows.extend(shown_edges(shards, viewer, &edges).await?);
         match edges.last() {
             Some(last) if edges.len() == want && rows.len() < want => {
                 before = SortKey::new(last.sort_at, last.other.get());
@@ -208,15 +232,18 @@ async fn edge_page(
 }
 
 /// The edges' users the viewer may see, in the edges' order, with the edge's time.
-async fn shown_edges(db: &Db, viewer: UserId, edges: &[EdgeKey]) -> ApiResult<Vec<UserRow>> {
+pub async fn shown_edges(shards: &Shards, viewer: UserId, edges: &[EdgeKey]) -> ApiResult<Vec<UserRow>> {
     if edges.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<UserId> = edges.iter().map(|e| e.other).collect();
-    // shard: each listed user's home (grouped by shard once there are several)
-    let users = super::users::shown_by_ids(db, &ids).await?;
-    // shard: the viewer's home
-    let hidden = blocked_either_way(db, viewer, &ids).await?;
+    // The users from their homes and the blocks from the viewer's side, side by side.
+    let (users, hidden) = futures_util::future::join(
+        super::users::shown_by_ids(shards, &ids),
+        blocked_either_way(shards.user(viewer), viewer, &ids),
+    )
+    .await;
+    let (users, hidden) = (users?, hidden?);
     Ok(edges
         .iter()
         .filter(|e| !hidden.contains(&e.other))
@@ -274,16 +301,20 @@ impl Mutual {
 /// not exist, so `blocked_by` is never true here). The four facts come from the viewer's side
 /// alone (`follows`, `followers`, `blocks`, `blocked_by` keyed by the viewer), the users from
 /// their own rows.
-pub async fn mutuals(db: &Db, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
+pub async fn mutuals(shards: &Shards, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
     const SQL: &str = "SELECT value AS id, \
         EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = value) AS following, \
         EXISTS (SELECT 1 FROM followers WHERE author_id = ?1 AND follower_id = value) AS followed_by, \
         EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = value) AS blocking, \
         EXISTS (SELECT 1 FROM blocked_by WHERE blocked_id = ?1 AND blocker_id = value) AS blocked_by \
         FROM json_each(?2)";
-    // shard: the viewer's home
-    let facts: Vec<Mutual> = all(db, SQL, &[int(viewer), text(&id_list(others))]).await?;
-    // shard: each other user's home
-    let shown = super::users::shown_by_ids(db, others).await?;
+    let list = id_list(others);
+    let params = [int(viewer), text(&list)];
+    let (facts, shown) = futures_util::future::join(
+        all::<Mutual>(shards.user(viewer), SQL, &params),
+        super::users::shown_by_ids(shards, others),
+    )
+    .await;
+    let (facts, shown) = (facts?, shown?);
     Ok(facts.into_iter().filter(|m| !m.blocked_by() && shown.iter().any(|u| u.id == m.id)).collect())
 }

@@ -1,8 +1,7 @@
 //! Live readers' leases (migration 0007): who has an open feed socket, for the fan-out.
 
-use serde::Deserialize;
-
-use super::{all, exec, int, Db};
+use super::shards::Shards;
+use super::{all, exec, int, text, Db, IdRow};
 use crate::domain::ids::UserId;
 use crate::error::ApiResult;
 
@@ -23,27 +22,36 @@ pub async fn purge_lapsed(db: &Db, now: i64) -> ApiResult<()> {
     exec(db, "DELETE FROM live_readers WHERE until <= ?1", &[int(now)]).await
 }
 
-/// The author's followers with an open feed socket, after `after` in id order: every one when
-/// `unpushed_only` is false, else only those the fan-out does not push to. Driven from the
-/// (small) live set, so an author's follower count does not matter.
+/// The author's followers among the next page of open feed sockets after `after` (in id
+/// order, `scan` of them): every follower when `unpushed_only` is false, else only those the
+/// fan-out does not push to. The live set (small, on the control database) is paged, and the
+/// page is checked against the author's side of the edges (`followers`, on the author's home),
+/// so an author's follower count does not matter. Also returns where the next page starts, if
+/// this one was full.
 pub async fn live_followers(
-    db: &Db,
+    shards: &Shards,
     author: UserId,
     after: i64,
     now: i64,
-    limit: usize,
+    scan: usize,
     unpushed_only: bool,
-) -> ApiResult<Vec<UserId>> {
-    #[derive(Deserialize)]
-    struct Row {
-        user_id: UserId,
+) -> ApiResult<(Vec<UserId>, Option<i64>)> {
+    let live: Vec<IdRow> = all(
+        shards.control(),
+        "SELECT user_id AS id FROM live_readers WHERE user_id > ?1 AND until > ?2 ORDER BY user_id LIMIT ?3",
+        &[int(after), int(now), int(scan as i64)],
+    )
+    .await?;
+    let next = live.last().filter(|_| live.len() == scan).map(|r| r.id);
+    if live.is_empty() {
+        return Ok((Vec::new(), next));
     }
+    let ids = serde_json::to_string(&live.iter().map(|r| r.id).collect::<Vec<_>>()).unwrap_or_default();
     let unpushed = if unpushed_only { "AND f.push = 0" } else { "" };
     let sql = format!(
-        "SELECT l.user_id FROM live_readers l \
-         JOIN follows f ON f.follower_id = l.user_id AND f.author_id = ?1 \
-         WHERE l.user_id > ?2 AND l.until > ?3 {unpushed} ORDER BY l.user_id LIMIT ?4"
+        "SELECT value AS id FROM json_each(?2) WHERE EXISTS \
+           (SELECT 1 FROM followers f WHERE f.author_id = ?1 AND f.follower_id = value {unpushed})"
     );
-    let rows: Vec<Row> = all(db, &sql, &[int(author), int(after), int(now), int(limit as i64)]).await?;
-    Ok(rows.into_iter().map(|r| r.user_id).collect())
+    let followers: Vec<IdRow> = all(shards.user(author), &sql, &[int(author), text(&ids)]).await?;
+    Ok((followers.into_iter().map(|r| UserId::from_trusted(r.id)).collect(), next))
 }

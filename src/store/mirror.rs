@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::shards::Shards;
 use super::{all, batch, first, int, stmt, text, Db};
 use crate::domain::graph::{SideFacts, SideWrites};
 use crate::domain::ids::UserId;
@@ -203,8 +204,20 @@ pub async fn edge_slice(
 }
 
 /// Of `pairs` (rows of `table`, each `(a, b)`), those whose counterpart is missing on the b
-/// side (primary-key probes on that side: grouped by b's shard once there are several).
-pub async fn missing_counterparts(db_of_b: &Db, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
+/// side: primary-key probes on b's home, one statement per database, all sent at once.
+pub async fn missing_counterparts(shards: &Shards, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
+    let by_home = shards.users_by_database(pairs.iter().map(|p| UserId::from_trusted(p.b)));
+    let groups = by_home
+        .into_iter()
+        .map(|(db, bs)| (db, pairs.iter().filter(|p| bs.iter().any(|b| b.get() == p.b)).copied().collect()))
+        .collect();
+    let found = shards
+        .across(groups, |db, group: Vec<Pair>| async move { missing_on(db, table, &group).await })
+        .await?;
+    Ok(found.into_iter().flatten().collect())
+}
+
+async fn missing_on(db_of_b: &Db, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }

@@ -15,6 +15,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod shard_move;
 pub mod shards;
 pub mod snowflake;
 pub mod stats;

@@ -8,9 +8,11 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::outbox::returned_events;
+use super::snowflake::insert_with_fresh_id;
 use super::{all, batch, first, int, stmt, text, Count, Db};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
+use crate::domain::shard::shard_of_id;
 use crate::error::ApiResult;
 
 /// What one action did: whether it changed anything, and the window events it recorded.
@@ -20,22 +22,45 @@ pub struct Applied {
     pub events: Vec<OutboxId>,
 }
 
-/// The audit row, written only if the statement just before it changed a row.
-fn audit_statement(db: &Db, entry: &AuditEntry, now: i64) -> ApiResult<D1PreparedStatement> {
-    let (kind, id) = entry.target.parts();
+/// The audit row (id `id`), written only if the statement just before it changed a row. It
+/// lives on the database of what was moderated, in the action's own batch, so an action and
+/// its row commit together; its id is a snowflake on the subject's shard, so the log reads in
+/// time order across databases ([`audit_page`]).
+fn audit_statement(db: &Db, id: i64, entry: &AuditEntry, now: i64) -> ApiResult<D1PreparedStatement> {
+    let (kind, target) = entry.target.parts();
     stmt(
         db,
-        "INSERT INTO audit_log (created_at, actor, action, target_kind, target_id, reason) \
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE changes() > 0",
+        "INSERT INTO audit_log (id, created_at, actor, action, target_kind, target_id, reason) \
+         SELECT ?7, ?1, ?2, ?3, ?4, ?5, ?6 WHERE changes() > 0",
         &[
             int(now),
             text(&entry.actor),
             text(entry.action.as_str()),
             text(kind),
-            int(id),
+            int(target),
             text(&entry.reason),
+            int(id),
         ],
     )
+}
+
+/// Runs an action's batch (`statements`, then the audit row) with a fresh audit id, again on
+/// the rare id collision (the batch is atomic: a failed one changed nothing).
+async fn with_audit(
+    db: &Db,
+    subject: i64,
+    entry: &AuditEntry,
+    now: i64,
+    statements: impl Fn() -> ApiResult<Vec<D1PreparedStatement>>,
+) -> ApiResult<Vec<worker::D1Result>> {
+    insert_with_fresh_id(now, shard_of_id(subject), "audit_log.id", |id| {
+        let statements = statements().and_then(|mut s| {
+            s.push(audit_statement(db, id, entry, now)?);
+            Ok(s)
+        });
+        async move { batch(db, statements?).await }
+    })
+    .await
 }
 
 /// Suspends or reinstates (by `entry.action`) a user; `None` if there is no such user.
@@ -46,13 +71,15 @@ pub async fn set_suspended(
     now: i64,
 ) -> ApiResult<Option<Applied>> {
     let suspend = entry.action == Action::Suspend;
-    let update = stmt(
-        db,
-        "UPDATE users SET suspended_at = CASE WHEN ?2 = 1 THEN ?3 END \
-         WHERE id = ?1 AND (suspended_at IS NULL) = (?2 = 1)",
-        &[int(user), int(i64::from(suspend)), int(now)],
-    )?;
-    let results = batch(db, vec![update, audit_statement(db, entry, now)?]).await?;
+    let update = || {
+        Ok(vec![stmt(
+            db,
+            "UPDATE users SET suspended_at = CASE WHEN ?2 = 1 THEN ?3 END \
+             WHERE id = ?1 AND (suspended_at IS NULL) = (?2 = 1)",
+            &[int(user), int(i64::from(suspend)), int(now)],
+        )?])
+    };
+    let results = with_audit(db, user.get(), entry, now, update).await?;
     let changed = super::changed_rows(results.first()) > 0;
     if !changed && !exists(db, "SELECT COUNT(*) AS n FROM users WHERE id = ?1", user.get()).await? {
         return Ok(None);
@@ -71,20 +98,26 @@ pub async fn set_taken_down(
     now: i64,
 ) -> ApiResult<Option<Applied>> {
     let take_down = entry.action == Action::Takedown;
-    let update = stmt(
-        db,
-        "UPDATE posts SET taken_down_at = CASE WHEN ?2 = 1 THEN ?3 END, state_version = state_version + 1 \
-         WHERE id = ?1 AND deleted_at IS NULL AND (taken_down_at IS NULL) = (?2 = 1)",
-        &[int(post), int(i64::from(take_down)), int(now)],
-    )?;
-    let event = stmt(
-        db,
-        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-         SELECT CASE WHEN ?3 = 1 THEN 'remove_post' ELSE 'post' END, id, author_id, created_at, ?2 \
-         FROM posts WHERE id = ?1 AND changes() > 0 RETURNING id",
-        &[int(post), int(now), int(i64::from(take_down))],
-    )?;
-    let results = batch(db, vec![update, event, audit_statement(db, entry, now)?]).await?;
+    let statements = || {
+        let update = stmt(
+            db,
+            "UPDATE posts SET taken_down_at = CASE WHEN ?2 = 1 THEN ?3 END, state_version = state_version + 1 \
+             WHERE id = ?1 AND deleted_at IS NULL AND (taken_down_at IS NULL) = (?2 = 1)",
+            &[int(post), int(i64::from(take_down)), int(now)],
+        )?;
+        let event = stmt(
+            db,
+            &format!(
+                "INSERT INTO outbox (id, kind, post_id, author_id, post_created_at, created_at) \
+                 SELECT {}, CASE WHEN ?3 = 1 THEN 'remove_post' ELSE 'post' END, id, author_id, created_at, ?2 \
+                 FROM posts WHERE id = ?1 AND changes() > 0 RETURNING id",
+                super::outbox::new_id_sql("?4")
+            ),
+            &[int(post), int(now), int(i64::from(take_down)), super::outbox::shard_param(post)],
+        )?;
+        Ok(vec![update, event])
+    };
+    let results = with_audit(db, post.get(), entry, now, statements).await?;
     let changed = super::changed_rows(results.first()) > 0;
     let sql = "SELECT COUNT(*) AS n FROM posts WHERE id = ?1 AND deleted_at IS NULL";
     if !changed && !exists(db, sql, post.get()).await? {

@@ -2,12 +2,15 @@
 //! the fan-out pipeline, swept by reconciliation when they stop making progress.
 
 use serde::Deserialize;
+use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
+use super::shards::Shards;
 use super::stats::bump;
 use super::{all, batch, first, int, run, stmt, text, Db, IdRow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
+use crate::domain::shard::{shard_of_id, ID_RANDOM_BITS, SHARD_BITS};
 use crate::error::ApiResult;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,10 +36,32 @@ pub async fn get(db: &Db, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
     .await
 }
 
-/// A reader-scoped event (`remove_author` / `backfill`), for use inside a graph batch.
-/// `only_if_changed` makes the row conditional on the previous statement having changed rows.
+/// The id expression of an `INSERT INTO outbox`: a counter above every id the table holds,
+/// times the id space of one counter step, plus the logical shard (bound at `shard_param`) of
+/// the user whose database holds the row, where every id keeps its shard (`domain/shard.rs`).
+/// So an event routes like that user's id, and ids stay unique when a logical shard's rows
+/// arrive from another database (the counter counts them too). `MAX(id)` is the last entry of
+/// the primary key: one seek.
+pub fn new_id_sql(shard_param: &str) -> String {
+    let unit = 1i64 << (SHARD_BITS + ID_RANDOM_BITS);
+    let shard_unit = 1i64 << ID_RANDOM_BITS;
+    format!(
+        "((SELECT COALESCE(MAX(id), 0) FROM outbox) / {unit} + 1) * {unit} + {shard_param} * {shard_unit}"
+    )
+}
+
+/// The value bound for [`new_id_sql`]'s parameter: the logical shard of `home`'s id.
+pub fn shard_param(home: impl Into<i64>) -> JsValue {
+    int(shard_of_id(home.into()).index() as i64)
+}
+
+/// A reader-scoped event (`remove_author` / `backfill`), for use inside a graph batch on
+/// `home`'s database. `only_if_changed` makes the row conditional on the previous statement
+/// having changed rows.
+#[allow(clippy::too_many_arguments)]
 pub fn reader_event(
     db: &Db,
+    home: UserId,
     kind: EventKind,
     reader: UserId,
     author: UserId,
@@ -47,9 +72,11 @@ pub fn reader_event(
     stmt(
         db,
         &format!(
-            "INSERT INTO outbox (kind, author_id, reader_id, created_at) SELECT ?1, ?2, ?3, ?4 {condition} RETURNING id"
+            "INSERT INTO outbox (id, kind, author_id, reader_id, created_at) \
+             SELECT {}, ?1, ?2, ?3, ?4 {condition} RETURNING id",
+            new_id_sql("?5")
         ),
-        &[text(kind.as_str()), int(author), int(reader), int(now)],
+        &[text(kind.as_str()), int(author), int(reader), int(now), shard_param(home)],
     )
 }
 
@@ -58,9 +85,12 @@ pub fn reader_event(
 pub fn post_event(db: &Db, kind: EventKind, post: PostId, now: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
-        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-         SELECT ?3, id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
-        &[int(post), int(now), text(kind.as_str())],
+        &format!(
+            "INSERT INTO outbox (id, kind, post_id, author_id, post_created_at, created_at) \
+             SELECT {}, ?3, id, author_id, created_at, ?2 FROM posts WHERE id = ?1 RETURNING id",
+            new_id_sql("?4")
+        ),
+        &[int(post), int(now), text(kind.as_str()), shard_param(post)],
     )
 }
 
@@ -99,19 +129,20 @@ pub async fn follower_chunk(
 /// Which of `readers` have a timeline window (read exactly when the fan-out runs: a reader
 /// activated before a post's fan-out reads this gets the post; one activated after has it in
 /// the snapshot their window is built from). Their own rows, by primary key.
-pub async fn active_among(db_of_readers: &Db, readers: &[UserId]) -> ApiResult<Vec<UserId>> {
-    if readers.is_empty() {
-        return Ok(Vec::new());
-    }
-    let list =
-        serde_json::to_string(&readers.iter().map(|r| r.get()).collect::<Vec<_>>()).unwrap_or_default();
-    let rows: Vec<IdRow> = all(
-        db_of_readers,
-        "SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?1)) AND feed_active_at IS NOT NULL",
-        &[text(&list)],
-    )
-    .await?;
-    let active: std::collections::HashSet<i64> = rows.into_iter().map(|r| r.id).collect();
+pub async fn active_among(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<UserId>> {
+    let groups = shards.users_by_database(readers.iter().copied());
+    let found = shards
+        .across(groups, |db, group| async move {
+            let list = serde_json::to_string(&group.iter().map(|r| r.get()).collect::<Vec<_>>()).unwrap_or_default();
+            all::<IdRow>(
+                db,
+                "SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?1)) AND feed_active_at IS NOT NULL",
+                &[text(&list)],
+            )
+            .await
+        })
+        .await?;
+    let active: std::collections::HashSet<i64> = found.into_iter().flatten().map(|r| r.id).collect();
     Ok(readers.iter().copied().filter(|r| active.contains(&r.get())).collect())
 }
 

@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
+use super::shards::Shards;
 use super::{all, exec, first, int, run, stmt, text, Db};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
@@ -45,26 +46,31 @@ pub async fn record_activity(db_of_reader: &Db, reader: UserId, report: &Activit
 /// a real move: `domain/activity.rs`), so a repeated report writes nothing. A report comes from
 /// the reader's window, so the reader has one. Returns the rows written.
 pub async fn copy_reader_facts(
-    db_of_authors: &Db,
+    shards: &Shards,
     reader: UserId,
     authors: &[UserId],
     report: &ActivityReport,
 ) -> ApiResult<usize> {
-    let mut written = 0;
-    for chunk in authors.chunks(500) {
-        let list =
-            serde_json::to_string(&chunk.iter().map(|a| a.get()).collect::<Vec<_>>()).unwrap_or_default();
-        written += run(
-            db_of_authors,
-            "UPDATE followers SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3), \
-               reader_active = 1 \
-             WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?4)) \
-               AND (read_rate <> ?2 OR COALESCE(last_read_at, 0) < ?3 OR reader_active = 0)",
-            &[int(reader), report.read_rate.into(), int(report.last_read_at), text(&list)],
-        )
+    let written = shards
+        .across(shards.users_by_database(authors.iter().copied()), |db, authors| async move {
+            let mut written = 0;
+            for chunk in authors.chunks(500) {
+                let list = serde_json::to_string(&chunk.iter().map(|a| a.get()).collect::<Vec<_>>())
+                    .unwrap_or_default();
+                written += run(
+                    db,
+                    "UPDATE followers SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3), \
+                       reader_active = 1 \
+                     WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?4)) \
+                       AND (read_rate <> ?2 OR COALESCE(last_read_at, 0) < ?3 OR reader_active = 0)",
+                    &[int(reader), report.read_rate.into(), int(report.last_read_at), text(&list)],
+                )
+                .await?;
+            }
+            Ok(written)
+        })
         .await?;
-    }
-    Ok(written)
+    Ok(written.into_iter().sum())
 }
 
 /// An author as the policy sees them.
@@ -135,23 +141,26 @@ pub async fn author_facts(db_of_author: &Db, author: UserId) -> ApiResult<Option
 
 /// Every author the reader follows, from the reader's side (their `follows` and their own row:
 /// the same side), and those authors' facts (their own rows).
-pub async fn reader_edges(db: &Db, reader: UserId) -> ApiResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
-    // shard: the reader's home
+pub async fn reader_edges(shards: &Shards, reader: UserId) -> ApiResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
     let edges: Vec<EdgeRow> = all(
-        db,
+        shards.user(reader),
         "SELECT f.author_id, f.follower_id, f.push, f.pull, r.read_rate, r.last_read_at, \
            r.feed_active_at IS NOT NULL AS has_window \
          FROM follows f JOIN users r ON r.id = f.follower_id WHERE f.follower_id = ?1",
         &[int(reader)],
     )
     .await?;
-    let ids = serde_json::to_string(&edges.iter().map(|e| e.author_id.get()).collect::<Vec<_>>())
-        .unwrap_or_default();
-    // shard: each author's home (grouped by shard once sharded)
-    let authors: Vec<AuthorFacts> =
-        all(db, &format!("{AUTHOR_FACTS} WHERE id IN (SELECT value FROM json_each(?1))"), &[text(&ids)])
-            .await?;
-    Ok((edges, authors))
+    let sql = format!("{AUTHOR_FACTS} WHERE id IN (SELECT value FROM json_each(?1))");
+    let sql = &sql;
+    let groups = shards.users_by_database(edges.iter().map(|e| e.author_id));
+    let authors = shards
+        .across(groups, |db, ids| async move {
+            let ids =
+                serde_json::to_string(&ids.iter().map(|a| a.get()).collect::<Vec<_>>()).unwrap_or_default();
+            all::<AuthorFacts>(db, sql, &[text(&ids)]).await
+        })
+        .await?;
+    Ok((edges, authors.into_iter().flatten().collect()))
 }
 
 /// The author-side columns of an [`EdgeRow`]: the reader's facts are the copies on the edge.
@@ -265,22 +274,35 @@ impl Phase {
 /// Moves the follower-side copies of edges `(follower, author)` into `phase` (what feed reads
 /// pull). Returns the edges changed.
 pub async fn set_reader_phase(
-    db_of_readers: &Db,
+    shards: &Shards,
     edges: &[(UserId, UserId)],
     phase: Phase,
 ) -> ApiResult<Vec<(UserId, UserId)>> {
-    set_side_phase(db_of_readers, "follows", edges, phase).await
+    let groups = shards.by_home(edges.iter().copied(), |(reader, _)| *reader);
+    set_phase_on(shards, groups, "follows", phase).await
 }
 
-/// Moves the author-side copies of edges `(follower, author)` into `phase` (what fan-out
-/// pushes to). Returns the edges changed: a `Push` moves only edges whose author side is
-/// switching, and an edge whose mirror is not there yet is not changed.
+/// Author side (what fan-out reads): sets the phase on the `followers` copies of `edges`
+/// (`(follower, author)` pairs, each on its author's home); the edges it changed.
 pub async fn set_author_phase(
-    db_of_authors: &Db,
+    shards: &Shards,
     edges: &[(UserId, UserId)],
     phase: Phase,
 ) -> ApiResult<Vec<(UserId, UserId)>> {
-    set_side_phase(db_of_authors, "followers", edges, phase).await
+    let groups = shards.by_home(edges.iter().copied(), |(_, author)| *author);
+    set_phase_on(shards, groups, "followers", phase).await
+}
+
+async fn set_phase_on<'a>(
+    shards: &'a Shards,
+    groups: Vec<(&'a Db, Vec<(UserId, UserId)>)>,
+    table: &'static str,
+    phase: Phase,
+) -> ApiResult<Vec<(UserId, UserId)>> {
+    let changed = shards
+        .across(groups, |db, edges| async move { set_side_phase(db, table, &edges, phase).await })
+        .await?;
+    Ok(changed.into_iter().flatten().collect())
 }
 
 async fn set_side_phase(
@@ -366,8 +388,9 @@ pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
 
 /// Test hook: moves a reader's last read back by `days`, as if they had been away: their own
 /// row, then the copies on their author-side edges (the authors listed from the reader's side).
-pub async fn age_reader(db: &Db, reader: UserId, days: i64) -> ApiResult<()> {
+pub async fn age_reader(shards: &Shards, reader: UserId, days: i64) -> ApiResult<()> {
     let ms = days * DAY_MS;
+    let db = shards.user(reader);
     exec(
         db,
         "UPDATE users SET last_read_at = COALESCE(last_read_at, feed_active_at) - ?2, \
@@ -377,19 +400,23 @@ pub async fn age_reader(db: &Db, reader: UserId, days: i64) -> ApiResult<()> {
     .await?;
     #[derive(Deserialize)]
     struct Row {
-        author_id: i64,
+        author_id: UserId,
     }
-    // shard: the reader's home
     let authors: Vec<Row> =
         all(db, "SELECT author_id FROM follows WHERE follower_id = ?1", &[int(reader)]).await?;
-    let list =
-        serde_json::to_string(&authors.iter().map(|a| a.author_id).collect::<Vec<_>>()).unwrap_or_default();
-    // shard: the authors' homes
-    exec(
-        db,
-        "UPDATE followers SET last_read_at = last_read_at - ?2 \
-         WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?3))",
-        &[int(reader), int(ms), text(&list)],
-    )
-    .await
+    let groups = shards.users_by_database(authors.into_iter().map(|a| a.author_id));
+    shards
+        .across(groups, |db, authors| async move {
+            let list = serde_json::to_string(&authors.iter().map(|a| a.get()).collect::<Vec<_>>())
+                .unwrap_or_default();
+            exec(
+                db,
+                "UPDATE followers SET last_read_at = last_read_at - ?2 \
+                 WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?3))",
+                &[int(reader), int(ms), text(&list)],
+            )
+            .await
+        })
+        .await?;
+    Ok(())
 }

@@ -276,9 +276,12 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
         )?,
         stmt(
             db,
-            "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-             VALUES ('post', last_insert_rowid(), ?1, ?2, ?3) RETURNING id",
-            &[int(post.author_id), int(created_at), int(now)],
+            &format!(
+                "INSERT INTO outbox (id, kind, post_id, author_id, post_created_at, created_at) \
+                 VALUES ({}, 'post', last_insert_rowid(), ?1, ?2, ?3) RETURNING id",
+                super::outbox::new_id_sql("?4")
+            ),
+            &[int(post.author_id), int(created_at), int(now), super::outbox::shard_param(post.author_id)],
         )?,
     ];
     if let Some(scope) = &post.idempotency {
@@ -341,11 +344,14 @@ pub async fn edit(
     let visibility = opt_text(visibility.map(Visibility::as_str));
     let event = stmt(
         db,
-        "INSERT INTO outbox (kind, post_id, author_id, post_created_at, created_at) \
-         SELECT CASE WHEN ?2 = 'private' THEN 'remove_post' ELSE 'post' END, id, author_id, created_at, ?3 \
-         FROM posts WHERE id = ?1 AND deleted_at IS NULL AND ?2 IS NOT NULL \
-           AND (visibility = 'private') <> (?2 = 'private') RETURNING id",
-        &[int(post_id), visibility.clone(), int(now)],
+        &format!(
+            "INSERT INTO outbox (id, kind, post_id, author_id, post_created_at, created_at) \
+             SELECT {}, CASE WHEN ?2 = 'private' THEN 'remove_post' ELSE 'post' END, id, author_id, created_at, ?3 \
+             FROM posts WHERE id = ?1 AND deleted_at IS NULL AND ?2 IS NOT NULL \
+               AND (visibility = 'private') <> (?2 = 'private') RETURNING id",
+            super::outbox::new_id_sql("?4")
+        ),
+        &[int(post_id), visibility.clone(), int(now), super::outbox::shard_param(post_id)],
     )?;
     let update = stmt(
         db,

@@ -8,13 +8,19 @@
 //! apps and codes, revoked tokens, `stats`, `minute_counts`, `latency_samples`, `audit_log`,
 //! `test_faults`, `live_readers`).
 
+use std::future::Future;
 use std::rc::Rc;
+
+use futures_util::future::join_all;
 
 use worker::Env;
 
 use super::{Db, Io};
 use crate::domain::ids::{CommentId, PostId, UserId};
-use crate::domain::shard::{shard_of_handle, shard_of_id, LogicalShard, ShardMap, LOGICAL_SHARDS};
+use crate::domain::plan::MAX_PARALLEL_DATABASES;
+use crate::domain::shard::{
+    group_by_database, shard_of_handle, shard_of_id, LogicalShard, ShardMap, LOGICAL_SHARDS,
+};
 use crate::error::{ApiError, ApiResult};
 
 /// The binding of the control database (and of the only one in a 1-database deployment).
@@ -82,6 +88,54 @@ impl Shards {
         self.of(shard_of_handle(handle))
     }
 
+    /// Groups users by home database (first-seen order inside a group, groups by index), for
+    /// one statement per database instead of one per user.
+    pub fn users_by_database(&self, users: impl IntoIterator<Item = UserId>) -> Vec<(&Db, Vec<UserId>)> {
+        self.by_home(users, |u| *u)
+    }
+
+    /// Groups any items by the home database of the user `home` names for each.
+    pub fn by_home<T>(
+        &self,
+        items: impl IntoIterator<Item = T>,
+        home: impl Fn(&T) -> UserId,
+    ) -> Vec<(&Db, Vec<T>)> {
+        let keyed = items.into_iter().map(|t| (shard_of_id(home(&t).get()), t));
+        group_by_database(&self.map, keyed).into_iter().map(|(i, g)| (&self.dbs[i], g)).collect()
+    }
+
+    /// Runs `job` on each `(database, group)`, at most [`MAX_PARALLEL_DATABASES`] at once (an
+    /// invocation holds only 6 D1 connections at a time: more would queue inside the runtime
+    /// anyway, and waves keep the count of waits readable). Results in input order; the first
+    /// error wins.
+    pub async fn across<'a, G, T, Fut>(
+        &'a self,
+        groups: Vec<(&'a Db, G)>,
+        job: impl Fn(&'a Db, G) -> Fut,
+    ) -> ApiResult<Vec<T>>
+    where
+        Fut: Future<Output = ApiResult<T>>,
+    {
+        let mut out = Vec::with_capacity(groups.len());
+        let mut groups = groups.into_iter().peekable();
+        while groups.peek().is_some() {
+            let wave: Vec<_> =
+                groups.by_ref().take(MAX_PARALLEL_DATABASES).map(|(db, g)| job(db, g)).collect();
+            for done in join_all(wave).await {
+                out.push(done?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs `job` on every physical database (cron work, admin figures), in waves as [`Self::across`].
+    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(&'a Db) -> Fut) -> ApiResult<Vec<T>>
+    where
+        Fut: Future<Output = ApiResult<T>>,
+    {
+        self.across(self.dbs.iter().map(|db| (db, ())).collect(), |db, ()| job(db)).await
+    }
+
     /// Every physical database, `DB_0` first (migrations, stats, fan-out over all of them).
     pub fn all(&self) -> &[Db] {
         &self.dbs
@@ -103,15 +157,11 @@ impl Shards {
     }
 }
 
-/// The map for `databases` bindings. Empty `SHARD_MAP`: every logical shard on `DB_0`,
-/// whatever the number of databases, because data placement is not switched on yet (every
-/// table still lives on `DB_0`); the default becomes `ShardMap::even(databases)` together with
-/// placement. A given map must cover every shard and name only existing databases. Public
-/// for `scripts/deploy --dry-run` (examples/check-shard-map.rs), which checks it before upload.
+/// The map for `databases` bindings. Empty `SHARD_MAP`: the even split, `ShardMap::even`
+/// (contiguous ranges of logical shards, one per database; for 1 database, all on `DB_0`).
+/// A given map must cover every shard and name only existing databases. Public for
+/// `scripts/deploy --dry-run` (examples/check-shard-map.rs), which checks it before upload.
 pub fn map_for(spec: &str, databases: usize) -> ApiResult<ShardMap> {
-    if spec.trim().is_empty() {
-        return Ok(ShardMap::even(1));
-    }
     ShardMap::parse(spec, databases).map_err(|why| {
         ApiError::Misconfigured(format!("SHARD_MAP is invalid for {databases} database(s): {why}"))
     })
@@ -145,11 +195,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_empty_map_keeps_every_shard_on_the_control_database_for_now() {
+    fn an_empty_map_splits_the_shards_evenly_over_the_bindings() {
         for databases in [1, 4, 256] {
             let map = map_for("", databases).ok();
-            assert!(map.is_some_and(|m| LogicalShard::all().all(|s| m.database(s) == 0)), "{databases}");
+            assert_eq!(map.map(|m| m.database(LogicalShard::new(255))), Some(databases - 1), "{databases}");
         }
+        assert_eq!(map_for("", 4).map(|m| m.database(LogicalShard::new(64))).ok(), Some(1));
     }
 
     #[test]

@@ -90,6 +90,27 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Adds another database's figures: every database counts the rows it holds, in the same
+    /// batches as the changes it counts (so counting stays exact), and the page is their sum.
+    pub fn merge(&mut self, other: Snapshot) {
+        let add = |into: &mut BTreeMap<String, i64>, from: BTreeMap<String, i64>| {
+            for (name, n) in from {
+                *into.entry(name).or_default() += n;
+            }
+        };
+        add(&mut self.counters, other.counters);
+        add(&mut self.outbox_by_state, other.outbox_by_state);
+        add(&mut self.last_hour, other.last_hour);
+        self.oldest_pending_at = match (self.oldest_pending_at, other.oldest_pending_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.publish_to_visible_ms.extend(other.publish_to_visible_ms);
+        let (a, b) = (self.edges, other.edges);
+        self.edges = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+        self.pulled_per_reader.extend(other.pulled_per_reader);
+    }
+
     /// A named counter (0 if never written).
     pub fn counter(&self, name: &str) -> i64 {
         count(&self.counters, name)

@@ -77,23 +77,13 @@ pub struct AuthorOutbox {
     pub faults: BTreeMap<String, i64>,
 }
 
-/// An author's recent events (post events, and reader events about them), pending count and the faults scoped to them.
-pub async fn author_outbox(db: &Db, author: UserId) -> ApiResult<AuthorOutbox> {
-    #[derive(Deserialize)]
-    struct Fault {
-        name: String,
-        remaining: i64,
-    }
+/// An author's recent events (post events, and reader events about them: those live on the
+/// reader's database) on one database, and how many of them are pending there.
+pub async fn author_outbox_on(db: &Db, author: UserId) -> ApiResult<(Vec<OutboxView>, i64)> {
     let events: Vec<OutboxView> = all(
         db,
         "SELECT id, kind, post_id, reader_id, state, cursor_follower_id, delivered, created_at, done_at \
          FROM outbox WHERE author_id = ?1 ORDER BY id DESC LIMIT 100",
-        &[int(author)],
-    )
-    .await?;
-    let faults: Vec<Fault> = all(
-        db,
-        "SELECT name, remaining FROM test_faults WHERE name LIKE '%:' || CAST(?1 AS INTEGER)",
         &[int(author)],
     )
     .await?;
@@ -103,11 +93,34 @@ pub async fn author_outbox(db: &Db, author: UserId) -> ApiResult<AuthorOutbox> {
         &[int(author)],
     )
     .await?;
-    Ok(AuthorOutbox {
-        pending: pending.map_or(0, |p| p.n),
-        events,
-        faults: faults.into_iter().map(|f| (f.name, f.remaining)).collect(),
-    })
+    Ok((events, pending.map_or(0, |p| p.n)))
+}
+
+/// The faults scoped to a user (`name:<id>`), from the control database.
+pub async fn faults_of(control: &Db, user: UserId) -> ApiResult<BTreeMap<String, i64>> {
+    #[derive(Deserialize)]
+    struct Fault {
+        name: String,
+        remaining: i64,
+    }
+    let faults: Vec<Fault> = all(
+        control,
+        "SELECT name, remaining FROM test_faults WHERE name LIKE '%:' || CAST(?1 AS INTEGER)",
+        &[int(user)],
+    )
+    .await?;
+    Ok(faults.into_iter().map(|f| (f.name, f.remaining)).collect())
+}
+
+impl AuthorOutbox {
+    /// Every database's share, newest first.
+    pub fn merged(parts: Vec<(Vec<OutboxView>, i64)>, faults: BTreeMap<String, i64>) -> Self {
+        let pending = parts.iter().map(|(_, n)| n).sum();
+        let mut events: Vec<OutboxView> = parts.into_iter().flat_map(|(e, _)| e).collect();
+        events.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
+        events.truncate(100);
+        Self { pending, events, faults }
+    }
 }
 
 /// Moves a post and its outbox events `ms` into the past, as if it had been published (and

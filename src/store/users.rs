@@ -3,6 +3,7 @@ use serde::Deserialize;
 use crate::domain::ids::snowflake_time;
 use wasm_bindgen::JsValue;
 
+use super::shards::Shards;
 use super::{all, exec, first, int, opt_text, text, Db};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
@@ -72,8 +73,11 @@ pub fn not_blocked_between(side: &str, other: &str) -> String {
 /// Claims `handle` for the new user `user` in the handle directory (on the handle's shard):
 /// the one place handles are unique across databases. `handle_taken` if someone holds it.
 pub async fn claim_handle(db: &Db, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
-    let claim = "INSERT INTO handles (handle, user_id, created_at) VALUES (?1, ?2, ?3)";
-    match exec(db, claim, &[text(handle.as_str()), int(user), int(now)]).await {
+    // The row's shard is stored beside it: the freeze of a shard move (migrations/0013)
+    // cannot compute the handle's hash in SQL.
+    let claim = "INSERT INTO handles (handle, user_id, created_at, shard) VALUES (?1, ?2, ?3, ?4)";
+    let shard = int(crate::domain::shard::shard_of_handle(handle.as_str()).index() as i64);
+    match exec(db, claim, &[text(handle.as_str()), int(user), int(now), shard]).await {
         Err(e) if e.is_unique_violation("handles.handle") => {
             Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
         }
@@ -114,9 +118,9 @@ pub async fn recent_claims(db: &Db, from: i64, to: i64) -> ApiResult<Vec<(String
     Ok(rows.into_iter().map(|r| (r.handle, r.user_id)).collect())
 }
 
-/// Which of `ids` have a user row on this database.
-pub async fn existing(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserId>> {
-    Ok(by_ids(db, ids).await?.into_iter().map(|u| u.id).collect())
+/// Which of `ids` have a user row (each on its home database).
+pub async fn existing(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserId>> {
+    Ok(by_ids(shards, ids).await?.into_iter().map(|u| u.id).collect())
 }
 
 /// A new user row with the id `id` (claimed in the directory first); `password_hash` (see
@@ -188,39 +192,20 @@ pub enum UserKey<'a> {
 }
 
 /// A user and what the viewer is to them; `None` if the user does not exist. The user comes
-/// from their own row, the relationship from the viewer's side (two statements, one per side;
-/// side by side when the user is named by id).
+/// from their own row on their home database, the relationship from the viewer's side on the
+/// viewer's: two statements, side by side.
 pub async fn get_with_relationship(
-    db: &Db,
+    shards: &Shards,
     viewer: UserId,
-    key: UserKey<'_>,
+    id: UserId,
 ) -> ApiResult<Option<(UserRow, Relationship)>> {
-    let (column, value) = match key {
-        UserKey::Id(id) => ("id", int(id)),
-        UserKey::Handle(handle) => ("handle", text(handle.as_str())),
-    };
     let sql = format!(
-        "SELECT {USER_COLUMNS}, u.suspended_at IS NOT NULL AS suspended FROM users u WHERE u.{column} = ?1"
+        "SELECT {USER_COLUMNS}, u.suspended_at IS NOT NULL AS suspended FROM users u WHERE u.id = ?1"
     );
-    // shard: the user's home (a handle is found through the handle directory once sharded)
-    let params = [value];
-    let user = first::<UserWithSuspension>(db, &sql, &params);
-    let row = match key {
-        UserKey::Id(id) => {
-            // shard: the viewer's home
-            let (user, side) = futures_util::future::join(user, viewer_side(db, viewer, id)).await;
-            user?.map(|u| (u, side))
-        }
-        UserKey::Handle(_) => match user.await? {
-            // shard: the viewer's home
-            Some(u) => {
-                let id = u.id;
-                Some((u, viewer_side(db, viewer, id).await))
-            }
-            None => None,
-        },
-    };
-    let Some((row, side)) = row else { return Ok(None) };
+    let params = [int(id)];
+    let user = first::<UserWithSuspension>(shards.user(id), &sql, &params);
+    let (user, side) = futures_util::future::join(user, viewer_side(shards.user(viewer), viewer, id)).await;
+    let Some(row) = user? else { return Ok(None) };
     let side = side?.unwrap_or(ViewerSide { viewer_follows: 0, blocked: 0 });
     let rel = Relationship {
         is_self: row.id == viewer,
@@ -299,18 +284,28 @@ pub async fn credentials(db: &Db, id: UserId) -> ApiResult<Option<Credentials>> 
     first(db, SQL, &[int(id)]).await
 }
 
-/// The users with these ids (any order; missing ids are left out). One query.
-pub async fn by_ids(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
-    let list = serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
-    let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1))");
-    all(db, &sql, &[text(&list)]).await
+/// The users with these ids (any order; missing ids are left out): one statement per home
+/// database, all sent at once.
+pub async fn by_ids(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
+    rows_by_ids(shards, ids, "").await
 }
 
 /// The users with these ids who are not suspended (any order; missing ids are left out).
-pub async fn shown_by_ids(db: &Db, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
-    let list = serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
-    let sql = format!(
-        "SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) AND u.suspended_at IS NULL"
-    );
-    all(db, &sql, &[text(&list)]).await
+pub async fn shown_by_ids(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
+    rows_by_ids(shards, ids, "AND u.suspended_at IS NULL").await
+}
+
+async fn rows_by_ids(shards: &Shards, ids: &[UserId], and: &str) -> ApiResult<Vec<UserRow>> {
+    let sql =
+        format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) {and}");
+    let groups = shards.users_by_database(ids.iter().copied());
+    let sql = &sql;
+    let found = shards
+        .across(groups, |db, ids| async move {
+            let list =
+                serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
+            all::<UserRow>(db, sql, &[text(&list)]).await
+        })
+        .await?;
+    Ok(found.into_iter().flatten().collect())
 }

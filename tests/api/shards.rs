@@ -1,6 +1,7 @@
 //! The physical databases (`DB_0` ..; `EDGEFEED_DATABASES`, 4 by default): every one is
 //! migrated, the operator's stats list them, and `Server-Timing` says which ones a request
-//! touched. Data placement is not switched on yet, so every shard is on `DB_0`.
+//! touched. Placement is on: the default map splits the 256 logical shards evenly, and a
+//! request touches the databases of the rows it reads and no other.
 
 use crate::common::*;
 
@@ -27,12 +28,44 @@ fn the_stats_list_every_database_with_the_same_last_migration_and_no_drift() {
         assert_eq!(db["binding"], format!("DB_{index}"), "{db}");
         assert_eq!(db["last_migration"].as_str(), files.last().map(String::as_str), "{db}");
         assert_eq!(db["migrations_applied"], files.len(), "{db}");
-        // Placement is off: the whole map is on DB_0 whatever the number of databases.
-        assert_eq!(db["shards"], if index == 0 { "0-255" } else { "" }, "{db}");
+        // The even split: contiguous ranges, database i from shard ceil(256 i / P).
+        let (first, last) = even_range(index, databases());
+        assert_eq!(db["shards"], format!("{first}-{last}"), "{db}");
     }
     assert_eq!(stats["migrations_drift"], false, "{:#}", stats["migrations_drifting"]);
     assert_eq!(stats["migrations_drifting"], serde_json::json!([]));
-    assert_eq!(stats["shard_map"], "0-255:0");
+    let map: Vec<String> = (0..databases())
+        .map(|i| {
+            let (first, last) = even_range(i, databases());
+            format!("{first}-{last}:{i}")
+        })
+        .collect();
+    assert_eq!(stats["shard_map"], map.join(","));
+}
+
+/// The logical shards database `index` of `databases` holds under the even split.
+fn even_range(index: usize, databases: usize) -> (usize, usize) {
+    let first = (index * 256).div_ceil(databases);
+    let last = ((index + 1) * 256).div_ceil(databases) - 1;
+    (first, last)
+}
+
+/// The database a user's (or post's) id routes to under the even split.
+fn home_of(id: &str) -> usize {
+    let id: u64 = id.parse().expect("a numeric id");
+    (((id >> 3) & 255) as usize) * databases() / 256
+}
+
+/// The databases a response's Server-Timing names, with their statement counts.
+fn touched(header: &str) -> Vec<(usize, u32)> {
+    header
+        .split(", ")
+        .filter_map(|part| {
+            let rest = part.strip_prefix("d1-")?;
+            let (index, desc) = rest.split_once(";desc=\"")?;
+            Some((index.parse().ok()?, desc.split(' ').next()?.parse().ok()?))
+        })
+        .collect()
 }
 
 #[test]
@@ -41,15 +74,52 @@ fn server_timing_names_the_databases_a_request_touched() {
     let r = user.get("/v1/me");
     assert_eq!(r.status, 200, "{}", r.body);
     let header = r.server_timing.clone().unwrap_or_default();
+    // The profile and the token check: one statement each, both on the user's home.
     assert_eq!(r.timing("databases touched"), 1, "{header}");
-    assert!(!header.contains(", d1-1;"), "nothing lives on DB_1 yet: {header}");
-    // `timing("statements")` still finds the request's total first; DB_0 ran all of them.
-    let on_db0: Option<u32> = header
-        .split(", d1-0;desc=\"")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok());
-    assert_eq!(on_db0, Some(r.timing("statements")), "{header}");
+    assert_eq!(touched(&header), vec![(home_of(&user.id), r.timing("statements"))], "{header}");
+}
+
+#[test]
+fn a_post_reads_on_its_authors_database_and_a_feed_page_on_every_followed_one() {
+    if databases() == 1 {
+        return; // nothing to tell apart
+    }
+    let reader = register("shardreader");
+    // Authors until two homes differ from the reader's and each other (ids are uniform).
+    let mut authors: Vec<User> = Vec::new();
+    while authors.len() < 2 {
+        let a = register("shardauthor");
+        let home = home_of(&a.id);
+        if home != home_of(&reader.id) && authors.iter().all(|b| home_of(&b.id) != home) {
+            authors.push(a);
+        }
+    }
+    let mut posts = Vec::new();
+    for a in &authors {
+        reader.follow(a);
+        posts.push(id_of(&a.publish("on its author's database", "public")));
+    }
+    let r = reader.get(&format!("/v1/posts/{}", posts[0]));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let header = r.server_timing.clone().unwrap_or_default();
+    let mut dbs: Vec<usize> = touched(&header).into_iter().map(|(i, _)| i).collect();
+    dbs.sort_unstable();
+    let mut want = vec![home_of(&reader.id), home_of(&authors[0].id)];
+    want.sort_unstable();
+    assert_eq!(dbs, want, "the token check on the reader's home, the post on its author's: {header}");
+    poll("both posts in the feed", std::time::Duration::from_secs(60), || {
+        let r = reader.get("/v1/feed?limit=10");
+        let ids = ids(r.body["items"].as_array()?);
+        posts.iter().all(|p| ids.contains(p)).then_some(())
+    });
+    // A steady page (the first read built the window).
+    let feed = reader.get("/v1/feed?limit=10");
+    let header = feed.server_timing.clone().unwrap_or_default();
+    let dbs: Vec<usize> = touched(&header).into_iter().map(|(i, _)| i).collect();
+    for a in &authors {
+        assert!(dbs.contains(&home_of(&a.id)), "hydrated where each author lives: {header}");
+    }
+    // (The two-wave budget of a page inside the window is tests/api/budgets.rs's.)
 }
 
 #[test]

@@ -93,7 +93,8 @@ pub struct Server {
     log_path: PathBuf,
     /// Holds the current launch's process group id, for the server watchdog.
     pgid_path: PathBuf,
-    var_args: String,
+    /// The `--var` settings of the next launch ([`Server::restart_with`] may change them).
+    vars: Mutex<Vec<(String, String)>>,
     /// `--config <file>` for a P-database config, empty for wrangler.toml itself (P = 1).
     config_arg: String,
     launch: Mutex<Option<Launch>>,
@@ -127,6 +128,11 @@ fn config_args(databases: usize) -> Vec<String> {
         .expect("run scripts/wrangler-config");
     assert!(out.status.success(), "scripts/wrangler-config {databases} failed");
     vec!["--config".to_string(), String::from_utf8_lossy(&out.stdout).trim().to_string()]
+}
+
+/// `--var 'NAME:VALUE'` args for wrangler dev.
+fn var_args(vars: &[(String, String)]) -> String {
+    vars.iter().map(|(k, v)| format!("--var '{k}:{v}'")).collect::<Vec<_>>().join(" ")
 }
 
 /// Applies `migrations/` to every database's local SQLite file in the persist dir, all at
@@ -275,9 +281,9 @@ fn spawn_server_watchdog(persist_dir: &Path, pgid_path: &Path, log_path: &Path, 
         .expect("spawn the server watchdog");
 }
 
-/// `--var` args: the secrets, `TEST_HOOKS:true` and `OUTBOX_GRACE_SECONDS:2`, with `extra`
-/// on top (replacing those of the same name).
-fn var_args(extra: &[(String, String)]) -> String {
+/// The first launch's `--var` settings: the secrets, `TEST_HOOKS:true` and
+/// `OUTBOX_GRACE_SECONDS:2`, with `extra` on top (replacing those of the same name).
+fn launch_vars(extra: &[(String, String)]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = [
         ("AUTH_SECRET", AUTH_SECRET),
         ("ADMIN_TOKEN", ADMIN_TOKEN),
@@ -293,7 +299,7 @@ fn var_args(extra: &[(String, String)]) -> String {
             None => vars.push((name.clone(), value.clone())),
         }
     }
-    vars.iter().map(|(k, v)| format!("--var '{k}:{v}'")).collect::<Vec<_>>().join(" ")
+    vars
 }
 
 impl Server {
@@ -324,7 +330,6 @@ impl Server {
         let config = config_args(databases);
         apply_migrations(&persist_dir, &config, databases);
 
-        let var_args = var_args(&options.vars);
         let server = Server {
             label: options.label,
             base: format!("http://127.0.0.1:{port}"),
@@ -332,7 +337,7 @@ impl Server {
             persist_dir,
             log_path,
             pgid_path,
-            var_args,
+            vars: Mutex::new(launch_vars(&options.vars)),
             config_arg: config.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" "),
             launch: Mutex::new(None),
         };
@@ -344,6 +349,7 @@ impl Server {
     fn launch(&self) {
         let mut slot = self.launch.lock().unwrap_or_else(|p| p.into_inner());
         assert!(slot.is_none(), "a launch is already running");
+        let vars = var_args(&self.vars.lock().unwrap_or_else(|p| p.into_inner()));
         // The launch watchdog: wrangler runs in the background of a bash that leads its own
         // process group; when our test process (or wrangler) goes away, bash kills the group.
         // The inspector gets a free port too: wrangler's default (9229, else the next free one)
@@ -358,7 +364,7 @@ impl Server {
             inspector = free_port(),
             dir = self.persist_dir.display(),
             config = self.config_arg,
-            vars = self.var_args,
+            vars = vars,
             log = self.log_path.display(),
             parent = std::process::id(),
         );
@@ -415,6 +421,19 @@ impl Server {
 
     /// Starts the server again on the same persist dir and port (after [`Server::kill`]).
     pub fn restart(&self) {
+        self.launch();
+    }
+
+    /// [`Server::restart`] with `vars` set anew on top of the first launch's (a deploy of a
+    /// new config, say a new `SHARD_MAP`, on the same databases).
+    pub fn restart_with(&self, vars: &[(&str, &str)]) {
+        {
+            let mut current = self.vars.lock().unwrap_or_else(|p| p.into_inner());
+            for (name, value) in vars {
+                current.retain(|(n, _)| n != name);
+                current.push((name.to_string(), value.to_string()));
+            }
+        }
         self.launch();
     }
 

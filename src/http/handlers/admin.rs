@@ -17,7 +17,7 @@ use crate::http::router::TestHook;
 use crate::http::views::AuditView;
 use crate::objects::timeline::Windows;
 use crate::services::{fanout, moderation, policy, reconcile, stats};
-use crate::store::moderation::{self as moderation_store, AuditRow};
+use crate::store::moderation::AuditRow;
 use crate::store::{mirror, test_hooks};
 
 pub async fn stats(app: &App) -> ApiResult<Response> {
@@ -51,7 +51,7 @@ pub async fn audit(app: &App, input: &Input) -> ApiResult<Response> {
     const LIST: &str = "audit";
     let limit = input.limit()?;
     let after = input.cursor(&app.cursors, OPERATOR, LIST)?.map_or(0, |k| k.id);
-    let rows = moderation_store::audit_page(&app.db, after, limit).await?;
+    let rows = crate::services::moderation::audit_page(app, after, limit).await?;
     let key = |r: &AuditRow| SortKey::new(r.id, r.id);
     json(200, &page(rows, limit, key, |r| AuditView::from(r), &app.cursors, OPERATOR, LIST))
 }
@@ -74,7 +74,9 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::ReplayOutbox => replay(app, &body).await,
         TestHook::OutboxState => {
             let author = body.required_id("author_id", UserId::parse)?;
-            json(200, &test_hooks::author_outbox(&app.db, author).await?)
+            let parts = app.on_every_database(|db| test_hooks::author_outbox_on(db, author)).await?;
+            let faults = test_hooks::faults_of(app.control(), author).await?;
+            json(200, &test_hooks::AuthorOutbox::merged(parts, faults))
         }
         TestHook::WindowState => window_state(app, &body).await,
         TestHook::Drift => drift(app, &body).await,
@@ -89,7 +91,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Graph => graph_pair(app, &body).await,
         TestHook::Edges => {
             let author = body.required_id("author_id", UserId::parse)?;
-            json(200, &value!({ "edges": test_hooks::author_edges(&app.db, author).await? }))
+            json(200, &value!({ "edges": test_hooks::author_edges(app.user_db(author), author).await? }))
         }
     }
 }
@@ -102,17 +104,20 @@ async fn graph_pair(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let user = body.required_id("user_id", UserId::parse)?;
     let other = body.required_id("other_id", UserId::parse)?;
     let deleted = match body.str("delete_mirror")? {
-        Some("followers") => mirror::delete_mirror(&app.db, user, other, false).await?,
-        Some("blocked_by") => mirror::delete_mirror(&app.db, user, other, true).await?,
+        Some("followers") => mirror::delete_mirror(app.user_db(user), user, other, false).await?,
+        Some("blocked_by") => mirror::delete_mirror(app.user_db(user), user, other, true).await?,
         Some(_) => return Err(ApiError::field("delete_mirror", "followers or blocked_by")),
         None => 0,
     };
     if body.has("rewind") {
         crate::services::graph::rewind_to(app, user).await?;
     }
-    // shard: each user's home
-    let (mine, theirs) =
-        (mirror::side_view(&app.db, user, other).await?, mirror::side_view(&app.db, other, user).await?);
+    let (mine, theirs) = futures_util::future::join(
+        mirror::side_view(app.user_db(user), user, other),
+        mirror::side_view(app.user_db(other), other, user),
+    )
+    .await;
+    let (mine, theirs) = (mine?, theirs?);
     json(200, &value!({ "deleted": deleted, "user": mine, "other": theirs }))
 }
 
@@ -134,7 +139,7 @@ async fn force_edge(app: &App, body: &JsonObject) -> ApiResult<Response> {
 async fn age_reader(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let reader = body.required_id("reader_id", UserId::parse)?;
     let days = body.count("days")?.unwrap_or(0).min(3_650) as i64;
-    crate::store::policy::age_reader(&app.db, reader, days).await?;
+    crate::store::policy::age_reader(&app.shards, reader, days).await?;
     Windows::new(app)?.call(reader, &WindowOp::AgeActivity { ms: days * DAY_MS }).await?;
     json(200, &value!({ "reader_id": reader.to_string(), "days": days }))
 }
@@ -151,7 +156,7 @@ async fn window_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
 async fn age_post(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let post = body.required_id("post_id", PostId::parse)?;
     let seconds = body.count("seconds")?.unwrap_or(0).min(10 * 365 * 86_400) as i64;
-    let aged = test_hooks::age_post(&app.db, post, seconds * 1000).await?;
+    let aged = test_hooks::age_post(app.post_db(post), post, seconds * 1000).await?;
     json(200, &value!({ "post_id": post.to_string(), "aged": aged, "seconds": seconds }))
 }
 
@@ -159,7 +164,7 @@ async fn age_post(app: &App, body: &JsonObject) -> ApiResult<Response> {
 async fn set_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let name = body.required_str("name")?;
     let times = body.count("times")?.unwrap_or(1).min(1_000) as i64;
-    test_hooks::set_fault(&app.db, name, times).await?;
+    test_hooks::set_fault(app.control(), name, times).await?;
     json(200, &value!({ "name": name, "remaining": times }))
 }
 
@@ -167,9 +172,11 @@ async fn set_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
 /// the start again and announces it: a redelivered, possibly stale, message.
 async fn replay(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let events = if body.has("outbox_id") {
-        test_hooks::reset_event(&app.db, body.required_id("outbox_id", OutboxId::parse)?, app.now).await?
+        let event = body.required_id("outbox_id", OutboxId::parse)?;
+        test_hooks::reset_event(app.outbox_db(event), event, app.now).await?
     } else {
-        test_hooks::reset_for_replay(&app.db, body.required_id("post_id", PostId::parse)?, app.now).await?
+        let post = body.required_id("post_id", PostId::parse)?;
+        test_hooks::reset_for_replay(app.post_db(post), post, app.now).await?
     };
     fanout::announce(app, UserId::from_trusted(0), &events).await;
     json(200, &value!({ "replayed": events.len() }))
@@ -201,11 +208,11 @@ async fn drift(app: &App, body: &JsonObject) -> ApiResult<Response> {
                 set.push((column, n as i64));
             }
         }
-        test_hooks::set_user_counts(&app.db, user, &set).await?;
+        test_hooks::set_user_counts(app.user_db(user), user, &set).await?;
         return json(200, &value!({ "user_id": user.to_string() }));
     }
     let post = body.required_id("post_id", PostId::parse)?;
     let like_count = body.count("like_count")?.unwrap_or(0) as i64;
-    test_hooks::set_like_count(&app.db, post, like_count, app.now).await?;
+    test_hooks::set_like_count(app.post_db(post), post, like_count, app.now).await?;
     json(200, &value!({ "post_id": post.to_string(), "like_count": like_count }))
 }

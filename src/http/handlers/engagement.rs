@@ -41,7 +41,7 @@ pub async fn likers(app: &App, input: &Input, viewer: UserId, post: PostId) -> A
     let list = format!("likes:{post}");
     let before = input.cursor(&app.cursors, viewer, &list)?;
     visible_post(app, viewer, post).await?;
-    let rows = store::likers(&app.db, viewer, post, before, limit).await?;
+    let rows = store::likers(&app.shards, viewer, post, before, limit).await?;
     let key = |u: &UserRow| SortKey::new(u.sort_at, u.id.get());
     json(200, &page(rows, limit, key, |u| UserView::from(u), &app.cursors, viewer, &list))
 }
@@ -51,7 +51,7 @@ async fn created(app: &App, id: CommentId) -> ApiResult<Response> {
 }
 
 pub async fn comment(app: &App, id: CommentId) -> ApiResult<CommentRow> {
-    store::get(&app.db, id).await?.ok_or(ApiError::NotFound("no such comment"))
+    store::get(&app.shards, id).await?.ok_or(ApiError::NotFound("no such comment"))
 }
 
 pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
@@ -67,7 +67,7 @@ pub async fn add_comment(
     text: &CommentBody,
 ) -> ApiResult<CommentRow> {
     open_post(app, viewer, post).await?;
-    let id = store::create(&app.db, post, viewer, text, app.now, app.now).await?;
+    let id = store::create(app.post_db(post), post, viewer, text, app.now, app.now).await?;
     comment(app, id).await
 }
 
@@ -85,7 +85,7 @@ pub async fn list_comments(app: &App, input: &Input, viewer: UserId, post: PostI
     let list = format!("comments:{post}:{name}");
     let cursor = input.cursor(&app.cursors, viewer, &list)?;
     visible_post(app, viewer, post).await?;
-    let rows = store::list(&app.db, viewer, post, order, cursor, limit).await?;
+    let rows = store::list(&app.shards, viewer, post, order, cursor, limit).await?;
     json(200, &page(rows, limit, CommentRow::sort_key, |c| CommentView::from(c), &app.cursors, viewer, &list))
 }
 
@@ -110,7 +110,7 @@ pub async fn remove_comment(app: &App, viewer: UserId, id: CommentId) -> ApiResu
             });
         }
     }
-    store::delete(&app.db, &comment, app.now).await?;
+    store::delete(app.comment_db(comment.id), &comment, app.now).await?;
     Ok(comment)
 }
 
@@ -123,6 +123,6 @@ pub async fn import_comment(app: &App, input: &Input) -> ApiResult<Response> {
     let created_at = import_time(app, &body)?;
     visible_user(app, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
     visible_post(app, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
-    let id = store::create(&app.db, post, author, &text, created_at, app.now).await?;
+    let id = store::create(app.post_db(post), post, author, &text, created_at, app.now).await?;
     created(app, id).await
 }

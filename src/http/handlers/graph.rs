@@ -17,7 +17,6 @@ async fn target(app: &App, viewer: UserId, target: UserId, what: &'static str) -
     if viewer == target {
         return Err(ApiError::field("user_id", format!("you cannot {what} yourself")));
     }
-    // shard: the target's home (its row) and the viewer's (the relationship), inside
     crate::services::users::get_with_relationship(app, viewer, users::UserKey::Id(target))
         .await?
         .map(|(_, rel)| rel)
@@ -55,8 +54,7 @@ pub async fn follow_author(
     if relationship.blocked {
         return Err(ApiError::BLOCKED);
     }
-    // shard: the follower's home
-    let (group, events) = graph::follow(&app.db, viewer, author, &group, app.now).await?;
+    let (group, events) = graph::follow(app.user_db(viewer), viewer, author, &group, app.now).await?;
     fanout::apply_inline(app, viewer, &events).await;
     Ok(group)
 }
@@ -68,8 +66,7 @@ pub async fn unfollow(app: &App, viewer: UserId, author: UserId) -> ApiResult<Re
 
 pub async fn unfollow_author(app: &App, viewer: UserId, author: UserId) -> ApiResult<()> {
     target(app, viewer, author, "unfollow").await?;
-    // shard: the follower's home
-    let events = graph::unfollow(&app.db, viewer, author, app.now).await?;
+    let events = graph::unfollow(app.user_db(viewer), viewer, author, app.now).await?;
     fanout::apply_inline(app, viewer, &events).await;
     Ok(())
 }
@@ -88,13 +85,11 @@ pub async fn unblock(app: &App, viewer: UserId, other: UserId) -> ApiResult<Resp
 pub async fn set_block(app: &App, viewer: UserId, other: UserId, block: bool) -> ApiResult<()> {
     if block {
         target(app, viewer, other, "block").await?;
-        // shard: the blocker's home
-        let events = graph::block(&app.db, viewer, other, app.now).await?;
+        let events = graph::block(app.user_db(viewer), viewer, other, app.now).await?;
         fanout::apply_inline(app, viewer, &events).await;
     } else {
         target(app, viewer, other, "unblock").await?;
-        // shard: the blocker's home
-        let events = graph::unblock(&app.db, viewer, other, app.now).await?;
+        let events = graph::unblock(app.user_db(viewer), viewer, other, app.now).await?;
         fanout::apply_inline(app, viewer, &events).await;
     }
     Ok(())

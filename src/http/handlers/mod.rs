@@ -4,6 +4,7 @@ pub mod feed;
 pub mod graph;
 pub mod live;
 pub mod posts;
+pub mod shards;
 pub mod users;
 
 use serde::Serialize;
@@ -36,7 +37,7 @@ pub fn page<T, V>(
 
 /// A post the viewer may see now, or 404 exactly like one that does not exist.
 pub async fn visible_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
-    get_visible(&app.db, viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
+    get_visible(app.post_db(id), viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
 }
 
 /// A post the viewer may see and act on now (comment, edit): a taken-down post, which only its

@@ -40,7 +40,7 @@ fn new_post(body: &JsonObject) -> ApiResult<(PostBody, Visibility)> {
 /// Commits a post with its outbox event and announces the fan-out; the post as its author sees it.
 pub async fn publish_post(app: &App, post: NewPost<'_>) -> ApiResult<PostRow> {
     let author = post.author_id;
-    let published = posts::publish(&app.db, post, app.now).await?;
+    let published = posts::publish(app.user_db(author), post, app.now).await?;
     fanout::announce(app, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     visible_post(app, author, published.post_id).await
 }
@@ -94,7 +94,7 @@ pub async fn edit_post(
     visibility: Option<Visibility>,
 ) -> ApiResult<PostRow> {
     own_post(app, viewer, id, true).await?;
-    let events = posts::edit(&app.db, id, text, visibility, app.now).await?;
+    let events = posts::edit(app.post_db(id), id, text, visibility, app.now).await?;
     fanout::announce(app, viewer, &events).await;
     visible_post(app, viewer, id).await
 }
@@ -107,7 +107,7 @@ pub async fn delete(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response
 /// Deletes the viewer's own post; the post as it was.
 pub async fn delete_post(app: &App, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
     let post = own_post(app, viewer, id, false).await?;
-    let events = posts::delete(&app.db, id, app.now).await?;
+    let events = posts::delete(app.post_db(id), id, app.now).await?;
     fanout::announce(app, viewer, &events).await;
     Ok(post)
 }
@@ -117,7 +117,8 @@ pub async fn author_posts(app: &App, input: &Input, viewer: UserId, author: User
     let list = format!("posts:{author}");
     let before = input.cursor(&app.cursors, viewer, &list)?;
     let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
-    let rows = posts::author_page(&app.db, viewer, author, visible_levels(rel), before, limit).await?;
+    let rows =
+        posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     json(200, &page(rows, limit, PostRow::sort_key, |p| PostView::from(p), &app.cursors, viewer, &list))
 }
 

@@ -43,7 +43,7 @@ pub fn hash_password(password: &str) -> ApiResult<String> {
 /// `POST /v1/me/logout`: revokes every token of the caller issued up to this second.
 pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
     let now_secs = app.now.div_euclid(1000);
-    users::revoke_tokens(&app.db, viewer, now_secs).await?;
+    users::revoke_tokens(app.user_db(viewer), viewer, now_secs).await?;
     crate::services::live::close_sockets(app, viewer, Revocation::IssuedUpTo(now_secs)).await;
     Ok(Response::empty()?.with_status(204))
 }
@@ -97,7 +97,7 @@ pub async fn follow_list(
     };
     let before = input.cursor(&app.cursors, viewer, &list)?;
     visible_user(app, viewer, id).await?;
-    let rows = graph::follow_list(&app.db, viewer, id, direction, before, limit).await?;
+    let rows = graph::follow_list(&app.shards, viewer, id, direction, before, limit).await?;
     let key = |u: &UserRow| SortKey::new(u.sort_at, u.id.get());
     json(200, &page(rows, limit, key, |u| UserView::from(u), &app.cursors, viewer, &list))
 }

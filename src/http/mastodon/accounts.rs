@@ -74,7 +74,7 @@ pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
 pub async fn relationships(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let ids: Vec<UserId> =
         input.query_all("id[]").chain(input.query_all("id")).filter_map(UserId::parse).take(40).collect();
-    let mutuals = graph::mutuals(&app.db, viewer, &ids).await?;
+    let mutuals = graph::mutuals(&app.shards, viewer, &ids).await?;
     let ordered: Vec<Relationship> =
         ids.iter().filter_map(|id| mutuals.iter().find(|m| m.id == *id)).map(Relationship::from).collect();
     json(&ordered)
@@ -85,7 +85,8 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     let limit = limit(input.query("limit"));
     let before = status_bound(input, "max_id")?;
     let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
-    let rows = posts::author_page(&app.db, viewer, author, visible_levels(rel), before, limit).await?;
+    let rows =
+        posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
     let accounts = accounts_of(app, input, vec![author]).await?;
     let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
@@ -127,7 +128,7 @@ pub async fn follow_list(
     let cursor_list = format!("mastodon:{name}:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
     visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?;
-    let rows = graph::follow_list(&app.db, viewer, id, direction, before, limit).await?;
+    let rows = graph::follow_list(&app.shards, viewer, id, direction, before, limit).await?;
     let base = format!("{}/api/v1/accounts/{id}/{name}", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
@@ -157,7 +158,7 @@ pub async fn act(app: &App, viewer: UserId, id: UserId, action: AccountAction) -
         AccountAction::Block => set_block(app, viewer, id, true).await?,
         AccountAction::Unblock => set_block(app, viewer, id, false).await?,
     }
-    let mutuals = graph::mutuals(&app.db, viewer, &[id]).await?;
+    let mutuals = graph::mutuals(&app.shards, viewer, &[id]).await?;
     let relationship = mutuals.first().ok_or(ApiError::NotFound("no such account"))?;
     json(&Relationship::from(relationship))
 }

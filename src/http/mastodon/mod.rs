@@ -85,5 +85,5 @@ fn list<T: Serialize>(items: &[T], link: Option<String>) -> ApiResult<Response> 
 async fn accounts_of(app: &App, input: &Input, mut ids: Vec<UserId>) -> ApiResult<Accounts> {
     ids.sort_unstable();
     ids.dedup();
-    Ok(entities::accounts(&input.origin, &users::by_ids(&app.db, &ids).await?))
+    Ok(entities::accounts(&input.origin, &users::by_ids(&app.shards, &ids).await?))
 }

@@ -13,6 +13,7 @@ use crate::domain::live::Revocation;
 use crate::domain::mastodon::{acct_handle, escape_into};
 use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
 use crate::domain::password;
+use crate::domain::shard::{shard_of_id, with_shard};
 use crate::domain::token::{self, constant_time_eq};
 use crate::domain::validate::{Handle, Invalid};
 use crate::error::{ApiError, ApiResult};
@@ -68,7 +69,7 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
         redirect_uris: &redirect_uris,
         scopes,
     };
-    let id = store::create_app(&app.db, &new, app.now).await?;
+    let id = store::create_app(app.control(), &new, app.now).await?;
     json(&serde_json::json!({
         "id": id.to_string(),
         "name": name,
@@ -86,7 +87,7 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
 async fn client(app: &App, body: &JsonObject, secret_required: bool) -> ApiResult<AppRow> {
     let invalid = || oauth_error("invalid_client", "unknown client or wrong client secret");
     let client_id = body.str("client_id")?.ok_or_else(invalid)?;
-    let row = store::app_by_client_id(&app.db, client_id).await?.ok_or_else(invalid)?;
+    let row = store::app_by_client_id(app.control(), client_id).await?.ok_or_else(invalid)?;
     if secret_required {
         let secret = body.str("client_secret")?.ok_or_else(invalid)?;
         if !constant_time_eq(sha256_hex(secret).as_bytes(), row.client_secret_hash.as_bytes()) {
@@ -125,7 +126,7 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
         "authorization_code" => {
             let code = body.required_str("code")?;
             let invalid = || oauth_error("invalid_grant", "the code is wrong, used or expired");
-            let grant = store::take_code(&app.db, &sha256_hex(code)).await?.ok_or_else(invalid)?;
+            let grant = store::take_code(app.control(), &sha256_hex(code)).await?.ok_or_else(invalid)?;
             let redirect = body.str("redirect_uri")?.unwrap_or(OUT_OF_BAND);
             if grant.app_id != client.id || grant.expires_at <= app.now || grant.redirect_uri != redirect {
                 return Err(invalid());
@@ -139,7 +140,9 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
             ))
         }
     };
-    let token_id = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
+    // Random, with the user's shard bits: its revocation lives (and moves) with the user's rows.
+    let random = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
+    let token_id = with_shard(random, shard_of_id(user.get()));
     let now_secs = app.now.div_euclid(1000);
     let access = app.issue_scoped_token(user, scopes, token_id);
     json(&serde_json::json!({
@@ -159,7 +162,8 @@ pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
         token::Policy { now_secs: app.now.div_euclid(1000), max_ttl_secs: app.config.token_max_ttl_secs };
     if let Ok(verified) = app.verify_token(body.required_str("token")?, policy) {
         if let Some(token_id) = verified.token_id {
-            store::revoke_token(&app.db, token_id, (verified.expires_at * 1000.0) as i64).await?;
+            store::revoke_token(app.user_db(verified.user), token_id, (verified.expires_at * 1000.0) as i64)
+                .await?;
             close_sockets(app, verified.user, Revocation::Token(token_id)).await;
         }
     }
@@ -215,7 +219,7 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
         redirect_uri,
         expires_at: app.now + CODE_TTL_MS,
     };
-    store::create_code(&app.db, &grant).await?;
+    store::create_code(app.control(), &grant).await?;
     if redirect_uri == OUT_OF_BAND {
         let mut html =
             String::from("<!doctype html><title>Authorized</title><p>Your authorization code:</p><pre>");

@@ -161,7 +161,7 @@ pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId)
     let cursor_list = format!("mastodon:likes:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
     visible_post(app, viewer, id).await?;
-    let rows = comments::likers(&app.db, viewer, id, before, limit).await?;
+    let rows = comments::likers(&app.shards, viewer, id, before, limit).await?;
     let base = format!("{}/api/v1/statuses/{id}/favourited_by", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
@@ -172,7 +172,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     let (ancestors, descendants): (Vec<Target>, Vec<Target>) = match target(app, viewer, id).await? {
         Target::Post(post) => {
             let order = crate::domain::cursor::Order::OldestFirst;
-            let rows = comments::list(&app.db, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
+            let rows = comments::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
             let replies = rows.into_iter().take(CONTEXT_REPLIES).map(|c| Target::Comment(c, post.clone()));
             (Vec::new(), replies.collect())
         }
