@@ -128,21 +128,6 @@ fn latency(samples: &[f64], floor: &Value) -> Value {
     json!({ "p50": p50, "p99": p99, "x_floor_p50": p50 / f50, "x_floor_p99": p99 / f99, "n": samples.len() })
 }
 
-/// Runs `total` requests from `clients` threads; returns requests per second and latencies.
-fn concurrent(
-    clients: usize,
-    total: usize,
-    request: impl Fn(usize) + Send + Sync + 'static,
-) -> (f64, Vec<f64>) {
-    let started = Instant::now();
-    let latencies = parallel(clients, total, move |i| {
-        let t = Instant::now();
-        request(i);
-        ms(t.elapsed())
-    });
-    (total as f64 / started.elapsed().as_secs_f64(), latencies)
-}
-
 fn health() {
     assert_eq!(call("GET", "/v1/health", None, None).status, 200);
 }

@@ -22,7 +22,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -190,6 +190,27 @@ pub fn start_server(options: ServerOptions) -> Server {
     Server::start(options)
 }
 
+/// [`start_server`] on `databases` physical D1 databases, whatever `EDGEFEED_DATABASES` says
+/// (a bench comparing database counts in one run).
+pub fn start_server_on(options: ServerOptions, databases: usize) -> Server {
+    Server::start_on(options, databases)
+}
+
+/// Where the request helpers send requests when set ([`talk_to`]); else [`server`].
+static TARGET: RwLock<Option<String>> = RwLock::new(None);
+
+/// Points the request helpers (and [`try_live_connect`]) at `server` instead of the binary's
+/// own: a process that runs several servers one after the other talks to each in turn.
+pub fn talk_to(server: &Server) {
+    *TARGET.write().unwrap_or_else(|p| p.into_inner()) = Some(server.base.clone());
+}
+
+/// The base URL requests go to: the [`talk_to`] server, else the binary's.
+fn target_base() -> String {
+    let target = TARGET.read().unwrap_or_else(|p| p.into_inner()).clone();
+    target.unwrap_or_else(|| server().base.clone())
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
 }
@@ -228,8 +249,65 @@ fn group_alive(pgid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// The server watchdog, started before anything is written into the persist dir: whatever
+/// happens next, the dir goes when we do. It waits for the launch watchdog to stop the server
+/// (TERM, then KILL 1 s later), and kills the group itself if it is still there (say, its
+/// watchdog was killed).
+fn spawn_server_watchdog(persist_dir: &Path, pgid_path: &Path, log_path: &Path, last_log: &Path) {
+    let script = format!(
+        "while kill -0 {parent} 2>/dev/null; do sleep 0.5; done; \
+         for _ in 1 2 3 4 5 6 7 8 9 10; do \
+           g=$(cat '{pgid}' 2>/dev/null); \
+           if [ -z \"$g\" ] || ! kill -0 -- -$g 2>/dev/null; then break; fi; sleep 0.5; \
+         done; \
+         g=$(cat '{pgid}' 2>/dev/null); [ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; \
+         cp '{log}' '{last_log}' 2>/dev/null; rm -rf '{dir}'",
+        parent = std::process::id(),
+        pgid = pgid_path.display(),
+        log = log_path.display(),
+        last_log = last_log.display(),
+        dir = persist_dir.display(),
+    );
+    // Never waited on by design: it outlives this process and cleans up after it.
+    #[allow(clippy::zombie_processes)]
+    let _server_watchdog = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("spawn the server watchdog");
+}
+
+/// The first launch's `--var` settings: the secrets, `TEST_HOOKS:true` and
+/// `OUTBOX_GRACE_SECONDS:2`, with `extra` on top (replacing those of the same name).
+fn launch_vars(extra: &[(String, String)]) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = [
+        ("AUTH_SECRET", AUTH_SECRET),
+        ("ADMIN_TOKEN", ADMIN_TOKEN),
+        ("TEST_HOOKS", "true"),
+        ("OUTBOX_GRACE_SECONDS", "2"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (name, value) in extra {
+        match vars.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value.clone(),
+            None => vars.push((name.clone(), value.clone())),
+        }
+    }
+    vars
+}
+
 impl Server {
     fn start(options: ServerOptions) -> Server {
+        Self::start_on(options, databases())
+    }
+
+    fn start_on(options: ServerOptions, databases: usize) -> Server {
         let port = options.port.unwrap_or_else(free_port);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -247,55 +325,11 @@ impl Server {
             format!("edgefeed-last-wrangler-{}.log", options.label)
         });
 
-        // The server watchdog, started before anything is written into the dir: whatever
-        // happens next, the dir goes when we do. It waits for the launch watchdog to stop
-        // the server (TERM, then KILL 1 s later), and kills the group itself if it is still
-        // there (say, its watchdog was killed).
-        let script = format!(
-            "while kill -0 {parent} 2>/dev/null; do sleep 0.5; done; \
-             for _ in 1 2 3 4 5 6 7 8 9 10; do \
-               g=$(cat '{pgid}' 2>/dev/null); \
-               if [ -z \"$g\" ] || ! kill -0 -- -$g 2>/dev/null; then break; fi; sleep 0.5; \
-             done; \
-             g=$(cat '{pgid}' 2>/dev/null); [ -n \"$g\" ] && kill -KILL -- -$g 2>/dev/null; \
-             cp '{log}' '{last_log}' 2>/dev/null; rm -rf '{dir}'",
-            parent = std::process::id(),
-            pgid = pgid_path.display(),
-            log = log_path.display(),
-            last_log = last_log.display(),
-            dir = persist_dir.display(),
-        );
-        // Never waited on by design: it outlives this process and cleans up after it.
-        #[allow(clippy::zombie_processes)]
-        let _server_watchdog = Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("spawn the server watchdog");
+        spawn_server_watchdog(&persist_dir, &pgid_path, &log_path, &last_log);
 
-        let databases = databases();
         let config = config_args(databases);
         apply_migrations(&persist_dir, &config, databases);
 
-        let mut vars: Vec<(String, String)> = [
-            ("AUTH_SECRET", AUTH_SECRET),
-            ("ADMIN_TOKEN", ADMIN_TOKEN),
-            ("TEST_HOOKS", "true"),
-            ("OUTBOX_GRACE_SECONDS", "2"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        for (name, value) in &options.vars {
-            match vars.iter_mut().find(|(n, _)| n == name) {
-                Some(slot) => slot.1 = value.clone(),
-                None => vars.push((name.clone(), value.clone())),
-            }
-        }
         let server = Server {
             label: options.label,
             base: format!("http://127.0.0.1:{port}"),
@@ -303,7 +337,7 @@ impl Server {
             persist_dir,
             log_path,
             pgid_path,
-            vars: Mutex::new(vars),
+            vars: Mutex::new(launch_vars(&options.vars)),
             config_arg: config.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" "),
             launch: Mutex::new(None),
         };
@@ -469,7 +503,7 @@ pub fn try_send(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Result<ureq::Response, String> {
-    let url = format!("{}{path}", server().base);
+    let url = format!("{}{path}", target_base());
     for attempt in 1.. {
         let mut req = ureq::request(method, &url).timeout(Duration::from_secs(60));
         for (k, v) in headers {
@@ -749,6 +783,22 @@ pub fn parallel<T: Send + 'static>(
         .collect()
 }
 
+/// Runs `total` requests from `clients` threads; returns requests per second and each
+/// request's latency in ms (the benches' throughput runs).
+pub fn concurrent(
+    clients: usize,
+    total: usize,
+    request: impl Fn(usize) + Send + Sync + 'static,
+) -> (f64, Vec<f64>) {
+    let started = Instant::now();
+    let latencies = parallel(clients, total, move |i| {
+        let t = Instant::now();
+        request(i);
+        ms(t.elapsed())
+    });
+    (total as f64 / started.elapsed().as_secs_f64(), latencies)
+}
+
 /// A live feed socket (`GET /v1/feed/live`), read with a timeout per read.
 pub struct LiveSocket {
     socket: tungstenite::WebSocket<TcpStream>,
@@ -772,7 +822,7 @@ pub fn live_ticket(user: &User) -> String {
 
 /// Opens the live socket with `ticket`; `Err(status)` when the upgrade was refused.
 pub fn try_live_connect(ticket: &str) -> Result<LiveSocket, u16> {
-    let base = &server().base;
+    let base = &target_base();
     let url = format!("{}/v1/feed/live?ticket={ticket}", base.replacen("http://", "ws://", 1));
     let stream = TcpStream::connect(base.trim_start_matches("http://")).expect("connect to the server");
     match tungstenite::client(url.as_str(), stream) {
