@@ -128,8 +128,11 @@ fn an_inactive_reader_gets_no_deliveries_then_returns_to_a_complete_feed() {
     admin("POST", "/v1/admin/test/age_reader", Some(&json!({ "reader_id": reader.id, "days": 8 })))
         .expect(200);
     let swept = admin("POST", "/v1/admin/reconcile", None).expect(200);
-    assert!(swept["inactive_edges_unpushed"].as_u64().unwrap() >= 2, "{swept}");
+    // The sweep moves what is still pushed: the edge to `other` (who never posts) may already
+    // have gone pull by the policy's own decision after the first read, queued meanwhile.
+    assert!(swept["inactive_edges_unpushed"].as_u64().unwrap() >= 1, "{swept}");
     assert_eq!(edge_of(&author, &reader), (0, 1), "an inactive reader's edges are pulled");
+    assert_eq!(edge_of(&other, &reader), (0, 1), "every edge of an inactive reader is pulled");
     for i in 0..6 {
         let by = if i % 2 == 0 { &author } else { &other };
         let post = id_of(&by.publish(&format!("while away {i}"), "public"));
