@@ -253,6 +253,15 @@ fn group_alive(pgid: u32) -> bool {
 /// happens next, the dir goes when we do. It waits for the launch watchdog to stop the server
 /// (TERM, then KILL 1 s later), and kills the group itself if it is still there (say, its
 /// watchdog was killed).
+/// `NODE_OPTIONS` for wrangler's Node process: the preload that keeps miniflare's loopback
+/// connections open (see `scripts/wrangler-node-preload.cjs`: without it the local queue can
+/// stop delivering for good mid-run), after whatever the caller's environment already sets.
+fn wrangler_node_options() -> String {
+    let preload = project_dir().join("scripts/wrangler-node-preload.cjs");
+    let inherited = std::env::var("NODE_OPTIONS").unwrap_or_default();
+    format!("--require \"{}\" {inherited}", preload.display()).trim_end().to_string()
+}
+
 fn spawn_server_watchdog(persist_dir: &Path, pgid_path: &Path, log_path: &Path, last_log: &Path) {
     let script = format!(
         "while kill -0 {parent} 2>/dev/null; do sleep 0.5; done; \
@@ -374,6 +383,7 @@ impl Server {
             .current_dir(project_dir())
             .env("EDGEFEED_SKIP_BUILD", "1")
             .env("CI", "1")
+            .env("NODE_OPTIONS", wrangler_node_options())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
