@@ -23,6 +23,9 @@ pub struct Config {
     pub in_flight_ms: i64,
     /// Enables the `/v1/admin/test/*` fault-injection routes. Never on in production.
     pub test_hooks: bool,
+    /// Counts background work (queue batches) per database in the stats (`PROFILE_IO`), for
+    /// the capacity bench: `io_fanout_*` counters. Off by default: each counter is a statement.
+    pub profile_io: bool,
     /// Hybrid fan-out: `FANOUT_MODE`, `PUSH_COST_RATIO`, `ACTIVE_DAYS`, `PUSH_MAX_FOLLOWERS`,
     /// `EDGE_HYSTERESIS` (see `domain/policy.rs`).
     pub policy: Policy,
@@ -69,6 +72,7 @@ impl Config {
             feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
             in_flight_ms: num(get("FEED_IN_FLIGHT_SECONDS"), 120, 1, 3_600) * 1000,
             test_hooks: flag("TEST_HOOKS", false),
+            profile_io: flag("PROFILE_IO", false),
             policy: Policy {
                 mode: get("FANOUT_MODE").and_then(|m| m.parse().ok()).unwrap_or(FanoutMode::Hybrid),
                 push_cost_ratio: ratio(get("PUSH_COST_RATIO"), 10.0, 0.0, 1e9),

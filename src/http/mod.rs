@@ -84,20 +84,21 @@ fn preflight(req: &Request, cors: &CorsPolicy, origin: Option<&str>) -> Option<R
 pub fn server_timing(io: &Io, total_ms: u64) -> String {
     let mut header = format!(
         "total;dur={total_ms}, d1;desc=\"{} statements in {} round trips\";dur={}, \
-         do;desc=\"{} calls\";dur={}, queue;desc=\"{} sends\", storage;desc=\"{} sequential round trips\"",
+         do;desc=\"{} calls\";dur={}, queue;desc=\"{} sends; {} messages\", storage;desc=\"{} sequential round trips\"",
         io.d1_statements.get(),
         io.d1_trips.get(),
         io.d1_ms.get(),
         io.do_calls.get(),
         io.do_ms.get(),
         io.queue_sends.get(),
+        io.queue_messages.get(),
         io.sequential.get(),
     );
     let touched = io.databases_touched();
     for (index, db) in &touched {
         header.push_str(&format!(
-            ", d1-{index};desc=\"{} statements in {} round trips\";dur={}",
-            db.statements, db.trips, db.ms
+            ", d1-{index};desc=\"{} statements in {} round trips; {} rows read; {} rows written\";dur={}",
+            db.statements, db.trips, db.rows_read, db.rows_written, db.ms
         ));
     }
     header.push_str(&format!(", d1-databases;desc=\"{} databases touched\"", touched.len()));
@@ -274,15 +275,25 @@ mod tests {
         io.queue_sends.set(1);
         io.record_database(0, 2, 1.0);
         io.record_database(2, 1, 4.0);
+        io.add_rows(2, 7, 1);
         let header = server_timing(&io, 12);
         assert!(
             header.starts_with("total;dur=12, d1;desc=\"3 statements in 2 round trips\";dur=0"),
             "{header}"
         );
-        assert!(header.contains("do;desc=\"1 calls\";dur=0") && header.contains("queue;desc=\"1 sends\""));
+        assert!(
+            header.contains("do;desc=\"1 calls\";dur=0")
+                && header.contains("queue;desc=\"1 sends; 0 messages\"")
+        );
         assert!(header.contains("storage;desc=\"0 sequential round trips\", d1-0;"), "{header}");
-        assert!(header.contains("d1-0;desc=\"2 statements in 1 round trips\";dur=1"), "{header}");
-        assert!(header.contains("d1-2;desc=\"1 statements in 1 round trips\";dur=4"), "{header}");
+        assert!(
+            header.contains("d1-0;desc=\"2 statements in 1 round trips; 0 rows read; 0 rows written\";dur=1"),
+            "{header}"
+        );
+        assert!(
+            header.contains("d1-2;desc=\"1 statements in 1 round trips; 7 rows read; 1 rows written\";dur=4"),
+            "{header}"
+        );
         assert!(!header.contains("d1-1;"), "an untouched database is not listed: {header}");
         assert!(header.ends_with("d1-databases;desc=\"2 databases touched\""), "{header}");
     }

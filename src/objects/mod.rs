@@ -13,7 +13,11 @@ use serde::{Deserialize, Serialize};
 use worker::{Method, ObjectNamespace, Request, RequestInit, Response};
 
 use crate::error::{ApiError, ApiResult, StorageKind};
-use crate::store::Io;
+use crate::store::{Io, ObjectD1};
+
+/// Response header in which an object reports the D1 work it did for the request
+/// ([`ObjectD1`]).
+pub const OBJECT_D1_HEADER: &str = "x-edgefeed-object-d1";
 
 /// A failure as a Durable Object reports it to its caller.
 #[derive(Debug, Serialize, Deserialize)]
@@ -50,6 +54,9 @@ pub async fn call<B: Serialize, R: DeserializeOwned>(
             Ok(r) => ApiError::Storage { kind: r.kind, detail: format!("{name}: {}", r.detail) },
             Err(_) => ApiError::Internal(format!("{name}: {text}")),
         });
+    }
+    if let Some(d1) = resp.headers().get(OBJECT_D1_HEADER).ok().flatten().and_then(|h| ObjectD1::parse(&h)) {
+        io.record_object_d1(d1);
     }
     Ok(resp.json().await?)
 }

@@ -21,7 +21,7 @@ use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
 use crate::store::shards::Shards;
-use crate::store::{Db, Io};
+use crate::store::{Db, Io, ObjectD1};
 
 /// Requests per D1 batch (two statements each, plus four).
 const MAX_GROUP: usize = 32;
@@ -32,7 +32,9 @@ type Answer = Option<LikeReply>;
 
 struct Pending {
     op: LikeOp,
-    reply: oneshot::Sender<ApiResult<Answer>>,
+    /// The answer, and this request's share of its group's D1 work (for its caller's
+    /// `Server-Timing`: the statements are the like's, though this object sends them).
+    reply: oneshot::Sender<(ApiResult<Answer>, ObjectD1)>,
 }
 
 #[durable_object]
@@ -75,9 +77,11 @@ impl PostLikes {
                 return;
             }
             let ops: Vec<LikeOp> = group.iter().map(|p| p.op).collect();
+            let before = ObjectD1::of(db);
             let replies = commit_group(db, &ops).await;
+            let share = ObjectD1::of(db).since(before).share(group.len());
             for (pending, reply) in group.into_iter().zip(replies) {
-                let _ = pending.reply.send(reply);
+                let _ = pending.reply.send((reply, share));
             }
         }
     }
@@ -114,14 +118,19 @@ impl DurableObject for PostLikes {
                 Ok(shards) => self.flush(shards.post(post)).await,
                 Err(e) => {
                     for pending in self.queue.borrow_mut().drain(..) {
-                        let _ = pending.reply.send(Err(ApiError::Internal(format!("no database: {e}"))));
+                        let failed = Err(ApiError::Internal(format!("no database: {e}")));
+                        let _ = pending.reply.send((failed, ObjectD1::default()));
                     }
                 }
             }
         }
         match rx.await {
-            Ok(Ok(reply)) => Response::from_json(&reply),
-            Ok(Err(e)) => super::failure(&e),
+            Ok((Ok(reply), d1)) => {
+                let response = Response::from_json(&reply)?;
+                let _ = response.headers().set(super::OBJECT_D1_HEADER, &d1.to_header());
+                Ok(response)
+            }
+            Ok((Err(e), _)) => super::failure(&e),
             Err(_) => Response::error("like dropped", 500),
         }
     }

@@ -72,7 +72,7 @@ pub async fn send_job_after_response(ctx: &Ctx, message: QueueMessage) {
         Ok(queue) => queue,
         Err(e) => return worker::console_error!("queue binding missing: {e}"),
     };
-    count_send(ctx);
+    count_send(ctx, 1);
     ctx.after_response(async move {
         if let Err(e) = queue.send(message).await {
             worker::console_error!("job {message:?} not sent: {e}");
@@ -84,13 +84,14 @@ pub async fn send_job_after_response(ctx: &Ctx, message: QueueMessage) {
 /// Sends one job (a failure is the caller's to handle: jobs are redone by their next trigger).
 pub async fn send_job(ctx: &Ctx, message: QueueMessage) -> ApiResult<()> {
     let queue = ctx.env.queue(FANOUT_QUEUE)?;
-    count_send(ctx);
+    count_send(ctx, 1);
     queue.send(message).await?;
     Ok(())
 }
 
-fn count_send(ctx: &Ctx) {
+fn count_send(ctx: &Ctx, messages: usize) {
     ctx.io.queue_sends.set(ctx.io.queue_sends.get() + 1);
+    ctx.io.queue_messages.set(ctx.io.queue_messages.get() + messages as u32);
 }
 
 /// Sends the messages for freshly committed outbox events. A failed send is only logged: the
@@ -142,7 +143,7 @@ pub async fn send(ctx: &Ctx, messages: impl Iterator<Item = FanoutMessage>) -> A
     let messages: Vec<FanoutMessage> = messages.collect();
     // send_batch takes at most 100 messages.
     for chunk in messages.chunks(100) {
-        count_send(ctx);
+        count_send(ctx, chunk.len());
         queue.send_batch(chunk.to_vec()).await?;
     }
     Ok(())
@@ -192,8 +193,14 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     }
     let delivered = deliver_chunks(&ctx, &windows, chunks).await;
     profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
+    if ctx.config.profile_io {
+        tally::add_io("fanout", &ctx.io);
+    }
     // This batch wrote D1 anyway: the read counters this isolate holds go with it.
-    super::tally::flush(&ctx).await;
+    let (flushed, on) = super::tally::flush(&ctx).await;
+    if ctx.config.profile_io {
+        tally::add(&tally::io_counter("fanout", on, "statements"), flushed as i64);
+    }
 }
 
 /// How long one message's reads and decisions may take before it is given back to the queue.

@@ -27,6 +27,10 @@ pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
         *snapshot.counters.entry(name).or_default() += by;
     }
     let mut page = render(&snapshot, ctx.now);
+    // Background work per database (`PROFILE_IO`), for the capacity bench.
+    let profiled: BTreeMap<&String, &i64> =
+        snapshot.counters.iter().filter(|(name, _)| name.starts_with("io_")).collect();
+    page["profile_io"] = json!(profiled);
     page["shard_map"] = json!(ctx.shards.map().describe());
     page["databases"] = json!(databases);
     page["migrations_drift"] = json!(!drifting(&databases).is_empty());
@@ -44,6 +48,8 @@ struct Database {
     /// `null` when its `d1_migrations` could not be read (never migrated, or unreachable).
     last_migration: Option<String>,
     migrations_applied: i64,
+    /// Its size in bytes, indexes included (`null` when unreadable).
+    size_bytes: Option<u64>,
 }
 
 /// Every database's shards and applied migrations, read from all of them at once.
@@ -55,13 +61,14 @@ async fn databases(ctx: &Ctx) -> Vec<Database> {
         .enumerate()
         .map(|(index, migrations)| {
             // An unreadable table is shown as such (and as drift) rather than failing the page.
-            let Migrations { last, applied } = migrations.unwrap_or_default();
+            let Migrations { last, applied, size_bytes } = migrations.unwrap_or_default();
             Database {
                 index,
                 binding: binding(index),
                 shards: ctx.shards.describe_database(index),
                 last_migration: last,
                 migrations_applied: applied,
+                size_bytes,
             }
         })
         .collect()
@@ -215,6 +222,7 @@ mod tests {
             shards: String::new(),
             last_migration: last.map(str::to_string),
             migrations_applied: applied,
+            size_bytes: None,
         };
         let same = [db(0, Some("0009_x.sql"), 9), db(1, Some("0009_x.sql"), 9)];
         assert!(drifting(&same).is_empty());

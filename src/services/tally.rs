@@ -41,22 +41,24 @@ pub async fn settle(ctx: &Ctx) {
     }
 }
 
-/// Writes the counts in one batch; on failure they stay pending for the next flush.
-pub async fn flush(ctx: &Ctx) {
+/// Writes the counts in one batch; on failure they stay pending for the next flush. Returns
+/// the statements it sent (one per counter) that a run without profiling would send too
+/// (the `io_*` counters are profiling's own), so profiling can count them, and the index of
+/// the database it wrote.
+pub async fn flush(ctx: &Ctx) -> (usize, usize) {
     let counts = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
     if counts.is_empty() {
-        return;
+        return (0, 0);
     }
     IN_FLIGHT.with(|f| {
         let mut f = f.borrow_mut();
         counts.iter().for_each(|(name, by)| *f.entry(name.clone()).or_default() += by);
     });
+    let db = spread_database(ctx);
     let write = async {
-        let statements = counts
-            .iter()
-            .map(|(name, by)| stats::bump(ctx.control(), name, *by))
-            .collect::<ApiResult<Vec<_>>>()?;
-        batch(ctx.control(), statements).await
+        let statements =
+            counts.iter().map(|(name, by)| stats::bump(db, name, *by)).collect::<ApiResult<Vec<_>>>()?;
+        batch(db, statements).await
     };
     let written = write.await;
     IN_FLIGHT.with(|f| {
@@ -71,5 +73,35 @@ pub async fn flush(ctx: &Ctx) {
     if let Err(e) = written {
         worker::console_error!("read counters not written, kept for the next flush: {e}");
         counts.iter().for_each(|(name, by)| add(name, *by));
+    }
+    (counts.keys().filter(|name| !name.starts_with("io_")).count(), db.index())
+}
+
+/// Where a flush writes: any database, picked at random. The stats page sums every
+/// database's counters, and every queue batch flushes, so one fixed database (the control
+/// one) would carry a statement per counter per batch for the whole system: at scale more
+/// than a database's ceiling (docs/CAPACITY.md).
+fn spread_database(ctx: &Ctx) -> &crate::store::Db {
+    let count = ctx.databases().count().max(1);
+    let pick = crate::context::random_bytes::<2>().map_or(0, |b| usize::from(u16::from_le_bytes(b)));
+    ctx.database(pick % count)
+}
+
+/// The name of a per-database profiling counter: `io_<job>_db<i>_<what>`.
+pub fn io_counter(job: &str, database: usize, what: &str) -> String {
+    format!("io_{job}_db{database}_{what}")
+}
+
+/// Counts one background run's storage work per database (`PROFILE_IO`; see
+/// [`crate::config::Config::profile_io`]): its statements and rows on each database it
+/// touched, its Durable Object calls and queue messages.
+pub fn add_io(job: &str, io: &crate::store::Io) {
+    add(&format!("io_{job}_runs"), 1);
+    add(&format!("io_{job}_do_calls"), i64::from(io.do_calls.get()));
+    add(&format!("io_{job}_queue_messages"), i64::from(io.queue_messages.get()));
+    for (index, db) in io.databases_touched() {
+        add(&io_counter(job, index, "statements"), i64::from(db.statements));
+        add(&io_counter(job, index, "rows_read"), db.rows_read as i64);
+        add(&io_counter(job, index, "rows_written"), db.rows_written as i64);
     }
 }

@@ -52,9 +52,14 @@ pub struct Io {
     pub d1_statements: Cell<u32>,
     pub d1_trips: Cell<u32>,
     pub d1_ms: Cell<f64>,
+    /// Rows D1 reports having read and written (its billing units), over every database.
+    pub d1_rows_read: Cell<u64>,
+    pub d1_rows_written: Cell<u64>,
     pub do_calls: Cell<u32>,
     pub do_ms: Cell<f64>,
     pub queue_sends: Cell<u32>,
+    /// Messages in those sends (a send carries up to 100).
+    pub queue_messages: Cell<u32>,
     /// Sequential storage round trips (D1 or Durable Object): a trip that starts after another
     /// one has finished counts as a new one (it may depend on it); trips started together share
     /// one. This is the number of waits the request's latency is made of.
@@ -71,6 +76,8 @@ pub struct DatabaseIo {
     pub statements: u32,
     pub trips: u32,
     pub ms: f64,
+    pub rows_read: u64,
+    pub rows_written: u64,
 }
 
 impl Io {
@@ -104,10 +111,107 @@ impl Io {
         entry.ms += ms;
     }
 
+    /// Adds the rows D1 says `results` read and wrote (on database `index`) to the counters.
+    pub fn record_rows(&self, index: usize, results: &[worker::D1Result]) {
+        let (read, written) = results.iter().filter_map(|r| r.meta().ok().flatten()).fold(
+            (0u64, 0u64),
+            |(read, written), meta| {
+                (read + meta.rows_read.unwrap_or(0) as u64, written + meta.rows_written.unwrap_or(0) as u64)
+            },
+        );
+        self.add_rows(index, read, written);
+    }
+
+    /// Adds rows read and written to the totals and to database `index`'s share (after that
+    /// database's [`Io::record_database`]).
+    pub fn add_rows(&self, index: usize, read: u64, written: u64) {
+        self.d1_rows_read.set(self.d1_rows_read.get() + read);
+        self.d1_rows_written.set(self.d1_rows_written.get() + written);
+        let mut per = self.per_database.borrow_mut();
+        if let Some(entry) = per.get_mut(index) {
+            entry.rows_read += read;
+            entry.rows_written += written;
+        }
+    }
+
+    /// Counts D1 work a Durable Object did for this request (see [`ObjectD1`]) on its database.
+    pub fn record_object_d1(&self, d1: ObjectD1) {
+        if d1.statements == 0 {
+            return;
+        }
+        self.d1_statements.set(self.d1_statements.get() + d1.statements);
+        self.record_database(d1.database, d1.statements, 0.0);
+        self.add_rows(d1.database, d1.rows_read, d1.rows_written);
+    }
+
     /// The databases this request made at least one round trip to, with their figures.
     pub fn databases_touched(&self) -> Vec<(usize, DatabaseIo)> {
         let per = self.per_database.borrow();
         per.iter().enumerate().filter(|(_, d)| d.trips > 0).map(|(i, d)| (i, *d)).collect()
+    }
+}
+
+/// The D1 work a Durable Object did on one database on behalf of a request (a like's group
+/// commit runs in the post's object): sent back in a response header so the request's
+/// `Server-Timing` and the capacity bench count it where it belongs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectD1 {
+    pub database: usize,
+    pub statements: u32,
+    pub rows_read: u64,
+    pub rows_written: u64,
+}
+
+impl ObjectD1 {
+    /// What `db`'s counters hold so far.
+    pub fn of(db: &Db) -> Self {
+        let touched = db.io.databases_touched();
+        let found =
+            touched.iter().find(|(index, _)| *index == db.index).map(|(_, io)| *io).unwrap_or_default();
+        Self {
+            database: db.index,
+            statements: found.statements,
+            rows_read: found.rows_read,
+            rows_written: found.rows_written,
+        }
+    }
+
+    /// The work done between `before` and `self` (same database).
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            database: self.database,
+            statements: self.statements.saturating_sub(before.statements),
+            rows_read: self.rows_read.saturating_sub(before.rows_read),
+            rows_written: self.rows_written.saturating_sub(before.rows_written),
+        }
+    }
+
+    /// One of `n` requests' share of a group's work, rounded to the nearest unit.
+    pub fn share(self, n: usize) -> Self {
+        let n = n.max(1) as u64;
+        let part = |total: u64| (total + n / 2) / n;
+        Self {
+            database: self.database,
+            statements: part(u64::from(self.statements)) as u32,
+            rows_read: part(self.rows_read),
+            rows_written: part(self.rows_written),
+        }
+    }
+
+    pub fn to_header(self) -> String {
+        format!("{} {} {} {}", self.database, self.statements, self.rows_read, self.rows_written)
+    }
+
+    pub fn parse(header: &str) -> Option<Self> {
+        let mut parts = header.split(' ').map(str::parse::<u64>);
+        let mut next = || parts.next()?.ok();
+        let parsed = Self {
+            database: usize::try_from(next()?).ok()?,
+            statements: u32::try_from(next()?).ok()?,
+            rows_read: next()?,
+            rows_written: next()?,
+        };
+        parts.next().is_none().then_some(parsed)
     }
 }
 
@@ -161,16 +265,31 @@ pub fn stmt(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<D1Prepa
 
 pub async fn all<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<Vec<T>> {
     let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
+    db.io.record_rows(db.index, std::slice::from_ref(&result));
     Ok(result.results()?)
 }
 
+/// A query's rows, and the size of the database's file after it (D1's `size_after`, bytes).
+pub async fn all_sized<T: DeserializeOwned>(
+    db: &Db,
+    sql: &str,
+    params: &[JsValue],
+) -> ApiResult<(Vec<T>, Option<u64>)> {
+    let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
+    db.io.record_rows(db.index, std::slice::from_ref(&result));
+    let size = result.meta()?.and_then(|m| m.size_after).map(|bytes| bytes as u64);
+    Ok((result.results()?, size))
+}
+
+/// The first row of a query (read with `all`, whose result carries the rows-read figures).
 pub async fn first<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<Option<T>> {
-    db.trip(1, stmt(db, sql, params)?.first(None)).await.map_err(d1_error)
+    Ok(all(db, sql, params).await?.into_iter().next())
 }
 
 /// Runs a write; returns the number of rows it changed.
 pub async fn run(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
     let result = db.trip(1, stmt(db, sql, params)?.run()).await.map_err(d1_error)?;
+    db.io.record_rows(db.index, std::slice::from_ref(&result));
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
 }
 
@@ -187,7 +306,9 @@ pub async fn exec(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<()> {
 /// Runs statements as one atomic D1 batch (all or nothing).
 pub async fn batch(db: &Db, statements: Vec<D1PreparedStatement>) -> ApiResult<Vec<worker::D1Result>> {
     let n = statements.len();
-    db.trip(n, db.d1.batch(statements)).await.map_err(d1_error)
+    let results = db.trip(n, db.d1.batch(statements)).await.map_err(d1_error)?;
+    db.io.record_rows(db.index, &results);
+    Ok(results)
 }
 
 /// The one place a D1 failure becomes an error: classified by kind (the message is kept for
@@ -224,4 +345,34 @@ pub fn returned_ids(results: &[worker::D1Result]) -> Vec<i64> {
 pub fn first_id(result: Option<&worker::D1Result>) -> ApiResult<i64> {
     let rows: Vec<IdRow> = result.map(|r| r.results()).transpose()?.unwrap_or_default();
     rows.first().map(|r| r.id).ok_or_else(|| ApiError::Internal("a RETURNING statement gave no row".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_objects_d1_work_round_trips_its_header_and_splits_among_a_group() {
+        let before = ObjectD1 { database: 2, statements: 4, rows_read: 10, rows_written: 3 };
+        let after = ObjectD1 { database: 2, statements: 14, rows_read: 40, rows_written: 9 };
+        let group = after.since(before);
+        assert_eq!(group, ObjectD1 { database: 2, statements: 10, rows_read: 30, rows_written: 6 });
+        assert_eq!(group.share(4), ObjectD1 { database: 2, statements: 3, rows_read: 8, rows_written: 2 });
+        assert_eq!(group.share(0), group, "a group of none is treated as one");
+        assert_eq!(ObjectD1::parse(&group.to_header()), Some(group));
+        for bad in ["", "2 10 30", "2 10 30 6 1", "x 10 30 6", "-1 10 30 6"] {
+            assert_eq!(ObjectD1::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn object_work_counts_as_statements_on_its_database() {
+        let io = Io::default();
+        io.record_object_d1(ObjectD1 { database: 1, statements: 6, rows_read: 5, rows_written: 4 });
+        io.record_object_d1(ObjectD1::default());
+        assert_eq!(io.d1_statements.get(), 6);
+        let touched = io.databases_touched();
+        assert_eq!(touched.len(), 1);
+        assert_eq!((touched[0].0, touched[0].1.statements, touched[0].1.rows_written), (1, 6, 4));
+    }
 }

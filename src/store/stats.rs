@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
-use super::{all, first, int, run, stmt, text, Count, Db};
+use super::{all, all_sized, first, int, run, stmt, text, Count, Db};
 use crate::error::ApiResult;
 
 /// Adds `by` to a named counter; a statement so it joins the batch of the change it counts.
@@ -165,19 +165,22 @@ pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
 pub struct Migrations {
     pub last: Option<String>,
     pub applied: i64,
+    /// The database's size in bytes (indexes included), as D1 reports it after the read.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
 }
 
 /// One database's applied migrations: one statement. Wrangler numbers its rows in the order
 /// it applied them, so the highest id is the newest.
 pub async fn migrations(db: &Db) -> ApiResult<Migrations> {
-    let row: Option<Migrations> = first(
+    let (rows, size_bytes) = all_sized::<Migrations>(
         db,
         "SELECT (SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1) AS last, COUNT(*) AS applied \
          FROM d1_migrations",
         &[],
     )
     .await?;
-    Ok(row.unwrap_or_default())
+    Ok(Migrations { size_bytes, ..rows.into_iter().next().unwrap_or_default() })
 }
 
 /// Keeps the newest `keep` latency samples.

@@ -79,6 +79,46 @@ fn server_timing_names_the_databases_a_request_touched() {
     assert_eq!(touched(&header), vec![(home_of(&user.id), r.timing("statements"))], "{header}");
 }
 
+/// Rows read and written on database `index`, from its `d1-<index>` entry.
+fn rows_on(header: &str, index: usize) -> Option<(u64, u64)> {
+    let entry = header.split(", ").find(|part| part.starts_with(&format!("d1-{index};")))?;
+    let number_before = |what: &str| -> Option<u64> {
+        let end = entry.find(what)?;
+        let digits: String = entry[..end].trim_end().chars().rev().take_while(char::is_ascii_digit).collect();
+        digits.chars().rev().collect::<String>().parse().ok()
+    };
+    Some((number_before(" rows read")?, number_before(" rows written")?))
+}
+
+#[test]
+fn server_timing_counts_rows_and_a_likes_commit_on_its_posts_database() {
+    let author = register("rowsauthor");
+    let fan = register("rowsfan");
+    let r = author.post("/v1/posts", serde_json::json!({ "body": "rows", "visibility": "public" }));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let header = r.server_timing.clone().unwrap_or_default();
+    let (_, written) = rows_on(&header, home_of(&author.id)).expect("the author's database");
+    assert!(written >= 2, "the post and its outbox event at least: {header}");
+    let post = r.body["id"].as_str().unwrap().to_string();
+    // The like's group commit runs in the post's object, which reports its statements back:
+    // they count on the post's database in the like's own header.
+    let like = fan.put(&format!("/v1/posts/{post}/like"), None);
+    assert_eq!(like.status, 200, "{}", like.body);
+    let header = like.server_timing.clone().unwrap_or_default();
+    let on_post_db = touched(&header).into_iter().find(|(i, _)| *i == home_of(&author.id));
+    assert!(on_post_db.is_some_and(|(_, n)| n >= 2), "the commit's statements: {header}");
+    let (_, written) = rows_on(&header, home_of(&author.id)).expect("the post's database");
+    assert!(written >= 1, "the like row: {header}");
+    let total: u32 = touched(&header).iter().map(|(_, n)| n).sum();
+    assert_eq!(like.timing("statements"), total, "the total counts the object's too: {header}");
+    // The stats give each database's size, and background profiling is off by default.
+    let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+    for db in stats["databases"].as_array().expect("databases") {
+        assert!(db["size_bytes"].as_u64().is_some_and(|b| b > 4096), "{db}");
+    }
+    assert_eq!(stats["profile_io"], serde_json::json!({}));
+}
+
 #[test]
 fn a_post_reads_on_its_authors_database_and_a_feed_page_on_every_followed_one() {
     if databases() == 1 {
