@@ -18,13 +18,18 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/placement.rs"]
+mod placement;
+#[path = "support/provenance.rs"]
+mod provenance;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use common::*;
 use edgefeed::domain::plan::MAX_PARALLEL_DATABASES;
-use edgefeed::domain::shard::{shard_of_id, LOGICAL_SHARDS};
+use placement::{shard_map, Pool};
+use provenance::provenance;
 use serde_json::{json, Value};
 
 /// Database counts, one stack each, in this order.
@@ -211,75 +216,6 @@ fn with_floor(mut op: Value, floor: &Floor) -> Value {
     op
 }
 
-/// Registers users until it has them on the databases asked for, keeping the rest for later.
-struct Pool {
-    /// The physical database of every logical shard, as the stack maps them.
-    map: Vec<usize>,
-    /// The databases that hold at least one logical shard, in order (only `DB_0` while
-    /// placement is off).
-    placed: Vec<usize>,
-    spare: Vec<Vec<User>>,
-    registered: usize,
-}
-
-impl Pool {
-    fn new(map: Vec<usize>, databases: usize) -> Self {
-        let placed = (0..databases).filter(|db| map.contains(db)).collect();
-        Self { map, placed, spare: vec![Vec::new(); databases], registered: 0 }
-    }
-
-    /// Round robin over the databases that hold shards: `n` homes.
-    fn spread(&self, n: usize) -> Vec<usize> {
-        (0..n).map(|i| self.placed[i % self.placed.len()]).collect()
-    }
-
-    /// Where each actor (reader, publisher, follower, liker) lives: the second database that
-    /// holds shards (`DB_1`, not the control database), or the only one.
-    fn actor_home(&self) -> usize {
-        self.placed[1 % self.placed.len()]
-    }
-
-    fn home(&self, user: &User) -> usize {
-        self.map[shard_of_id(user.id.parse().expect("a numeric user id")).index()]
-    }
-
-    /// One user per entry of `wants`, whose home database is that entry.
-    fn users_on(&mut self, wants: &[usize]) -> Vec<User> {
-        loop {
-            let mut needed = vec![0usize; self.spare.len()];
-            for db in wants {
-                needed[*db] += 1;
-            }
-            let missing: usize = needed.iter().zip(&self.spare).map(|(n, s)| n.saturating_sub(s.len())).sum();
-            if missing == 0 {
-                break;
-            }
-            let batch = missing + missing / 2 + self.spare.len();
-            for user in parallel(THREADS, batch, |_| register("sh_user")) {
-                let home = self.home(&user);
-                self.spare[home].push(user);
-            }
-            self.registered += batch;
-        }
-        wants.iter().map(|db| self.spare[*db].pop().expect("counted above")).collect()
-    }
-}
-
-/// The stack's logical-to-physical map, from `/v1/admin/stats` (`shard_map`, `0-63:0,...`).
-fn shard_map() -> (String, Vec<usize>) {
-    let stats = admin("GET", "/v1/admin/stats", None).expect(200);
-    let spec = stats["shard_map"].as_str().expect("shard_map in the stats").to_string();
-    let mut map = vec![usize::MAX; LOGICAL_SHARDS];
-    for part in spec.split(',') {
-        let (range, db) = part.split_once(':').expect("FIRST-LAST:DB");
-        let (first, last) = range.split_once('-').unwrap_or((range, range));
-        let (first, last): (usize, usize) = (first.parse().unwrap(), last.parse().unwrap());
-        map[first..=last].fill(db.parse().unwrap());
-    }
-    assert!(!map.contains(&usize::MAX), "shard_map {spec} misses a shard");
-    (spec, map)
-}
-
 struct FeedSetup {
     reader: User,
     /// Every author's imported post ids.
@@ -432,25 +368,6 @@ fn run_stack(databases: usize, started: Instant) -> Value {
         "follow": with_floor(follow.summary(databases), &floor),
         "like": with_floor(like.summary(databases), &floor),
         "secs": stack_started.elapsed().as_secs_f64(),
-    })
-}
-
-/// `git` output in the project dir, trimmed (empty when git fails).
-fn git(args: &[&str]) -> String {
-    let out = std::process::Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output();
-    out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
-}
-
-fn provenance() -> Value {
-    let date = std::process::Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output();
-    let date = date.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
-    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"]).is_empty();
-    json!({
-        "date": date,
-        "commit": git(&["rev-parse", "--short", "HEAD"]),
-        "branch": git(&["rev-parse", "--abbrev-ref", "HEAD"]),
-        "dirty": dirty,
-        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
     })
 }
 
