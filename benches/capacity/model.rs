@@ -1,0 +1,888 @@
+//! The capacity model (issue #21): pure arithmetic from a workload and the measured
+//! per-operation costs (`bench/costs.json`, written by `./scripts/bench capacity --measure`)
+//! to the load on every database, the limits that bind, and a monthly bill. No I/O here; its
+//! arithmetic is pinned by the unit tests at the end (run by `tests/capacity_model.rs`).
+//!
+//! How load is placed (the same rules as `domain/placement.rs`): users, and with them their
+//! posts, likes and comments on those posts, spread evenly over the P databases by id; an
+//! operation costs `home` statements on its actor's database, `other` on each other database it
+//! touches, and `control` on the control database (`DB_0`), which also carries every
+//! database's own share. What does not spread: the control database's extra, and a celebrity's
+//! database, where its followers list is paged for every post it makes and from which every
+//! reader pulling it reads.
+
+use serde::{Deserialize, Serialize};
+
+/// D1 work on one database: statements (the unit of a database's ~1,000 per second ceiling:
+/// each takes about a millisecond) and the rows D1 bills.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Work {
+    pub statements: f64,
+    pub rows_read: f64,
+    pub rows_written: f64,
+}
+
+impl Work {
+    pub fn scale(self, k: f64) -> Self {
+        Self {
+            statements: self.statements * k,
+            rows_read: self.rows_read * k,
+            rows_written: self.rows_written * k,
+        }
+    }
+
+    pub fn plus(self, o: Self) -> Self {
+        Self {
+            statements: self.statements + o.statements,
+            rows_read: self.rows_read + o.rows_read,
+            rows_written: self.rows_written + o.rows_written,
+        }
+    }
+}
+
+/// One operation's measured cost, by where it lands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpCost {
+    /// On the actor's home database (the reader, the author, the liker, the follower).
+    pub home: Work,
+    /// On each other database the operation touches (a followed author's, the followee's,
+    /// the liked post's).
+    pub other: Work,
+    /// On the control database, wherever the actor lives.
+    pub control: Work,
+    /// Durable Object requests (window writes and reads, like serializers).
+    pub do_calls: f64,
+    /// Wall milliseconds per Durable Object request (what DO duration bills).
+    pub do_ms: f64,
+    pub queue_messages: f64,
+    /// Subrequests of the invocation (D1 round trips, object calls, queue sends).
+    pub subrequests: f64,
+    /// Worker milliseconds outside storage waits (local; an upper bound on CPU time).
+    pub cpu_ms: f64,
+}
+
+/// Bytes one stored entity takes in D1, indexes included (measured as file growth).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bytes {
+    pub user: f64,
+    /// One follow: both copies (the follower's side and the author's).
+    pub follow: f64,
+    pub post: f64,
+    pub like: f64,
+    pub comment: f64,
+    /// One post id in a reader's window object (Durable Object storage).
+    pub window_entry: f64,
+}
+
+/// The measured table (`bench/costs.json`, `costs` field).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Costs {
+    /// A feed page whose edges are all pushed: the window, then hydration per author database.
+    pub feed_push_page1: OpCost,
+    pub feed_push_page_n: OpCost,
+    /// A feed page whose edges are all pulled: `other` is per pulled author's database.
+    pub feed_pull_page1: OpCost,
+    pub feed_pull_page_n: OpCost,
+    /// The publish request (the author's database).
+    pub publish: OpCost,
+    /// A post's fan-out, the part that does not depend on its followers (queue consumer).
+    pub fanout_post: OpCost,
+    /// A post's fan-out per chunk of readers (one queue message each): `home` on the author's
+    /// database, `other` per reader database the chunk touches.
+    pub fanout_chunk: OpCost,
+    /// A post's fan-out per delivered follower: `home` on the author's database (paging the
+    /// followers), `other` on the reader's, one window write each.
+    pub fanout_reader: OpCost,
+    /// A like (the post's database is `other`), with the object's group commit.
+    pub like: OpCost,
+    /// A comment (the post's database is `other`), with its fan-out of events.
+    pub comment: OpCost,
+    /// A follow with its mirror (the followee's database is `other`), request and queue.
+    pub follow: OpCost,
+    /// One cron pass: `home` is what each database's own share costs, `control` the rest,
+    /// `subrequests` per database visited.
+    pub cron_pass: OpCost,
+    pub bytes: Bytes,
+    /// Messages per consumer batch (`max_batch_size`).
+    pub consumer_batch: f64,
+    /// What every consumer batch writes to the control database: the figures it flushes
+    /// (`services/tally.rs`), one statement per counter. Per batch, so full batches under
+    /// load share it.
+    pub consumer_flush: Work,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Push,
+    Hybrid,
+    Pull,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "push" => Some(Self::Push),
+            "hybrid" => Some(Self::Hybrid),
+            "pull" => Some(Self::Pull),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Push => "push",
+            Self::Hybrid => "hybrid",
+            Self::Pull => "pull",
+        }
+    }
+}
+
+/// A group of celebrity authors: `count` of them with `followers` each.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Celebrities {
+    pub count: f64,
+    pub followers: f64,
+}
+
+/// What the product does at its peak hour (rates per second at peak; the bill uses the mean,
+/// `peak / peak_to_mean`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub users: f64,
+    /// Share of users who read on a given day.
+    pub daily_active: f64,
+    /// Share of users who read within the hybrid policy's `ACTIVE_DAYS` (pushed to).
+    pub weekly_active: f64,
+    /// Share of users holding a window object (read within `WINDOW_IDLE_DAYS`): push mode
+    /// writes to all of them.
+    pub window_holders: f64,
+    /// Mean follows per user.
+    pub follows_per_user: f64,
+    /// Exponent of the follower-count density, `p(x) ~ x^-tail` (about 2 in measured social
+    /// graphs), truncated at `users`.
+    pub tail: f64,
+    /// Authors with millions of followers, on top of the power law.
+    pub celebrities: Vec<Celebrities>,
+    /// Posts per day by one celebrity.
+    pub celebrity_posts_per_day: f64,
+    pub posts_per_s: f64,
+    pub feed_reads_per_s: f64,
+    /// Share of feed reads past page 1.
+    pub page_n_share: f64,
+    pub likes_per_s: f64,
+    pub comments_per_s: f64,
+    pub follows_per_s: f64,
+    /// Share of readers with a live socket open at peak.
+    pub live_share: f64,
+    /// Share of all likes that go to the single hottest post at peak.
+    pub hottest_post_like_share: f64,
+    pub peak_to_mean: f64,
+    /// Days of posts, likes and comments kept in D1 (the size horizon).
+    pub retention_days: f64,
+    /// Reconciliation passes per second (the cron runs one a minute).
+    pub cron_passes_per_s: f64,
+    pub mode: Mode,
+}
+
+impl Workload {
+    /// The issue's headline: 10M users, 1,000 posts/s, 100k feed reads/s.
+    pub fn headline(mode: Mode) -> Self {
+        Self {
+            users: 10_000_000.0,
+            daily_active: 0.2,
+            weekly_active: 0.4,
+            window_holders: 0.5,
+            follows_per_user: 200.0,
+            tail: 2.2,
+            celebrities: vec![
+                Celebrities { count: 1.0, followers: 10_000_000.0 },
+                Celebrities { count: 10.0, followers: 1_000_000.0 },
+            ],
+            celebrity_posts_per_day: 10.0,
+            posts_per_s: 1_000.0,
+            feed_reads_per_s: 100_000.0,
+            page_n_share: 0.3,
+            likes_per_s: 5_000.0,
+            comments_per_s: 500.0,
+            follows_per_s: 100.0,
+            live_share: 0.05,
+            hottest_post_like_share: 0.01,
+            peak_to_mean: 2.0,
+            retention_days: 365.0,
+            cron_passes_per_s: 1.0 / 60.0,
+            mode,
+        }
+    }
+}
+
+/// The policy knobs the model needs (the service's defaults, `src/config.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// `PUSH_MAX_FOLLOWERS`: an author pushes to at most this many readers.
+    pub push_max_followers: f64,
+    /// `FEED_WINDOW`: post ids a window keeps.
+    pub feed_window: f64,
+    /// Items on a feed page.
+    pub page_size: f64,
+    /// `FANOUT_CHUNK`: readers per fan-out chunk (one queue message each).
+    pub fanout_chunk: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self { push_max_followers: 10_000.0, feed_window: 800.0, page_size: 20.0, fanout_chunk: 500.0 }
+    }
+}
+
+/// Platform limits (sources in docs/CAPACITY.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    pub d1_statements_per_s: f64,
+    pub d1_bytes: f64,
+    pub object_requests_per_s: f64,
+    pub queue_messages_per_s: f64,
+    pub subrequests: f64,
+    pub connections: f64,
+    pub databases_per_account: f64,
+    /// Shares of a database's ceilings the recommendation allows at peak.
+    pub query_headroom: f64,
+    pub size_headroom: f64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            d1_statements_per_s: 1_000.0,
+            d1_bytes: 10e9,
+            object_requests_per_s: 1_000.0,
+            queue_messages_per_s: 5_000.0,
+            subrequests: 10_000.0,
+            connections: 6.0,
+            databases_per_account: 50_000.0,
+            query_headroom: 0.5,
+            size_headroom: 0.6,
+        }
+    }
+}
+
+/// Unit prices, USD (sources and dates in docs/CAPACITY.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Prices {
+    pub workers_base: f64,
+    pub workers_requests_included: f64,
+    pub workers_per_m_requests: f64,
+    pub workers_cpu_ms_included: f64,
+    pub workers_per_m_cpu_ms: f64,
+    pub d1_rows_read_included: f64,
+    pub d1_per_m_rows_read: f64,
+    pub d1_rows_written_included: f64,
+    pub d1_per_m_rows_written: f64,
+    pub d1_gb_included: f64,
+    pub d1_per_gb_month: f64,
+    pub do_requests_included: f64,
+    pub do_per_m_requests: f64,
+    pub do_gb_s_included: f64,
+    pub do_per_m_gb_s: f64,
+    pub do_object_gb: f64,
+    pub do_rows_written_included: f64,
+    pub do_per_m_rows_written: f64,
+    pub do_gb_included: f64,
+    pub do_per_gb_month: f64,
+    pub queue_ops_included: f64,
+    pub queue_per_m_ops: f64,
+    pub queue_ops_per_message: f64,
+}
+
+impl Default for Prices {
+    fn default() -> Self {
+        Self {
+            workers_base: 5.0,
+            workers_requests_included: 10e6,
+            workers_per_m_requests: 0.30,
+            workers_cpu_ms_included: 30e6,
+            workers_per_m_cpu_ms: 0.02,
+            d1_rows_read_included: 25e9,
+            d1_per_m_rows_read: 0.001,
+            d1_rows_written_included: 50e6,
+            d1_per_m_rows_written: 1.00,
+            d1_gb_included: 5.0,
+            d1_per_gb_month: 0.75,
+            do_requests_included: 1e6,
+            do_per_m_requests: 0.15,
+            do_gb_s_included: 400_000.0,
+            do_per_m_gb_s: 12.50,
+            do_object_gb: 0.128,
+            do_rows_written_included: 50e6,
+            do_per_m_rows_written: 1.00,
+            do_gb_included: 5.0,
+            do_per_gb_month: 0.20,
+            queue_ops_included: 1e6,
+            queue_per_m_ops: 0.40,
+            queue_ops_per_message: 3.0,
+        }
+    }
+}
+
+pub const SECONDS_PER_MONTH: f64 = 30.0 * 86_400.0;
+
+/// The shape of the follow graph the model derives from the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Graph {
+    /// Share of all follow edges that point at authors above the push cap (power-law part).
+    pub share_above_cap: f64,
+    /// Follows per user that point at celebrities.
+    pub celebrity_follows: f64,
+    /// Edges an active reader pulls on every read, by mode.
+    pub pulled_per_reader: f64,
+    /// Followers a post is written to (window writes per post), averaged over all posts.
+    pub deliveries_per_post: f64,
+    /// Fan-out chunks per post, averaged over all posts (a post with any reader takes one).
+    pub chunks_per_post: f64,
+    /// Readers in an average chunk.
+    pub readers_per_chunk: f64,
+}
+
+/// `∫ x^k x^-tail dx` over `[a, b]` (an unnormalized partial moment of the power law).
+pub fn moment(tail: f64, k: f64, a: f64, b: f64) -> f64 {
+    if b <= a {
+        return 0.0;
+    }
+    let e = k + 1.0 - tail;
+    if e.abs() < 1e-9 {
+        (b / a).ln()
+    } else {
+        (b.powf(e) - a.powf(e)) / e
+    }
+}
+
+/// The follower-count law: `p(x) ~ x^-tail` on `[x_min, max]`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PowerLaw {
+    pub tail: f64,
+    pub x_min: f64,
+    pub max: f64,
+}
+
+impl PowerLaw {
+    /// The law whose mean is `mean` (bisection on `x_min`: the mean grows with it).
+    pub fn with_mean(tail: f64, mean: f64, max: f64) -> Self {
+        let (mut lo, mut hi) = (1e-6_f64, mean.clamp(1e-6, max));
+        for _ in 0..200 {
+            let mid = (lo * hi).sqrt();
+            if (Self { tail, x_min: mid, max }).mean() < mean {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Self { tail, x_min: (lo * hi).sqrt(), max }
+    }
+
+    fn norm(&self) -> f64 {
+        moment(self.tail, 0.0, self.x_min, self.max)
+    }
+
+    pub fn mean(&self) -> f64 {
+        moment(self.tail, 1.0, self.x_min, self.max) / self.norm()
+    }
+
+    /// `E[x; a <= x <= b]` and `P(a <= x <= b)`, clipped to the law's range.
+    fn partial(&self, a: f64, b: f64) -> (f64, f64) {
+        let (a, b) = (a.max(self.x_min), b.min(self.max));
+        (moment(self.tail, 1.0, a, b) / self.norm(), moment(self.tail, 0.0, a, b) / self.norm())
+    }
+
+    /// `E[min(x * active, cap)]`: window writes per post when an author pushes to its active
+    /// followers, at most `cap` of them.
+    pub fn capped_deliveries(&self, active: f64, cap: f64) -> f64 {
+        let knee = cap / active.max(1e-12);
+        let (below, _) = self.partial(self.x_min, knee);
+        let (_, p_above) = self.partial(knee, self.max);
+        below * active + cap * p_above
+    }
+
+    /// Of an active reader's follows, how many its authors' caps leave pulled: an author
+    /// with `x` followers pushes to `cap` of its `x * active` active ones.
+    pub fn pulled_per_reader(&self, follows: f64, active: f64, cap: f64) -> f64 {
+        let knee = cap / active.max(1e-12);
+        let (mass, p) = self.partial(knee, self.max);
+        follows * (mass - knee * p) / self.mean()
+    }
+}
+
+pub fn graph(w: &Workload, policy: &Policy) -> Graph {
+    let chunks = |readers: f64| if readers > 0.0 { (readers / policy.fanout_chunk).max(1.0) } else { 0.0 };
+    let celebrity_edges: f64 = w.celebrities.iter().map(|c| c.count * c.followers.min(w.users)).sum();
+    let celebrity_follows = celebrity_edges / w.users;
+    // The power law carries the follows the celebrities do not.
+    let tail_mean = (w.follows_per_user - celebrity_follows).max(1e-9);
+    let law = PowerLaw::with_mean(w.tail, tail_mean, w.users);
+    let cap = policy.push_max_followers;
+    let (above_mass, _) = law.partial(cap, law.max);
+    let share_above_cap = above_mass / law.mean();
+    let celebrity_count: f64 = w.celebrities.iter().map(|c| c.count).sum();
+    let celebrity_posts_per_s = celebrity_count * w.celebrity_posts_per_day / 86_400.0;
+    let celebrity_share = (celebrity_posts_per_s / w.posts_per_s.max(1e-9)).min(1.0);
+    let celebrity_mean = |f: &dyn Fn(f64) -> f64| {
+        let total: f64 = w.celebrities.iter().map(|c| c.count * f(c.followers.min(w.users))).sum();
+        if celebrity_count > 0.0 {
+            total / celebrity_count
+        } else {
+            0.0
+        }
+    };
+    let (ordinary, celebrity, pulled) = match w.mode {
+        Mode::Push => (tail_mean * w.window_holders, celebrity_mean(&|x| x * w.window_holders), 0.0),
+        Mode::Hybrid => {
+            let active = w.weekly_active;
+            let pulled_celebrity: f64 = w
+                .celebrities
+                .iter()
+                .map(|c| {
+                    let x = c.followers.min(w.users);
+                    c.count * x / w.users * (1.0 - cap / (x * active)).max(0.0)
+                })
+                .sum();
+            (
+                law.capped_deliveries(active, cap),
+                celebrity_mean(&|x| (x * active).min(cap)),
+                law.pulled_per_reader(tail_mean, active, cap) + pulled_celebrity,
+            )
+        }
+        Mode::Pull => (0.0, 0.0, w.follows_per_user),
+    };
+    Graph {
+        share_above_cap,
+        celebrity_follows,
+        pulled_per_reader: pulled,
+        deliveries_per_post: ordinary * (1.0 - celebrity_share) + celebrity * celebrity_share,
+        chunks_per_post: chunks(ordinary) * (1.0 - celebrity_share) + chunks(celebrity) * celebrity_share,
+        readers_per_chunk: ordinary.min(policy.fanout_chunk),
+    }
+}
+
+/// Expected number of `databases` (other than the reader's) holding at least one of `n`
+/// authors placed uniformly at random.
+pub fn touched_others(databases: f64, n: f64) -> f64 {
+    if databases <= 1.0 {
+        return 0.0;
+    }
+    (databases - 1.0) * (1.0 - (1.0 - 1.0 / databases).powf(n))
+}
+
+/// Load on one database at peak, per second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DbLoad {
+    pub work: Work,
+    /// Bytes stored at the end of the retention horizon.
+    pub bytes: f64,
+}
+
+/// One line of the load breakdown: an operation's statements per second on a database.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Share {
+    pub operation: &'static str,
+    pub statements_per_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BillLine {
+    pub item: &'static str,
+    pub usage: f64,
+    pub unit: &'static str,
+    pub usd: f64,
+}
+
+/// What the model says for one P.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub databases: f64,
+    pub graph: Graph,
+    /// A typical database (even share), the control database, and the database of the most
+    /// followed celebrity.
+    pub typical: DbLoad,
+    pub control: DbLoad,
+    pub celebrity: DbLoad,
+    /// What makes up each of those three (statements per second, biggest first).
+    pub typical_shares: Vec<Share>,
+    pub control_shares: Vec<Share>,
+    pub celebrity_shares: Vec<Share>,
+    pub busiest: &'static str,
+    pub databases_touched_per_page: f64,
+    pub page_waves: f64,
+    pub window_writes_per_s: f64,
+    pub object_requests_per_s: f64,
+    pub hottest_object_requests_per_s: f64,
+    pub hottest_object: &'static str,
+    pub queue_messages_per_s: f64,
+    pub worker_requests_per_s: f64,
+    pub consumer_subrequests: f64,
+    pub cron_subrequests: f64,
+    pub page_subrequests: f64,
+    pub bill: Vec<BillLine>,
+    pub monthly_usd: f64,
+}
+
+/// One feed read's cost on each database, by mode.
+struct PageCost {
+    home: Work,
+    /// Summed over the other databases it touches.
+    others: Work,
+    touched: f64,
+    object_calls: f64,
+    /// Jobs a read queues (activity and policy updates).
+    queue_messages: f64,
+    subrequests: f64,
+    cpu_ms: f64,
+}
+
+fn page_cost(c: &Costs, w: &Workload, g: &Graph, policy: &Policy, p: f64) -> PageCost {
+    let mix = |first: OpCost, later: OpCost| {
+        let k = w.page_n_share;
+        let blend = |a: Work, b: Work| a.scale(1.0 - k).plus(b.scale(k));
+        OpCost {
+            home: blend(first.home, later.home),
+            other: blend(first.other, later.other),
+            control: blend(first.control, later.control),
+            do_calls: first.do_calls * (1.0 - k) + later.do_calls * k,
+            do_ms: first.do_ms * (1.0 - k) + later.do_ms * k,
+            queue_messages: first.queue_messages * (1.0 - k) + later.queue_messages * k,
+            subrequests: first.subrequests * (1.0 - k) + later.subrequests * k,
+            cpu_ms: first.cpu_ms * (1.0 - k) + later.cpu_ms * k,
+        }
+    };
+    let push = mix(c.feed_push_page1, c.feed_push_page_n);
+    let pull = mix(c.feed_pull_page1, c.feed_pull_page_n);
+    // A page's items come from about `page_size` distinct authors (fewer if one follows fewer).
+    let page_authors = policy.page_size.min(w.follows_per_user);
+    let pulled = g.pulled_per_reader;
+    let pull_dbs = touched_others(p, pulled);
+    let all_dbs = touched_others(p, pulled + page_authors);
+    let hydrate_only = (all_dbs - pull_dbs).max(0.0);
+    // A page that pulls anything runs the pull plan's statements on the reader's database.
+    let base = if pulled > 0.0 { pull } else { push };
+    PageCost {
+        home: base.home,
+        others: pull.other.scale(pull_dbs).plus(push.other.scale(hydrate_only)),
+        touched: all_dbs + 1.0,
+        object_calls: base.do_calls,
+        queue_messages: base.queue_messages,
+        // For feed pages the table holds the subrequests besides the other databases' batches
+        // (the window, the reader's database, the cache): one more per other database.
+        subrequests: base.subrequests + all_dbs,
+        cpu_ms: base.cpu_ms,
+    }
+}
+
+/// The model for `p` databases.
+pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
+    let g = graph(w, policy);
+    let page = page_cost(c, w, &g, policy, p);
+    let reads = w.feed_reads_per_s;
+    let posts = w.posts_per_s;
+    let deliveries = posts * g.deliveries_per_post;
+    let chunks = posts * g.chunks_per_post;
+    // The databases one chunk's readers live on (the chunk asks each which are active).
+    let chunk_dbs = touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk);
+    // Each operation's per-second work, split into what spreads evenly and what stays on the
+    // control database.
+    let spread: Vec<(&'static str, Work)> = vec![
+        ("feed reads", page.home.plus(page.others).scale(reads)),
+        ("publish", c.publish.home.plus(c.publish.other).scale(posts)),
+        ("fan-out per post", c.fanout_post.home.plus(c.fanout_post.other).scale(posts)),
+        ("fan-out per chunk", c.fanout_chunk.home.plus(c.fanout_chunk.other.scale(chunk_dbs)).scale(chunks)),
+        ("fan-out per delivered reader", c.fanout_reader.home.plus(c.fanout_reader.other).scale(deliveries)),
+        ("likes", c.like.home.plus(c.like.other).scale(w.likes_per_s)),
+        ("comments", c.comment.home.plus(c.comment.other).scale(w.comments_per_s)),
+        ("follows", c.follow.home.plus(c.follow.other).scale(w.follows_per_s)),
+        ("cron pass", c.cron_pass.home.scale(p * w.cron_passes_per_s)),
+    ];
+    let messages = posts * c.fanout_post.queue_messages
+        + chunks * c.fanout_chunk.queue_messages
+        + w.follows_per_s * c.follow.queue_messages
+        + w.comments_per_s * c.comment.queue_messages
+        + w.likes_per_s * c.like.queue_messages
+        + reads * page.queue_messages;
+    let consumer_batches = messages / c.consumer_batch.max(1.0);
+    let control: Vec<(&'static str, Work)> = vec![
+        ("feed reads", c.feed_push_page1.control.scale(reads)),
+        ("publish", c.publish.control.scale(posts)),
+        ("fan-out per post", c.fanout_post.control.scale(posts)),
+        ("fan-out per chunk", c.fanout_chunk.control.scale(chunks)),
+        ("fan-out per delivered reader", c.fanout_reader.control.scale(deliveries)),
+        ("likes", c.like.control.scale(w.likes_per_s)),
+        ("comments", c.comment.control.scale(w.comments_per_s)),
+        ("follows", c.follow.control.scale(w.follows_per_s)),
+        ("cron pass", c.cron_pass.control.scale(w.cron_passes_per_s)),
+        ("consumer batches' figures", c.consumer_flush.scale(consumer_batches)),
+    ];
+    let even = |work: Work| work.scale(1.0 / p);
+    let typical_shares = shares(spread.iter().map(|(n, wk)| (*n, even(*wk))));
+    let typical_work = spread.iter().fold(Work::default(), |acc, (_, wk)| acc.plus(even(*wk)));
+    let control_extra = control.iter().fold(Work::default(), |acc, (_, wk)| acc.plus(*wk));
+    let mut control_shares = shares(control.iter().map(|(n, wk)| (*n, *wk)));
+    control_shares.push(Share {
+        operation: "its even share (as a typical database)",
+        statements_per_s: typical_work.statements,
+    });
+    control_shares.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
+    // The most followed celebrity's database: its posts' follower paging and every read that
+    // pulls or hydrates it, on top of its even share.
+    let top = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
+    let top_posts_per_s = w.celebrity_posts_per_day / 86_400.0 * if top > 0.0 { 1.0 } else { 0.0 };
+    let top_delivered = match w.mode {
+        Mode::Push => top * w.window_holders,
+        Mode::Hybrid => (top * w.weekly_active).min(policy.push_max_followers),
+        Mode::Pull => 0.0,
+    };
+    let reads_of_top = reads * top / w.users;
+    let top_pulled =
+        !matches!(w.mode, Mode::Push) && (w.mode == Mode::Pull || top > policy.push_max_followers);
+    // A pulled celebrity is read on every page of its readers; a pushed one only hydrated
+    // when one of its posts is on the page: of a reader's incoming posts, its share.
+    let incoming_per_day = w.follows_per_user * w.posts_per_s * 86_400.0 / w.peak_to_mean / w.users;
+    let celebrity_share = (w.celebrity_posts_per_day / incoming_per_day.max(1e-9)).min(1.0);
+    let on_page = 1.0 - (1.0 - celebrity_share).powf(policy.page_size);
+    let per_read = if top_pulled { c.feed_pull_page1.other } else { c.feed_push_page1.other.scale(on_page) };
+    let celebrity_extra: Vec<(&'static str, Work)> = vec![
+        ("reads that pull or hydrate the celebrity", per_read.scale(reads_of_top)),
+        (
+            "paging its followers for its posts",
+            c.fanout_reader.home.scale(top_posts_per_s * top_delivered).plus(
+                c.fanout_chunk.home.scale(top_posts_per_s * (top_delivered / policy.fanout_chunk).ceil()),
+            ),
+        ),
+    ];
+    let mut celebrity_shares = shares(celebrity_extra.iter().map(|(n, wk)| (*n, *wk)));
+    celebrity_shares.push(Share {
+        operation: "its even share (as a typical database)",
+        statements_per_s: typical_work.statements,
+    });
+    celebrity_shares.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
+    let celebrity_work = celebrity_extra.iter().fold(typical_work, |acc, (_, wk)| acc.plus(*wk));
+    let bytes = stored_bytes(c, w) / p;
+    let typical = DbLoad { work: typical_work, bytes };
+    let control_load = DbLoad { work: typical_work.plus(control_extra), bytes };
+    let celebrity = DbLoad { work: celebrity_work, bytes: bytes + top * c.bytes.follow / 2.0 };
+    let busiest = if control_load.work.statements >= celebrity.work.statements {
+        "the control database (DB_0)"
+    } else {
+        "the most followed celebrity's database"
+    };
+    let window_writes = deliveries;
+    let like_calls = w.likes_per_s * c.like.do_calls;
+    let object_requests = reads * page.object_calls + window_writes * c.fanout_reader.do_calls + like_calls;
+    let hottest_post = w.likes_per_s * w.hottest_post_like_share;
+    let queue = messages;
+    let http = reads + posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
+    let consumer_invocations = consumer_batches;
+    let mut result = Plan {
+        databases: p,
+        graph: g,
+        typical,
+        control: control_load,
+        celebrity,
+        typical_shares,
+        control_shares,
+        celebrity_shares,
+        busiest,
+        databases_touched_per_page: page.touched,
+        page_waves: 1.0 + (page.touched / limits.connections).ceil(),
+        window_writes_per_s: window_writes,
+        object_requests_per_s: object_requests,
+        hottest_object_requests_per_s: hottest_post,
+        hottest_object: "the hottest post's like serializer",
+        queue_messages_per_s: queue,
+        worker_requests_per_s: http + consumer_invocations,
+        // A batch of chunk messages: a window call per reader and each chunk's statements
+        // (at most one round trip each).
+        consumer_subrequests: c.consumer_batch
+            * (policy.fanout_chunk * c.fanout_reader.do_calls
+                + c.fanout_chunk.home.statements
+                + c.fanout_chunk.other.statements * chunk_dbs),
+        // One pass visits every database from one invocation.
+        cron_subrequests: c.cron_pass.subrequests * p,
+        page_subrequests: page.subrequests,
+        bill: Vec::new(),
+        monthly_usd: 0.0,
+    };
+    result.bill = bill(c, w, prices, &result, page.cpu_ms, p);
+    result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
+    result
+}
+
+fn shares(parts: impl Iterator<Item = (&'static str, Work)>) -> Vec<Share> {
+    let mut out: Vec<Share> =
+        parts.map(|(operation, w)| Share { operation, statements_per_s: w.statements }).collect();
+    out.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
+    out
+}
+
+/// Everything D1 holds at the end of the retention horizon (posts, likes and comments grow
+/// with time at the mean rate; users and follows are the graph).
+pub fn stored_bytes(c: &Costs, w: &Workload) -> f64 {
+    let kept = w.retention_days * 86_400.0 / w.peak_to_mean;
+    w.users * c.bytes.user
+        + w.users * w.follows_per_user * c.bytes.follow
+        + w.posts_per_s * kept * c.bytes.post
+        + w.likes_per_s * kept * c.bytes.like
+        + w.comments_per_s * kept * c.bytes.comment
+}
+
+fn over(usage: f64, included: f64) -> f64 {
+    (usage - included).max(0.0)
+}
+
+/// The monthly bill at mean rates (peak / `peak_to_mean`), line by line.
+fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: f64) -> Vec<BillLine> {
+    let month = SECONDS_PER_MONTH / w.peak_to_mean;
+    let reads = w.feed_reads_per_s;
+    let posts = w.posts_per_s;
+    let deliveries = plan.window_writes_per_s;
+    let requests = plan.worker_requests_per_s * month;
+    let cpu = (reads * page_cpu_ms
+        + posts * (c.publish.cpu_ms + c.fanout_post.cpu_ms)
+        + deliveries * c.fanout_reader.cpu_ms
+        + w.likes_per_s * c.like.cpu_ms
+        + w.comments_per_s * c.comment.cpu_ms
+        + w.follows_per_s * c.follow.cpu_ms)
+        * month;
+    let d1 = plan.typical.work.scale(p).plus(plan.control.work.plus(plan.typical.work.scale(-1.0)));
+    let rows_read = d1.rows_read * month;
+    let rows_written = d1.rows_written * month;
+    let gb = plan.typical.bytes * p / 1e9;
+    let object_requests = plan.object_requests_per_s * month;
+    let do_ms = reads * plan_page_do_ms(c, w)
+        + deliveries * c.fanout_reader.do_ms * c.fanout_reader.do_calls
+        + w.likes_per_s * c.like.do_ms * c.like.do_calls;
+    let gb_s = do_ms / 1000.0 * pr.do_object_gb * month;
+    // Window storage: every holder's window full, and each delivery writes its id (and trims
+    // the oldest once full: two rows).
+    let window_gb = w.users * w.window_holders * 800.0 * c.bytes.window_entry / 1e9;
+    let window_rows_written = deliveries * 2.0 * month;
+    let queue_ops = plan.queue_messages_per_s * pr.queue_ops_per_message * month;
+    vec![
+        BillLine { item: "Workers Paid base", usage: 1.0, unit: "month", usd: pr.workers_base },
+        BillLine {
+            item: "Workers requests (HTTP and queue consumer invocations)",
+            usage: requests,
+            unit: "requests",
+            usd: over(requests, pr.workers_requests_included) / 1e6 * pr.workers_per_m_requests,
+        },
+        BillLine {
+            item: "Workers CPU",
+            usage: cpu,
+            unit: "CPU-ms",
+            usd: over(cpu, pr.workers_cpu_ms_included) / 1e6 * pr.workers_per_m_cpu_ms,
+        },
+        BillLine {
+            item: "D1 rows read",
+            usage: rows_read,
+            unit: "rows",
+            usd: over(rows_read, pr.d1_rows_read_included) / 1e6 * pr.d1_per_m_rows_read,
+        },
+        BillLine {
+            item: "D1 rows written",
+            usage: rows_written,
+            unit: "rows",
+            usd: over(rows_written, pr.d1_rows_written_included) / 1e6 * pr.d1_per_m_rows_written,
+        },
+        BillLine {
+            item: "D1 storage (end of horizon)",
+            usage: gb,
+            unit: "GB-month",
+            usd: over(gb, pr.d1_gb_included) * pr.d1_per_gb_month,
+        },
+        BillLine {
+            item: "Durable Object requests",
+            usage: object_requests,
+            unit: "requests",
+            usd: over(object_requests, pr.do_requests_included) / 1e6 * pr.do_per_m_requests,
+        },
+        BillLine {
+            item: "Durable Object duration",
+            usage: gb_s,
+            unit: "GB-s",
+            usd: over(gb_s, pr.do_gb_s_included) / 1e6 * pr.do_per_m_gb_s,
+        },
+        BillLine {
+            item: "Durable Object storage rows written (windows)",
+            usage: window_rows_written,
+            unit: "rows",
+            usd: over(window_rows_written, pr.do_rows_written_included) / 1e6 * pr.do_per_m_rows_written,
+        },
+        BillLine {
+            item: "Durable Object stored data (windows)",
+            usage: window_gb,
+            unit: "GB-month",
+            usd: over(window_gb, pr.do_gb_included) * pr.do_per_gb_month,
+        },
+        BillLine {
+            item: "Queues operations (write, read, delete per message)",
+            usage: queue_ops,
+            unit: "operations",
+            usd: over(queue_ops, pr.queue_ops_included) / 1e6 * pr.queue_per_m_ops,
+        },
+    ]
+}
+
+fn plan_page_do_ms(c: &Costs, w: &Workload) -> f64 {
+    let k = w.page_n_share;
+    let first = c.feed_push_page1.do_ms * c.feed_push_page1.do_calls;
+    let later = c.feed_push_page_n.do_ms * c.feed_push_page_n.do_calls;
+    first * (1.0 - k) + later * k
+}
+
+/// Whether a plan keeps every database under the headroom, and if not, what breaks it.
+pub fn fits(plan: &Plan, limits: &Limits) -> Result<(), String> {
+    let ceiling = limits.d1_statements_per_s * limits.query_headroom;
+    let size = limits.d1_bytes * limits.size_headroom;
+    for (name, load, shares) in [
+        ("a typical database", &plan.typical, &plan.typical_shares),
+        ("the control database (DB_0)", &plan.control, &plan.control_shares),
+        ("the most followed celebrity's database", &plan.celebrity, &plan.celebrity_shares),
+    ] {
+        if load.work.statements > ceiling {
+            let blame = shares.first().map_or("?", |s| s.operation);
+            return Err(format!(
+                "{name}: {:.0} statements/s > {ceiling:.0} (most of it: {blame})",
+                load.work.statements
+            ));
+        }
+        if load.bytes > size {
+            return Err(format!("{name}: {:.1} GB > {:.1} GB", load.bytes / 1e9, size / 1e9));
+        }
+    }
+    Ok(())
+}
+
+/// The recommendation: the smallest P that fits, or the account's limit and why even that
+/// does not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub plan: Plan,
+    /// `None` when `plan` fits.
+    pub why_not: Option<String>,
+}
+
+/// The smallest P (up to the account's database limit) that fits, or why none does: the
+/// reason the largest P still fails.
+pub fn recommend(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices) -> Verdict {
+    let at = |p: f64| plan(c, w, policy, limits, prices, p);
+    let max = limits.databases_per_account;
+    if let Err(why) = fits(&at(max), limits) {
+        return Verdict { plan: at(max), why_not: Some(why) };
+    }
+    // Load per database falls as P grows (each term is over P, or fixed), so bisect.
+    let (mut lo, mut hi) = (0.0_f64, max);
+    while hi - lo > 1.0 {
+        let mid = ((lo + hi) / 2.0).floor();
+        if fits(&at(mid.max(1.0)), limits).is_ok() {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Verdict { plan: at(hi.max(1.0)), why_not: None }
+}
