@@ -74,11 +74,39 @@ pub fn costs_table(c: &Costs) -> String {
         out.push_str(&cost_row(name, cost));
         out.push('\n');
     }
+    out.push_str(&publish_by_size(c));
     let b = &c.bytes;
     out.push_str(&format!(
-        "\nBytes per entity in D1 (indexes included, measured as file growth over 300 of each on a fresh stack): user {:.0}, follow (both copies) {:.0}, post {:.0}, like {:.0}, comment {:.0}; window entry (object storage, from its schema) {:.0}. Consumer batch {} messages; each batch writes {:.0} statements of figures to the control database.\n",
+        "\nBytes per entity in D1 (indexes included, measured as file growth over 300 of each on a fresh stack): user {:.0}, follow (both copies) {:.0}, post {:.0}, like {:.0}, comment {:.0}; window entry (object storage, from its schema) {:.0}. Consumer batch {} messages; each batch also writes {:.1} statements of figures (to a database picked at random).\n",
         b.user, b.follow, b.post, b.like, b.comment, b.window_entry, c.consumer_batch, c.consumer_flush.statements
     ));
+    out
+}
+
+/// A publish by author size, from the per-post, per-chunk and per-reader parts (push: every
+/// follower holds a window; chunks of 500).
+fn publish_by_size(c: &Costs) -> String {
+    let mut out = String::from(
+        "\nPublish by author size (push to every follower; the request, then the fan-out in chunks of 500):\n\n| followers | statements on the author's database | statements on readers' databases (per database a chunk touches) | window writes (DO requests) | queue messages | consumer batches |\n|---|---|---|---|---|---|\n",
+    );
+    for followers in [10.0, 1_000.0, 100_000.0, 10_000_000.0_f64] {
+        let chunks = (followers / 500.0).ceil().max(1.0);
+        let author = c.publish.home.statements
+            + c.fanout_post.home.statements
+            + chunks * c.fanout_chunk.home.statements
+            + followers * c.fanout_reader.home.statements;
+        let messages =
+            c.publish.queue_messages + c.fanout_post.queue_messages + chunks * c.fanout_chunk.queue_messages;
+        out.push_str(&format!(
+            "| {} | {} | {} per chunk and database | {} | {} | {} |\n",
+            si(followers),
+            si(author),
+            si(c.fanout_chunk.other.statements),
+            si(followers * c.fanout_reader.do_calls),
+            si(messages),
+            si((messages / c.consumer_batch.max(1.0)).ceil()),
+        ));
+    }
     out
 }
 
@@ -262,6 +290,25 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
         })
         .collect();
     out.push_str(&format!("| what binds first | {} |\n", binds.join(" | ")));
+    let cached = Policy { celebrity_cache: true, ..*policy };
+    let with_cache: Vec<Verdict> =
+        modes.iter().map(|&m| model::recommend(c, &Workload::headline(m), &cached, limits, prices)).collect();
+    let cells: Vec<String> = with_cache
+        .iter()
+        .map(|r| match &r.why_not {
+            None => format!(
+                "{} ({}/month; busiest: {})",
+                r.plan.databases,
+                usd(r.plan.monthly_usd),
+                r.plan.busiest
+            ),
+            Some(why) => format!("none fits: {why}"),
+        })
+        .collect();
+    out.push_str(&format!(
+        "| databases needed if celebrities' reads came from a cache (not built) | {} |\n",
+        cells.join(" | ")
+    ));
     for (w, r) in &results {
         let plan = &r.plan;
         out.push_str(&format!(

@@ -227,7 +227,8 @@ pub fn run(costs: &Costs) -> Value {
     say("likes and comments");
     let recent: Vec<String> = {
         let mut ids = Vec::new();
-        for &author in posters.iter().take(40) {
+        // Every poster's newest posts, so the liked posts' databases follow the users'.
+        for &author in &posters {
             let page = users[0].get(&format!("/v1/users/{}/posts?limit=3", users[author].id)).expect(200);
             ids.extend(page["items"].as_array().cloned().unwrap_or_default().iter().map(id_of));
         }
