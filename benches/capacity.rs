@@ -17,6 +17,8 @@ mod common;
 mod placement;
 #[path = "support/provenance.rs"]
 mod provenance;
+#[path = "support/rng.rs"]
+mod rng;
 
 #[path = "capacity/measure.rs"]
 mod measure;

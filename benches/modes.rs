@@ -11,6 +11,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/rng.rs"]
+mod rng;
 
 use std::collections::{BTreeSet, HashMap};
 use std::process::{Command, Stdio};
@@ -19,6 +21,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::*;
+use rng::Rng;
 use serde_json::{json, Value};
 
 const CHILD_ENV: &str = "EDGEFEED_MODES_CHILD";
@@ -38,24 +41,6 @@ const ACTIVE_SHARE: f64 = 0.3;
 const POSTS: usize = 20;
 /// Timed page-1 feed reads and health requests.
 const SAMPLES: usize = 100;
-
-/// Deterministic xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-}
 
 /// The seeded graph: who follows whom, who is active, each author's posting history.
 struct Graph {

@@ -14,6 +14,7 @@ use super::model::{self, Costs, Limits, Mode, Policy, Prices, Workload};
 use super::timing::timing_of;
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
+use crate::rng::Rng;
 
 const DATABASES: usize = 4;
 const SEED: u64 = 20_261_201;
@@ -32,25 +33,9 @@ const CRON_PASSES: usize = 3;
 /// A phase's measured statements on a database agree with the model when within this share.
 pub const TOLERANCE: f64 = 0.25;
 
-/// xorshift64*: a few lines, seeded, enough for drawing a graph.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform on [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.unit() * n as f64) as usize % n.max(1)
-    }
+/// On `0..n`, uniformly (by scaling, as the committed run drew it).
+fn pick(rng: &mut Rng, n: usize) -> usize {
+    (rng.unit() * n as f64) as usize % n.max(1)
 }
 
 /// Who follows whom: each user's follows drawn without repeats, an author picked with
@@ -61,7 +46,7 @@ fn draw_graph(rng: &mut Rng) -> Vec<Vec<usize>> {
     let total: f64 = weights.iter().sum();
     (0..USERS)
         .map(|me| {
-            let want = 1 + rng.below(2 * MEAN_FOLLOWS - 1);
+            let want = 1 + pick(rng, 2 * MEAN_FOLLOWS - 1);
             let mut picked = Vec::new();
             while picked.len() < want {
                 let mut x = rng.unit() * total;
@@ -191,7 +176,7 @@ pub fn run(costs: &Costs) -> Value {
     }));
     workloads.push(Workload { follows_per_s: n_follows as f64, ..base.clone() });
     say("publishes");
-    let posters: Vec<usize> = (0..POSTS).map(|_| rng.below(USERS)).collect();
+    let posters: Vec<usize> = (0..POSTS).map(|_| pick(&mut rng, USERS)).collect();
     let (u, who) = (users.clone(), std::sync::Arc::new(posters.clone()));
     phases.push(phase("publishes and their fan-out", move || {
         parallel(4, POSTS, move |i| {
@@ -200,7 +185,7 @@ pub fn run(costs: &Costs) -> Value {
     }));
     workloads.push(Workload { posts_per_s: POSTS as f64, ..base.clone() });
     say("feed reads");
-    let readers: Vec<usize> = (0..READS).map(|_| rng.below(USERS)).collect();
+    let readers: Vec<usize> = (0..READS).map(|_| pick(&mut rng, USERS)).collect();
     let (u, who) = (users.clone(), std::sync::Arc::new(readers));
     phases.push(phase("feed reads (page 1 and 2)", move || {
         parallel(8, READS, move |i| {
@@ -234,8 +219,9 @@ pub fn run(costs: &Costs) -> Value {
         }
         ids
     };
-    let targets: Vec<(usize, String)> =
-        (0..LIKES + COMMENTS).map(|_| (rng.below(USERS), recent[rng.below(recent.len())].clone())).collect();
+    let targets: Vec<(usize, String)> = (0..LIKES + COMMENTS)
+        .map(|_| (pick(&mut rng, USERS), recent[pick(&mut rng, recent.len())].clone()))
+        .collect();
     let (u, t) = (users.clone(), std::sync::Arc::new(targets));
     phases.push(phase("likes", {
         let (u, t) = (u.clone(), t.clone());
