@@ -594,136 +594,174 @@ fn page_cost(c: &Costs, w: &Workload, g: &Graph, policy: &Policy, p: f64) -> Pag
     }
 }
 
-/// The model for `p` databases.
-pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
-    let g = graph(w, policy);
-    let page = page_cost(c, w, &g, policy, p);
-    let reads = w.feed_reads_per_s;
-    let posts = w.posts_per_s;
-    let deliveries = posts * g.deliveries_per_post;
+/// An operation's name and its work per second.
+type Part = (&'static str, Work);
+
+/// The per-second rates a plan is made of.
+struct Rates {
+    reads: f64,
+    posts: f64,
+    /// Window writes per second.
+    deliveries: f64,
+    /// Fan-out chunks per second, and the databases one chunk's readers live on.
+    chunks: f64,
+    chunk_dbs: f64,
+    messages: f64,
+    consumer_batches: f64,
+}
+
+fn rates(c: &Costs, w: &Workload, g: &Graph, page: &PageCost, p: f64) -> Rates {
+    let (reads, posts) = (w.feed_reads_per_s, w.posts_per_s);
     let chunks = posts * g.chunks_per_post;
-    // The databases one chunk's readers live on (the chunk asks each which are active).
-    let chunk_dbs = touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk);
-    // Each operation's per-second work, split into what spreads evenly and what stays on the
-    // control database.
     let messages = posts * c.fanout_post.queue_messages
         + chunks * c.fanout_chunk.queue_messages
         + w.follows_per_s * c.follow.queue_messages
         + w.comments_per_s * c.comment.queue_messages
         + w.likes_per_s * c.like.queue_messages
         + reads * page.queue_messages;
-    let consumer_batches = messages / c.consumer_batch.max(1.0);
-    let spread: Vec<(&'static str, Work)> = vec![
-        ("feed reads", page.home.plus(page.others).scale(reads)),
-        ("publish", c.publish.home.plus(c.publish.other).scale(posts)),
-        ("fan-out per post", c.fanout_post.home.plus(c.fanout_post.other).scale(posts)),
-        ("fan-out per chunk", c.fanout_chunk.home.plus(c.fanout_chunk.other.scale(chunk_dbs)).scale(chunks)),
-        ("fan-out per delivered reader", c.fanout_reader.home.plus(c.fanout_reader.other).scale(deliveries)),
-        ("likes", c.like.home.plus(c.like.other).scale(w.likes_per_s)),
-        ("comments", c.comment.home.plus(c.comment.other).scale(w.comments_per_s)),
-        ("follows", c.follow.home.plus(c.follow.other).scale(w.follows_per_s)),
+    Rates {
+        reads,
+        posts,
+        deliveries: posts * g.deliveries_per_post,
+        chunks,
+        // The chunk asks each of its readers' databases which of them are active.
+        chunk_dbs: touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk),
+        messages,
+        consumer_batches: messages / c.consumer_batch.max(1.0),
+    }
+}
+
+/// What spreads evenly over the databases (a typical one carries `1/P` of it).
+fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> Vec<Part> {
+    let both = |op: &OpCost| op.home.plus(op.other);
+    vec![
+        ("feed reads", page.home.plus(page.others).scale(r.reads)),
+        ("publish", both(&c.publish).scale(r.posts)),
+        ("fan-out per post", both(&c.fanout_post).scale(r.posts)),
+        (
+            "fan-out per chunk",
+            c.fanout_chunk.home.plus(c.fanout_chunk.other.scale(r.chunk_dbs)).scale(r.chunks),
+        ),
+        ("fan-out per delivered reader", both(&c.fanout_reader).scale(r.deliveries)),
+        ("likes", both(&c.like).scale(w.likes_per_s)),
+        ("comments", both(&c.comment).scale(w.comments_per_s)),
+        ("follows", both(&c.follow).scale(w.follows_per_s)),
         ("cron pass", c.cron_pass.home.scale(p * w.cron_passes_per_s)),
-        ("consumer batches' figures", c.consumer_flush.scale(consumer_batches)),
-    ];
-    let control: Vec<(&'static str, Work)> = vec![
-        ("feed reads", c.feed_push_page1.control.scale(reads)),
-        ("publish", c.publish.control.scale(posts)),
-        ("fan-out per post", c.fanout_post.control.scale(posts)),
-        ("fan-out per chunk", c.fanout_chunk.control.scale(chunks)),
-        ("fan-out per delivered reader", c.fanout_reader.control.scale(deliveries)),
+        ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
+    ]
+}
+
+/// What stays on the control database, wherever the actors live.
+fn control_parts(c: &Costs, w: &Workload, r: &Rates) -> Vec<Part> {
+    vec![
+        ("feed reads", c.feed_push_page1.control.scale(r.reads)),
+        ("publish", c.publish.control.scale(r.posts)),
+        ("fan-out per post", c.fanout_post.control.scale(r.posts)),
+        ("fan-out per chunk", c.fanout_chunk.control.scale(r.chunks)),
+        ("fan-out per delivered reader", c.fanout_reader.control.scale(r.deliveries)),
         ("likes", c.like.control.scale(w.likes_per_s)),
         ("comments", c.comment.control.scale(w.comments_per_s)),
         ("follows", c.follow.control.scale(w.follows_per_s)),
         ("cron pass", c.cron_pass.control.scale(w.cron_passes_per_s)),
-    ];
-    let even = |work: Work| work.scale(1.0 / p);
-    let typical_shares = shares(spread.iter().map(|(n, wk)| (*n, even(*wk))));
-    let typical_work = spread.iter().fold(Work::default(), |acc, (_, wk)| acc.plus(even(*wk)));
-    let control_extra = control.iter().fold(Work::default(), |acc, (_, wk)| acc.plus(*wk));
-    let mut control_shares = shares(control.iter().map(|(n, wk)| (*n, *wk)));
-    control_shares.push(Share {
-        operation: "its even share (as a typical database)",
-        statements_per_s: typical_work.statements,
-    });
-    control_shares.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
-    // The most followed celebrity's database: its posts' follower paging and every read that
-    // pulls or hydrates it, on top of its even share.
+    ]
+}
+
+/// What the most followed celebrity's database carries beyond its even share: every read
+/// that pulls it or hydrates one of its posts, and its followers paged for its posts. Also
+/// returns its follower count.
+fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy) -> (f64, Vec<Part>) {
     let top = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
-    let top_posts_per_s = w.celebrity_posts_per_day / 86_400.0 * if top > 0.0 { 1.0 } else { 0.0 };
-    let top_delivered = match w.mode {
+    let top_posts_per_s = if top > 0.0 { w.celebrity_posts_per_day / 86_400.0 } else { 0.0 };
+    let delivered = match w.mode {
         Mode::Push => top * w.window_holders,
         Mode::Hybrid => (top * w.weekly_active).min(policy.push_max_followers),
         Mode::Pull => 0.0,
     };
-    let reads_of_top = reads * top / w.users;
-    let top_pulled =
-        !matches!(w.mode, Mode::Push) && (w.mode == Mode::Pull || top > policy.push_max_followers);
+    let pulled = w.mode == Mode::Pull || (w.mode == Mode::Hybrid && top > policy.push_max_followers);
     // A pulled celebrity is read on every page of its readers; a pushed one only hydrated
     // when one of its posts is on the page: of a reader's incoming posts, its share.
     let incoming_per_day = w.follows_per_user * w.posts_per_s * 86_400.0 / w.peak_to_mean / w.users;
-    let celebrity_share = (w.celebrity_posts_per_day / incoming_per_day.max(1e-9)).min(1.0);
-    let on_page = 1.0 - (1.0 - celebrity_share).powf(policy.page_size);
-    let per_read = match (policy.celebrity_cache, top_pulled) {
+    let share = (w.celebrity_posts_per_day / incoming_per_day.max(1e-9)).min(1.0);
+    let on_page = 1.0 - (1.0 - share).powf(policy.page_size);
+    let per_read = match (policy.celebrity_cache, pulled) {
         (true, _) => Work::default(),
         (false, true) => c.feed_pull_page1.other,
         (false, false) => c.feed_push_page1.other.scale(on_page),
     };
-    let celebrity_extra: Vec<(&'static str, Work)> = vec![
-        ("reads that pull or hydrate the celebrity", per_read.scale(reads_of_top)),
-        (
-            "paging its followers for its posts",
-            c.fanout_reader.home.scale(top_posts_per_s * top_delivered).plus(
-                c.fanout_chunk.home.scale(top_posts_per_s * (top_delivered / policy.fanout_chunk).ceil()),
-            ),
-        ),
+    let chunks = (delivered / policy.fanout_chunk).ceil();
+    let paging = c.fanout_reader.home.scale(delivered).plus(c.fanout_chunk.home.scale(chunks));
+    let parts = vec![
+        ("reads that pull or hydrate the celebrity", per_read.scale(w.feed_reads_per_s * top / w.users)),
+        ("paging its followers for its posts", paging.scale(top_posts_per_s)),
     ];
-    let mut celebrity_shares = shares(celebrity_extra.iter().map(|(n, wk)| (*n, *wk)));
-    celebrity_shares.push(Share {
+    (top, parts)
+}
+
+fn total(parts: &[Part]) -> Work {
+    parts.iter().fold(Work::default(), |acc, (_, w)| acc.plus(*w))
+}
+
+/// A database's breakdown: `parts` and its even share, biggest first.
+fn with_even_share(parts: &[Part], even: Work) -> Vec<Share> {
+    let mut out = shares(parts.iter().copied());
+    out.push(Share {
         operation: "its even share (as a typical database)",
-        statements_per_s: typical_work.statements,
+        statements_per_s: even.statements,
     });
-    celebrity_shares.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
-    let celebrity_work = celebrity_extra.iter().fold(typical_work, |acc, (_, wk)| acc.plus(*wk));
+    out.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
+    out
+}
+
+/// The model for `p` databases.
+pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
+    let g = graph(w, policy);
+    let page = page_cost(c, w, &g, policy, p);
+    let r = rates(c, w, &g, &page, p);
+    let spread: Vec<Part> =
+        spread_parts(c, w, &r, &page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
+    let control = control_parts(c, w, &r);
+    let (top, celebrity_extra) = celebrity_parts(c, w, policy);
+    let typical_work = total(&spread);
     let bytes = stored_bytes(c, w) / p;
     let typical = DbLoad { work: typical_work, bytes };
-    let control_load = DbLoad { work: typical_work.plus(control_extra), bytes };
-    let celebrity = DbLoad { work: celebrity_work, bytes: bytes + top * c.bytes.follow / 2.0 };
+    let control_load = DbLoad { work: typical_work.plus(total(&control)), bytes };
+    let celebrity = DbLoad {
+        work: typical_work.plus(total(&celebrity_extra)),
+        bytes: bytes + top * c.bytes.follow / 2.0,
+    };
     let busiest = if control_load.work.statements >= celebrity.work.statements {
         "the control database (DB_0)"
     } else {
         "the most followed celebrity's database"
     };
-    let window_writes = deliveries;
-    let like_calls = w.likes_per_s * c.like.do_calls;
-    let object_requests = reads * page.object_calls + window_writes * c.fanout_reader.do_calls + like_calls;
-    let hottest_post = w.likes_per_s * w.hottest_post_like_share;
-    let queue = messages;
-    let http = reads + posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
-    let consumer_invocations = consumer_batches;
+    let object_requests = r.reads * page.object_calls
+        + r.deliveries * c.fanout_reader.do_calls
+        + w.likes_per_s * c.like.do_calls;
+    let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
     let mut result = Plan {
         databases: p,
         graph: g,
         typical,
         control: control_load,
         celebrity,
-        typical_shares,
-        control_shares,
-        celebrity_shares,
+        typical_shares: shares(spread.iter().copied()),
+        control_shares: with_even_share(&control, typical_work),
+        celebrity_shares: with_even_share(&celebrity_extra, typical_work),
         busiest,
         databases_touched_per_page: page.touched,
         page_waves: 1.0 + (page.touched / limits.connections).ceil(),
-        window_writes_per_s: window_writes,
+        window_writes_per_s: r.deliveries,
         object_requests_per_s: object_requests,
-        hottest_object_requests_per_s: hottest_post,
+        hottest_object_requests_per_s: w.likes_per_s * w.hottest_post_like_share,
         hottest_object: "the hottest post's like serializer",
-        queue_messages_per_s: queue,
-        worker_requests_per_s: http + consumer_invocations,
+        queue_messages_per_s: r.messages,
+        worker_requests_per_s: http + r.consumer_batches,
         // A batch of chunk messages: a window call per reader and each chunk's statements
         // (at most one round trip each).
         consumer_subrequests: c.consumer_batch
             * (policy.fanout_chunk * c.fanout_reader.do_calls
                 + c.fanout_chunk.home.statements
-                + c.fanout_chunk.other.statements * chunk_dbs),
+                + c.fanout_chunk.other.statements * r.chunk_dbs),
         // One pass visits every database from one invocation.
         cron_subrequests: c.cron_pass.subrequests * p,
         page_subrequests: page.subrequests,

@@ -141,16 +141,22 @@ fn quiet_workload(graph: &[Vec<usize>]) -> Workload {
     }
 }
 
-/// Runs the simulation against a fresh stack; `costs` is the measured table.
-pub fn run(costs: &Costs) -> Value {
-    let started = Instant::now();
-    let say = |what: &str| eprintln!("[{:5.0} s] {what}", started.elapsed().as_secs_f64());
-    let mut rng = Rng(SEED);
-    let graph = draw_graph(&mut rng);
-    say("starting a push-mode stack on 4 databases");
-    let server = super::measure::start("capacity-sim", "push", "500");
-    say("registering, importing history, opening every window");
-    let users = std::sync::Arc::new(parallel(8, USERS, |_| register("sim")));
+type Users = std::sync::Arc<Vec<User>>;
+
+/// One phase's measured statements and the workload the model is given for it.
+struct Ran {
+    name: String,
+    measured: Measured,
+    workload: Workload,
+}
+
+fn ran((name, measured): (String, Measured), workload: Workload) -> Ran {
+    Ran { name, measured, workload }
+}
+
+/// The users registered, two old posts each imported, every window opened; their homes.
+fn populate() -> (Users, Vec<usize>) {
+    let users: Users = std::sync::Arc::new(parallel(8, USERS, |_| register("sim")));
     let now = now_secs();
     let u = users.clone();
     parallel(8, USERS * HISTORY_POSTS, move |i| {
@@ -159,35 +165,36 @@ pub fn run(costs: &Costs) -> Value {
     });
     let u = users.clone();
     parallel(8, USERS, move |i| activate(&u[i]));
-    let homes: Vec<usize> = {
-        let pool = Pool::new(shard_map().1, DATABASES);
-        users.iter().map(|u| pool.home(u)).collect()
-    };
-    let mut phases = Vec::new();
-    let mut workloads = Vec::new();
-    let base = quiet_workload(&graph);
-    say("follows");
+    let pool = Pool::new(shard_map().1, DATABASES);
+    let homes = users.iter().map(|u| pool.home(u)).collect();
+    (users, homes)
+}
+
+fn follows_phase(users: &Users, graph: &[Vec<usize>], base: &Workload) -> Ran {
     let pairs: Vec<(usize, usize)> =
         graph.iter().enumerate().flat_map(|(me, follows)| follows.iter().map(move |&a| (me, a))).collect();
-    let n_follows = pairs.len();
+    let n = pairs.len();
     let (u, p) = (users.clone(), std::sync::Arc::new(pairs));
-    phases.push(phase("follows", move || {
+    let measured = phase("follows", move || {
         parallel(8, p.len(), move |i| u[p[i].0].put(&format!("/v1/me/following/{}", u[p[i].1].id), None))
-    }));
-    workloads.push(Workload { follows_per_s: n_follows as f64, ..base.clone() });
-    say("publishes");
-    let posters: Vec<usize> = (0..POSTS).map(|_| pick(&mut rng, USERS)).collect();
-    let (u, who) = (users.clone(), std::sync::Arc::new(posters.clone()));
-    phases.push(phase("publishes and their fan-out", move || {
+    });
+    ran(measured, Workload { follows_per_s: n as f64, ..base.clone() })
+}
+
+fn publish_phase(users: &Users, posters: &[usize], base: &Workload) -> Ran {
+    let (u, who) = (users.clone(), std::sync::Arc::new(posters.to_vec()));
+    let measured = phase("publishes and their fan-out", move || {
         parallel(4, POSTS, move |i| {
             u[who[i]].post("/v1/posts", json!({ "body": format!("simulated {i}"), "visibility": "public" }))
         })
-    }));
-    workloads.push(Workload { posts_per_s: POSTS as f64, ..base.clone() });
-    say("feed reads");
-    let readers: Vec<usize> = (0..READS).map(|_| pick(&mut rng, USERS)).collect();
+    });
+    ran(measured, Workload { posts_per_s: POSTS as f64, ..base.clone() })
+}
+
+/// Page 1 for every reader drawn, and page 2 for the first `PAGE_N_READS` of them.
+fn reads_phase(users: &Users, readers: Vec<usize>, base: &Workload) -> Ran {
     let (u, who) = (users.clone(), std::sync::Arc::new(readers));
-    phases.push(phase("feed reads (page 1 and 2)", move || {
+    let measured = phase("feed reads (page 1 and 2)", move || {
         parallel(8, READS, move |i| {
             let first = u[who[i]].get("/v1/feed?limit=20");
             let mut out = Vec::new();
@@ -202,78 +209,114 @@ pub fn run(costs: &Costs) -> Value {
         .into_iter()
         .flatten()
         .collect()
-    }));
-    let page_n = PAGE_N_READS as f64;
-    workloads.push(Workload {
-        feed_reads_per_s: READS as f64 + page_n,
-        page_n_share: page_n / (READS as f64 + page_n),
-        ..base.clone()
     });
-    say("likes and comments");
-    let recent: Vec<String> = {
-        let mut ids = Vec::new();
-        // Every poster's newest posts, so the liked posts' databases follow the users'.
-        for &author in &posters {
-            let page = users[0].get(&format!("/v1/users/{}/posts?limit=3", users[author].id)).expect(200);
-            ids.extend(page["items"].as_array().cloned().unwrap_or_default().iter().map(id_of));
-        }
-        ids
-    };
-    let targets: Vec<(usize, String)> = (0..LIKES + COMMENTS)
-        .map(|_| (pick(&mut rng, USERS), recent[pick(&mut rng, recent.len())].clone()))
-        .collect();
+    let page_n = PAGE_N_READS as f64;
+    let total = READS as f64 + page_n;
+    ran(measured, Workload { feed_reads_per_s: total, page_n_share: page_n / total, ..base.clone() })
+}
+
+/// Every poster's newest posts, so the liked posts' databases follow the users'.
+fn recent_posts(users: &Users, posters: &[usize]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for &author in posters {
+        let page = users[0].get(&format!("/v1/users/{}/posts?limit=3", users[author].id)).expect(200);
+        ids.extend(page["items"].as_array().cloned().unwrap_or_default().iter().map(id_of));
+    }
+    ids
+}
+
+/// Likes, then comments, by drawn users on drawn recent posts.
+fn engagement_phases(users: &Users, targets: Vec<(usize, String)>, base: &Workload) -> [Ran; 2] {
     let (u, t) = (users.clone(), std::sync::Arc::new(targets));
-    phases.push(phase("likes", {
+    let likes = phase("likes", {
         let (u, t) = (u.clone(), t.clone());
         move || parallel(8, LIKES, move |i| u[t[i].0].put(&format!("/v1/posts/{}/like", t[i].1), None))
-    }));
-    workloads.push(Workload { likes_per_s: LIKES as f64, ..base.clone() });
-    phases.push(phase("comments", move || {
+    });
+    let comments = phase("comments", move || {
         parallel(8, COMMENTS, move |i| {
             let (who, post) = &t[LIKES + i];
             u[*who].post(&format!("/v1/posts/{post}/comments"), json!({ "body": "simulated reply" }))
         })
-    }));
-    workloads.push(Workload { comments_per_s: COMMENTS as f64, ..base.clone() });
-    say("cron passes");
-    phases.push(phase("cron passes", || {
+    });
+    [
+        ran(likes, Workload { likes_per_s: LIKES as f64, ..base.clone() }),
+        ran(comments, Workload { comments_per_s: COMMENTS as f64, ..base.clone() }),
+    ]
+}
+
+fn cron_phase(base: &Workload) -> Ran {
+    let measured = phase("cron passes", || {
         (0..CRON_PASSES).map(|_| call("POST", "/v1/admin/reconcile", Some(ADMIN_TOKEN), None)).collect()
-    }));
-    workloads.push(Workload { cron_passes_per_s: CRON_PASSES as f64, ..base.clone() });
-    server.kill();
-    let per_db_users: Vec<usize> =
-        (0..DATABASES).map(|db| homes.iter().filter(|&&h| h == db).count()).collect();
-    let rows: Vec<Value> = phases
+    });
+    ran(measured, Workload { cron_passes_per_s: CRON_PASSES as f64, ..base.clone() })
+}
+
+/// Each phase measured beside the model's prediction, and the totals.
+fn compare(costs: &Costs, runs: &[Ran]) -> (Vec<Value>, Value) {
+    let rows: Vec<Value> = runs
         .iter()
-        .zip(&workloads)
-        .map(|((name, m), w)| {
-            let (control, typical) = predict(costs, w);
-            let measured_typical = m.per_db[1..].iter().sum::<f64>() / (DATABASES - 1) as f64;
+        .map(|r| {
+            let (control, typical) = predict(costs, &r.workload);
+            let m = &r.measured;
             json!({
-                "phase": name,
+                "phase": r.name,
                 "requests": m.requests,
                 "measured_per_db": m.per_db,
                 "measured_control": m.per_db[0],
-                "measured_typical": measured_typical,
+                "measured_typical": m.per_db[1..].iter().sum::<f64>() / (DATABASES - 1) as f64,
                 "predicted_control": control,
                 "predicted_typical": typical,
             })
         })
         .collect();
     let total = |key: &str| rows.iter().map(|r| r[key].as_f64().unwrap_or(0.0)).sum::<f64>();
+    let totals = json!({
+        "measured_control": total("measured_control"),
+        "predicted_control": total("predicted_control"),
+        "measured_typical": total("measured_typical"),
+        "predicted_typical": total("predicted_typical"),
+    });
+    (rows, totals)
+}
+
+/// Runs the simulation against a fresh stack; `costs` is the measured table. The draws are
+/// made in a fixed order (graph, posters, readers, likes and comments), so a seed is a run.
+pub fn run(costs: &Costs) -> Value {
+    let started = Instant::now();
+    let say = |what: &str| eprintln!("[{:5.0} s] {what}", started.elapsed().as_secs_f64());
+    let mut rng = Rng(SEED);
+    let graph = draw_graph(&mut rng);
+    say("starting a push-mode stack on 4 databases");
+    let server = super::measure::start("capacity-sim", "push", "500");
+    say("registering, importing history, opening every window");
+    let (users, homes) = populate();
+    let base = quiet_workload(&graph);
+    say("follows");
+    let mut runs = vec![follows_phase(&users, &graph, &base)];
+    say("publishes");
+    let posters: Vec<usize> = (0..POSTS).map(|_| pick(&mut rng, USERS)).collect();
+    runs.push(publish_phase(&users, &posters, &base));
+    say("feed reads");
+    let readers = (0..READS).map(|_| pick(&mut rng, USERS)).collect();
+    runs.push(reads_phase(&users, readers, &base));
+    say("likes and comments");
+    let recent = recent_posts(&users, &posters);
+    let targets = (0..LIKES + COMMENTS)
+        .map(|_| (pick(&mut rng, USERS), recent[pick(&mut rng, recent.len())].clone()))
+        .collect();
+    runs.extend(engagement_phases(&users, targets, &base));
+    say("cron passes");
+    runs.push(cron_phase(&base));
+    server.kill();
+    let (rows, totals) = compare(costs, &runs);
     json!({
         "seed": SEED,
         "users": USERS,
-        "follows": n_follows,
-        "users_per_db": per_db_users,
+        "follows": graph.iter().map(Vec::len).sum::<usize>(),
+        "users_per_db": (0..DATABASES).map(|db| homes.iter().filter(|&&h| h == db).count()).collect::<Vec<_>>(),
         "tolerance": TOLERANCE,
         "phases": rows,
-        "totals": {
-            "measured_control": total("measured_control"),
-            "predicted_control": total("predicted_control"),
-            "measured_typical": total("measured_typical"),
-            "predicted_typical": total("predicted_typical"),
-        },
+        "totals": totals,
         "secs": started.elapsed().as_secs_f64(),
     })
 }
