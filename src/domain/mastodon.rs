@@ -80,6 +80,15 @@ pub fn limit(raw: Option<&str>) -> usize {
     raw.and_then(|v| v.trim().parse::<i64>().ok()).map_or(20, |n| n.clamp(1, 40) as usize)
 }
 
+/// The query parameters a `Link` keeps from the request: `limit`, as Mastodon does, so a
+/// client paging by the links gets pages of the size it asked for (already encoded).
+pub fn kept_params(limit: Option<&str>) -> String {
+    match limit.map(str::trim).and_then(|v| v.parse::<i64>().ok()) {
+        Some(n) => format!("limit={n}"),
+        None => String::new(),
+    }
+}
+
 /// A page's `Link` header: `next` continues below the oldest item (`max_id`), `prev` above the
 /// newest (`min_id`); `next` only when there may be more. `base` is the route's absolute URL,
 /// `extra` other query parameters to keep (already encoded, `&`-joined).
@@ -152,5 +161,8 @@ mod tests {
         let last = link_header("https://e.x/a", "limit=5", Some("9"), Some("3"), false).unwrap();
         assert_eq!(last, "<https://e.x/a?min_id=9&limit=5>; rel=\"prev\"");
         assert_eq!(link_header("https://e.x/a", "", None, None, false), None);
+        assert_eq!(kept_params(Some(" 5")), "limit=5");
+        assert_eq!(kept_params(Some("many")), "");
+        assert_eq!(kept_params(None), "");
     }
 }

@@ -302,3 +302,44 @@ fn paging_up_by_min_id_skips_nothing_and_since_id_answers_the_newest() {
     }
     assert_eq!(seen, newest_first[..44].to_vec());
 }
+
+/// The `Link` header's `next` URL, as a path on this server.
+fn next_link(link: &str) -> Option<String> {
+    let part = link.split(", ").find(|p| p.ends_with("rel=\"next\""))?;
+    let url = part.trim_start_matches('<').split('>').next()?;
+    Some(url[url.find("/api/")?..].to_string())
+}
+
+#[test]
+fn links_keep_the_limit_max_with_since_answers_between_and_pinned_is_empty() {
+    let author = register("masto_gap_author");
+    let reader = register("masto_gap_reader");
+    reader.follow(&author);
+    let posted: Vec<String> = (0..12).map(|i| id_of(&author.publish(&format!("gap {i}"), "public"))).collect();
+    let newest_first: Vec<String> = posted.iter().rev().cloned().collect();
+    poll("all 12 posts in the reader's timeline", std::time::Duration::from_secs(60), || {
+        (home(&reader.token, "limit=40").0 == newest_first).then_some(())
+    });
+    // A client paging by the links gets pages of the size it asked for.
+    let auth = [("authorization", format!("Bearer {}", reader.token))];
+    let auth: Vec<(&str, &str)> = auth.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let first = send("GET", "/api/v1/timelines/home?limit=5", &auth, b"");
+    let link = first.header("link").unwrap_or("").to_string();
+    assert!(link.contains("limit=5"), "{link}");
+    let next = next_link(&link).expect("a next link");
+    let second: Value = send("GET", &next, &auth, b"").into_json().unwrap();
+    let ids: Vec<String> = second.as_array().unwrap().iter().map(id_of).collect();
+    assert_eq!(ids, newest_first[5..10].to_vec(), "the second page of 5, from {next}");
+    // max_id with since_id (or min_id): only what lies strictly between, newest first.
+    let (high, low) = (&newest_first[2], &newest_first[9]);
+    let (between, _) = home(&reader.token, &format!("max_id={high}&since_id={low}&limit=40"));
+    assert_eq!(between, newest_first[3..9].to_vec());
+    let (two, _) = home(&reader.token, &format!("max_id={high}&min_id={low}&limit=2"));
+    assert_eq!(two, newest_first[3..5].to_vec());
+    // No pinning: the pinned statuses are none, the others all there.
+    let path = format!("/api/v1/accounts/{}/statuses", author.id);
+    let pinned = call("GET", &format!("{path}?pinned=true"), Some(&reader.token), None).expect(200);
+    assert_eq!(pinned, serde_json::json!([]));
+    let all = call("GET", &format!("{path}?limit=40"), Some(&reader.token), None).expect(200);
+    assert_eq!(all.as_array().map(Vec::len), Some(12));
+}

@@ -8,7 +8,7 @@ use super::entities::{Account, Relationship, Status};
 use super::{accounts_of, json, list};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
-use crate::domain::mastodon::{acct_handle, key_of_status, limit, link_header};
+use crate::domain::mastodon::{acct_handle, kept_params, key_of_status, limit, link_header};
 use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
 use crate::error::{ApiError, ApiResult};
@@ -80,8 +80,12 @@ pub async fn relationships(app: &App, input: &Input, viewer: UserId) -> ApiResul
     json(&ordered)
 }
 
-/// The statuses of an account the viewer may see, newest first, paged by `max_id`.
+/// The statuses of an account the viewer may see, newest first, paged by `max_id`. With
+/// `pinned=true`, the pinned ones: none, as edgefeed has no pinning.
 pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
+    if input.query("pinned").is_some_and(|v| v.trim() == "true" || v.trim() == "1") {
+        return list::<Status>(&[], None);
+    }
     let limit = limit(input.query("limit"));
     let before = status_bound(input, "max_id")?;
     let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
@@ -93,7 +97,8 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     // Only `max_id` paging here (no `prev`): an author's list is read top-down.
     let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
     let oldest = rows.last().map(|p| p.id.to_string());
-    list(&items, link_header(&base, "", None, oldest.as_deref(), more.is_some()))
+    let kept = kept_params(input.query("limit"));
+    list(&items, link_header(&base, &kept, None, oldest.as_deref(), more.is_some()))
 }
 
 /// A status id in the query (`max_id`, `since_id`, `min_id`) as a feed position.
@@ -106,11 +111,12 @@ pub fn status_bound(input: &Input, name: &'static str) -> ApiResult<Option<SortK
     }
 }
 
-/// `Link` for a page of posts: `next` below the oldest, `prev` above the newest.
-pub fn status_links(base: &str, rows: &[PostRow], more: bool) -> Option<String> {
+/// `Link` for a page of posts: `next` below the oldest, `prev` above the newest, keeping the
+/// request's `limit`.
+pub fn status_links(base: &str, input: &Input, rows: &[PostRow], more: bool) -> Option<String> {
     let newest = rows.first().map(|p| p.id.to_string());
     let oldest = rows.last().map(|p| p.id.to_string());
-    link_header(base, "", newest.as_deref(), oldest.as_deref(), more)
+    link_header(base, &kept_params(input.query("limit")), newest.as_deref(), oldest.as_deref(), more)
 }
 
 /// Followers or followees, newest follow first. Follows have no ids of their own, so `max_id`

@@ -187,20 +187,29 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
 
 /// `GET /api/v1/timelines/home`: the feed read. `max_id` continues below a status; `since_id`
 /// answers the newest posts above one; `min_id` the posts just above one (see [`just_above`]).
+/// `max_id` with `since_id` or `min_id` answers only the posts strictly between them, newest
+/// first (how Tusky fills a gap).
 pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
-    let (rows, more) = if let Some(min) = status_bound(input, "min_id")? {
+    let max = status_bound(input, "max_id")?;
+    let low = match status_bound(input, "since_id")? {
+        Some(since) => Some(since),
+        None => status_bound(input, "min_id")?,
+    };
+    let (rows, more) = if let (Some(max), Some(low)) = (max, low) {
+        between(app, viewer, limit, max, low).await?
+    } else if let Some(min) = status_bound(input, "min_id")? {
         (just_above(app, viewer, limit, min).await?, true)
     } else if let Some(since) = status_bound(input, "since_id")? {
         let query = FeedQuery { viewer, limit, before: None, after: Some(since), group: None };
         (feed::read(app, &query).await?.items, true)
     } else {
-        below(app, viewer, limit, status_bound(input, "max_id")?).await?
+        below(app, viewer, limit, max).await?
     };
     let accounts = accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()).await?;
     let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
     let base = format!("{}/api/v1/timelines/home", input.origin);
-    list(&items, status_links(&base, &rows, more && !rows.is_empty()))
+    list(&items, status_links(&base, input, &rows, more && !rows.is_empty()))
 }
 
 /// A page below `before` (the top without it), and whether more may follow. A page whose
@@ -223,6 +232,33 @@ async fn below(
         }
     }
     Ok((page.items, page.next.is_some()))
+}
+
+/// The newest `limit` posts strictly between `low` and `high`, and whether more lie between:
+/// read down from `high` until a page reaches `low` (pages whose candidates were hidden read
+/// on, as [`below`] does).
+async fn between(
+    app: &App,
+    viewer: UserId,
+    limit: usize,
+    high: SortKey,
+    low: SortKey,
+) -> ApiResult<(Vec<PostRow>, bool)> {
+    let mut query = FeedQuery { viewer, limit, before: Some(high), after: None, group: None };
+    let mut rows = Vec::new();
+    for _ in 0..EMPTY_PAGE_READS {
+        let page = feed::read(app, &query).await?;
+        rows.extend(page.items.into_iter().filter(|p| p.sort_key() > low));
+        match page.next.filter(|next| *next > low) {
+            Some(next) if rows.len() < limit => query.before = Some(next),
+            next => {
+                rows.truncate(limit);
+                return Ok((rows, next.is_some()));
+            }
+        }
+    }
+    rows.truncate(limit);
+    Ok((rows, true))
 }
 
 /// Mastodon's `min_id`: the `limit` posts just above `min` (the oldest of the newer ones),
