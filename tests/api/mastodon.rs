@@ -315,7 +315,8 @@ fn links_keep_the_limit_max_with_since_answers_between_and_pinned_is_empty() {
     let author = register("masto_gap_author");
     let reader = register("masto_gap_reader");
     reader.follow(&author);
-    let posted: Vec<String> = (0..12).map(|i| id_of(&author.publish(&format!("gap {i}"), "public"))).collect();
+    let posted: Vec<String> =
+        (0..12).map(|i| id_of(&author.publish(&format!("gap {i}"), "public"))).collect();
     let newest_first: Vec<String> = posted.iter().rev().cloned().collect();
     poll("all 12 posts in the reader's timeline", std::time::Duration::from_secs(60), || {
         (home(&reader.token, "limit=40").0 == newest_first).then_some(())
