@@ -123,6 +123,10 @@ id_type!(
     /// A row of the transactional outbox (one fan-out or window event).
     OutboxId
 );
+id_type!(
+    /// One of a recipient's notifications (unique per recipient: `domain/notifications.rs`).
+    NotificationId
+);
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,7 @@ pub mod live;
 pub mod mastodon;
 pub mod merge;
 pub mod moderation;
+pub mod notifications;
 pub mod oauth;
 pub mod outbox;
 pub mod password;

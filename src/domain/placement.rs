@@ -182,6 +182,22 @@ pub const TABLES: &[Table] = &[
         &["id", "post_id", "author_id", "body", "created_at", "deleted_at"],
         TEXT_PAGE,
     ),
+    // A notification's id carries its recipient's shard too (migration 0015); dismiss and
+    // clear are real deletes, so the freeze refuses them.
+    table(
+        "notifications",
+        ShardBy::Id("recipient_id"),
+        &["recipient_id", "id"],
+        &["recipient_id", "id", "kind", "actor_id", "post_id", "comment_id"],
+        EDGE_PAGE,
+    ),
+    table(
+        "markers",
+        ShardBy::Id("user_id"),
+        &["user_id", "timeline"],
+        &["user_id", "timeline", "last_read_id", "version", "updated_at"],
+        EDGE_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(
@@ -459,10 +475,14 @@ mod tests {
     #[test]
     fn the_freeze_migration_has_the_triggers_the_catalog_asks_for() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-        let sql: String = ["0013_shard_moves.sql", "0014_revoked_tokens_shard.sql"]
-            .iter()
-            .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
-            .collect();
+        // Every migration from the freeze's own (0013) on: later tables bring their triggers.
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|f| f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n >= "0013"));
+        files.sort();
+        assert!(files.len() >= 3, "the migrations from 0013 on: {files:?}");
+        let sql: String = files.iter().map(|f| std::fs::read_to_string(f).unwrap_or_default()).collect();
         for table in row_tables() {
             let insert =
                 format!("CREATE TRIGGER {}_frozen_insert BEFORE INSERT ON {}", table.name, table.name);

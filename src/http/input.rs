@@ -99,6 +99,11 @@ impl Input {
         Ok(JsonObject(pairs.map(|(k, v)| (k.into_owned(), Value::String(v.into_owned()))).collect()))
     }
 
+    /// The raw body, for the few routes whose fields nest (Mastodon's markers).
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
     pub fn limit(&self) -> ApiResult<usize> {
         Ok(validate::limit(self.query("limit"))?)
     }

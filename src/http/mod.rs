@@ -20,7 +20,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use crate::store::Io;
 use app::App;
-use handlers::{admin, engagement, feed, graph, live, posts, shards, users};
+use handlers::{admin, engagement, feed, graph, live, notifications, posts, shards, users};
 use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
@@ -200,6 +200,11 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,
         U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
         U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,
+        U::Notifications => notifications::list(app, input, viewer).await,
+        U::UnreadNotifications => notifications::unread(app, input, viewer).await,
+        U::SetNotificationMarker => notifications::set_marker(app, input, viewer).await,
+        U::DismissNotification(id) => notifications::dismiss(app, viewer, id).await,
+        U::ClearNotifications => notifications::clear(app, viewer).await,
         U::Mastodon(route) => mastodon::user(app, input, viewer, route).await,
     }
 }

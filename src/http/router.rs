@@ -5,7 +5,7 @@
 //! not compile. The table [`ROUTES`] is the one list of paths and methods: matching and the
 //! `Allow` header of a 405 are both derived from it (with `HEAD` wherever there is a `GET`).
 
-use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::ids::{CommentId, NotificationId, PostId, UserId};
 use crate::domain::moderation::{Action, Target};
 use crate::domain::oauth::Scopes;
 use crate::domain::placement::parse_shard;
@@ -73,6 +73,11 @@ pub enum UserRoute {
     ListComments(PostId),
     CreateComment(PostId),
     DeleteComment(CommentId),
+    Notifications,
+    UnreadNotifications,
+    SetNotificationMarker,
+    DismissNotification(NotificationId),
+    ClearNotifications,
     /// The Mastodon client API (`/api/v1`), on the same users, posts, likes and comments.
     Mastodon(MastodonRoute),
 }
@@ -97,6 +102,19 @@ pub enum MastodonRoute {
     Context(PostId),
     HomeTimeline,
     Search,
+    Notifications,
+    Notification(NotificationId),
+    ClearNotifications,
+    DismissNotification(NotificationId),
+    /// `POST /api/v1/notifications/dismiss` with the id in the form (Mastodon before 3.1; what
+    /// Mastodon.py still calls when it does not know the instance's version).
+    DismissNotificationLegacy,
+    UnreadCount,
+    /// Always `[]`: edgefeed accepts every notification (Mastodon 4.3's filtered requests).
+    NotificationRequests,
+    NotificationPolicy,
+    Markers,
+    SetMarkers,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +130,15 @@ impl MastodonRoute {
         use MastodonRoute as M;
         !matches!(
             self,
-            M::AccountAction(..) | M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_) | M::Favourite(..)
+            M::AccountAction(..)
+                | M::PostStatus
+                | M::EditStatus(_)
+                | M::DeleteStatus(_)
+                | M::Favourite(..)
+                | M::ClearNotifications
+                | M::DismissNotification(_)
+                | M::DismissNotificationLegacy
+                | M::SetMarkers
         )
     }
 }
@@ -137,6 +163,8 @@ impl UserRoute {
                 | U::Feed
                 | U::Likers(_)
                 | U::ListComments(_)
+                | U::Notifications
+                | U::UnreadNotifications
         )
     }
 }
@@ -277,6 +305,10 @@ fn status(id: &str, route: fn(PostId) -> MastodonRoute) -> Option<Route> {
     mastodon(route(PostId::parse(id)?))
 }
 
+fn notification(id: &str, route: fn(NotificationId) -> MastodonRoute) -> Option<Route> {
+    mastodon(route(NotificationId::parse(id)?))
+}
+
 fn moderate_user(id: &str, action: Action) -> Option<Route> {
     UserId::parse(id).map(|id| Admin(A::Moderate(Target::User(id), action)))
 }
@@ -320,6 +352,16 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", |id| post(id, U::ListComments)), ("POST", |id| post(id, U::CreateComment))],
     ),
     path("/v1/comments/{id}", &[("DELETE", |id| Some(User(U::DeleteComment(CommentId::parse(id)?))))]),
+    path(
+        "/v1/notifications",
+        &[("GET", |_| Some(User(U::Notifications))), ("DELETE", |_| Some(User(U::ClearNotifications)))],
+    ),
+    path("/v1/notifications/unread", &[("GET", |_| Some(User(U::UnreadNotifications)))]),
+    path("/v1/notifications/marker", &[("PUT", |_| Some(User(U::SetNotificationMarker)))]),
+    path(
+        "/v1/notifications/{id}",
+        &[("DELETE", |id| Some(User(U::DismissNotification(NotificationId::parse(id)?))))],
+    ),
     path("/v1/feed", &[("GET", |_| Some(User(U::Feed)))]),
     path("/v1/feed/live", &[("GET", |_| Some(Public(P::LiveFeed)))]),
     path("/v1/feed/live/ticket", &[("POST", |_| Some(User(U::LiveTicket)))]),
@@ -374,6 +416,15 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
     path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
     path("/api/v2/search", &[("GET", |_| mastodon(M::Search))]),
+    path("/api/v1/notifications", &[("GET", |_| mastodon(M::Notifications))]),
+    path("/api/v1/notifications/clear", &[("POST", |_| mastodon(M::ClearNotifications))]),
+    path("/api/v1/notifications/dismiss", &[("POST", |_| mastodon(M::DismissNotificationLegacy))]),
+    path("/api/v1/notifications/unread_count", &[("GET", |_| mastodon(M::UnreadCount))]),
+    path("/api/v1/notifications/requests", &[("GET", |_| mastodon(M::NotificationRequests))]),
+    path("/api/v1/notifications/{id}", &[("GET", |id| notification(id, M::Notification))]),
+    path("/api/v1/notifications/{id}/dismiss", &[("POST", |id| notification(id, M::DismissNotification))]),
+    path("/api/v2/notifications/policy", &[("GET", |_| mastodon(M::NotificationPolicy))]),
+    path("/api/v1/markers", &[("GET", |_| mastodon(M::Markers)), ("POST", |_| mastodon(M::SetMarkers))]),
 ];
 
 impl PathRow {

@@ -134,3 +134,56 @@ impl From<&AuditRow> for AuditView {
         }
     }
 }
+
+/// One notification (`GET /v1/notifications`).
+#[derive(Serialize)]
+pub struct NotificationView {
+    pub id: String,
+    pub kind: &'static str,
+    pub created_at: String,
+    pub actor: UserView,
+    /// The recipient's post a favourite or reply is about.
+    pub post: Option<PostView>,
+    /// A reply's comment.
+    pub comment: Option<CommentView>,
+}
+
+impl From<&crate::services::notifications::Hydrated> for NotificationView {
+    fn from(n: &crate::services::notifications::Hydrated) -> Self {
+        Self {
+            id: n.id.to_string(),
+            kind: n.kind.as_str(),
+            created_at: format_rfc3339(crate::domain::ids::snowflake_time(n.id)),
+            actor: UserView::from(&n.actor),
+            post: n.post.as_ref().map(PostView::from),
+            comment: n.comment.as_ref().map(CommentView::from),
+        }
+    }
+}
+
+/// The unread count above the read marker (`GET /v1/notifications/unread`).
+#[derive(Serialize)]
+pub struct UnreadView {
+    pub count: usize,
+    /// The count stopped at the asked limit: there may be more.
+    pub capped: bool,
+    pub last_read_id: Option<String>,
+}
+
+/// A read marker (`PUT /v1/notifications/marker`).
+#[derive(Serialize)]
+pub struct MarkerView {
+    pub last_read_id: String,
+    pub version: i64,
+    pub updated_at: String,
+}
+
+impl From<&crate::store::markers::MarkerRow> for MarkerView {
+    fn from(m: &crate::store::markers::MarkerRow) -> Self {
+        Self {
+            last_read_id: m.last_read_id.to_string(),
+            version: m.version,
+            updated_at: format_rfc3339(m.updated_at),
+        }
+    }
+}

@@ -23,7 +23,7 @@ use crate::store::likes::commit;
 use crate::store::shards::Shards;
 use crate::store::{Db, Io, ObjectD1};
 
-/// Requests per D1 batch (two statements each, plus four).
+/// Requests per D1 batch (three statements each, plus four: 100 statements).
 const MAX_GROUP: usize = 32;
 
 /// What the object answers a request: the state it left, or `None` when the user may not see

@@ -9,6 +9,7 @@ pub mod hot;
 pub mod likes;
 pub mod live;
 pub mod moderation;
+pub mod notifications;
 pub mod policy;
 pub mod reconcile;
 pub mod shard_move;

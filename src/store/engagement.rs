@@ -6,7 +6,7 @@ use super::graph::{shown_edges, shown_user_page, EdgeKey, LIST_ROUNDS};
 use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
-use super::{all, batch, first, first_id, int, stmt, text, Db, IdRow};
+use super::{all, batch, first, first_id, int, notifications, stmt, text, Db, IdRow};
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::snowflake_time;
 use crate::domain::ids::{CommentId, PostId, UserId};
@@ -86,8 +86,8 @@ impl StoredComment {
 const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, \
      p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id";
 
-/// Adds a comment (a snowflake id from `created_at`) and marks the post for the count check,
-/// atomically.
+/// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
+/// when `notify` (not for imports of old comments), notifies the post's author, atomically.
 pub async fn create(
     db: &Db,
     post: PostId,
@@ -95,10 +95,11 @@ pub async fn create(
     body: &CommentBody,
     created_at: i64,
     now: i64,
+    notify: bool,
 ) -> ApiResult<CommentId> {
     let insert = |id: i64| async move {
         let created_at = snowflake_time(id);
-        let statements = vec![
+        let mut statements = vec![
             stmt(
                 db,
                 "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -107,6 +108,9 @@ pub async fn create(
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
         ];
+        if notify {
+            statements.push(notifications::on_comment(db, id, post, author, now)?);
+        }
         first_id(batch(db, statements).await?.first())
     };
     Ok(CommentId::from_trusted(
@@ -123,6 +127,24 @@ pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>
     };
     let author = super::users::by_ids(shards, &[stored.author_id]).await?;
     Ok(author.first().map(|a| stored.with_author(a)))
+}
+
+/// The live comments among `ids` on one database (a recipient's: comments on their posts),
+/// named by their authors among `authors` (comments by anyone else are left out).
+pub async fn by_ids(db: &Db, ids: &[CommentId], authors: &[UserRow]) -> ApiResult<Vec<CommentRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = serde_json::to_string(&ids.iter().map(|c| c.get()).collect::<Vec<_>>()).unwrap_or_default();
+    let sql = format!(
+        "{COMMENT_SELECT} WHERE c.id IN (SELECT value FROM json_each(?1)) AND c.deleted_at IS NULL \
+           AND p.deleted_at IS NULL"
+    );
+    let stored: Vec<StoredComment> = all(db, &sql, &[text(&list)]).await?;
+    Ok(stored
+        .into_iter()
+        .filter_map(|c| authors.iter().find(|a| a.id == c.author_id).map(|a| c.with_author(a)))
+        .collect())
 }
 
 /// One page of a post's comments in `order`, strictly after `cursor`; hides comments by users
@@ -192,6 +214,7 @@ pub async fn delete(db: &Db, comment: &CommentRow, now: i64) -> ApiResult<()> {
                 &[int(comment.id), int(now)],
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(comment.post_id), int(now)])?,
+            notifications::off_comment(db, comment.id, comment.post_id)?,
         ],
     )
     .await?;

@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
 use super::users::{not_blocked_between, not_suspended};
-use super::{batch, int, stats, stmt, Db};
+use super::{batch, int, notifications, stats, stmt, Db};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 
@@ -74,7 +74,11 @@ fn group_bucket(n: usize) -> &'static str {
     }
 }
 
-fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; 2]> {
+/// The request's upsert, its notification's write (after the upsert, whose transition it
+/// reads: `store/notifications.rs`), and the read of the state it left.
+const STATEMENTS_PER_OP: usize = 3;
+
+fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
     Ok([
         stmt(
@@ -82,15 +86,16 @@ fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; 2]> {
             &upsert_sql(),
             &[int(op.post_id), int(op.user_id), int(i64::from(op.like)), seq, int(op.now)],
         )?,
+        notifications::on_like_op(db, op)?,
         stmt(db, &state_sql(), &[int(op.post_id), int(op.user_id)])?,
     ])
 }
 
-/// Commits a group of requests in one atomic batch, each as its own upsert followed by a read
-/// of the state it left, in order; returns one reply per request (`None`: the user may not see
-/// the post, and nothing changed).
+/// Commits a group of requests in one atomic batch, each as its own upsert followed by its
+/// notification's write and a read of the state it left, in order; returns one reply per
+/// request (`None`: the user may not see the post, and nothing changed).
 pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeReply>>> {
-    let mut statements = Vec::with_capacity(ops.len() * 2 + 1);
+    let mut statements = Vec::with_capacity(ops.len() * STATEMENTS_PER_OP + 4);
     for op in ops {
         statements.extend(op_statements(db, op)?);
     }
@@ -108,14 +113,14 @@ pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeReply>>
     }
     let results = batch(db, statements).await?;
     let mut replies = Vec::with_capacity(ops.len());
-    for pair in results.chunks(2).take(ops.len()) {
-        let applied = !pair
+    for op_results in results.chunks(STATEMENTS_PER_OP).take(ops.len()) {
+        let applied = !op_results
             .first()
             .map(|r| r.results::<serde_json::Value>())
             .transpose()?
             .unwrap_or_default()
             .is_empty();
-        let state: Vec<StateRow> = pair.get(1).map(|r| r.results()).transpose()?.unwrap_or_default();
+        let state: Vec<StateRow> = op_results.get(2).map(|r| r.results()).transpose()?.unwrap_or_default();
         let state = state.first().ok_or_else(|| ApiError::Internal("like state row missing".into()))?;
         let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
         replies.push((state.visible != 0).then_some(reply));

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::shards::Shards;
-use super::{all, batch, first, int, stmt, text, Db};
+use super::{all, batch, first, int, notifications, stmt, text, Db};
 use crate::domain::graph::{SideFacts, SideWrites};
 use crate::domain::ids::UserId;
 use crate::error::ApiResult;
@@ -108,10 +108,22 @@ pub async fn write_side(
             &pair,
         )?);
     }
-    statements.push(match (writes.follower, other_edge) {
-        (true, Some(edge)) => upsert_follower(db, user, other, &edge)?,
-        _ => stmt(db, "DELETE FROM followers WHERE author_id = ?1 AND follower_id = ?2", &pair)?,
-    });
+    // The follow notification goes with the mirror: made before the upsert, which it reads
+    // to tell a new follow from one already held (`store/notifications.rs::on_follow`).
+    match (writes.follower, other_edge) {
+        (true, Some(edge)) => {
+            statements.push(notifications::on_follow(db, user, other, edge.created_at, now)?);
+            statements.push(upsert_follower(db, user, other, &edge)?);
+        }
+        _ => {
+            statements.push(stmt(
+                db,
+                "DELETE FROM followers WHERE author_id = ?1 AND follower_id = ?2",
+                &pair,
+            )?);
+            statements.push(notifications::off_follow(db, user, other)?);
+        }
+    }
     batch(db, statements).await?;
     Ok(())
 }

@@ -20,6 +20,7 @@ mod live;
 mod mastodon;
 mod mirror;
 mod moderation;
+mod notifications;
 mod openapi;
 mod ordering;
 mod posts;

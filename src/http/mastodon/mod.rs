@@ -5,6 +5,8 @@
 
 mod accounts;
 pub mod entities;
+mod markers;
+mod notifications;
 mod oauth;
 mod statuses;
 
@@ -65,6 +67,16 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Context(id) => statuses::context(app, input, viewer, id).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
+        M::Notifications => notifications::list_all(app, input, viewer).await,
+        M::Notification(id) => notifications::get(app, input, viewer, id).await,
+        M::ClearNotifications => notifications::clear(app, viewer).await,
+        M::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
+        M::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
+        M::UnreadCount => notifications::unread_count(app, input, viewer).await,
+        M::NotificationRequests => list::<()>(&[], None),
+        M::NotificationPolicy => json(&notifications::POLICY),
+        M::Markers => markers::get(app, input, viewer).await,
+        M::SetMarkers => markers::set(app, input, viewer).await,
     }
 }
 

@@ -1,0 +1,235 @@
+//! Notification rows on the recipient's home database (migration 0015): the statements the
+//! like, comment and follow-mirror batches add (`domain/notifications.rs` says why each is
+//! written on its change's transition), and the reads, with the read-time rules in SQL.
+//!
+//! The statements are plain SQL in those write paths rather than triggers: a shard move's copy
+//! also writes `likes`, `comments` and `followers` rows, and a trigger would mint duplicates
+//! there.
+
+use serde::Deserialize;
+use worker::D1PreparedStatement;
+
+use super::users::not_blocked_between;
+use super::{all, batch, changed_rows, int, stmt, text, Db};
+use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
+use crate::domain::likes::LikeOp;
+use crate::domain::notifications::{Kind, KindFilter};
+use crate::error::ApiResult;
+
+/// The next notification id of `recipient` (an SQL expression) made at `now` (a parameter):
+/// `domain/notifications.rs::next_id` in SQL, one seek on the primary key.
+fn new_id_sql(recipient: &str, now: &str) -> String {
+    format!(
+        "(SELECT MAX(({now} << 11) | ({recipient} & 2040), COALESCE(CASE WHEN (m & 7) < 7 THEN m + 1 \
+           ELSE (((m >> 11) + 1) << 11) | ({recipient} & 2040) END, 0)) \
+         FROM (SELECT MAX(id) AS m FROM notifications WHERE recipient_id = {recipient}))"
+    )
+}
+
+/// `INSERT ... SELECT` of one notification for `recipient`, unless one of the same subject
+/// exists; `from_where` supplies the `FROM ... WHERE ...` that decides whether it is due.
+fn insert_sql(
+    recipient: &str,
+    now: &str,
+    kind: Kind,
+    actor: &str,
+    post: &str,
+    comment: &str,
+    from_where: &str,
+) -> String {
+    let kind = kind.as_str();
+    format!(
+        "INSERT INTO notifications (recipient_id, id, kind, actor_id, post_id, comment_id) \
+         SELECT {recipient}, {id}, '{kind}', {actor}, {post}, {comment} {from_where} \
+           AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.recipient_id = {recipient} AND n.kind = '{kind}' \
+             AND n.actor_id = {actor} AND n.post_id = {post} AND n.comment_id = {comment})",
+        id = new_id_sql(recipient, now),
+    )
+}
+
+/// After a like request's upsert: a like that just turned on (its `liked_at` is this request's
+/// time) notifies the post's author; an unlike that left the like off removes it. Never for a
+/// like of your own post.
+pub fn on_like_op(db: &Db, op: &LikeOp) -> ApiResult<D1PreparedStatement> {
+    if op.like {
+        let from_where = "FROM posts p JOIN likes l ON l.post_id = p.id AND l.user_id = ?2 \
+             WHERE p.id = ?1 AND p.author_id <> ?2 AND l.liked = 1 AND l.liked_at = ?3";
+        let sql = insert_sql("p.author_id", "?3", Kind::Favourite, "?2", "?1", "0", from_where);
+        return stmt(db, &sql, &[int(op.post_id), int(op.user_id), int(op.now)]);
+    }
+    stmt(
+        db,
+        "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
+           AND kind = 'favourite' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
+           AND NOT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1)",
+        &[int(op.post_id), int(op.user_id)],
+    )
+}
+
+/// A new comment notifies the post's author (unless they wrote it).
+pub fn on_comment(
+    db: &Db,
+    comment: i64,
+    post: PostId,
+    author: UserId,
+    now: i64,
+) -> ApiResult<D1PreparedStatement> {
+    let sql = insert_sql(
+        "p.author_id",
+        "?4",
+        Kind::Reply,
+        "?3",
+        "?2",
+        "?1",
+        "FROM posts p WHERE p.id = ?2 AND p.author_id <> ?3",
+    );
+    stmt(db, &sql, &[int(comment), int(post), int(author), int(now)])
+}
+
+/// A deleted comment takes its notification with it.
+pub fn off_comment(db: &Db, comment: CommentId, post: PostId) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?2) \
+           AND kind = 'reply' AND post_id = ?2 AND comment_id = ?1",
+        &[int(comment), int(post)],
+    )
+}
+
+/// On the author's side, before its `followers` mirror is written: a follow the mirror does not
+/// hold yet (this incarnation: its `created_at`) notifies the author. A redelivered event or a
+/// repeated convergence finds it held and does nothing.
+pub fn on_follow(
+    db: &Db,
+    author: UserId,
+    follower: UserId,
+    follow_created_at: i64,
+    now: i64,
+) -> ApiResult<D1PreparedStatement> {
+    let sql = insert_sql(
+        "?1",
+        "?4",
+        Kind::Follow,
+        "?2",
+        "0",
+        "0",
+        "WHERE ?1 <> ?2 AND NOT EXISTS (SELECT 1 FROM followers WHERE author_id = ?1 AND follower_id = ?2 \
+           AND created_at = ?3)",
+    );
+    stmt(db, &sql, &[int(author), int(follower), int(follow_created_at), int(now)])
+}
+
+/// The author's side no longer has this follower (unfollow, block): the follow notification
+/// goes.
+pub fn off_follow(db: &Db, author: UserId, follower: UserId) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = 'follow' AND actor_id = ?2",
+        &[int(author), int(follower)],
+    )
+}
+
+/// A notification as stored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StoredNotification {
+    pub id: i64,
+    pub kind: String,
+    pub actor_id: UserId,
+    pub post_id: i64,
+    pub comment_id: i64,
+}
+
+impl StoredNotification {
+    pub fn kind(&self) -> Option<Kind> {
+        Kind::parse(&self.kind)
+    }
+}
+
+/// Which of a recipient's notifications a read wants: ids strictly between `above` and
+/// `below`, of these kinds (and this actor), the newest (or, `oldest_first`, the oldest) first.
+#[derive(Debug, Clone)]
+pub struct Range<'a> {
+    pub kinds: &'a KindFilter,
+    pub actor: Option<UserId>,
+    pub below: Option<i64>,
+    pub above: Option<i64>,
+    pub oldest_first: bool,
+}
+
+/// The read-time rules that SQL can check on the recipient's side (`?1`): no block either way
+/// with the actor; the post (if any) neither deleted nor taken down; the comment not deleted.
+/// A suspended actor, whose flag lives on their own home, is dropped by the service.
+fn shown_sql() -> String {
+    format!(
+        "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} \
+         AND (n.post_id = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
+               AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
+         AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
+               AND c.deleted_at IS NULL))",
+        not_blocked_between("?1", "n.actor_id")
+    )
+}
+
+const COLUMNS: &str = "n.id, n.kind, n.actor_id, n.post_id, n.comment_id";
+
+/// Up to `limit` notifications of the range, in its order.
+pub async fn page(
+    db: &Db,
+    recipient: UserId,
+    range: &Range<'_>,
+    limit: usize,
+) -> ApiResult<Vec<StoredNotification>> {
+    let order = if range.oldest_first { "ASC" } else { "DESC" };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id < ?3 AND n.id > ?4 \
+           AND (?5 = 0 OR n.actor_id = ?5) ORDER BY n.id {order} LIMIT ?6",
+        shown_sql()
+    );
+    let params = [
+        int(recipient),
+        text(&range.kinds.json()),
+        int(range.below.unwrap_or(MAX_ID)),
+        int(range.above.unwrap_or(0)),
+        int(range.actor.map_or(0, |a| a.get())),
+        int(limit as i64),
+    ];
+    all(db, &sql, &params).await
+}
+
+/// How many shown notifications lie above the recipient's `notifications` marker (at most
+/// `cap`), as rows: the service drops suspended actors before counting.
+pub async fn unread(
+    db: &Db,
+    recipient: UserId,
+    kinds: &KindFilter,
+    cap: usize,
+) -> ApiResult<Vec<StoredNotification>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id > COALESCE((SELECT last_read_id FROM markers \
+           WHERE user_id = ?1 AND timeline = 'notifications'), 0) ORDER BY n.id DESC LIMIT ?3",
+        shown_sql()
+    );
+    all(db, &sql, &[int(recipient), text(&kinds.json()), int(cap as i64)]).await
+}
+
+/// Dismisses one notification; whether there was one.
+pub async fn dismiss(db: &Db, recipient: UserId, id: i64) -> ApiResult<bool> {
+    let results = batch(
+        db,
+        vec![stmt(
+            db,
+            "DELETE FROM notifications WHERE recipient_id = ?1 AND id = ?2",
+            &[int(recipient), int(id)],
+        )?],
+    )
+    .await?;
+    Ok(changed_rows(results.first()) > 0)
+}
+
+/// Clears all of a recipient's notifications.
+pub async fn clear(db: &Db, recipient: UserId) -> ApiResult<usize> {
+    let results =
+        batch(db, vec![stmt(db, "DELETE FROM notifications WHERE recipient_id = ?1", &[int(recipient)])?])
+            .await?;
+    Ok(changed_rows(results.first()))
+}
