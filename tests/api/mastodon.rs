@@ -25,7 +25,7 @@ fn register_with_password(prefix: &str) -> User {
 
 /// Runs a client script (tests/NAME.py, with the .venv's Python, where the bootstrap installed
 /// the clients) for two users with passwords; its stdout, or a failure with both outputs.
-fn run_client(name: &str, prefix: &str, extra: &[&str]) -> String {
+pub(crate) fn run_client(name: &str, prefix: &str, extra: &[&str]) -> String {
     let author = register_with_password(&format!("{prefix}_author"));
     let reader = register_with_password(&format!("{prefix}_reader"));
     let python = format!("{}/.venv/bin/python", env!("CARGO_MANIFEST_DIR"));

@@ -229,3 +229,57 @@ fn a_repeated_convergence_or_a_repaired_mirror_makes_no_second_follow_notificati
     });
     assert_eq!(kinds(&notifications(&author, "")), ["follow"], "still exactly one");
 }
+
+#[test]
+fn mastodon_py_reads_filters_pages_dismisses_and_clears_notifications_and_sets_markers() {
+    let stdout = crate::mastodon::run_client("mastodon_notifications", "mnot", &[]);
+    assert!(stdout.contains("mastodon.py notifications flow ok"), "{stdout}");
+}
+
+fn form(user: &User, path: &str, body: &str) -> Resp {
+    let auth = format!("Bearer {}", user.token);
+    let headers = [("authorization", auth.as_str()), ("content-type", "application/x-www-form-urlencoded")];
+    raw("POST", path, &headers, body.as_bytes())
+}
+
+#[test]
+fn mastodon_unread_count_follows_the_marker_and_form_markers_and_legacy_dismiss_work() {
+    let author = register("mnu_author");
+    let fans: Vec<User> = (0..3).map(|_| register("mnu_fan")).collect();
+    let post = id_of(&author.publish("count", "public"));
+    for fan in &fans {
+        like(fan, &post);
+    }
+    let items = author.get("/api/v1/notifications").expect(200);
+    let ids: Vec<String> = items.as_array().unwrap().iter().map(id_of).collect();
+    assert_eq!(ids.len(), 3);
+    assert_eq!(author.get("/api/v1/notifications/unread_count").expect(200), json!({ "count": 3 }));
+    assert_eq!(author.get("/api/v1/notifications/unread_count?limit=2").expect(200), json!({ "count": 2 }));
+    // Form markers, as most clients send them.
+    let set =
+        form(&author, "/api/v1/markers", &format!("notifications[last_read_id]={}", ids[1])).expect(200);
+    assert_eq!(set["notifications"]["last_read_id"], ids[1].as_str());
+    assert_eq!(author.get("/api/v1/notifications/unread_count").expect(200), json!({ "count": 1 }));
+    let got = author.get("/api/v1/markers?timeline[]=notifications&timeline[]=home").expect(200);
+    assert_eq!(got.as_object().map(|o| o.len()), Some(1), "only the set marker: {got}");
+    assert_eq!(author.get("/api/v1/markers").expect(200), json!({}));
+    form(&author, "/api/v1/markers", "notifications[last_read_id]=nope").expect(422);
+    form(&author, "/api/v1/markers", "").expect(422);
+    // The pre-3.1 dismiss, and the current one; someone else's is 404.
+    form(&author, "/api/v1/notifications/dismiss", &format!("id={}", ids[0])).expect(200);
+    form(&fans[0], &format!("/api/v1/notifications/{}/dismiss", ids[1]), "").expect(404);
+    form(&author, &format!("/api/v1/notifications/{}/dismiss", ids[1]), "").expect(200);
+    assert_eq!(author.get("/api/v1/notifications").expect(200).as_array().map(Vec::len), Some(1));
+    let auth = format!("Bearer {}", author.token);
+    let paged =
+        send("GET", "/api/v1/notifications?limit=1&types[]=favourite", &[("authorization", &auth)], b"");
+    let link = paged.header("link").unwrap_or_default().to_string();
+    assert!(
+        link.contains("limit=1") && link.contains("types%5B%5D=favourite"),
+        "Link keeps the filter: {link}"
+    );
+    assert_eq!(author.get("/api/v1/notifications/requests").expect(200), json!([]));
+    assert_eq!(author.get("/api/v2/notifications/policy").expect(200)["for_not_following"], "accept");
+    form(&author, "/api/v1/notifications/clear", "").expect(200);
+    assert_eq!(author.get("/api/v1/notifications").expect(200), json!([]));
+}
