@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ids::{PostId, UserId};
+use super::notifications::Notice;
 
 /// One like/unlike request as the post's `PostLikes` object receives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +27,16 @@ pub struct LikeReply {
     pub liked: bool,
     pub like_count: i64,
     pub applied: bool,
+}
+
+/// What a post's `PostLikes` object answers: the reply, and the notice for the post's author
+/// when this like made them a notification while a live socket of theirs is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LikeAnswer {
+    #[serde(flatten)]
+    pub reply: LikeReply,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<Notice>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

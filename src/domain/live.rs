@@ -15,7 +15,7 @@ use hmac::Mac;
 use serde::{Deserialize, Serialize};
 
 use super::cursor::SortKey;
-use super::ids::UserId;
+use super::ids::{PostId, UserId};
 use super::sign::hmac;
 use super::token;
 use super::window::Entry;
@@ -148,11 +148,8 @@ pub struct Announcement {
 /// (`None`: empty). Only posts above the old top are news: a redelivery is already there, and
 /// an older post (a backfill, an import) lands below what the reader has already scrolled past.
 pub fn announcement(delivered: &[Entry], top: Option<SortKey>) -> Option<Announcement> {
-    let since = top.unwrap_or(SortKey::BOTTOM);
-    let mut news: Vec<_> = delivered.iter().filter(|e| e.key() > since).map(|e| e.post_id).collect();
-    news.sort_unstable();
-    news.dedup();
-    (!news.is_empty()).then_some(Announcement { count: news.len(), since })
+    let news = news_posts(delivered, top);
+    (!news.is_empty()).then_some(Announcement { count: news.len(), since: top.unwrap_or(SortKey::BOTTOM) })
 }
 
 /// The message sent on the socket (`newest_cursor` is a signed feed cursor for `since`).
@@ -170,10 +167,150 @@ impl<'a> NewPosts<'a> {
     }
 }
 
+/// The delivered posts that are news (above the old top), once each; see [`announcement`].
+pub fn news_posts(delivered: &[Entry], top: Option<SortKey>) -> Vec<PostId> {
+    let since = top.unwrap_or(SortKey::BOTTOM);
+    let mut news: Vec<_> = delivered.iter().filter(|e| e.key() > since).map(|e| e.post_id).collect();
+    news.sort_unstable();
+    news.dedup();
+    news
+}
+
+/// The Mastodon streams a socket can carry: `user` (home timeline updates, deletes and
+/// notifications) and `user:notification` (notifications only). Others (`public`, `hashtag`,
+/// `list`, `direct`) are not built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    User,
+    UserNotification,
+}
+
+impl Stream {
+    pub fn parse(name: &str) -> Option<Stream> {
+        match name {
+            "user" => Some(Stream::User),
+            "user:notification" => Some(Stream::UserNotification),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::User => "user",
+            Stream::UserNotification => "user:notification",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        match self {
+            Stream::User => 1,
+            Stream::UserNotification => 2,
+        }
+    }
+}
+
+/// What an event is, for which streams carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A new status in the home timeline (`update`).
+    Update,
+    /// A status gone from it (`delete`).
+    Delete,
+    Notification,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Update => "update",
+            Event::Delete => "delete",
+            Event::Notification => "notification",
+        }
+    }
+}
+
+/// A Mastodon streaming socket's state (kept in its attachment beside the [`Session`]; small:
+/// attachments are capped at 2 KB). Never the token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MastodonStream {
+    /// The subscribed streams, as bits of [`Stream`].
+    #[serde(rename = "s")]
+    pub streams: u8,
+    /// The instance origin the client connected to, for the URLs in the entities sent.
+    #[serde(rename = "o")]
+    pub origin: String,
+}
+
+impl MastodonStream {
+    pub fn new(origin: &str, first: Option<Stream>) -> Self {
+        Self { streams: first.map_or(0, Stream::bit), origin: origin.to_string() }
+    }
+
+    pub fn set(&mut self, stream: Stream, on: bool) {
+        if on {
+            self.streams |= stream.bit();
+        } else {
+            self.streams &= !stream.bit();
+        }
+    }
+
+    /// The subscribed streams that carry `event`, as the frame's `stream` names them.
+    pub fn carrying(&self, event: Event) -> Vec<&'static str> {
+        let has = |s: Stream| self.streams & s.bit() != 0;
+        let mut names = Vec::new();
+        if has(Stream::User) {
+            names.push(Stream::User.name());
+        }
+        if event == Event::Notification && has(Stream::UserNotification) {
+            names.push(Stream::UserNotification.name());
+        }
+        names
+    }
+}
+
+/// A message a Mastodon streaming client sends: `{"type": "subscribe", "stream": "user"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientMessage {
+    Subscribe(Stream),
+    Unsubscribe(Stream),
+    /// A stream edgefeed does not build (its name, for the error frame).
+    Unknown(String),
+    /// Not a message we understand: ignored, as Mastodon does.
+    Junk,
+}
+
+impl ClientMessage {
+    pub fn parse(text: &str) -> ClientMessage {
+        #[derive(Deserialize)]
+        struct Raw {
+            #[serde(rename = "type")]
+            kind: String,
+            stream: String,
+        }
+        let Ok(raw) = serde_json::from_str::<Raw>(text) else { return ClientMessage::Junk };
+        let stream = Stream::parse(&raw.stream);
+        match (raw.kind.as_str(), stream) {
+            ("subscribe", Some(s)) => ClientMessage::Subscribe(s),
+            ("unsubscribe", Some(s)) => ClientMessage::Unsubscribe(s),
+            ("subscribe" | "unsubscribe", None) => ClientMessage::Unknown(raw.stream),
+            _ => ClientMessage::Junk,
+        }
+    }
+}
+
+/// One event frame: `{"stream": [...], "event": "update", "payload": "<the JSON, as a string>"}`
+/// (Mastodon sends the payload as a string: the entity's JSON, or a bare id for `delete`).
+pub fn frame(streams: &[&str], event: Event, payload: &str) -> String {
+    serde_json::json!({ "stream": streams, "event": event.name(), "payload": payload }).to_string()
+}
+
+/// The `/v1` socket's message for new notifications: only that there is news (the client
+/// reads the unread count), as with posts.
+pub const NEW_NOTIFICATIONS: &str = r#"{"type":"new_notifications"}"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::PostId;
 
     fn user(id: i64) -> UserId {
         UserId::parse(&id.to_string()).unwrap()
@@ -248,5 +385,40 @@ mod tests {
     fn the_event_has_the_documented_shape() {
         let json = serde_json::to_value(NewPosts::new(3, "c")).unwrap();
         assert_eq!(json, serde_json::json!({"type": "new_posts", "count": 3, "newest_cursor": "c"}));
+    }
+
+    #[test]
+    fn mastodon_client_messages_parse_and_streams_carry_their_events() {
+        assert_eq!(
+            ClientMessage::parse(r#"{"type":"subscribe","stream":"user"}"#),
+            ClientMessage::Subscribe(Stream::User)
+        );
+        assert_eq!(
+            ClientMessage::parse(r#"{"type":"unsubscribe","stream":"user:notification"}"#),
+            ClientMessage::Unsubscribe(Stream::UserNotification)
+        );
+        assert_eq!(
+            ClientMessage::parse(r#"{"type":"subscribe","stream":"public"}"#),
+            ClientMessage::Unknown("public".into())
+        );
+        assert_eq!(ClientMessage::parse("ping"), ClientMessage::Junk);
+        assert_eq!(ClientMessage::parse(r#"{"type":"hello","stream":"user"}"#), ClientMessage::Junk);
+        let mut m = MastodonStream::new("http://e.x", Some(Stream::UserNotification));
+        assert!(m.carrying(Event::Update).is_empty());
+        assert_eq!(m.carrying(Event::Notification), ["user:notification"]);
+        m.set(Stream::User, true);
+        assert_eq!(m.carrying(Event::Notification), ["user", "user:notification"]);
+        assert_eq!(m.carrying(Event::Delete), ["user"]);
+        m.set(Stream::User, false);
+        m.set(Stream::UserNotification, false);
+        assert!(m.carrying(Event::Notification).is_empty());
+    }
+
+    #[test]
+    fn a_frame_carries_its_payload_as_a_string() {
+        let f: serde_json::Value = serde_json::from_str(&frame(&["user"], Event::Delete, "42")).unwrap();
+        assert_eq!(f, serde_json::json!({"stream": ["user"], "event": "delete", "payload": "42"}));
+        let a = news_posts(&[entry(100, 5), entry(150, 1), entry(150, 1)], Some(SortKey::new(100, 5)));
+        assert_eq!(a, vec![PostId::parse("1").unwrap()]);
     }
 }

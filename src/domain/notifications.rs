@@ -6,8 +6,17 @@
 //! turns on, a new comment, a follow the author's side did not hold yet): a repeated or
 //! redelivered change finds nothing to do, and a dismissed notification stays dismissed.
 
-use super::ids::SNOWFLAKE_RANDOM_BITS;
+use serde::{Deserialize, Serialize};
+
+use super::ids::{UserId, SNOWFLAKE_RANDOM_BITS};
 use super::shard::ID_RANDOM_BITS;
+
+/// A notification just made for a recipient with a live socket open: what to tell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    pub recipient: UserId,
+    pub id: i64,
+}
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -108,6 +108,7 @@ pub const TABLES: &[Table] = &[
             "suspended_at",
             "password_hash",
             "pulled_count",
+            "live_until",
         ],
         EDGE_PAGE,
     ),

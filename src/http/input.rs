@@ -21,6 +21,8 @@ pub struct Input {
     pub client_ip: Option<String>,
     /// `Upgrade: websocket` was asked for.
     pub websocket: bool,
+    /// `Sec-WebSocket-Protocol`: where browser streaming clients put their token.
+    pub websocket_protocol: Option<String>,
     pub content_type: Option<String>,
     /// `scheme://host[:port]` of the request, for absolute links (`Link`, Mastodon `url`s).
     pub origin: String,
@@ -69,12 +71,23 @@ impl Input {
         let client_ip = headers.get("cf-connecting-ip").ok().flatten();
         let websocket =
             headers.get("upgrade").ok().flatten().is_some_and(|v| v.trim().eq_ignore_ascii_case("websocket"));
+        let websocket_protocol = headers.get("sec-websocket-protocol").ok().flatten();
         let content_type = headers.get("content-type").ok().flatten();
         let url = req.url()?;
         let query = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         let origin = url.origin().ascii_serialization();
         let body = read_body(req).await?;
-        Ok(Self { query, body, authorization, idempotency_key, client_ip, websocket, content_type, origin })
+        Ok(Self {
+            query,
+            body,
+            authorization,
+            idempotency_key,
+            client_ip,
+            websocket,
+            websocket_protocol,
+            content_type,
+            origin,
+        })
     }
 
     pub fn query(&self, name: &str) -> Option<&str> {

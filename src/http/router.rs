@@ -45,6 +45,9 @@ pub enum MastodonPublic {
     Instance {
         v1: bool,
     },
+    /// The streaming WebSocket: authenticated by the token in its query, header or subprotocol.
+    Streaming,
+    StreamingHealth,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,6 +428,8 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/notifications/{id}/dismiss", &[("POST", |id| notification(id, M::DismissNotification))]),
     path("/api/v2/notifications/policy", &[("GET", |_| mastodon(M::NotificationPolicy))]),
     path("/api/v1/markers", &[("GET", |_| mastodon(M::Markers)), ("POST", |_| mastodon(M::SetMarkers))]),
+    path("/api/v1/streaming", &[("GET", |_| mastodon_public(MP::Streaming))]),
+    path("/api/v1/streaming/health", &[("GET", |_| mastodon_public(MP::StreamingHealth))]),
 ];
 
 impl PathRow {

@@ -9,15 +9,20 @@
 
 use std::rc::Rc;
 
+use serde::{Deserialize, Serialize};
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{Env, Response, Result, SqlStorage, State, WebSocket, WebSocketPair};
 
+use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
+use crate::domain::ids::{PostId, UserId};
 use crate::domain::live::{
-    self, Announcement, NewPosts, Revocation, Session, CLOSE_UNAUTHORIZED, LEASE_MS, REVIEW_MS,
+    self, Announcement, ClientMessage, Event, MastodonStream, NewPosts, Revocation, Session,
+    CLOSE_UNAUTHORIZED, LEASE_MS, NEW_NOTIFICATIONS, REVIEW_MS,
 };
 use crate::objects::alarm::{now_ms, Alarm};
 use crate::objects::window_sql;
+use crate::services::streaming;
 use crate::store::{live as leases, users, Db, Io};
 
 /// Makes `ping` answered by the runtime itself, so heartbeats never wake the object.
@@ -32,8 +37,47 @@ fn db(env: &Env) -> Result<Db> {
     Ok(Db::new(env.d1(crate::store::shards::CONTROL_BINDING)?, Rc::new(Io::default())))
 }
 
-fn session_of(socket: &WebSocket) -> Option<Session> {
+/// A Mastodon streaming socket's attachment: its session and its stream state. A `/v1`
+/// socket's attachment is its bare [`Session`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct MastodonAttachment {
+    s: Session,
+    m: MastodonStream,
+}
+
+fn mastodon_of(socket: &WebSocket) -> Option<MastodonAttachment> {
     socket.deserialize_attachment().ok().flatten()
+}
+
+fn session_of(socket: &WebSocket) -> Option<Session> {
+    match mastodon_of(socket) {
+        Some(attachment) => Some(attachment.s),
+        None => socket.deserialize_attachment().ok().flatten(),
+    }
+}
+
+/// The user of a socket's session.
+pub fn session_user(socket: &WebSocket) -> Option<UserId> {
+    session_of(socket).map(|s| s.user)
+}
+
+fn rust_error(e: crate::error::ApiError) -> worker::Error {
+    worker::Error::RustError(e.to_string())
+}
+
+/// Renews the reader's live lease (control database, read by the fan-out) and the live mark on
+/// their home row (read by notification writes). The mark is best effort: a moving (frozen)
+/// shard refuses it for a moment, and the next review renews it.
+async fn renew(env: &Env, user: UserId, until: i64) -> Result<()> {
+    leases::renew_lease(&db(env)?, user, until).await.map_err(rust_error)?;
+    let marked = match Ctx::new(env.clone()) {
+        Ok(ctx) => leases::mark_live(ctx.shards.user(user), user, until).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = marked {
+        worker::console_error!("live mark of {user} not renewed: {e}");
+    }
+    Ok(())
 }
 
 fn close_unauthorized(socket: &WebSocket, why: &str) {
@@ -42,12 +86,16 @@ fn close_unauthorized(socket: &WebSocket, why: &str) {
 
 /// Accepts a socket for a session the Worker verified (signature, expiry, the user's state);
 /// refuses a ticket this object has accepted before. Renews the lease and schedules the review.
+/// A Mastodon socket (`mastodon`) keeps its stream state beside the session, and its answer
+/// names the subprotocol the client offered (browsers carry the token there and fail the
+/// handshake unless the answer echoes it).
 pub async fn connect(
     state: &State,
     env: &Env,
     sql: &SqlStorage,
     alarm: &Alarm,
     session: Session,
+    mastodon: Option<(MastodonStream, Option<String>)>,
 ) -> Result<Response> {
     let now = now_ms();
     let nonce = i64::try_from(session.nonce).unwrap_or(i64::MAX);
@@ -56,12 +104,23 @@ pub async fn connect(
     }
     let pair = WebSocketPair::new()?;
     state.accept_web_socket(&pair.server);
-    pair.server.serialize_attachment(session)?;
-    leases::renew_lease(&db(env)?, session.user, now + LEASE_MS)
-        .await
-        .map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let protocol = match mastodon {
+        Some((stream, protocol)) => {
+            pair.server.serialize_attachment(MastodonAttachment { s: session, m: stream })?;
+            protocol
+        }
+        None => {
+            pair.server.serialize_attachment(session)?;
+            None
+        }
+    };
+    renew(env, session.user, now + LEASE_MS).await?;
     schedule_review(state, alarm, now, Some(session)).await?;
-    Response::from_websocket(pair.client)
+    let mut response = Response::from_websocket(pair.client)?;
+    if let Some(protocol) = protocol {
+        response.headers_mut().set("sec-websocket-protocol", &protocol)?;
+    }
+    Ok(response)
 }
 
 /// The next review: in [`REVIEW_MS`], or when the earliest token among the sockets expires
@@ -100,9 +159,7 @@ pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
             close_unauthorized(&socket, "no session");
             continue;
         };
-        let auth = users::auth_state(&db, session.user, session.token_id)
-            .await
-            .map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let auth = users::auth_state(&db, session.user, session.token_id).await.map_err(rust_error)?;
         let ended = auth.is_none_or(|a| {
             a.is_suspended() || a.token_revoked() || session.ended(now / 1000, a.tokens_valid_after)
         });
@@ -113,15 +170,14 @@ pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
         }
     }
     if let Some(user) = open {
-        leases::renew_lease(&db, user, now + LEASE_MS)
-            .await
-            .map_err(|e| worker::Error::RustError(e.to_string()))?;
+        renew(env, user, now + LEASE_MS).await?;
         schedule_review(state, alarm, now, None).await?;
     }
     Ok(open.is_some())
 }
 
-/// Tells every open socket about a delivery; a socket whose token expired is closed instead.
+/// Tells every open `/v1` socket about a delivery; a socket whose token expired is closed
+/// instead. (Mastodon sockets get the statuses themselves: [`stream_updates`].)
 pub fn announce(state: &State, env: &Env, news: Announcement) {
     let sockets = state.get_websockets();
     let Some(user) = sockets.iter().find_map(session_of).map(|s| s.user) else { return };
@@ -131,13 +187,138 @@ pub fn announce(state: &State, env: &Env, news: Announcement) {
     // The cursor of the feed list (not a group's): the socket follows the whole home feed.
     let cursor = CursorCodec::new(secret.as_bytes()).encode(user, "feed", news.since);
     let message = serde_json::to_string(&NewPosts::new(news.count, &cursor)).unwrap_or_default();
+    for socket in v1_sockets(state) {
+        let _ = socket.send_with_str(&message);
+    }
+}
+
+/// The open `/v1` sockets; any whose token expired is closed on the way.
+fn v1_sockets(state: &State) -> Vec<WebSocket> {
     let now_secs = now_ms() / 1000;
-    for socket in sockets {
+    let mut open = Vec::new();
+    for socket in state.get_websockets() {
+        if mastodon_of(&socket).is_some() {
+            continue;
+        }
         match session_of(&socket) {
-            Some(session) if !session.ended(now_secs, None) => {
-                let _ = socket.send_with_str(&message);
-            }
+            Some(session) if !session.ended(now_secs, None) => open.push(socket),
             _ => close_unauthorized(&socket, "the token behind this socket expired"),
         }
+    }
+    open
+}
+
+/// The open Mastodon sockets with their state; any whose token expired is closed on the way.
+fn mastodon_sockets(state: &State) -> Vec<(WebSocket, MastodonAttachment)> {
+    let now_secs = now_ms() / 1000;
+    let mut open = Vec::new();
+    for socket in state.get_websockets() {
+        match mastodon_of(&socket) {
+            Some(a) if !a.s.ended(now_secs, None) => open.push((socket, a)),
+            Some(_) => close_unauthorized(&socket, "the token behind this socket expired"),
+            None => {}
+        }
+    }
+    open
+}
+
+/// Sends `event` to every Mastodon socket subscribed to a stream that carries it, with the
+/// payload `render` makes for the socket's origin (rendered once per origin; `None`: nothing to
+/// send, as when the viewer may no longer see it). Returns how many frames went out.
+async fn stream_event<F, Fut>(state: &State, event: Event, render: F) -> usize
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Vec<String>>,
+{
+    let mut rendered: Vec<(String, Vec<String>)> = Vec::new();
+    let mut sent = 0;
+    for (socket, attachment) in mastodon_sockets(state) {
+        let streams = attachment.m.carrying(event);
+        if streams.is_empty() {
+            continue;
+        }
+        let origin = attachment.m.origin;
+        if !rendered.iter().any(|(o, _)| *o == origin) {
+            let payloads = render(origin.clone()).await;
+            rendered.push((origin.clone(), payloads));
+        }
+        let payloads = rendered.iter().find(|(o, _)| *o == origin).map(|(_, p)| p.as_slice()).unwrap_or(&[]);
+        for payload in payloads {
+            if socket.send_with_str(live::frame(&streams, event, payload)).is_ok() {
+                sent += 1;
+            }
+        }
+    }
+    sent
+}
+
+fn logged<T: Default>(what: &str, result: crate::error::ApiResult<T>) -> T {
+    result.unwrap_or_else(|e| {
+        worker::console_error!("streaming {what} not sent: {e}");
+        T::default()
+    })
+}
+
+/// New posts in the reader's home timeline: `update` frames with the statuses, each re-read
+/// for the reader now.
+pub async fn stream_updates(state: &State, env: &Env, reader: UserId, posts: &[PostId]) -> usize {
+    if posts.is_empty() || mastodon_sockets(state).is_empty() {
+        return 0;
+    }
+    let Ok(ctx) = Ctx::new(env.clone()) else { return 0 };
+    let ctx = &ctx;
+    stream_event(state, Event::Update, |origin| async move {
+        logged("updates", streaming::update_payloads(ctx, reader, &origin, posts).await)
+    })
+    .await
+}
+
+/// A post gone from the reader's home timeline: a `delete` frame (the id alone).
+pub async fn stream_delete(state: &State, post: PostId) -> usize {
+    let id = post.to_string();
+    stream_event(state, Event::Delete, |_| {
+        let id = id.clone();
+        async move { vec![id] }
+    })
+    .await
+}
+
+/// A new notification of the reader: `/v1` sockets hear that there is one; Mastodon sockets
+/// get it rendered (unless it is hidden by now).
+pub async fn notify(state: &State, env: &Env, reader: UserId, id: i64) -> usize {
+    let v1 = v1_sockets(state);
+    for socket in &v1 {
+        let _ = socket.send_with_str(NEW_NOTIFICATIONS);
+    }
+    if mastodon_sockets(state).is_empty() {
+        return v1.len();
+    }
+    let Ok(ctx) = Ctx::new(env.clone()) else { return v1.len() };
+    let ctx = &ctx;
+    let sent = stream_event(state, Event::Notification, |origin| async move {
+        let payload =
+            logged("a notification", streaming::notification_payload(ctx, reader, &origin, id).await);
+        payload.into_iter().collect()
+    })
+    .await;
+    v1.len() + sent
+}
+
+/// A message from a Mastodon client: subscribing or unsubscribing `user` and
+/// `user:notification` (kept in the attachment); any other stream answers an error frame, as
+/// Mastodon's does. `/v1` clients have nothing to say (`ping` never wakes the object).
+pub fn on_message(socket: &WebSocket, text: &str) {
+    let Some(mut attachment) = mastodon_of(socket) else { return };
+    match ClientMessage::parse(text) {
+        ClientMessage::Subscribe(stream) => attachment.m.set(stream, true),
+        ClientMessage::Unsubscribe(stream) => attachment.m.set(stream, false),
+        ClientMessage::Unknown(_) => {
+            let _ = socket.send_with_str(r#"{"error":"Unknown stream type","status":400}"#);
+            return;
+        }
+        ClientMessage::Junk => return,
+    }
+    if socket.serialize_attachment(&attachment).is_err() {
+        worker::console_error!("could not keep a streaming subscription");
     }
 }

@@ -17,7 +17,7 @@ use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Respo
 
 use crate::config::Config;
 use crate::context::Ctx;
-use crate::domain::likes::{LikeOp, LikeReply};
+use crate::domain::likes::{LikeAnswer, LikeOp};
 use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
 use crate::store::shards::Shards;
@@ -28,7 +28,7 @@ const MAX_GROUP: usize = 32;
 
 /// What the object answers a request: the state it left, or `None` when the user may not see
 /// the post now (checked inside the commit; nothing changed).
-type Answer = Option<LikeReply>;
+type Answer = Option<LikeAnswer>;
 
 struct Pending {
     op: LikeOp,

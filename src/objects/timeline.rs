@@ -26,8 +26,9 @@ use crate::config::Config;
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::idle::{self, Holdings};
-use crate::domain::ids::UserId;
-use crate::domain::live::{self, Revocation, Session};
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::live::{self, MastodonStream, Revocation, Session};
+use crate::domain::notifications::Notice;
 use crate::domain::policy::DAY_MS;
 use crate::domain::window::{self, WindowStorage};
 use crate::error::{ApiError, ApiResult, StorageKind};
@@ -91,14 +92,11 @@ impl DurableObject for TimelineWindow {
             );
         }
         match path.as_str() {
-            LIVE_CONNECT => {
-                let header = req.headers().get(SESSION_HEADER)?.unwrap_or_default();
-                match serde_json::from_str::<Session>(&header) {
-                    Ok(session) => {
-                        sockets::connect(&self.state, &self.env, &self.sql, &self.alarm, session).await
-                    }
-                    Err(_) => Response::error("bad live session", 400),
-                }
+            LIVE_CONNECT => self.accept_socket(&req).await,
+            LIVE_NOTIFY => {
+                let notice: Notice = req.json().await?;
+                let sent = sockets::notify(&self.state, &self.env, notice.recipient, notice.id).await;
+                Response::from_json(&serde_json::json!({ "sent": sent }))
             }
             LIVE_CLOSE => {
                 let close: CloseLive = req.json().await?;
@@ -116,7 +114,8 @@ impl DurableObject for TimelineWindow {
                 Ok(op) if self.read_fails(&op) => Response::error("injected fault: window unavailable", 503),
                 Ok(op) => {
                     let moved_back = matches!(op, WindowOp::AgeActivity { .. });
-                    let response = self.apply(op);
+                    let (response, news) = self.apply(op);
+                    self.stream(news).await;
                     self.keep_idle_check(moved_back).await;
                     response
                 }
@@ -137,8 +136,12 @@ impl DurableObject for TimelineWindow {
         }
     }
 
-    // The client has nothing to say beyond `ping` (answered by the runtime without waking us).
-    async fn websocket_message(&self, _ws: WebSocket, _message: WebSocketIncomingMessage) -> Result<()> {
+    // A `/v1` client has nothing to say beyond `ping` (answered by the runtime without waking
+    // us); a Mastodon client subscribes to streams.
+    async fn websocket_message(&self, ws: WebSocket, message: WebSocketIncomingMessage) -> Result<()> {
+        if let WebSocketIncomingMessage::String(text) = message {
+            sockets::on_message(&ws, &text);
+        }
         Ok(())
     }
 
@@ -185,33 +188,70 @@ impl TimelineWindow {
         is_read && left > 0
     }
 
-    /// Applies one window op; a delivery with news for an open socket is announced on it.
-    fn apply(&self, op: WindowOp) -> Result<Response> {
+    /// Applies one window op; a delivery with news for an open `/v1` socket is announced on it.
+    /// Returns what a Mastodon socket is to be told ([`Self::stream`], after the op).
+    fn apply(&self, op: WindowOp) -> (Result<Response>, StreamNews) {
         let mut store = SqlWindow::new(&self.sql);
+        let live = !self.state.get_websockets().is_empty();
         let delivered = match &op {
-            WindowOp::Deliver { entries, .. } | WindowOp::Backfill { entries, .. }
-                if !self.state.get_websockets().is_empty() =>
-            {
+            WindowOp::Deliver { entries, .. } | WindowOp::Backfill { entries, .. } if live => {
                 store.nth_newest_key(0).ok().map(|top| (entries.clone(), top))
             }
+            _ => None,
+        };
+        let removed = match &op {
+            WindowOp::RemovePost { post_id, .. } if live => Some(*post_id),
             _ => None,
         };
         let mut reply = match window::apply(&mut store, op) {
             Ok(reply) => reply,
             Err(e) => {
-                return super::failure(&ApiError::Storage {
-                    kind: StorageKind::Other,
-                    detail: format!("window op failed: {e}"),
-                })
+                let failure =
+                    ApiError::Storage { kind: StorageKind::Other, detail: format!("window op failed: {e}") };
+                return (super::failure(&failure), StreamNews::default());
             }
         };
         reply.statements = store.statements();
-        if let Some(news) = delivered.and_then(|(entries, top)| live::announcement(&entries, top)) {
-            if reply.changed > 0 {
-                sockets::announce(&self.state, &self.env, news);
+        let mut news = StreamNews::default();
+        if reply.changed > 0 {
+            if let Some((entries, top)) = delivered {
+                if let Some(announcement) = live::announcement(&entries, top) {
+                    sockets::announce(&self.state, &self.env, announcement);
+                }
+                news.posts = live::news_posts(&entries, top);
             }
+            news.removed = removed;
         }
-        Response::from_json(&reply)
+        (Response::from_json(&reply), news)
+    }
+
+    /// Tells the Mastodon sockets what the op changed (best effort: the op is done). Awaited
+    /// before the op's answer only while a socket is open, so a reader who is not streaming
+    /// costs the fan-out nothing.
+    async fn stream(&self, news: StreamNews) {
+        let Some(reader) = self.reader() else { return };
+        sockets::stream_updates(&self.state, &self.env, reader, &news.posts).await;
+        if let Some(post) = news.removed {
+            sockets::stream_delete(&self.state, post).await;
+        }
+    }
+
+    /// The reader this object belongs to, from an open socket's session (`None` without one).
+    fn reader(&self) -> Option<UserId> {
+        self.state.get_websockets().iter().find_map(sockets::session_user)
+    }
+
+    async fn accept_socket(&self, req: &Request) -> Result<Response> {
+        let header = |name: &str| req.headers().get(name).ok().flatten();
+        let Ok(session) = serde_json::from_str::<Session>(&header(SESSION_HEADER).unwrap_or_default()) else {
+            return Response::error("bad live session", 400);
+        };
+        let mastodon = match header(MASTODON_HEADER).map(|h| serde_json::from_str::<MastodonStream>(&h)) {
+            Some(Ok(stream)) => Some((stream, header(PROTOCOL_HEADER))),
+            Some(Err(_)) => return Response::error("bad streaming state", 400),
+            None => None,
+        };
+        sockets::connect(&self.state, &self.env, &self.sql, &self.alarm, session, mastodon).await
     }
 }
 
@@ -325,6 +365,7 @@ impl TimelineWindow {
 
 const LIVE_CONNECT: &str = "/live/connect";
 const LIVE_CLOSE: &str = "/live/close";
+const LIVE_NOTIFY: &str = "/live/notify";
 /// Test hooks (reached only through `/v1/admin/test/*`, which answers 404 without TEST_HOOKS).
 const TEST_DUMP: &str = "/test/dump";
 const TEST_ALARM: &str = "/test/alarm";
@@ -332,6 +373,18 @@ const TEST_FAIL_READS: &str = "/test/fail_reads";
 /// The verified [`Session`] travels from the Worker to the object in this header (the body of
 /// an upgrade request is not ours to use).
 const SESSION_HEADER: &str = "x-edgefeed-live-session";
+/// A Mastodon streaming socket's initial [`MastodonStream`], and the subprotocol to echo.
+const MASTODON_HEADER: &str = "x-edgefeed-mastodon-stream";
+const PROTOCOL_HEADER: &str = "x-edgefeed-websocket-protocol";
+
+/// What a window op changed that Mastodon sockets hear about.
+#[derive(Debug, Default)]
+struct StreamNews {
+    /// Delivered posts above the old top.
+    posts: Vec<PostId>,
+    /// A post removed from the window.
+    removed: Option<PostId>,
+}
 
 /// Closes the reader's sockets whose tokens a credential change ended.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -370,6 +423,37 @@ impl Windows {
         let mut init = RequestInit::new();
         init.with_method(Method::Get).with_headers(headers);
         self.send(session.user, LIVE_CONNECT, &init).await
+    }
+
+    /// Hands a verified Mastodon streaming upgrade to the reader's object (`101`, echoing the
+    /// client's subprotocol when it offered one).
+    pub async fn connect_mastodon(
+        &self,
+        session: &Session,
+        stream: &MastodonStream,
+        protocol: Option<&str>,
+    ) -> ApiResult<Response> {
+        let headers = Headers::new();
+        headers.set("upgrade", "websocket")?;
+        headers.set(SESSION_HEADER, &serde_json::to_string(session).unwrap_or_default())?;
+        headers.set(MASTODON_HEADER, &serde_json::to_string(stream).unwrap_or_default())?;
+        if let Some(protocol) = protocol {
+            headers.set(PROTOCOL_HEADER, protocol)?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::Get).with_headers(headers);
+        self.send(session.user, LIVE_CONNECT, &init).await
+    }
+
+    /// Tells the recipient's open sockets about a new notification (a no-op without one).
+    pub async fn notify(&self, notice: Notice) -> ApiResult<()> {
+        let mut init = RequestInit::new();
+        let body = serde_json::to_string(&notice).unwrap_or_default();
+        init.with_method(Method::Post).with_body(Some(body.into()));
+        match self.send(notice.recipient, LIVE_NOTIFY, &init).await?.status_code() {
+            200 => Ok(()),
+            status => Err(ApiError::Internal(format!("a live notification answered {status}"))),
+        }
     }
 
     /// Closes the reader's open sockets that `revocation` ends.

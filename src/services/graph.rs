@@ -15,6 +15,7 @@ use crate::context::Ctx;
 use crate::domain::graph::{mirror_writes, same_mirrors};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
+use crate::services::streaming;
 use crate::store::mirror::{self, EdgeTable, Pair, SideRead};
 use crate::store::{stats, test_hooks, Db};
 
@@ -40,8 +41,10 @@ pub async fn converge_pair(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<()> {
             mirror::write_side(db, b, a, wb, read.0.edge, now),
         )
         .await;
-        ra?;
-        rb?;
+        // A follow notification made for a user with a live socket open is told to it.
+        for notice in [ra?, rb?].into_iter().flatten() {
+            streaming::tell(ctx, notice).await;
+        }
         let again = read_pair(ctx, a, b).await?;
         if settled(&read, &again) {
             return Ok(());

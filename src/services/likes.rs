@@ -7,6 +7,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::post_likes::Likes;
+use crate::services::streaming;
 
 pub async fn set_like(
     ctx: &Ctx,
@@ -16,5 +17,9 @@ pub async fn set_like(
     seq: Option<i64>,
 ) -> ApiResult<LikeReply> {
     let op = LikeOp { post_id, user_id: viewer, like, seq, now: ctx.now };
-    Likes::new(ctx)?.set(op).await?.ok_or(ApiError::NotFound("no such post"))
+    let answer = Likes::new(ctx)?.set(op).await?.ok_or(ApiError::NotFound("no such post"))?;
+    if let Some(notice) = answer.notice {
+        streaming::tell(ctx, notice).await;
+    }
+    Ok(answer.reply)
 }

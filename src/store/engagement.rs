@@ -10,6 +10,7 @@ use super::{all, batch, first, first_id, int, notifications, stmt, text, Db, IdR
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::snowflake_time;
 use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::notifications::Notice;
 use crate::domain::shard::shard_of_id;
 use crate::domain::validate::CommentBody;
 use crate::error::ApiResult;
@@ -88,6 +89,7 @@ const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.cre
 
 /// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
 /// when `notify` (not for imports of old comments), notifies the post's author, atomically.
+/// The notice, when the author has a live socket to tell.
 pub async fn create(
     db: &Db,
     post: PostId,
@@ -96,7 +98,7 @@ pub async fn create(
     created_at: i64,
     now: i64,
     notify: bool,
-) -> ApiResult<CommentId> {
+) -> ApiResult<(CommentId, Option<Notice>)> {
     let insert = |id: i64| async move {
         let created_at = snowflake_time(id);
         let mut statements = vec![
@@ -111,11 +113,12 @@ pub async fn create(
         if notify {
             statements.push(notifications::on_comment(db, id, post, author, now)?);
         }
-        first_id(batch(db, statements).await?.first())
+        let results = batch(db, statements).await?;
+        Ok((first_id(results.first())?, notifications::notice(results.get(2), now)))
     };
-    Ok(CommentId::from_trusted(
-        insert_with_fresh_id(created_at, shard_of_id(post.get()), "comments.id", insert).await?,
-    ))
+    let (id, notice) =
+        insert_with_fresh_id(created_at, shard_of_id(post.get()), "comments.id", insert).await?;
+    Ok((CommentId::from_trusted(id), notice))
 }
 
 /// A live comment (not deleted, on a live post), from its post's database, with its author's

@@ -7,7 +7,7 @@ use worker::D1PreparedStatement;
 
 use super::users::{not_blocked_between, not_suspended};
 use super::{batch, int, notifications, stats, stmt, Db};
-use crate::domain::likes::{LikeOp, LikeReply};
+use crate::domain::likes::{LikeAnswer, LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 
 /// "The user `?2` may see and like the post `?1` now": `domain/visibility.rs::may_see` as SQL
@@ -94,7 +94,7 @@ fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; STATEM
 /// Commits a group of requests in one atomic batch, each as its own upsert followed by its
 /// notification's write and a read of the state it left, in order; returns one reply per
 /// request (`None`: the user may not see the post, and nothing changed).
-pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeReply>>> {
+pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeAnswer>>> {
     let mut statements = Vec::with_capacity(ops.len() * STATEMENTS_PER_OP + 4);
     for op in ops {
         statements.extend(op_statements(db, op)?);
@@ -113,7 +113,7 @@ pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeReply>>
     }
     let results = batch(db, statements).await?;
     let mut replies = Vec::with_capacity(ops.len());
-    for op_results in results.chunks(STATEMENTS_PER_OP).take(ops.len()) {
+    for (op, op_results) in ops.iter().zip(results.chunks(STATEMENTS_PER_OP)) {
         let applied = !op_results
             .first()
             .map(|r| r.results::<serde_json::Value>())
@@ -123,7 +123,8 @@ pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeReply>>
         let state: Vec<StateRow> = op_results.get(2).map(|r| r.results()).transpose()?.unwrap_or_default();
         let state = state.first().ok_or_else(|| ApiError::Internal("like state row missing".into()))?;
         let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
-        replies.push((state.visible != 0).then_some(reply));
+        let notice = notifications::notice(op_results.get(1), op.now);
+        replies.push((state.visible != 0).then_some(LikeAnswer { reply, notice }));
     }
     Ok(replies)
 }

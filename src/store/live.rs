@@ -55,3 +55,10 @@ pub async fn live_followers(
     let followers: Vec<IdRow> = all(shards.user(author), &sql, &[int(author), text(&ids)]).await?;
     Ok((followers.into_iter().map(|r| UserId::from_trusted(r.id)).collect(), next))
 }
+
+/// Marks on the user's home row that they have a live socket until `until` (ms; never
+/// shortened): what notification writes read to know whether to tell a socket (migration 0018).
+pub async fn mark_live(db_of_user: &Db, user: UserId, until: i64) -> ApiResult<()> {
+    const SQL: &str = "UPDATE users SET live_until = MAX(COALESCE(live_until, 0), ?2) WHERE id = ?1";
+    exec(db_of_user, SQL, &[int(user), int(until)]).await
+}

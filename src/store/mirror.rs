@@ -11,6 +11,7 @@ use super::shards::Shards;
 use super::{all, batch, first, int, notifications, stmt, text, Db};
 use crate::domain::graph::{SideFacts, SideWrites};
 use crate::domain::ids::UserId;
+use crate::domain::notifications::Notice;
 use crate::error::ApiResult;
 
 /// The follower-side row of `user`'s follow of the other, with what its author-side copy carries:
@@ -87,7 +88,7 @@ pub async fn write_side(
     writes: SideWrites,
     other_edge: Option<EdgeCopy>,
     now: i64,
-) -> ApiResult<()> {
+) -> ApiResult<Option<Notice>> {
     let db = db_of_user;
     let pair = [int(user), int(other)];
     let mut statements = vec![if writes.blocked_by {
@@ -110,8 +111,10 @@ pub async fn write_side(
     }
     // The follow notification goes with the mirror: made before the upsert, which it reads
     // to tell a new follow from one already held (`store/notifications.rs::on_follow`).
+    let mut made_at = None;
     match (writes.follower, other_edge) {
         (true, Some(edge)) => {
+            made_at = Some(statements.len());
             statements.push(notifications::on_follow(db, user, other, edge.created_at, now)?);
             statements.push(upsert_follower(db, user, other, &edge)?);
         }
@@ -124,8 +127,8 @@ pub async fn write_side(
             statements.push(notifications::off_follow(db, user, other)?);
         }
     }
-    batch(db, statements).await?;
-    Ok(())
+    let results = batch(db, statements).await?;
+    Ok(made_at.and_then(|i| notifications::notice(results.get(i), now)))
 }
 
 fn upsert_follower(

@@ -13,7 +13,7 @@ use super::users::not_blocked_between;
 use super::{all, batch, changed_rows, int, stmt, text, Db};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
-use crate::domain::notifications::{Kind, KindFilter};
+use crate::domain::notifications::{Kind, KindFilter, Notice};
 use crate::error::ApiResult;
 
 /// The next notification id of `recipient` (an SQL expression) made at `now` (a parameter):
@@ -27,7 +27,8 @@ fn new_id_sql(recipient: &str, now: &str) -> String {
 }
 
 /// `INSERT ... SELECT` of one notification for `recipient`, unless one of the same subject
-/// exists; `from_where` supplies the `FROM ... WHERE ...` that decides whether it is due.
+/// exists; `from_where` supplies the `FROM ... WHERE ...` that decides whether it is due. It
+/// returns the row it made with the recipient's `live_until` (read by [`notice`]).
 fn insert_sql(
     recipient: &str,
     now: &str,
@@ -42,7 +43,8 @@ fn insert_sql(
         "INSERT INTO notifications (recipient_id, id, kind, actor_id, post_id, comment_id) \
          SELECT {recipient}, {id}, '{kind}', {actor}, {post}, {comment} {from_where} \
            AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.recipient_id = {recipient} AND n.kind = '{kind}' \
-             AND n.actor_id = {actor} AND n.post_id = {post} AND n.comment_id = {comment})",
+             AND n.actor_id = {actor} AND n.post_id = {post} AND n.comment_id = {comment}) \
+         RETURNING recipient_id, id, (SELECT u.live_until FROM users u WHERE u.id = recipient_id) AS live_until",
         id = new_id_sql(recipient, now),
     )
 }
@@ -127,6 +129,21 @@ pub fn off_follow(db: &Db, author: UserId, follower: UserId) -> ApiResult<D1Prep
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = 'follow' AND actor_id = ?2",
         &[int(author), int(follower)],
     )
+}
+
+#[derive(Deserialize)]
+struct Made {
+    recipient_id: UserId,
+    id: i64,
+    live_until: Option<i64>,
+}
+
+/// What an insert above made, if it made a notification for a recipient whose live socket is
+/// open at `now`: the notice to send them.
+pub fn notice(result: Option<&worker::D1Result>, now: i64) -> Option<Notice> {
+    let made: Vec<Made> = result?.results().ok()?;
+    let made = made.into_iter().next()?;
+    (made.live_until.unwrap_or(0) > now).then_some(Notice { recipient: made.recipient_id, id: made.id })
 }
 
 /// A notification as stored.

@@ -13,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::{CommentView, UserView};
-use crate::services::likes;
+use crate::services::{likes, streaming};
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::users::UserRow;
 
@@ -67,7 +67,10 @@ pub async fn add_comment(
     text: &CommentBody,
 ) -> ApiResult<CommentRow> {
     open_post(app, viewer, post).await?;
-    let id = store::create(app.post_db(post), post, viewer, text, app.now, app.now, true).await?;
+    let (id, notice) = store::create(app.post_db(post), post, viewer, text, app.now, app.now, true).await?;
+    if let Some(notice) = notice {
+        streaming::tell(app, notice).await;
+    }
     comment(app, id).await
 }
 
@@ -123,6 +126,6 @@ pub async fn import_comment(app: &App, input: &Input) -> ApiResult<Response> {
     let created_at = import_time(app, &body)?;
     visible_user(app, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
     visible_post(app, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
-    let id = store::create(app.post_db(post), post, author, &text, created_at, app.now, false).await?;
+    let (id, _) = store::create(app.post_db(post), post, author, &text, created_at, app.now, false).await?;
     created(app, id).await
 }

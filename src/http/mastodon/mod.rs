@@ -4,11 +4,11 @@
 //! decides what a viewer may see: the operations it calls do.
 
 mod accounts;
-pub mod entities;
 mod markers;
 mod notifications;
 mod oauth;
 mod statuses;
+mod streaming;
 
 use serde::Serialize;
 use worker::Response;
@@ -20,6 +20,10 @@ use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
 use entities::Accounts;
+
+/// The entities are pure mappers over store rows, in the services (the live sockets render them
+/// too): here under their old name.
+pub use crate::services::mastodon_entities as entities;
 
 /// Paths answered in Mastodon's shapes (errors as `{"error": ...}`).
 pub fn is_mastodon_path(path: &str) -> bool {
@@ -45,6 +49,8 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
         MastodonPublic::Token => oauth::token(app, input).await,
         MastodonPublic::Revoke => oauth::revoke(app, input).await,
         MastodonPublic::Instance { v1 } => oauth::instance(input, v1),
+        MastodonPublic::Streaming => streaming::connect(app, input).await,
+        MastodonPublic::StreamingHealth => streaming::health(),
     }
 }
 

@@ -5,12 +5,11 @@
 use serde::Serialize;
 use worker::Response;
 
-use super::entities::{Account, Accounts, Status};
+use super::entities::Notification;
 use super::{accounts_of, json, list};
-use crate::domain::ids::{parse_id, snowflake_time, NotificationId, UserId};
+use crate::domain::ids::{parse_id, NotificationId, UserId};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::KindFilter;
-use crate::domain::time::format_rfc3339;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
@@ -25,38 +24,6 @@ fn notification_limit(raw: Option<&str>) -> usize {
 /// Mastodon's unread count: 100 by default, at most 1000.
 fn unread_limit(raw: Option<&str>) -> usize {
     raw.and_then(|v| v.trim().parse::<i64>().ok()).map_or(100, |n| n.clamp(1, 1000) as usize)
-}
-
-/// Mastodon's Notification entity.
-#[derive(Serialize)]
-pub struct Notification {
-    id: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    created_at: String,
-    /// Mastodon 4.3's grouping key; edgefeed does not group v1 notifications.
-    group_key: String,
-    account: Account,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<Status>,
-}
-
-impl Notification {
-    fn new(origin: &str, accounts: &Accounts, n: &Hydrated) -> Notification {
-        let status = match (&n.comment, &n.post) {
-            (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
-            (None, Some(p)) => Some(Status::of_post(origin, accounts, p)),
-            _ => None,
-        };
-        Notification {
-            id: n.id.to_string(),
-            kind: n.kind.mastodon(),
-            created_at: format_rfc3339(snowflake_time(n.id)),
-            group_key: format!("ungrouped-{}", n.id),
-            account: Account::new(origin, &n.actor),
-            status,
-        }
-    }
 }
 
 async fn render(app: &App, input: &Input, viewer: UserId, rows: &[Hydrated]) -> ApiResult<Vec<Notification>> {

@@ -1,4 +1,4 @@
-//! Mastodon's JSON entities (Account, Status, Relationship, Application, Token), built from
+//! Mastodon's JSON entities (Account, Status, Relationship, Notification), built from
 //! edgefeed's rows. Every field Mastodon documents as always present is present: what edgefeed
 //! has no concept of (media, polls, boosts, emojis, bookmarks) gets a neutral value, because
 //! clients crash on missing fields, not on empty ones.
@@ -7,10 +7,11 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::domain::ids::UserId;
+use crate::domain::ids::{snowflake_time, UserId};
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
+use crate::services::notifications::Hydrated;
 use crate::store::engagement::CommentRow;
 use crate::store::graph::Mutual;
 use crate::store::posts::PostRow;
@@ -266,6 +267,38 @@ impl From<&Mutual> for Relationship {
             domain_blocking: false,
             endorsed: false,
             note: "",
+        }
+    }
+}
+
+/// Mastodon's Notification entity.
+#[derive(Serialize)]
+pub struct Notification {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    created_at: String,
+    /// Mastodon 4.3's grouping key; edgefeed does not group v1 notifications.
+    group_key: String,
+    account: Account,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
+}
+
+impl Notification {
+    pub fn new(origin: &str, accounts: &Accounts, n: &Hydrated) -> Notification {
+        let status = match (&n.comment, &n.post) {
+            (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
+            (None, Some(p)) => Some(Status::of_post(origin, accounts, p)),
+            _ => None,
+        };
+        Notification {
+            id: n.id.to_string(),
+            kind: n.kind.mastodon(),
+            created_at: format_rfc3339(snowflake_time(n.id)),
+            group_key: format!("ungrouped-{}", n.id),
+            account: Account::new(origin, &n.actor),
+            status,
         }
     }
 }

@@ -1,0 +1,72 @@
+//! What the Mastodon streaming API sends (`/api/v1/streaming`), rendered for one viewer at the
+//! moment it is sent: the statuses a delivery brought to their home timeline, re-read now (a
+//! post deleted, made private or by someone blocked since is not sent), and notifications,
+//! read through the same rules as the list.
+
+use crate::context::Ctx;
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::notifications::Notice;
+use crate::error::ApiResult;
+use crate::objects::timeline::Windows;
+use crate::services::mastodon_entities::{accounts, Notification, Status};
+use crate::services::notifications;
+use crate::store::posts::{get_visible, PostRow};
+use crate::store::users;
+
+/// The `update` payloads (Status JSON) of these posts for `viewer`, oldest first (the order
+/// clients prepend them in); the posts the viewer may not see now are left out.
+pub async fn update_payloads(
+    ctx: &Ctx,
+    viewer: UserId,
+    origin: &str,
+    posts: &[PostId],
+) -> ApiResult<Vec<String>> {
+    let mut shown: Vec<PostRow> = Vec::with_capacity(posts.len());
+    for &post in posts {
+        if let Some(row) = get_visible(ctx.shards.post(post), viewer, post).await? {
+            shown.push(row);
+        }
+    }
+    shown.sort_by_key(PostRow::sort_key);
+    let mut authors: Vec<UserId> = shown.iter().map(|p| p.author_id).collect();
+    authors.sort_unstable();
+    authors.dedup();
+    let accounts = accounts(origin, &users::by_ids(&ctx.shards, &authors).await?);
+    Ok(shown.iter().map(|p| to_json(&Status::of_post(origin, &accounts, p))).collect())
+}
+
+/// The `notification` payload of one of the viewer's notifications, unless it is hidden now.
+pub async fn notification_payload(
+    ctx: &Ctx,
+    viewer: UserId,
+    origin: &str,
+    id: i64,
+) -> ApiResult<Option<String>> {
+    let Some(found) = notifications::one(ctx, viewer, id).await? else { return Ok(None) };
+    let ids = [found.actor.id, viewer];
+    let accounts = accounts(origin, &users::by_ids(&ctx.shards, &ids).await?);
+    Ok(Some(to_json(&Notification::new(origin, &accounts, &found))))
+}
+
+/// Tells the recipient's live sockets about a notification just made, after the answer (best
+/// effort: the notification is stored; a lost notice only means the socket hears of it later).
+pub async fn tell(ctx: &Ctx, notice: Notice) {
+    let env = ctx.env.clone();
+    ctx.after_response(async move {
+        let told = match Ctx::new(env) {
+            Ok(ctx) => match Windows::new(&ctx) {
+                Ok(windows) => windows.notify(notice).await,
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        if let Err(e) = told {
+            worker::console_error!("live notification {} not told: {e}", notice.id);
+        }
+    })
+    .await;
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
