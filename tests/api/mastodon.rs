@@ -344,3 +344,42 @@ fn links_keep_the_limit_max_with_since_answers_between_and_pinned_is_empty() {
     let all = call("GET", &format!("{path}?limit=40"), Some(&reader.token), None).expect(200);
     assert_eq!(all.as_array().map(Vec::len), Some(12));
 }
+
+#[test]
+fn entities_carry_the_fields_mastodon_requires() {
+    let user = register("masto_required");
+    let base = &server().base;
+    let me = call("GET", "/api/v1/accounts/verify_credentials", Some(&user.token), None).expect(200);
+    assert_eq!(me["avatar"], format!("{base}/avatar.png"));
+    assert_eq!((&me["header"], &me["header_static"]), (&json!(format!("{base}/header.png")), &me["header"]));
+    assert_eq!((me["indexable"].as_bool(), me["group"].as_bool()), (Some(false), Some(false)));
+    assert!(me["uri"].as_str().unwrap().starts_with("http"), "{}", me["uri"]);
+    assert_eq!(me["role"]["id"], "-99");
+    for field in ["name", "color", "permissions"] {
+        assert!(me["role"][field].is_string(), "role.{field}");
+    }
+    assert_eq!(me["source"]["indexable"], false);
+    assert_eq!(me["source"]["privacy"], "public");
+    let account = call("GET", &format!("/api/v1/accounts/{}", user.id), Some(&user.token), None).expect(200);
+    assert!(account.get("role").is_none() && account.get("source").is_none(), "only the signed-in account");
+    assert_eq!(account["header"], me["header"]);
+    let v1 = call("GET", "/api/v1/instance", None, None).expect(200);
+    let ws = format!("ws://{}", base.strip_prefix("http://").expect("the suite serves http"));
+    assert_eq!(v1["urls"]["streaming_api"], ws.as_str(), "the scheme follows the origin");
+    let v2 = call("GET", "/api/v2/instance", None, None).expect(200);
+    assert_eq!(v2["configuration"]["urls"]["streaming"], ws.as_str());
+    assert_eq!(v2["api_versions"]["mastodon"], 1);
+    assert_eq!(v2["configuration"]["translation"]["enabled"], false);
+    assert_eq!(v2["configuration"]["accounts"]["max_pinned_statuses"], 0);
+    assert_eq!(v2["icon"][0], json!({ "src": format!("{base}/avatar.png"), "size": "96x96" }));
+    let png = send("GET", "/avatar.png", &[], b"");
+    assert_eq!((png.status(), png.header("content-type")), (200, Some("image/png")));
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut png.into_reader(), &mut bytes).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a raster PNG");
+    let size = (
+        u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
+        u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
+    );
+    assert_eq!(size, (96, 96));
+}
