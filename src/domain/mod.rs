@@ -26,4 +26,5 @@ pub mod time;
 pub mod token;
 pub mod validate;
 pub mod visibility;
+pub mod wellknown;
 pub mod window;

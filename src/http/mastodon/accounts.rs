@@ -51,8 +51,8 @@ pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiRes
     json(&Account::new(&input.origin, &user))
 }
 
-/// The handle an `acct` names, case-insensitively (lookups, search).
-fn handle_of(acct: &str) -> Option<Handle> {
+/// The handle an `acct` names, case-insensitively (lookups, search, WebFinger).
+pub(super) fn handle_of(acct: &str) -> Option<Handle> {
     Handle::parse(&acct_handle(acct).to_ascii_lowercase()).ok()
 }
 
