@@ -68,6 +68,22 @@ pub fn acct_handle(acct: &str) -> &str {
     acct.trim().trim_start_matches('@').split('@').next().unwrap_or("")
 }
 
+/// The domain part of an origin (`host[:port]`): the one domain every local account is on.
+pub fn domain_of(origin: &str) -> &str {
+    origin.split_once("://").map_or(origin, |(_, domain)| domain)
+}
+
+/// The streaming API's URL as the instance documents advertise it: WebSocket on the origin's
+/// own scheme (`ws://` for `http://`, `wss://` for `https://`). Clients connect to it as given
+/// (Mastodon.py turns `wss:` into `https:`), so a fixed `wss://` fails on a plain-http server.
+pub fn streaming_url(origin: &str) -> String {
+    match origin.split_once("://") {
+        Some(("http", rest)) => format!("ws://{rest}"),
+        Some((_, rest)) => format!("wss://{rest}"),
+        None => format!("wss://{origin}"),
+    }
+}
+
 /// The feed position of a status id: ids are snowflakes whose high bits are the creation
 /// millisecond, so `(created_at, id)` comes from the id alone (no lookup, and an id of a post
 /// deleted meanwhile still pages correctly).
@@ -137,6 +153,13 @@ mod tests {
             assert_eq!(acct_handle(acct), "ana", "{acct}");
         }
         assert_eq!(acct_handle("@"), "");
+    }
+
+    #[test]
+    fn the_streaming_url_follows_the_origins_scheme() {
+        assert_eq!(streaming_url("http://127.0.0.1:8787"), "ws://127.0.0.1:8787");
+        assert_eq!(streaming_url("https://edge.example"), "wss://edge.example");
+        assert_eq!(domain_of("http://127.0.0.1:8787"), "127.0.0.1:8787");
     }
 
     #[test]

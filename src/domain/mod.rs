@@ -27,4 +27,5 @@ pub mod time;
 pub mod token;
 pub mod validate;
 pub mod visibility;
+pub mod wellknown;
 pub mod window;

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use futures_util::future::join;
 use worker::{Context, Env, Method, Request, Response};
 
-use crate::domain::cors::CorsPolicy;
+use crate::domain::cors::{is_open_path, CorsPolicy, ANY_METHOD};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
@@ -25,11 +25,10 @@ use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response {
-    // `CORS_ORIGINS` is read here, not in `Config`: the preflight answers before anything else
-    // runs (and the health route reads no other var).
-    let cors = CorsPolicy::parse(&env.var("CORS_ORIGINS").map(|v| v.to_string()).unwrap_or_default());
+    let path = req.path();
+    let cors = cors_policy(&env, &path);
     let origin = req.headers().get("origin").ok().flatten();
-    if let Some(preflight) = preflight(&req, &cors, origin.as_deref()) {
+    if let Some(preflight) = preflight(&req, &path, &cors, origin.as_deref()) {
         return preflight;
     }
     let head = req.method() == Method::Head;
@@ -37,10 +36,8 @@ pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response
     let io = Rc::new(Io::default());
     let mut response = match dispatch(&mut req, env, io.clone(), Rc::new(invocation)).await {
         Ok(response) => response,
-        Err(err) => match req.path() {
-            path if mastodon::is_mastodon_path(&path) => mastodon_error(&err, &path),
-            _ => problem(&err),
-        },
+        Err(err) if mastodon::is_mastodon_path(&path) => mastodon_error(&err, &path),
+        Err(err) => problem(&err),
     };
     let total = worker::Date::now().as_millis().saturating_sub(started);
     let _ = response.headers_mut().set("server-timing", &server_timing(&io, total));
@@ -50,20 +47,33 @@ pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response
     finish(response, head).await
 }
 
+/// The path's CORS policy: the Mastodon API's paths are open to every origin; `/v1` follows
+/// `CORS_ORIGINS`, read here rather than in `Config` because the preflight answers before
+/// anything else runs (and the health route reads no other var).
+fn cors_policy(env: &Env, path: &str) -> CorsPolicy {
+    if is_open_path(path) {
+        return CorsPolicy::open();
+    }
+    CorsPolicy::parse(&env.var("CORS_ORIGINS").map(|v| v.to_string()).unwrap_or_default())
+}
+
 /// A CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) is answered
 /// here, before routing and authentication (browsers send it without credentials): `204` with
 /// the path's methods for an allowed origin, `403 cors_origin_not_allowed` otherwise, `404` for
-/// a path that names nothing. Any other `OPTIONS` is routed as usual (`405` with `Allow`).
-fn preflight(req: &Request, cors: &CorsPolicy, origin: Option<&str>) -> Option<Response> {
+/// a path that names nothing. Any other `OPTIONS` is routed as usual (`405` with `Allow`). On an
+/// open path every origin is allowed, and a path that names nothing still answers `204` (with
+/// every method), so the app can read the real request's `404` instead of a failed preflight.
+fn preflight(req: &Request, path: &str, cors: &CorsPolicy, origin: Option<&str>) -> Option<Response> {
     let asks = req.headers().get("access-control-request-method").ok().flatten().is_some();
     let origin = origin.filter(|_| req.method() == Method::Options && asks)?;
-    let path = req.url().ok()?.path().to_string();
-    let methods = match router::route("OPTIONS", &path) {
+    let methods = match router::route("OPTIONS", path) {
         Err(ApiError::MethodNotAllowed { allow }) => allow,
+        Err(_) if cors.is_open() => ANY_METHOD.to_string(),
         Err(e) => return Some(problem(&e)),
         Ok(_) => return None,
     };
-    let Some(headers) = cors.preflight_headers(origin, &methods) else {
+    let requested = req.headers().get("access-control-request-headers").ok().flatten();
+    let Some(headers) = cors.preflight_headers(origin, &methods, requested.as_deref()) else {
         let refused = ApiError::Forbidden {
             code: "cors_origin_not_allowed",
             detail: "this origin is not in CORS_ORIGINS",

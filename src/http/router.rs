@@ -33,9 +33,19 @@ pub enum PublicRoute {
 }
 
 /// Mastodon-compatible client registration and OAuth (the client authenticates itself), and
-/// the instance documents.
+/// the instance and discovery documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MastodonPublic {
+    /// `GET /api/v1/custom_emojis`: none.
+    CustomEmojis,
+    /// `GET /.well-known/nodeinfo`: where the NodeInfo document is.
+    NodeInfoLinks,
+    /// `GET /nodeinfo/2.0`.
+    NodeInfo,
+    /// `GET /.well-known/host-meta`: where WebFinger is (XRD).
+    HostMeta,
+    /// `GET /.well-known/webfinger?resource=acct:handle@domain`.
+    WebFinger,
     Apps,
     AuthorizePage,
     Authorize,
@@ -87,6 +97,17 @@ pub enum UserRoute {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MastodonRoute {
+    /// What apps read at startup and edgefeed has none of: each answers an empty list (filters,
+    /// announcements, ...), the defaults (preferences) or Mastodon's "none registered" (push).
+    FollowRequests,
+    Preferences,
+    /// `GET /api/v1/filters` (`v2: false`) and `/api/v2/filters`.
+    Filters {
+        v2: bool,
+    },
+    Announcements,
+    FollowedTags,
+    PushSubscription,
     VerifyCredentials,
     Account(UserId),
     LookupAccount,
@@ -184,6 +205,8 @@ impl UserRoute {
             | U::Block(_)
             | U::Unblock(_)
             | U::Mastodon(M::AccountAction(..)) => Scopes::FOLLOW,
+            // As Mastodon: push subscriptions need `push`, which apps ask for when they use it.
+            U::Mastodon(M::PushSubscription) => Scopes::PUSH,
             route if route.is_read() || route == U::LiveTicket => Scopes::READ,
             _ => Scopes::WRITE,
         }
@@ -393,6 +416,19 @@ pub const ROUTES: &[PathRow] = &[
     ),
     path("/oauth/token", &[("POST", |_| mastodon_public(MP::Token))]),
     path("/oauth/revoke", &[("POST", |_| mastodon_public(MP::Revoke))]),
+    // What apps call at startup, and the discovery documents.
+    path("/api/v1/custom_emojis", &[("GET", |_| mastodon_public(MP::CustomEmojis))]),
+    path("/.well-known/nodeinfo", &[("GET", |_| mastodon_public(MP::NodeInfoLinks))]),
+    path("/nodeinfo/2.0", &[("GET", |_| mastodon_public(MP::NodeInfo))]),
+    path("/.well-known/host-meta", &[("GET", |_| mastodon_public(MP::HostMeta))]),
+    path("/.well-known/webfinger", &[("GET", |_| mastodon_public(MP::WebFinger))]),
+    path("/api/v1/follow_requests", &[("GET", |_| mastodon(M::FollowRequests))]),
+    path("/api/v1/preferences", &[("GET", |_| mastodon(M::Preferences))]),
+    path("/api/v1/filters", &[("GET", |_| mastodon(M::Filters { v2: false }))]),
+    path("/api/v2/filters", &[("GET", |_| mastodon(M::Filters { v2: true }))]),
+    path("/api/v1/announcements", &[("GET", |_| mastodon(M::Announcements))]),
+    path("/api/v1/followed_tags", &[("GET", |_| mastodon(M::FollowedTags))]),
+    path("/api/v1/push/subscription", &[("GET", |_| mastodon(M::PushSubscription))]),
     path("/api/v1/accounts/verify_credentials", &[("GET", |_| mastodon(M::VerifyCredentials))]),
     path("/api/v1/accounts/lookup", &[("GET", |_| mastodon(M::LookupAccount))]),
     path("/api/v1/accounts/relationships", &[("GET", |_| mastodon(M::Relationships))]),
@@ -531,7 +567,7 @@ mod tests {
     #[test]
     fn every_row_is_reachable_and_patterns_are_well_formed() {
         for row in ROUTES {
-            let prefixes = ["/v1/", "/api/v1/", "/api/v2/", "/oauth/"];
+            let prefixes = ["/v1/", "/api/v1/", "/api/v2/", "/oauth/", "/.well-known/", "/nodeinfo/"];
             assert!(prefixes.iter().any(|p| row.pattern.starts_with(p)), "{}", row.pattern);
             assert!(row.pattern.matches('{').count() <= 1, "{}", row.pattern);
             let param = if row.pattern.ends_with("{hook}") { "fault" } else { "7" };
@@ -569,5 +605,27 @@ mod tests {
         assert_eq!(U::Mastodon(M::HomeTimeline).scope(), Scopes::READ);
         assert_eq!(U::Mastodon(M::Favourite(PostId::from_trusted(1), true)).scope(), Scopes::WRITE);
         assert_eq!(U::LiveTicket.scope(), Scopes::READ);
+    }
+
+    #[test]
+    fn startup_and_discovery_routes_resolve_with_their_levels_and_scopes() {
+        use MastodonRoute as M;
+        let public = |path| route("GET", path).ok();
+        assert_eq!(public("/api/v1/custom_emojis"), Some(Public(P::Mastodon(MP::CustomEmojis))));
+        assert_eq!(public("/.well-known/nodeinfo"), Some(Public(P::Mastodon(MP::NodeInfoLinks))));
+        assert_eq!(public("/nodeinfo/2.0"), Some(Public(P::Mastodon(MP::NodeInfo))));
+        assert_eq!(public("/.well-known/host-meta"), Some(Public(P::Mastodon(MP::HostMeta))));
+        assert_eq!(public("/.well-known/webfinger"), Some(Public(P::Mastodon(MP::WebFinger))));
+        assert_eq!(public("/api/v2/filters"), Some(User(U::Mastodon(M::Filters { v2: true }))));
+        assert_eq!(route("GET", "/nodeinfo/2.1").unwrap_err().status(), 404);
+        assert_eq!(route("POST", "/api/v1/preferences").unwrap_err().status(), 405);
+        let startup =
+            [M::FollowRequests, M::Preferences, M::Filters { v2: false }, M::Announcements, M::FollowedTags];
+        for m in startup {
+            assert!(U::Mastodon(m).is_read(), "{m:?}");
+            assert_eq!(U::Mastodon(m).scope(), Scopes::READ, "{m:?}");
+        }
+        assert!(U::Mastodon(M::PushSubscription).is_read());
+        assert_eq!(U::Mastodon(M::PushSubscription).scope(), Scopes::PUSH);
     }
 }

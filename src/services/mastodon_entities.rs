@@ -29,6 +29,9 @@ pub struct Account {
     locked: bool,
     bot: bool,
     discoverable: bool,
+    /// Whether public posts may be indexed by search: there is no search to index them.
+    indexable: bool,
+    noindex: bool,
     group: bool,
     created_at: String,
     note: &'static str,
@@ -44,12 +47,22 @@ pub struct Account {
     last_status_at: Option<String>,
     emojis: Empty,
     fields: Empty,
+    /// Highlighted roles: none.
+    roles: Empty,
+}
+
+/// An account's `uri`, its identifier (there is no ActivityPub actor to name instead).
+pub fn account_uri(origin: &str, id: UserId) -> String {
+    format!("{origin}/api/v1/accounts/{id}")
 }
 
 impl Account {
+    /// Avatars and headers are the same raster images for everyone (`public/avatar.png`,
+    /// `public/header.png`): clients draw them with image decoders that do not all read SVG
+    /// (Android's and iOS's do not), and Mastodon always gives a header URL, never `""`.
     pub fn new(origin: &str, u: &UserRow) -> Self {
         let url = format!("{origin}/@{}", u.handle);
-        let avatar = format!("{origin}/avatar.svg");
+        let (avatar, header) = (format!("{origin}/avatar.png"), format!("{origin}/header.png"));
         Self {
             id: u.id.to_string(),
             username: u.handle.clone(),
@@ -58,21 +71,24 @@ impl Account {
             locked: false,
             bot: false,
             discoverable: true,
+            indexable: false,
+            noindex: false,
             group: false,
             created_at: format_rfc3339(u.created_at),
             note: "",
-            uri: format!("{origin}/api/v1/accounts/{}", u.id),
+            uri: account_uri(origin, u.id),
             url,
             avatar_static: avatar.clone(),
-            header: String::new(),
-            header_static: String::new(),
             avatar,
+            header_static: header.clone(),
+            header,
             followers_count: u.followers_count,
             following_count: u.following_count,
             statuses_count: u.posts_count,
             last_status_at: None,
             emojis: [],
             fields: [],
+            roles: [],
         }
     }
 }

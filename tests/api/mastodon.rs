@@ -344,3 +344,116 @@ fn links_keep_the_limit_max_with_since_answers_between_and_pinned_is_empty() {
     let all = call("GET", &format!("{path}?limit=40"), Some(&reader.token), None).expect(200);
     assert_eq!(all.as_array().map(Vec::len), Some(12));
 }
+
+#[test]
+fn the_calls_apps_make_at_startup_answer_in_mastodons_shapes() {
+    let user = register_with_password("masto_start");
+    let token = Some(user.token.as_str());
+    for path in [
+        "/api/v1/follow_requests",
+        "/api/v1/filters",
+        "/api/v2/filters",
+        "/api/v1/announcements",
+        "/api/v1/followed_tags",
+    ] {
+        let r = send("GET", path, &[("authorization", &format!("Bearer {}", user.token))], b"");
+        assert_eq!((r.status(), r.header("link")), (200, None), "{path}: no Link");
+        assert_eq!(r.into_json::<Value>().unwrap(), json!([]), "{path}");
+        assert_eq!(call("GET", path, None, None).status, 401, "{path} needs a token");
+    }
+    assert_eq!(call("GET", "/api/v1/custom_emojis", None, None).expect(200), json!([]), "public");
+    let preferences = call("GET", "/api/v1/preferences", token, None).expect(200);
+    assert_eq!(
+        preferences,
+        json!({
+            "posting:default:visibility": "public", "posting:default:sensitive": false,
+            "posting:default:language": null, "reading:expand:media": "default",
+            "reading:expand:spoilers": false,
+        })
+    );
+    let push = call("GET", "/api/v1/push/subscription", token, None);
+    assert_eq!((push.status, push.body), (404, json!({ "error": "Record not found" })));
+    // Push needs the `push` scope, as in Mastodon.
+    let client = app("read", "urn:ietf:wg:oauth:2.0:oob");
+    let read_only = password_token(&user, &client, "read").expect(200);
+    let refused = call("GET", "/api/v1/push/subscription", read_only["access_token"].as_str(), None);
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    discovery_documents_lead_to_the_account(&user);
+}
+
+/// NodeInfo by its links, host-meta's WebFinger template, and WebFinger for a real handle.
+fn discovery_documents_lead_to_the_account(user: &User) {
+    let base = &server().base;
+    let links = call("GET", "/.well-known/nodeinfo", None, None).expect(200);
+    assert_eq!(links["links"][0]["rel"], "http://nodeinfo.diaspora.software/ns/schema/2.0");
+    let href = links["links"][0]["href"].as_str().unwrap();
+    assert_eq!(href, format!("{base}/nodeinfo/2.0"));
+    let nodeinfo = raw("GET", &href[base.len()..], &[], b"");
+    assert!(nodeinfo.content_type.contains("profile=\"http://nodeinfo.diaspora.software/ns/schema/2.0#\""));
+    assert_eq!(
+        (nodeinfo.body["version"].as_str(), nodeinfo.body["software"]["name"].as_str()),
+        (Some("2.0"), Some("edgefeed"))
+    );
+    assert_eq!(nodeinfo.body["openRegistrations"], true, "OPEN_REGISTRATION's default");
+    let host_meta = send("GET", "/.well-known/host-meta", &[], b"");
+    assert!(host_meta.header("content-type").unwrap_or("").starts_with("application/xrd+xml"));
+    let xml = host_meta.into_string().unwrap();
+    let template = format!("template=\"{base}/.well-known/webfinger?resource={{uri}}\"");
+    assert!(xml.starts_with("<?xml") && xml.contains("rel=\"lrdd\"") && xml.contains(&template), "{xml}");
+    let domain = base.split("://").nth(1).unwrap();
+    let acct = format!("acct:{}@{domain}", user.handle.to_uppercase());
+    let jrd = raw("GET", &format!("/.well-known/webfinger?resource={}", urlencode(&acct)), &[], b"");
+    assert_eq!(jrd.status, 200, "{}", jrd.body);
+    assert!(jrd.content_type.starts_with("application/jrd+json"), "{}", jrd.content_type);
+    assert_eq!(jrd.body["subject"], format!("acct:{}@{domain}", user.handle));
+    assert_eq!(jrd.body["links"][0]["href"], format!("{base}/@{}", user.handle));
+    for resource in [
+        "acct:nobody_here@x.example",
+        &format!("acct:{}@other.example", user.handle),
+        "acct:no_such_handle_9",
+    ] {
+        let missing =
+            call("GET", &format!("/.well-known/webfinger?resource={}", urlencode(resource)), None, None);
+        assert_eq!(missing.status, 404, "{resource}: {}", missing.body);
+        assert!(missing.body["error"].is_string(), "{resource}: Mastodon's error shape");
+    }
+}
+
+#[test]
+fn entities_carry_the_fields_mastodon_requires() {
+    let user = register("masto_required");
+    let base = &server().base;
+    let me = call("GET", "/api/v1/accounts/verify_credentials", Some(&user.token), None).expect(200);
+    assert_eq!(me["avatar"], format!("{base}/avatar.png"));
+    assert_eq!((&me["header"], &me["header_static"]), (&json!(format!("{base}/header.png")), &me["header"]));
+    assert_eq!((me["indexable"].as_bool(), me["group"].as_bool()), (Some(false), Some(false)));
+    assert!(me["uri"].as_str().unwrap().starts_with("http"), "{}", me["uri"]);
+    assert_eq!(me["role"]["id"], "-99");
+    for field in ["name", "color", "permissions"] {
+        assert!(me["role"][field].is_string(), "role.{field}");
+    }
+    assert_eq!(me["source"]["indexable"], false);
+    assert_eq!(me["source"]["privacy"], "public");
+    let account = call("GET", &format!("/api/v1/accounts/{}", user.id), Some(&user.token), None).expect(200);
+    assert!(account.get("role").is_none() && account.get("source").is_none(), "only the signed-in account");
+    assert_eq!(account["header"], me["header"]);
+    let v1 = call("GET", "/api/v1/instance", None, None).expect(200);
+    let ws = format!("ws://{}", base.strip_prefix("http://").expect("the suite serves http"));
+    assert_eq!(v1["urls"]["streaming_api"], ws.as_str(), "the scheme follows the origin");
+    let v2 = call("GET", "/api/v2/instance", None, None).expect(200);
+    assert_eq!(v2["configuration"]["urls"]["streaming"], ws.as_str());
+    assert_eq!(v2["api_versions"]["mastodon"], 1);
+    assert_eq!(v2["configuration"]["translation"]["enabled"], false);
+    assert_eq!(v2["configuration"]["accounts"]["max_pinned_statuses"], 0);
+    assert_eq!(v2["icon"][0], json!({ "src": format!("{base}/avatar.png"), "size": "96x96" }));
+    let png = send("GET", "/avatar.png", &[], b"");
+    assert_eq!((png.status(), png.header("content-type")), (200, Some("image/png")));
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut png.into_reader(), &mut bytes).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a raster PNG");
+    let size = (
+        u32::from_be_bytes(bytes[16..20].try_into().unwrap()),
+        u32::from_be_bytes(bytes[20..24].try_into().unwrap()),
+    );
+    assert_eq!(size, (96, 96));
+}

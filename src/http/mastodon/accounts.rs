@@ -21,20 +21,29 @@ use crate::store::graph::{self, Direction, GroupChange};
 use crate::store::posts::{self, PostRow};
 use crate::store::users::{UserKey, UserRow};
 
-/// The signed-in user, with the `source` block clients edit profiles from.
+/// The signed-in user, with the `source` block clients edit profiles from and their `role`.
 #[derive(Serialize)]
 struct CredentialAccount {
     #[serde(flatten)]
     account: Account,
     source: serde_json::Value,
+    role: serde_json::Value,
 }
 
 pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Id(viewer)).await?;
     let source = serde_json::json!({
-        "privacy": "public", "sensitive": false, "language": null, "note": "", "fields": [], "follow_requests_count": 0,
+        "privacy": "public", "sensitive": false, "language": null, "note": "", "fields": [],
+        "follow_requests_count": 0, "indexable": false, "discoverable": true, "hide_collections": false,
+        "attribution_domains": [],
     });
-    json(&CredentialAccount { account: Account::new(&input.origin, &user), source })
+    // Mastodon's built-in "everyone" role (id -99), with no permissions: Mastodon grants it
+    // `invite_users` (65536) by default, but there are no invites here, and an app that sees
+    // the bit offers an invite screen that cannot work. Nobody is staff through this API.
+    let role = serde_json::json!({
+        "id": "-99", "name": "", "color": "", "permissions": "0", "highlighted": false,
+    });
+    json(&CredentialAccount { account: Account::new(&input.origin, &user), source, role })
 }
 
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiResult<Response> {
@@ -42,8 +51,8 @@ pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiRes
     json(&Account::new(&input.origin, &user))
 }
 
-/// The handle an `acct` names, case-insensitively (lookups, search).
-fn handle_of(acct: &str) -> Option<Handle> {
+/// The handle an `acct` names, case-insensitively (lookups, search, WebFinger).
+pub(super) fn handle_of(acct: &str) -> Option<Handle> {
     Handle::parse(&acct_handle(acct).to_ascii_lowercase()).ok()
 }
 

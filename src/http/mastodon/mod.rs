@@ -1,14 +1,17 @@
-//! The Mastodon client API subset (`/api/v1`, `/api/v2/instance`, `/oauth`): a thin adapter that
-//! maps Mastodon's requests and entities onto the same handlers' operations as `/v1` (the same
-//! users, posts, likes as favourites, comments as replies, the same feed read). Nothing here
-//! decides what a viewer may see: the operations it calls do.
+//! The Mastodon client API subset (`/api/v1`, `/api/v2`, `/oauth`, and the discovery documents
+//! under `/.well-known/` and `/nodeinfo/`): a thin adapter that maps Mastodon's requests and
+//! entities onto the same handlers' operations as `/v1` (the same users, posts, likes as
+//! favourites, comments as replies, the same feed read). Nothing here decides what a viewer may
+//! see: the operations it calls do.
 
 mod accounts;
 mod markers;
 mod notifications;
 mod oauth;
+mod startup;
 mod statuses;
 mod streaming;
+mod wellknown;
 
 use serde::Serialize;
 use worker::Response;
@@ -25,9 +28,10 @@ use entities::Accounts;
 /// too): here under their old name.
 pub use crate::services::mastodon_entities as entities;
 
-/// Paths answered in Mastodon's shapes (errors as `{"error": ...}`).
+/// Paths answered in Mastodon's shapes (errors as `{"error": ...}`), the discovery documents
+/// included: what reads them is Mastodon-speaking software.
 pub fn is_mastodon_path(path: &str) -> bool {
-    path.starts_with("/api/") || path.starts_with("/oauth/")
+    ["/api/", "/oauth/", "/.well-known/", "/nodeinfo/"].iter().any(|prefix| path.starts_with(prefix))
 }
 
 /// Errors as Mastodon clients read them: `{"error": "<description>"}` under `/api`, and
@@ -43,6 +47,11 @@ pub fn error_body(err: &ApiError, path: &str) -> serde_json::Value {
 
 pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResult<Response> {
     match route {
+        MastodonPublic::CustomEmojis => startup::empty_list(),
+        MastodonPublic::NodeInfoLinks => wellknown::nodeinfo_links(input),
+        MastodonPublic::NodeInfo => wellknown::nodeinfo(app),
+        MastodonPublic::HostMeta => wellknown::host_meta(input),
+        MastodonPublic::WebFinger => wellknown::webfinger(app, input).await,
         MastodonPublic::Apps => oauth::register_app(app, input).await,
         MastodonPublic::AuthorizePage => oauth::authorize_page(app, input).await,
         MastodonPublic::Authorize => oauth::authorize(app, input).await,
@@ -56,6 +65,9 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
+        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags => startup::empty_list(),
+        M::Preferences => startup::preferences(),
+        M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
         M::Account(id) => accounts::get(app, input, viewer, id).await,
         M::LookupAccount => accounts::lookup(app, input, viewer).await,

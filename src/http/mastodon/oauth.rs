@@ -10,7 +10,7 @@ use super::json;
 use crate::context::random_bytes;
 use crate::domain::ids::UserId;
 use crate::domain::live::Revocation;
-use crate::domain::mastodon::{acct_handle, escape_into};
+use crate::domain::mastodon::{acct_handle, domain_of, escape_into, streaming_url};
 use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
 use crate::domain::password;
 use crate::domain::shard::{shard_of_id, with_shard};
@@ -238,8 +238,25 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
 
 /// `GET /api/v1/instance` and `/api/v2/instance`: what clients check before anything else.
 pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
-    let domain = input.origin.split("://").nth(1).unwrap_or(&input.origin);
-    let configuration = serde_json::json!({
+    let mut doc = serde_json::json!({
+        "title": "edgefeed",
+        "version": "4.2.0 (compatible; edgefeed 1.1)",
+        "description": "A follow-feed service: follow people, read their posts, like and reply.",
+        "languages": ["en"],
+        "configuration": configuration(),
+        "rules": [],
+    });
+    if v1 {
+        instance_v1(&mut doc, &input.origin);
+    } else {
+        instance_v2(&mut doc, &input.origin);
+    }
+    json(&doc)
+}
+
+/// The limits both documents share: no media, no polls, no featured tags, 5000 characters.
+fn configuration() -> serde_json::Value {
+    serde_json::json!({
         "statuses": { "max_characters": 5000, "max_media_attachments": 0, "characters_reserved_per_url": 23 },
         "media_attachments": {
             "supported_mime_types": [], "image_size_limit": 0, "image_matrix_limit": 0,
@@ -247,35 +264,40 @@ pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
         },
         "polls": { "max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0 },
         "accounts": { "max_featured_tags": 0 },
-    });
-    let common = serde_json::json!({
-        "title": "edgefeed",
-        "version": "4.2.0 (compatible; edgefeed 1.1)",
-        "description": "A follow-feed service: follow people, read their posts, like and reply.",
-        "languages": ["en"],
-        "configuration": configuration,
-        "rules": [],
-    });
-    let mut doc = common;
-    if v1 {
-        doc["uri"] = domain.into();
-        doc["short_description"] = doc["description"].clone();
-        doc["email"] = "".into();
-        doc["urls"] = serde_json::json!({ "streaming_api": format!("wss://{domain}") });
-        doc["stats"] = serde_json::json!({ "user_count": 0, "status_count": 0, "domain_count": 1 });
-        doc["thumbnail"] = format!("{}/avatar.svg", input.origin).into();
-        doc["registrations"] = false.into();
-        doc["approval_required"] = false.into();
-        doc["invites_enabled"] = false.into();
-        doc["contact_account"] = serde_json::Value::Null;
-    } else {
-        doc["domain"] = domain.into();
-        doc["source_url"] = "https://example.invalid/edgefeed".into();
-        doc["usage"] = serde_json::json!({ "users": { "active_month": 0 } });
-        doc["thumbnail"] = serde_json::json!({ "url": format!("{}/avatar.svg", input.origin) });
-        doc["registrations"] =
-            serde_json::json!({ "enabled": false, "approval_required": false, "message": null });
-        doc["contact"] = serde_json::json!({ "email": "", "account": null });
-    }
-    json(&doc)
+    })
+}
+
+/// The v1 document's own fields (what toot and Mastodon.py read). Registration through the
+/// Mastodon API does not exist (sign up with `POST /v1/users`), so `registrations` is false.
+fn instance_v1(doc: &mut serde_json::Value, origin: &str) {
+    let domain = domain_of(origin);
+    doc["uri"] = domain.into();
+    doc["short_description"] = doc["description"].clone();
+    doc["email"] = "".into();
+    doc["urls"] = serde_json::json!({ "streaming_api": streaming_url(origin) });
+    doc["stats"] = serde_json::json!({ "user_count": 0, "status_count": 0, "domain_count": 1 });
+    doc["thumbnail"] = format!("{origin}/header.png").into();
+    doc["registrations"] = false.into();
+    doc["approval_required"] = false.into();
+    doc["invites_enabled"] = false.into();
+    doc["contact_account"] = serde_json::Value::Null;
+}
+
+/// The v2 document's own fields. `configuration.urls.streaming` is read unguarded by some
+/// apps (Elk); `api_versions.mastodon` 1 says which API generation to expect (no grouped
+/// notifications).
+fn instance_v2(doc: &mut serde_json::Value, origin: &str) {
+    doc["domain"] = domain_of(origin).into();
+    doc["source_url"] = "https://example.invalid/edgefeed".into();
+    doc["usage"] = serde_json::json!({ "users": { "active_month": 0 } });
+    doc["thumbnail"] = serde_json::json!({ "url": format!("{origin}/header.png") });
+    doc["icon"] = serde_json::json!([{ "src": format!("{origin}/avatar.png"), "size": "96x96" }]);
+    doc["api_versions"] = serde_json::json!({ "mastodon": 1 });
+    let configuration = &mut doc["configuration"];
+    configuration["urls"] = serde_json::json!({ "streaming": streaming_url(origin) });
+    configuration["translation"] = serde_json::json!({ "enabled": false });
+    configuration["accounts"]["max_pinned_statuses"] = 0.into();
+    doc["registrations"] =
+        serde_json::json!({ "enabled": false, "approval_required": false, "message": null });
+    doc["contact"] = serde_json::json!({ "email": "", "account": null });
 }

@@ -1,0 +1,33 @@
+//! What apps read right after signing in, and edgefeed has none of: follow requests (follows
+//! are never held for approval), filters, announcements, followed tags, custom emojis, push
+//! subscriptions. Each answers what Mastodon answers for an account without them, because apps
+//! treat an error at startup as a broken server (Phanpy, Elk, Tusky read these unguarded).
+
+use serde_json::json;
+use worker::Response;
+
+use super::{json, list};
+use crate::error::{ApiError, ApiResult};
+
+/// `[]`, without `Link`: there is nothing to page through.
+pub fn empty_list() -> ApiResult<Response> {
+    list::<()>(&[], None)
+}
+
+/// `GET /api/v1/preferences`: Mastodon's defaults, which edgefeed's posting and reading match
+/// (posts are public unless chosen otherwise; nothing is sensitive or collapsed).
+pub fn preferences() -> ApiResult<Response> {
+    json(&json!({
+        "posting:default:visibility": "public",
+        "posting:default:sensitive": false,
+        "posting:default:language": null,
+        "reading:expand:media": "default",
+        "reading:expand:spoilers": false,
+    }))
+}
+
+/// `GET /api/v1/push/subscription`: Mastodon's answer when the token has none registered (and
+/// none can be: there is no Web Push here).
+pub fn push_subscription() -> ApiResult<Response> {
+    Err(ApiError::NotFound("Record not found"))
+}
