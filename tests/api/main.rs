@@ -26,3 +26,4 @@ mod ordering;
 mod posts;
 mod security;
 mod shards;
+mod streaming;

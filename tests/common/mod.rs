@@ -844,6 +844,38 @@ pub fn try_live_connect(ticket: &str) -> Result<LiveSocket, u16> {
     }
 }
 
+/// Opens a Mastodon streaming socket at `path_and_query` (`/api/v1/streaming?...`) with these
+/// extra request headers; the socket and the subprotocol the answer named, or the refusal's
+/// status.
+pub fn try_mastodon_stream(
+    path_and_query: &str,
+    headers: &[(&str, &str)],
+) -> Result<(LiveSocket, Option<String>), u16> {
+    use tungstenite::client::IntoClientRequest;
+    let base = &target_base();
+    let url = format!("{}{path_and_query}", base.replacen("http://", "ws://", 1));
+    let mut request = url.as_str().into_client_request().expect("a websocket request");
+    for (name, value) in headers {
+        let name = tungstenite::http::HeaderName::from_bytes(name.as_bytes()).expect("a header name");
+        request.headers_mut().insert(name, value.parse().expect("a header value"));
+    }
+    let stream = TcpStream::connect(base.trim_start_matches("http://")).expect("connect to the server");
+    match tungstenite::client(request, stream) {
+        Ok((socket, response)) => {
+            let protocol = response
+                .headers()
+                .get("sec-websocket-protocol")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            Ok((LiveSocket { socket }, protocol))
+        }
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(response))) => {
+            Err(response.status().as_u16())
+        }
+        Err(e) => panic!("streaming handshake failed: {e}"),
+    }
+}
+
 /// Opens the user's live socket (ticket, then upgrade).
 pub fn live_connect(user: &User) -> LiveSocket {
     try_live_connect(&live_ticket(user)).unwrap_or_else(|status| panic!("live socket refused: {status}"))

@@ -1,0 +1,160 @@
+//! Mastodon's streaming API (`/api/v1/streaming`), spoken with a plain WebSocket client
+//! (tungstenite): the three ways a client hands its token, `update` / `delete` /
+//! `notification` frames checked for the viewer when sent, subscriptions by message, and the
+//! socket closing when its token ends.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+/// How long a socket stays quiet before we conclude nothing more is coming.
+const QUIET: Duration = Duration::from_secs(3);
+
+fn stream(user: &User, query: &str) -> LiveSocket {
+    let path = format!("/api/v1/streaming?{query}&access_token={}", user.token);
+    try_mastodon_stream(&path, &[]).unwrap_or_else(|s| panic!("streaming refused: {s}")).0
+}
+
+/// The next frame's (event, payload) within `deadline`.
+#[track_caller]
+fn next_frame(socket: &mut LiveSocket, deadline: Duration) -> (String, String, Value) {
+    let frame = socket.next_event(deadline);
+    let event = frame["event"].as_str().unwrap_or_default().to_string();
+    let payload =
+        frame["payload"].as_str().unwrap_or_else(|| panic!("a string payload: {frame}")).to_string();
+    (event, payload, frame["stream"].clone())
+}
+
+#[track_caller]
+fn assert_quiet(socket: &mut LiveSocket, what: &str) {
+    match socket.read(QUIET) {
+        LiveRead::Quiet => {}
+        other => panic!("{what}: expected nothing, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_handshake_takes_the_token_from_the_query_the_header_or_the_echoed_subprotocol() {
+    let user = register("st_auth");
+    let (_, echoed) =
+        try_mastodon_stream(&format!("/api/v1/streaming?stream=user&access_token={}", user.token), &[])
+            .expect("query token");
+    assert_eq!(echoed, None);
+    let bearer = format!("Bearer {}", user.token);
+    try_mastodon_stream("/api/v1/streaming?stream=user", &[("authorization", &bearer)])
+        .expect("header token");
+    let (_, echoed) = try_mastodon_stream("/api/v1/streaming", &[("sec-websocket-protocol", &user.token)])
+        .expect("subprotocol token");
+    assert_eq!(echoed.as_deref(), Some(user.token.as_str()), "the answer names the offered subprotocol");
+    assert_eq!(try_mastodon_stream("/api/v1/streaming?access_token=nope", &[]).err(), Some(401));
+    assert_eq!(try_mastodon_stream("/api/v1/streaming", &[]).err(), Some(401));
+    let unknown = format!("/api/v1/streaming?stream=hashtag&access_token={}", user.token);
+    assert_eq!(try_mastodon_stream(&unknown, &[]).err(), Some(422));
+    // Without an upgrade: 404 (streaming is on this host, not another), and the health check.
+    assert_eq!(user.get("/api/v1/streaming").status, 404);
+    let health = send("GET", "/api/v1/streaming/health", &[], b"");
+    assert_eq!(health.into_string().unwrap_or_default(), "OK");
+}
+
+#[test]
+fn a_followed_authors_post_arrives_as_an_update_and_its_delete_as_a_delete() {
+    let author = register("st_author");
+    let reader = register("st_reader");
+    reader.follow(&author);
+    activate(&reader);
+    let mut socket = stream(&reader, "stream=user");
+    let post = author.publish("hello, stream", "public");
+    let (event, payload, streams) = next_frame(&mut socket, DEADLINE);
+    assert_eq!((event.as_str(), streams), ("update", json!(["user"])));
+    let status: Value = serde_json::from_str(&payload).expect("a Status");
+    assert_eq!(status["id"], id_of(&post).as_str());
+    assert!(status["content"].as_str().is_some_and(|c| c.contains("hello, stream")), "{status}");
+    assert_eq!(status["account"]["id"], author.id.as_str());
+    author.delete(&format!("/v1/posts/{}", id_of(&post))).expect(204);
+    let (event, payload, _) = next_frame(&mut socket, DEADLINE);
+    assert_eq!((event.as_str(), payload.as_str()), ("delete", id_of(&post).as_str()));
+    // A post the reader may no longer see when it is delivered is not sent: the author blocks
+    // the reader, then posts.
+    author.block(&reader);
+    author.publish("not for you", "public");
+    wait_drained(&author);
+    assert_quiet(&mut socket, "a blocked reader's stream");
+}
+
+#[test]
+fn notifications_arrive_once_on_both_user_streams_and_a_subscription_can_change() {
+    let author = register("stn_author");
+    let fan = register("stn_fan");
+    let post = id_of(&author.publish("like me live", "public"));
+    let mut only = stream(&author, "stream=user:notification");
+    let mut user = stream(&author, "stream=user");
+    fan.put(&format!("/v1/posts/{post}/like"), None).expect(200);
+    for socket in [&mut only, &mut user] {
+        let (event, payload, _) = next_frame(socket, DEADLINE);
+        assert_eq!(event, "notification");
+        let n: Value = serde_json::from_str(&payload).expect("a Notification");
+        assert_eq!((n["type"].clone(), n["account"]["id"].clone()), (json!("favourite"), json!(fan.id)));
+        assert_eq!(n["status"]["id"], post.as_str());
+    }
+    // A repeated like makes no notification, so nothing is sent.
+    fan.put(&format!("/v1/posts/{post}/like"), None).expect(200);
+    assert_quiet(&mut only, "a repeated like");
+    // Unsubscribed, the socket hears nothing; an unknown stream answers an error frame.
+    only.send_text(r#"{"type":"unsubscribe","stream":"user:notification"}"#);
+    only.send_text(r#"{"type":"subscribe","stream":"public"}"#);
+    let error = only.next_event(DEADLINE);
+    assert_eq!(error["status"], 400, "{error}");
+    fan.post(&format!("/v1/posts/{post}/comments"), json!({ "body": "hi" })).expect(201);
+    let (event, _, _) = next_frame(&mut user, DEADLINE);
+    assert_eq!(event, "notification");
+    assert_quiet(&mut only, "an unsubscribed socket");
+}
+
+#[test]
+fn a_logout_closes_the_stream_with_4001() {
+    let user = register("st_logout");
+    let mut socket = stream(&user, "stream=user");
+    user.post("/v1/me/logout", json!({})).expect(204);
+    match socket.read(DEADLINE) {
+        LiveRead::Closed(code) => assert_eq!(code, 4001),
+        other => panic!("expected the socket to close, got {other:?}"),
+    }
+}
+
+/// The issue's end to end: a follow, a like and a reply by one user reach the other's list,
+/// unread count and stream once each; an unlike, a block and a delete take them away.
+#[test]
+fn a_follow_like_and_reply_reach_the_list_the_unread_count_and_the_stream_once_each() {
+    let author = register("ste_author");
+    let fan = register("ste_fan");
+    let post = id_of(&author.publish("end to end", "public"));
+    let mut socket = stream(&author, "stream=user:notification");
+    fan.follow(&author);
+    fan.put(&format!("/v1/posts/{post}/like"), None).expect(200);
+    let reply = id_of(&fan.post(&format!("/v1/posts/{post}/comments"), json!({ "body": "yo" })).expect(201));
+    let mut streamed = Vec::new();
+    for _ in 0..3 {
+        let (event, payload, _) = next_frame(&mut socket, DEADLINE);
+        assert_eq!(event, "notification");
+        let n: Value = serde_json::from_str(&payload).unwrap();
+        streamed.push(n["type"].as_str().unwrap().to_string());
+    }
+    streamed.sort();
+    assert_eq!(streamed, ["favourite", "follow", "mention"]);
+    assert_quiet(&mut socket, "each once");
+    let listed = |user: &User| -> Vec<String> {
+        let page = user.get("/api/v1/notifications").expect(200);
+        page.as_array().unwrap().iter().map(|n| n["type"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(listed(&author), ["mention", "favourite", "follow"]);
+    assert_eq!(author.get("/api/v1/notifications/unread_count").expect(200)["count"], 3);
+    fan.delete(&format!("/v1/posts/{post}/like")).expect(200);
+    fan.delete(&format!("/v1/comments/{reply}")).expect(204);
+    assert_eq!(listed(&author), ["follow"]);
+    fan.block(&author);
+    poll("the block to take the follow away", DEADLINE, || listed(&author).is_empty().then_some(()));
+    assert_eq!(author.get("/api/v1/notifications/unread_count").expect(200)["count"], 0);
+}
