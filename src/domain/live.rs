@@ -304,6 +304,19 @@ pub fn frame(streams: &[&str], event: Event, payload: &str) -> String {
     serde_json::json!({ "stream": streams, "event": event.name(), "payload": payload }).to_string()
 }
 
+/// A frame as a server-sent event (Mastodon's HTTP streaming, which Mastodon.py reads):
+/// `event: update\ndata: <payload>\n\n`. `None` for what is no event (an error frame).
+pub fn sse_event(frame: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(frame).ok()?;
+    let event = value.get("event")?.as_str()?;
+    let payload = value.get("payload")?.as_str()?;
+    // A payload is compact JSON or an id, never multi-line; a line break would end the field.
+    if payload.contains('\n') || event.contains('\n') {
+        return None;
+    }
+    Some(format!("event: {event}\ndata: {payload}\n\n"))
+}
+
 /// The `/v1` socket's message for new notifications: only that there is news (the client
 /// reads the unread count), as with posts.
 pub const NEW_NOTIFICATIONS: &str = r#"{"type":"new_notifications"}"#;
@@ -420,5 +433,14 @@ mod tests {
         assert_eq!(f, serde_json::json!({"stream": ["user"], "event": "delete", "payload": "42"}));
         let a = news_posts(&[entry(100, 5), entry(150, 1), entry(150, 1)], Some(SortKey::new(100, 5)));
         assert_eq!(a, vec![PostId::parse("1").unwrap()]);
+    }
+
+    #[test]
+    fn frames_become_server_sent_events_and_other_messages_do_not() {
+        let update = frame(&["user"], Event::Update, r#"{"id":"1"}"#);
+        assert_eq!(sse_event(&update).as_deref(), Some("event: update\ndata: {\"id\":\"1\"}\n\n"));
+        assert_eq!(sse_event(r#"{"error":"Unknown stream type","status":400}"#), None);
+        assert_eq!(sse_event("junk"), None);
+        assert_eq!(sse_event(&frame(&["user"], Event::Delete, "a\nb")), None);
     }
 }

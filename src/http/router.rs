@@ -58,6 +58,10 @@ pub enum MastodonPublic {
     /// The streaming WebSocket: authenticated by the token in its query, header or subprotocol.
     Streaming,
     StreamingHealth,
+    /// The same streams as server-sent events (`true`: `user:notification`).
+    StreamingEvents {
+        notifications_only: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -466,6 +470,14 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/markers", &[("GET", |_| mastodon(M::Markers)), ("POST", |_| mastodon(M::SetMarkers))]),
     path("/api/v1/streaming", &[("GET", |_| mastodon_public(MP::Streaming))]),
     path("/api/v1/streaming/health", &[("GET", |_| mastodon_public(MP::StreamingHealth))]),
+    path(
+        "/api/v1/streaming/user",
+        &[("GET", |_| mastodon_public(MP::StreamingEvents { notifications_only: false }))],
+    ),
+    path(
+        "/api/v1/streaming/user/notification",
+        &[("GET", |_| mastodon_public(MP::StreamingEvents { notifications_only: true }))],
+    ),
 ];
 
 impl PathRow {

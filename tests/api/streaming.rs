@@ -3,6 +3,7 @@
 //! `notification` frames checked for the viewer when sent, subscriptions by message, and the
 //! socket closing when its token ends.
 
+use std::io::Read;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -157,4 +158,24 @@ fn a_follow_like_and_reply_reach_the_list_the_unread_count_and_the_stream_once_e
     fan.block(&author);
     poll("the block to take the follow away", DEADLINE, || listed(&author).is_empty().then_some(()));
     assert_eq!(author.get("/api/v1/notifications/unread_count").expect(200)["count"], 0);
+}
+
+#[test]
+fn mastodon_py_streams_updates_notifications_and_deletes_as_server_sent_events() {
+    let stdout = crate::mastodon::run_client("mastodon_streaming", "mstr", &[]);
+    assert!(stdout.contains("mastodon.py streaming flow ok"), "{stdout}");
+}
+
+#[test]
+fn the_event_stream_opens_with_a_comment_and_refuses_a_bad_token() {
+    let user = register("st_sse");
+    let auth = format!("Bearer {}", user.token);
+    let response = send("GET", "/api/v1/streaming/user/notification", &[("authorization", &auth)], b"");
+    assert_eq!(response.status(), 200);
+    assert!(response.content_type().starts_with("text/event-stream"), "{}", response.content_type());
+    let mut opening = [0u8; 3];
+    response.into_reader().read_exact(&mut opening).expect("the opening bytes");
+    assert_eq!(&opening, b":)\n");
+    let refused = raw("GET", "/api/v1/streaming/user", &[("authorization", "Bearer nope")], b"");
+    assert_eq!(refused.status, 401);
 }

@@ -60,6 +60,9 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
         MastodonPublic::Instance { v1 } => oauth::instance(input, v1),
         MastodonPublic::Streaming => streaming::connect(app, input).await,
         MastodonPublic::StreamingHealth => streaming::health(),
+        MastodonPublic::StreamingEvents { notifications_only } => {
+            streaming::events(app, input, notifications_only).await
+        }
     }
 }
 

@@ -3,10 +3,16 @@
 //! the home timeline, re-read for the viewer when sent), `delete` and `notification`;
 //! `user:notification` the notifications alone. Clients may also subscribe by message.
 
-use worker::Response;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_channel::mpsc::UnboundedSender;
+use futures_util::StreamExt;
+use worker::wasm_bindgen_futures;
+use worker::{Delay, Response, WebSocket, WebsocketEvent};
 
 use crate::context::random_bytes;
-use crate::domain::live::{MastodonStream, Session, Stream, TICKET_TTL_SECS};
+use crate::domain::live::{sse_event, MastodonStream, Session, Stream, TICKET_TTL_SECS};
 use crate::domain::oauth::Scopes;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
@@ -44,6 +50,12 @@ pub async fn connect(app: &App, input: &Input) -> ApiResult<Response> {
             Some(Stream::parse(name).ok_or_else(|| ApiError::field("stream", "Unknown stream type"))?)
         }
     };
+    open(app, input, first).await
+}
+
+/// Verifies the token (scope `read`, not revoked) and has the reader's object accept a socket
+/// for it: its `101` answer.
+async fn open(app: &App, input: &Input, first: Option<Stream>) -> ApiResult<Response> {
     let (text, protocol) = token_of(input)?;
     let policy =
         token::Policy { now_secs: app.now.div_euclid(1000), max_ttl_secs: app.config.token_max_ttl_secs };
@@ -76,4 +88,57 @@ pub fn health() -> ApiResult<Response> {
     let mut response = Response::ok("OK")?;
     response.headers_mut().set("content-type", "text/plain; charset=utf-8")?;
     Ok(response)
+}
+
+/// Between two server-sent events at most this long passes: a comment line, so proxies and
+/// clients do not time the stream out.
+const HEARTBEAT: Duration = Duration::from_secs(15);
+
+type Chunks = UnboundedSender<Result<Vec<u8>, worker::Error>>;
+
+/// `GET /api/v1/streaming/user` (and `/user/notification`): the same streams as server-sent
+/// events, for HTTP streaming clients (Mastodon.py). The Worker holds a socket to the reader's
+/// object and relays its frames while the client stays connected (the object still hibernates
+/// between them); when the client goes, the next heartbeat finds it gone and closes the socket.
+pub async fn events(app: &App, input: &Input, notifications_only: bool) -> ApiResult<Response> {
+    let first = if notifications_only { Stream::UserNotification } else { Stream::User };
+    let socket = open(app, input, Some(first))
+        .await?
+        .websocket()
+        .ok_or_else(|| ApiError::Internal("the timeline object answered no socket".into()))?;
+    socket.accept()?;
+    let socket = Rc::new(socket);
+    let (chunks, body) = futures_channel::mpsc::unbounded();
+    // Comment lines as Mastodon's streaming server sends them: one line break, no blank line
+    // (clients such as Mastodon.py take any blank line for the end of an event).
+    let _ = chunks.unbounded_send(Ok(b":)\n".to_vec()));
+    wasm_bindgen_futures::spawn_local(relay(socket.clone(), chunks.clone()));
+    wasm_bindgen_futures::spawn_local(heartbeat(socket, chunks));
+    let mut response = Response::from_stream(body)?;
+    response.headers_mut().set("content-type", "text/event-stream")?;
+    response.headers_mut().set("cache-control", "no-store")?;
+    Ok(response)
+}
+
+async fn relay(socket: Rc<WebSocket>, chunks: Chunks) {
+    if let Ok(mut frames) = socket.events() {
+        while let Some(Ok(WebsocketEvent::Message(message))) = frames.next().await {
+            let Some(event) = message.text().as_deref().and_then(sse_event) else { continue };
+            if chunks.unbounded_send(Ok(event.into_bytes())).is_err() {
+                break;
+            }
+        }
+    }
+    let _ = socket.close(Some(1000), Some("the event stream ended"));
+    chunks.close_channel();
+}
+
+async fn heartbeat(socket: Rc<WebSocket>, chunks: Chunks) {
+    loop {
+        Delay::from(HEARTBEAT).await;
+        if chunks.unbounded_send(Ok(b":thump\n".to_vec())).is_err() {
+            let _ = socket.close(Some(1000), Some("the client went away"));
+            return;
+        }
+    }
 }
