@@ -2,7 +2,7 @@
 "use strict";
 const query = new URLSearchParams(location.search);
 const form = document.getElementById("authorize");
-for (const name of ["client_id", "redirect_uri", "scope", "state"]) {
+for (const name of ["client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"]) {
   if (query.has(name)) form.elements[name].value = query.get(name);
 }
 const scope = query.get("scope") || "read";

@@ -63,6 +63,30 @@ impl std::fmt::Display for Scopes {
 /// The redirect URI that shows the code on a page instead of redirecting (out of band).
 pub const OUT_OF_BAND: &str = "urn:ietf:wg:oauth:2.0:oob";
 
+/// A PKCE `code_challenge` as the authorize request gives it: `S256` only (`plain` would let
+/// whoever sees the authorize URL exchange the code), 43 base64url characters (a SHA-256).
+pub fn pkce_challenge(challenge: &str, method: Option<&str>) -> Result<String, &'static str> {
+    if method.unwrap_or("plain") != "S256" {
+        return Err("code_challenge_method must be S256");
+    }
+    let well_formed = challenge.len() == 43
+        && challenge.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    well_formed.then(|| challenge.to_string()).ok_or("code_challenge must be a base64url SHA-256")
+}
+
+/// Whether `verifier` (43..128 unreserved characters) is the one whose SHA-256, in base64url
+/// without padding, is `challenge` (RFC 7636 4.6), compared in constant time.
+pub fn pkce_verifies(challenge: &str, verifier: &str) -> bool {
+    use base64::Engine as _;
+    use sha2::{Digest, Sha256};
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+    if !(43..=128).contains(&verifier.len()) || !verifier.bytes().all(unreserved) {
+        return false;
+    }
+    let hashed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    super::token::constant_time_eq(hashed.as_bytes(), challenge.as_bytes())
+}
+
 /// Whether `uri` is one of the app's registered redirect URIs (newline- or space-separated, as
 /// registered): exact match only, so a code is never sent anywhere the app did not name.
 pub fn redirect_allowed(registered: &str, uri: &str) -> bool {
@@ -186,5 +210,19 @@ mod tests {
         for (uri, expected) in table {
             assert_eq!(redirect_acceptable(uri), expected, "{uri}");
         }
+    }
+
+    #[test]
+    fn pkce_checks_the_verifier_against_the_s256_challenge_of_rfc_7636() {
+        // RFC 7636 appendix B.
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+        assert_eq!(pkce_challenge(challenge, Some("S256")).as_deref(), Ok(challenge));
+        assert!(pkce_challenge(challenge, Some("plain")).is_err());
+        assert!(pkce_challenge(challenge, None).is_err(), "the default method is plain: refused");
+        assert!(pkce_challenge("short", Some("S256")).is_err());
+        assert!(pkce_verifies(challenge, verifier));
+        assert!(!pkce_verifies(challenge, &verifier.replace('d', "e")));
+        assert!(!pkce_verifies(challenge, "too-short"));
     }
 }

@@ -36,6 +36,28 @@ pub fn nodeinfo(open_registrations: bool) -> Value {
     })
 }
 
+/// RFC 8414 authorization server metadata (`/.well-known/oauth-authorization-server`), as
+/// Mastodon 4.3 publishes it. Browser apps read its presence as "PKCE is supported" (Phanpy
+/// does), so it names S256 and the `none` client authentication (a public client proving
+/// itself with the verifier). The scope families are those `domain/oauth.rs` accepts: a
+/// granular `read:statuses` counts as its family.
+pub fn oauth_metadata(origin: &str) -> Value {
+    json!({
+        "issuer": format!("{origin}/"),
+        "service_documentation": "https://docs.joinmastodon.org/",
+        "authorization_endpoint": format!("{origin}/oauth/authorize"),
+        "token_endpoint": format!("{origin}/oauth/token"),
+        "revocation_endpoint": format!("{origin}/oauth/revoke"),
+        "app_registration_endpoint": format!("{origin}/api/v1/apps"),
+        "scopes_supported": ["read", "write", "follow", "push"],
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "code_challenge_methods_supported": ["S256"],
+        "grant_types_supported": ["authorization_code", "password"],
+        "token_endpoint_auth_methods_supported": ["client_secret_post", "none"],
+    })
+}
+
 /// `/.well-known/host-meta` (RFC 6415): the WebFinger template, in XRD.
 pub fn host_meta(origin: &str) -> String {
     let mut template = String::new();

@@ -46,6 +46,8 @@ pub enum MastodonPublic {
     HostMeta,
     /// `GET /.well-known/webfinger?resource=acct:handle@domain`.
     WebFinger,
+    /// `GET /.well-known/oauth-authorization-server` (RFC 8414, with PKCE).
+    OAuthMetadata,
     Apps,
     AuthorizePage,
     Authorize,
@@ -426,6 +428,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/nodeinfo/2.0", &[("GET", |_| mastodon_public(MP::NodeInfo))]),
     path("/.well-known/host-meta", &[("GET", |_| mastodon_public(MP::HostMeta))]),
     path("/.well-known/webfinger", &[("GET", |_| mastodon_public(MP::WebFinger))]),
+    path("/.well-known/oauth-authorization-server", &[("GET", |_| mastodon_public(MP::OAuthMetadata))]),
     path("/api/v1/follow_requests", &[("GET", |_| mastodon(M::FollowRequests))]),
     path("/api/v1/preferences", &[("GET", |_| mastodon(M::Preferences))]),
     path("/api/v1/filters", &[("GET", |_| mastodon(M::Filters { v2: false }))]),

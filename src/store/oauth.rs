@@ -68,12 +68,14 @@ pub struct Grant<'a> {
     pub scopes: Scopes,
     pub redirect_uri: &'a str,
     pub expires_at: i64,
+    /// The PKCE challenge (S256) the exchange must answer, if the client sent one.
+    pub code_challenge: Option<&'a str>,
 }
 
 pub async fn create_code(db: &Db, grant: &Grant<'_>) -> ApiResult<()> {
     const SQL: &str =
-        "INSERT INTO oauth_codes (code_hash, app_id, user_id, scopes, redirect_uri, expires_at) \
-                       VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+        "INSERT INTO oauth_codes (code_hash, app_id, user_id, scopes, redirect_uri, expires_at, code_challenge) \
+                       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
     let params = [
         text(grant.code_hash),
         int(grant.app_id),
@@ -81,6 +83,7 @@ pub async fn create_code(db: &Db, grant: &Grant<'_>) -> ApiResult<()> {
         int(i64::from(grant.scopes.bits())),
         text(grant.redirect_uri),
         int(grant.expires_at),
+        grant.code_challenge.map_or(wasm_bindgen::JsValue::NULL, text),
     ];
     exec(db, SQL, &params).await
 }
@@ -92,6 +95,7 @@ pub struct CodeRow {
     scopes: i64,
     pub redirect_uri: String,
     pub expires_at: i64,
+    pub code_challenge: Option<String>,
 }
 
 impl CodeRow {
@@ -103,7 +107,7 @@ impl CodeRow {
 /// Takes the code out (it works once, whatever happens next); `None` if there is none.
 pub async fn take_code(db: &Db, code_hash: &str) -> ApiResult<Option<CodeRow>> {
     const SQL: &str = "DELETE FROM oauth_codes WHERE code_hash = ?1 \
-                       RETURNING app_id, user_id, scopes, redirect_uri, expires_at";
+                       RETURNING app_id, user_id, scopes, redirect_uri, expires_at, code_challenge";
     first(db, SQL, &[text(code_hash)]).await
 }
 

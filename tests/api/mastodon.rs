@@ -141,6 +141,75 @@ fn apps_register_only_redirect_uris_that_cannot_run_script_or_leak_the_code() {
     assert_eq!(mixed.status, 422, "{}", mixed.body);
 }
 
+/// Posts the sign-in page's form; the redirect's `Location` (with the code), or the status of
+/// a refusal.
+fn authorize(client_id: &str, redirect: &str, user: &User, extra: &[(&str, &str)]) -> Result<String, u16> {
+    let mut fields = vec![
+        ("client_id", client_id),
+        ("redirect_uri", redirect),
+        ("scope", "read"),
+        ("username", user.handle.as_str()),
+        ("password", PASSWORD),
+    ];
+    fields.extend_from_slice(extra);
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+    // Not followed: the redirect goes to the client, which is not running here.
+    let answer = ureq::AgentBuilder::new()
+        .redirects(0)
+        .build()
+        .post(&format!("{}/oauth/authorize", server().base))
+        .set("content-type", "application/x-www-form-urlencoded")
+        .send_bytes(body.join("&").as_bytes());
+    match answer {
+        Ok(r) if r.status() == 303 => Ok(r.header("location").unwrap_or_default().to_string()),
+        Ok(r) => Err(r.status()),
+        Err(ureq::Error::Status(status, _)) => Err(status),
+        Err(e) => panic!("the authorize form: {e}"),
+    }
+}
+
+fn code_of(location: &str) -> String {
+    location.split("code=").nth(1).unwrap_or_default().split('&').next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn the_code_grant_with_pkce_checks_the_verifier_and_needs_no_secret() {
+    let user = register_with_password("masto_pkce");
+    let redirect = "https://client.example/callback";
+    let client = app("read", redirect);
+    // RFC 7636 appendix B's pair.
+    let (verifier, challenge) =
+        ("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+    let s256 = [("code_challenge", challenge), ("code_challenge_method", "S256")];
+    let plain = [("code_challenge", challenge), ("code_challenge_method", "plain")];
+    assert_eq!(authorize(&client.0, redirect, &user, &plain).err(), Some(400), "plain is refused");
+    let exchange = |code: &str, verifier: Option<&str>| {
+        let mut fields = vec![
+            ("grant_type", "authorization_code"),
+            ("client_id", client.0.as_str()),
+            ("code", code),
+            ("redirect_uri", redirect),
+        ];
+        fields.extend(verifier.map(|v| ("code_verifier", v)));
+        form("/oauth/token", &fields)
+    };
+    let code = code_of(&authorize(&client.0, redirect, &user, &s256).expect("a code"));
+    let wrong = exchange(&code, Some("a-verifier-that-is-long-enough-but-not-the-one-0123"));
+    assert_eq!((wrong.status, wrong.body["error"].as_str()), (400, Some("invalid_grant")));
+    let code = code_of(&authorize(&client.0, redirect, &user, &s256).expect("a code"));
+    assert_eq!(exchange(&code, None).status, 401, "no verifier and no secret: the client is unproven");
+    let code = code_of(&authorize(&client.0, redirect, &user, &s256).expect("a code"));
+    let token = exchange(&code, Some(verifier)).expect(200);
+    let me = call("GET", "/api/v1/accounts/verify_credentials", token["access_token"].as_str(), None);
+    assert_eq!(me.expect(200)["username"], user.handle.as_str());
+    // A code granted without a challenge cannot be taken with a verifier instead of the secret.
+    let code = code_of(&authorize(&client.0, redirect, &user, &[]).expect("a code"));
+    assert_eq!(exchange(&code, Some(verifier)).status, 400);
+    let metadata = call("GET", "/.well-known/oauth-authorization-server", None, None).expect(200);
+    assert_eq!(metadata["code_challenge_methods_supported"], json!(["S256"]));
+    assert!(metadata["token_endpoint"].as_str().is_some_and(|t| t.ends_with("/oauth/token")));
+}
+
 #[test]
 fn the_authorization_code_grant_signs_in_through_the_page() {
     let user = register_with_password("masto_code");
@@ -150,27 +219,9 @@ fn the_authorization_code_grant_signs_in_through_the_page() {
         send("GET", &format!("/oauth/authorize?client_id={}&redirect_uri={redirect}", client.0), &[], b"");
     assert_eq!(page.status(), 200);
     assert!(page.into_string().unwrap().contains("<form id=\"authorize\""));
-    let fields = [
-        ("client_id", client.0.as_str()),
-        ("redirect_uri", redirect),
-        ("scope", "read"),
-        ("state", "xyz"),
-        ("username", user.handle.as_str()),
-        ("password", PASSWORD),
-    ];
-    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
-    // Not followed: the redirect goes to the client, which is not running here.
-    let answer = ureq::AgentBuilder::new()
-        .redirects(0)
-        .build()
-        .post(&format!("{}/oauth/authorize", server().base))
-        .set("content-type", "application/x-www-form-urlencoded")
-        .send_bytes(body.join("&").as_bytes())
-        .expect("the authorize form's answer");
-    assert_eq!(answer.status(), 303);
-    let location = answer.header("location").unwrap().to_string();
+    let location = authorize(&client.0, redirect, &user, &[("state", "xyz")]).expect("a code");
     assert!(location.starts_with(redirect) && location.contains("state=xyz"), "{location}");
-    let code = location.split("code=").nth(1).unwrap().split('&').next().unwrap().to_string();
+    let code = code_of(&location);
     let exchange = |code: &str| {
         let fields = [
             ("grant_type", "authorization_code"),

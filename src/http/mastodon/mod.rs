@@ -51,6 +51,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
         MastodonPublic::NodeInfoLinks => wellknown::nodeinfo_links(input),
         MastodonPublic::NodeInfo => wellknown::nodeinfo(app),
         MastodonPublic::HostMeta => wellknown::host_meta(input),
+        MastodonPublic::OAuthMetadata => json(&crate::domain::wellknown::oauth_metadata(&input.origin)),
         MastodonPublic::WebFinger => wellknown::webfinger(app, input).await,
         MastodonPublic::Apps => oauth::register_app(app, input).await,
         MastodonPublic::AuthorizePage => oauth::authorize_page(app, input).await,

@@ -11,7 +11,9 @@ use crate::context::random_bytes;
 use crate::domain::ids::UserId;
 use crate::domain::live::Revocation;
 use crate::domain::mastodon::{acct_handle, domain_of, escape_into, streaming_url};
-use crate::domain::oauth::{redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND};
+use crate::domain::oauth::{
+    pkce_challenge, pkce_verifies, redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND,
+};
 use crate::domain::password;
 use crate::domain::shard::{shard_of_id, with_shard};
 use crate::domain::token::{self, constant_time_eq};
@@ -113,7 +115,9 @@ async fn sign_in(app: &App, username: &str, password: &str) -> ApiResult<UserId>
 /// `POST /oauth/token`: the password and authorization-code grants.
 pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
     let body = input.form_or_json(false)?;
-    let client = client(app, &body, true).await?;
+    // A public client (a browser app) proves itself with the PKCE verifier instead of a secret.
+    let proves_by_pkce = body.str("grant_type")? == Some("authorization_code") && body.has("code_verifier");
+    let client = client(app, &body, !proves_by_pkce).await?;
     let (user, scopes) = match body.required_str("grant_type")? {
         "password" => {
             let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
@@ -130,6 +134,19 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
             let redirect = body.str("redirect_uri")?.unwrap_or(OUT_OF_BAND);
             if grant.app_id != client.id || grant.expires_at <= app.now || grant.redirect_uri != redirect {
                 return Err(invalid());
+            }
+            // A code granted with a challenge needs its verifier; one without, the secret
+            // (checked above unless a verifier came, which then has nothing to answer).
+            let verified = match (grant.code_challenge.as_deref(), body.str("code_verifier")?) {
+                (Some(challenge), Some(verifier)) => pkce_verifies(challenge, verifier),
+                (None, None) => true,
+                _ => false,
+            };
+            if !verified {
+                return Err(oauth_error(
+                    "invalid_grant",
+                    "the code_verifier does not answer the code's challenge",
+                ));
             }
             (grant.user_id, grant.scopes())
         }
@@ -208,6 +225,13 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
     if !client.scopes().contains(scopes) {
         return Err(oauth_error("invalid_scope", "the app was not registered for these scopes"));
     }
+    let challenge = match body.str("code_challenge")?.filter(|c| !c.is_empty()) {
+        Some(c) => Some(
+            pkce_challenge(c, body.str("code_challenge_method")?)
+                .map_err(|why| oauth_error("invalid_request", why))?,
+        ),
+        None => None,
+    };
     let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
     let code = random_token()?;
     let code_hash = sha256_hex(&code);
@@ -218,6 +242,7 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
         scopes,
         redirect_uri,
         expires_at: app.now + CODE_TTL_MS,
+        code_challenge: challenge.as_deref(),
     };
     store::create_code(app.control(), &grant).await?;
     if redirect_uri == OUT_OF_BAND {
