@@ -127,29 +127,7 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
             }
             (user, asked)
         }
-        "authorization_code" => {
-            let code = body.required_str("code")?;
-            let invalid = || oauth_error("invalid_grant", "the code is wrong, used or expired");
-            let grant = store::take_code(app.control(), &sha256_hex(code)).await?.ok_or_else(invalid)?;
-            let redirect = body.str("redirect_uri")?.unwrap_or(OUT_OF_BAND);
-            if grant.app_id != client.id || grant.expires_at <= app.now || grant.redirect_uri != redirect {
-                return Err(invalid());
-            }
-            // A code granted with a challenge needs its verifier; one without, the secret
-            // (checked above unless a verifier came, which then has nothing to answer).
-            let verified = match (grant.code_challenge.as_deref(), body.str("code_verifier")?) {
-                (Some(challenge), Some(verifier)) => pkce_verifies(challenge, verifier),
-                (None, None) => true,
-                _ => false,
-            };
-            if !verified {
-                return Err(oauth_error(
-                    "invalid_grant",
-                    "the code_verifier does not answer the code's challenge",
-                ));
-            }
-            (grant.user_id, grant.scopes())
-        }
+        "authorization_code" => code_grant(app, &body, &client).await?,
         _ => {
             return Err(oauth_error(
                 "unsupported_grant_type",
@@ -168,6 +146,29 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
         "scope": scopes.to_string(),
         "created_at": now_secs,
     }))
+}
+
+/// The authorization-code grant: the code (once, unexpired, for this client and redirect),
+/// and, when it was granted with a PKCE challenge, the verifier that answers it.
+async fn code_grant(app: &App, body: &JsonObject, client: &AppRow) -> ApiResult<(UserId, Scopes)> {
+    let code = body.required_str("code")?;
+    let invalid = || oauth_error("invalid_grant", "the code is wrong, used or expired");
+    let grant = store::take_code(app.control(), &sha256_hex(code)).await?.ok_or_else(invalid)?;
+    let redirect = body.str("redirect_uri")?.unwrap_or(OUT_OF_BAND);
+    if grant.app_id != client.id || grant.expires_at <= app.now || grant.redirect_uri != redirect {
+        return Err(invalid());
+    }
+    // A code granted with a challenge needs its verifier; one without, the secret
+    // (checked by the caller unless a verifier came, which then has nothing to answer).
+    let verified = match (grant.code_challenge.as_deref(), body.str("code_verifier")?) {
+        (Some(challenge), Some(verifier)) => pkce_verifies(challenge, verifier),
+        (None, None) => true,
+        _ => false,
+    };
+    if !verified {
+        return Err(oauth_error("invalid_grant", "the code_verifier does not answer the code's challenge"));
+    }
+    Ok((grant.user_id, grant.scopes()))
 }
 
 /// `POST /oauth/revoke` (RFC 7009): revokes one OAuth token; `200 {}` also for a token that is
