@@ -1,6 +1,6 @@
 // edgefeed web client: plain JS over the public API (/v1), no framework, no build step.
 // The token lives in localStorage; everything the page shows comes from API reads, and the live
-// socket only says that there is something new to read.
+// socket only says that there is something new to read (posts, notifications).
 "use strict";
 
 const PAGE = 20;
@@ -76,10 +76,11 @@ async function start() {
   if (!state.token) return;
   state.me = await api("GET", "/v1/me");
   $("who").textContent = `@${state.me.handle}`;
-  $("who").hidden = $("sign-out").hidden = false;
+  $("who").hidden = $("sign-out").hidden = $("notifications-toggle").hidden = false;
   $("app").hidden = false;
   await reloadFeed();
   connectLive();
+  loadUnread().catch(showError);
 }
 
 async function signUp(event) {
@@ -136,7 +137,7 @@ function signOut(message) {
   localStorage.removeItem(TOKEN_KEY);
   state.token = state.me = null;
   closeLive();
-  $("app").hidden = $("who").hidden = $("sign-out").hidden = true;
+  $("app").hidden = $("who").hidden = $("sign-out").hidden = $("notifications-toggle").hidden = true;
   $("welcome").hidden = false;
   $("feed").replaceChildren();
   if (message) {
@@ -267,6 +268,8 @@ async function connectLive() {
     if (event.data === "pong") return;
     const message = JSON.parse(event.data);
     if (message.type === "new_posts") fetchNewer(false).catch(showError);
+    // Only that there is something new: the count is read again (or the open list).
+    if (message.type === "new_notifications") notificationNews().catch(showError);
   };
   socket.onclose = (event) => {
     clearInterval(state.heartbeat);
@@ -367,6 +370,69 @@ async function publish(event) {
   await fetchNewer(true);
 }
 
+// ---- notifications -------------------------------------------------------------------------
+
+async function loadUnread() {
+  const unread = await api("GET", "/v1/notifications/unread");
+  const badge = $("unread");
+  badge.textContent = unread.capped ? `${unread.count}+` : String(unread.count);
+  badge.hidden = unread.count === 0;
+}
+
+async function notificationNews() {
+  if (!$("notifications").hidden) await showNotifications();
+  else await loadUnread();
+}
+
+function describe(n) {
+  const who = `${n.actor.display_name} @${n.actor.handle}`;
+  if (n.kind === "follow") return [`${who} followed you`, null];
+  if (n.kind === "favourite") return [`${who} liked your post`, n.post.body];
+  return [`${who} replied`, n.comment.body];
+}
+
+function renderNotification(n) {
+  const li = document.createElement("li");
+  li.dataset.id = n.id;
+  const [line, quote] = describe(n);
+  const text = document.createElement("p");
+  text.textContent = line;
+  const time = document.createElement("time");
+  time.dateTime = n.created_at;
+  time.textContent = ` ${new Date(n.created_at).toLocaleString()}`;
+  text.append(time);
+  li.append(text);
+  if (quote) {
+    const q = document.createElement("p");
+    q.className = "quote";
+    q.textContent = `«${quote.length > 140 ? `${quote.slice(0, 140)}…` : quote}»`;
+    li.append(q);
+  }
+  return li;
+}
+
+// Opening the list reads the newest page and moves the read marker to its newest one.
+async function showNotifications() {
+  const page = await api("GET", `/v1/notifications?limit=${PAGE}`);
+  $("notification-list").replaceChildren(...page.items.map(renderNotification));
+  $("notifications-status").textContent = page.items.length ? "" : "No notifications yet.";
+  $("notifications").hidden = false;
+  $("notifications-toggle").setAttribute("aria-expanded", "true");
+  if (page.items.length) {
+    await api("PUT", "/v1/notifications/marker", { last_read_id: page.items[0].id });
+  }
+  await loadUnread();
+}
+
+async function toggleNotifications() {
+  if (!$("notifications").hidden) {
+    $("notifications").hidden = true;
+    $("notifications-toggle").setAttribute("aria-expanded", "false");
+    return;
+  }
+  await showNotifications();
+}
+
 // ---- people --------------------------------------------------------------------------------
 
 async function findPerson(event) {
@@ -417,6 +483,7 @@ $("sign-out").addEventListener("click", () => signOut());
 $("compose").addEventListener("submit", attempt(publish));
 $("find").addEventListener("submit", attempt(findPerson));
 $("new-posts").addEventListener("click", attempt(showWaiting));
+$("notifications-toggle").addEventListener("click", attempt(toggleNotifications));
 $("home-link").addEventListener("click", attempt(async (event) => {
   event.preventDefault();
   if (state.token) await reloadFeed();

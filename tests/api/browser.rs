@@ -230,6 +230,24 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let comments = author.get(&format!("/v1/posts/{}/comments", id_of(&fresh))).expect(200);
     assert_eq!(comments["items"][0]["body"], "nice one");
 
+    // Notifications: the author follows the reader back. The live socket says there is news,
+    // the badge counts it, the list shows it, and opening the list clears the count.
+    let me = author.get(&format!("/v1/users?handle={handle}")).expect(200);
+    author.put(&format!("/v1/me/following/{}", id_of(&me)), None).expect(200);
+    let badge = browser.wait_for(
+        "the unread badge",
+        "const b = document.getElementById('unread'); return !b.hidden && b.textContent",
+    );
+    assert_eq!(badge, "1");
+    browser.click("#notifications-toggle");
+    let line = browser.wait_for(
+        "the notification listed",
+        "const li = document.querySelector('#notification-list li'); return li && li.textContent",
+    );
+    assert!(line.as_str().is_some_and(|l| l.contains("followed you")), "{line}");
+    browser.wait_for("the badge to clear", "return document.getElementById('unread').hidden");
+    browser.click("#notifications-toggle");
+
     browser.click("#profile button.link"); // close the profile card: the feed is the picture
     browser.js("window.scrollTo(0, 0)", json!([]));
     let shot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/browser/feed.png");
