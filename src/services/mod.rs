@@ -9,6 +9,7 @@ pub mod hot;
 pub mod likes;
 pub mod live;
 pub mod moderation;
+pub mod notification_groups;
 pub mod notifications;
 pub mod policy;
 pub mod reconcile;
