@@ -85,9 +85,12 @@ pub async fn page(ctx: &Ctx, recipient: UserId, q: &GroupQuery, limit: usize) ->
         };
         if let (Some(top), Some(bottom)) = (top, bottom) {
             let candidates = walked.reps.iter().map(|r| candidate(&q, r, top, bottom)).collect();
-            merge(&mut out.groups, build(ctx, recipient, candidates).await?);
-            let (newest, oldest) = if q.oldest_first { (top, q.above + 1) } else { (top, bottom) };
-            out.prev_min = Some(out.prev_min.map_or(newest, |p| p.max(newest)));
+            let built = build(ctx, recipient, candidates).await?;
+            // Oldest first, the page reaches down to its groups' oldest ids above `min_id`.
+            let oldest =
+                built.iter().map(|g| g.page_min_id).min().filter(|_| q.oldest_first).unwrap_or(bottom);
+            merge(&mut out.groups, built);
+            out.prev_min = Some(out.prev_min.map_or(top, |p| p.max(top)));
             out.next_max = Some(out.next_max.map_or(oldest, |n| n.min(oldest)));
         }
         out.more = walked.more;

@@ -181,6 +181,21 @@ fn limit_1_paging_through_link_loses_no_notification() {
     let covered: BTreeSet<String> =
         groups.iter().map(|g| g["page_max_id"].as_str().unwrap().to_string()).collect();
     assert_eq!(covered, all, "every notification is some page's group");
+    // min_id reads upward: the group just above the oldest notification, and `prev` above it.
+    let sorted: Vec<u64> =
+        all.iter().map(|id| id.parse().unwrap()).collect::<BTreeSet<u64>>().into_iter().collect();
+    let auth = format!("Bearer {}", author.token);
+    let up = send(
+        "GET",
+        &format!("/api/v2/notifications?limit=1&min_id={}", sorted[0]),
+        &[("authorization", &auth)],
+        b"",
+    );
+    let link = up.header("link").unwrap_or_default().to_string();
+    let page: Value = up.into_json().unwrap();
+    let just_above = &groups_of(&page)[0];
+    assert_eq!(just_above["page_max_id"], sorted[1].to_string(), "{page}");
+    assert!(link.contains(&format!("min_id={}", sorted[1])), "{link}");
     // The first page of each group counts it whole.
     let first_of = |prefix: &str| {
         groups.iter().find(|g| g["group_key"].as_str().unwrap().starts_with(prefix)).unwrap().clone()
