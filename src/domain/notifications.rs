@@ -6,9 +6,11 @@
 //! turns on, a new comment, a follow the author's side did not hold yet): a repeated or
 //! redelivered change finds nothing to do, and a dismissed notification stays dismissed.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
-use super::ids::{UserId, SNOWFLAKE_RANDOM_BITS};
+use super::ids::{parse_id, snowflake_time, UserId, SNOWFLAKE_RANDOM_BITS};
 use super::shard::ID_RANDOM_BITS;
 
 /// A notification just made for a recipient with a live socket open: what to tell it.
@@ -104,6 +106,127 @@ impl KindFilter {
     }
 }
 
+/// Grouped notifications (Mastodon 4.3): a post's favourites, or the follows, that fall in one
+/// fixed 12-hour window of ids are one group. Mastodon's groups span at most 12 hours counted
+/// from their first notification, which needs state; fixed windows need none, always give a
+/// notification the same group, and let the store find a window's groups by its index.
+pub const GROUP_WINDOW_MS: i64 = 12 * 60 * 60 * 1000;
+
+/// How many of a group's newest rows are read to pick its samples (and to take suspended
+/// actors out of its count: beyond these the count is approximate).
+pub const SAMPLE_SCAN: usize = 40;
+
+/// Where a group's count stops: counting reads the group's rows (one index range), and a
+/// viral post's group must not be read whole on every page.
+pub const GROUP_COUNT_CAP: usize = 1_000;
+
+/// How many accounts a group shows (Mastodon's `sample_account_ids`).
+pub const SAMPLE_ACCOUNTS: usize = 8;
+
+/// The kinds that group (Mastodon also groups reblogs, which edgefeed has none of).
+const GROUPABLE: [Kind; 2] = [Kind::Follow, Kind::Favourite];
+
+/// The 12-hour window a notification id falls in.
+pub fn window(id: i64) -> i64 {
+    snowflake_time(id) / GROUP_WINDOW_MS
+}
+
+/// The first and last notification id of a window.
+pub fn window_ids(window: i64) -> (i64, i64) {
+    let first = (window * GROUP_WINDOW_MS) << SNOWFLAKE_RANDOM_BITS;
+    (first, (((window + 1) * GROUP_WINDOW_MS) << SNOWFLAKE_RANDOM_BITS) - 1)
+}
+
+/// A group of notifications, as its Mastodon `group_key`: `favourite-{post}-{window}`,
+/// `follow-{window}`, or `ungrouped-{id}` for a notification alone (a mention, or a kind the
+/// client asked not to group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GroupKey {
+    /// `post_id` is 0 for follows.
+    Grouped {
+        kind: Kind,
+        post_id: i64,
+        window: i64,
+    },
+    Ungrouped(i64),
+}
+
+impl GroupKey {
+    /// The group of a notification when `grouped` kinds group.
+    pub fn of(id: i64, kind: Kind, post_id: i64, grouped: &[Kind]) -> GroupKey {
+        if grouped.contains(&kind) && GROUPABLE.contains(&kind) {
+            GroupKey::Grouped { kind, post_id, window: window(id) }
+        } else {
+            GroupKey::Ungrouped(id)
+        }
+    }
+
+    /// The path's `{group_key}`: only the canonical spelling of a key (what [`fmt::Display`]
+    /// writes) parses.
+    pub fn parse(text: &str) -> Option<GroupKey> {
+        let number = |t: &str| parse_id(t).filter(|_| !t.starts_with('0'));
+        let key = if let Some(id) = text.strip_prefix("ungrouped-") {
+            GroupKey::Ungrouped(number(id)?)
+        } else if let Some(window) = text.strip_prefix("follow-") {
+            GroupKey::Grouped { kind: Kind::Follow, post_id: 0, window: number(window)? }
+        } else {
+            let (post, window) = text.strip_prefix("favourite-")?.split_once('-')?;
+            GroupKey::Grouped { kind: Kind::Favourite, post_id: number(post)?, window: number(window)? }
+        };
+        (key.to_string() == text).then_some(key)
+    }
+}
+
+impl fmt::Display for GroupKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupKey::Ungrouped(id) => write!(f, "ungrouped-{id}"),
+            GroupKey::Grouped { kind: Kind::Favourite, post_id, window } => {
+                write!(f, "favourite-{post_id}-{window}")
+            }
+            GroupKey::Grouped { kind, window, .. } => write!(f, "{}-{window}", kind.as_str()),
+        }
+    }
+}
+
+/// Mastodon's `grouped_types[]`: the kinds that may group. Absent: every kind that groups;
+/// unknown names are ignored.
+pub fn grouped_kinds(names: &[String]) -> Vec<Kind> {
+    if names.is_empty() {
+        return GROUPABLE.to_vec();
+    }
+    GROUPABLE.into_iter().filter(|k| names.iter().any(|n| Kind::of_mastodon(n) == Some(*k))).collect()
+}
+
+/// Which groups a grouped read walks: of the filter's kinds, those in `grouped` group; ids
+/// strictly between `above` and `below`, newest first (or, `oldest_first`, oldest first).
+#[derive(Debug, Clone)]
+pub struct GroupQuery {
+    pub kinds: KindFilter,
+    pub grouped: Vec<Kind>,
+    pub below: i64,
+    pub above: i64,
+    pub oldest_first: bool,
+}
+
+impl GroupQuery {
+    pub fn grouped_kinds(&self) -> KindFilter {
+        KindFilter(self.kinds.0.iter().copied().filter(|k| self.groups(*k)).collect())
+    }
+
+    pub fn ungrouped_kinds(&self) -> KindFilter {
+        KindFilter(self.kinds.0.iter().copied().filter(|k| !self.groups(*k)).collect())
+    }
+
+    fn groups(&self, kind: Kind) -> bool {
+        self.grouped.contains(&kind) && GROUPABLE.contains(&kind)
+    }
+
+    pub fn key_of(&self, id: i64, kind: Kind, post_id: i64) -> GroupKey {
+        GroupKey::of(id, kind, post_id, &self.grouped)
+    }
+}
+
 /// The next notification id for a recipient on `shard_bits` (the recipient id's shard bits, in
 /// place), made at `now_ms`, after the recipient's highest id `max` so far: the snowflake of
 /// `now_ms` with sequence 0, or the one after `max` when that is not lower (several in one
@@ -136,7 +259,6 @@ pub fn shard_bits(user_id: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::snowflake_time;
 
     #[test]
     fn kinds_round_trip_and_a_reply_is_a_mention_to_mastodon() {
@@ -192,5 +314,71 @@ mod tests {
         // A later millisecond starts at sequence 0; a clock step back still increases.
         assert_eq!(next_id(5_000, Some(ninth), bits), (5_000 << 11) | bits);
         assert!(next_id(10, Some(ninth), bits) > ninth);
+    }
+
+    #[test]
+    fn group_keys_follow_the_kind_and_the_grouped_types() {
+        let id = (1_700_000_000_000i64 << 11) | 8;
+        let w = window(id);
+        let all = grouped_kinds(&[]);
+        assert_eq!(GroupKey::of(id, Kind::Favourite, 42, &all).to_string(), format!("favourite-42-{w}"));
+        assert_eq!(GroupKey::of(id, Kind::Follow, 0, &all).to_string(), format!("follow-{w}"));
+        assert_eq!(GroupKey::of(id, Kind::Reply, 42, &all).to_string(), format!("ungrouped-{id}"));
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let follows = grouped_kinds(&s(&["follow", "mention", "reblog"]));
+        assert_eq!(follows, [Kind::Follow], "a mention never groups; unknown names are ignored");
+        assert_eq!(GroupKey::of(id, Kind::Favourite, 42, &follows), GroupKey::Ungrouped(id));
+        assert!(grouped_kinds(&s(&["reblog"])).is_empty());
+    }
+
+    #[test]
+    fn group_keys_round_trip_and_only_canonical_ones_parse() {
+        let keys = [
+            GroupKey::Ungrouped(7),
+            GroupKey::Grouped { kind: Kind::Follow, post_id: 0, window: 39_351 },
+            GroupKey::Grouped { kind: Kind::Favourite, post_id: 123, window: 39_351 },
+        ];
+        for key in keys {
+            assert_eq!(GroupKey::parse(&key.to_string()), Some(key), "{key}");
+        }
+        for bad in [
+            "",
+            "ungrouped-",
+            "ungrouped-07",
+            "ungrouped-x",
+            "follow-1-2",
+            "favourite-1",
+            "reply-1",
+            "mention-1-1",
+        ] {
+            assert_eq!(GroupKey::parse(bad), None, "{bad}");
+        }
+        assert_eq!(GroupKey::parse("favourite-0-3"), None, "ids are positive");
+    }
+
+    #[test]
+    fn windows_are_fixed_12_hour_spans_of_ids() {
+        let at = |ms: i64| (ms << 11) | 0x7ff;
+        assert_eq!(window(at(GROUP_WINDOW_MS - 1)), 0);
+        assert_eq!(window(GROUP_WINDOW_MS << 11), 1);
+        let (first, last) = window_ids(3);
+        assert_eq!((window(first), window(last), window(first - 1), window(last + 1)), (3, 3, 2, 4));
+        assert_eq!(first, (3 * GROUP_WINDOW_MS) << 11);
+        // The SQL spelling of the window (migration 0017) is this one.
+        assert_eq!(window(at(5 * GROUP_WINDOW_MS + 17)), (at(5 * GROUP_WINDOW_MS + 17) >> 11) / 43_200_000);
+    }
+
+    #[test]
+    fn a_group_query_splits_its_kinds_into_grouped_and_not() {
+        let q = GroupQuery {
+            kinds: KindFilter::from_mastodon(&[], &["follow".to_string()]),
+            grouped: grouped_kinds(&[]),
+            below: 10,
+            above: 0,
+            oldest_first: false,
+        };
+        assert_eq!(q.grouped_kinds().kinds(), &[Kind::Favourite]);
+        assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply]);
+        assert_eq!(q.key_of(5, Kind::Reply, 1), GroupKey::Ungrouped(5));
     }
 }

@@ -7,6 +7,7 @@
 
 use crate::domain::ids::{CommentId, NotificationId, PostId, UserId};
 use crate::domain::moderation::{Action, Target};
+use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
 use crate::domain::placement::parse_shard;
 use crate::domain::shard::LogicalShard;
@@ -143,6 +144,12 @@ pub enum MastodonRoute {
     /// Always `[]`: edgefeed accepts every notification (Mastodon 4.3's filtered requests).
     NotificationRequests,
     NotificationPolicy,
+    /// Mastodon 4.3's grouped notifications (`/api/v2/notifications`).
+    GroupedNotifications,
+    GroupedUnreadCount,
+    NotificationGroup(GroupKey),
+    DismissGroup(GroupKey),
+    GroupAccounts(GroupKey),
     Markers,
     SetMarkers,
 }
@@ -168,6 +175,7 @@ impl MastodonRoute {
                 | M::ClearNotifications
                 | M::DismissNotification(_)
                 | M::DismissNotificationLegacy
+                | M::DismissGroup(_)
                 | M::SetMarkers
         )
     }
@@ -341,6 +349,10 @@ fn notification(id: &str, route: fn(NotificationId) -> MastodonRoute) -> Option<
     mastodon(route(NotificationId::parse(id)?))
 }
 
+fn group(key: &str, route: fn(GroupKey) -> MastodonRoute) -> Option<Route> {
+    mastodon(route(GroupKey::parse(key)?))
+}
+
 fn moderate_user(id: &str, action: Action) -> Option<Route> {
     UserId::parse(id).map(|id| Admin(A::Moderate(Target::User(id), action)))
 }
@@ -469,7 +481,12 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/notifications/requests", &[("GET", |_| mastodon(M::NotificationRequests))]),
     path("/api/v1/notifications/{id}", &[("GET", |id| notification(id, M::Notification))]),
     path("/api/v1/notifications/{id}/dismiss", &[("POST", |id| notification(id, M::DismissNotification))]),
+    path("/api/v2/notifications", &[("GET", |_| mastodon(M::GroupedNotifications))]),
     path("/api/v2/notifications/policy", &[("GET", |_| mastodon(M::NotificationPolicy))]),
+    path("/api/v2/notifications/unread_count", &[("GET", |_| mastodon(M::GroupedUnreadCount))]),
+    path("/api/v2/notifications/{group_key}", &[("GET", |key| group(key, M::NotificationGroup))]),
+    path("/api/v2/notifications/{group_key}/dismiss", &[("POST", |key| group(key, M::DismissGroup))]),
+    path("/api/v2/notifications/{group_key}/accounts", &[("GET", |key| group(key, M::GroupAccounts))]),
     path("/api/v1/markers", &[("GET", |_| mastodon(M::Markers)), ("POST", |_| mastodon(M::SetMarkers))]),
     path("/api/v1/streaming", &[("GET", |_| mastodon_public(MP::Streaming))]),
     path("/api/v1/streaming/health", &[("GET", |_| mastodon_public(MP::StreamingHealth))]),
@@ -585,8 +602,14 @@ mod tests {
             let prefixes = ["/v1/", "/api/v1/", "/api/v2/", "/oauth/", "/.well-known/", "/nodeinfo/"];
             assert!(prefixes.iter().any(|p| row.pattern.starts_with(p)), "{}", row.pattern);
             assert!(row.pattern.matches('{').count() <= 1, "{}", row.pattern);
-            let param = if row.pattern.ends_with("{hook}") { "fault" } else { "7" };
-            let path = row.pattern.replace("{id}", param).replace("{hook}", param);
+            // An example value of each parameter that parses.
+            let param = [("{hook}", "fault"), ("{group_key}", "ungrouped-7")]
+                .into_iter()
+                .find_map(|(name, example)| row.pattern.contains(name).then_some(example))
+                .unwrap_or("7");
+            let path = ["{id}", "{hook}", "{group_key}"]
+                .iter()
+                .fold(row.pattern.to_string(), |p, name| p.replace(name, param));
             for (method, build) in row.methods {
                 let built = build(if row.pattern.contains('{') { param } else { "" });
                 assert!(built.is_some(), "{method} {}", row.pattern);
@@ -642,5 +665,29 @@ mod tests {
         }
         assert!(U::Mastodon(M::PushSubscription).is_read());
         assert_eq!(U::Mastodon(M::PushSubscription).scope(), Scopes::PUSH);
+    }
+
+    #[test]
+    fn grouped_notification_literals_win_over_group_keys() {
+        use MastodonRoute as M;
+        let m = |r| Some(User(U::Mastodon(r)));
+        assert_eq!(route("GET", "/api/v2/notifications/unread_count").ok(), m(M::GroupedUnreadCount));
+        assert_eq!(route("GET", "/api/v2/notifications/policy").ok(), m(M::NotificationPolicy));
+        let key = GroupKey::Grouped {
+            kind: crate::domain::notifications::Kind::Favourite,
+            post_id: 12,
+            window: 39_000,
+        };
+        assert_eq!(
+            route("GET", "/api/v2/notifications/favourite-12-39000").ok(),
+            m(M::NotificationGroup(key))
+        );
+        let follows =
+            GroupKey::Grouped { kind: crate::domain::notifications::Kind::Follow, post_id: 0, window: 3 };
+        assert_eq!(route("POST", "/api/v2/notifications/follow-3/dismiss").ok(), m(M::DismissGroup(follows)));
+        assert_eq!(route("GET", "/api/v2/notifications/favourite-x-1").unwrap_err().status(), 404);
+        assert_eq!(route("GET", "/api/v2/notifications/42").unwrap_err().status(), 404);
+        assert_eq!(U::Mastodon(M::DismissGroup(key)).scope(), Scopes::WRITE);
+        assert_eq!(U::Mastodon(M::GroupAccounts(key)).scope(), Scopes::READ);
     }
 }

@@ -303,11 +303,7 @@ pub struct Notification {
 
 impl Notification {
     pub fn new(origin: &str, accounts: &Accounts, n: &Hydrated) -> Notification {
-        let status = match (&n.comment, &n.post) {
-            (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
-            (None, Some(p)) => Some(Status::of_post(origin, accounts, p)),
-            _ => None,
-        };
+        let status = notification_status(origin, accounts, n);
         Notification {
             id: n.id.to_string(),
             kind: n.kind.mastodon(),
@@ -316,5 +312,14 @@ impl Notification {
             account: Account::new(origin, &n.actor),
             status,
         }
+    }
+}
+
+/// The status a notification is about: the comment of a mention, the post of a favourite.
+pub fn notification_status(origin: &str, accounts: &Accounts, n: &Hydrated) -> Option<Status> {
+    match (&n.comment, &n.post) {
+        (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
+        (None, Some(p)) => Some(Status::of_post(origin, accounts, p)),
+        _ => None,
     }
 }

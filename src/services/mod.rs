@@ -10,6 +10,7 @@ pub mod likes;
 pub mod live;
 pub mod mastodon_entities;
 pub mod moderation;
+pub mod notification_groups;
 pub mod notifications;
 pub mod policy;
 pub mod reconcile;

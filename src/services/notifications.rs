@@ -86,7 +86,7 @@ pub async fn clear(ctx: &Ctx, recipient: UserId) -> ApiResult<usize> {
     store::clear(ctx.shards.user(recipient), recipient).await
 }
 
-async fn with_shown_actors(
+pub(super) async fn with_shown_actors(
     ctx: &Ctx,
     rows: Vec<StoredNotification>,
 ) -> ApiResult<Vec<(StoredNotification, UserRow)>> {
@@ -103,7 +103,7 @@ async fn with_shown_actors(
 /// Attaches the posts and comments (both on the recipient's database: their own posts, and
 /// comments on them) in two reads side by side; a notification whose post or comment is
 /// gone by now is left out.
-async fn hydrate(
+pub(super) async fn hydrate(
     ctx: &Ctx,
     recipient: UserId,
     rows: Vec<(StoredNotification, UserRow)>,

@@ -12,6 +12,7 @@ pub mod live;
 pub mod markers;
 pub mod mirror;
 pub mod moderation;
+pub mod notification_groups;
 pub mod notifications;
 pub mod oauth;
 pub mod outbox;

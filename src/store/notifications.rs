@@ -176,7 +176,7 @@ pub struct Range<'a> {
 /// The read-time rules that SQL can check on the recipient's side (`?1`): no block either way
 /// with the actor; the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
-fn shown_sql() -> String {
+pub(super) fn shown_sql() -> String {
     format!(
         "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} \
          AND (n.post_id = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
@@ -187,7 +187,7 @@ fn shown_sql() -> String {
     )
 }
 
-const COLUMNS: &str = "n.id, n.kind, n.actor_id, n.post_id, n.comment_id";
+pub(super) const COLUMNS: &str = "n.id, n.kind, n.actor_id, n.post_id, n.comment_id";
 
 /// Up to `limit` notifications of the range, in its order.
 pub async fn page(

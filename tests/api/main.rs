@@ -13,6 +13,7 @@ mod engagement;
 mod errors;
 mod feed;
 mod graph;
+mod grouped;
 mod idle;
 mod ids;
 mod in_flight;

@@ -493,7 +493,7 @@ fn entities_carry_the_fields_mastodon_requires() {
     assert_eq!(v1["urls"]["streaming_api"], ws.as_str(), "the scheme follows the origin");
     let v2 = call("GET", "/api/v2/instance", None, None).expect(200);
     assert_eq!(v2["configuration"]["urls"]["streaming"], ws.as_str());
-    assert_eq!(v2["api_versions"]["mastodon"], 1);
+    assert_eq!(v2["api_versions"]["mastodon"], 2);
     assert_eq!(v2["configuration"]["translation"]["enabled"], false);
     assert_eq!(v2["configuration"]["accounts"]["max_pinned_statuses"], 0);
     assert_eq!(v2["icon"][0], json!({ "src": format!("{base}/avatar.png"), "size": "96x96" }));

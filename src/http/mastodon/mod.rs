@@ -5,6 +5,7 @@
 //! see: the operations it calls do.
 
 mod accounts;
+mod grouped;
 mod markers;
 mod notifications;
 mod oauth;
@@ -97,6 +98,11 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::UnreadCount => notifications::unread_count(app, input, viewer).await,
         M::NotificationRequests => list::<()>(&[], None),
         M::NotificationPolicy => json(&notifications::POLICY),
+        M::GroupedNotifications => grouped::list(app, input, viewer).await,
+        M::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
+        M::NotificationGroup(key) => grouped::get(app, input, viewer, key).await,
+        M::DismissGroup(key) => grouped::dismiss(app, viewer, key).await,
+        M::GroupAccounts(key) => grouped::accounts(app, input, viewer, key).await,
         M::Markers => markers::get(app, input, viewer).await,
         M::SetMarkers => markers::set(app, input, viewer).await,
     }
@@ -108,7 +114,12 @@ fn json<T: Serialize>(value: &T) -> ApiResult<Response> {
 
 /// A list answer with its `Link` header (pagination), when there is one.
 fn list<T: Serialize>(items: &[T], link: Option<String>) -> ApiResult<Response> {
-    let mut response = Response::from_json(&items)?;
+    with_link(items, link)
+}
+
+/// Any answer with its `Link` header, when there is one (grouped notifications page an object).
+fn with_link<T: Serialize + ?Sized>(body: &T, link: Option<String>) -> ApiResult<Response> {
+    let mut response = Response::from_json(&body)?;
     if let Some(link) = link {
         response.headers_mut().set("link", &link)?;
     }

@@ -17,12 +17,12 @@ use crate::services::notifications::{self as service, Hydrated};
 use crate::store::notifications::Range;
 
 /// Mastodon's limits for notifications: 40 by default, at most 80 (clamped, not refused).
-fn notification_limit(raw: Option<&str>) -> usize {
+pub(super) fn notification_limit(raw: Option<&str>) -> usize {
     raw.and_then(|v| v.trim().parse::<i64>().ok()).map_or(40, |n| n.clamp(1, 80) as usize)
 }
 
 /// Mastodon's unread count: 100 by default, at most 1000.
-fn unread_limit(raw: Option<&str>) -> usize {
+pub(super) fn unread_limit(raw: Option<&str>) -> usize {
     raw.and_then(|v| v.trim().parse::<i64>().ok()).map_or(100, |n| n.clamp(1, 1000) as usize)
 }
 
@@ -42,19 +42,37 @@ fn bound(input: &Input, name: &'static str) -> ApiResult<Option<i64>> {
     }
 }
 
+/// Mastodon's id bounds, strict: below `max_id`, above the higher of `since_id` and `min_id`;
+/// `min_id` reads upward from it (the oldest first).
+pub(super) struct Bounds {
+    pub below: Option<i64>,
+    pub above: Option<i64>,
+    pub oldest_first: bool,
+}
+
+pub(super) fn bounds(input: &Input) -> ApiResult<Bounds> {
+    let min = bound(input, "min_id")?;
+    let above = match bound(input, "since_id")? {
+        Some(since) => Some(min.map_or(since, |m| m.max(since))),
+        None => min,
+    };
+    Ok(Bounds { below: bound(input, "max_id")?, above, oldest_first: min.is_some() })
+}
+
 /// `types[]` (or `types`) values, as Mastodon clients send arrays.
-fn array(input: &Input, name: &str) -> Vec<String> {
+pub(super) fn array(input: &Input, name: &str) -> Vec<String> {
     let bracketed = format!("{name}[]");
     input.query_all(&bracketed).chain(input.query_all(name)).map(str::to_string).collect()
 }
 
-/// The query parameters a `Link` keeps: `limit`, `types[]`, `exclude_types[]`, `account_id`.
-fn kept(input: &Input) -> String {
+/// The query parameters a `Link` keeps: `limit`, the `arrays` (`types[]`, `exclude_types[]`
+/// and, grouped, `grouped_types[]`), `account_id`.
+pub(super) fn kept(input: &Input, arrays: &[&str]) -> String {
     let mut out = url::form_urlencoded::Serializer::new(String::new());
     if let Some(limit) = input.query("limit") {
         out.append_pair("limit", limit);
     }
-    for name in ["types", "exclude_types"] {
+    for name in arrays {
         for value in array(input, name) {
             out.append_pair(&format!("{name}[]"), &value);
         }
@@ -72,13 +90,8 @@ pub async fn list_all(app: &App, input: &Input, viewer: UserId) -> ApiResult<Res
     let limit = notification_limit(input.query("limit"));
     let kinds = KindFilter::from_mastodon(&array(input, "types"), &array(input, "exclude_types"));
     let actor = bound(input, "account_id")?.map(UserId::from_trusted);
-    let min = bound(input, "min_id")?;
-    let above = match bound(input, "since_id")? {
-        Some(since) => Some(min.map_or(since, |m| m.max(since))),
-        None => min,
-    };
-    let oldest_first = min.is_some();
-    let range = Range { kinds: &kinds, actor, below: bound(input, "max_id")?, above, oldest_first };
+    let Bounds { below, above, oldest_first } = bounds(input)?;
+    let range = Range { kinds: &kinds, actor, below, above, oldest_first };
     let mut rows =
         if kinds.kinds().is_empty() { Vec::new() } else { service::page(app, viewer, &range, limit).await? };
     let more = rows.len() > limit;
@@ -90,7 +103,13 @@ pub async fn list_all(app: &App, input: &Input, viewer: UserId) -> ApiResult<Res
     let newest = rows.first().map(|n| n.id.to_string());
     let oldest = rows.last().map(|n| n.id.to_string());
     let base = format!("{}/api/v1/notifications", input.origin);
-    let link = link_header(&base, &kept(input), newest.as_deref(), oldest.as_deref(), more || oldest_first);
+    let link = link_header(
+        &base,
+        &kept(input, &["types", "exclude_types"]),
+        newest.as_deref(),
+        oldest.as_deref(),
+        more || oldest_first,
+    );
     list(&items, link)
 }
 

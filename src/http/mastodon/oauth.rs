@@ -266,7 +266,7 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
 pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
     let mut doc = serde_json::json!({
         "title": "edgefeed",
-        "version": "4.2.0 (compatible; edgefeed 1.1)",
+        "version": "4.3.0 (compatible; edgefeed 1.2)",
         "description": "A follow-feed service: follow people, read their posts, like and reply.",
         "languages": ["en"],
         "configuration": configuration(),
@@ -310,15 +310,15 @@ fn instance_v1(doc: &mut serde_json::Value, origin: &str) {
 }
 
 /// The v2 document's own fields. `configuration.urls.streaming` is read unguarded by some
-/// apps (Elk); `api_versions.mastodon` 1 says which API generation to expect (no grouped
-/// notifications).
+/// apps (Elk); `api_versions.mastodon` 2 and the 4.3 version say that grouped notifications
+/// (`/api/v2/notifications`) are served, which recent apps then prefer.
 fn instance_v2(doc: &mut serde_json::Value, origin: &str) {
     doc["domain"] = domain_of(origin).into();
     doc["source_url"] = "https://example.invalid/edgefeed".into();
     doc["usage"] = serde_json::json!({ "users": { "active_month": 0 } });
     doc["thumbnail"] = serde_json::json!({ "url": format!("{origin}/header.png") });
     doc["icon"] = serde_json::json!([{ "src": format!("{origin}/avatar.png"), "size": "96x96" }]);
-    doc["api_versions"] = serde_json::json!({ "mastodon": 1 });
+    doc["api_versions"] = serde_json::json!({ "mastodon": 2 });
     let configuration = &mut doc["configuration"];
     configuration["urls"] = serde_json::json!({ "streaming": streaming_url(origin) });
     configuration["translation"] = serde_json::json!({ "enabled": false });
