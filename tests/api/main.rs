@@ -16,6 +16,7 @@ mod graph;
 mod idle;
 mod ids;
 mod in_flight;
+mod lists;
 mod live;
 mod mastodon;
 mod mirror;
