@@ -79,8 +79,9 @@ pub async fn unfollow(
                 "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
                 &[int(follower), int(author)],
             )?,
-            super::lists::leave_all(db, follower, author)?,
+            // Right after the follow's delete: it fires only if that changed a row (`changes()`).
             outbox::reader_event(db, follower, EventKind::RemoveAuthor, follower, author, now, true)?,
+            super::lists::leave_all(db, follower, author)?,
         ],
     )
     .await?;
@@ -108,9 +109,9 @@ pub async fn block(
                 &[a.clone(), b.clone(), int(now)],
             )?,
             stmt(db, "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2", &[a, b])?,
-            super::lists::leave_all(db, blocker, blocked)?,
             outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
             outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
+            super::lists::leave_all(db, blocker, blocked)?,
         ],
     )
     .await?;

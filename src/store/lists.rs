@@ -190,7 +190,8 @@ pub async fn holding(db: &Db, owner: UserId, account: UserId) -> ApiResult<Vec<L
 }
 
 /// The statement that takes `author` out of every list of `owner`, for the batch of an unfollow
-/// or a block on the owner's side.
+/// or a block on the owner's side. It goes after the batch's outbox events: an unfollow's event
+/// is conditional on the `changes()` of the follow's delete just before it.
 pub fn leave_all(db: &Db, owner: UserId, author: UserId) -> ApiResult<worker::D1PreparedStatement> {
     stmt(db, "DELETE FROM list_accounts WHERE user_id = ?1 AND account_id = ?2", &[int(owner), int(author)])
 }
