@@ -206,7 +206,7 @@ pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
 /// answers the newest posts above one; `min_id` the posts just above one (see [`just_above`]).
 /// `max_id` with `since_id` or `min_id` answers only the posts strictly between them, newest
 /// first (how Tusky fills a gap). `path` is the route below `/api/v1/`, for `Link`.
-pub async fn timeline(app: &App, input: &Input, feed: &Feed<'_>, path: &str) -> ApiResult<Response> {
+pub async fn timeline(app: &App, input: &Input, source: &Feed<'_>, path: &str) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
     let max = status_bound(input, "max_id")?;
     let low = match status_bound(input, "since_id")? {
@@ -214,13 +214,13 @@ pub async fn timeline(app: &App, input: &Input, feed: &Feed<'_>, path: &str) -> 
         None => status_bound(input, "min_id")?,
     };
     let (rows, more) = if let (Some(max), Some(low)) = (max, low) {
-        between(app, feed, limit, max, low).await?
+        between(app, source, limit, max, low).await?
     } else if let Some(min) = status_bound(input, "min_id")? {
-        (just_above(app, feed, limit, min).await?, true)
+        (just_above(app, source, limit, min).await?, true)
     } else if let Some(since) = status_bound(input, "since_id")? {
-        (feed::read(app, &feed.query(limit, None, Some(since))).await?.items, true)
+        (feed::read(app, &source.query(limit, None, Some(since))).await?.items, true)
     } else {
-        below(app, feed, limit, max).await?
+        below(app, source, limit, max).await?
     };
     let accounts = accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()).await?;
     let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
@@ -232,11 +232,11 @@ pub async fn timeline(app: &App, input: &Input, feed: &Feed<'_>, path: &str) -> 
 /// candidates were all hidden reads on (clients stop at an empty page).
 async fn below(
     app: &App,
-    feed: &Feed<'_>,
+    source: &Feed<'_>,
     limit: usize,
     before: Option<SortKey>,
 ) -> ApiResult<(Vec<PostRow>, bool)> {
-    let mut query = feed.query(limit, before, None);
+    let mut query = source.query(limit, before, None);
     let mut page = feed::read(app, &query).await?;
     for _ in 1..EMPTY_PAGE_READS {
         match page.next {
@@ -255,12 +255,12 @@ async fn below(
 /// on, as [`below`] does).
 async fn between(
     app: &App,
-    feed: &Feed<'_>,
+    source: &Feed<'_>,
     limit: usize,
     high: SortKey,
     low: SortKey,
 ) -> ApiResult<(Vec<PostRow>, bool)> {
-    let mut query = feed.query(limit, Some(high), None);
+    let mut query = source.query(limit, Some(high), None);
     let mut rows = Vec::new();
     for _ in 0..EMPTY_PAGE_READS {
         let page = feed::read(app, &query).await?;
@@ -282,8 +282,8 @@ async fn between(
 /// so this reads down from the top until it reaches `min`, at most [`MIN_ID_READS`] pages of
 /// [`MIN_ID_PAGE`]; if `min` is further down than that it answers the newest posts above it
 /// (like `since_id`), which a client sees as a jump, not as a silent skip of what it missed.
-async fn just_above(app: &App, feed: &Feed<'_>, limit: usize, min: SortKey) -> ApiResult<Vec<PostRow>> {
-    let mut query = feed.query(MIN_ID_PAGE, None, Some(min));
+async fn just_above(app: &App, source: &Feed<'_>, limit: usize, min: SortKey) -> ApiResult<Vec<PostRow>> {
+    let mut query = source.query(MIN_ID_PAGE, None, Some(min));
     let first = feed::read(app, &query).await?;
     let (mut above, mut cursor) = (first.items, first.next);
     query.after = None;
