@@ -127,6 +127,11 @@ id_type!(
     /// One of a recipient's notifications (unique per recipient: `domain/notifications.rs`).
     NotificationId
 );
+id_type!(
+    /// One of a user's Mastodon lists (a snowflake of its owner's shard; looked up with its
+    /// owner, so it names nothing for anyone else).
+    ListId
+);
 
 #[cfg(test)]
 mod tests {

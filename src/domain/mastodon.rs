@@ -126,10 +126,32 @@ pub fn link_header(
     (!links.is_empty()).then(|| links.join(", "))
 }
 
+/// A boolean as a form sends it: `true`, `1`, `on`, `t` and `false`, `0`, `off`, `f` (any case,
+/// as Rails casts them); anything else is no boolean (`None`: refused, not guessed).
+pub fn form_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "on" | "t" => Some(true),
+        "false" | "0" | "off" | "f" => Some(false),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::ids::snowflake;
+
+    #[test]
+    fn form_booleans_read_as_rails_casts_them() {
+        for yes in ["true", "1", " TRUE ", "on", "t"] {
+            assert_eq!(form_bool(yes), Some(true), "{yes}");
+        }
+        for no in ["false", "0", "Off", "f"] {
+            assert_eq!(form_bool(no), Some(false), "{no}");
+        }
+        assert_eq!(form_bool(""), None);
+        assert_eq!(form_bool("yes please"), None);
+    }
 
     #[test]
     fn visibilities_round_trip_through_the_mapping() {

@@ -10,6 +10,7 @@ pub mod hot;
 pub mod idle;
 pub mod ids;
 pub mod likes;
+pub mod lists;
 pub mod live;
 pub mod mastodon;
 pub mod merge;

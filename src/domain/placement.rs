@@ -199,6 +199,22 @@ pub const TABLES: &[Table] = &[
         &["user_id", "timeline", "last_read_id", "version", "updated_at"],
         EDGE_PAGE,
     ),
+    // Lists and their members live with their owner (migration 0016); a list before its
+    // members, so the purge (backwards) deletes the members first.
+    table(
+        "lists",
+        ShardBy::Id("user_id"),
+        &["user_id", "id"],
+        &["user_id", "id", "title", "replies_policy", "exclusive", "created_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "list_accounts",
+        ShardBy::Id("user_id"),
+        &["user_id", "list_id", "account_id"],
+        &["user_id", "list_id", "account_id", "created_at"],
+        EDGE_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(

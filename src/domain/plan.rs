@@ -11,9 +11,10 @@
 
 use std::collections::BTreeSet;
 
-use super::ids::{PostId, UserId};
+use super::ids::{ListId, PostId, UserId};
 use super::policy::FanoutMode;
 use super::shard::{group_by_database, shard_of_id, ShardMap};
+use super::validate::GroupName;
 
 /// A Worker invocation holds at most 6 simultaneous connections (D1 included): a round that
 /// touches more databases than that runs its batches in waves of this many, so its wave 2
@@ -29,6 +30,9 @@ pub struct ReaderEdge {
     /// Reads pull the author's posts (both are set while an edge switches to push).
     pub pull: bool,
     pub group: Option<String>,
+    /// The author counts in the list the edges were read for ([`FeedScope::List`]): a member
+    /// of it, made one since the current follow began.
+    pub in_list: bool,
     /// A follow backfill of this author into the reader's window is unfinished: every post of
     /// the author may be missing from the window, so reads merge all of them.
     pub backfilling: bool,
@@ -185,20 +189,50 @@ fn pushed(edge: &ReaderEdge, in_flight_since: i64) -> InFlight {
     }
 }
 
-/// The authors a full pull reads (no window: new windows, group feeds, below a window's
-/// floor), grouped by database: the viewer and everyone followed, or one group's authors
-/// (without the viewer).
+/// Which of the reader's follows a feed holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedScope {
+    /// The viewer and everyone followed: the home feed, the only one with a window.
+    Home,
+    /// The followed authors of one `/v1` follow group (one name per follow).
+    Group(GroupName),
+    /// The followed members of one of the viewer's Mastodon lists (many per follow): the
+    /// edges must have been read for this list ([`ReaderEdge::in_list`]).
+    List(ListId),
+}
+
+impl FeedScope {
+    /// Whether the feed holds this followed author.
+    pub fn holds(&self, edge: &ReaderEdge) -> bool {
+        match self {
+            Self::Home => true,
+            Self::Group(g) => edge.group.as_deref() == Some(g.as_str()),
+            Self::List(_) => edge.in_list,
+        }
+    }
+
+    /// The list whose membership the reader's edges must carry.
+    pub fn list(&self) -> Option<ListId> {
+        match self {
+            Self::List(id) => Some(*id),
+            _ => None,
+        }
+    }
+}
+
+/// The authors a full pull reads (no window: new windows, group and list feeds, below a
+/// window's floor), grouped by database: the viewer and everyone followed, or one group's or
+/// list's authors (without the viewer).
 pub fn full_scope(
     viewer: UserId,
     edges: &[ReaderEdge],
-    group: Option<&str>,
+    scope: &FeedScope,
     map: &ShardMap,
 ) -> Vec<(usize, Vec<UserId>)> {
-    let followed =
-        edges.iter().filter(|e| group.is_none_or(|g| e.group.as_deref() == Some(g))).map(|e| e.author);
-    let authors: Vec<UserId> = match group {
-        Some(_) => followed.collect(),
-        None => std::iter::once(viewer).chain(followed).collect(),
+    let followed = edges.iter().filter(|e| scope.holds(e)).map(|e| e.author);
+    let authors: Vec<UserId> = match scope {
+        FeedScope::Home => std::iter::once(viewer).chain(followed).collect(),
+        FeedScope::Group(_) | FeedScope::List(_) => followed.collect(),
     };
     group_by_database(map, authors.into_iter().map(|a| (shard_of_id(a.get()), a)))
 }
@@ -224,7 +258,7 @@ mod tests {
     }
 
     fn edge(author: UserId, push: bool, pull: bool) -> ReaderEdge {
-        ReaderEdge { author, push, pull, group: None, backfilling: false }
+        ReaderEdge { author, push, pull, group: None, in_list: false, backfilling: false }
     }
 
     #[test]
@@ -339,15 +373,23 @@ mod tests {
     }
 
     #[test]
-    fn a_full_pull_reads_the_viewer_and_the_followed_or_one_group() {
+    fn a_full_pull_reads_the_viewer_and_the_followed_or_one_group_or_list() {
         let viewer = user(0, 0);
-        let (a, b) = (user(100, 1), user(101, 2));
+        let (a, b, c) = (user(100, 1), user(101, 2), user(200, 3));
         let mut grouped = edge(b, true, false);
         grouped.group = Some("close".into());
-        let edges = [edge(a, true, false), grouped];
+        let mut listed = edge(c, false, true);
+        listed.in_list = true;
+        let edges = [edge(a, true, false), grouped, listed];
         let map = ShardMap::even(4);
-        assert_eq!(full_scope(viewer, &edges, None, &map), vec![(0, vec![viewer]), (1, vec![a, b])]);
-        assert_eq!(full_scope(viewer, &edges, Some("close"), &map), vec![(1, vec![b])]);
-        assert!(full_scope(viewer, &edges, Some("none"), &map).is_empty());
+        let home = full_scope(viewer, &edges, &FeedScope::Home, &map);
+        assert_eq!(home, vec![(0, vec![viewer]), (1, vec![a, b]), (3, vec![c])]);
+        let group = |name: &str| FeedScope::Group(GroupName::parse(name).unwrap_or_else(|e| panic!("{e:?}")));
+        assert_eq!(full_scope(viewer, &edges, &group("close"), &map), vec![(1, vec![b])]);
+        assert!(full_scope(viewer, &edges, &group("none"), &map).is_empty());
+        let list = FeedScope::List(ListId::from_trusted(9));
+        assert_eq!(full_scope(viewer, &edges, &list, &map), vec![(3, vec![c])], "members only, no viewer");
+        assert_eq!(list.list(), Some(ListId::from_trusted(9)));
+        assert_eq!(FeedScope::Home.list(), None);
     }
 }

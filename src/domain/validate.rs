@@ -8,6 +8,7 @@ pub const MAX_BODY_CHARS: usize = 5000;
 pub const MAX_COMMENT_CHARS: usize = 2000;
 pub const MAX_DISPLAY_NAME_CHARS: usize = 50;
 pub const MAX_GROUP_CHARS: usize = 32;
+pub const MAX_LIST_TITLE_CHARS: usize = 255;
 pub const DEFAULT_LIMIT: usize = 20;
 pub const MAX_LIMIT: usize = 100;
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 128;
@@ -65,6 +66,10 @@ text_type!(
 text_type!(
     /// A follow group: `^[a-z0-9_-]{1,32}$`, so it is safe inside cursor list identities.
     GroupName
+);
+text_type!(
+    /// A Mastodon list's title: trimmed, 1..=255 characters, no control characters.
+    ListTitle
 );
 text_type!(
     /// `Idempotency-Key`: 1..=128 visible ASCII characters.
@@ -151,6 +156,24 @@ impl GroupName {
     }
 }
 
+impl ListTitle {
+    /// The blank-title message is Mastodon's own, which clients show as they get it.
+    pub fn parse(text: &str) -> Result<Self, Invalid> {
+        let trimmed = text.trim();
+        let n = trimmed.chars().count();
+        if n == 0 {
+            return Err(Invalid::new("title", "Validation failed: Title can't be blank"));
+        }
+        if n > MAX_LIST_TITLE_CHARS || trimmed.chars().any(char::is_control) {
+            let reason = format!(
+                "title must be at most {MAX_LIST_TITLE_CHARS} characters, without control characters"
+            );
+            return Err(Invalid::new("title", reason));
+        }
+        Ok(Self(trimmed.to_owned()))
+    }
+}
+
 impl IdempotencyKey {
     pub fn parse(text: &str) -> Result<Self, Invalid> {
         let ok =
@@ -213,6 +236,15 @@ mod tests {
         assert!(DisplayName::parse("a\u{0}b").is_err());
         assert!(IdempotencyKey::parse("abc-123").is_ok());
         assert!(IdempotencyKey::parse("has space").is_err());
+    }
+
+    #[test]
+    fn list_titles_are_trimmed_and_bounded() {
+        assert_eq!(ListTitle::parse("  close friends ").map(|t| t.0), Ok("close friends".to_string()));
+        assert_eq!(ListTitle::parse(" ").unwrap_err().reason, "Validation failed: Title can't be blank");
+        assert!(ListTitle::parse(&"é".repeat(MAX_LIST_TITLE_CHARS)).is_ok());
+        assert!(ListTitle::parse(&"é".repeat(MAX_LIST_TITLE_CHARS + 1)).is_err());
+        assert!(ListTitle::parse("a\u{0007}b").is_err());
     }
 
     #[test]

@@ -102,14 +102,45 @@ impl Input {
     /// The body as an object: a form (`application/x-www-form-urlencoded`, how most Mastodon
     /// clients send parameters, every value a string) or JSON.
     pub fn form_or_json(&self, allow_empty: bool) -> ApiResult<JsonObject> {
-        let form = self.content_type.as_deref().is_some_and(|t| {
-            t.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")
-        });
-        if !form {
+        if !self.is_form() {
             return self.json(allow_empty);
         }
         let pairs = url::form_urlencoded::parse(&self.body);
         Ok(JsonObject(pairs.map(|(k, v)| (k.into_owned(), Value::String(v.into_owned()))).collect()))
+    }
+
+    fn is_form(&self) -> bool {
+        self.content_type.as_deref().is_some_and(|t| {
+            t.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")
+        })
+    }
+
+    /// Every value of an array parameter (`account_ids`), however a Mastodon client sends it:
+    /// repeated form fields or query parameters (`account_ids[]=1&account_ids[]=2`, or without
+    /// `[]`), or a JSON array (or one value) in a JSON body. A form object keeps only the last of
+    /// repeated fields, so arrays are read here.
+    pub fn values_of(&self, name: &str) -> ApiResult<Vec<String>> {
+        let array = format!("{name}[]");
+        let wanted = |k: &str| k == name || k == array;
+        let mut values: Vec<String> =
+            self.query.iter().filter(|(k, _)| wanted(k)).map(|(_, v)| v.clone()).collect();
+        if self.is_form() {
+            let pairs = url::form_urlencoded::parse(&self.body);
+            values.extend(pairs.filter(|(k, _)| wanted(k)).map(|(_, v)| v.into_owned()));
+            return Ok(values);
+        }
+        let body = self.json(true)?;
+        let one = |v: &Value| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        match body.0.get(name).or_else(|| body.0.get(&array)) {
+            Some(Value::Array(items)) => values.extend(items.iter().filter_map(one)),
+            Some(v) => values.extend(one(v)),
+            None => {}
+        }
+        Ok(values)
     }
 
     /// The raw body, for the few routes whose fields nest (Mastodon's markers).
@@ -177,6 +208,18 @@ impl JsonObject {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
             Some(_) => Err(ApiError::field(name, format!("{name} must be a string"))),
+        }
+    }
+
+    /// A boolean field: JSON `true`/`false`, or a form's string (`crate::domain::mastodon::form_bool`).
+    /// Absent or `null` is `None`.
+    pub fn flag(&self, name: &'static str) -> ApiResult<Option<bool>> {
+        let not_one = || ApiError::field(name, format!("{name} must be a boolean"));
+        match self.0.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) => crate::domain::mastodon::form_bool(s).map(Some).ok_or_else(not_one),
+            Some(_) => Err(not_one()),
         }
     }
 

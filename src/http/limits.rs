@@ -19,7 +19,7 @@ pub enum LimitClass {
     Comments,
     /// Like and unlike, per user.
     Likes,
-    /// Follow, unfollow, block and unblock, per user.
+    /// Follow, unfollow, block and unblock, and list writes (lists and their members), per user.
     Graph,
 }
 
@@ -59,7 +59,14 @@ impl LimitClass {
                 Some(Self::Posts)
             }
             Route::User(U::Mastodon(M::Favourite(..))) => Some(Self::Likes),
-            Route::User(U::Mastodon(M::AccountAction(..))) => Some(Self::Graph),
+            Route::User(U::Mastodon(
+                M::AccountAction(..)
+                | M::CreateList
+                | M::UpdateList(_)
+                | M::DeleteList(_)
+                | M::AddListAccounts(_)
+                | M::RemoveListAccounts(_),
+            )) => Some(Self::Graph),
             Route::User(U::Publish | U::EditPost(_) | U::DeletePost(_)) => Some(Self::Posts),
             Route::User(U::CreateComment(_) | U::DeleteComment(_)) => Some(Self::Comments),
             Route::User(U::Like(_) | U::Unlike(_)) => Some(Self::Likes),
@@ -116,6 +123,7 @@ mod tests {
     #[test]
     fn writes_are_limited_by_class_and_reads_are_not() {
         let (u, p, c) = (UserId::from_trusted(2), PostId::from_trusted(3), CommentId::from_trusted(4));
+        let l = crate::domain::ids::ListId::from_trusted(5);
         let cases = [
             (Route::Public(PublicRoute::Register), Some(LimitClass::Register)),
             (Route::User(UserRoute::Publish), Some(LimitClass::Posts)),
@@ -134,6 +142,9 @@ mod tests {
             (Route::User(UserRoute::Mastodon(MastodonRoute::PostStatus)), Some(LimitClass::Posts)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::Favourite(p, true))), Some(LimitClass::Likes)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::HomeTimeline)), None),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::CreateList)), Some(LimitClass::Graph)),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::AddListAccounts(l))), Some(LimitClass::Graph)),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::ListTimeline(l))), None),
             (Route::Public(PublicRoute::Health), None),
             (Route::User(UserRoute::Me), None),
             (Route::User(UserRoute::Logout), None),

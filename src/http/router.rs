@@ -5,7 +5,7 @@
 //! not compile. The table [`ROUTES`] is the one list of paths and methods: matching and the
 //! `Allow` header of a 405 are both derived from it (with `HEAD` wherever there is a `GET`).
 
-use crate::domain::ids::{CommentId, NotificationId, PostId, UserId};
+use crate::domain::ids::{CommentId, ListId, NotificationId, PostId, UserId};
 use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
@@ -152,6 +152,17 @@ pub enum MastodonRoute {
     GroupAccounts(GroupKey),
     Markers,
     SetMarkers,
+    Lists,
+    CreateList,
+    List(ListId),
+    UpdateList(ListId),
+    DeleteList(ListId),
+    ListAccounts(ListId),
+    AddListAccounts(ListId),
+    RemoveListAccounts(ListId),
+    ListTimeline(ListId),
+    /// The viewer's lists that hold an account.
+    AccountLists(UserId),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +188,11 @@ impl MastodonRoute {
                 | M::DismissNotificationLegacy
                 | M::DismissGroup(_)
                 | M::SetMarkers
+                | M::CreateList
+                | M::UpdateList(_)
+                | M::DeleteList(_)
+                | M::AddListAccounts(_)
+                | M::RemoveListAccounts(_)
         )
     }
 }
@@ -353,6 +369,10 @@ fn group(key: &str, route: fn(GroupKey) -> MastodonRoute) -> Option<Route> {
     mastodon(route(GroupKey::parse(key)?))
 }
 
+fn list(id: &str, route: fn(ListId) -> MastodonRoute) -> Option<Route> {
+    mastodon(route(ListId::parse(id)?))
+}
+
 fn moderate_user(id: &str, action: Action) -> Option<Route> {
     UserId::parse(id).map(|id| Admin(A::Moderate(Target::User(id), action)))
 }
@@ -455,6 +475,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/accounts/{id}/statuses", &[("GET", |id| account(id, M::AccountStatuses))]),
     path("/api/v1/accounts/{id}/followers", &[("GET", |id| account(id, M::AccountFollowers))]),
     path("/api/v1/accounts/{id}/following", &[("GET", |id| account(id, M::AccountFollowing))]),
+    path("/api/v1/accounts/{id}/lists", &[("GET", |id| account(id, M::AccountLists))]),
     path("/api/v1/accounts/{id}/follow", &[("POST", |id| account_action(id, AccountAction::Follow))]),
     path("/api/v1/accounts/{id}/unfollow", &[("POST", |id| account_action(id, AccountAction::Unfollow))]),
     path("/api/v1/accounts/{id}/block", &[("POST", |id| account_action(id, AccountAction::Block))]),
@@ -473,6 +494,24 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/statuses/{id}/favourited_by", &[("GET", |id| status(id, M::FavouritedBy))]),
     path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
     path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
+    path("/api/v1/timelines/list/{id}", &[("GET", |id| list(id, M::ListTimeline))]),
+    path("/api/v1/lists", &[("GET", |_| mastodon(M::Lists)), ("POST", |_| mastodon(M::CreateList))]),
+    path(
+        "/api/v1/lists/{id}",
+        &[
+            ("GET", |id| list(id, M::List)),
+            ("PUT", |id| list(id, M::UpdateList)),
+            ("DELETE", |id| list(id, M::DeleteList)),
+        ],
+    ),
+    path(
+        "/api/v1/lists/{id}/accounts",
+        &[
+            ("GET", |id| list(id, M::ListAccounts)),
+            ("POST", |id| list(id, M::AddListAccounts)),
+            ("DELETE", |id| list(id, M::RemoveListAccounts)),
+        ],
+    ),
     path("/api/v2/search", &[("GET", |_| mastodon(M::Search))]),
     path("/api/v1/notifications", &[("GET", |_| mastodon(M::Notifications))]),
     path("/api/v1/notifications/clear", &[("POST", |_| mastodon(M::ClearNotifications))]),
@@ -689,5 +728,36 @@ mod tests {
         assert_eq!(route("GET", "/api/v2/notifications/42").unwrap_err().status(), 404);
         assert_eq!(U::Mastodon(M::DismissGroup(key)).scope(), Scopes::WRITE);
         assert_eq!(U::Mastodon(M::GroupAccounts(key)).scope(), Scopes::READ);
+    }
+
+    #[test]
+    fn list_routes_resolve_and_their_writes_need_write() {
+        use MastodonRoute as M;
+        let l = ListId::from_trusted(5);
+        assert_eq!(route("GET", "/api/v1/lists").ok(), Some(User(U::Mastodon(M::Lists))));
+        assert_eq!(route("PUT", "/api/v1/lists/5").ok(), Some(User(U::Mastodon(M::UpdateList(l)))));
+        assert_eq!(
+            route("DELETE", "/api/v1/lists/5/accounts").ok(),
+            Some(User(U::Mastodon(M::RemoveListAccounts(l))))
+        );
+        assert_eq!(
+            route("GET", "/api/v1/timelines/list/5").ok(),
+            Some(User(U::Mastodon(M::ListTimeline(l))))
+        );
+        let lists_of = M::AccountLists(UserId::from_trusted(3));
+        assert_eq!(route("GET", "/api/v1/accounts/3/lists").ok(), Some(User(U::Mastodon(lists_of))));
+        assert_eq!(route("GET", "/api/v1/timelines/list/nope").unwrap_err().status(), 404);
+        for read in [M::Lists, M::List(l), M::ListAccounts(l), M::ListTimeline(l), lists_of] {
+            assert_eq!(U::Mastodon(read).scope(), Scopes::READ, "{read:?}");
+        }
+        for write in [
+            M::CreateList,
+            M::UpdateList(l),
+            M::DeleteList(l),
+            M::AddListAccounts(l),
+            M::RemoveListAccounts(l),
+        ] {
+            assert_eq!(U::Mastodon(write).scope(), Scopes::WRITE, "{write:?}");
+        }
     }
 }

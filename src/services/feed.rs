@@ -15,8 +15,8 @@ use crate::domain::feed::{
 use crate::domain::hot::{self, HotRange};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::merge::{covered_to, merge_newest_first};
+pub use crate::domain::plan::FeedScope;
 use crate::domain::plan::{RoundInput, RoundPlan};
-use crate::domain::validate::GroupName;
 use crate::domain::window::{Entry, WindowOp, WindowReply};
 use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
@@ -34,17 +34,14 @@ pub struct FeedQuery {
     pub before: Option<SortKey>,
     /// Only items above this key (`?after=`).
     pub after: Option<SortKey>,
-    pub group: Option<GroupName>,
+    /// Home (the window), or a group's or list's authors (the pull path alone).
+    pub scope: FeedScope,
 }
 
 impl FeedQuery {
     /// A read that counts as the reader opening their feed (for their read rate).
     fn read_at(&self, ctx: &Ctx) -> Option<i64> {
         self.before.is_none().then_some(ctx.now)
-    }
-
-    fn group(&self) -> Option<&str> {
-        self.group.as_ref().map(GroupName::as_str)
     }
 }
 
@@ -107,7 +104,7 @@ async fn first_wave(
     let since = services_hot::boundary_at(ctx.now, ctx.config.in_flight_ms);
     let (reply, reader, sources) = join3(
         open_window(ctx, windows, viewer, op),
-        Reader::load(ctx, viewer),
+        Reader::load(ctx, viewer, &FeedScope::Home),
         services_hot::sources(ctx, viewer, since),
     )
     .await;
@@ -211,7 +208,7 @@ async fn open_window(ctx: &Ctx, windows: &Windows, viewer: UserId, op: &WindowOp
         pull::activate_reader(ctx.user_db(viewer), viewer, ctx.now).await?;
         // Read after the activation: a follow made meanwhile is then in the snapshot or its
         // backfill delivers to the now active window.
-        let reader = Reader::load(ctx, viewer).await?;
+        let reader = Reader::load(ctx, viewer, &FeedScope::Home).await?;
         let (entries, complete) = feed_io::window_snapshot(ctx, &reader, cap).await?;
         windows.call(viewer, &WindowOp::Init { entries, complete, cap }).await?;
         // The first call counted the read (and may have made a report due); this one only reads.
@@ -287,7 +284,7 @@ async fn round(
     }
     let range = (Some(bounds.after), bounds.before, bounds.limit);
     let (pulled, rows) = join(
-        feed_io::full_pull(ctx, reader, None, range),
+        feed_io::full_pull(ctx, reader, &FeedScope::Home, range),
         feed_io::run_round(ctx, reader, &plan, bounds, refills),
     )
     .await;
@@ -335,14 +332,14 @@ async fn window_down(
     }
 }
 
-/// Older-than-cursor page: the window (home feed) or nothing (group feeds, served by the pull
-/// path: one indexed query per database over the group's authors), then the D1 pull below it.
+/// Older-than-cursor page: the window (home feed) or nothing (group and list feeds, served by
+/// the pull path: one indexed query per database over their authors), then the D1 pull below it.
 /// Returns whether every source is exhausted, the page's state and the reader's edges.
 async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool, FeedState, Reader)> {
     let before = q.before.unwrap_or(SortKey::TOP);
     let budget = ctx.config.feed_scan_budget;
-    let (mut cursor, state, reader) = if q.group.is_some() {
-        (before, FeedState::Ok, Reader::load(ctx, q.viewer).await?)
+    let (mut cursor, state, reader) = if q.scope != FeedScope::Home {
+        (before, FeedState::Ok, Reader::load(ctx, q.viewer, &q.scope).await?)
     } else {
         match window_down(ctx, q, before, page).await? {
             (WindowPart::Done, reader) => return Ok((false, FeedState::Ok, reader)),
@@ -351,7 +348,7 @@ async fn read_down(ctx: &Ctx, q: &FeedQuery, page: &mut Page) -> ApiResult<(bool
     };
     loop {
         let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
-        let (rows, exhausted) = feed_io::full_pull(ctx, &reader, q.group(), (None, cursor, want)).await?;
+        let (rows, exhausted) = feed_io::full_pull(ctx, &reader, &q.scope, (None, cursor, want)).await?;
         offer_rows(q.viewer, rows, page);
         if page.is_full() || exhausted || page.scanned >= budget {
             return Ok((exhausted, state, reader));
@@ -369,8 +366,8 @@ async fn read_up(
     after: SortKey,
     page: &mut Page,
 ) -> ApiResult<(FeedState, Reader)> {
-    if q.group.is_some() {
-        let reader = Reader::load(ctx, q.viewer).await?;
+    if q.scope != FeedScope::Home {
+        let reader = Reader::load(ctx, q.viewer, &q.scope).await?;
         read_up_pull(ctx, q, &reader, after, SortKey::TOP, page).await?;
         return Ok((FeedState::Ok, reader));
     }
@@ -404,7 +401,7 @@ async fn read_up_pull(
     below: SortKey,
     page: &mut Page,
 ) -> ApiResult<()> {
-    let (rows, _) = feed_io::full_pull(ctx, reader, q.group(), (Some(after), below, page.room())).await?;
+    let (rows, _) = feed_io::full_pull(ctx, reader, &q.scope, (Some(after), below, page.room())).await?;
     offer_rows(q.viewer, rows, page);
     Ok(())
 }
@@ -454,7 +451,7 @@ pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
     let empty_reason = page.items.is_empty().then(|| {
         // The reader's edges are known from the first wave: no extra read.
         let ask = page.scanned == 0 && state == FeedState::Ok && q.after.is_none();
-        let follows_anyone = ask.then(|| reader.follows_anyone(q.group()));
+        let follows_anyone = ask.then(|| reader.follows_anyone(&q.scope));
         empty_reason(page.scanned, state, follows_anyone)
     });
     Ok(FeedPage { items: std::mem::take(&mut page.items), next, newest, state, gap, empty_reason })

@@ -10,7 +10,7 @@ use worker::D1PreparedStatement;
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
-use crate::domain::plan::{full_scope, DbReads, ReaderEdge, RoundPlan};
+use crate::domain::plan::{full_scope, DbReads, FeedScope, ReaderEdge, RoundPlan};
 use crate::domain::window::Entry;
 use crate::error::{ApiError, ApiResult};
 use crate::services::hot::{self as services_hot, Refill, Refilled};
@@ -26,8 +26,9 @@ pub struct Reader {
 }
 
 impl Reader {
-    pub async fn load(ctx: &Ctx, viewer: UserId) -> ApiResult<Self> {
-        let edges = pull::reader_edges(ctx.user_db(viewer), viewer).await?;
+    /// The edges, with each author's membership of the scope's list when it names one.
+    pub async fn load(ctx: &Ctx, viewer: UserId, scope: &FeedScope) -> ApiResult<Self> {
+        let edges = pull::reader_edges(ctx.user_db(viewer), viewer, scope.list()).await?;
         Ok(Self::new(viewer, edges))
     }
 
@@ -42,9 +43,9 @@ impl Reader {
         self.followed.contains(&author)
     }
 
-    /// Whether the viewer follows anyone (in `group`, if given).
-    pub fn follows_anyone(&self, group: Option<&str>) -> bool {
-        self.edges.iter().any(|e| group.is_none_or(|g| e.group.as_deref() == Some(g)))
+    /// Whether the viewer follows anyone in the scope (the edges were loaded for it).
+    pub fn follows_anyone(&self, scope: &FeedScope) -> bool {
+        self.edges.iter().any(|e| scope.holds(e))
     }
 }
 
@@ -149,17 +150,17 @@ pub fn attach(rows: &mut [PostRow], relationships: &HashMap<UserId, AuthorRelati
     }
 }
 
-/// The full pull (no window: new windows' snapshots, group feeds, below a window's floor):
-/// on every database holding an author of the scope at once, each through its time slabs;
-/// the sources merged newest first. Returns up to `limit` rows below `before` and whether
+/// The full pull (no window: new windows' snapshots, group and list feeds, below a window's
+/// floor): on every database holding an author of the scope at once, each through its time
+/// slabs; the sources merged newest first. Returns up to `limit` rows below `before` and whether
 /// every database is exhausted.
 pub async fn full_pull(
     ctx: &Ctx,
     reader: &Reader,
-    group: Option<&str>,
+    scope: &FeedScope,
     (after, before, limit): (Option<SortKey>, SortKey, usize),
 ) -> ApiResult<(Vec<PostRow>, bool)> {
-    let scopes = full_scope(reader.viewer, &reader.edges, group, ctx.shard_map());
+    let scopes = full_scope(reader.viewer, &reader.edges, scope, ctx.shard_map());
     let pulls = scopes.iter().map(|(database, authors)| async move {
         let db = ctx.database(*database);
         let scope = PullScope { viewer: reader.viewer, authors, after, now: ctx.now };
@@ -208,7 +209,7 @@ async fn with_relationships(db: &Db, reader: &Reader, rows: &mut [PostRow]) -> A
 /// A new window's snapshot: the newest `limit` entries of the viewer and everyone followed,
 /// from every database at once, and whether that is all there is.
 pub async fn window_snapshot(ctx: &Ctx, reader: &Reader, limit: usize) -> ApiResult<(Vec<Entry>, bool)> {
-    let scopes = full_scope(reader.viewer, &reader.edges, None, ctx.shard_map());
+    let scopes = full_scope(reader.viewer, &reader.edges, &FeedScope::Home, ctx.shard_map());
     let pulls = scopes.iter().map(|(database, authors)| async move {
         let scope = PullScope { viewer: reader.viewer, authors, after: None, now: ctx.now };
         pull::pull_entries(ctx.database(*database), &scope, SortKey::TOP, limit).await

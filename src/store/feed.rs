@@ -12,7 +12,7 @@ use super::posts::{feed_columns, PostRow};
 use super::shards::Shards;
 use super::{all, exec, first, int, stmt, text, Count, Db};
 use crate::domain::cursor::SortKey;
-use crate::domain::ids::UserId;
+use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
 use crate::domain::window::Entry;
 use crate::error::ApiResult;
@@ -48,7 +48,7 @@ pub struct Bounds {
 
 /// Ids as a JSON array, bound as one parameter and read with `json_each` (any number of ids
 /// in one statement, under D1's 100-parameter limit).
-fn id_list(ids: &[UserId]) -> String {
+pub(super) fn id_list(ids: &[UserId]) -> String {
     let items: Vec<String> = ids.iter().map(|id| id.get().to_string()).collect();
     format!("[{}]", items.join(","))
 }
@@ -114,27 +114,31 @@ async fn pull_rows<T: DeserializeOwned>(
 }
 
 /// The reader's edges as the reader's side stores them (whom they follow, each edge's mode
-/// and group), and for each whether a follow backfill into the reader's window is unfinished
-/// (that event is the reader's: it commits with the follow). One statement on the reader's
-/// database, in the read's first wave beside the window.
-pub async fn reader_edges(db: &Db, viewer: UserId) -> ApiResult<Vec<ReaderEdge>> {
+/// and group, and whether the author counts in `list`, one of the reader's lists: it lives
+/// beside the follows), and for each whether a follow backfill into the reader's window is
+/// unfinished (that event is the reader's: it commits with the follow). One statement on the
+/// reader's database, in the read's first wave beside the window.
+pub async fn reader_edges(db: &Db, viewer: UserId, list: Option<ListId>) -> ApiResult<Vec<ReaderEdge>> {
     #[derive(Deserialize)]
     struct Row {
         author_id: UserId,
         push: i64,
         pull: i64,
         group_name: Option<String>,
+        in_list: i64,
         backfilling: i64,
     }
-    let rows: Vec<Row> = all(
-        db,
+    let sql = format!(
         "SELECT f.author_id, f.push, f.pull, f.group_name, \
+           EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ?2 AND {}) AS in_list, \
            EXISTS (SELECT 1 FROM outbox o WHERE o.author_id = f.author_id AND o.kind = 'backfill' \
              AND o.state <> 'done' AND o.reader_id = ?1) AS backfilling \
          FROM follows f WHERE f.follower_id = ?1",
-        &[int(viewer)],
-    )
-    .await?;
+        super::lists::MEMBER
+    );
+    // No list: an id no list has (ids are positive).
+    let list = list.map_or(0, ListId::get);
+    let rows: Vec<Row> = all(db, &sql, &[int(viewer), int(list)]).await?;
     Ok(rows
         .into_iter()
         .map(|r| ReaderEdge {
@@ -142,6 +146,7 @@ pub async fn reader_edges(db: &Db, viewer: UserId) -> ApiResult<Vec<ReaderEdge>>
             push: r.push != 0,
             pull: r.pull != 0,
             group: r.group_name,
+            in_list: r.in_list != 0,
             backfilling: r.backfilling != 0,
         })
         .collect())

@@ -62,8 +62,8 @@ pub async fn follow(
     Ok((group.group_name, outbox::returned_events(results.get(1..).unwrap_or_default())))
 }
 
-/// Follower side: removes the follow; if there was one, records the event that removes the
-/// author-side mirror and cleans the reader's window.
+/// Follower side: removes the follow (and the author from the follower's lists); if there was
+/// one, records the event that removes the author-side mirror and cleans the reader's window.
 pub async fn unfollow(
     db_of_follower: &Db,
     follower: UserId,
@@ -79,7 +79,9 @@ pub async fn unfollow(
                 "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
                 &[int(follower), int(author)],
             )?,
+            // Right after the follow's delete: it fires only if that changed a row (`changes()`).
             outbox::reader_event(db, follower, EventKind::RemoveAuthor, follower, author, now, true)?,
+            super::lists::leave_all(db, follower, author)?,
         ],
     )
     .await?;
@@ -109,6 +111,7 @@ pub async fn block(
             stmt(db, "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2", &[a, b])?,
             outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
             outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
+            super::lists::leave_all(db, blocker, blocked)?,
         ],
     )
     .await?;

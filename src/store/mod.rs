@@ -8,6 +8,7 @@ pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod likes;
+pub mod lists;
 pub mod live;
 pub mod markers;
 pub mod mirror;

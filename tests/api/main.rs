@@ -17,6 +17,7 @@ mod grouped;
 mod idle;
 mod ids;
 mod in_flight;
+mod lists;
 mod live;
 mod mastodon;
 mod mirror;

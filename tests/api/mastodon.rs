@@ -11,7 +11,7 @@ use crate::common::*;
 const PASSWORD: &str = "correct horse battery staple";
 
 /// A user registered with a password (so they can sign in through OAuth).
-fn register_with_password(prefix: &str) -> User {
+pub(crate) fn register_with_password(prefix: &str) -> User {
     let user = register(prefix);
     let handle = format!("{}_pw", user.handle);
     let body = json!({ "handle": handle, "password": PASSWORD });

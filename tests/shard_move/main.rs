@@ -65,6 +65,8 @@ struct World {
     /// The mover's posts, then others[0]'s.
     posts: Vec<String>,
     other_post: String,
+    /// The mover's Mastodon list (migration 0016), holding the two users the mover follows.
+    list: String,
 }
 
 /// Every read the moved user and the others can make of the moved shard's data (and the
@@ -83,6 +85,15 @@ fn reads(w: &World) -> BTreeMap<String, Value> {
             out.insert(format!("{tag}: mover's {list}"), Value::Array(items));
         }
         out.insert(format!("{tag}: feed"), Value::Array(collect_pages(v, "/v1/feed?limit=3")));
+    }
+    let list = &w.list;
+    for path in [
+        "/api/v1/lists".to_string(),
+        format!("/api/v1/lists/{list}/accounts?limit=0"),
+        format!("/api/v1/timelines/list/{list}?limit=40"),
+        format!("/api/v1/accounts/{}/lists", w.others[0].id),
+    ] {
+        out.insert(format!("mover: {path}"), mover.get(&path).expect(200));
     }
     for post in w.posts.iter().chain([&w.other_post]) {
         for v in [mover, &w.others[0]] {
@@ -123,7 +134,7 @@ fn drain(w: &World) {
     }
 }
 
-/// Users, posts, follows both ways across shards, a block, likes, comments, read feeds.
+/// Users, posts, follows both ways across shards, a block, likes, comments, a Mastodon list, read feeds.
 fn build(mover: User) -> World {
     let others: Vec<User> = (0..5).map(|i| register(&format!("mv_other{i}"))).collect();
     let mut posts: Vec<String> =
@@ -147,7 +158,11 @@ fn build(mover: User) -> World {
     for u in [&mover].into_iter().chain(&others) {
         activate(u);
     }
-    let w = World { mover, others, posts, other_post };
+    let list = id_of(&mover.post("/api/v1/lists", json!({ "title": "moved with me" })).expect(200));
+    let members: Vec<&str> = others[..2].iter().map(|o| o.id.as_str()).collect();
+    mover.post(&format!("/api/v1/lists/{list}/accounts"), json!({ "account_ids": members })).expect(200);
+    others[1].publish("other 1, in the mover's list", "public");
+    let w = World { mover, others, posts, other_post, list };
     drain(&w);
     w
 }

@@ -9,7 +9,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::PostView;
-use crate::services::feed::{self, FeedQuery};
+use crate::services::feed::{self, FeedQuery, FeedScope};
 
 #[derive(Serialize)]
 struct FeedResponse {
@@ -33,7 +33,8 @@ pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     if before.is_some() && after.is_some() {
         return Err(ApiError::field("after", "give either cursor or after, not both"));
     }
-    let page = feed::read(app, &FeedQuery { viewer, limit, before, after, group }).await?;
+    let scope = group.map_or(FeedScope::Home, FeedScope::Group);
+    let page = feed::read(app, &FeedQuery { viewer, limit, before, after, scope }).await?;
     let encode = |k| app.cursors.encode(viewer, &list, k);
     json(
         200,

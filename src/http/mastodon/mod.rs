@@ -6,6 +6,7 @@
 
 mod accounts;
 mod grouped;
+mod lists;
 mod markers;
 mod notifications;
 mod oauth;
@@ -105,6 +106,16 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::GroupAccounts(key) => grouped::accounts(app, input, viewer, key).await,
         M::Markers => markers::get(app, input, viewer).await,
         M::SetMarkers => markers::set(app, input, viewer).await,
+        M::Lists => lists::all(app, viewer).await,
+        M::CreateList => lists::create(app, input, viewer).await,
+        M::List(id) => lists::get(app, viewer, id).await,
+        M::UpdateList(id) => lists::update(app, input, viewer, id).await,
+        M::DeleteList(id) => lists::delete(app, viewer, id).await,
+        M::ListAccounts(id) => lists::accounts(app, input, viewer, id).await,
+        M::AddListAccounts(id) => lists::add_accounts(app, input, viewer, id).await,
+        M::RemoveListAccounts(id) => lists::remove_accounts(app, input, viewer, id).await,
+        M::ListTimeline(id) => lists::timeline(app, input, viewer, id).await,
+        M::AccountLists(id) => lists::holding(app, viewer, id).await,
     }
 }
 

@@ -1,5 +1,5 @@
-//! Statuses (posts, and comments as replies), favourites (likes), context, and the home
-//! timeline (the same feed read as `GET /v1/feed`).
+//! Statuses (posts, and comments as replies), favourites (likes), context, and the home and
+//! list timelines (the same feed read as `GET /v1/feed`).
 
 use worker::Response;
 
@@ -18,7 +18,7 @@ use crate::http::handlers::engagement::{add_comment, comment, remove_comment};
 use crate::http::handlers::posts::{delete_post, edit_post, publish_post, request_hash};
 use crate::http::handlers::visible_post;
 use crate::http::input::Input;
-use crate::services::feed::{self, FeedQuery};
+use crate::services::feed::{self, FeedQuery, FeedScope};
 use crate::services::likes;
 use crate::store::engagement::{self as comments, CommentRow};
 use crate::store::posts::{IdempotencyScope, NewPost, PostRow};
@@ -185,11 +185,28 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     json(&serde_json::json!({ "ancestors": statuses(&ancestors), "descendants": statuses(&descendants) }))
 }
 
-/// `GET /api/v1/timelines/home`: the feed read. `max_id` continues below a status; `since_id`
+/// The feed a timeline reads: the viewer's, home or one of their lists.
+pub struct Feed<'a> {
+    pub viewer: UserId,
+    pub scope: &'a FeedScope,
+}
+
+impl Feed<'_> {
+    fn query(&self, limit: usize, before: Option<SortKey>, after: Option<SortKey>) -> FeedQuery {
+        FeedQuery { viewer: self.viewer, limit, before, after, scope: self.scope.clone() }
+    }
+}
+
+/// `GET /api/v1/timelines/home`.
+pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    timeline(app, input, &Feed { viewer, scope: &FeedScope::Home }, "timelines/home").await
+}
+
+/// A timeline (home, a list's): the feed read. `max_id` continues below a status; `since_id`
 /// answers the newest posts above one; `min_id` the posts just above one (see [`just_above`]).
 /// `max_id` with `since_id` or `min_id` answers only the posts strictly between them, newest
-/// first (how Tusky fills a gap).
-pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+/// first (how Tusky fills a gap). `path` is the route below `/api/v1/`, for `Link`.
+pub async fn timeline(app: &App, input: &Input, source: &Feed<'_>, path: &str) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
     let max = status_bound(input, "max_id")?;
     let low = match status_bound(input, "since_id")? {
@@ -197,18 +214,17 @@ pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         None => status_bound(input, "min_id")?,
     };
     let (rows, more) = if let (Some(max), Some(low)) = (max, low) {
-        between(app, viewer, limit, max, low).await?
+        between(app, source, limit, max, low).await?
     } else if let Some(min) = status_bound(input, "min_id")? {
-        (just_above(app, viewer, limit, min).await?, true)
+        (just_above(app, source, limit, min).await?, true)
     } else if let Some(since) = status_bound(input, "since_id")? {
-        let query = FeedQuery { viewer, limit, before: None, after: Some(since), group: None };
-        (feed::read(app, &query).await?.items, true)
+        (feed::read(app, &source.query(limit, None, Some(since))).await?.items, true)
     } else {
-        below(app, viewer, limit, max).await?
+        below(app, source, limit, max).await?
     };
     let accounts = accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()).await?;
     let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
-    let base = format!("{}/api/v1/timelines/home", input.origin);
+    let base = format!("{}/api/v1/{path}", input.origin);
     list(&items, status_links(&base, input, &rows, more && !rows.is_empty()))
 }
 
@@ -216,11 +232,11 @@ pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
 /// candidates were all hidden reads on (clients stop at an empty page).
 async fn below(
     app: &App,
-    viewer: UserId,
+    source: &Feed<'_>,
     limit: usize,
     before: Option<SortKey>,
 ) -> ApiResult<(Vec<PostRow>, bool)> {
-    let mut query = FeedQuery { viewer, limit, before, after: None, group: None };
+    let mut query = source.query(limit, before, None);
     let mut page = feed::read(app, &query).await?;
     for _ in 1..EMPTY_PAGE_READS {
         match page.next {
@@ -239,12 +255,12 @@ async fn below(
 /// on, as [`below`] does).
 async fn between(
     app: &App,
-    viewer: UserId,
+    source: &Feed<'_>,
     limit: usize,
     high: SortKey,
     low: SortKey,
 ) -> ApiResult<(Vec<PostRow>, bool)> {
-    let mut query = FeedQuery { viewer, limit, before: Some(high), after: None, group: None };
+    let mut query = source.query(limit, Some(high), None);
     let mut rows = Vec::new();
     for _ in 0..EMPTY_PAGE_READS {
         let page = feed::read(app, &query).await?;
@@ -266,8 +282,8 @@ async fn between(
 /// so this reads down from the top until it reaches `min`, at most [`MIN_ID_READS`] pages of
 /// [`MIN_ID_PAGE`]; if `min` is further down than that it answers the newest posts above it
 /// (like `since_id`), which a client sees as a jump, not as a silent skip of what it missed.
-async fn just_above(app: &App, viewer: UserId, limit: usize, min: SortKey) -> ApiResult<Vec<PostRow>> {
-    let mut query = FeedQuery { viewer, limit: MIN_ID_PAGE, before: None, after: Some(min), group: None };
+async fn just_above(app: &App, source: &Feed<'_>, limit: usize, min: SortKey) -> ApiResult<Vec<PostRow>> {
+    let mut query = source.query(MIN_ID_PAGE, None, Some(min));
     let first = feed::read(app, &query).await?;
     let (mut above, mut cursor) = (first.items, first.next);
     query.after = None;
