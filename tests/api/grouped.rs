@@ -13,6 +13,23 @@ use crate::common::*;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
+/// Groups are fixed 12-hour windows (00:00 and 12:00 UTC): a test whose notifications straddled
+/// an edge would see two groups. One that starts within this long of an edge waits it out.
+const EDGE_MARGIN_MS: u64 = 120_000;
+
+/// Returns once the next window edge is more than [`EDGE_MARGIN_MS`] away (sleeping past it
+/// when it is nearer; not a wait for an effect, so no poll).
+fn clear_of_a_window_edge() {
+    const WINDOW_MS: u64 = 12 * 3_600_000;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let to_edge = WINDOW_MS - now % WINDOW_MS;
+    if to_edge < EDGE_MARGIN_MS {
+        std::thread::sleep(Duration::from_millis(to_edge + 1_000));
+    }
+}
+
 fn groups_of(page: &Value) -> Vec<Value> {
     page["notification_groups"].as_array().expect("notification_groups").clone()
 }
@@ -41,6 +58,7 @@ fn form(user: &User, path: &str, body: &str) -> Resp {
 
 #[test]
 fn many_likers_of_one_post_are_one_group_with_its_count_newest_samples_accounts_and_status() {
+    clear_of_a_window_edge();
     let author = register("gr_author");
     let post = id_of(&author.publish("liked a lot", "public"));
     let fans: Vec<User> = (0..10).map(|_| register("gr_fan")).collect();
@@ -76,6 +94,7 @@ fn many_likers_of_one_post_are_one_group_with_its_count_newest_samples_accounts_
 
 #[test]
 fn follows_group_and_mentions_stay_alone() {
+    clear_of_a_window_edge();
     let author = register("grf_author");
     let post = id_of(&author.publish("talk to me", "public"));
     let followers: Vec<User> = (0..3).map(|_| register("grf_fan")).collect();
@@ -119,6 +138,7 @@ fn follows_group_and_mentions_stay_alone() {
 
 #[test]
 fn grouped_types_limits_which_kinds_group_and_the_link_keeps_it() {
+    clear_of_a_window_edge();
     let author = register("grt_author");
     let post = id_of(&author.publish("one by one", "public"));
     let fans: Vec<User> = (0..3).map(|_| register("grt_fan")).collect();
@@ -165,6 +185,7 @@ fn walk_links(user: &User, path: &str) -> Vec<Value> {
 
 #[test]
 fn limit_1_paging_through_link_loses_no_notification() {
+    clear_of_a_window_edge();
     let author = register("grp_author");
     let a = id_of(&author.publish("a", "public"));
     let b = id_of(&author.publish("b", "public"));
@@ -212,6 +233,7 @@ fn limit_1_paging_through_link_loses_no_notification() {
 
 #[test]
 fn a_suspended_or_blocked_liker_leaves_the_count_and_samples_and_a_takedown_the_group() {
+    clear_of_a_window_edge();
     let author = register("grs_author");
     let post = id_of(&author.publish("watched", "public"));
     let fans: Vec<User> = (0..4).map(|_| register("grs_fan")).collect();
@@ -251,6 +273,7 @@ fn a_suspended_or_blocked_liker_leaves_the_count_and_samples_and_a_takedown_the_
 
 #[test]
 fn dismissing_a_group_removes_its_notifications() {
+    clear_of_a_window_edge();
     let author = register("grd_author");
     let a = id_of(&author.publish("a", "public"));
     let b = id_of(&author.publish("b", "public"));
@@ -283,6 +306,7 @@ fn dismissing_a_group_removes_its_notifications() {
 
 #[test]
 fn v2_unread_count_counts_groups_above_the_marker() {
+    clear_of_a_window_edge();
     let author = register("gru_author");
     let a = id_of(&author.publish("a", "public"));
     let b = id_of(&author.publish("b", "public"));
