@@ -10,8 +10,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::ids::{parse_id, snowflake_time, UserId, SNOWFLAKE_RANDOM_BITS};
-use super::shard::ID_RANDOM_BITS;
+use super::ids::{parse_id, UserId};
+use super::snowflake::{snowflake_time, ID_RANDOM_BITS, SNOWFLAKE_RANDOM_BITS};
 
 /// A notification just made for a recipient with a live socket open: what to tell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,9 @@ use worker::Response;
 
 use super::{json, page};
 use crate::domain::cursor::SortKey;
-use crate::domain::ids::{parse_id, snowflake_time, NotificationId, UserId, MAX_ID};
+use crate::domain::ids::{parse_id, NotificationId, UserId, MAX_ID};
 use crate::domain::notifications::KindFilter;
+use crate::domain::snowflake::snowflake_time;
 use crate::domain::validate::Invalid;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
