@@ -53,7 +53,7 @@ pub fn snowflake_time(id: i64) -> i64 {
 /// and 256 single-threaded databases carry ~256k queries/s: more than the headline workload.
 pub const SHARD_BITS: u32 = 8;
 pub const LOGICAL_SHARDS: usize = 1 << SHARD_BITS;
-/// The random bits left below the shard in a snowflake id .
+/// The random bits left below the shard in a snowflake id.
 pub const ID_RANDOM_BITS: u32 = SNOWFLAKE_RANDOM_BITS - SHARD_BITS;
 const SHARD_MASK: i64 = (LOGICAL_SHARDS as i64) - 1;
 
