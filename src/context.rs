@@ -9,7 +9,8 @@ use worker::{Context, Env};
 
 use crate::config::Config;
 use crate::domain::ids::{CommentId, OutboxId, PostId, UserId};
-use crate::domain::shard::{shard_of_id, ShardMap};
+use crate::domain::shard::ShardMap;
+use crate::domain::snowflake::{shard_of_id, IdSeed};
 use crate::error::ApiResult;
 use crate::store::shards::Shards;
 use crate::store::{Db, Io};
@@ -127,4 +128,9 @@ pub fn random_bytes<const N: usize>() -> ApiResult<[u8; N]> {
     getrandom::fill(&mut bytes)
         .map_err(|e| crate::error::ApiError::Internal(format!("getrandom failed: {e}")))?;
     Ok(bytes)
+}
+
+/// The random bits for one new row's id attempts (`store::snowflake::insert_with_fresh_id`).
+pub fn id_seed() -> ApiResult<IdSeed> {
+    Ok(IdSeed::new(u64::from_le_bytes(random_bytes()?)))
 }

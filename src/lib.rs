@@ -20,6 +20,7 @@ use worker::{event, Context, Env, MessageBatch, Request, Response, Result, Sched
 #[event(start)]
 fn start() {
     console_error_panic_hook::set_once();
+    objects::live::set_renderer(services::streaming::RENDERER);
 }
 
 #[event(fetch)]

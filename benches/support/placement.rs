@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use crate::common::*;
-use edgefeed::domain::shard::{shard_of_id, LOGICAL_SHARDS};
+use edgefeed::domain::snowflake::{shard_of_id, LOGICAL_SHARDS};
 
 /// Concurrent registrations.
 const THREADS: usize = 8;

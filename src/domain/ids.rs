@@ -23,52 +23,6 @@ pub fn parse_id(text: &str) -> Option<i64> {
     (1..=MAX_ID).contains(&value).then_some(value)
 }
 
-/// Snowflake ids for new users, posts and comments: milliseconds since the Unix epoch in the
-/// high [`SNOWFLAKE_TIME_BITS`] bits, then the row's logical shard
-/// ([`super::shard::SHARD_BITS`] = 8), then [`super::shard::ID_RANDOM_BITS`] = 3 random bits.
-///
-/// 42 + 8 + 3 = 53 bits, so every id is below 2^53 (exact in JavaScript and as a D1 f64). The Unix
-/// epoch (rather than a recent one) lets imports from 1970 on derive their time bits from their
-/// own `created_at`; 42 bits of milliseconds last until 2109-05-15. Ids sort by creation time
-/// (to the millisecond; within one millisecond the order is the shard's, then random).
-///
-/// Randomness left, and why it is enough: ids carry no count and cannot be walked. Across
-/// the service a millisecond still holds 2,048 possible ids (256 shards x 8), as before
-/// sharding; one author's posts share a shard, so guessing them means 8 candidates per
-/// millisecond, 28.8 million per hour of their history, each one a rate-limited request that
-/// answers only what the caller may see anyway (ids are never secrets; every read checks
-/// visibility). The cost is collisions: rows made in the same millisecond on the same shard
-/// collide with probability 1/8 each, and the insert then retries with fresh random bits,
-/// moving to the next millisecond when one is crowded (`store::snowflake`).
-pub const SNOWFLAKE_TIME_BITS: u32 = 42;
-/// The bits below the time: the shard and the random bits.
-pub const SNOWFLAKE_RANDOM_BITS: u32 = 53 - SNOWFLAKE_TIME_BITS;
-/// The last millisecond an id can encode: 2109-05-15T07:35:11.103Z.
-pub const SNOWFLAKE_MAX_TIME_MS: i64 = (1 << SNOWFLAKE_TIME_BITS) - 1;
-const RANDOM_MASK: i64 = (1 << SNOWFLAKE_RANDOM_BITS) - 1;
-
-/// The id of something created at `time_ms` (Unix milliseconds) with the low bits of `random`;
-/// `None` if the time is before 1970 or after [`SNOWFLAKE_MAX_TIME_MS`]. The one id that would
-/// be 0 (the epoch's first millisecond with random bits 0) becomes 1, as ids start at 1.
-pub fn snowflake(time_ms: i64, random: u64) -> Option<i64> {
-    if !(0..=SNOWFLAKE_MAX_TIME_MS).contains(&time_ms) {
-        return None;
-    }
-    Some(((time_ms << SNOWFLAKE_RANDOM_BITS) | (random as i64 & RANDOM_MASK)).max(1))
-}
-
-/// The id of a row created at `time_ms` on `shard`, with the low bits of `random`.
-pub fn snowflake_in(time_ms: i64, shard: super::shard::LogicalShard, random: u64) -> Option<i64> {
-    let low = ((shard.index() as u64) << super::shard::ID_RANDOM_BITS)
-        | (random & ((1 << super::shard::ID_RANDOM_BITS) - 1));
-    snowflake(time_ms, low)
-}
-
-/// The creation millisecond a snowflake id encodes.
-pub fn snowflake_time(id: i64) -> i64 {
-    id >> SNOWFLAKE_RANDOM_BITS
-}
-
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -151,47 +105,6 @@ mod tests {
             assert_eq!(parse_id(bad), None, "{bad}");
             assert_eq!(UserId::parse(bad), None, "{bad}");
         }
-    }
-
-    /// 2026-11-30T08:15:02.123Z
-    const NOW: i64 = 1_796_026_502_123;
-
-    #[test]
-    fn snowflakes_sort_by_time_whatever_the_random_bits() {
-        let lowest_next = snowflake(NOW + 1, 0);
-        for random in [0, 1, 2047, 2048, 65_535, u64::MAX] {
-            let id = snowflake(NOW, random);
-            assert!(id < lowest_next, "{random}");
-            assert_eq!(id.map(snowflake_time), Some(NOW));
-        }
-        assert!(snowflake(NOW, 2047) < snowflake(NOW + 1, 0));
-        assert_eq!(snowflake(NOW, 5), snowflake(NOW, 2048 + 5), "only the low 11 bits are used");
-        assert_eq!(snowflake(NOW, 5).map(|id| id & 2047), Some(5));
-    }
-
-    #[test]
-    fn snowflakes_are_valid_ids_below_2_pow_53_for_every_accepted_time() {
-        // Imports accept 1970-01-01 .. now + 60 s; new rows use the clock.
-        for time in [0, 1, 31_536_000_000, NOW, NOW + 60_000, SNOWFLAKE_MAX_TIME_MS] {
-            for random in [0, 1, 1024, 2047] {
-                let id = snowflake(time, random).unwrap_or(0);
-                assert!((1..=MAX_ID).contains(&id), "{time} {random}: {id}");
-                assert_eq!(parse_id(&id.to_string()), Some(id));
-            }
-        }
-        assert_eq!(snowflake(SNOWFLAKE_MAX_TIME_MS, 2047), Some(MAX_ID));
-        assert_eq!(snowflake(0, 0), Some(1), "id 0 does not exist");
-        assert_eq!(snowflake(-1, 0), None, "before 1970");
-        assert_eq!(snowflake(SNOWFLAKE_MAX_TIME_MS + 1, 0), None, "after 2109-05-15");
-        assert_eq!(crate::domain::time::format_rfc3339(SNOWFLAKE_MAX_TIME_MS), "2109-05-15T07:35:11.103Z");
-    }
-
-    #[test]
-    fn an_import_from_1971_gets_a_small_id_below_every_current_one() {
-        let y1971 = 31_536_000_000; // 1971-01-01T00:00:00Z
-        let old = snowflake(y1971, 2047).unwrap_or(MAX_ID);
-        assert!(old < 1 << 46, "{old}: the time bits of 1971 are a 35-bit number");
-        assert!(Some(old) < snowflake(NOW, 0));
     }
 
     #[test]

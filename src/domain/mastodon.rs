@@ -2,7 +2,7 @@
 //! HTML, `max_id`/`since_id`/`min_id` paging on the feed's `(created_at, id)` order, `Link`.
 
 use super::cursor::SortKey;
-use super::ids::snowflake_time;
+use super::snowflake::snowflake_time;
 use super::visibility::Visibility;
 
 /// Mastodon's four visibilities onto edgefeed's three. `unlisted` (public, but kept out of
@@ -139,7 +139,7 @@ pub fn form_bool(text: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::snowflake;
+    use crate::domain::snowflake::snowflake;
 
     #[test]
     fn form_booleans_read_as_rails_casts_them() {

@@ -24,6 +24,7 @@ pub mod plan;
 pub mod policy;
 pub mod shard;
 pub mod sign;
+pub mod snowflake;
 pub mod time;
 pub mod token;
 pub mod validate;

@@ -1,5 +1,6 @@
 //! Notifications: someone followed you, liked your post, or commented on it. Pure rules: the
-//! kinds and their filters, and the id layout that `store/notifications.rs` writes as SQL.
+//! kinds (every name of each in one table, [`KINDS`]) and their filters and groups, and the id
+//! layout that `store/notifications.rs` writes as SQL.
 //!
 //! A notification is a row on its recipient's home database, written in the same batch as the
 //! change that makes or ends it, and only on that change's transition (a like that really
@@ -10,8 +11,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::ids::{parse_id, snowflake_time, UserId, SNOWFLAKE_RANDOM_BITS};
-use super::shard::ID_RANDOM_BITS;
+use super::ids::{parse_id, UserId};
+use super::snowflake::{snowflake_time, ID_RANDOM_BITS, SNOWFLAKE_RANDOM_BITS};
 
 /// A notification just made for a recipient with a live socket open: what to tell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,7 +21,7 @@ pub struct Notice {
     pub id: i64,
 }
 
-/// What happened.
+/// What happened. Its names and grouping are its row of [`KINDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     Follow,
@@ -29,32 +30,82 @@ pub enum Kind {
     Reply,
 }
 
+/// How a kind's notifications group in Mastodon's grouped notifications ([`GroupKey`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    /// Each alone (`ungrouped-{id}`).
+    Never,
+    /// All of the kind in one 12-hour window (`{stored}-{window}`); its rows name no post.
+    Window,
+    /// One post's in one 12-hour window (`{stored}-{post}-{window}`).
+    PostAndWindow,
+}
+
+/// One kind's names and grouping.
+#[derive(Debug, Clone, Copy)]
+pub struct KindRow {
+    pub kind: Kind,
+    /// The value stored in `notifications.kind` (migration 0015's CHECK lists these), `/v1`'s
+    /// name and `?kinds=` filter name.
+    pub stored: &'static str,
+    /// Mastodon's `type`, and its name in `types[]`, `exclude_types[]` and `grouped_types[]`.
+    pub mastodon: &'static str,
+    pub grouping: Grouping,
+}
+
+/// Every kind, in [`Kind`]'s order: the one place a kind is named. Filters, group keys, the
+/// entities' `type` and the store's SQL derive from it; what makes a notification (the
+/// statement in the batch of its change) is `store/notifications.rs`.
+pub const KINDS: [KindRow; 3] = [
+    KindRow { kind: Kind::Follow, stored: "follow", mastodon: "follow", grouping: Grouping::Window },
+    KindRow {
+        kind: Kind::Favourite,
+        stored: "favourite",
+        mastodon: "favourite",
+        grouping: Grouping::PostAndWindow,
+    },
+    KindRow { kind: Kind::Reply, stored: "reply", mastodon: "mention", grouping: Grouping::Never },
+];
+
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Follow, Kind::Favourite, Kind::Reply];
+    /// Every kind, in order.
+    pub fn all() -> impl Iterator<Item = Kind> {
+        KINDS.iter().map(|row| row.kind)
+    }
+
+    fn row(self) -> &'static KindRow {
+        &KINDS[self as usize]
+    }
 
     /// The name stored and used by `/v1`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Follow => "follow",
-            Kind::Favourite => "favourite",
-            Kind::Reply => "reply",
-        }
+        self.row().stored
     }
 
     pub fn parse(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+        Kind::all().find(|k| k.as_str() == name)
     }
 
     /// Mastodon's name: a reply is a `mention` there.
     pub fn mastodon(self) -> &'static str {
-        match self {
-            Kind::Reply => "mention",
-            other => other.as_str(),
-        }
+        self.row().mastodon
     }
 
     fn of_mastodon(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.mastodon() == name)
+        Kind::all().find(|k| k.mastodon() == name)
+    }
+
+    pub fn grouping(self) -> Grouping {
+        self.row().grouping
+    }
+
+    fn groups(self) -> bool {
+        self.grouping() != Grouping::Never
+    }
+
+    /// `/v1`'s kind names, for an error message (`follow, favourite, reply`).
+    pub fn v1_names() -> String {
+        Kind::all().map(Kind::as_str).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -64,7 +115,7 @@ pub struct KindFilter(Vec<Kind>);
 
 impl Default for KindFilter {
     fn default() -> Self {
-        Self(Kind::ALL.to_vec())
+        Self(Kind::all().collect())
     }
 }
 
@@ -88,7 +139,7 @@ impl KindFilter {
     pub fn from_mastodon(types: &[String], exclude: &[String]) -> KindFilter {
         let wanted = |k: &Kind| types.is_empty() || types.iter().any(|t| Kind::of_mastodon(t) == Some(*k));
         let excluded = |k: &Kind| exclude.iter().any(|t| Kind::of_mastodon(t) == Some(*k));
-        KindFilter(Kind::ALL.into_iter().filter(|k| wanted(k) && !excluded(k)).collect())
+        KindFilter(Kind::all().filter(|k| wanted(k) && !excluded(k)).collect())
     }
 
     pub fn kinds(&self) -> &[Kind] {
@@ -123,9 +174,6 @@ pub const GROUP_COUNT_CAP: usize = 1_000;
 /// How many accounts a group shows (Mastodon's `sample_account_ids`).
 pub const SAMPLE_ACCOUNTS: usize = 8;
 
-/// The kinds that group (Mastodon also groups reblogs, which edgefeed has none of).
-const GROUPABLE: [Kind; 2] = [Kind::Follow, Kind::Favourite];
-
 /// The 12-hour window a notification id falls in.
 pub fn window(id: i64) -> i64 {
     snowflake_time(id) / GROUP_WINDOW_MS
@@ -137,12 +185,12 @@ pub fn window_ids(window: i64) -> (i64, i64) {
     (first, (((window + 1) * GROUP_WINDOW_MS) << SNOWFLAKE_RANDOM_BITS) - 1)
 }
 
-/// A group of notifications, as its Mastodon `group_key`: `favourite-{post}-{window}`,
-/// `follow-{window}`, or `ungrouped-{id}` for a notification alone (a mention, or a kind the
-/// client asked not to group).
+/// A group of notifications, as its Mastodon `group_key` (spelled by the kind's [`Grouping`]):
+/// `favourite-{post}-{window}`, `follow-{window}`, or `ungrouped-{id}` for a notification alone
+/// (a mention, or a kind the client asked not to group).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GroupKey {
-    /// `post_id` is 0 for follows.
+    /// `post_id` is 0 for a kind grouped by window alone (follows).
     Grouped {
         kind: Kind,
         post_id: i64,
@@ -154,10 +202,12 @@ pub enum GroupKey {
 impl GroupKey {
     /// The group of a notification when `grouped` kinds group.
     pub fn of(id: i64, kind: Kind, post_id: i64, grouped: &[Kind]) -> GroupKey {
-        if grouped.contains(&kind) && GROUPABLE.contains(&kind) {
-            GroupKey::Grouped { kind, post_id, window: window(id) }
-        } else {
-            GroupKey::Ungrouped(id)
+        let window = window(id);
+        match kind.grouping() {
+            _ if !grouped.contains(&kind) => GroupKey::Ungrouped(id),
+            Grouping::Never => GroupKey::Ungrouped(id),
+            Grouping::Window => GroupKey::Grouped { kind, post_id: 0, window },
+            Grouping::PostAndWindow => GroupKey::Grouped { kind, post_id, window },
         }
     }
 
@@ -167,11 +217,17 @@ impl GroupKey {
         let number = |t: &str| parse_id(t).filter(|_| !t.starts_with('0'));
         let key = if let Some(id) = text.strip_prefix("ungrouped-") {
             GroupKey::Ungrouped(number(id)?)
-        } else if let Some(window) = text.strip_prefix("follow-") {
-            GroupKey::Grouped { kind: Kind::Follow, post_id: 0, window: number(window)? }
         } else {
-            let (post, window) = text.strip_prefix("favourite-")?.split_once('-')?;
-            GroupKey::Grouped { kind: Kind::Favourite, post_id: number(post)?, window: number(window)? }
+            let (kind, rest) =
+                Kind::all().find_map(|k| Some((k, text.strip_prefix(k.as_str())?.strip_prefix('-')?)))?;
+            match kind.grouping() {
+                Grouping::Never => return None,
+                Grouping::Window => GroupKey::Grouped { kind, post_id: 0, window: number(rest)? },
+                Grouping::PostAndWindow => {
+                    let (post, window) = rest.split_once('-')?;
+                    GroupKey::Grouped { kind, post_id: number(post)?, window: number(window)? }
+                }
+            }
         };
         (key.to_string() == text).then_some(key)
     }
@@ -179,12 +235,12 @@ impl GroupKey {
 
 impl fmt::Display for GroupKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match *self {
             GroupKey::Ungrouped(id) => write!(f, "ungrouped-{id}"),
-            GroupKey::Grouped { kind: Kind::Favourite, post_id, window } => {
-                write!(f, "favourite-{post_id}-{window}")
-            }
-            GroupKey::Grouped { kind, window, .. } => write!(f, "{}-{window}", kind.as_str()),
+            GroupKey::Grouped { kind, post_id, window } => match kind.grouping() {
+                Grouping::PostAndWindow => write!(f, "{}-{post_id}-{window}", kind.as_str()),
+                Grouping::Window | Grouping::Never => write!(f, "{}-{window}", kind.as_str()),
+            },
         }
     }
 }
@@ -192,10 +248,8 @@ impl fmt::Display for GroupKey {
 /// Mastodon's `grouped_types[]`: the kinds that may group. Absent: every kind that groups;
 /// unknown names are ignored.
 pub fn grouped_kinds(names: &[String]) -> Vec<Kind> {
-    if names.is_empty() {
-        return GROUPABLE.to_vec();
-    }
-    GROUPABLE.into_iter().filter(|k| names.iter().any(|n| Kind::of_mastodon(n) == Some(*k))).collect()
+    let named = |k: &Kind| names.is_empty() || names.iter().any(|n| Kind::of_mastodon(n) == Some(*k));
+    Kind::all().filter(|k| k.groups() && named(k)).collect()
 }
 
 /// Which groups a grouped read walks: of the filter's kinds, those in `grouped` group; ids
@@ -219,7 +273,7 @@ impl GroupQuery {
     }
 
     fn groups(&self, kind: Kind) -> bool {
-        self.grouped.contains(&kind) && GROUPABLE.contains(&kind)
+        self.grouped.contains(&kind) && kind.groups()
     }
 
     pub fn key_of(&self, id: i64, kind: Kind, post_id: i64) -> GroupKey {
@@ -262,12 +316,67 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_a_reply_is_a_mention_to_mastodon() {
-        for kind in Kind::ALL {
+        for (i, row) in KINDS.iter().enumerate() {
+            assert_eq!(row.kind as usize, i, "KINDS is in Kind's order");
+        }
+        for kind in Kind::all() {
             assert_eq!(Kind::parse(kind.as_str()), Some(kind));
             assert_eq!(Kind::of_mastodon(kind.mastodon()), Some(kind));
         }
         assert_eq!(Kind::Reply.mastodon(), "mention");
         assert_eq!(Kind::parse("mention"), None);
+        assert_eq!(Kind::v1_names(), "follow, favourite, reply");
+    }
+
+    /// The stored names are the CHECK of the newest migration that creates `notifications`: a
+    /// new kind needs a migration that rebuilds the table with it (D1 cannot alter a CHECK).
+    #[test]
+    fn the_stored_names_are_the_tables_check() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<_> =
+            std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        files.sort();
+        let (mut table, mut check) = (String::new(), None);
+        for text in files.iter().map(|f| std::fs::read_to_string(f).unwrap_or_default()) {
+            for line in text.lines().map(str::trim) {
+                if let Some(name) = line.strip_prefix("CREATE TABLE ") {
+                    table = name.trim_end_matches('(').trim().to_string();
+                }
+                let list = line.split_once("CHECK (kind IN (").and_then(|(_, rest)| rest.split_once(')'));
+                if let (Some((list, _)), "notifications") = (list, table.as_str()) {
+                    check = Some(list.split(',').map(|n| n.trim().trim_matches('\'').to_string()).collect());
+                }
+            }
+        }
+        let stored: Vec<String> = Kind::all().map(|k| k.as_str().to_string()).collect();
+        assert_eq!(check, Some(stored));
+    }
+
+    /// The OpenAPI document's kind enums (`/v1`'s `kind`, Mastodon's `type`) list every kind.
+    #[test]
+    fn the_openapi_enums_list_every_kind() {
+        fn enums(value: &serde_json::Value, found: &mut Vec<Vec<String>>) {
+            match value {
+                serde_json::Value::Object(map) => {
+                    if let Some(serde_json::Value::Array(names)) = map.get("enum") {
+                        found.push(names.iter().filter_map(|n| n.as_str().map(str::to_string)).collect());
+                    }
+                    map.values().for_each(|v| enums(v, found));
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|v| enums(v, found)),
+                _ => {}
+            }
+        }
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/v1/openapi.json");
+        let doc = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok());
+        let mut found = Vec::new();
+        enums(&doc.unwrap_or_default(), &mut found);
+        let stored: Vec<String> = Kind::all().map(|k| k.as_str().to_string()).collect();
+        let mastodon: Vec<String> = Kind::all().map(|k| k.mastodon().to_string()).collect();
+        let of_kinds: Vec<&Vec<String>> =
+            found.iter().filter(|e| e.contains(&"favourite".to_string())).collect();
+        assert_eq!(of_kinds.len(), 3, "/v1 kind, Mastodon type, group type: {found:?}");
+        assert!(of_kinds.iter().all(|e| **e == stored || **e == mastodon), "{of_kinds:?}");
     }
 
     #[test]
@@ -284,7 +393,7 @@ mod tests {
     #[test]
     fn mastodon_types_and_exclusions_intersect() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(KindFilter::from_mastodon(&[], &[]).kinds(), &Kind::ALL);
+        assert_eq!(KindFilter::from_mastodon(&[], &[]).kinds(), Kind::all().collect::<Vec<_>>());
         assert_eq!(KindFilter::from_mastodon(&s(&["mention"]), &[]).kinds(), &[Kind::Reply]);
         assert_eq!(
             KindFilter::from_mastodon(&[], &s(&["follow", "reblog"])).kinds(),

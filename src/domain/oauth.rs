@@ -84,7 +84,7 @@ pub fn pkce_verifies(challenge: &str, verifier: &str) -> bool {
         return false;
     }
     let hashed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-    super::token::constant_time_eq(hashed.as_bytes(), challenge.as_bytes())
+    super::sign::constant_time_eq(hashed.as_bytes(), challenge.as_bytes())
 }
 
 /// Whether `uri` is one of the app's registered redirect URIs (newline- or space-separated, as

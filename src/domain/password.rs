@@ -9,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use sha2::Sha256;
 
-use super::token::constant_time_eq;
+use super::sign::constant_time_eq;
 
 pub const ITERATIONS: u32 = 100_000;
 pub const MIN_LEN: usize = 10;

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::shard::{LogicalShard, ID_RANDOM_BITS, LOGICAL_SHARDS};
+use super::snowflake::{LogicalShard, ID_RANDOM_BITS, LOGICAL_SHARDS};
 
 /// What decides a row's logical shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -536,7 +536,8 @@ mod tests {
         assert_eq!(ShardBy::Id("id").sql("NEW."), "((NEW.id >> 3) & 255)");
         assert_eq!(ShardBy::FirstOf("a", "b").sql(""), "((COALESCE(a, b) >> 3) & 255)");
         assert_eq!(ShardBy::Stored("shard").sql("t."), "t.shard");
-        let id = crate::domain::ids::snowflake_in(1_796_026_502_123, LogicalShard::new(201), 5).unwrap_or(0);
+        let id =
+            crate::domain::snowflake::snowflake_in(1_796_026_502_123, LogicalShard::new(201), 5).unwrap_or(0);
         assert_eq!((id >> 3) & 255, 201);
     }
 

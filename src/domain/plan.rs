@@ -13,7 +13,8 @@ use std::collections::BTreeSet;
 
 use super::ids::{ListId, PostId, UserId};
 use super::policy::FanoutMode;
-use super::shard::{group_by_database, shard_of_id, ShardMap};
+use super::shard::{group_by_database, ShardMap};
+use super::snowflake::shard_of_id;
 use super::validate::GroupName;
 
 /// A Worker invocation holds at most 6 simultaneous connections (D1 included): a round that
@@ -240,8 +241,7 @@ pub fn full_scope(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::snowflake_in;
-    use crate::domain::shard::LogicalShard;
+    use crate::domain::snowflake::{snowflake_in, LogicalShard};
 
     const NOW: i64 = 1_796_026_502_123;
     const SINCE: i64 = NOW - 120_000;

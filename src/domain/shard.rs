@@ -11,56 +11,7 @@
 //! The number of logical shards never changes (it is in every id); the number of physical
 //! databases does, by moving whole logical shards (see README "Moving a shard").
 
-use std::fmt;
-
-use super::ids::{SNOWFLAKE_RANDOM_BITS, SNOWFLAKE_TIME_BITS};
-
-/// Logical shards: 8 bits of every snowflake id. 256 databases of 10 GB each hold 2.5 TB,
-/// and 256 single-threaded databases carry ~256k queries/s: more than the headline workload.
-pub const SHARD_BITS: u32 = 8;
-pub const LOGICAL_SHARDS: usize = 1 << SHARD_BITS;
-/// The random bits left below the shard in a snowflake id (see [`super::ids`]).
-pub const ID_RANDOM_BITS: u32 = SNOWFLAKE_RANDOM_BITS - SHARD_BITS;
-const SHARD_MASK: i64 = (LOGICAL_SHARDS as i64) - 1;
-
-const _: () = assert!(SNOWFLAKE_TIME_BITS + SHARD_BITS + ID_RANDOM_BITS == 53);
-
-/// One of the [`LOGICAL_SHARDS`] logical shards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LogicalShard(u8);
-
-impl LogicalShard {
-    pub const fn new(index: u8) -> Self {
-        Self(index)
-    }
-
-    /// A shard from any random bits (a new user's home).
-    pub fn from_random(random: u64) -> Self {
-        Self((random & SHARD_MASK as u64) as u8)
-    }
-
-    pub const fn index(self) -> usize {
-        self.0 as usize
-    }
-
-    /// Every logical shard, in order.
-    pub fn all() -> impl Iterator<Item = LogicalShard> {
-        (0..LOGICAL_SHARDS).map(|i| Self(i as u8))
-    }
-}
-
-impl fmt::Display for LogicalShard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-/// The logical shard a snowflake id (user, post or comment) names: the bits above the random
-/// ones. Ids issued before sharding carry arbitrary bits there; they are read as the shard
-/// they name, which is where a migration to sharding must put them.
-pub fn shard_of_id(id: i64) -> LogicalShard {
-    LogicalShard(((id >> ID_RANDOM_BITS) & SHARD_MASK) as u8)
-}
+use super::snowflake::{LogicalShard, LOGICAL_SHARDS};
 
 /// The directory shard of a handle: FNV-1a over its bytes, then SplitMix64's finalizer (FNV
 /// alone spreads similar short strings badly). Handles are stored lower-case, so one handle
@@ -74,7 +25,7 @@ pub fn shard_of_handle(handle: &str) -> LogicalShard {
     hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     hash ^= hash >> 31;
-    LogicalShard((hash & SHARD_MASK as u64) as u8)
+    LogicalShard::from_random(hash)
 }
 
 /// Which physical database each logical shard lives on: `databases[s]` for shard `s`.
@@ -168,12 +119,6 @@ impl ShardMap {
     }
 }
 
-/// `id` with its shard bits set to `shard`: a random id (an OAuth token's) that routes, and
-/// moves, with its user's rows. The other bits are kept.
-pub fn with_shard(id: i64, shard: LogicalShard) -> i64 {
-    (id & !(SHARD_MASK << ID_RANDOM_BITS)) | ((shard.index() as i64) << ID_RANDOM_BITS)
-}
-
 /// Groups items by the physical database they live on, keeping first-seen order inside each
 /// group and ordering groups by database index: one batch per database, all sent at once.
 pub fn group_by_database<T>(
@@ -195,39 +140,6 @@ pub fn group_by_database<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_id_given_a_shard_routes_there_and_keeps_its_other_bits() {
-        let id = 0x1F_FFFF_FFFF_FFFF_i64; // every bit of a 53-bit id
-        let placed = with_shard(id, LogicalShard::new(5));
-        assert_eq!(shard_of_id(placed), LogicalShard::new(5));
-        assert_eq!(placed | (SHARD_MASK << ID_RANDOM_BITS), id);
-        assert_eq!(with_shard(placed, LogicalShard::new(200)) >> (ID_RANDOM_BITS + SHARD_BITS), id >> 11);
-    }
-    use crate::domain::ids::{snowflake_in, snowflake_time};
-
-    const NOW: i64 = 1_796_026_502_123;
-
-    #[test]
-    fn an_id_names_the_shard_it_was_made_for_and_keeps_its_time() {
-        for shard in [0u8, 1, 7, 128, 255] {
-            for random in [0u64, 1, 7, u64::MAX] {
-                let id = snowflake_in(NOW, LogicalShard::new(shard), random).unwrap_or(0);
-                assert_eq!(shard_of_id(id), LogicalShard::new(shard), "{shard} {random}");
-                assert_eq!(snowflake_time(id), NOW);
-                assert!((1..=crate::domain::ids::MAX_ID).contains(&id));
-            }
-        }
-    }
-
-    #[test]
-    fn ids_of_one_millisecond_and_shard_differ_only_in_the_random_bits() {
-        let shard = LogicalShard::new(42);
-        let ids: std::collections::BTreeSet<i64> =
-            (0..64u64).filter_map(|r| snowflake_in(NOW, shard, r)).collect();
-        assert_eq!(ids.len(), 1 << ID_RANDOM_BITS, "{ID_RANDOM_BITS} random bits");
-        assert!(ids.iter().all(|&id| snowflake_in(NOW + 1, shard, 0) > Some(id)), "time sorts first");
-    }
 
     #[test]
     fn handles_spread_over_the_shards() {

@@ -210,18 +210,6 @@ fn header_and_claims_len(token: &str) -> usize {
     token.rfind('.').unwrap_or(0)
 }
 
-/// Constant-time equality for secrets such as the admin token.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    // Compare MACs of both sides so neither the length nor the first differing byte leaks.
-    let tag = |x: &[u8]| {
-        let mut m = mac(b"edgefeed/constant-time-eq");
-        m.update(x);
-        m.finalize().into_bytes()
-    };
-    let (ta, tb) = (tag(a), tag(b));
-    ta.iter().zip(tb.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,12 +382,5 @@ mod tests {
         assert!(revoked(Some(100.9), Some(100)), "same second as the logout");
         assert!(!revoked(Some(101.0), Some(100)));
         assert!(!revoked(Some(101.5), Some(100)));
-    }
-
-    #[test]
-    fn constant_time_eq_compares() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"abcd"));
     }
 }

@@ -12,6 +12,7 @@ use crate::domain::cursor::CursorCodec;
 use crate::domain::ids::UserId;
 use crate::domain::live::TicketCodec;
 use crate::domain::oauth::Scopes;
+use crate::domain::sign::constant_time_eq;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -131,7 +132,7 @@ impl App {
             .admin_token
             .as_deref()
             .ok_or(ApiError::Forbidden { code: "admin_disabled", detail: "ADMIN_TOKEN is not configured" })?;
-        if token::constant_time_eq(given.as_bytes(), expected.as_bytes()) {
+        if constant_time_eq(given.as_bytes(), expected.as_bytes()) {
             Ok(())
         } else {
             Err(ApiError::Forbidden { code: "not_admin", detail: "this route needs the admin token" })

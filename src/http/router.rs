@@ -10,7 +10,7 @@ use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
 use crate::domain::placement::parse_shard;
-use crate::domain::shard::LogicalShard;
+use crate::domain::snowflake::LogicalShard;
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -153,7 +153,7 @@ impl From<&crate::services::notifications::Hydrated> for NotificationView {
         Self {
             id: n.id.to_string(),
             kind: n.kind.as_str(),
-            created_at: format_rfc3339(crate::domain::ids::snowflake_time(n.id)),
+            created_at: format_rfc3339(crate::domain::snowflake::snowflake_time(n.id)),
             actor: UserView::from(&n.actor),
             post: n.post.as_ref().map(PostView::from),
             comment: n.comment.as_ref().map(CommentView::from),

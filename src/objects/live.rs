@@ -8,7 +8,9 @@
 //! outlives its token by more than that even if the prompt close (below) was lost.
 
 use std::rc::Rc;
+use std::sync::OnceLock;
 
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use worker::worker_sys::WebSocketRequestResponsePair;
 use worker::{Env, Response, Result, SqlStorage, State, WebSocket, WebSocketPair};
@@ -20,10 +22,49 @@ use crate::domain::live::{
     self, Announcement, ClientMessage, Event, MastodonStream, NewPosts, Revocation, Session,
     CLOSE_UNAUTHORIZED, LEASE_MS, NEW_NOTIFICATIONS, REVIEW_MS,
 };
+use crate::error::ApiResult;
 use crate::objects::alarm::{now_ms, Alarm};
 use crate::objects::window_sql;
-use crate::services::streaming;
 use crate::store::{live as leases, users, Db, Io};
+
+/// What renders a Mastodon socket's frames for its viewer: the `update` payloads (Status JSON)
+/// of posts, oldest first, leaving out those the viewer may not see now; the `notification`
+/// payload of one notification, `None` if it is hidden now.
+///
+/// Why handed in: rendering reads D1 through the services (visibility, notifications, the
+/// Mastodon entities), a layer above this object, so the crate root (`lib.rs`) registers
+/// `services::streaming`'s at start-up instead of this object importing it. Why here, at send
+/// time, and not rendered by the Worker before a delivery: a frame must carry what its viewer
+/// may see at the moment it is sent (ARCHITECTURE invariant 9), and only this object knows when
+/// that is and for which viewer and origin. Two function pointers: nothing else to hold.
+#[derive(Clone, Copy)]
+pub struct Renderer {
+    pub updates: RenderUpdates,
+    pub notification: RenderNotification,
+}
+
+/// `(ctx, viewer, origin, posts)`: the `update` payloads.
+pub type RenderUpdates = for<'a> fn(&'a Ctx, UserId, &'a str, &'a [PostId]) -> Rendered<'a, Vec<String>>;
+/// `(ctx, viewer, origin, notification id)`: the `notification` payload.
+pub type RenderNotification = for<'a> fn(&'a Ctx, UserId, &'a str, i64) -> Rendered<'a, Option<String>>;
+pub type Rendered<'a, T> = LocalBoxFuture<'a, ApiResult<T>>;
+
+static RENDERER: OnceLock<Renderer> = OnceLock::new();
+
+/// Hands the live sockets their [`Renderer`]: once, when the module starts (before any object
+/// or request runs in the isolate).
+pub fn set_renderer(renderer: Renderer) {
+    let _ = RENDERER.set(renderer);
+}
+
+/// The registered renderer; without one nothing is rendered, so nothing unchecked is sent.
+fn renderer() -> Option<&'static Renderer> {
+    let found = RENDERER.get();
+    if found.is_none() {
+        worker::console_error!("no streaming renderer registered: Mastodon frames not sent");
+    }
+    found
+}
 
 /// Makes `ping` answered by the runtime itself, so heartbeats never wake the object.
 pub fn enable_heartbeats(state: &State) {
@@ -252,7 +293,7 @@ where
     sent
 }
 
-fn logged<T: Default>(what: &str, result: crate::error::ApiResult<T>) -> T {
+fn logged<T: Default>(what: &str, result: ApiResult<T>) -> T {
     result.unwrap_or_else(|e| {
         worker::console_error!("streaming {what} not sent: {e}");
         T::default()
@@ -265,10 +306,10 @@ pub async fn stream_updates(state: &State, env: &Env, reader: UserId, posts: &[P
     if posts.is_empty() || mastodon_sockets(state).is_empty() {
         return 0;
     }
-    let Ok(ctx) = Ctx::new(env.clone()) else { return 0 };
+    let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return 0 };
     let ctx = &ctx;
     stream_event(state, Event::Update, |origin| async move {
-        logged("updates", streaming::update_payloads(ctx, reader, &origin, posts).await)
+        logged("updates", (render.updates)(ctx, reader, &origin, posts).await)
     })
     .await
 }
@@ -293,11 +334,10 @@ pub async fn notify(state: &State, env: &Env, reader: UserId, id: i64) -> usize 
     if mastodon_sockets(state).is_empty() {
         return v1.len();
     }
-    let Ok(ctx) = Ctx::new(env.clone()) else { return v1.len() };
+    let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return v1.len() };
     let ctx = &ctx;
     let sent = stream_event(state, Event::Notification, |origin| async move {
-        let payload =
-            logged("a notification", streaming::notification_payload(ctx, reader, &origin, id).await);
+        let payload = logged("a notification", (render.notification)(ctx, reader, &origin, id).await);
         payload.into_iter().collect()
     })
     .await;

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::domain::ids::{snowflake_time, UserId};
+use crate::domain::ids::UserId;
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
+use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
 use crate::services::notifications::Hydrated;

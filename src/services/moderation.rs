@@ -10,7 +10,7 @@
 //! on reinstatement (and by the reconciliation pass, should this step be cut short).
 
 use super::fanout;
-use crate::context::Ctx;
+use crate::context::{id_seed, Ctx};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
 use crate::error::{ApiError, ApiResult};
@@ -19,7 +19,7 @@ use crate::store::outbox;
 
 /// Suspends or reinstates `user` (by `entry.action`); whether anything changed.
 pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiResult<bool> {
-    let applied = store::set_suspended(ctx.user_db(user), user, entry, ctx.now)
+    let applied = store::set_suspended(ctx.user_db(user), user, entry, ctx.now, id_seed()?)
         .await?
         .ok_or(ApiError::NotFound("no such user"))?;
     match entry.action {
@@ -39,9 +39,10 @@ pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiRe
 
 /// Takes down or restores `post` (by `entry.action`); whether anything changed.
 pub async fn moderate_post(ctx: &Ctx, post: PostId, entry: &AuditEntry) -> ApiResult<bool> {
-    let Applied { changed, events } = store::set_taken_down(ctx.post_db(post), post, entry, ctx.now)
-        .await?
-        .ok_or(ApiError::NotFound("no such post"))?;
+    let Applied { changed, events } =
+        store::set_taken_down(ctx.post_db(post), post, entry, ctx.now, id_seed()?)
+            .await?
+            .ok_or(ApiError::NotFound("no such post"))?;
     // A failed send is resent by the reconciliation pass (the events are in the outbox).
     fanout::announce(ctx, UserId::from_trusted(0), &events).await;
     Ok(changed)

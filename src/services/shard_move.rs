@@ -20,7 +20,8 @@ use serde::Serialize;
 
 use crate::context::Ctx;
 use crate::domain::placement::{key_of, row_tables, MoveCursor, Table};
-use crate::domain::shard::{shard_of_handle, LogicalShard};
+use crate::domain::shard::shard_of_handle;
+use crate::domain::snowflake::LogicalShard;
 use crate::error::{ApiError, ApiResult};
 use crate::store::shard_move::{self as store, Fingerprint, Page, PageWrite};
 use crate::store::Db;

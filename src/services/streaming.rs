@@ -7,6 +7,7 @@ use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::notifications::Notice;
 use crate::error::ApiResult;
+use crate::objects::live::{Rendered, Renderer};
 use crate::objects::timeline::Windows;
 use crate::services::mastodon_entities::{accounts, Notification, Status};
 use crate::services::notifications;
@@ -46,6 +47,28 @@ pub async fn notification_payload(
     let ids = [found.actor.id, viewer];
     let accounts = accounts(origin, &users::by_ids(&ctx.shards, &ids).await?);
     Ok(Some(to_json(&Notification::new(origin, &accounts, &found))))
+}
+
+/// The window object's renderer for its Mastodon sockets (registered by `lib.rs`): what is sent
+/// is read for the viewer when it is sent, through the same rules as a read.
+pub const RENDERER: Renderer = Renderer { updates: render_updates, notification: render_notification };
+
+fn render_updates<'a>(
+    ctx: &'a Ctx,
+    viewer: UserId,
+    origin: &'a str,
+    posts: &'a [PostId],
+) -> Rendered<'a, Vec<String>> {
+    Box::pin(update_payloads(ctx, viewer, origin, posts))
+}
+
+fn render_notification<'a>(
+    ctx: &'a Ctx,
+    viewer: UserId,
+    origin: &'a str,
+    id: i64,
+) -> Rendered<'a, Option<String>> {
+    Box::pin(notification_payload(ctx, viewer, origin, id))
 }
 
 /// Tells the recipient's live sockets about a notification just made, after the answer (best

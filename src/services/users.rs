@@ -5,13 +5,13 @@
 
 use std::collections::HashSet;
 
-use crate::context::{random_bytes, Ctx};
+use crate::context::{id_seed, Ctx};
 use crate::domain::ids::UserId;
-use crate::domain::shard::LogicalShard;
+use crate::domain::snowflake::LogicalShard;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
 use crate::error::ApiResult;
-use crate::store::snowflake::{attempt_time, fresh, ATTEMPTS};
+use crate::store::snowflake::{attempt_id, ATTEMPTS};
 use crate::store::users::{self, Credentials, UserKey, UserRow};
 
 /// A claim older than this without its user row is from a crashed sign-up (a sign-up writes
@@ -28,11 +28,12 @@ pub async fn sign_up(
     display_name: &DisplayName,
     password_hash: Option<&str>,
 ) -> ApiResult<UserRow> {
-    let home = LogicalShard::from_random(u64::from_le_bytes(random_bytes()?));
+    let mut seed = id_seed()?;
+    let home = LogicalShard::from_random(seed.next_bits());
     let directory = ctx.handle_db(handle.as_str());
     let mut attempt = 0;
     loop {
-        let id = fresh(attempt_time(ctx.now, attempt, u64::from_le_bytes(random_bytes()?)), home)?;
+        let id = attempt_id(ctx.now, attempt, home, &mut seed)?;
         users::claim_handle(directory, handle, id, ctx.now).await?;
         match users::insert(ctx.user_db(UserId::from_trusted(id)), id, handle, display_name, password_hash)
             .await

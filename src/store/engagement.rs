@@ -2,16 +2,15 @@
 
 use serde::Deserialize;
 
-use super::graph::{shown_edges, shown_user_page, EdgeKey, LIST_ROUNDS};
+use super::graph::{shown_edges, shown_user_page, LIST_ROUNDS};
 use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
-use super::{all, batch, first, first_id, int, notifications, stmt, text, Db, IdRow};
+use super::{all, batch, first, first_id, id_list, int, notifications, stmt, text, Db, EdgeKey, IdRow};
 use crate::domain::cursor::{Order, SortKey};
-use crate::domain::ids::snowflake_time;
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::Notice;
-use crate::domain::shard::shard_of_id;
+use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::CommentBody;
 use crate::error::ApiResult;
 
@@ -90,6 +89,7 @@ const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.cre
 /// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
 /// when `notify` (not for imports of old comments), notifies the post's author, atomically.
 /// The notice, when the author has a live socket to tell.
+#[allow(clippy::too_many_arguments)]
 pub async fn create(
     db: &Db,
     post: PostId,
@@ -98,6 +98,7 @@ pub async fn create(
     created_at: i64,
     now: i64,
     notify: bool,
+    seed: IdSeed,
 ) -> ApiResult<(CommentId, Option<Notice>)> {
     let insert = |id: i64| async move {
         let created_at = snowflake_time(id);
@@ -117,7 +118,7 @@ pub async fn create(
         Ok((first_id(results.first())?, notifications::notice(results.get(2), now)))
     };
     let (id, notice) =
-        insert_with_fresh_id(created_at, shard_of_id(post.get()), "comments.id", insert).await?;
+        insert_with_fresh_id(seed, created_at, shard_of_id(post.get()), "comments.id", insert).await?;
     Ok((CommentId::from_trusted(id), notice))
 }
 
@@ -138,7 +139,7 @@ pub async fn by_ids(db: &Db, ids: &[CommentId], authors: &[UserRow]) -> ApiResul
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let list = serde_json::to_string(&ids.iter().map(|c| c.get()).collect::<Vec<_>>()).unwrap_or_default();
+    let list = id_list(ids);
     let sql = format!(
         "{COMMENT_SELECT} WHERE c.id IN (SELECT value FROM json_each(?1)) AND c.deleted_at IS NULL \
            AND p.deleted_at IS NULL"

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::posts::{feed_columns, PostRow};
 use super::shards::Shards;
-use super::{all, exec, first, int, stmt, text, Count, Db};
+use super::{all, exec, first, id_list, int, stmt, text, Count, Db};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
@@ -44,13 +44,6 @@ pub struct Bounds {
     pub before: SortKey,
     pub after: SortKey,
     pub limit: usize,
-}
-
-/// Ids as a JSON array, bound as one parameter and read with `json_each` (any number of ids
-/// in one statement, under D1's 100-parameter limit).
-pub(super) fn id_list(ids: &[UserId]) -> String {
-    let items: Vec<String> = ids.iter().map(|id| id.get().to_string()).collect();
-    format!("[{}]", items.join(","))
 }
 
 /// `extra`: more conditions (`AND ...`) of the select's own tables.

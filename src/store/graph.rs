@@ -4,7 +4,7 @@ use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
 
 use super::shards::Shards;
-use super::{all, batch, int, opt_text, outbox, stmt, text, Db, IdRow};
+use super::{all, batch, id_list, int, opt_text, outbox, stmt, text, Db, EdgeKey, IdRow};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
@@ -154,13 +154,6 @@ pub enum Direction {
 /// the viewer (blocks, suspensions) make a page read more than one.
 pub const LIST_ROUNDS: usize = 20;
 
-/// One entry of a user list: who, and the list's sort time (follow time, like time).
-#[derive(Deserialize)]
-pub struct EdgeKey {
-    pub other: UserId,
-    pub sort_at: i64,
-}
-
 /// One page (newest follow first) of followers or followees, hiding users with a block either
 /// way with the viewer and suspended users. Fetches `limit + 1` rows so the caller knows whether
 /// more exist. The edges come from the listed user's own side (`followers` for followers,
@@ -268,10 +261,6 @@ pub async fn blocked_either_way(db_of_user: &Db, user: UserId, others: &[UserId]
     )
     .await?;
     Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
-}
-
-fn id_list(ids: &[UserId]) -> String {
-    serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default()
 }
 
 /// Both directions of follows and blocks between the viewer and each of `others`.

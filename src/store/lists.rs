@@ -6,14 +6,12 @@
 
 use serde::Deserialize;
 
-use super::feed::id_list;
-use super::graph::EdgeKey;
 use super::snowflake::insert_with_fresh_id;
-use super::{all, batch, changed_rows, first, int, opt_text, stmt, text, Count, Db};
+use super::{all, batch, changed_rows, first, id_list, int, opt_text, stmt, text, Count, Db, EdgeKey};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::lists::{Candidate, RepliesPolicy, MAX_LISTS, MAX_LIST_ACCOUNTS};
-use crate::domain::shard::shard_of_id;
+use crate::domain::snowflake::{shard_of_id, IdSeed};
 use crate::domain::validate::ListTitle;
 use crate::error::ApiResult;
 
@@ -47,7 +45,13 @@ fn members_count() -> String {
 
 /// Creates a list, unless the owner already has [`MAX_LISTS`] (`None`): the cap is checked in
 /// the insert itself, so two creates racing cannot pass it together.
-pub async fn create(db: &Db, owner: UserId, fields: &ListFields, now: i64) -> ApiResult<Option<ListRow>> {
+pub async fn create(
+    db: &Db,
+    owner: UserId,
+    fields: &ListFields,
+    now: i64,
+    seed: IdSeed,
+) -> ApiResult<Option<ListRow>> {
     let title = fields.title.as_ref().map(ListTitle::as_str);
     let policy = fields.replies_policy.unwrap_or(RepliesPolicy::List).as_str();
     let exclusive = i64::from(fields.exclusive.unwrap_or(false));
@@ -61,7 +65,7 @@ pub async fn create(db: &Db, owner: UserId, fields: &ListFields, now: i64) -> Ap
         let sql = &sql;
         async move { first::<ListRow>(db, sql, &params).await }
     };
-    insert_with_fresh_id(now, shard_of_id(owner.get()), "lists.id", insert).await
+    insert_with_fresh_id(seed, now, shard_of_id(owner.get()), "lists.id", insert).await
 }
 
 /// The owner's lists, oldest first (as Mastodon lists them).

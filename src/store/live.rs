@@ -1,7 +1,7 @@
 //! Live readers' leases (migration 0007): who has an open feed socket, for the fan-out.
 
 use super::shards::Shards;
-use super::{all, exec, int, text, Db, IdRow};
+use super::{all, exec, id_list, int, text, Db, IdRow};
 use crate::domain::ids::UserId;
 use crate::error::ApiResult;
 
@@ -46,7 +46,7 @@ pub async fn live_followers(
     if live.is_empty() {
         return Ok((Vec::new(), next));
     }
-    let ids = serde_json::to_string(&live.iter().map(|r| r.id).collect::<Vec<_>>()).unwrap_or_default();
+    let ids = id_list(&live.iter().map(|r| r.id).collect::<Vec<_>>());
     let unpushed = if unpushed_only { "AND f.push = 0" } else { "" };
     let sql = format!(
         "SELECT value AS id FROM json_each(?2) WHERE EXISTS \

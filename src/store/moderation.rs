@@ -12,7 +12,7 @@ use super::snowflake::insert_with_fresh_id;
 use super::{all, batch, first, int, stmt, text, Count, Db};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
-use crate::domain::shard::shard_of_id;
+use crate::domain::snowflake::{shard_of_id, IdSeed};
 use crate::error::ApiResult;
 
 /// What one action did: whether it changed anything, and the window events it recorded.
@@ -51,9 +51,10 @@ async fn with_audit(
     subject: i64,
     entry: &AuditEntry,
     now: i64,
+    seed: IdSeed,
     statements: impl Fn() -> ApiResult<Vec<D1PreparedStatement>>,
 ) -> ApiResult<Vec<worker::D1Result>> {
-    insert_with_fresh_id(now, shard_of_id(subject), "audit_log.id", |id| {
+    insert_with_fresh_id(seed, now, shard_of_id(subject), "audit_log.id", |id| {
         let statements = statements().and_then(|mut s| {
             s.push(audit_statement(db, id, entry, now)?);
             Ok(s)
@@ -69,6 +70,7 @@ pub async fn set_suspended(
     user: UserId,
     entry: &AuditEntry,
     now: i64,
+    seed: IdSeed,
 ) -> ApiResult<Option<Applied>> {
     let suspend = entry.action == Action::Suspend;
     let update = || {
@@ -79,7 +81,7 @@ pub async fn set_suspended(
             &[int(user), int(i64::from(suspend)), int(now)],
         )?])
     };
-    let results = with_audit(db, user.get(), entry, now, update).await?;
+    let results = with_audit(db, user.get(), entry, now, seed, update).await?;
     let changed = super::changed_rows(results.first()) > 0;
     if !changed && !exists(db, "SELECT COUNT(*) AS n FROM users WHERE id = ?1", user.get()).await? {
         return Ok(None);
@@ -96,6 +98,7 @@ pub async fn set_taken_down(
     post: PostId,
     entry: &AuditEntry,
     now: i64,
+    seed: IdSeed,
 ) -> ApiResult<Option<Applied>> {
     let take_down = entry.action == Action::Takedown;
     let statements = || {
@@ -117,7 +120,7 @@ pub async fn set_taken_down(
         )?;
         Ok(vec![update, event])
     };
-    let results = with_audit(db, post.get(), entry, now, statements).await?;
+    let results = with_audit(db, post.get(), entry, now, seed, statements).await?;
     let changed = super::changed_rows(results.first()) > 0;
     let sql = "SELECT COUNT(*) AS n FROM posts WHERE id = ?1 AND deleted_at IS NULL";
     if !changed && !exists(db, sql, post.get()).await? {

@@ -59,13 +59,13 @@ pub fn on_like_op(db: &Db, op: &LikeOp) -> ApiResult<D1PreparedStatement> {
         let sql = insert_sql("p.author_id", "?3", Kind::Favourite, "?2", "?1", "0", from_where);
         return stmt(db, &sql, &[int(op.post_id), int(op.user_id), int(op.now)]);
     }
-    stmt(
-        db,
+    let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
-           AND kind = 'favourite' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
+           AND kind = '{}' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
            AND NOT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1)",
-        &[int(op.post_id), int(op.user_id)],
-    )
+        Kind::Favourite.as_str()
+    );
+    stmt(db, &sql, &[int(op.post_id), int(op.user_id)])
 }
 
 /// A new comment notifies the post's author (unless they wrote it).
@@ -90,12 +90,12 @@ pub fn on_comment(
 
 /// A deleted comment takes its notification with it.
 pub fn off_comment(db: &Db, comment: CommentId, post: PostId) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+    let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?2) \
-           AND kind = 'reply' AND post_id = ?2 AND comment_id = ?1",
-        &[int(comment), int(post)],
-    )
+           AND kind = '{}' AND post_id = ?2 AND comment_id = ?1",
+        Kind::Reply.as_str()
+    );
+    stmt(db, &sql, &[int(comment), int(post)])
 }
 
 /// On the author's side, before its `followers` mirror is written: a follow the mirror does not
@@ -124,11 +124,11 @@ pub fn on_follow(
 /// The author's side no longer has this follower (unfollow, block): the follow notification
 /// goes.
 pub fn off_follow(db: &Db, author: UserId, follower: UserId) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
-        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = 'follow' AND actor_id = ?2",
-        &[int(author), int(follower)],
-    )
+    let sql = format!(
+        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
+        Kind::Follow.as_str()
+    );
+    stmt(db, &sql, &[int(author), int(follower)])
 }
 
 #[derive(Deserialize)]

@@ -7,10 +7,10 @@ use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::stats::bump;
-use super::{all, batch, first, int, run, stmt, text, Db, IdRow};
+use super::{all, batch, first, id_list, int, run, stmt, text, Db, IdRow};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
-use crate::domain::shard::{shard_of_id, ID_RANDOM_BITS, SHARD_BITS};
+use crate::domain::snowflake::{shard_of_id, ID_RANDOM_BITS, SHARD_BITS};
 use crate::error::ApiResult;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -133,7 +133,7 @@ pub async fn active_among(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<
     let groups = shards.users_by_database(readers.iter().copied());
     let found = shards
         .across(groups, |db, group| async move {
-            let list = serde_json::to_string(&group.iter().map(|r| r.get()).collect::<Vec<_>>()).unwrap_or_default();
+            let list = id_list(&group);
             all::<IdRow>(
                 db,
                 "SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?1)) AND feed_active_at IS NOT NULL",

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::shards::Shards;
-use super::{all, exec, first, int, run, stmt, text, Db};
+use super::{all, exec, first, id_list, int, run, stmt, text, Db};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
 use crate::domain::policy::{EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
@@ -55,8 +55,7 @@ pub async fn copy_reader_facts(
         .across(shards.users_by_database(authors.iter().copied()), |db, authors| async move {
             let mut written = 0;
             for chunk in authors.chunks(500) {
-                let list = serde_json::to_string(&chunk.iter().map(|a| a.get()).collect::<Vec<_>>())
-                    .unwrap_or_default();
+                let list = id_list(chunk);
                 written += run(
                     db,
                     "UPDATE followers SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3), \
@@ -154,11 +153,7 @@ pub async fn reader_edges(shards: &Shards, reader: UserId) -> ApiResult<(Vec<Edg
     let sql = &sql;
     let groups = shards.users_by_database(edges.iter().map(|e| e.author_id));
     let authors = shards
-        .across(groups, |db, ids| async move {
-            let ids =
-                serde_json::to_string(&ids.iter().map(|a| a.get()).collect::<Vec<_>>()).unwrap_or_default();
-            all::<AuthorFacts>(db, sql, &[text(&ids)]).await
-        })
+        .across(groups, |db, ids| async move { all::<AuthorFacts>(db, sql, &[text(&id_list(&ids))]).await })
         .await?;
     Ok((edges, authors.into_iter().flatten().collect()))
 }
@@ -376,16 +371,6 @@ pub async fn pushed_authors(db_of_reader: &Db, reader: UserId) -> ApiResult<Vec<
     Ok(rows.into_iter().map(|r| r.author_id).collect())
 }
 
-/// Edges by mode, for the stats: (push, pull, switching), from the counters the author side's
-/// triggers keep (migration 0010), not a count over the edges.
-pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
-    let count = |name| super::stats::value(db, name);
-    let (push, pull, switching) =
-        futures_util::future::join3(count("edges_mode_10"), count("edges_mode_01"), count("edges_mode_11"))
-            .await;
-    Ok((push?.unwrap_or(0), pull?.unwrap_or(0), switching?.unwrap_or(0)))
-}
-
 /// Test hook: moves a reader's last read back by `days`, as if they had been away: their own
 /// row, then the copies on their author-side edges (the authors listed from the reader's side).
 pub async fn age_reader(shards: &Shards, reader: UserId, days: i64) -> ApiResult<()> {
@@ -407,8 +392,7 @@ pub async fn age_reader(shards: &Shards, reader: UserId, days: i64) -> ApiResult
     let groups = shards.users_by_database(authors.into_iter().map(|a| a.author_id));
     shards
         .across(groups, |db, authors| async move {
-            let list = serde_json::to_string(&authors.iter().map(|a| a.get()).collect::<Vec<_>>())
-                .unwrap_or_default();
+            let list = id_list(&authors);
             exec(
                 db,
                 "UPDATE followers SET last_read_at = last_read_at - ?2 \

@@ -7,12 +7,11 @@ use worker::D1PreparedStatement;
 use super::outbox::{post_event, returned_events};
 use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
-use super::{all, batch, first, first_id, int, opt_text, run, stmt, text, Db};
+use super::{all, batch, first, first_id, id_list, int, opt_text, run, stmt, text, Db};
 use crate::domain::cursor::SortKey;
-use crate::domain::ids::snowflake_time;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
-use crate::domain::shard::shard_of_id;
+use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility};
 use crate::error::{ApiError, ApiResult};
@@ -43,10 +42,9 @@ pub fn feed_columns() -> String {
 /// The viewer's (`?1`) relationship to each of `authors` (all on this database): one row per
 /// author, read beside the page's posts.
 pub fn relationships(db: &Db, viewer: UserId, authors: &[UserId]) -> ApiResult<D1PreparedStatement> {
-    let list: Vec<String> = authors.iter().map(|a| a.get().to_string()).collect();
     let sql =
         format!("SELECT e.value AS author_id, {} FROM json_each(?2) e", relationship_columns("e.value"));
-    stmt(db, &sql, &[int(viewer), text(&format!("[{}]", list.join(",")))])
+    stmt(db, &sql, &[int(viewer), text(&id_list(authors))])
 }
 
 /// One author's relationship to the viewer, as [`relationships`] reads it.
@@ -304,7 +302,7 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
 /// so a post never exists without the event that fans it out, and a retried request can never
 /// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
-pub async fn publish(db: &Db, post: NewPost<'_>, now: i64) -> ApiResult<Published> {
+pub async fn publish(db: &Db, post: NewPost<'_>, now: i64, seed: IdSeed) -> ApiResult<Published> {
     if let Some(scope) = &post.idempotency {
         if let Some(found) = idempotent_replay(db, scope).await? {
             return Ok(found);
@@ -313,7 +311,9 @@ pub async fn publish(db: &Db, post: NewPost<'_>, now: i64) -> ApiResult<Publishe
     let post = &post;
     let insert = |id: i64| async move { batch(db, publish_statements(db, post, id, now)?).await };
     // A new id per attempt: the batch is atomic, so a colliding one leaves nothing behind.
-    match insert_with_fresh_id(post.created_at, shard_of_id(post.author_id.get()), "posts.id", insert).await {
+    match insert_with_fresh_id(seed, post.created_at, shard_of_id(post.author_id.get()), "posts.id", insert)
+        .await
+    {
         Ok(results) => Ok(Published {
             post_id: PostId::from_trusted(first_id(results.first())?),
             outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),

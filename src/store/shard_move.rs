@@ -10,7 +10,7 @@ use wasm_bindgen::JsValue;
 
 use super::{all, batch, changed_rows, first, int, run, stmt, text, Db};
 use crate::domain::placement::{value_columns, KeyValue, Phase, Table};
-use crate::domain::shard::LogicalShard;
+use crate::domain::snowflake::LogicalShard;
 use crate::error::ApiResult;
 
 /// A row as read from the source: column -> value.

@@ -18,9 +18,8 @@ use worker::Env;
 use super::{Db, Io};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
-use crate::domain::shard::{
-    group_by_database, shard_of_handle, shard_of_id, LogicalShard, ShardMap, LOGICAL_SHARDS,
-};
+use crate::domain::shard::{group_by_database, shard_of_handle, ShardMap};
+use crate::domain::snowflake::{shard_of_id, LogicalShard, LOGICAL_SHARDS};
 use crate::error::{ApiError, ApiResult};
 
 /// The binding of the control database (and of the only one in a 1-database deployment).

@@ -1,11 +1,9 @@
-//! Fresh snowflake ids for inserts. The layout is pure ([`crate::domain::ids::snowflake_in`]);
-//! this draws its random bits and retries an insert whose id collided.
+//! Fresh snowflake ids for inserts. The layout is pure ([`crate::domain::snowflake::snowflake_in`]);
+//! this retries an insert whose id collided, with random bits the caller drew ([`IdSeed`]).
 
 use std::future::Future;
 
-use crate::context::random_bytes;
-use crate::domain::ids::snowflake_in;
-use crate::domain::shard::LogicalShard;
+use crate::domain::snowflake::{snowflake_in, IdSeed, LogicalShard};
 use crate::error::{ApiError, ApiResult};
 
 /// Inserts tried before giving up. An id has 3 random bits per millisecond and shard, so an
@@ -31,10 +29,11 @@ pub fn attempt_time(time_ms: i64, attempt: usize, random: u64) -> i64 {
     time_ms + (random % spread as u64) as i64
 }
 
-/// A new id for something created at `time_ms` on `shard`.
-pub fn fresh(time_ms: i64, shard: LogicalShard) -> ApiResult<i64> {
-    snowflake_in(time_ms, shard, u64::from_le_bytes(random_bytes()?))
-        .ok_or_else(|| ApiError::Internal(format!("time {time_ms} ms does not fit a snowflake id")))
+/// The id attempt `attempt` tries for a row created at `time_ms` on `shard`.
+pub fn attempt_id(time_ms: i64, attempt: usize, shard: LogicalShard, seed: &mut IdSeed) -> ApiResult<i64> {
+    let time = attempt_time(time_ms, attempt, seed.next_bits());
+    snowflake_in(time, shard, seed.next_bits())
+        .ok_or_else(|| ApiError::Internal(format!("time {time} ms does not fit a snowflake id")))
 }
 
 /// Runs `insert` with a fresh id on `shard` until it does not collide on the primary key `pk`
@@ -42,6 +41,7 @@ pub fn fresh(time_ms: i64, shard: LogicalShard) -> ApiResult<i64> {
 /// nothing behind, and must take the row's time from the id (`snowflake_time`): after
 /// [`ATTEMPTS_AT_TIME`] collisions the id is for a later millisecond (see [`ATTEMPTS`]).
 pub async fn insert_with_fresh_id<T, F, Fut>(
+    mut seed: IdSeed,
     time_ms: i64,
     shard: LogicalShard,
     pk: &str,
@@ -52,8 +52,7 @@ where
     Fut: Future<Output = ApiResult<T>>,
 {
     for attempt in 0..ATTEMPTS {
-        let time = attempt_time(time_ms, attempt, u64::from_le_bytes(random_bytes()?));
-        match insert(fresh(time, shard)?).await {
+        match insert(attempt_id(time_ms, attempt, shard, &mut seed)?).await {
             Err(e) if e.is_unique_violation(pk) => continue,
             done => return done,
         }

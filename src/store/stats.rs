@@ -150,13 +150,23 @@ pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
     let minute = minute_of(now);
     Ok(Snapshot {
         last_hour: minute_sums(db, minute - 59, minute + 1).await?,
-        edges: super::policy::edge_modes(db).await?,
+        edges: edge_modes(db).await?,
         pulled_per_reader: pulled.into_iter().map(|c| c.n).collect(),
         counters,
         outbox_by_state,
         oldest_pending_at: oldest.map(|o| o.n),
         publish_to_visible_ms: samples.into_iter().map(|s| s.n).collect(),
     })
+}
+
+/// Edges by mode, for the stats: (push, pull, switching), from the counters the author side's
+/// triggers keep (migration 0010), not a count over the edges.
+pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
+    let count = |name| value(db, name);
+    let (push, pull, switching) =
+        futures_util::future::join3(count("edges_mode_10"), count("edges_mode_01"), count("edges_mode_11"))
+            .await;
+    Ok((push?.unwrap_or(0), pull?.unwrap_or(0), switching?.unwrap_or(0)))
 }
 
 /// What wrangler recorded as applied on one database (its `d1_migrations` table): the newest

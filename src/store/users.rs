@@ -1,10 +1,10 @@
 use serde::Deserialize;
 
-use crate::domain::ids::snowflake_time;
+use crate::domain::snowflake::snowflake_time;
 use wasm_bindgen::JsValue;
 
 use super::shards::Shards;
-use super::{all, exec, first, int, opt_text, text, Db};
+use super::{all, exec, first, id_list, int, opt_text, text, Db};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -301,11 +301,7 @@ async fn rows_by_ids(shards: &Shards, ids: &[UserId], and: &str) -> ApiResult<Ve
     let groups = shards.users_by_database(ids.iter().copied());
     let sql = &sql;
     let found = shards
-        .across(groups, |db, ids| async move {
-            let list =
-                serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>()).unwrap_or_default();
-            all::<UserRow>(db, sql, &[text(&list)]).await
-        })
+        .across(groups, |db, ids| async move { all::<UserRow>(db, sql, &[text(&id_list(&ids))]).await })
         .await?;
     Ok(found.into_iter().flatten().collect())
 }

@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 
-use edgefeed::domain::ids::{snowflake_time, MAX_ID};
+use edgefeed::domain::ids::MAX_ID;
+use edgefeed::domain::snowflake::snowflake_time;
 use edgefeed::domain::time::parse_rfc3339;
 
 use crate::common::*;

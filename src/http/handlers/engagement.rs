@@ -6,6 +6,7 @@ use worker::Response;
 use super::posts::import_time;
 use super::users::visible_user;
 use super::{json, open_post, page, visible_post};
+use crate::context::id_seed;
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::validate::{CommentBody, Invalid};
@@ -67,7 +68,8 @@ pub async fn add_comment(
     text: &CommentBody,
 ) -> ApiResult<CommentRow> {
     open_post(app, viewer, post).await?;
-    let (id, notice) = store::create(app.post_db(post), post, viewer, text, app.now, app.now, true).await?;
+    let (id, notice) =
+        store::create(app.post_db(post), post, viewer, text, app.now, app.now, true, id_seed()?).await?;
     if let Some(notice) = notice {
         streaming::tell(app, notice).await;
     }
@@ -126,6 +128,7 @@ pub async fn import_comment(app: &App, input: &Input) -> ApiResult<Response> {
     let created_at = import_time(app, &body)?;
     visible_user(app, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
     visible_post(app, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
-    let (id, _) = store::create(app.post_db(post), post, author, &text, created_at, app.now, false).await?;
+    let (id, _) =
+        store::create(app.post_db(post), post, author, &text, created_at, app.now, false, id_seed()?).await?;
     created(app, id).await
 }

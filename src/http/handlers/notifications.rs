@@ -7,8 +7,9 @@ use worker::Response;
 
 use super::{json, page};
 use crate::domain::cursor::SortKey;
-use crate::domain::ids::{parse_id, snowflake_time, NotificationId, UserId, MAX_ID};
-use crate::domain::notifications::KindFilter;
+use crate::domain::ids::{parse_id, NotificationId, UserId, MAX_ID};
+use crate::domain::notifications::{Kind, KindFilter};
+use crate::domain::snowflake::snowflake_time;
 use crate::domain::validate::Invalid;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
@@ -28,7 +29,7 @@ fn kinds(input: &Input) -> ApiResult<KindFilter> {
         Some(list) => KindFilter::parse_v1(list).ok_or_else(|| {
             ApiError::from(Invalid::new(
                 "kinds",
-                "kinds is a comma-separated list of follow, favourite, reply",
+                format!("kinds is a comma-separated list of {}", Kind::v1_names()),
             ))
         }),
     }

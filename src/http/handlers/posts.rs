@@ -3,6 +3,7 @@ use worker::Response;
 
 use super::users::{visible_user, visible_user_with_relationship};
 use super::{json, open_post, page, visible_post};
+use crate::context::id_seed;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::time::parse_rfc3339;
 use crate::domain::validate::{Invalid, PostBody};
@@ -40,7 +41,7 @@ fn new_post(body: &JsonObject) -> ApiResult<(PostBody, Visibility)> {
 /// Commits a post with its outbox event and announces the fan-out; the post as its author sees it.
 pub async fn publish_post(app: &App, post: NewPost<'_>) -> ApiResult<PostRow> {
     let author = post.author_id;
-    let published = posts::publish(app.user_db(author), post, app.now).await?;
+    let published = posts::publish(app.user_db(author), post, app.now, id_seed()?).await?;
     fanout::announce(app, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     visible_post(app, author, published.post_id).await
 }

@@ -5,7 +5,7 @@
 use worker::Response;
 
 use super::json;
-use crate::domain::shard::LogicalShard;
+use crate::domain::snowflake::LogicalShard;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};

@@ -9,6 +9,7 @@ use worker::Response;
 use super::accounts::users_page;
 use super::statuses::{timeline as read_timeline, Feed};
 use super::{json, list};
+use crate::context::id_seed;
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::lists::{accounts_to_add, Refusal, RepliesPolicy, MAX_LIST_ACCOUNTS};
 use crate::domain::mastodon::limit;
@@ -78,7 +79,7 @@ pub async fn all(app: &App, viewer: UserId) -> ApiResult<Response> {
 
 pub async fn create(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let fields = fields(&input.form_or_json(false)?, true)?;
-    let row = store::create(app.user_db(viewer), viewer, &fields, app.now).await?;
+    let row = store::create(app.user_db(viewer), viewer, &fields, app.now, id_seed()?).await?;
     let full = ApiError::Conflict { code: "limit_reached", detail: "a user may have at most 100 lists" };
     json(&List::from(&row.ok_or(full)?))
 }

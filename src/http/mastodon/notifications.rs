@@ -189,7 +189,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_a_mastodon_type() {
-        let types: Vec<&str> = Kind::ALL.iter().map(|k| k.mastodon()).collect();
+        let types: Vec<&str> = Kind::all().map(Kind::mastodon).collect();
         assert_eq!(types, ["follow", "favourite", "mention"]);
     }
 }

@@ -15,8 +15,9 @@ use crate::domain::oauth::{
     pkce_challenge, pkce_verifies, redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND,
 };
 use crate::domain::password;
-use crate::domain::shard::{shard_of_id, with_shard};
-use crate::domain::token::{self, constant_time_eq};
+use crate::domain::sign::constant_time_eq;
+use crate::domain::snowflake::{shard_of_id, with_shard};
+use crate::domain::token;
 use crate::domain::validate::{Handle, Invalid};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
