@@ -3,6 +3,7 @@
 pub mod activity;
 pub mod cors;
 pub mod cursor;
+pub mod edit;
 pub mod fanout;
 pub mod feed;
 pub mod graph;

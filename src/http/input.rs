@@ -204,10 +204,15 @@ impl JsonObject {
 
     /// A string field; absent or `null` is `None`, any other type is a 422 naming the field.
     pub fn str(&self, name: &'static str) -> ApiResult<Option<&str>> {
+        Ok(self.string(name)?)
+    }
+
+    /// [`Self::str`] for the domain's parsers, which report an [`Invalid`] field.
+    pub fn string(&self, name: &'static str) -> Result<Option<&str>, Invalid> {
         match self.0.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(ApiError::field(name, format!("{name} must be a string"))),
+            Some(_) => Err(Invalid::new(name, format!("{name} must be a string"))),
         }
     }
 

@@ -1,18 +1,22 @@
 //! Services: the operations of the product, on top of the stores and the Durable Object
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
+pub mod comments;
 pub mod fanout;
 pub mod feed;
 pub mod feed_io;
+pub mod follows;
 pub mod graph;
 pub mod hot;
 pub mod likes;
+pub mod lists;
 pub mod live;
 pub mod mastodon_entities;
 pub mod moderation;
 pub mod notification_groups;
 pub mod notifications;
 pub mod policy;
+pub mod posts;
 pub mod reconcile;
 pub mod shard_move;
 pub mod stats;

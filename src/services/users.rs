@@ -9,8 +9,8 @@ use crate::context::{id_seed, Ctx};
 use crate::domain::ids::UserId;
 use crate::domain::snowflake::LogicalShard;
 use crate::domain::validate::{DisplayName, Handle};
-use crate::domain::visibility::Relationship;
-use crate::error::ApiResult;
+use crate::domain::visibility::{may_see_author, Relationship};
+use crate::error::{ApiError, ApiResult};
 use crate::store::snowflake::{attempt_id, ATTEMPTS};
 use crate::store::users::{self, Credentials, UserKey, UserRow};
 
@@ -76,6 +76,24 @@ pub async fn get_with_relationship(
         },
     };
     users::get_with_relationship(&ctx.shards, viewer, id).await
+}
+
+/// A user the viewer may see (exists, no block either way) and what the viewer is to them,
+/// or 404.
+pub async fn visible_with_relationship(
+    ctx: &Ctx,
+    viewer: UserId,
+    key: UserKey<'_>,
+) -> ApiResult<(UserRow, Relationship)> {
+    match get_with_relationship(ctx, viewer, key).await? {
+        Some((user, rel)) if may_see_author(rel) => Ok((user, rel)),
+        _ => Err(ApiError::NotFound("no such user")),
+    }
+}
+
+/// A user the viewer may see, or 404.
+pub async fn visible(ctx: &Ctx, viewer: UserId, id: UserId) -> ApiResult<UserRow> {
+    Ok(visible_with_relationship(ctx, viewer, UserKey::Id(id)).await?.0)
 }
 
 /// Cron: releases directory claims left without a user row by a sign-up that crashed between

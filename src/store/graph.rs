@@ -2,6 +2,7 @@
 
 use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
+use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::{all, batch, id_list, int, opt_text, outbox, stmt, text, Db, EdgeKey, IdRow};
@@ -62,83 +63,140 @@ pub async fn follow(
     Ok((group.group_name, outbox::returned_events(results.get(1..).unwrap_or_default())))
 }
 
-/// Follower side: removes the follow (and the author from the follower's lists); if there was
-/// one, records the event that removes the author-side mirror and cleans the reader's window.
-pub async fn unfollow(
-    db_of_follower: &Db,
-    follower: UserId,
-    author: UserId,
-    now: i64,
-) -> ApiResult<Vec<OutboxId>> {
-    let db = db_of_follower;
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2",
-                &[int(follower), int(author)],
-            )?,
-            // Right after the follow's delete: it fires only if that changed a row (`changes()`).
-            outbox::reader_event(db, follower, EventKind::RemoveAuthor, follower, author, now, true)?,
-            super::lists::leave_all(db, follower, author)?,
-        ],
-    )
-    .await?;
-    Ok(outbox::returned_events(&results))
+/// A graph change that commits on the actor's side as one batch of one shape: the edge writes,
+/// then the outbox events, then the actor's lists lose the other user ([`EdgeChange::steps`]).
+/// A follow is not one: its insert is conditional on no block and returns the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeChange {
+    /// Follower side: removes the follow (and the author from the follower's lists); if there
+    /// was one, records the event that removes the author-side mirror and cleans the reader's
+    /// window.
+    Unfollow,
+    /// Blocker side: records the block and removes the blocker's own follow of the blocked
+    /// user, with the events that clean both users' windows of each other. Each event also
+    /// converges the pair's mirrors (`services/graph.rs`): the `blocked_by` mirror and the
+    /// blocked user's follow of the blocker, which live on the blocked user's side.
+    Block,
+    /// Blocker side: removes the block; if there was one, records the event that removes its
+    /// `blocked_by` mirror.
+    Unblock,
 }
 
-/// Blocker side: records the block and removes the blocker's own follow of the blocked user in
-/// one atomic batch, with the events that clean both users' windows of each other. Each event
-/// also converges the pair's mirrors (`services/graph.rs`): the `blocked_by` mirror and the
-/// blocked user's follow of the blocker, which live on the blocked user's side.
-pub async fn block(
-    db_of_blocker: &Db,
-    blocker: UserId,
-    blocked: UserId,
-    now: i64,
-) -> ApiResult<Vec<OutboxId>> {
-    let db = db_of_blocker;
-    let (a, b) = (int(blocker), int(blocked));
-    let results = batch(
-        db,
-        vec![
-            stmt(
+/// An edge write of the actor's toward the other user, on the actor's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EdgeWrite {
+    InsertBlock,
+    DeleteBlock,
+    DeleteFollow,
+}
+
+/// Whose window an event cleans: the actor's (of the other user) or the other's (of the actor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    Actor,
+    Other,
+}
+
+/// An outbox event of an edge change. `only_if_changed` records it only if the statement just
+/// before it changed a row (`changes()`), so a repeat of the change announces nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EdgeEvent {
+    kind: EventKind,
+    reader: Reader,
+    only_if_changed: bool,
+}
+
+/// One statement of an edge change's batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Write(EdgeWrite),
+    Event(EdgeEvent),
+    /// Takes the other user out of every list of the actor's.
+    LeaveLists,
+}
+
+impl EdgeChange {
+    /// The writes, the events and whether the actor's lists lose the other user.
+    fn parts(self) -> (&'static [EdgeWrite], &'static [EdgeEvent], bool) {
+        const fn remove_author(reader: Reader, only_if_changed: bool) -> EdgeEvent {
+            EdgeEvent { kind: EventKind::RemoveAuthor, reader, only_if_changed }
+        }
+        const UNFOLLOW: [EdgeEvent; 1] = [remove_author(Reader::Actor, true)];
+        const BLOCK: [EdgeEvent; 2] =
+            [remove_author(Reader::Actor, false), remove_author(Reader::Other, false)];
+        const UNBLOCK: [EdgeEvent; 1] =
+            [EdgeEvent { kind: EventKind::GraphMirror, reader: Reader::Actor, only_if_changed: true }];
+        match self {
+            Self::Unfollow => (&[EdgeWrite::DeleteFollow], &UNFOLLOW, true),
+            Self::Block => (&[EdgeWrite::InsertBlock, EdgeWrite::DeleteFollow], &BLOCK, true),
+            Self::Unblock => (&[EdgeWrite::DeleteBlock], &UNBLOCK, false),
+        }
+    }
+
+    /// The batch's statements in the order that is its contract: the writes; the events right
+    /// after them, as a conditional event reads the `changes()` of the write just before it;
+    /// the list members last (a list delete between the two would be the `changes()` the event
+    /// reads, and an unfollow of an author in no list would announce nothing).
+    fn steps(self) -> Vec<Step> {
+        let (writes, events, leaves_lists) = self.parts();
+        let writes = writes.iter().map(|&w| Step::Write(w));
+        let events = events.iter().map(|&e| Step::Event(e));
+        writes.chain(events).chain(leaves_lists.then_some(Step::LeaveLists)).collect()
+    }
+}
+
+impl EdgeWrite {
+    fn statement(self, db: &Db, actor: UserId, other: UserId, now: i64) -> ApiResult<D1PreparedStatement> {
+        let (a, b) = (int(actor), int(other));
+        match self {
+            Self::InsertBlock => stmt(
                 db,
                 "INSERT OR IGNORE INTO blocks (blocker_id, blocked_id, created_at) VALUES (?1, ?2, ?3)",
-                &[a.clone(), b.clone(), int(now)],
-            )?,
-            stmt(db, "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2", &[a, b])?,
-            outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocker, blocked, now, false)?,
-            outbox::reader_event(db, blocker, EventKind::RemoveAuthor, blocked, blocker, now, false)?,
-            super::lists::leave_all(db, blocker, blocked)?,
-        ],
-    )
-    .await?;
-    Ok(outbox::returned_events(&results))
+                &[a, b, int(now)],
+            ),
+            Self::DeleteBlock => {
+                stmt(db, "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2", &[a, b])
+            }
+            Self::DeleteFollow => {
+                stmt(db, "DELETE FROM follows WHERE follower_id = ?1 AND author_id = ?2", &[a, b])
+            }
+        }
+    }
 }
 
-/// Blocker side: removes the block; if there was one, records the event that removes its
-/// `blocked_by` mirror.
-pub async fn unblock(
-    db_of_blocker: &Db,
-    blocker: UserId,
-    blocked: UserId,
+/// The statements of `change` by `actor` toward `other`, on the actor's database.
+fn edge_change_batch(
+    db_of_actor: &Db,
+    change: EdgeChange,
+    actor: UserId,
+    other: UserId,
+    now: i64,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let db = db_of_actor;
+    let statement = |step| match step {
+        Step::Write(write) => write.statement(db, actor, other, now),
+        Step::Event(EdgeEvent { kind, reader, only_if_changed }) => {
+            let (reader, author) = match reader {
+                Reader::Actor => (actor, other),
+                Reader::Other => (other, actor),
+            };
+            outbox::reader_event(db, actor, kind, reader, author, now, only_if_changed)
+        }
+        Step::LeaveLists => super::lists::leave_all(db, actor, other),
+    };
+    change.steps().into_iter().map(statement).collect()
+}
+
+/// Commits `change` by `actor` toward `other` in one atomic batch on the actor's side; the
+/// outbox events it recorded.
+pub async fn change_edge(
+    db_of_actor: &Db,
+    change: EdgeChange,
+    actor: UserId,
+    other: UserId,
     now: i64,
 ) -> ApiResult<Vec<OutboxId>> {
-    let db = db_of_blocker;
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                "DELETE FROM blocks WHERE blocker_id = ?1 AND blocked_id = ?2",
-                &[int(blocker), int(blocked)],
-            )?,
-            outbox::reader_event(db, blocker, EventKind::GraphMirror, blocker, blocked, now, true)?,
-        ],
-    )
-    .await?;
+    let results = batch(db_of_actor, edge_change_batch(db_of_actor, change, actor, other, now)?).await?;
     Ok(outbox::returned_events(&results))
 }
 
@@ -309,4 +367,55 @@ pub async fn mutuals(shards: &Shards, viewer: UserId, others: &[UserId]) -> ApiR
     .await;
     let (facts, shown) = (facts?, shown?);
     Ok(facts.into_iter().filter(|m| !m.blocked_by() && shown.iter().any(|u| u.id == m.id)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statements each change committed before they shared one builder, in their order
+    /// (`bench/SHARDS.md` counts statements per operation).
+    #[test]
+    fn edge_changes_keep_their_statements_and_order() {
+        use EdgeWrite::*;
+        use Reader::*;
+        let event = |kind, reader, only_if_changed| Step::Event(EdgeEvent { kind, reader, only_if_changed });
+        let cases = [
+            (
+                EdgeChange::Unfollow,
+                vec![
+                    Step::Write(DeleteFollow),
+                    event(EventKind::RemoveAuthor, Actor, true),
+                    Step::LeaveLists,
+                ],
+            ),
+            (
+                EdgeChange::Block,
+                vec![
+                    Step::Write(InsertBlock),
+                    Step::Write(DeleteFollow),
+                    event(EventKind::RemoveAuthor, Actor, false),
+                    event(EventKind::RemoveAuthor, Other, false),
+                    Step::LeaveLists,
+                ],
+            ),
+            (EdgeChange::Unblock, vec![Step::Write(DeleteBlock), event(EventKind::GraphMirror, Actor, true)]),
+        ];
+        for (change, expected) in cases {
+            assert_eq!(change.steps(), expected, "{change:?}");
+        }
+    }
+
+    /// A conditional event reads `changes()`, so it must come right after a write.
+    #[test]
+    fn conditional_events_follow_a_write() {
+        for change in [EdgeChange::Unfollow, EdgeChange::Block, EdgeChange::Unblock] {
+            let steps = change.steps();
+            for (i, step) in steps.iter().enumerate() {
+                if let Step::Event(EdgeEvent { only_if_changed: true, .. }) = step {
+                    assert!(i > 0 && matches!(steps[i - 1], Step::Write(_)), "{change:?} step {i}");
+                }
+            }
+        }
+    }
 }

@@ -7,7 +7,6 @@ use crate::domain::ids::UserId;
 use crate::domain::live::Revocation;
 use crate::domain::password;
 use crate::domain::validate::{DisplayName, Handle, Invalid};
-use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
@@ -48,22 +47,9 @@ pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
     Ok(Response::empty()?.with_status(204))
 }
 
-/// A user the viewer may see (exists, no block either way) and what the viewer is to them,
-/// or 404.
-pub async fn visible_user_with_relationship(
-    app: &App,
-    viewer: UserId,
-    key: UserKey<'_>,
-) -> ApiResult<(UserRow, Relationship)> {
-    match crate::services::users::get_with_relationship(app, viewer, key).await? {
-        Some((user, rel)) if may_see_author(rel) => Ok((user, rel)),
-        _ => Err(ApiError::NotFound("no such user")),
-    }
-}
-
-pub async fn visible_user(app: &App, viewer: UserId, id: UserId) -> ApiResult<UserRow> {
-    Ok(visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?.0)
-}
+pub use crate::services::users::{
+    visible as visible_user, visible_with_relationship as visible_user_with_relationship,
+};
 
 /// `GET /v1/me` and `GET /v1/users/{id}`; another user's profile also says whether the viewer
 /// follows them.

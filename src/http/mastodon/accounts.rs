@@ -13,11 +13,11 @@ use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
-use crate::http::handlers::graph::{follow_author, set_block, unfollow_author};
-use crate::http::handlers::users::visible_user_with_relationship;
 use crate::http::input::Input;
 use crate::http::router::AccountAction;
-use crate::store::graph::{self, Direction, GroupChange};
+use crate::services::follows;
+use crate::services::users::visible_with_relationship;
+use crate::store::graph::{self, Direction, EdgeChange, GroupChange};
 use crate::store::posts::{self, PostRow};
 use crate::store::users::{UserKey, UserRow};
 
@@ -31,7 +31,7 @@ struct CredentialAccount {
 }
 
 pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Id(viewer)).await?;
+    let (user, _) = visible_with_relationship(app, viewer, UserKey::Id(viewer)).await?;
     let source = serde_json::json!({
         "privacy": "public", "sensitive": false, "language": null, "note": "", "fields": [],
         "follow_requests_count": 0, "indexable": false, "discoverable": true, "hide_collections": false,
@@ -47,7 +47,7 @@ pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> Api
 }
 
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiResult<Response> {
-    let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?;
+    let (user, _) = visible_with_relationship(app, viewer, UserKey::Id(id)).await?;
     json(&Account::new(&input.origin, &user))
 }
 
@@ -60,7 +60,7 @@ pub(super) fn handle_of(acct: &str) -> Option<Handle> {
 pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let acct = input.query("acct").ok_or_else(|| ApiError::field("acct", "acct is required"))?;
     let handle = handle_of(acct).ok_or(ApiError::NotFound("no such account"))?;
-    let (user, _) = visible_user_with_relationship(app, viewer, UserKey::Handle(&handle)).await?;
+    let (user, _) = visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await?;
     json(&Account::new(&input.origin, &user))
 }
 
@@ -70,7 +70,7 @@ pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
     let q = input.query("q").ok_or_else(|| ApiError::field("q", "q is required"))?;
     let mut accounts = Vec::new();
     if let (Some(handle), true) = (handle_of(q), input.query("type").is_none_or(|t| t == "accounts")) {
-        match visible_user_with_relationship(app, viewer, UserKey::Handle(&handle)).await {
+        match visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await {
             Ok((user, _)) => accounts.push(Account::new(&input.origin, &user)),
             Err(ApiError::NotFound(_)) => {}
             Err(e) => return Err(e),
@@ -97,7 +97,7 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     }
     let limit = limit(input.query("limit"));
     let before = status_bound(input, "max_id")?;
-    let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
+    let (_, rel) = visible_with_relationship(app, viewer, UserKey::Id(author)).await?;
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
@@ -142,7 +142,7 @@ pub async fn follow_list(
         if followers { (Direction::Followers, "followers") } else { (Direction::Following, "following") };
     let cursor_list = format!("mastodon:{name}:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
-    visible_user_with_relationship(app, viewer, UserKey::Id(id)).await?;
+    visible_with_relationship(app, viewer, UserKey::Id(id)).await?;
     let rows = graph::follow_list(&app.shards, viewer, id, direction, before, limit).await?;
     let base = format!("{}/api/v1/accounts/{id}/{name}", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
@@ -168,10 +168,12 @@ pub fn users_page(
 /// Follow, unfollow, block, unblock; the Relationship after it.
 pub async fn act(app: &App, viewer: UserId, id: UserId, action: AccountAction) -> ApiResult<Response> {
     match action {
-        AccountAction::Follow => follow_author(app, viewer, id, || Ok(GroupChange::Keep)).await.map(drop)?,
-        AccountAction::Unfollow => unfollow_author(app, viewer, id).await?,
-        AccountAction::Block => set_block(app, viewer, id, true).await?,
-        AccountAction::Unblock => set_block(app, viewer, id, false).await?,
+        AccountAction::Follow => {
+            follows::follow(app, viewer, id, || Ok(GroupChange::Keep)).await.map(drop)?
+        }
+        AccountAction::Unfollow => follows::change_edge(app, viewer, id, EdgeChange::Unfollow).await?,
+        AccountAction::Block => follows::change_edge(app, viewer, id, EdgeChange::Block).await?,
+        AccountAction::Unblock => follows::change_edge(app, viewer, id, EdgeChange::Unblock).await?,
     }
     let mutuals = graph::mutuals(&app.shards, viewer, &[id]).await?;
     let relationship = mutuals.first().ok_or(ApiError::NotFound("no such account"))?;

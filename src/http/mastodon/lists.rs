@@ -9,16 +9,16 @@ use worker::Response;
 use super::accounts::users_page;
 use super::statuses::{timeline as read_timeline, Feed};
 use super::{json, list};
-use crate::context::id_seed;
 use crate::domain::ids::{ListId, UserId};
-use crate::domain::lists::{accounts_to_add, Refusal, RepliesPolicy, MAX_LIST_ACCOUNTS};
+use crate::domain::lists::{RepliesPolicy, MAX_LIST_ACCOUNTS};
 use crate::domain::mastodon::limit;
 use crate::domain::validate::{Invalid, ListTitle};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
-use crate::http::handlers::users::visible_user_with_relationship;
 use crate::http::input::{Input, JsonObject};
 use crate::services::feed::FeedScope;
+use crate::services::lists::{self as service, LIST_FULL, NOT_FOUND};
+use crate::services::users::visible_with_relationship;
 use crate::store::graph::shown_user_page;
 use crate::store::lists::{self as store, ListFields, ListRow};
 use crate::store::users::UserKey;
@@ -44,12 +44,8 @@ impl From<&ListRow> for List {
     }
 }
 
-const NOT_FOUND: ApiError = ApiError::NotFound("Record not found");
-const LIST_FULL: ApiError =
-    ApiError::Conflict { code: "limit_reached", detail: "a list holds at most 1000 accounts" };
-
-fn answer(row: Option<ListRow>) -> ApiResult<Response> {
-    json(&List::from(&row.ok_or(NOT_FOUND)?))
+fn answer(row: &ListRow) -> ApiResult<Response> {
+    json(&List::from(row))
 }
 
 fn parse_policy(text: &str) -> Result<RepliesPolicy, Invalid> {
@@ -67,11 +63,6 @@ fn fields(body: &JsonObject, creating: bool) -> ApiResult<ListFields> {
     Ok(ListFields { title, replies_policy, exclusive: body.flag("exclusive")? })
 }
 
-/// The viewer's list, or 404.
-async fn owned(app: &App, viewer: UserId, id: ListId) -> ApiResult<ListRow> {
-    store::get(app.user_db(viewer), viewer, id).await?.ok_or(NOT_FOUND)
-}
-
 pub async fn all(app: &App, viewer: UserId) -> ApiResult<Response> {
     let rows = store::all_of(app.user_db(viewer), viewer).await?;
     json(&rows.iter().map(List::from).collect::<Vec<_>>())
@@ -79,24 +70,20 @@ pub async fn all(app: &App, viewer: UserId) -> ApiResult<Response> {
 
 pub async fn create(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let fields = fields(&input.form_or_json(false)?, true)?;
-    let row = store::create(app.user_db(viewer), viewer, &fields, app.now, id_seed()?).await?;
-    let full = ApiError::Conflict { code: "limit_reached", detail: "a user may have at most 100 lists" };
-    json(&List::from(&row.ok_or(full)?))
+    answer(&service::create(app, viewer, &fields).await?)
 }
 
 pub async fn get(app: &App, viewer: UserId, id: ListId) -> ApiResult<Response> {
-    answer(store::get(app.user_db(viewer), viewer, id).await?)
+    answer(&service::owned(app, viewer, id).await?)
 }
 
 pub async fn update(app: &App, input: &Input, viewer: UserId, id: ListId) -> ApiResult<Response> {
     let fields = fields(&input.form_or_json(true)?, false)?;
-    answer(store::update(app.user_db(viewer), viewer, id, &fields).await?)
+    answer(&service::update(app, viewer, id, &fields).await?)
 }
 
 pub async fn delete(app: &App, viewer: UserId, id: ListId) -> ApiResult<Response> {
-    if !store::delete(app.user_db(viewer), viewer, id).await? {
-        return Err(NOT_FOUND);
-    }
+    service::delete(app, viewer, id).await?;
     json(&serde_json::json!({}))
 }
 
@@ -113,29 +100,16 @@ fn account_ids(input: &Input) -> ApiResult<Vec<UserId>> {
     values.iter().map(|v| UserId::parse(v).ok_or(NOT_FOUND)).collect()
 }
 
-/// Adds followed accounts, all or none: 404 if one is not followed, 422 if one is a member
-/// already, 409 `limit_reached` past [`MAX_LIST_ACCOUNTS`].
+/// Adds followed accounts, all or none (see [`service::add_accounts`]).
 pub async fn add_accounts(app: &App, input: &Input, viewer: UserId, id: ListId) -> ApiResult<Response> {
-    let asked = account_ids(input)?;
-    let db = app.user_db(viewer);
-    owned(app, viewer, id).await?;
-    let (candidates, members) = store::candidates(db, viewer, id, &asked).await?;
-    let add = accounts_to_add(&candidates, members).map_err(|refusal| match refusal {
-        Refusal::NotFollowed(_) => NOT_FOUND,
-        Refusal::AlreadyMember(_) => {
-            ApiError::field("account_ids", "Validation failed: Account has already been taken")
-        }
-        Refusal::Full => LIST_FULL,
-    })?;
-    store::add(db, viewer, id, &add, app.now).await?;
+    service::add_accounts(app, viewer, id, &account_ids(input)?).await?;
     json(&serde_json::json!({}))
 }
 
 pub async fn remove_accounts(app: &App, input: &Input, viewer: UserId, id: ListId) -> ApiResult<Response> {
     let asked: Vec<UserId> =
         input.values_of("account_ids")?.iter().filter_map(|v| UserId::parse(v)).collect();
-    owned(app, viewer, id).await?;
-    store::remove(app.user_db(viewer), viewer, id, &asked).await?;
+    service::remove_accounts(app, viewer, id, &asked).await?;
     json(&serde_json::json!({}))
 }
 
@@ -146,7 +120,7 @@ pub async fn accounts(app: &App, input: &Input, viewer: UserId, id: ListId) -> A
     let limit = if every { MAX_LIST_ACCOUNTS } else { limit(input.query("limit")) };
     let cursor_list = format!("mastodon:list:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
-    owned(app, viewer, id).await?;
+    service::owned(app, viewer, id).await?;
     let db = app.user_db(viewer);
     let rows = shown_user_page(&app.shards, viewer, before, limit, |before, want| {
         store::member_page(db, viewer, id, before, want)
@@ -159,14 +133,14 @@ pub async fn accounts(app: &App, input: &Input, viewer: UserId, id: ListId) -> A
 /// `GET /api/v1/timelines/list/{id}`: the feed read over the list's members (not the viewer's
 /// own posts), with the home timeline's paging.
 pub async fn timeline(app: &App, input: &Input, viewer: UserId, id: ListId) -> ApiResult<Response> {
-    owned(app, viewer, id).await?;
+    service::owned(app, viewer, id).await?;
     let feed = Feed { viewer, scope: &FeedScope::List(id) };
     read_timeline(app, input, &feed, &format!("timelines/list/{id}")).await
 }
 
 /// `GET /api/v1/accounts/{id}/lists`: the viewer's lists that hold the account.
 pub async fn holding(app: &App, viewer: UserId, account: UserId) -> ApiResult<Response> {
-    visible_user_with_relationship(app, viewer, UserKey::Id(account)).await?;
+    visible_with_relationship(app, viewer, UserKey::Id(account)).await?;
     let rows = store::holding(app.user_db(viewer), viewer, account).await?;
     list(&rows.iter().map(List::from).collect::<Vec<_>>(), None)
 }

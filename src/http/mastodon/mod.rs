@@ -1,8 +1,8 @@
 //! The Mastodon client API subset (`/api/v1`, `/api/v2`, `/oauth`, and the discovery documents
 //! under `/.well-known/` and `/nodeinfo/`): a thin adapter that maps Mastodon's requests and
-//! entities onto the same handlers' operations as `/v1` (the same users, posts, likes as
-//! favourites, comments as replies, the same feed read). Nothing here decides what a viewer may
-//! see: the operations it calls do.
+//! entities onto the same services as `/v1` (the same users, posts, likes as favourites,
+//! comments as replies, the same feed read). Nothing here decides what a viewer may see: the
+//! services it calls do.
 
 mod accounts;
 mod grouped;

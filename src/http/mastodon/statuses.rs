@@ -7,21 +7,19 @@ use super::accounts::{status_bound, status_links, users_page};
 use super::entities::{Accounts, Status};
 use super::{accounts_of, json, list};
 use crate::domain::cursor::SortKey;
+use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
-use crate::domain::mastodon::{limit, visibility_from_mastodon};
-use crate::domain::validate::{CommentBody, Invalid, PostBody};
+use crate::domain::mastodon::limit;
+use crate::domain::validate::{CommentBody, PostBody};
 use crate::domain::visibility::may_see_author;
 use crate::domain::visibility::Visibility;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
-use crate::http::handlers::engagement::{add_comment, comment, remove_comment};
-use crate::http::handlers::posts::{delete_post, edit_post, publish_post, request_hash};
-use crate::http::handlers::visible_post;
 use crate::http::input::Input;
 use crate::services::feed::{self, FeedQuery, FeedScope};
-use crate::services::likes;
-use crate::store::engagement::{self as comments, CommentRow};
-use crate::store::posts::{IdempotencyScope, NewPost, PostRow};
+use crate::services::{comments, likes, posts};
+use crate::store::engagement::{self, CommentRow};
+use crate::store::posts::PostRow;
 use crate::store::users::UserKey;
 
 /// A home timeline read may come back empty while more of the feed remains (a page whose
@@ -34,11 +32,6 @@ const CONTEXT_REPLIES: usize = 100;
 const MIN_ID_READS: usize = 5;
 const MIN_ID_PAGE: usize = 40;
 
-fn parse_visibility(text: &str) -> Result<Visibility, Invalid> {
-    visibility_from_mastodon(text)
-        .ok_or_else(|| Invalid::new("visibility", "visibility must be public, unlisted, private or direct"))
-}
-
 /// What a status id names: a post the viewer may see, or a comment on one.
 enum Target {
     Post(PostRow),
@@ -46,14 +39,14 @@ enum Target {
 }
 
 async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
-    match visible_post(app, viewer, id).await {
+    match posts::visible(app, viewer, id).await {
         Ok(post) => return Ok(Target::Post(post)),
         Err(ApiError::NotFound(_)) => {}
         Err(e) => return Err(e),
     }
     let not_found = || ApiError::NotFound("no such status");
-    let comment = comment(app, CommentId::from_trusted(id.get())).await.map_err(|_| not_found())?;
-    let post = visible_post(app, viewer, comment.post_id).await.map_err(|_| not_found())?;
+    let comment = comments::get(app, CommentId::from_trusted(id.get())).await.map_err(|_| not_found())?;
+    let post = posts::visible(app, viewer, comment.post_id).await.map_err(|_| not_found())?;
     // The comment's author too must be someone the viewer may see (no block either way, not
     // suspended), as in the post's comment list.
     let author =
@@ -100,16 +93,14 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
             Target::Comment(_, post) => post,
         };
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
-        let comment = add_comment(app, viewer, post.id, &text).await?;
+        let comment = comments::add(app, viewer, post.id, &text).await?;
         return answer(app, input, &Target::Comment(comment, post)).await;
     }
     let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
-    let visibility = body.optional("visibility", parse_visibility)?.unwrap_or(Visibility::Public);
-    let idempotency = input.idempotency_key()?.map(|key| {
-        IdempotencyScope::new(viewer, "publish", &key, request_hash(&[visibility.as_str(), text.as_str()]))
-    });
-    let new = NewPost { author_id: viewer, body: &text, visibility, created_at: app.now, idempotency };
-    let post = publish_post(app, new).await?;
+    let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
+    let key = input.idempotency_key()?;
+    let post =
+        posts::publish(app, viewer, &text, visibility.unwrap_or(Visibility::Public), key.as_ref()).await?;
     answer(app, input, &Target::Post(post)).await
 }
 
@@ -120,21 +111,16 @@ pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRes
 /// `PUT /api/v1/statuses/{id}`: a post's text (and, beyond Mastodon, its visibility).
 pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let body = input.form_or_json(false)?;
-    let text = body.optional("status", PostBody::parse)?;
-    let visibility = body.optional("visibility", parse_visibility)?;
-    if text.is_none() && visibility.is_none() {
-        return Err(ApiError::field("status", "give status to change"));
-    }
-    let post = edit_post(app, viewer, id, text.as_ref(), visibility).await?;
-    answer(app, input, &Target::Post(post)).await
+    let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name))?;
+    answer(app, input, &Target::Post(posts::edit(app, viewer, id, &edit).await?)).await
 }
 
 /// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
 /// text.
 pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let gone = match target(app, viewer, id).await? {
-        Target::Post(_) => Target::Post(delete_post(app, viewer, id).await?),
-        Target::Comment(c, post) => Target::Comment(remove_comment(app, viewer, c.id).await?, post),
+        Target::Post(_) => Target::Post(posts::delete(app, viewer, id).await?),
+        Target::Comment(c, post) => Target::Comment(comments::remove(app, viewer, c.id).await?, post),
     };
     let accounts = accounts_of(app, input, authors(&gone)).await?;
     let text = match &gone {
@@ -153,15 +139,15 @@ pub async fn favourite(
     on: bool,
 ) -> ApiResult<Response> {
     likes::set_like(app, viewer, id, on, None).await?;
-    answer(app, input, &Target::Post(visible_post(app, viewer, id).await?)).await
+    answer(app, input, &Target::Post(posts::visible(app, viewer, id).await?)).await
 }
 
 pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
     let cursor_list = format!("mastodon:likes:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
-    visible_post(app, viewer, id).await?;
-    let rows = comments::likers(&app.shards, viewer, id, before, limit).await?;
+    posts::visible(app, viewer, id).await?;
+    let rows = engagement::likers(&app.shards, viewer, id, before, limit).await?;
     let base = format!("{}/api/v1/statuses/{id}/favourited_by", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
@@ -172,7 +158,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     let (ancestors, descendants): (Vec<Target>, Vec<Target>) = match target(app, viewer, id).await? {
         Target::Post(post) => {
             let order = crate::domain::cursor::Order::OldestFirst;
-            let rows = comments::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
+            let rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
             let replies = rows.into_iter().take(CONTEXT_REPLIES).map(|c| Target::Comment(c, post.clone()));
             (Vec::new(), replies.collect())
         }

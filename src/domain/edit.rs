@@ -1,0 +1,135 @@
+//! What an edit of a post may change, read by one parser for both APIs (`PATCH /v1/posts/{id}`
+//! and Mastodon's `PUT /api/v1/statuses/{id}`), which differ only in their words for a post's
+//! fields ([`Dialect`]).
+
+use super::mastodon::visibility_from_mastodon;
+use super::validate::{Invalid, PostBody};
+use super::visibility::Visibility;
+
+/// Which API's words a request uses: the text's field and the visibility vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `/v1`: the text is `body`; `public`, `followers`, `private`.
+    V1,
+    /// Mastodon: the text is `status`; `public`, `unlisted`, `private`, `direct`
+    /// ([`visibility_from_mastodon`]).
+    Mastodon,
+}
+
+impl Dialect {
+    pub fn text_field(self) -> &'static str {
+        match self {
+            Self::V1 => "body",
+            Self::Mastodon => "status",
+        }
+    }
+
+    /// A visibility in this API's vocabulary.
+    pub fn visibility(self, text: &str) -> Result<Visibility, Invalid> {
+        match self {
+            Self::V1 => Visibility::parse(text)
+                .ok_or_else(|| Invalid::new("visibility", "visibility must be public, followers or private")),
+            Self::Mastodon => visibility_from_mastodon(text).ok_or_else(|| {
+                Invalid::new("visibility", "visibility must be public, unlisted, private or direct")
+            }),
+        }
+    }
+
+    fn nothing_to_change(self) -> Invalid {
+        match self {
+            Self::V1 => Invalid::new("body", "give body and/or visibility to change"),
+            Self::Mastodon => Invalid::new("status", "give status to change"),
+        }
+    }
+}
+
+/// An edit of a post: its text, its visibility, or both (never neither).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostEdit {
+    pub text: Option<PostBody>,
+    pub visibility: Option<Visibility>,
+}
+
+impl PostEdit {
+    /// Reads the edit through `field` (a string field of the request: `None` when absent, an
+    /// error when of another type), the text first and then the visibility, so the first wrong
+    /// field is the one reported. A text that is not a post's is reported as `body` in both
+    /// dialects (`PostBody::parse`).
+    pub fn parse<'a>(
+        dialect: Dialect,
+        field: impl Fn(&'static str) -> Result<Option<&'a str>, Invalid>,
+    ) -> Result<Self, Invalid> {
+        let text = field(dialect.text_field())?.map(PostBody::parse).transpose()?;
+        let visibility = field("visibility")?.map(|v| dialect.visibility(v)).transpose()?;
+        if text.is_none() && visibility.is_none() {
+            return Err(dialect.nothing_to_change());
+        }
+        Ok(Self { text, visibility })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request's fields: a string, or a value of another type (`Err`).
+    type Fields = &'static [(&'static str, Result<&'static str, ()>)];
+
+    fn parse(dialect: Dialect, fields: Fields) -> Result<PostEdit, Invalid> {
+        PostEdit::parse(dialect, |name| match fields.iter().find(|(n, _)| *n == name) {
+            None => Ok(None),
+            Some((_, Ok(text))) => Ok(Some(text)),
+            Some((_, Err(()))) => Err(Invalid::new(name, format!("{name} must be a string"))),
+        })
+    }
+
+    fn edit(text: Option<&str>, visibility: Option<Visibility>) -> Result<PostEdit, Invalid> {
+        Ok(PostEdit { text: text.map(|t| PostBody::parse(t).unwrap()), visibility })
+    }
+
+    #[test]
+    fn edits_in_both_dialects() {
+        use Dialect::{Mastodon, V1};
+        use Visibility::{Followers, Private, Public};
+        let refused = |field, reason: &str| Err(Invalid::new(field, reason));
+        let cases: [(Dialect, Fields, Result<PostEdit, Invalid>); 16] = [
+            (V1, &[("body", Ok(" new "))], edit(Some("new"), None)),
+            (V1, &[("visibility", Ok("followers"))], edit(None, Some(Followers))),
+            (V1, &[("body", Ok("x")), ("visibility", Ok("private"))], edit(Some("x"), Some(Private))),
+            // Each API reads only its own words.
+            (V1, &[("status", Ok("x"))], refused("body", "give body and/or visibility to change")),
+            (V1, &[], refused("body", "give body and/or visibility to change")),
+            (
+                V1,
+                &[("visibility", Ok("unlisted"))],
+                refused("visibility", "visibility must be public, followers or private"),
+            ),
+            (V1, &[("body", Ok("  "))], refused("body", "body must not be empty")),
+            // The text is read before the visibility: its error is the one reported.
+            (V1, &[("body", Err(())), ("visibility", Ok("nope"))], refused("body", "body must be a string")),
+            (V1, &[("body", Ok("")), ("visibility", Err(()))], refused("body", "body must not be empty")),
+            (Mastodon, &[("status", Ok("hi"))], edit(Some("hi"), None)),
+            (Mastodon, &[("visibility", Ok("unlisted"))], edit(None, Some(Public))),
+            (Mastodon, &[("visibility", Ok("direct"))], edit(None, Some(Private))),
+            (Mastodon, &[("body", Ok("x"))], refused("status", "give status to change")),
+            (
+                Mastodon,
+                &[("visibility", Ok("followers"))],
+                refused("visibility", "visibility must be public, unlisted, private or direct"),
+            ),
+            (Mastodon, &[("status", Ok(""))], refused("body", "body must not be empty")),
+            (Mastodon, &[("status", Err(()))], refused("status", "status must be a string")),
+        ];
+        for (dialect, fields, expected) in cases {
+            assert_eq!(parse(dialect, fields), expected, "{dialect:?} {fields:?}");
+        }
+    }
+
+    #[test]
+    fn text_fields_and_visibilities() {
+        assert_eq!((Dialect::V1.text_field(), Dialect::Mastodon.text_field()), ("body", "status"));
+        assert_eq!(Dialect::V1.visibility("followers"), Ok(Visibility::Followers));
+        assert_eq!(Dialect::Mastodon.visibility("private"), Ok(Visibility::Followers));
+        assert!(Dialect::Mastodon.visibility("followers").is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! Posts: publish (and the admin's import), edit, delete, and the checks an act on a post starts
+//! with: the viewer may see it (else 404, exactly like a post that does not exist), may act on
+//! it (not taken down), wrote it. A change commits with its outbox events and hands them to the
+//! fan-out (`services/fanout.rs`).
+
+use sha2::{Digest, Sha256};
+
+use crate::context::{id_seed, Ctx};
+use crate::domain::edit::PostEdit;
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::validate::{IdempotencyKey, PostBody};
+use crate::domain::visibility::Visibility;
+use crate::error::{ApiError, ApiResult};
+use crate::services::{fanout, users};
+use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
+
+/// A post the viewer may see now, or 404 exactly like one that does not exist.
+pub async fn visible(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    posts::get_visible(ctx.post_db(id), viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
+}
+
+/// A post the viewer may see and act on now (comment, edit): a taken-down post, which only its
+/// author still sees, is refused with 409 `taken_down`.
+pub async fn open(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    let post = visible(ctx, viewer, id).await?;
+    if post.is_taken_down() {
+        return Err(ApiError::Conflict {
+            code: "taken_down",
+            detail: "this post was taken down by a moderator",
+        });
+    }
+    Ok(post)
+}
+
+/// A post the viewer may see and also wrote: 404 if hidden, 403 if visible but someone else's.
+/// A taken-down post may be deleted by its author, not edited (`open` refuses it with 409).
+async fn own(ctx: &Ctx, viewer: UserId, id: PostId, open: bool) -> ApiResult<PostRow> {
+    let post = if open { self::open(ctx, viewer, id).await? } else { visible(ctx, viewer, id).await? };
+    if post.author_id != viewer {
+        return Err(ApiError::Forbidden {
+            code: "not_author",
+            detail: "only the author may change this post",
+        });
+    }
+    Ok(post)
+}
+
+/// Fingerprint of what a publish request asks for, so a reused Idempotency-Key with a
+/// different request is refused instead of silently answering with the wrong post.
+fn request_hash(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_be_bytes());
+        h.update(p.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
+/// post (and a different request under the key is refused). The post as its author sees it.
+pub async fn publish(
+    ctx: &Ctx,
+    author: UserId,
+    text: &PostBody,
+    visibility: Visibility,
+    key: Option<&IdempotencyKey>,
+) -> ApiResult<PostRow> {
+    let idempotency = key.map(|key| {
+        IdempotencyScope::new(author, "publish", key, request_hash(&[visibility.as_str(), text.as_str()]))
+    });
+    commit(ctx, NewPost { author_id: author, body: text, visibility, created_at: ctx.now, idempotency }).await
+}
+
+/// Admin: imports `author`'s post with its original time, through the same pipeline. The
+/// author must exist (else a 422 on `author_id`), which is checked before `key` is read.
+pub async fn import(
+    ctx: &Ctx,
+    author: UserId,
+    text: &PostBody,
+    visibility: Visibility,
+    created_at: i64,
+    key: impl FnOnce() -> ApiResult<Option<IdempotencyKey>>,
+) -> ApiResult<PostRow> {
+    users::visible(ctx, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
+    let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
+    let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
+    commit(ctx, NewPost { author_id: author, body: text, visibility, created_at, idempotency }).await
+}
+
+/// Commits a post with its outbox event and announces the fan-out; the post as its author sees it.
+async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
+    let author = post.author_id;
+    let published = posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await?;
+    fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
+    visible(ctx, author, published.post_id).await
+}
+
+/// Changes the viewer's own post; the post as it is now.
+pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> ApiResult<PostRow> {
+    own(ctx, viewer, id, true).await?;
+    let events = posts::edit(ctx.post_db(id), id, edit.text.as_ref(), edit.visibility, ctx.now).await?;
+    fanout::announce(ctx, viewer, &events).await;
+    visible(ctx, viewer, id).await
+}
+
+/// Deletes the viewer's own post; the post as it was.
+pub async fn delete(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    let post = own(ctx, viewer, id, false).await?;
+    let events = posts::delete(ctx.post_db(id), id, ctx.now).await?;
+    fanout::announce(ctx, viewer, &events).await;
+    Ok(post)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_hashes_tell_the_parts_apart() {
+        let hash = request_hash(&["public", "hello"]);
+        assert_eq!(hash.len(), 64);
+        assert_eq!(hash, request_hash(&["public", "hello"]));
+        // Each part is length-prefixed, so moving a boundary changes the fingerprint.
+        assert_ne!(hash, request_hash(&["publich", "ello"]));
+        assert_ne!(request_hash(&["ab", "c"]), request_hash(&["a", "bc"]));
+        assert_ne!(hash, request_hash(&["public", "hello", "0"]));
+    }
+}
