@@ -4,7 +4,7 @@ use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
 
 use super::shards::Shards;
-use super::{all, batch, int, opt_text, outbox, stmt, text, Db, IdRow};
+use super::{all, batch, int, opt_text, outbox, stmt, text, IdRow, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
@@ -28,7 +28,7 @@ struct GroupRow {
 /// mirror of the author's). Returns the follow's group and the outbox event that applies the
 /// author-side mirror and then backfills the follower's window (`EventKind::Backfill`).
 pub async fn follow(
-    db_of_follower: &Db,
+    db_of_follower: UserDb<'_>,
     follower: UserId,
     author: UserId,
     group: &GroupChange,
@@ -65,7 +65,7 @@ pub async fn follow(
 /// Follower side: removes the follow (and the author from the follower's lists); if there was
 /// one, records the event that removes the author-side mirror and cleans the reader's window.
 pub async fn unfollow(
-    db_of_follower: &Db,
+    db_of_follower: UserDb<'_>,
     follower: UserId,
     author: UserId,
     now: i64,
@@ -93,7 +93,7 @@ pub async fn unfollow(
 /// also converges the pair's mirrors (`services/graph.rs`): the `blocked_by` mirror and the
 /// blocked user's follow of the blocker, which live on the blocked user's side.
 pub async fn block(
-    db_of_blocker: &Db,
+    db_of_blocker: UserDb<'_>,
     blocker: UserId,
     blocked: UserId,
     now: i64,
@@ -121,7 +121,7 @@ pub async fn block(
 /// Blocker side: removes the block; if there was one, records the event that removes its
 /// `blocked_by` mirror.
 pub async fn unblock(
-    db_of_blocker: &Db,
+    db_of_blocker: UserDb<'_>,
     blocker: UserId,
     blocked: UserId,
     now: i64,
@@ -216,7 +216,7 @@ where
 
 /// A page of one user's edges in list order, from that user's side only.
 async fn edge_page(
-    db_of_user: &Db,
+    db_of_user: UserDb<'_>,
     user: UserId,
     direction: Direction,
     before: SortKey,
@@ -258,7 +258,11 @@ pub async fn shown_edges(shards: &Shards, viewer: UserId, edges: &[EdgeKey]) -> 
 
 /// Which of `others` have a block either way with `user`, from `user`'s side alone (`blocks`
 /// of the user, authoritative; `blocked_by`, the mirror of the others' blocks).
-pub async fn blocked_either_way(db_of_user: &Db, user: UserId, others: &[UserId]) -> ApiResult<Vec<UserId>> {
+pub async fn blocked_either_way(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    others: &[UserId],
+) -> ApiResult<Vec<UserId>> {
     let rows: Vec<IdRow> = all(
         db_of_user,
         "SELECT value AS id FROM json_each(?2) WHERE \
