@@ -10,10 +10,10 @@ use worker::{Context, Env};
 use crate::config::Config;
 use crate::domain::ids::{CommentId, OutboxId, PostId, UserId};
 use crate::domain::shard::ShardMap;
-use crate::domain::snowflake::{shard_of_id, IdSeed};
+use crate::domain::snowflake::IdSeed;
 use crate::error::ApiResult;
 use crate::store::shards::Shards;
-use crate::store::{Db, Io};
+use crate::store::{AnyDb, ControlDb, HandleDb, Io, OutboxDb, PostDb, UserDb};
 
 pub struct Ctx {
     pub env: Env,
@@ -63,48 +63,48 @@ impl Ctx {
 
     /// The physical database `index` (`DB_{index}`); the plan only names databases the map
     /// has, so an index past them (never) falls back to the control database.
-    pub fn database(&self, index: usize) -> &Db {
-        self.shards.all().get(index).unwrap_or_else(|| self.shards.control())
+    pub fn database(&self, index: usize) -> AnyDb<'_> {
+        self.shards.database(index).unwrap_or_else(|| self.shards.control().any())
     }
 
     /// `DB_0`: the tables that are not per user (OAuth, revoked tokens, stats, rolling
     /// figures, audit log, test faults, live readers; see ARCHITECTURE.md).
-    pub fn control(&self) -> &Db {
+    pub fn control(&self) -> ControlDb<'_> {
         self.shards.control()
     }
 
     /// A post's database (its author's home): the post, its likes and its comments.
-    pub fn post_db(&self, post: PostId) -> &Db {
+    pub fn post_db(&self, post: PostId) -> PostDb<'_> {
         self.shards.post(post)
     }
 
     /// The database an outbox event lives on (its id names the shard, `store::outbox::new_id_sql`).
-    pub fn outbox_db(&self, event: OutboxId) -> &Db {
-        self.shards.of(shard_of_id(event.get()))
+    pub fn outbox_db(&self, event: OutboxId) -> OutboxDb<'_> {
+        self.shards.outbox(event)
     }
 
     /// A comment's database (its post's).
-    pub fn comment_db(&self, comment: CommentId) -> &Db {
+    pub fn comment_db(&self, comment: CommentId) -> PostDb<'_> {
         self.shards.comment(comment)
     }
 
     /// A user's home database: their row, posts, outbox, and their side of their edges.
-    pub fn user_db(&self, user: UserId) -> &Db {
+    pub fn user_db(&self, user: UserId) -> UserDb<'_> {
         self.shards.user(user)
     }
 
     /// The database of a handle's directory entry.
-    pub fn handle_db(&self, handle: &str) -> &Db {
+    pub fn handle_db(&self, handle: &str) -> HandleDb<'_> {
         self.shards.handle(handle)
     }
 
     /// Every physical database, in order.
-    pub fn databases(&self) -> impl Iterator<Item = &Db> {
-        self.shards.all().iter()
+    pub fn databases(&self) -> impl ExactSizeIterator<Item = AnyDb<'_>> {
+        self.shards.all()
     }
 
     /// Runs `job` on every physical database, in waves ([`Shards::across`]).
-    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(&'a Db) -> Fut) -> ApiResult<Vec<T>>
+    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(AnyDb<'a>) -> Fut) -> ApiResult<Vec<T>>
     where
         Fut: Future<Output = ApiResult<T>>,
     {

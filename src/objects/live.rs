@@ -7,7 +7,6 @@
 //! every socket's credential every [`REVIEW_MS`] (expiry, logout, suspension), so a socket never
 //! outlives its token by more than that even if the prompt close (below) was lost.
 
-use std::rc::Rc;
 use std::sync::OnceLock;
 
 use futures_util::future::LocalBoxFuture;
@@ -25,7 +24,7 @@ use crate::domain::live::{
 use crate::error::ApiResult;
 use crate::objects::alarm::{now_ms, Alarm};
 use crate::objects::window_sql;
-use crate::store::{live as leases, users, Db, Io};
+use crate::store::{live as leases, users};
 
 /// What renders a Mastodon socket's frames for its viewer: the `update` payloads (Status JSON)
 /// of posts, oldest first, leaving out those the viewer may not see now; the `notification`
@@ -74,8 +73,9 @@ pub fn enable_heartbeats(state: &State) {
     }
 }
 
-fn db(env: &Env) -> Result<Db> {
-    Ok(Db::new(env.d1(crate::store::shards::CONTROL_BINDING)?, Rc::new(Io::default())))
+/// The object's own storage context (its round trips are nobody's request's).
+fn context(env: &Env) -> Result<Ctx> {
+    Ctx::new(env.clone()).map_err(rust_error)
 }
 
 /// A Mastodon streaming socket's attachment: its session and its stream state. A `/v1`
@@ -110,12 +110,9 @@ fn rust_error(e: crate::error::ApiError) -> worker::Error {
 /// their home row (read by notification writes). The mark is best effort: a moving (frozen)
 /// shard refuses it for a moment, and the next review renews it.
 async fn renew(env: &Env, user: UserId, until: i64) -> Result<()> {
-    leases::renew_lease(&db(env)?, user, until).await.map_err(rust_error)?;
-    let marked = match Ctx::new(env.clone()) {
-        Ok(ctx) => leases::mark_live(ctx.shards.user(user), user, until).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = marked {
+    let ctx = context(env)?;
+    leases::renew_lease(ctx.control(), user, until).await.map_err(rust_error)?;
+    if let Err(e) = leases::mark_live(ctx.user_db(user), user, until).await {
         worker::console_error!("live mark of {user} not renewed: {e}");
     }
     Ok(())
@@ -192,7 +189,7 @@ pub fn close_ended(state: &State, now_secs: i64, revocation: Revocation) -> usiz
 /// the next review. With no socket left the lease is left to lapse (the cron pass deletes
 /// lapsed leases). Returns whether a socket stays open.
 pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
-    let db = db(env)?;
+    let ctx = context(env)?;
     let now = now_ms();
     let mut open = None;
     for socket in state.get_websockets() {
@@ -200,7 +197,10 @@ pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
             close_unauthorized(&socket, "no session");
             continue;
         };
-        let auth = users::auth_state(&db, session.user, session.token_id).await.map_err(rust_error)?;
+        // The user row and the token's revocation live on the user's home database.
+        let auth = users::auth_state(ctx.user_db(session.user), session.user, session.token_id)
+            .await
+            .map_err(rust_error)?;
         let ended = auth.is_none_or(|a| {
             a.is_suspended() || a.token_revoked() || session.ended(now / 1000, a.tokens_valid_after)
         });

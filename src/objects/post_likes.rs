@@ -21,7 +21,7 @@ use crate::domain::likes::{LikeAnswer, LikeOp};
 use crate::error::{ApiError, ApiResult};
 use crate::store::likes::commit;
 use crate::store::shards::Shards;
-use crate::store::{Db, Io, ObjectD1};
+use crate::store::{Io, ObjectD1, PostDb};
 
 /// Requests per D1 batch (three statements each, plus four: 100 statements).
 const MAX_GROUP: usize = 32;
@@ -46,7 +46,7 @@ pub struct PostLikes {
 
 /// Commits a group; if the batch fails (say, one request names a user id that does not
 /// exist), each request is retried alone so the others still succeed.
-async fn commit_group(db: &Db, ops: &[LikeOp]) -> Vec<ApiResult<Answer>> {
+async fn commit_group(db: PostDb<'_>, ops: &[LikeOp]) -> Vec<ApiResult<Answer>> {
     match commit(db, ops).await {
         Ok(replies) => replies.into_iter().map(Ok).collect(),
         Err(_) if ops.len() > 1 => {
@@ -66,7 +66,7 @@ async fn commit_group(db: &Db, ops: &[LikeOp]) -> Vec<ApiResult<Answer>> {
 impl PostLikes {
     /// Drains the queue in groups until it is empty. Only one flush runs at a time; requests
     /// arriving meanwhile join the next group.
-    async fn flush(&self, db: &Db) {
+    async fn flush(&self, db: PostDb<'_>) {
         loop {
             let group: Vec<Pending> = {
                 let mut queue = self.queue.borrow_mut();

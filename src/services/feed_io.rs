@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::services::hot::{self as services_hot, Refill, Refilled};
 use crate::store::feed::{self as pull, Bounds, PullScope};
 use crate::store::posts::{self, AuthorRelationship, PostRow, IDS_PER_QUERY};
-use crate::store::{batch, Db};
+use crate::store::{batch, AnyDb};
 
 /// The reader's side of their edges, as wave 1 read it.
 pub struct Reader {
@@ -188,7 +188,7 @@ pub async fn full_pull(
 }
 
 /// Reads the viewer's relationship to the authors of `rows` (all on `db`) and attaches it.
-async fn with_relationships(db: &Db, reader: &Reader, rows: &mut [PostRow]) -> ApiResult<()> {
+async fn with_relationships(db: AnyDb<'_>, reader: &Reader, rows: &mut [PostRow]) -> ApiResult<()> {
     let authors: Vec<UserId> =
         rows.iter().map(|p| p.author_id).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     if authors.is_empty() {

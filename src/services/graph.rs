@@ -17,7 +17,7 @@ use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::services::streaming;
 use crate::store::mirror::{self, EdgeTable, Pair, SideRead};
-use crate::store::{stats, test_hooks, Db};
+use crate::store::{stats, test_hooks, AnyDb};
 
 /// Rounds of write-then-check before the apply gives up (and its message is retried).
 const CONVERGE_ROUNDS: usize = 3;
@@ -126,7 +126,7 @@ pub async fn repair_slice(ctx: &Ctx) -> ApiResult<GraphRepairs> {
 
 /// One database's slice of each edge table (its cursors live in its own `stats`), and the
 /// pairs whose counterpart is missing on the other user's home.
-async fn check_slice(ctx: &Ctx, db: &Db) -> ApiResult<(GraphRepairs, Vec<Pair>)> {
+async fn check_slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<(GraphRepairs, Vec<Pair>)> {
     let mut report = GraphRepairs::default();
     let mut broken = Vec::new();
     for table in EdgeTable::ALL {

@@ -26,7 +26,7 @@ use crate::domain::snowflake::shard_of_id;
 use crate::domain::window::Entry;
 use crate::error::ApiResult;
 use crate::services::tally;
-use crate::store::{feed as pull, Db};
+use crate::store::{feed as pull, AnyDb};
 
 /// Boundary step: every read in one step shares an author's entry.
 const STEP_MS: i64 = 10_000;
@@ -121,7 +121,7 @@ pub enum RefillRead {
 /// shortcut.
 pub fn refill_statements(
     ctx: &Ctx,
-    db: &Db,
+    db: AnyDb<'_>,
     reads: &DbReads,
     map: &ShardMap,
     refills: &[Refill],

@@ -117,9 +117,11 @@ pub(super) async fn hydrate(
         .map(|(r, _)| CommentId::from_trusted(r.comment_id))
         .collect();
     let authors: Vec<UserRow> = rows.iter().map(|(_, a)| a.clone()).collect();
-    let (posts, comments) =
-        join(posts::load_live(db, recipient, &post_ids), engagement::by_ids(db, &comment_ids, &authors))
-            .await;
+    let (posts, comments) = join(
+        posts::load_live(db.any(), recipient, &post_ids),
+        engagement::by_ids(db.any(), &comment_ids, &authors),
+    )
+    .await;
     let (posts, comments) = (posts?, comments?);
     Ok(rows
         .into_iter()

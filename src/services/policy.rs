@@ -23,7 +23,7 @@ use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
 use crate::store::feed as pull;
 use crate::store::policy::{self as store, AuthorFacts, EdgeRow, Phase};
-use crate::store::Db;
+use crate::store::AnyDb;
 
 /// Edges of one author decided per job message.
 const AUTHOR_EDGES_PER_JOB: usize = 200;
@@ -251,7 +251,7 @@ pub async fn sweep_inactive(ctx: &Ctx) -> ApiResult<usize> {
 }
 
 /// One database's slice of readers (their rows live there; its cursor in its own `stats`).
-async fn sweep_database(ctx: &Ctx, db: &Db) -> ApiResult<usize> {
+async fn sweep_database(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<usize> {
     let cutoff = ctx.now - ctx.config.policy.active_days * DAY_MS;
     let start = crate::store::stats::value(db, SWEEP_CURSOR).await?.unwrap_or(0);
     let (mut after, mut checked, mut moved, mut wrapped) = (start, 0, 0, false);

@@ -7,7 +7,7 @@ use super::fanout::{self, FanoutMessage};
 use crate::context::Ctx;
 use crate::error::ApiResult;
 use crate::store::counters::{self, UserCountRepairs};
-use crate::store::{batch, engagement, outbox, posts, stats, Db};
+use crate::store::{batch, engagement, outbox, posts, stats, AnyDb};
 
 /// Events resent per pass; the rest wait for the next pass (the cron runs every minute).
 const RESEND_PER_PASS: usize = 200;
@@ -72,7 +72,12 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
 /// One database's share of a pass: its outbox, its posts' counts, its users' counters, its
 /// held deliveries and its expired rows (the figures tables live beside the rows they count,
 /// so they are trimmed there too).
-async fn database_pass(ctx: &Ctx, db: &Db, replay_dead: bool, since: i64) -> ApiResult<ReconcileReport> {
+async fn database_pass(
+    ctx: &Ctx,
+    db: AnyDb<'_>,
+    replay_dead: bool,
+    since: i64,
+) -> ApiResult<ReconcileReport> {
     let mut report = ReconcileReport::default();
     if replay_dead {
         report.dead_letters_revived = outbox::revive_dead(db).await?;
@@ -156,14 +161,14 @@ fn record_statements(ctx: &Ctx, report: &ReconcileReport) -> ApiResult<Vec<worke
 }
 
 /// The next slice of one database's users' counters (see [`USERS_PER_PASS`]).
-async fn repair_user_counts(db: &Db) -> ApiResult<UserCountRepairs> {
+async fn repair_user_counts(db: AnyDb<'_>) -> ApiResult<UserCountRepairs> {
     let after = stats::value(db, USER_CURSOR).await?.unwrap_or(0);
     let (repairs, next) = counters::repair_user_counts(db, after, USERS_PER_PASS).await?;
     batch(db, vec![stats::set(db, USER_CURSOR, next)?]).await?;
     Ok(repairs)
 }
 
-async fn release_held(ctx: &Ctx, db: &Db) -> ApiResult<usize> {
+async fn release_held(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<usize> {
     let mut released = 0;
     for author in outbox::released_authors_pending(db, HELD_AUTHORS_PER_PASS).await? {
         released += super::moderation::release_held(ctx, author).await?;

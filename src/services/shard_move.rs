@@ -24,7 +24,7 @@ use crate::domain::shard::shard_of_handle;
 use crate::domain::snowflake::LogicalShard;
 use crate::error::{ApiError, ApiResult};
 use crate::store::shard_move::{self as store, Fingerprint, Page, PageWrite};
-use crate::store::Db;
+use crate::store::AnyDb;
 
 /// What a freeze or unfreeze left.
 #[derive(Debug, Serialize)]
@@ -78,8 +78,8 @@ const NOT_HOME: ApiError =
     ApiError::Conflict { code: "shard_not_home", detail: "SHARD_MAP does not place the shard on `from`" };
 
 /// Physical database `index`, or 422 naming the field.
-fn database<'c>(ctx: &'c Ctx, field: &'static str, index: usize) -> ApiResult<&'c Db> {
-    ctx.shards.all().get(index).ok_or_else(|| ApiError::field(field, "no such database (DB_0 .. DB_{P-1})"))
+fn database<'c>(ctx: &'c Ctx, field: &'static str, index: usize) -> ApiResult<AnyDb<'c>> {
+    ctx.shards.database(index).ok_or_else(|| ApiError::field(field, "no such database (DB_0 .. DB_{P-1})"))
 }
 
 fn is_frozen(mode: Option<String>) -> bool {
@@ -118,7 +118,7 @@ pub async fn unfreeze(ctx: &Ctx, shard: LogicalShard, index: usize) -> ApiResult
 }
 
 /// Whether any row of the shard is on `db`.
-async fn holds_rows(db: &Db, shard: LogicalShard) -> ApiResult<bool> {
+async fn holds_rows(db: AnyDb<'_>, shard: LogicalShard) -> ApiResult<bool> {
     for table in row_tables() {
         if store::fingerprint(db, table, shard).await?.rows > 0 {
             return Ok(true);
@@ -128,7 +128,7 @@ async fn holds_rows(db: &Db, shard: LogicalShard) -> ApiResult<bool> {
 }
 
 /// The two databases of a copy or verify, checked: distinct and existing.
-fn pair(ctx: &Ctx, from: usize, to: usize) -> ApiResult<(&Db, &Db)> {
+fn pair(ctx: &Ctx, from: usize, to: usize) -> ApiResult<(AnyDb<'_>, AnyDb<'_>)> {
     if from == to {
         return Err(ApiError::field("to", "from and to must be different databases"));
     }
@@ -178,7 +178,7 @@ pub async fn copy(
 }
 
 /// Gives up to a page of unplaced handle rows their shard; how many it placed.
-async fn place_handles(db: &Db) -> ApiResult<usize> {
+async fn place_handles(db: AnyDb<'_>) -> ApiResult<usize> {
     let handles = store::unplaced_handles(db, 200).await?;
     if handles.is_empty() {
         return Ok(0);
@@ -194,8 +194,8 @@ async fn place_handles(db: &Db) -> ApiResult<usize> {
 }
 
 async fn copy_page(
-    source: &Db,
-    target: &Db,
+    source: AnyDb<'_>,
+    target: AnyDb<'_>,
     shard: LogicalShard,
     cursor: &MoveCursor,
 ) -> ApiResult<CopyReport> {

@@ -54,7 +54,7 @@ struct Database {
 
 /// Every database's shards and applied migrations, read from all of them at once.
 async fn databases(ctx: &Ctx) -> Vec<Database> {
-    let reads = ctx.shards.all().iter().map(stats::migrations);
+    let reads = ctx.shards.all().map(stats::migrations);
     let found = join_all(reads).await;
     found
         .into_iter()

@@ -81,7 +81,7 @@ pub async fn flush(ctx: &Ctx) -> (usize, usize) {
 /// database's counters, and every queue batch flushes, so one fixed database (the control
 /// one) would carry a statement per counter per batch for the whole system: at scale more
 /// than a database's ceiling (docs/CAPACITY.md).
-fn spread_database(ctx: &Ctx) -> &crate::store::Db {
+fn spread_database(ctx: &Ctx) -> crate::store::AnyDb<'_> {
     let count = ctx.databases().count().max(1);
     let pick = crate::context::random_bytes::<2>().map_or(0, |b| usize::from(u16::from_le_bytes(b)));
     ctx.database(pick % count)

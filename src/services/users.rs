@@ -40,7 +40,7 @@ pub async fn sign_up(
         {
             Ok(user) => return Ok(user),
             Err(e) => {
-                users::release_handle(directory, handle.as_str(), id).await?;
+                users::release_handle(directory.any(), handle.as_str(), id).await?;
                 attempt += 1;
                 if !e.is_unique_violation("users.id") || attempt == ATTEMPTS {
                     return Err(e);

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{batch, int, stmt, Db, IdRow};
+use super::{batch, int, stmt, AnyDb, IdRow};
 use crate::error::ApiResult;
 
 /// What one slice found and fixed, by counter.
@@ -30,7 +30,11 @@ const SLICE: &str = "SELECT id FROM users WHERE id > ?1 ORDER BY id LIMIT ?2";
 /// Checks up to `limit` users after `after_id` (by id), fixing drifted counters, in one batch;
 /// returns what it repaired and where the next slice starts (0 after the last user: the next
 /// pass starts over).
-pub async fn repair_user_counts(db: &Db, after_id: i64, limit: usize) -> ApiResult<(UserCountRepairs, i64)> {
+pub async fn repair_user_counts(
+    db: AnyDb<'_>,
+    after_id: i64,
+    limit: usize,
+) -> ApiResult<(UserCountRepairs, i64)> {
     #[derive(Deserialize)]
     struct Slice {
         last: Option<i64>,

@@ -6,7 +6,9 @@ use super::graph::{shown_edges, shown_user_page, LIST_ROUNDS};
 use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
-use super::{all, batch, first, first_id, id_list, int, notifications, stmt, text, Db, EdgeKey, IdRow};
+use super::{
+    all, batch, first, first_id, id_list, int, notifications, stmt, text, AnyDb, EdgeKey, IdRow, PostDb,
+};
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::Notice;
@@ -91,7 +93,7 @@ const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.cre
 /// The notice, when the author has a live socket to tell.
 #[allow(clippy::too_many_arguments)]
 pub async fn create(
-    db: &Db,
+    db: PostDb<'_>,
     post: PostId,
     author: UserId,
     body: &CommentBody,
@@ -135,7 +137,7 @@ pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>
 
 /// The live comments among `ids` on one database (a recipient's: comments on their posts),
 /// named by their authors among `authors` (comments by anyone else are left out).
-pub async fn by_ids(db: &Db, ids: &[CommentId], authors: &[UserRow]) -> ApiResult<Vec<CommentRow>> {
+pub async fn by_ids(db: AnyDb<'_>, ids: &[CommentId], authors: &[UserRow]) -> ApiResult<Vec<CommentRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -191,7 +193,7 @@ pub async fn list(
 }
 
 async fn comment_page(
-    db_of_post: &Db,
+    db_of_post: PostDb<'_>,
     post: PostId,
     order: Order,
     cursor: SortKey,
@@ -208,7 +210,7 @@ async fn comment_page(
     all(db_of_post, &sql, &[int(post), int(cursor.primary), int(cursor.id), int(limit as i64)]).await
 }
 
-pub async fn delete(db: &Db, comment: &CommentRow, now: i64) -> ApiResult<()> {
+pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> ApiResult<()> {
     batch(
         db,
         vec![
@@ -227,7 +229,7 @@ pub async fn delete(db: &Db, comment: &CommentRow, now: i64) -> ApiResult<()> {
 
 /// Recomputes like and comment counts from the relations for posts touched since `since`
 /// and fixes any that drifted; returns the ids it repaired.
-pub async fn repair_counts(db: &Db, since: i64) -> ApiResult<Vec<i64>> {
+pub async fn repair_counts(db: AnyDb<'_>, since: i64) -> ApiResult<Vec<i64>> {
     const LIKES: &str = "(SELECT COUNT(*) FROM likes l WHERE l.post_id = posts.id AND l.liked = 1)";
     const COMMENTS: &str =
         "(SELECT COUNT(*) FROM comments c WHERE c.post_id = posts.id AND c.deleted_at IS NULL)";

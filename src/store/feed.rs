@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::posts::{feed_columns, PostRow};
 use super::shards::Shards;
-use super::{all, exec, first, id_list, int, stmt, text, Count, Db};
+use super::{all, exec, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
@@ -62,7 +62,7 @@ fn scope_sql(extra: &str) -> String {
 /// Up to `limit` rows strictly below `before`, newest first, and whether the pull is
 /// exhausted (fewer rows exist than asked for).
 async fn pull_rows<T: DeserializeOwned>(
-    db: &Db,
+    db: AnyDb<'_>,
     (select, conditions): (&str, &str),
     scope: &PullScope<'_>,
     before: SortKey,
@@ -111,7 +111,11 @@ async fn pull_rows<T: DeserializeOwned>(
 /// beside the follows), and for each whether a follow backfill into the reader's window is
 /// unfinished (that event is the reader's: it commits with the follow). One statement on the
 /// reader's database, in the read's first wave beside the window.
-pub async fn reader_edges(db: &Db, viewer: UserId, list: Option<ListId>) -> ApiResult<Vec<ReaderEdge>> {
+pub async fn reader_edges(
+    db: UserDb<'_>,
+    viewer: UserId,
+    list: Option<ListId>,
+) -> ApiResult<Vec<ReaderEdge>> {
     #[derive(Deserialize)]
     struct Row {
         author_id: UserId,
@@ -211,7 +215,7 @@ fn bound_params(viewer: UserId, bounds: Bounds) -> Vec<JsValue> {
 /// the bounds, merged, newest first. Rows without the viewer's relationship (read once per
 /// author: [`super::posts::relationships`]).
 pub fn pulled_statement(
-    db: &Db,
+    db: AnyDb<'_>,
     viewer: UserId,
     authors: &[UserId],
     bounds: Bounds,
@@ -226,7 +230,7 @@ pub fn pulled_statement(
 /// author's posts from its `since`, or from its oldest unfinished post event when that is
 /// older ([`in_flight_horizon`]), top `limit` each, merged.
 pub fn in_flight_statement(
-    db: &Db,
+    db: AnyDb<'_>,
     viewer: UserId,
     reads: &[InFlight],
     bounds: Bounds,
@@ -248,7 +252,7 @@ pub fn in_flight_statement(
 }
 
 pub async fn pull_posts(
-    db: &Db,
+    db: AnyDb<'_>,
     scope: &PullScope<'_>,
     before: SortKey,
     limit: usize,
@@ -261,7 +265,7 @@ pub async fn pull_posts(
 
 /// Keys only (for building a window), strictly between `after` and `before`, newest first.
 pub async fn pull_entries(
-    db: &Db,
+    db: AnyDb<'_>,
     scope: &PullScope<'_>,
     before: SortKey,
     limit: usize,
@@ -273,12 +277,12 @@ pub async fn pull_entries(
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
 /// the window's snapshot is read: a post committed after this is delivered, one committed
 /// before is in the snapshot (or both, which the window dedups).
-pub async fn activate_reader(db: &Db, reader: UserId, now: i64) -> ApiResult<()> {
+pub async fn activate_reader(db: UserDb<'_>, reader: UserId, now: i64) -> ApiResult<()> {
     const ACTIVATE: &str = "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL";
     exec(db, ACTIVATE, &[int(reader), int(now)]).await
 }
 
-pub async fn is_active_reader(db: &Db, reader: UserId) -> ApiResult<bool> {
+pub async fn is_active_reader(db: UserDb<'_>, reader: UserId) -> ApiResult<bool> {
     let row: Option<Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM users WHERE id = ?1 AND feed_active_at IS NOT NULL",
@@ -329,7 +333,7 @@ pub async fn authors_entries(
 /// the author's database, with the follow as the author's side has it (the backfill converges
 /// the mirror first).
 pub async fn backfill_entries(
-    db_of_author: &Db,
+    db_of_author: UserDb<'_>,
     reader: UserId,
     author: UserId,
     limit: usize,
@@ -349,7 +353,7 @@ pub async fn backfill_entries(
 /// An author's newest posts strictly below `below` (ms), in any state but deleted: a hot range
 /// shared by many readers, so visibility is left to each reader's hydration. A statement, to
 /// join the batch of the read that found it missing from the cache.
-pub fn hot_range(db: &Db, author: UserId, below: i64, limit: usize) -> ApiResult<D1PreparedStatement> {
+pub fn hot_range(db: AnyDb<'_>, author: UserId, below: i64, limit: usize) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
@@ -363,7 +367,11 @@ pub fn hot_range(db: &Db, author: UserId, below: i64, limit: usize) -> ApiResult
 /// `min_followers` followers and are not suspended (rows of `id`, most followed first): whose
 /// recent ranges the reader takes from the hot-range cache. The follower count lives on the
 /// author's row, so each database answers for its own authors.
-pub fn hot_authors_among(db: &Db, authors: &[UserId], min_followers: i64) -> ApiResult<D1PreparedStatement> {
+pub fn hot_authors_among(
+    db: AnyDb<'_>,
+    authors: &[UserId],
+    min_followers: i64,
+) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "SELECT u.id, u.followers_count AS n FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) \

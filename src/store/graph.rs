@@ -5,7 +5,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::shards::Shards;
-use super::{all, batch, id_list, int, opt_text, outbox, stmt, text, Db, EdgeKey, IdRow};
+use super::{all, batch, id_list, int, opt_text, outbox, stmt, text, EdgeKey, IdRow, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
@@ -29,7 +29,7 @@ struct GroupRow {
 /// mirror of the author's). Returns the follow's group and the outbox event that applies the
 /// author-side mirror and then backfills the follower's window (`EventKind::Backfill`).
 pub async fn follow(
-    db_of_follower: &Db,
+    db_of_follower: UserDb<'_>,
     follower: UserId,
     author: UserId,
     group: &GroupChange,
@@ -146,7 +146,13 @@ impl EdgeChange {
 }
 
 impl EdgeWrite {
-    fn statement(self, db: &Db, actor: UserId, other: UserId, now: i64) -> ApiResult<D1PreparedStatement> {
+    fn statement(
+        self,
+        db: UserDb<'_>,
+        actor: UserId,
+        other: UserId,
+        now: i64,
+    ) -> ApiResult<D1PreparedStatement> {
         let (a, b) = (int(actor), int(other));
         match self {
             Self::InsertBlock => stmt(
@@ -166,7 +172,7 @@ impl EdgeWrite {
 
 /// The statements of `change` by `actor` toward `other`, on the actor's database.
 fn edge_change_batch(
-    db_of_actor: &Db,
+    db_of_actor: UserDb<'_>,
     change: EdgeChange,
     actor: UserId,
     other: UserId,
@@ -190,7 +196,7 @@ fn edge_change_batch(
 /// Commits `change` by `actor` toward `other` in one atomic batch on the actor's side; the
 /// outbox events it recorded.
 pub async fn change_edge(
-    db_of_actor: &Db,
+    db_of_actor: UserDb<'_>,
     change: EdgeChange,
     actor: UserId,
     other: UserId,
@@ -267,7 +273,7 @@ where
 
 /// A page of one user's edges in list order, from that user's side only.
 async fn edge_page(
-    db_of_user: &Db,
+    db_of_user: UserDb<'_>,
     user: UserId,
     direction: Direction,
     before: SortKey,
@@ -309,7 +315,11 @@ pub async fn shown_edges(shards: &Shards, viewer: UserId, edges: &[EdgeKey]) -> 
 
 /// Which of `others` have a block either way with `user`, from `user`'s side alone (`blocks`
 /// of the user, authoritative; `blocked_by`, the mirror of the others' blocks).
-pub async fn blocked_either_way(db_of_user: &Db, user: UserId, others: &[UserId]) -> ApiResult<Vec<UserId>> {
+pub async fn blocked_either_way(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    others: &[UserId],
+) -> ApiResult<Vec<UserId>> {
     let rows: Vec<IdRow> = all(
         db_of_user,
         "SELECT value AS id FROM json_each(?2) WHERE \

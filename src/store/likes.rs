@@ -6,7 +6,7 @@ use wasm_bindgen::JsValue;
 use worker::D1PreparedStatement;
 
 use super::users::{not_blocked_between, not_suspended};
-use super::{batch, int, notifications, stats, stmt, Db};
+use super::{batch, int, notifications, stats, stmt, PostDb};
 use crate::domain::likes::{LikeAnswer, LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 
@@ -78,7 +78,7 @@ fn group_bucket(n: usize) -> &'static str {
 /// reads: `store/notifications.rs`), and the read of the state it left.
 const STATEMENTS_PER_OP: usize = 3;
 
-fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
+fn op_statements(db: PostDb<'_>, op: &LikeOp) -> ApiResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
     Ok([
         stmt(
@@ -94,7 +94,7 @@ fn op_statements(db: &Db, op: &LikeOp) -> ApiResult<[D1PreparedStatement; STATEM
 /// Commits a group of requests in one atomic batch, each as its own upsert followed by its
 /// notification's write and a read of the state it left, in order; returns one reply per
 /// request (`None`: the user may not see the post, and nothing changed).
-pub async fn commit(db: &Db, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeAnswer>>> {
+pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeAnswer>>> {
     let mut statements = Vec::with_capacity(ops.len() * STATEMENTS_PER_OP + 4);
     for op in ops {
         statements.extend(op_statements(db, op)?);

@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::snowflake::insert_with_fresh_id;
-use super::{all, batch, changed_rows, first, id_list, int, opt_text, stmt, text, Count, Db, EdgeKey};
+use super::{all, batch, changed_rows, first, id_list, int, opt_text, stmt, text, Count, EdgeKey, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::lists::{Candidate, RepliesPolicy, MAX_LISTS, MAX_LIST_ACCOUNTS};
@@ -46,7 +46,7 @@ fn members_count() -> String {
 /// Creates a list, unless the owner already has [`MAX_LISTS`] (`None`): the cap is checked in
 /// the insert itself, so two creates racing cannot pass it together.
 pub async fn create(
-    db: &Db,
+    db: UserDb<'_>,
     owner: UserId,
     fields: &ListFields,
     now: i64,
@@ -69,18 +69,23 @@ pub async fn create(
 }
 
 /// The owner's lists, oldest first (as Mastodon lists them).
-pub async fn all_of(db: &Db, owner: UserId) -> ApiResult<Vec<ListRow>> {
+pub async fn all_of(db: UserDb<'_>, owner: UserId) -> ApiResult<Vec<ListRow>> {
     let sql = format!("SELECT {COLUMNS} FROM lists WHERE user_id = ?1 ORDER BY id");
     all(db, &sql, &[int(owner)]).await
 }
 
-pub async fn get(db: &Db, owner: UserId, id: ListId) -> ApiResult<Option<ListRow>> {
+pub async fn get(db: UserDb<'_>, owner: UserId, id: ListId) -> ApiResult<Option<ListRow>> {
     let sql = format!("SELECT {COLUMNS} FROM lists WHERE user_id = ?1 AND id = ?2");
     first(db, &sql, &[int(owner), int(id)]).await
 }
 
 /// Changes what `fields` gives; `None` when the owner has no such list.
-pub async fn update(db: &Db, owner: UserId, id: ListId, fields: &ListFields) -> ApiResult<Option<ListRow>> {
+pub async fn update(
+    db: UserDb<'_>,
+    owner: UserId,
+    id: ListId,
+    fields: &ListFields,
+) -> ApiResult<Option<ListRow>> {
     let sql = format!(
         "UPDATE lists SET title = COALESCE(?3, title), replies_policy = COALESCE(?4, replies_policy), \
            exclusive = COALESCE(?5, exclusive) WHERE user_id = ?1 AND id = ?2 RETURNING {COLUMNS}"
@@ -97,7 +102,7 @@ pub async fn update(db: &Db, owner: UserId, id: ListId, fields: &ListFields) -> 
 }
 
 /// Deletes the list and its members in one batch; whether there was such a list.
-pub async fn delete(db: &Db, owner: UserId, id: ListId) -> ApiResult<bool> {
+pub async fn delete(db: UserDb<'_>, owner: UserId, id: ListId) -> ApiResult<bool> {
     let key = [int(owner), int(id)];
     let results = batch(
         db,
@@ -113,7 +118,7 @@ pub async fn delete(db: &Db, owner: UserId, id: ListId) -> ApiResult<bool> {
 /// For each account asked for: whether the owner follows it and whether it is in the list
 /// already (as a counting member); and how many members the list has. One batch.
 pub async fn candidates(
-    db: &Db,
+    db: UserDb<'_>,
     owner: UserId,
     id: ListId,
     accounts: &[UserId],
@@ -145,7 +150,13 @@ pub async fn candidates(
 /// Adds followed accounts to the list (a stale row of an account is replaced). The follow, the
 /// list and the cap are checked in the statement itself, so a racing unfollow, delete or add
 /// cannot slip past them. A member's time is never before its follow's ([`MEMBER`]).
-pub async fn add(db: &Db, owner: UserId, id: ListId, accounts: &[UserId], now: i64) -> ApiResult<usize> {
+pub async fn add(
+    db: UserDb<'_>,
+    owner: UserId,
+    id: ListId,
+    accounts: &[UserId],
+    now: i64,
+) -> ApiResult<usize> {
     let sql = format!(
         "INSERT INTO list_accounts (user_id, list_id, account_id, created_at) \
          SELECT ?1, ?2, f.author_id, MAX(?4, f.created_at) FROM json_each(?3) j \
@@ -160,7 +171,7 @@ pub async fn add(db: &Db, owner: UserId, id: ListId, accounts: &[UserId], now: i
     Ok(changed_rows(results.first()))
 }
 
-pub async fn remove(db: &Db, owner: UserId, id: ListId, accounts: &[UserId]) -> ApiResult<()> {
+pub async fn remove(db: UserDb<'_>, owner: UserId, id: ListId, accounts: &[UserId]) -> ApiResult<()> {
     let sql = "DELETE FROM list_accounts WHERE user_id = ?1 AND list_id = ?2 \
                AND account_id IN (SELECT value FROM json_each(?3))";
     batch(db, vec![stmt(db, sql, &[int(owner), int(id), text(&id_list(accounts))])?]).await.map(drop)
@@ -168,7 +179,7 @@ pub async fn remove(db: &Db, owner: UserId, id: ListId, accounts: &[UserId]) -> 
 
 /// A page of the list's counting members, newest membership first, below `before`.
 pub async fn member_page(
-    db: &Db,
+    db: UserDb<'_>,
     owner: UserId,
     id: ListId,
     before: SortKey,
@@ -184,7 +195,7 @@ pub async fn member_page(
 }
 
 /// The owner's lists that hold `account` as a counting member, oldest list first.
-pub async fn holding(db: &Db, owner: UserId, account: UserId) -> ApiResult<Vec<ListRow>> {
+pub async fn holding(db: UserDb<'_>, owner: UserId, account: UserId) -> ApiResult<Vec<ListRow>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM lists l WHERE l.user_id = ?1 AND EXISTS (SELECT 1 FROM list_accounts la \
            JOIN follows f ON {MEMBER} WHERE la.user_id = ?1 AND la.list_id = l.id AND la.account_id = ?2) \
@@ -196,6 +207,6 @@ pub async fn holding(db: &Db, owner: UserId, account: UserId) -> ApiResult<Vec<L
 /// The statement that takes `author` out of every list of `owner`, for the batch of an unfollow
 /// or a block on the owner's side. It goes after the batch's outbox events: an unfollow's event
 /// is conditional on the `changes()` of the follow's delete just before it.
-pub fn leave_all(db: &Db, owner: UserId, author: UserId) -> ApiResult<worker::D1PreparedStatement> {
+pub fn leave_all(db: UserDb<'_>, owner: UserId, author: UserId) -> ApiResult<worker::D1PreparedStatement> {
     stmt(db, "DELETE FROM list_accounts WHERE user_id = ?1 AND account_id = ?2", &[int(owner), int(author)])
 }

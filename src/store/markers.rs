@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{all, batch, int, stmt, text, Db};
+use super::{all, batch, int, stmt, text, UserDb};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 
@@ -39,7 +39,7 @@ pub struct MarkerRow {
 }
 
 /// The user's markers of these timelines (those never set are left out).
-pub async fn get(db: &Db, user: UserId, timelines: &[Timeline]) -> ApiResult<Vec<MarkerRow>> {
+pub async fn get(db: UserDb<'_>, user: UserId, timelines: &[Timeline]) -> ApiResult<Vec<MarkerRow>> {
     let names: Vec<&str> = timelines.iter().map(|t| t.as_str()).collect();
     let names = serde_json::to_string(&names).unwrap_or_default();
     all(
@@ -52,7 +52,12 @@ pub async fn get(db: &Db, user: UserId, timelines: &[Timeline]) -> ApiResult<Vec
 }
 
 /// Sets markers in one atomic batch; each write moves its version on. Returns them as stored.
-pub async fn set(db: &Db, user: UserId, marks: &[(Timeline, i64)], now: i64) -> ApiResult<Vec<MarkerRow>> {
+pub async fn set(
+    db: UserDb<'_>,
+    user: UserId,
+    marks: &[(Timeline, i64)],
+    now: i64,
+) -> ApiResult<Vec<MarkerRow>> {
     let mut statements = Vec::with_capacity(marks.len());
     for (timeline, last_read_id) in marks {
         statements.push(stmt(

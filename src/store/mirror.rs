@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::shards::Shards;
-use super::{all, batch, first, int, notifications, stmt, text, Db};
+use super::{all, batch, first, int, notifications, stmt, text, AnyDb, UserDb};
 use crate::domain::graph::{SideFacts, SideWrites};
 use crate::domain::ids::UserId;
 use crate::domain::notifications::Notice;
@@ -48,7 +48,7 @@ struct SideRow {
 
 /// `user`'s authoritative facts about `other` (their follow and block of them), and the follow's
 /// copy for the other side, in one statement on `user`'s side.
-pub async fn read_side(db_of_user: &Db, user: UserId, other: UserId) -> ApiResult<SideRead> {
+pub async fn read_side(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> ApiResult<SideRead> {
     let row: Option<SideRow> = first(
         db_of_user,
         "SELECT f.follower_id IS NOT NULL AS follows, f.created_at, f.push, f.pull, \
@@ -82,7 +82,7 @@ pub async fn read_side(db_of_user: &Db, user: UserId, other: UserId) -> ApiResul
 /// `services/policy.rs`) unless it is left over from an earlier incarnation of the edge (another
 /// `created_at`); the reader's facts are refreshed.
 pub async fn write_side(
-    db_of_user: &Db,
+    db_of_user: UserDb<'_>,
     user: UserId,
     other: UserId,
     writes: SideWrites,
@@ -132,7 +132,7 @@ pub async fn write_side(
 }
 
 fn upsert_follower(
-    db: &Db,
+    db: UserDb<'_>,
     author: UserId,
     follower: UserId,
     e: &EdgeCopy,
@@ -206,7 +206,7 @@ impl EdgeTable {
 /// The next `limit` rows of one table after `after` in its primary-key order, on one side
 /// (each shard walks its own rows).
 pub async fn edge_slice(
-    db_of_side: &Db,
+    db_of_side: AnyDb<'_>,
     table: EdgeTable,
     after: Pair,
     limit: usize,
@@ -232,7 +232,7 @@ pub async fn missing_counterparts(shards: &Shards, table: EdgeTable, pairs: &[Pa
     Ok(found.into_iter().flatten().collect())
 }
 
-async fn missing_on(db_of_b: &Db, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
+async fn missing_on(db_of_b: AnyDb<'_>, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }
@@ -250,7 +250,7 @@ async fn missing_on(db_of_b: &Db, table: EdgeTable, pairs: &[Pair]) -> ApiResult
 /// `blocked_by(user, other)` on `user`'s side), as a lost write would. The counter trigger
 /// moves with it, as it would with any lost mirror.
 pub async fn delete_mirror(
-    db_of_user: &Db,
+    db_of_user: UserDb<'_>,
     user: UserId,
     other: UserId,
     blocked_by: bool,
@@ -278,7 +278,7 @@ pub struct SideView {
     pub follower_read_rate: Option<f64>,
 }
 
-pub async fn side_view(db_of_user: &Db, user: UserId, other: UserId) -> ApiResult<Option<SideView>> {
+pub async fn side_view(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> ApiResult<Option<SideView>> {
     first(
         db_of_user,
         "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) AS follows, \

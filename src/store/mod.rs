@@ -7,6 +7,7 @@ pub mod counters;
 pub mod engagement;
 pub mod feed;
 pub mod graph;
+pub mod handles;
 pub mod likes;
 pub mod lists;
 pub mod live;
@@ -35,6 +36,7 @@ use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement};
 
 use crate::error::{ApiError, ApiResult, StorageKind};
+pub use handles::{AnyDb, ControlDb, HandleDb, OnDb, OutboxDb, PostDb, UserDb};
 
 /// Binds an integer (a count, a time, or any of the id newtypes).
 pub fn int(v: impl Into<i64>) -> JsValue {
@@ -175,7 +177,8 @@ pub struct ObjectD1 {
 
 impl ObjectD1 {
     /// What `db`'s counters hold so far.
-    pub fn of(db: &Db) -> Self {
+    pub fn of<'a>(db: impl OnDb<'a>) -> Self {
+        let db = db.on();
         let touched = db.io.databases_touched();
         let found =
             touched.iter().find(|(index, _)| *index == db.index).map(|(_, io)| *io).unwrap_or_default();
@@ -235,13 +238,8 @@ pub struct Db {
 }
 
 impl Db {
-    /// The control database, `DB_0` (see [`shards`]).
-    pub fn new(d1: D1Database, io: Rc<Io>) -> Self {
-        Self::indexed(d1, 0, io)
-    }
-
-    /// Database `DB_{index}`.
-    pub fn indexed(d1: D1Database, index: usize, io: Rc<Io>) -> Self {
+    /// Database `DB_{index}`; only the placement rules (`shards`) bind one.
+    pub(super) fn indexed(d1: D1Database, index: usize, io: Rc<Io>) -> Self {
         Self { d1, index, io }
     }
 
@@ -270,22 +268,28 @@ impl Deref for Db {
     }
 }
 
-pub fn stmt(db: &D1Database, sql: &str, params: &[JsValue]) -> ApiResult<D1PreparedStatement> {
-    Ok(db.prepare(sql).bind(params)?)
+pub fn stmt<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<D1PreparedStatement> {
+    Ok(db.on().prepare(sql).bind(params)?)
 }
 
-pub async fn all<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<Vec<T>> {
+pub async fn all<'a, T: DeserializeOwned>(
+    db: impl OnDb<'a>,
+    sql: &str,
+    params: &[JsValue],
+) -> ApiResult<Vec<T>> {
+    let db = db.on();
     let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
     Ok(result.results()?)
 }
 
 /// A query's rows, and the size of the database's file after it (D1's `size_after`, bytes).
-pub async fn all_sized<T: DeserializeOwned>(
-    db: &Db,
+pub async fn all_sized<'a, T: DeserializeOwned>(
+    db: impl OnDb<'a>,
     sql: &str,
     params: &[JsValue],
 ) -> ApiResult<(Vec<T>, Option<u64>)> {
+    let db = db.on();
     let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
     let size = result.meta()?.and_then(|m| m.size_after).map(|bytes| bytes as u64);
@@ -293,12 +297,17 @@ pub async fn all_sized<T: DeserializeOwned>(
 }
 
 /// The first row of a query (read with `all`, whose result carries the rows-read figures).
-pub async fn first<T: DeserializeOwned>(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<Option<T>> {
+pub async fn first<'a, T: DeserializeOwned>(
+    db: impl OnDb<'a>,
+    sql: &str,
+    params: &[JsValue],
+) -> ApiResult<Option<T>> {
     Ok(all(db, sql, params).await?.into_iter().next())
 }
 
 /// Runs a write; returns the number of rows it changed.
-pub async fn run(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
+pub async fn run<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
+    let db = db.on();
     let result = db.trip(1, stmt(db, sql, params)?.run()).await.map_err(d1_error)?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
@@ -310,12 +319,16 @@ pub fn changed_rows(result: Option<&worker::D1Result>) -> usize {
 }
 
 /// Runs a write whose row count does not matter.
-pub async fn exec(db: &Db, sql: &str, params: &[JsValue]) -> ApiResult<()> {
+pub async fn exec<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<()> {
     run(db, sql, params).await.map(|_| ())
 }
 
 /// Runs statements as one atomic D1 batch (all or nothing).
-pub async fn batch(db: &Db, statements: Vec<D1PreparedStatement>) -> ApiResult<Vec<worker::D1Result>> {
+pub async fn batch<'a>(
+    db: impl OnDb<'a>,
+    statements: Vec<D1PreparedStatement>,
+) -> ApiResult<Vec<worker::D1Result>> {
+    let db = db.on();
     let n = statements.len();
     let results = db.trip(n, db.d1.batch(statements)).await.map_err(d1_error)?;
     db.io.record_rows(db.index, &results);

@@ -9,7 +9,7 @@ use worker::D1PreparedStatement;
 
 use super::outbox::returned_events;
 use super::snowflake::insert_with_fresh_id;
-use super::{all, batch, first, int, stmt, text, Count, Db};
+use super::{all, batch, first, int, stmt, text, AnyDb, Count, OnDb, PostDb, UserDb};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
 use crate::domain::snowflake::{shard_of_id, IdSeed};
@@ -26,7 +26,12 @@ pub struct Applied {
 /// lives on the database of what was moderated, in the action's own batch, so an action and
 /// its row commit together; its id is a snowflake on the subject's shard, so the log reads in
 /// time order across databases ([`audit_page`]).
-fn audit_statement(db: &Db, id: i64, entry: &AuditEntry, now: i64) -> ApiResult<D1PreparedStatement> {
+fn audit_statement<'a>(
+    db: impl OnDb<'a>,
+    id: i64,
+    entry: &AuditEntry,
+    now: i64,
+) -> ApiResult<D1PreparedStatement> {
     let (kind, target) = entry.target.parts();
     stmt(
         db,
@@ -46,8 +51,8 @@ fn audit_statement(db: &Db, id: i64, entry: &AuditEntry, now: i64) -> ApiResult<
 
 /// Runs an action's batch (`statements`, then the audit row) with a fresh audit id, again on
 /// the rare id collision (the batch is atomic: a failed one changed nothing).
-async fn with_audit(
-    db: &Db,
+async fn with_audit<'a>(
+    db: impl OnDb<'a>,
     subject: i64,
     entry: &AuditEntry,
     now: i64,
@@ -66,7 +71,7 @@ async fn with_audit(
 
 /// Suspends or reinstates (by `entry.action`) a user; `None` if there is no such user.
 pub async fn set_suspended(
-    db: &Db,
+    db: UserDb<'_>,
     user: UserId,
     entry: &AuditEntry,
     now: i64,
@@ -94,7 +99,7 @@ pub async fn set_suspended(
 /// the post's state version moves so an older window write cannot undo it. `None` if there is
 /// no such post.
 pub async fn set_taken_down(
-    db: &Db,
+    db: PostDb<'_>,
     post: PostId,
     entry: &AuditEntry,
     now: i64,
@@ -129,7 +134,7 @@ pub async fn set_taken_down(
     Ok(Some(Applied { changed, events: returned_events(results.get(1..2).unwrap_or_default()) }))
 }
 
-async fn exists(db: &Db, sql: &str, id: i64) -> ApiResult<bool> {
+async fn exists<'a>(db: impl OnDb<'a>, sql: &str, id: i64) -> ApiResult<bool> {
     let row: Option<Count> = first(db, sql, &[int(id)]).await?;
     Ok(row.is_some_and(|c| c.n > 0))
 }
@@ -148,7 +153,7 @@ pub struct AuditRow {
 
 /// The audit log in the order actions happened, strictly after `after_id`; `limit + 1` rows so
 /// the caller can tell whether more exist.
-pub async fn audit_page(db: &Db, after_id: i64, limit: usize) -> ApiResult<Vec<AuditRow>> {
+pub async fn audit_page(db: AnyDb<'_>, after_id: i64, limit: usize) -> ApiResult<Vec<AuditRow>> {
     all(
         db,
         "SELECT id, created_at, actor, action, target_kind, target_id, reason FROM audit_log \

@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use super::notifications::{shown_sql, COLUMNS};
 use super::users::not_blocked_between;
-use super::{all, batch, int, stmt, text, Db};
+use super::{all, batch, int, stmt, text, UserDb};
 use crate::domain::ids::UserId;
 use crate::domain::notifications::{GroupKey, GroupQuery, KindFilter, GROUP_COUNT_CAP, SAMPLE_SCAN};
 use crate::error::ApiResult;
@@ -128,7 +128,12 @@ fn ungrouped_sql(kinds: &KindFilter, order: &str) -> String {
 
 /// Up to `limit` group representatives of the query's range, in its order, and the edge row
 /// when the walk stopped early.
-pub async fn walk(db: &Db, recipient: UserId, q: &GroupQuery, limit: usize) -> ApiResult<Vec<WalkRow>> {
+pub async fn walk(
+    db: UserDb<'_>,
+    recipient: UserId,
+    q: &GroupQuery,
+    limit: usize,
+) -> ApiResult<Vec<WalkRow>> {
     let ungrouped = q.ungrouped_kinds();
     let sql = walk_sql(if q.oldest_first { &OLDEST_FIRST } else { &NEWEST_FIRST }, &ungrouped);
     let params = [
@@ -191,7 +196,7 @@ fn aggregates_sql() -> String {
 
 /// The figures of these (grouped) groups, one read; none for a group whose post is deleted or
 /// taken down (its author still reads the post itself, so hydrating would not hide it).
-pub async fn aggregates(db: &Db, recipient: UserId, spans: &[Span]) -> ApiResult<Vec<Aggregate>> {
+pub async fn aggregates(db: UserDb<'_>, recipient: UserId, spans: &[Span]) -> ApiResult<Vec<Aggregate>> {
     let rows: Vec<serde_json::Value> = spans
         .iter()
         .filter_map(|s| match s.key {
@@ -208,7 +213,12 @@ pub async fn aggregates(db: &Db, recipient: UserId, spans: &[Span]) -> ApiResult
 }
 
 /// The newest shown actors of a grouped group (a block hides theirs), at most `limit`.
-pub async fn actors(db: &Db, recipient: UserId, key: GroupKey, limit: usize) -> ApiResult<Vec<UserId>> {
+pub async fn actors(
+    db: UserDb<'_>,
+    recipient: UserId,
+    key: GroupKey,
+    limit: usize,
+) -> ApiResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Actor {
         actor_id: UserId,
@@ -227,7 +237,7 @@ pub async fn actors(db: &Db, recipient: UserId, key: GroupKey, limit: usize) -> 
 }
 
 /// Dismisses every notification of a grouped group (hidden ones too, as Mastodon does).
-pub async fn dismiss(db: &Db, recipient: UserId, key: GroupKey) -> ApiResult<()> {
+pub async fn dismiss(db: UserDb<'_>, recipient: UserId, key: GroupKey) -> ApiResult<()> {
     let GroupKey::Grouped { kind, post_id, window } = key else {
         return Ok(());
     };

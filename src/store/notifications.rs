@@ -10,7 +10,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::users::not_blocked_between;
-use super::{all, batch, changed_rows, int, stmt, text, Db};
+use super::{all, batch, changed_rows, int, stmt, text, PostDb, UserDb};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
 use crate::domain::notifications::{Kind, KindFilter, Notice};
@@ -52,7 +52,7 @@ fn insert_sql(
 /// After a like request's upsert: a like that just turned on (its `liked_at` is this request's
 /// time) notifies the post's author; an unlike that left the like off removes it. Never for a
 /// like of your own post.
-pub fn on_like_op(db: &Db, op: &LikeOp) -> ApiResult<D1PreparedStatement> {
+pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> ApiResult<D1PreparedStatement> {
     if op.like {
         let from_where = "FROM posts p JOIN likes l ON l.post_id = p.id AND l.user_id = ?2 \
              WHERE p.id = ?1 AND p.author_id <> ?2 AND l.liked = 1 AND l.liked_at = ?3";
@@ -70,7 +70,7 @@ pub fn on_like_op(db: &Db, op: &LikeOp) -> ApiResult<D1PreparedStatement> {
 
 /// A new comment notifies the post's author (unless they wrote it).
 pub fn on_comment(
-    db: &Db,
+    db: PostDb<'_>,
     comment: i64,
     post: PostId,
     author: UserId,
@@ -89,7 +89,7 @@ pub fn on_comment(
 }
 
 /// A deleted comment takes its notification with it.
-pub fn off_comment(db: &Db, comment: CommentId, post: PostId) -> ApiResult<D1PreparedStatement> {
+pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> ApiResult<D1PreparedStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?2) \
            AND kind = '{}' AND post_id = ?2 AND comment_id = ?1",
@@ -102,7 +102,7 @@ pub fn off_comment(db: &Db, comment: CommentId, post: PostId) -> ApiResult<D1Pre
 /// hold yet (this incarnation: its `created_at`) notifies the author. A redelivered event or a
 /// repeated convergence finds it held and does nothing.
 pub fn on_follow(
-    db: &Db,
+    db: UserDb<'_>,
     author: UserId,
     follower: UserId,
     follow_created_at: i64,
@@ -123,7 +123,7 @@ pub fn on_follow(
 
 /// The author's side no longer has this follower (unfollow, block): the follow notification
 /// goes.
-pub fn off_follow(db: &Db, author: UserId, follower: UserId) -> ApiResult<D1PreparedStatement> {
+pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> ApiResult<D1PreparedStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
         Kind::Follow.as_str()
@@ -191,7 +191,7 @@ pub(super) const COLUMNS: &str = "n.id, n.kind, n.actor_id, n.post_id, n.comment
 
 /// Up to `limit` notifications of the range, in its order.
 pub async fn page(
-    db: &Db,
+    db: UserDb<'_>,
     recipient: UserId,
     range: &Range<'_>,
     limit: usize,
@@ -216,7 +216,7 @@ pub async fn page(
 /// How many shown notifications lie above the recipient's `notifications` marker (at most
 /// `cap`), as rows: the service drops suspended actors before counting.
 pub async fn unread(
-    db: &Db,
+    db: UserDb<'_>,
     recipient: UserId,
     kinds: &KindFilter,
     cap: usize,
@@ -230,7 +230,7 @@ pub async fn unread(
 }
 
 /// Dismisses one notification; whether there was one.
-pub async fn dismiss(db: &Db, recipient: UserId, id: i64) -> ApiResult<bool> {
+pub async fn dismiss(db: UserDb<'_>, recipient: UserId, id: i64) -> ApiResult<bool> {
     let results = batch(
         db,
         vec![stmt(
@@ -244,7 +244,7 @@ pub async fn dismiss(db: &Db, recipient: UserId, id: i64) -> ApiResult<bool> {
 }
 
 /// Clears all of a recipient's notifications.
-pub async fn clear(db: &Db, recipient: UserId) -> ApiResult<usize> {
+pub async fn clear(db: UserDb<'_>, recipient: UserId) -> ApiResult<usize> {
     let results =
         batch(db, vec![stmt(db, "DELETE FROM notifications WHERE recipient_id = ?1", &[int(recipient)])?])
             .await?;

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{exec, first, int, opt_text, text, Db};
+use super::{exec, first, int, opt_text, text, AnyDb, ControlDb, UserDb};
 use crate::domain::ids::UserId;
 use crate::domain::oauth::Scopes;
 use crate::error::ApiResult;
@@ -34,7 +34,7 @@ pub struct NewApp<'a> {
     pub scopes: Scopes,
 }
 
-pub async fn create_app(db: &Db, app: &NewApp<'_>, now: i64) -> ApiResult<i64> {
+pub async fn create_app(db: ControlDb<'_>, app: &NewApp<'_>, now: i64) -> ApiResult<i64> {
     #[derive(Deserialize)]
     struct Id {
         id: i64,
@@ -54,7 +54,7 @@ pub async fn create_app(db: &Db, app: &NewApp<'_>, now: i64) -> ApiResult<i64> {
     Ok(row.map_or(0, |r| r.id))
 }
 
-pub async fn app_by_client_id(db: &Db, client_id: &str) -> ApiResult<Option<AppRow>> {
+pub async fn app_by_client_id(db: ControlDb<'_>, client_id: &str) -> ApiResult<Option<AppRow>> {
     const SQL: &str = "SELECT id, client_secret_hash, name, website, redirect_uris, scopes \
                        FROM oauth_apps WHERE client_id = ?1";
     first(db, SQL, &[text(client_id)]).await
@@ -72,7 +72,7 @@ pub struct Grant<'a> {
     pub code_challenge: Option<&'a str>,
 }
 
-pub async fn create_code(db: &Db, grant: &Grant<'_>) -> ApiResult<()> {
+pub async fn create_code(db: ControlDb<'_>, grant: &Grant<'_>) -> ApiResult<()> {
     const SQL: &str =
         "INSERT INTO oauth_codes (code_hash, app_id, user_id, scopes, redirect_uri, expires_at, code_challenge) \
                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -105,21 +105,21 @@ impl CodeRow {
 }
 
 /// Takes the code out (it works once, whatever happens next); `None` if there is none.
-pub async fn take_code(db: &Db, code_hash: &str) -> ApiResult<Option<CodeRow>> {
+pub async fn take_code(db: ControlDb<'_>, code_hash: &str) -> ApiResult<Option<CodeRow>> {
     const SQL: &str = "DELETE FROM oauth_codes WHERE code_hash = ?1 \
                        RETURNING app_id, user_id, scopes, redirect_uri, expires_at, code_challenge";
     first(db, SQL, &[text(code_hash)]).await
 }
 
 /// Revokes one access token by id, remembered until it would have expired anyway.
-pub async fn revoke_token(db: &Db, token_id: i64, expires_at: i64) -> ApiResult<()> {
+pub async fn revoke_token(db: UserDb<'_>, token_id: i64, expires_at: i64) -> ApiResult<()> {
     const SQL: &str = "INSERT INTO revoked_tokens (token_id, expires_at) VALUES (?1, ?2) \
                        ON CONFLICT (token_id) DO NOTHING";
     exec(db, SQL, &[int(token_id), int(expires_at)]).await
 }
 
 /// Drops expired codes and revocations of expired tokens (the cron pass).
-pub async fn purge_expired(db: &Db, now: i64) -> ApiResult<()> {
+pub async fn purge_expired(db: AnyDb<'_>, now: i64) -> ApiResult<()> {
     exec(db, "DELETE FROM oauth_codes WHERE expires_at <= ?1", &[int(now)]).await?;
     exec(db, "DELETE FROM revoked_tokens WHERE expires_at <= ?1", &[int(now)]).await
 }

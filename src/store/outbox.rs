@@ -7,7 +7,7 @@ use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::stats::bump;
-use super::{all, batch, first, id_list, int, run, stmt, text, Db, IdRow};
+use super::{all, batch, first, id_list, int, run, stmt, text, AnyDb, IdRow, OnDb, OutboxDb, UserDb};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::domain::snowflake::{shard_of_id, ID_RANDOM_BITS, SHARD_BITS};
@@ -26,7 +26,7 @@ pub struct OutboxRow {
     pub cursor_follower_id: i64,
 }
 
-pub async fn get(db: &Db, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
+pub async fn get(db: OutboxDb<'_>, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
     first(
         db,
         "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id \
@@ -60,7 +60,7 @@ pub fn shard_param(home: impl Into<i64>) -> JsValue {
 /// having changed rows.
 #[allow(clippy::too_many_arguments)]
 pub fn reader_event(
-    db: &Db,
+    db: UserDb<'_>,
     home: UserId,
     kind: EventKind,
     reader: UserId,
@@ -82,7 +82,12 @@ pub fn reader_event(
 
 /// An event about an existing post (`post`: deliver it, `remove_post`: take it out), for use
 /// inside the batch that changes the post.
-pub fn post_event(db: &Db, kind: EventKind, post: PostId, now: i64) -> ApiResult<D1PreparedStatement> {
+pub fn post_event<'a>(
+    db: impl OnDb<'a>,
+    kind: EventKind,
+    post: PostId,
+    now: i64,
+) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         &format!(
@@ -103,7 +108,7 @@ pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
 /// (`followers`): only those whose edge is pushed (`pushed_only`, hybrid mode) or all of them
 /// (push mode). Which of them have a window is their own rows' to say ([`active_among`]).
 pub async fn follower_chunk(
-    db_of_author: &Db,
+    db_of_author: UserDb<'_>,
     author: UserId,
     after: i64,
     limit: usize,
@@ -149,7 +154,7 @@ pub async fn active_among(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<
 /// Records a finished chunk: progress only moves forward, so a stale retry cannot rewind it.
 /// `sent_at` doubles as the lease the reconciliation sweep checks before resending.
 pub async fn record_chunk(
-    db: &Db,
+    db: OutboxDb<'_>,
     id: OutboxId,
     last_follower: i64,
     delivered: usize,
@@ -173,7 +178,7 @@ pub async fn record_chunk(
 }
 
 /// Marks an event done; a `post` event also leaves a publish-to-visible latency sample.
-pub async fn mark_done(db: &Db, row: &OutboxRow, now: i64) -> ApiResult<()> {
+pub async fn mark_done(db: OutboxDb<'_>, row: &OutboxRow, now: i64) -> ApiResult<()> {
     let mut statements = vec![stmt(
         db,
         "UPDATE outbox SET state = 'done', done_at = ?2 WHERE id = ?1 AND state <> 'done'",
@@ -224,7 +229,7 @@ pub async fn mark_done(db: &Db, row: &OutboxRow, now: i64) -> ApiResult<()> {
 /// Only that attempt is over: an event resent (by the sweep or a replay, which renew
 /// `sent_at`) or making progress (chunks renew it) after that message was sent belongs to a
 /// newer attempt, which a late dead letter of the old one must not kill.
-pub async fn mark_dead(db: &Db, id: OutboxId, message_sent_at: i64) -> ApiResult<()> {
+pub async fn mark_dead(db: OutboxDb<'_>, id: OutboxId, message_sent_at: i64) -> ApiResult<()> {
     batch(
         db,
         vec![
@@ -244,7 +249,7 @@ pub async fn mark_dead(db: &Db, id: OutboxId, message_sent_at: i64) -> ApiResult
 /// Parks a delivery of a suspended author's post until reinstatement ([`release_held`]), if
 /// the author is still suspended as the write commits; false if not (a reinstatement came
 /// between the read and this write: the caller must not drop the event).
-pub async fn hold(db: &Db, id: OutboxId) -> ApiResult<bool> {
+pub async fn hold(db: OutboxDb<'_>, id: OutboxId) -> ApiResult<bool> {
     let changed = run(
         db,
         "UPDATE outbox SET state = 'held' WHERE id = ?1 AND state = 'pending' \
@@ -257,7 +262,7 @@ pub async fn hold(db: &Db, id: OutboxId) -> ApiResult<bool> {
 
 /// Held events of an author who is not suspended (any more), back to pending (their progress
 /// kept), to be sent.
-pub async fn release_held(db: &Db, author: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn release_held(db: UserDb<'_>, author: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', sent_at = ?2 WHERE state = 'held' AND author_id = ?1 \
@@ -270,7 +275,7 @@ pub async fn release_held(db: &Db, author: UserId, now: i64) -> ApiResult<Vec<Ou
 
 /// Authors with held events who are no longer suspended (a reinstatement cut short before its
 /// release), at most `limit`: the held set is small, so this reads only it.
-pub async fn released_authors_pending(db: &Db, limit: usize) -> ApiResult<Vec<UserId>> {
+pub async fn released_authors_pending(db: AnyDb<'_>, limit: usize) -> ApiResult<Vec<UserId>> {
     let rows: Vec<IdRow> = all(
         db,
         "SELECT DISTINCT o.author_id AS id FROM outbox o JOIN users u ON u.id = o.author_id \
@@ -282,13 +287,13 @@ pub async fn released_authors_pending(db: &Db, limit: usize) -> ApiResult<Vec<Us
 }
 
 /// Returns dead-lettered events to pending (after the cause of their failures is fixed).
-pub async fn revive_dead(db: &Db) -> ApiResult<usize> {
+pub async fn revive_dead(db: AnyDb<'_>) -> ApiResult<usize> {
     run(db, "UPDATE outbox SET state = 'pending', sent_at = NULL WHERE state = 'dead'", &[]).await
 }
 
 /// Pending events with no progress for `grace_ms`: the sender died, or a chain broke.
 /// Their lease is renewed here so two sweeps do not resend the same event back to back.
-pub async fn claim_stuck(db: &Db, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<OutboxId>> {
+pub async fn claim_stuck(db: AnyDb<'_>, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM outbox WHERE state = 'pending' \
@@ -300,6 +305,6 @@ pub async fn claim_stuck(db: &Db, now: i64, grace_ms: i64, limit: usize) -> ApiR
 }
 
 /// Drops finished events older than `before` (they only matter while they can be replayed).
-pub async fn purge_done(db: &Db, before: i64) -> ApiResult<usize> {
+pub async fn purge_done(db: AnyDb<'_>, before: i64) -> ApiResult<usize> {
     run(db, "DELETE FROM outbox WHERE state = 'done' AND done_at < ?1", &[int(before)]).await
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::shards::Shards;
-use super::{all, exec, first, id_list, int, run, stmt, text, Db};
+use super::{all, exec, first, id_list, int, run, stmt, text, AnyDb, UserDb};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
 use crate::domain::policy::{EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
@@ -18,7 +18,12 @@ use crate::error::ApiResult;
 /// Brings the author's posting rate up to date with one post made at `created_at` (an import
 /// carries its own, older time and counts for less), for the publish batch. Same formula as
 /// `Rate::with_event`, in SQL so it costs no extra round trip.
-pub fn count_post(db: &Db, author: UserId, created_at: i64, now: i64) -> ApiResult<D1PreparedStatement> {
+pub fn count_post(
+    db: UserDb<'_>,
+    author: UserId,
+    created_at: i64,
+    now: i64,
+) -> ApiResult<D1PreparedStatement> {
     let tau_ms = RATE_TAU_DAYS * DAY_MS as f64;
     stmt(
         db,
@@ -31,7 +36,11 @@ pub fn count_post(db: &Db, author: UserId, created_at: i64, now: i64) -> ApiResu
 }
 
 /// Records what a reader's window object reported, on the reader's own row.
-pub async fn record_activity(db_of_reader: &Db, reader: UserId, report: &ActivityReport) -> ApiResult<()> {
+pub async fn record_activity(
+    db_of_reader: UserDb<'_>,
+    reader: UserId,
+    report: &ActivityReport,
+) -> ApiResult<()> {
     exec(
         db_of_reader,
         "UPDATE users SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3) WHERE id = ?1",
@@ -134,7 +143,7 @@ const AUTHOR_FACTS: &str =
     "SELECT id AS author_id, post_rate, post_rate_at, post_rate_modes, followers_count, \
      push_min_read_rate FROM users";
 
-pub async fn author_facts(db_of_author: &Db, author: UserId) -> ApiResult<Option<AuthorFacts>> {
+pub async fn author_facts(db_of_author: UserDb<'_>, author: UserId) -> ApiResult<Option<AuthorFacts>> {
     first(db_of_author, &format!("{AUTHOR_FACTS} WHERE id = ?1"), &[int(author)]).await
 }
 
@@ -165,7 +174,7 @@ const AUTHOR_EDGE_COLUMNS: &str =
 /// A page of an author's pushed (or switching) edges, in follower order after `after`, from
 /// the author's side (index `followers_push`).
 pub async fn pushed_edges(
-    db_of_author: &Db,
+    db_of_author: UserDb<'_>,
     author: UserId,
     after: i64,
     limit: usize,
@@ -185,7 +194,7 @@ pub async fn pushed_edges(
 /// least `cut`, from the highest rate down after `(rate, follower)`, from the author's side
 /// (index `followers_by_rate`, whose entries end with the follower id: the order is exact).
 pub async fn push_candidates(
-    db_of_author: &Db,
+    db_of_author: UserDb<'_>,
     author: UserId,
     cut: f64,
     (rate, after): (f64, i64),
@@ -210,7 +219,7 @@ pub async fn push_candidates(
 /// `followers_by_rate` from the top, so the cost is about `cap` rows (plus the inactive readers
 /// ranked above the cut), never the follower count.
 pub async fn cap_threshold(
-    db_of_author: &Db,
+    db_of_author: UserDb<'_>,
     author: UserId,
     cap: usize,
     active_since: i64,
@@ -232,7 +241,7 @@ pub async fn cap_threshold(
 
 /// Remembers what the author's edges were decided with.
 pub async fn record_author_decision(
-    db: &Db,
+    db: UserDb<'_>,
     author: &AuthorFacts,
     threshold: f64,
     now: i64,
@@ -290,7 +299,7 @@ pub async fn set_author_phase(
 
 async fn set_phase_on<'a>(
     shards: &'a Shards,
-    groups: Vec<(&'a Db, Vec<(UserId, UserId)>)>,
+    groups: Vec<(AnyDb<'a>, Vec<(UserId, UserId)>)>,
     table: &'static str,
     phase: Phase,
 ) -> ApiResult<Vec<(UserId, UserId)>> {
@@ -301,7 +310,7 @@ async fn set_phase_on<'a>(
 }
 
 async fn set_side_phase(
-    db: &Db,
+    db: AnyDb<'_>,
     table: &str,
     edges: &[(UserId, UserId)],
     phase: Phase,
@@ -335,7 +344,7 @@ async fn set_side_phase(
 /// probe runs only for readers inactive since `cutoff`. Readers from before activity was
 /// reported fall back to when their window was made.
 pub async fn reader_slice(
-    db_of_readers: &Db,
+    db_of_readers: AnyDb<'_>,
     after: i64,
     cutoff: i64,
     limit: usize,
@@ -357,7 +366,7 @@ pub async fn reader_slice(
 }
 
 /// The authors whose edge from `reader` is pushed on the reader's side (or switching).
-pub async fn pushed_authors(db_of_reader: &Db, reader: UserId) -> ApiResult<Vec<UserId>> {
+pub async fn pushed_authors(db_of_reader: UserDb<'_>, reader: UserId) -> ApiResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Row {
         author_id: UserId,

@@ -7,7 +7,7 @@ use worker::D1PreparedStatement;
 use super::outbox::{post_event, returned_events};
 use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
-use super::{all, batch, first, first_id, id_list, int, opt_text, run, stmt, text, Db};
+use super::{all, batch, first, first_id, id_list, int, opt_text, run, stmt, text, AnyDb, PostDb, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
@@ -41,7 +41,7 @@ pub fn feed_columns() -> String {
 
 /// The viewer's (`?1`) relationship to each of `authors` (all on this database): one row per
 /// author, read beside the page's posts.
-pub fn relationships(db: &Db, viewer: UserId, authors: &[UserId]) -> ApiResult<D1PreparedStatement> {
+pub fn relationships(db: AnyDb<'_>, viewer: UserId, authors: &[UserId]) -> ApiResult<D1PreparedStatement> {
     let sql =
         format!("SELECT e.value AS author_id, {} FROM json_each(?2) e", relationship_columns("e.value"));
     stmt(db, &sql, &[int(viewer), text(&id_list(authors))])
@@ -123,7 +123,7 @@ impl PostRow {
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched
 /// queries of at most `IDS_PER_QUERY` ids. Does not filter by visibility; callers do.
-pub async fn load_live(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
+pub async fn load_live(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -131,18 +131,22 @@ pub async fn load_live(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec
 }
 
 /// [`load_live`] as statements, to join a batch with other reads (one round trip).
-pub fn live_statements(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn live_statements(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
     live_statements_of(db, viewer, ids, &post_select())
 }
 
 /// The feed's hydration: [`live_statements`] without the relationship columns.
-pub fn feed_live_statements(db: &Db, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn feed_live_statements(
+    db: AnyDb<'_>,
+    viewer: UserId,
+    ids: &[PostId],
+) -> ApiResult<Vec<D1PreparedStatement>> {
     let select = format!("{} FROM posts p JOIN users u ON u.id = p.author_id", feed_columns());
     live_statements_of(db, viewer, ids, &select)
 }
 
 fn live_statements_of(
-    db: &Db,
+    db: AnyDb<'_>,
     viewer: UserId,
     ids: &[PostId],
     select: &str,
@@ -168,14 +172,14 @@ pub fn rows_of(results: &[worker::D1Result]) -> ApiResult<Vec<PostRow>> {
 }
 
 /// One post if the viewer may see it now; `None` otherwise (absent, deleted, or hidden).
-pub async fn get_visible(db: &Db, viewer: UserId, id: PostId) -> ApiResult<Option<PostRow>> {
-    Ok(load_live(db, viewer, &[id]).await?.into_iter().find(|p| p.visible_to(viewer)))
+pub async fn get_visible(db: PostDb<'_>, viewer: UserId, id: PostId) -> ApiResult<Option<PostRow>> {
+    Ok(load_live(db.any(), viewer, &[id]).await?.into_iter().find(|p| p.visible_to(viewer)))
 }
 
 /// One page of an author's posts at the given visibility levels, newest first, strictly after
 /// `before`; fetches `limit + 1` rows so the caller can tell whether more exist.
 pub async fn author_page(
-    db: &Db,
+    db: UserDb<'_>,
     viewer: UserId,
     author: UserId,
     levels: &[Visibility],
@@ -237,7 +241,7 @@ struct IdempotentRow {
     request_hash: String,
 }
 
-async fn idempotent_replay(db: &Db, scope: &IdempotencyScope) -> ApiResult<Option<Published>> {
+async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResult<Option<Published>> {
     let row: Option<IdempotentRow> = first(
         db,
         "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2",
@@ -257,7 +261,12 @@ async fn idempotent_replay(db: &Db, scope: &IdempotencyScope) -> ApiResult<Optio
 }
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
-fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResult<Vec<D1PreparedStatement>> {
+fn publish_statements(
+    db: UserDb<'_>,
+    post: &NewPost<'_>,
+    id: i64,
+    now: i64,
+) -> ApiResult<Vec<D1PreparedStatement>> {
     // The post's time is its id's: a crowded millisecond moves both (store::snowflake).
     let created_at = snowflake_time(id);
     let mut statements = vec![
@@ -302,7 +311,7 @@ fn publish_statements(db: &Db, post: &NewPost<'_>, id: i64, now: i64) -> ApiResu
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
 /// so a post never exists without the event that fans it out, and a retried request can never
 /// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
-pub async fn publish(db: &Db, post: NewPost<'_>, now: i64, seed: IdSeed) -> ApiResult<Published> {
+pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) -> ApiResult<Published> {
     if let Some(scope) = &post.idempotency {
         if let Some(found) = idempotent_replay(db, scope).await? {
             return Ok(found);
@@ -335,7 +344,7 @@ pub async fn publish(db: &Db, post: NewPost<'_>, now: i64, seed: IdSeed) -> ApiR
 /// the transaction, never by a read taken before it: two concurrent edits each record the
 /// transition they really made, in commit order.
 pub async fn edit(
-    db: &Db,
+    db: PostDb<'_>,
     post_id: PostId,
     body: Option<&PostBody>,
     visibility: Option<Visibility>,
@@ -365,7 +374,7 @@ pub async fn edit(
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
 /// event that removes it from timeline windows.
-pub async fn delete(db: &Db, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn delete(db: PostDb<'_>, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let results = batch(
         db,
         vec![
@@ -383,7 +392,7 @@ pub async fn delete(db: &Db, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxI
 }
 
 /// Drops idempotency keys created before `before` (retries only come within minutes).
-pub async fn purge_idempotency_keys(db: &Db, before: i64) -> ApiResult<usize> {
+pub async fn purge_idempotency_keys(db: AnyDb<'_>, before: i64) -> ApiResult<usize> {
     run(db, "DELETE FROM idempotency_keys WHERE created_at < ?1", &[int(before)]).await
 }
 
@@ -415,7 +424,7 @@ impl PostState {
 }
 
 /// The post's current state, deleted or not; `None` if no such row exists.
-pub async fn state(db: &Db, post_id: PostId) -> ApiResult<Option<PostState>> {
+pub async fn state(db: PostDb<'_>, post_id: PostId) -> ApiResult<Option<PostState>> {
     first(
         db,
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \

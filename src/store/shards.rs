@@ -15,8 +15,9 @@ use futures_util::future::join_all;
 
 use worker::Env;
 
+use super::handles::{AnyDb, ControlDb, HandleDb, OutboxDb, PostDb, UserDb};
 use super::{Db, Io};
-use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::ids::{CommentId, OutboxId, PostId, UserId};
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::shard::{group_by_database, shard_of_handle, ShardMap};
 use crate::domain::snowflake::{shard_of_id, LogicalShard, LOGICAL_SHARDS};
@@ -57,39 +58,52 @@ impl Shards {
     }
 
     /// `DB_0`: where the tables that are not per user live (see the module comment).
-    pub fn control(&self) -> &Db {
-        &self.dbs[0]
+    pub fn control(&self) -> ControlDb<'_> {
+        ControlDb::new(&self.dbs[0])
     }
 
     /// The database a logical shard lives on.
-    pub fn of(&self, shard: LogicalShard) -> &Db {
+    fn of(&self, shard: LogicalShard) -> &Db {
         // In range by construction: `map_for` checks every mapped index against `dbs.len()`.
         &self.dbs[self.map.database(shard)]
     }
 
     /// A user's home database.
-    pub fn user(&self, user: UserId) -> &Db {
-        self.of(shard_of_id(user.get()))
+    pub fn user(&self, user: UserId) -> UserDb<'_> {
+        UserDb::new(self.of(shard_of_id(user.get())))
     }
 
     /// A post's database (its author's).
-    pub fn post(&self, post: PostId) -> &Db {
-        self.of(shard_of_id(post.get()))
+    pub fn post(&self, post: PostId) -> PostDb<'_> {
+        PostDb::new(self.of(shard_of_id(post.get())))
     }
 
     /// A comment's database (its post's).
-    pub fn comment(&self, comment: CommentId) -> &Db {
-        self.of(shard_of_id(comment.get()))
+    pub fn comment(&self, comment: CommentId) -> PostDb<'_> {
+        PostDb::new(self.of(shard_of_id(comment.get())))
+    }
+
+    /// The database an outbox event lives on (its id names the shard, `store::outbox::new_id_sql`).
+    pub fn outbox(&self, event: OutboxId) -> OutboxDb<'_> {
+        OutboxDb::new(self.of(shard_of_id(event.get())))
     }
 
     /// The database holding a handle's directory row.
-    pub fn handle(&self, handle: &str) -> &Db {
-        self.of(shard_of_handle(handle))
+    pub fn handle(&self, handle: &str) -> HandleDb<'_> {
+        HandleDb::new(self.of(shard_of_handle(handle)))
+    }
+
+    /// Physical database `index` (`DB_{index}`), if bound.
+    pub fn database(&self, index: usize) -> Option<AnyDb<'_>> {
+        self.dbs.get(index).map(AnyDb::new)
     }
 
     /// Groups users by home database (first-seen order inside a group, groups by index), for
     /// one statement per database instead of one per user.
-    pub fn users_by_database(&self, users: impl IntoIterator<Item = UserId>) -> Vec<(&Db, Vec<UserId>)> {
+    pub fn users_by_database(
+        &self,
+        users: impl IntoIterator<Item = UserId>,
+    ) -> Vec<(AnyDb<'_>, Vec<UserId>)> {
         self.by_home(users, |u| *u)
     }
 
@@ -98,9 +112,9 @@ impl Shards {
         &self,
         items: impl IntoIterator<Item = T>,
         home: impl Fn(&T) -> UserId,
-    ) -> Vec<(&Db, Vec<T>)> {
+    ) -> Vec<(AnyDb<'_>, Vec<T>)> {
         let keyed = items.into_iter().map(|t| (shard_of_id(home(&t).get()), t));
-        group_by_database(&self.map, keyed).into_iter().map(|(i, g)| (&self.dbs[i], g)).collect()
+        group_by_database(&self.map, keyed).into_iter().map(|(i, g)| (AnyDb::new(&self.dbs[i]), g)).collect()
     }
 
     /// Runs `job` on each `(database, group)`, at most [`MAX_PARALLEL_DATABASES`] at once (an
@@ -109,8 +123,8 @@ impl Shards {
     /// error wins.
     pub async fn across<'a, G, T, Fut>(
         &'a self,
-        groups: Vec<(&'a Db, G)>,
-        job: impl Fn(&'a Db, G) -> Fut,
+        groups: Vec<(AnyDb<'a>, G)>,
+        job: impl Fn(AnyDb<'a>, G) -> Fut,
     ) -> ApiResult<Vec<T>>
     where
         Fut: Future<Output = ApiResult<T>>,
@@ -128,16 +142,16 @@ impl Shards {
     }
 
     /// Runs `job` on every physical database (cron work, admin figures), in waves as [`Self::across`].
-    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(&'a Db) -> Fut) -> ApiResult<Vec<T>>
+    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(AnyDb<'a>) -> Fut) -> ApiResult<Vec<T>>
     where
         Fut: Future<Output = ApiResult<T>>,
     {
-        self.across(self.dbs.iter().map(|db| (db, ())).collect(), |db, ()| job(db)).await
+        self.across(self.all().map(|db| (db, ())).collect(), |db, ()| job(db)).await
     }
 
     /// Every physical database, `DB_0` first (migrations, stats, fan-out over all of them).
-    pub fn all(&self) -> &[Db] {
-        &self.dbs
+    pub fn all(&self) -> impl ExactSizeIterator<Item = AnyDb<'_>> {
+        self.dbs.iter().map(AnyDb::new)
     }
 
     pub fn map(&self) -> &ShardMap {

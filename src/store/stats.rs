@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
-use super::{all, all_sized, first, int, run, stmt, text, Count, Db};
+use super::{all, all_sized, first, int, run, stmt, text, AnyDb, Count, OnDb};
 use crate::error::ApiResult;
 
 /// Adds `by` to a named counter; a statement so it joins the batch of the change it counts.
-pub fn bump(db: &Db, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
+pub fn bump<'a>(db: impl OnDb<'a>, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
@@ -26,7 +26,12 @@ pub fn minute_of(at_ms: i64) -> i64 {
 
 /// Adds `by` to a per-minute count (rolling figures); a statement, to join the batch of the
 /// change it counts.
-pub fn count_minute(db: &Db, name: &str, at_ms: i64, by: i64) -> ApiResult<D1PreparedStatement> {
+pub fn count_minute<'a>(
+    db: impl OnDb<'a>,
+    name: &str,
+    at_ms: i64,
+    by: i64,
+) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO minute_counts (name, minute, n) VALUES (?1, ?2, ?3) \
@@ -37,7 +42,11 @@ pub fn count_minute(db: &Db, name: &str, at_ms: i64, by: i64) -> ApiResult<D1Pre
 
 /// The per-minute counts of `[from_minute, to_minute)`, summed by name: one index range per
 /// name, at most an hour's rows each.
-pub async fn minute_sums(db: &Db, from_minute: i64, to_minute: i64) -> ApiResult<BTreeMap<String, i64>> {
+pub async fn minute_sums<'a>(
+    db: impl OnDb<'a>,
+    from_minute: i64,
+    to_minute: i64,
+) -> ApiResult<BTreeMap<String, i64>> {
     let rows: Vec<NamedValue> = all(
         db,
         "SELECT name, SUM(n) AS value FROM minute_counts WHERE minute >= ?1 AND minute < ?2 GROUP BY name",
@@ -48,12 +57,12 @@ pub async fn minute_sums(db: &Db, from_minute: i64, to_minute: i64) -> ApiResult
 }
 
 /// Drops per-minute counts older than `before_minute`.
-pub async fn trim_minutes(db: &Db, before_minute: i64) -> ApiResult<usize> {
+pub async fn trim_minutes<'a>(db: impl OnDb<'a>, before_minute: i64) -> ApiResult<usize> {
     run(db, "DELETE FROM minute_counts WHERE minute < ?1", &[int(before_minute)]).await
 }
 
 /// Sets a named value (a time mark, not a counter).
-pub fn set(db: &Db, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
+pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -61,7 +70,7 @@ pub fn set(db: &Db, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
     )
 }
 
-pub async fn value(db: &Db, name: &str) -> ApiResult<Option<i64>> {
+pub async fn value<'a>(db: impl OnDb<'a>, name: &str) -> ApiResult<Option<i64>> {
     let row: Option<Count> = first(db, "SELECT value AS n FROM stats WHERE name = ?1", &[text(name)]).await?;
     Ok(row.map(|r| r.n))
 }
@@ -122,7 +131,7 @@ pub fn count(counts: &BTreeMap<String, i64>, name: &str) -> i64 {
     counts.get(name).copied().unwrap_or(0)
 }
 
-pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
+pub async fn snapshot(db: AnyDb<'_>, now: i64) -> ApiResult<Snapshot> {
     let named = |rows: Vec<NamedValue>| rows.into_iter().map(|c| (c.name, c.value)).collect();
     let counters = named(all(db, "SELECT name, value FROM stats ORDER BY name", &[]).await?);
     // Only the unfinished states: an index range as long as the backlog, never the done rows.
@@ -161,7 +170,7 @@ pub async fn snapshot(db: &Db, now: i64) -> ApiResult<Snapshot> {
 
 /// Edges by mode, for the stats: (push, pull, switching), from the counters the author side's
 /// triggers keep (migration 0010), not a count over the edges.
-pub async fn edge_modes(db: &Db) -> ApiResult<(i64, i64, i64)> {
+pub async fn edge_modes(db: AnyDb<'_>) -> ApiResult<(i64, i64, i64)> {
     let count = |name| value(db, name);
     let (push, pull, switching) =
         futures_util::future::join3(count("edges_mode_10"), count("edges_mode_01"), count("edges_mode_11"))
@@ -182,7 +191,7 @@ pub struct Migrations {
 
 /// One database's applied migrations: one statement. Wrangler numbers its rows in the order
 /// it applied them, so the highest id is the newest.
-pub async fn migrations(db: &Db) -> ApiResult<Migrations> {
+pub async fn migrations(db: AnyDb<'_>) -> ApiResult<Migrations> {
     let (rows, size_bytes) = all_sized::<Migrations>(
         db,
         "SELECT (SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1) AS last, COUNT(*) AS applied \
@@ -194,7 +203,7 @@ pub async fn migrations(db: &Db) -> ApiResult<Migrations> {
 }
 
 /// Keeps the newest `keep` latency samples.
-pub async fn trim_samples(db: &Db, keep: i64) -> ApiResult<usize> {
+pub async fn trim_samples<'a>(db: impl OnDb<'a>, keep: i64) -> ApiResult<usize> {
     run(
         db,
         "DELETE FROM latency_samples WHERE id <= (SELECT MAX(id) FROM latency_samples) - ?1",

@@ -5,13 +5,15 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{all, batch, exec, first, int, stmt, text, Count, Db, IdRow};
+use super::{
+    all, batch, exec, first, int, stmt, text, AnyDb, ControlDb, Count, IdRow, OutboxDb, PostDb, UserDb,
+};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
 
 /// Consumes one firing of a test fault; true if it fired.
-pub async fn take_fault(db: &Db, name: &str) -> ApiResult<bool> {
+pub async fn take_fault(db: ControlDb<'_>, name: &str) -> ApiResult<bool> {
     let row: Option<IdRow> = first(
         db,
         "UPDATE test_faults SET remaining = remaining - 1 WHERE name = ?1 AND remaining > 0 RETURNING 1 AS id",
@@ -21,7 +23,7 @@ pub async fn take_fault(db: &Db, name: &str) -> ApiResult<bool> {
     Ok(row.is_some())
 }
 
-pub async fn set_fault(db: &Db, name: &str, times: i64) -> ApiResult<()> {
+pub async fn set_fault(db: ControlDb<'_>, name: &str, times: i64) -> ApiResult<()> {
     exec(
         db,
         "INSERT INTO test_faults (name, remaining) VALUES (?1, ?2) \
@@ -33,7 +35,7 @@ pub async fn set_fault(db: &Db, name: &str, times: i64) -> ApiResult<()> {
 
 /// Makes one outbox event (of any kind, done or not) pending from the start again, as a
 /// redelivery of a stale or duplicated message would find it.
-pub async fn reset_event(db: &Db, event: OutboxId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_event(db: OutboxDb<'_>, event: OutboxId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL, sent_at = ?2 \
@@ -46,7 +48,7 @@ pub async fn reset_event(db: &Db, event: OutboxId, now: i64) -> ApiResult<Vec<Ou
 
 /// Makes a post's fan-out events pending from the start again (a new attempt: `sent_at` is
 /// renewed, so a dead letter of an earlier one cannot kill it).
-pub async fn reset_for_replay(db: &Db, post: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_for_replay(db: PostDb<'_>, post: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL, sent_at = ?2 \
@@ -79,7 +81,7 @@ pub struct AuthorOutbox {
 
 /// An author's recent events (post events, and reader events about them: those live on the
 /// reader's database) on one database, and how many of them are pending there.
-pub async fn author_outbox_on(db: &Db, author: UserId) -> ApiResult<(Vec<OutboxView>, i64)> {
+pub async fn author_outbox_on(db: AnyDb<'_>, author: UserId) -> ApiResult<(Vec<OutboxView>, i64)> {
     let events: Vec<OutboxView> = all(
         db,
         "SELECT id, kind, post_id, reader_id, state, cursor_follower_id, delivered, created_at, done_at \
@@ -97,7 +99,7 @@ pub async fn author_outbox_on(db: &Db, author: UserId) -> ApiResult<(Vec<OutboxV
 }
 
 /// The faults scoped to a user (`name:<id>`), from the control database.
-pub async fn faults_of(control: &Db, user: UserId) -> ApiResult<BTreeMap<String, i64>> {
+pub async fn faults_of(control: ControlDb<'_>, user: UserId) -> ApiResult<BTreeMap<String, i64>> {
     #[derive(Deserialize)]
     struct Fault {
         name: String,
@@ -125,7 +127,7 @@ impl AuthorOutbox {
 
 /// Moves a post and its outbox events `ms` into the past, as if it had been published (and
 /// its fan-out stalled) that long ago, so a test need not wait for the in-flight horizon.
-pub async fn age_post(db: &Db, post: PostId, ms: i64) -> ApiResult<usize> {
+pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> ApiResult<usize> {
     let statements = vec![
         stmt(db, "UPDATE posts SET created_at = created_at - ?2 WHERE id = ?1", &[int(post), int(ms)])?,
         stmt(
@@ -141,7 +143,7 @@ pub async fn age_post(db: &Db, post: PostId, ms: i64) -> ApiResult<usize> {
 
 /// Overwrites some of a user's counters (`column` is one of the three counter names, from a
 /// fixed list in the caller: never client text).
-pub async fn set_user_counts(db: &Db, user: UserId, set: &[(&'static str, i64)]) -> ApiResult<()> {
+pub async fn set_user_counts(db: UserDb<'_>, user: UserId, set: &[(&'static str, i64)]) -> ApiResult<()> {
     for (column, value) in set {
         debug_assert!(["followers_count", "following_count", "posts_count"].contains(column));
         exec(db, &format!("UPDATE users SET {column} = ?2 WHERE id = ?1"), &[int(user), int(*value)]).await?;
@@ -149,7 +151,7 @@ pub async fn set_user_counts(db: &Db, user: UserId, set: &[(&'static str, i64)])
     Ok(())
 }
 
-pub async fn set_like_count(db: &Db, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
+pub async fn set_like_count(db: PostDb<'_>, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
     exec(
         db,
         "UPDATE posts SET like_count = ?2, touched_at = ?3 WHERE id = ?1",
@@ -169,7 +171,7 @@ pub struct EdgeView {
 
 /// An author's edges with their modes and the readers' reported activity, as the author's
 /// side holds them (`followers`: the copies fan-out and the author's policy read).
-pub async fn author_edges(db_of_author: &Db, author: UserId) -> ApiResult<Vec<EdgeView>> {
+pub async fn author_edges(db_of_author: UserDb<'_>, author: UserId) -> ApiResult<Vec<EdgeView>> {
     all(
         db_of_author,
         "SELECT follower_id, push, pull, read_rate, last_read_at FROM followers \

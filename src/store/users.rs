@@ -4,7 +4,7 @@ use crate::domain::snowflake::snowflake_time;
 use wasm_bindgen::JsValue;
 
 use super::shards::Shards;
-use super::{all, exec, first, id_list, int, opt_text, text, Db};
+use super::{all, exec, first, id_list, int, opt_text, text, AnyDb, HandleDb, UserDb};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
@@ -72,7 +72,7 @@ pub fn not_blocked_between(side: &str, other: &str) -> String {
 
 /// Claims `handle` for the new user `user` in the handle directory (on the handle's shard):
 /// the one place handles are unique across databases. `handle_taken` if someone holds it.
-pub async fn claim_handle(db: &Db, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
+pub async fn claim_handle(db: HandleDb<'_>, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
     // The row's shard is stored beside it: the freeze of a shard move (migrations/0013)
     // cannot compute the handle's hash in SQL.
     let claim = "INSERT INTO handles (handle, user_id, created_at, shard) VALUES (?1, ?2, ?3, ?4)";
@@ -86,12 +86,12 @@ pub async fn claim_handle(db: &Db, handle: &Handle, user: i64, now: i64) -> ApiR
 }
 
 /// Gives a claim back (a sign-up whose user row was not written); only the claim of `user`.
-pub async fn release_handle(db: &Db, handle: &str, user: i64) -> ApiResult<()> {
+pub async fn release_handle(db: AnyDb<'_>, handle: &str, user: i64) -> ApiResult<()> {
     exec(db, "DELETE FROM handles WHERE handle = ?1 AND user_id = ?2", &[text(handle), int(user)]).await
 }
 
 /// Who holds a handle, by the directory.
-pub async fn handle_owner(db: &Db, handle: &Handle) -> ApiResult<Option<UserId>> {
+pub async fn handle_owner(db: HandleDb<'_>, handle: &Handle) -> ApiResult<Option<UserId>> {
     #[derive(Deserialize)]
     struct Row {
         user_id: UserId,
@@ -103,7 +103,7 @@ pub async fn handle_owner(db: &Db, handle: &Handle) -> ApiResult<Option<UserId>>
 
 /// Claims made between `from` and `to` (ms), for the pass that releases claims left without
 /// a user by a crashed sign-up.
-pub async fn recent_claims(db: &Db, from: i64, to: i64) -> ApiResult<Vec<(String, UserId)>> {
+pub async fn recent_claims(db: AnyDb<'_>, from: i64, to: i64) -> ApiResult<Vec<(String, UserId)>> {
     #[derive(Deserialize)]
     struct Row {
         handle: String,
@@ -126,7 +126,7 @@ pub async fn existing(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserId>>
 /// A new user row with the id `id` (claimed in the directory first); `password_hash` (see
 /// `domain::password`) lets them also sign in with a password.
 pub async fn insert(
-    db: &Db,
+    db: UserDb<'_>,
     id: i64,
     handle: &Handle,
     display_name: &DisplayName,
@@ -217,7 +217,11 @@ pub async fn get_with_relationship(
 }
 
 /// The viewer's follow of `other` and a block either way, from the viewer's side alone.
-async fn viewer_side(db_of_viewer: &Db, viewer: UserId, other: UserId) -> ApiResult<Option<ViewerSide>> {
+async fn viewer_side(
+    db_of_viewer: UserDb<'_>,
+    viewer: UserId,
+    other: UserId,
+) -> ApiResult<Option<ViewerSide>> {
     let sql = format!(
         "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) AS viewer_follows, \
          NOT {} AS blocked",
@@ -249,7 +253,7 @@ impl AuthState {
 
 /// The user's [`AuthState`] (and whether the token `token_id` was revoked by id), or `None` if
 /// there is no such user. One primary-key read and one primary-key probe, one round trip.
-pub async fn auth_state(db: &Db, id: UserId, token_id: Option<i64>) -> ApiResult<Option<AuthState>> {
+pub async fn auth_state(db: UserDb<'_>, id: UserId, token_id: Option<i64>) -> ApiResult<Option<AuthState>> {
     const SQL: &str = "SELECT tokens_valid_after, suspended_at IS NOT NULL AS suspended, \
                        EXISTS (SELECT 1 FROM revoked_tokens WHERE token_id = ?2) AS token_revoked \
                        FROM users WHERE id = ?1";
@@ -257,7 +261,7 @@ pub async fn auth_state(db: &Db, id: UserId, token_id: Option<i64>) -> ApiResult
 }
 
 /// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).
-pub async fn revoke_tokens(db: &Db, id: UserId, now_secs: i64) -> ApiResult<()> {
+pub async fn revoke_tokens(db: UserDb<'_>, id: UserId, now_secs: i64) -> ApiResult<()> {
     const REVOKE: &str =
         "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1";
     exec(db, REVOKE, &[int(id), int(now_secs)]).await
@@ -278,7 +282,7 @@ impl Credentials {
 }
 
 /// A user's sign-in credentials, by id (a handle is resolved by the directory first).
-pub async fn credentials(db: &Db, id: UserId) -> ApiResult<Option<Credentials>> {
+pub async fn credentials(db: UserDb<'_>, id: UserId) -> ApiResult<Option<Credentials>> {
     const SQL: &str =
         "SELECT id, password_hash, suspended_at IS NOT NULL AS suspended FROM users WHERE id = ?1";
     first(db, SQL, &[int(id)]).await

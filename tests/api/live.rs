@@ -132,6 +132,24 @@ fn a_suspension_closes_the_socket() {
 }
 
 #[test]
+fn a_review_keeps_the_sockets_of_a_user_homed_off_the_control_database() {
+    // The review reads each socket's credential where the user lives: a user off `DB_0` (when
+    // there are several databases) shows whether it looks there.
+    let reader = (0..64)
+        .map(|_| register("live_review"))
+        .find(|u| databases() == 1 || crate::shards::home_of(&u.id) != 0)
+        .expect("a user homed off the control database");
+    let mut lasting = live_connect(&reader);
+    let short = mint_token(AUTH_SECRET, &reader.id, now_secs() + 4);
+    let ticket = call("POST", "/v1/feed/live/ticket", Some(&short), Some(&json!({}))).expect(200);
+    let mut expiring =
+        try_live_connect(ticket["ticket"].as_str().unwrap()).expect("a socket for the short token");
+    // The object's alarm wakes at the short token's expiry and reviews every socket of the reader.
+    assert_eq!(expiring.read(DEADLINE), LiveRead::Closed(4001));
+    assert_eq!(lasting.read(QUIET), LiveRead::Quiet, "the review closed a socket whose credential stands");
+}
+
+#[test]
 fn a_socket_closes_when_its_token_expires() {
     let reader = register("live_expiring");
     // A token an external issuer minted with a few seconds left (no `iat`).

@@ -51,7 +51,7 @@ fn even_range(index: usize, databases: usize) -> (usize, usize) {
 }
 
 /// The database a user's (or post's) id routes to under the even split.
-fn home_of(id: &str) -> usize {
+pub(crate) fn home_of(id: &str) -> usize {
     let id: u64 = id.parse().expect("a numeric id");
     (((id >> 3) & 255) as usize) * databases() / 256
 }
