@@ -2,6 +2,7 @@
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
 pub mod fanout;
+pub mod faults;
 pub mod feed;
 pub mod feed_io;
 pub mod graph;
@@ -13,6 +14,7 @@ pub mod moderation;
 pub mod notification_groups;
 pub mod notifications;
 pub mod policy;
+pub mod queue;
 pub mod reconcile;
 pub mod shard_move;
 pub mod stats;
