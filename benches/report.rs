@@ -333,7 +333,7 @@ fn publish_and_wait(author: &User, body: &str) -> (f64, f64) {
     (publish_ms, done)
 }
 
-/// The fan-out's profile counters (`fanout_*`, see `services/fanout.rs::profile_batch`).
+/// The fan-out's profile counters (`fanout_*`, see `services/queue/mod.rs::profile_batch`).
 fn fanout_counters() -> Value {
     let stats = admin("GET", "/v1/admin/stats", None).expect(200);
     let counters = stats["counters"].as_object().cloned().unwrap_or_default();

@@ -30,7 +30,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 
 #[event(queue)]
 async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
-    services::fanout::consume(batch, env).await;
+    services::queue::consume(batch, env).await;
     Ok(())
 }
 

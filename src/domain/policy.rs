@@ -126,6 +126,28 @@ impl Policy {
     }
 }
 
+/// An author's facts that say whether their edges are due a re-decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AuthorRates {
+    pub post_rate: Rate,
+    /// The posting rate the edges were last decided with.
+    pub post_rate_decided: f64,
+    pub followers_count: i64,
+    /// Stored > 0 exactly when the author is capped (the cap's read-rate threshold).
+    pub push_min_read_rate: f64,
+}
+
+impl Policy {
+    /// Whether an author's posting rate has moved enough since their edges were decided (or
+    /// they crossed the cap) that the edges should be re-decided.
+    pub fn author_needs_rebalance(&self, author: &AuthorRates, now: i64) -> bool {
+        let over_cap = author.followers_count > i64::try_from(self.push_max_followers).unwrap_or(i64::MAX);
+        let capped_before = author.push_min_read_rate > 0.0;
+        author.post_rate.moved_from(author.post_rate_decided, self.hysteresis, now)
+            || over_cap != capped_before
+    }
+}
+
 /// An exponentially decaying event rate in events per day: each event adds `1/tau` and the
 /// whole decays by `exp(-dt/tau)`, so a steady rate of r events per day reads as about r.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -263,5 +285,21 @@ mod tests {
         assert!(rate.moved_from(1.5, 2.0, NOW));
         assert!(rate.moved_from(9.0, 2.0, NOW));
         assert!(rate.moved_from(0.0, 2.0, NOW));
+    }
+
+    #[test]
+    fn an_author_is_re_decided_when_the_rate_moves_or_the_cap_is_crossed() {
+        let p = Policy { push_max_followers: 100, ..policy() };
+        let author = |per_day: f64, decided: f64, followers: i64, threshold: f64| AuthorRates {
+            post_rate: Rate { per_day, at: NOW },
+            post_rate_decided: decided,
+            followers_count: followers,
+            push_min_read_rate: threshold,
+        };
+        assert!(!p.author_needs_rebalance(&author(4.0, 3.0, 10, 0.0), NOW), "within the hysteresis");
+        assert!(p.author_needs_rebalance(&author(4.0, 1.5, 10, 0.0), NOW), "the rate moved");
+        assert!(p.author_needs_rebalance(&author(4.0, 3.0, 101, 0.0), NOW), "crossed the cap");
+        assert!(!p.author_needs_rebalance(&author(4.0, 3.0, 101, 0.5), NOW), "capped already");
+        assert!(p.author_needs_rebalance(&author(4.0, 3.0, 100, 0.5), NOW), "back under the cap");
     }
 }

@@ -5,8 +5,7 @@ use std::collections::HashMap;
 
 use futures_util::future::{join, join3};
 
-use super::fanout::{send_job_after_response, QueueMessage};
-use super::policy::PolicyJob;
+use super::queue::send::send_job_after_response;
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::feed::{
@@ -17,6 +16,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::merge::{covered_to, merge_newest_first};
 pub use crate::domain::plan::FeedScope;
 use crate::domain::plan::{RoundInput, RoundPlan};
+use crate::domain::queue::{PolicyJob, QueueMessage};
 use crate::domain::window::{Entry, WindowOp, WindowReply};
 use crate::error::ApiResult;
 use crate::objects::timeline::Windows;

@@ -3,6 +3,7 @@
 
 pub mod comments;
 pub mod fanout;
+pub mod faults;
 pub mod feed;
 pub mod feed_io;
 pub mod follows;
@@ -17,6 +18,7 @@ pub mod notification_groups;
 pub mod notifications;
 pub mod policy;
 pub mod posts;
+pub mod queue;
 pub mod reconcile;
 pub mod shard_move;
 pub mod stats;

@@ -8,16 +8,16 @@
 //! - pull -> push: the edge is first marked *switching* (fan-out pushes, reads still pull), then
 //!   the author's recent posts are written to the window, then the edge is marked push.
 //!
-//! Jobs run from the queue (`PolicyJob`), are idempotent (they recompute from current state),
-//! and a lost one is redone by the next trigger (the next activity report, the next post).
+//! Jobs run from the queue (`PolicyJob`, `domain/queue.rs`), are idempotent (they recompute
+//! from current state), and a lost one is redone by the next trigger (the next activity report,
+//! the next post).
 
-use serde::{Deserialize, Serialize};
-
-use super::fanout::{send_job, QueueMessage};
+use super::queue::send::send_job;
 use crate::context::Ctx;
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
 use crate::domain::policy::{EdgeFacts, EdgeMode, FanoutMode, DAY_MS};
+use crate::domain::queue::PolicyJob;
 use crate::domain::window::WindowOp;
 use crate::error::ApiResult;
 use crate::objects::timeline::Windows;
@@ -27,22 +27,6 @@ use crate::store::AnyDb;
 
 /// Edges of one author decided per job message.
 const AUTHOR_EDGES_PER_JOB: usize = 200;
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(tag = "job", rename_all = "snake_case")]
-pub enum PolicyJob {
-    /// A reader's window reported their activity: record it, re-decide their edges.
-    ReaderActivity { reader: UserId, report: ActivityReport },
-    /// Re-decide an author's edges, a page at a time: first the pushed edges (by follower id
-    /// after `after_follower_id`), then (`after_rate` set) the pulled edges whose reader could
-    /// be pushed, by read rate from the top (after `(after_rate, after_follower_id)`).
-    AuthorEdges {
-        author: UserId,
-        after_follower_id: i64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        after_rate: Option<f64>,
-    },
-}
 
 pub async fn run(ctx: &Ctx, windows: &Windows, job: PolicyJob) -> ApiResult<()> {
     match job {
@@ -183,7 +167,7 @@ async fn rebalance_author(
     };
     let Some((after_rate, after_follower_id)) = next else { return Ok(()) };
     let job = PolicyJob::AuthorEdges { author, after_follower_id, after_rate };
-    send_job(ctx, QueueMessage::Policy(job)).await
+    send_job(ctx, job.into()).await
 }
 
 /// For an author over the cap, the read rate of the cap-th most active reader (an index seek
@@ -192,7 +176,7 @@ async fn decide_cap(ctx: &Ctx, facts: &mut AuthorFacts) -> ApiResult<()> {
     let cap = ctx.config.policy.push_max_followers;
     let active_since = ctx.now - ctx.config.policy.active_days * DAY_MS;
     let over = facts.followers_count > i64::try_from(cap).unwrap_or(i64::MAX);
-    // Stored > 0 exactly when the author is capped (see `author_needs_rebalance`).
+    // Stored > 0 exactly when the author is capped (see `Policy::author_needs_rebalance`).
     facts.push_min_read_rate = if over {
         store::cap_threshold(ctx.user_db(facts.author_id), facts.author_id, cap, active_since)
             .await?
@@ -219,16 +203,6 @@ fn push_cut(ctx: &Ctx, facts: &AuthorFacts) -> Option<f64> {
         FanoutMode::Push => Some(0.0),
         FanoutMode::Hybrid => Some(by_rule.max(facts.push_min_read_rate)),
     }
-}
-
-/// Whether an author's posting rate has moved enough since their edges were decided (or they
-/// crossed the cap) that the edges should be re-decided.
-pub fn author_needs_rebalance(ctx: &Ctx, facts: &AuthorFacts) -> bool {
-    let policy = &ctx.config.policy;
-    let over_cap = facts.followers_count > i64::try_from(policy.push_max_followers).unwrap_or(i64::MAX);
-    let capped_before = facts.push_min_read_rate > 0.0;
-    facts.post_rate().moved_from(facts.post_rate_modes, policy.hysteresis, ctx.now)
-        || over_cap != capped_before
 }
 
 /// Readers (with a window) whose activity one sweep pass checks at most, and inactive readers

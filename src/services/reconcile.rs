@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::fanout::{self, FanoutMessage};
+use super::queue::send::send_batch;
 use crate::context::Ctx;
+use crate::domain::queue::FanoutMessage;
 use crate::error::ApiResult;
 use crate::store::counters::{self, UserCountRepairs};
 use crate::store::{batch, engagement, outbox, posts, stats, AnyDb};
@@ -84,7 +85,7 @@ async fn database_pass(
     }
     let stuck = outbox::claim_stuck(db, ctx.now, ctx.config.outbox_grace_ms, RESEND_PER_PASS).await?;
     // The message resumes from the progress recorded on the row, not from the start.
-    fanout::send(ctx, stuck.iter().map(|&id| FanoutMessage::start(id))).await?;
+    send_batch(ctx, stuck.iter().map(|&id| FanoutMessage::start(id).into())).await?;
     report.outbox_resent = stuck.len();
     report.counts_repaired = engagement::repair_counts(db, since).await?.len();
     report.idempotency_keys_purged = posts::purge_idempotency_keys(db, ctx.now - IDEMPOTENCY_TTL_MS).await?;

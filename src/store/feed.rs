@@ -162,7 +162,7 @@ const SHOWN_AUTHOR: &str = "AND u.suspended_at IS NULL";
 /// reader has not happened. A delivery happens inside P's `post` event, which is committed
 /// atomically with P (or with the edit / restore / import that made P deliverable) on A's
 /// database and is marked `done` only after its last chunk's window writes returned
-/// (`services/fanout.rs`: `finish_chunk`, invariant 2). So while P can be missing, an outbox
+/// (`domain/fanout_plan.rs`, invariant 2). So while P can be missing, an outbox
 /// row of A with `state <> 'done'` and `post_created_at = P.created_at` exists (pending,
 /// retrying, dead or held: none of them is finished), and the horizon is at or below P. The
 /// other way a pushed author's posts reach a window is the follow backfill: while that event

@@ -1,0 +1,114 @@
+//! The fan-out plan's reads (`domain/fanout_plan.rs`), run against D1 and answered as the
+//! plan's replies: the event, the post, a chunk's lanes side by side, a reader.
+
+use futures_util::future::{join, join4};
+
+use crate::context::Ctx;
+use crate::domain::fanout::{split_lookahead, PostNow};
+use crate::domain::fanout_plan::{ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply};
+use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::policy::AuthorRates;
+use crate::error::ApiResult;
+use crate::store::outbox::{self, OutboxRow};
+use crate::store::posts::{self, PostState};
+use crate::store::{feed as pull, live, policy as edges};
+
+/// The outbox row (kept by the caller: marking it done needs all of it), and the plan's view.
+pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Reply)> {
+    let row = outbox::get(ctx.outbox_db(id), id).await?;
+    let event = row.as_ref().map(|row| Event {
+        id: row.id,
+        kind: row.kind,
+        post_id: row.post_id,
+        author: row.author_id,
+        reader: row.reader_id,
+        state: row.state,
+        cursor: row.cursor_follower_id,
+    });
+    Ok((row, Reply::Event(event)))
+}
+
+/// The post's state now.
+pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
+    let post = posts::state(ctx.post_db(post_id), post_id).await?;
+    Ok(Reply::Post(post.as_ref().map(post_read)))
+}
+
+fn post_read(p: &PostState) -> PostRead {
+    PostRead {
+        author: p.author_id,
+        created_at: p.created_at,
+        version: p.state_version,
+        now: PostNow {
+            visibility: p.visibility,
+            deleted: p.is_deleted(),
+            taken_down: p.is_taken_down(),
+            author_suspended: p.author_is_suspended(),
+        },
+    }
+}
+
+/// Whether the reader has a window, beside (for a backfill) the author's newest posts the
+/// reader may see *now*, from an author still followed.
+pub async fn reader(ctx: &Ctx, reader: UserId, backfill: Option<(UserId, usize)>) -> ApiResult<Reply> {
+    let entries = async {
+        match backfill {
+            Some((author, limit)) => pull::backfill_entries(ctx.user_db(author), reader, author, limit).await,
+            None => Ok(Vec::new()),
+        }
+    };
+    let (active, entries) = join(pull::is_active_reader(ctx.user_db(reader), reader), entries).await;
+    Ok(Reply::Reader { active: active?, entries: entries? })
+}
+
+/// A chunk's reads, each lane waiting only for its own.
+pub async fn chunk(ctx: &Ctx, reads: ChunkReads) -> ApiResult<Reply> {
+    let (followers, live, rates, author_active) = join4(
+        followers(ctx, reads.followers),
+        live_page(ctx, reads.live),
+        author_rates(ctx, reads.author_rates),
+        has_window(ctx, reads.author_window),
+    )
+    .await;
+    let ((scanned, more, active), (live, live_next)) = (followers?, live?);
+    let (author_rates, author_active) = (rates?, author_active?);
+    Ok(Reply::Chunk(ChunkFound { scanned, more, active, live, live_next, author_rates, author_active }))
+}
+
+/// The page of followers from the author's side (with one row of lookahead), then those of
+/// them with a window (from their own rows): `(scanned, more, active)`. Progress moves by the
+/// scanned page, so followers without a window are passed over, not revisited.
+async fn followers(ctx: &Ctx, page: Option<FollowerPage>) -> ApiResult<(Vec<UserId>, bool, Vec<UserId>)> {
+    let Some(FollowerPage { author, after, chunk, pushed_only }) = page else {
+        return Ok((Vec::new(), false, Vec::new()));
+    };
+    let page = outbox::follower_chunk(ctx.user_db(author), author, after, chunk + 1, pushed_only).await?;
+    let (scanned, more) = split_lookahead(page, chunk);
+    let active = outbox::active_among(&ctx.shards, &scanned).await?;
+    Ok((scanned, more, active))
+}
+
+async fn live_page(ctx: &Ctx, page: Option<LivePage>) -> ApiResult<(Vec<UserId>, Option<i64>)> {
+    let Some(LivePage { author, after, scan, unpushed_only }) = page else {
+        return Ok((Vec::new(), None));
+    };
+    live::live_followers(&ctx.shards, author, after, ctx.now, scan, unpushed_only).await
+}
+
+async fn author_rates(ctx: &Ctx, author: Option<UserId>) -> ApiResult<Option<AuthorRates>> {
+    let Some(author) = author else { return Ok(None) };
+    let facts = edges::author_facts(ctx.user_db(author), author).await?;
+    Ok(facts.map(|f| AuthorRates {
+        post_rate: f.post_rate(),
+        post_rate_decided: f.post_rate_modes,
+        followers_count: f.followers_count,
+        push_min_read_rate: f.push_min_read_rate,
+    }))
+}
+
+async fn has_window(ctx: &Ctx, user: Option<UserId>) -> ApiResult<bool> {
+    match user {
+        Some(user) => pull::is_active_reader(ctx.user_db(user), user).await,
+        None => Ok(false),
+    }
+}

@@ -1,0 +1,211 @@
+//! The queue `edgefeed-fanout` and its dead-letter queue: one consumer for everything they
+//! carry (`domain/queue.rs`), dispatching each message to its handler (the fan-out, the
+//! policy's jobs), with a deadline per message, ack or retry per message, and the batch's
+//! figures. Sending is [`send`]; handlers send through it and never import this file.
+//!
+//! A new message: a variant in `domain/queue.rs` (untagged: its fields must not parse as an
+//! earlier variant), an arm in [`dispatch`] (also saying what its dead letter does), and its
+//! handler in its own service.
+
+pub mod send;
+
+use futures_util::future::join_all;
+use worker::{Env, Message, MessageBatch, MessageExt};
+
+use super::fanout::{self, Pending};
+use super::faults::Faults;
+use super::{policy, tally};
+use crate::context::Ctx;
+use crate::domain::fanout_plan::Work;
+use crate::domain::queue::QueueMessage;
+use crate::error::{ApiError, ApiResult};
+use crate::objects::timeline::Windows;
+
+pub const DEAD_LETTER_QUEUE_NAME: &str = "edgefeed-fanout-dlq";
+
+/// How long one message's reads and decisions may take before it is given back to the queue.
+/// A storage call that never answers must not hold the whole batch, and with it the queue
+/// (locally the consumer gets the next batch only when this one is done).
+const MESSAGE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// How long a message that met a frozen shard waits before its next attempt.
+const FROZEN_RETRY_SECONDS: u32 = 10;
+
+type Received = Message<serde_json::Value>;
+
+/// The queue handler. It acks or retries each message itself and never returns an error
+/// (an `Err` from a queue handler aborts the isolate). Post chunks of the whole batch are
+/// delivered together: one window call per reader for all the batch's posts (see
+/// [`deliver_chunks`]).
+pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
+    let dead_letters = batch.queue() == DEAD_LETTER_QUEUE_NAME;
+    let setup = Ctx::new(env).and_then(|ctx| Ok((Windows::new(&ctx)?, ctx)));
+    let ((windows, ctx), messages) = match (setup, batch.messages()) {
+        (Ok(setup), Ok(messages)) => (setup, messages),
+        (Err(e), _) => return retry_all(&batch, &e.to_string()),
+        (_, Err(e)) => return retry_all(&batch, &e.to_string()),
+    };
+    let faults = Faults::of(&ctx);
+    let parsed = parse(messages);
+    let started = ctx.clock();
+    let waited: i64 = parsed.iter().map(|(m, _)| started - m.timestamp().as_millis() as i64).sum();
+    // The batch's messages start together: each is a few D1 reads, independent of the others.
+    let results = join_all(parsed.iter().map(|(message, body)| {
+        let dead_letter_sent_at = dead_letters.then(|| message.timestamp().as_millis() as i64);
+        within(MESSAGE_DEADLINE, dispatch(&ctx, &windows, &faults, *body, dead_letter_sent_at))
+    }))
+    .await;
+    let prepared = ctx.clock();
+    let mut chunks = Vec::new();
+    for ((message, body), result) in parsed.into_iter().zip(results) {
+        match result {
+            Ok(Some(chunk)) => chunks.push((message, chunk)),
+            Ok(None) => message.ack(),
+            Err(e) => {
+                worker::console_error!("queue message {body:?} failed, will retry: {e}");
+                retry(&message, &e);
+            }
+        }
+    }
+    let delivered = deliver_chunks(&ctx, &windows, &faults, chunks).await;
+    profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
+    flush_figures(&ctx).await;
+}
+
+/// The batch's messages with their bodies; a malformed one is acked (it can never succeed).
+fn parse(messages: Vec<Received>) -> Vec<(Received, QueueMessage)> {
+    let mut parsed = Vec::new();
+    for message in messages {
+        match serde_json::from_value::<QueueMessage>(message.body().clone()) {
+            Ok(body) => parsed.push((message, body)),
+            Err(_) => {
+                worker::console_error!("dropping malformed queue message: {}", message.body());
+                message.ack();
+            }
+        }
+    }
+    parsed
+}
+
+/// One message to its handler: a policy job, a fan-out message (done, or a post chunk with its
+/// window writes returned), a live page. `dead_letter_sent_at`: the message is a dead letter,
+/// first sent at that time.
+async fn dispatch(
+    ctx: &Ctx,
+    windows: &Windows,
+    faults: &Faults<'_>,
+    body: QueueMessage,
+    dead_letter_sent_at: Option<i64>,
+) -> ApiResult<Option<Pending>> {
+    match (body, dead_letter_sent_at) {
+        // A dead fan-out message marks its attempt dead (the operator's figure, replayable).
+        (QueueMessage::Fanout(message), dead_letter_sent_at) => {
+            fanout::start(ctx, windows, faults, Work::Event { message, dead_letter_sent_at }).await
+        }
+        // A policy job that keeps failing is dropped: its next trigger redoes it. So is a live
+        // page: its readers find the post on their next read.
+        (QueueMessage::Policy(_) | QueueMessage::Live(_), Some(_)) => Ok(None),
+        (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
+        (QueueMessage::Live(reach), None) => fanout::start(ctx, windows, faults, Work::Live(reach)).await,
+    }
+}
+
+/// Writes the prepared chunks' window operations, one call per reader for all of them, then
+/// records each chunk's progress. If a window write fails, every chunk of the batch is retried
+/// (windows dedup by post id and version, so the readers already written lose nothing).
+/// Returns when the window writes were done (the rest is recording progress).
+async fn deliver_chunks(
+    ctx: &Ctx,
+    windows: &Windows,
+    faults: &Faults<'_>,
+    chunks: Vec<(Received, Pending)>,
+) -> i64 {
+    if chunks.is_empty() {
+        return ctx.clock();
+    }
+    let ops = chunks.iter().flat_map(|(_, chunk)| chunk.ops().iter().cloned());
+    let written = within(MESSAGE_DEADLINE, fanout::write_windows(ctx, windows, ops)).await;
+    let delivered = ctx.clock();
+    if let Err(e) = written {
+        worker::console_error!("fan-out of {} chunks failed, will retry: {e}", chunks.len());
+        chunks.iter().for_each(|(message, _)| message.retry());
+        return delivered;
+    }
+    let (messages, chunks): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
+    let finished = join_all(
+        chunks.into_iter().map(|chunk| within(MESSAGE_DEADLINE, fanout::finish(ctx, windows, faults, chunk))),
+    )
+    .await;
+    for (message, result) in messages.into_iter().zip(finished) {
+        match result {
+            Ok(()) => message.ack(),
+            Err(e) => {
+                worker::console_error!("recording a fan-out chunk failed, will retry: {e}");
+                message.retry();
+            }
+        }
+    }
+    delivered
+}
+
+/// `work`, or an error once `limit` has passed (the work is dropped; whatever it committed
+/// stands, and its message is retried, which events applied by current state allow).
+async fn within<T>(
+    limit: std::time::Duration,
+    work: impl std::future::Future<Output = ApiResult<T>>,
+) -> ApiResult<T> {
+    let work = std::pin::pin!(work);
+    let timer = std::pin::pin!(worker::Delay::from(limit));
+    match futures_util::future::select(work, timer).await {
+        futures_util::future::Either::Left((done, _)) => done,
+        futures_util::future::Either::Right(_) => {
+            Err(ApiError::Internal(format!("still running after {limit:?}: given back to the queue")))
+        }
+    }
+}
+
+/// Gives a message back to the queue: at once, except while its shard is frozen for a move
+/// (README "Moving a shard"), which lasts a final copy: immediate retries would spend the
+/// message's attempts in seconds and dead-letter it.
+fn retry(message: &Received, why: &ApiError) {
+    if why.is_frozen_shard() {
+        let later = worker::QueueRetryOptionsBuilder::new().with_delay_seconds(FROZEN_RETRY_SECONDS).build();
+        message.retry_with_options(&later);
+    } else {
+        message.retry();
+    }
+}
+
+fn retry_all(batch: &MessageBatch<serde_json::Value>, why: &str) {
+    worker::console_error!("fan-out consumer unavailable: {why}");
+    batch.retry_all();
+}
+
+/// Where a consumer batch's time went, as counters (`GET /v1/admin/stats`; the bench reads
+/// them around a big fan-out): the queue wait of its messages, then the wall time of its three
+/// phases (read and decide, window writes, record progress), its window calls and their SQL
+/// statements, its D1 statements. Kept in memory and written with the batch's own writes.
+fn profile_batch(ctx: &Ctx, queue_wait_ms: i64, [prepare, deliver, record]: [i64; 3]) {
+    tally::add("fanout_batches", 1);
+    tally::add("fanout_queue_wait_ms", queue_wait_ms);
+    tally::add("fanout_prepare_ms", prepare);
+    tally::add("fanout_deliver_ms", deliver);
+    tally::add("fanout_record_ms", record);
+    tally::add("fanout_d1_statements", i64::from(ctx.io.d1_statements.get()));
+    tally::add("fanout_window_calls", i64::from(ctx.io.do_calls.get()));
+    tally::add("fanout_window_ms", ctx.io.do_ms.get() as i64);
+}
+
+/// This batch wrote D1 anyway: the read counters this isolate holds go with it. With
+/// `PROFILE_IO`, the batch's storage work is counted per database first, and the flush's own
+/// statements where they ran and apart, so the capacity bench can tell them from the work.
+async fn flush_figures(ctx: &Ctx) {
+    if ctx.config.profile_io {
+        tally::add_io("fanout", &ctx.io);
+    }
+    let (flushed, on) = tally::flush(ctx).await;
+    if ctx.config.profile_io {
+        tally::add(&tally::io_counter("fanout", on, "statements"), flushed as i64);
+        tally::add(&tally::io_counter("fanout", on, "flush_statements"), flushed as i64);
+    }
+}
