@@ -22,6 +22,7 @@ pub mod password;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod read;
 pub mod shard;
 pub mod sign;
 pub mod time;

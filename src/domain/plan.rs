@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 
+use super::cursor::SortKey;
 use super::ids::{ListId, PostId, UserId};
 use super::policy::FanoutMode;
 use super::shard::{group_by_database, shard_of_id, ShardMap};
@@ -52,6 +53,15 @@ pub struct InFlight {
 
 /// Every post at or above this time: a backfilling edge's horizon.
 pub const BOTTOM_TIME: i64 = -1;
+
+/// A round's bounds beside the window: posts strictly between `after` and `before`, at most
+/// `limit` per statement (and per author inside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub before: SortKey,
+    pub after: SortKey,
+    pub limit: usize,
+}
 
 /// What one database reads in one round.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
