@@ -1,7 +1,7 @@
-//! A feed read's storage plan: which databases it reads, with which statements, in which
-//! wave. Built here, pure, from what the first wave returned (the reader's window and the
-//! reader's own edges), then run by `services/feed.rs` as one batch per database, all sent at
-//! once. A page's storage cost is read off the plan, not gathered from the calls that make it.
+//! One round's storage plan beside the window: which databases it reads, with which
+//! statements. Built here, pure, from what the first wave returned (the reader's window and the
+//! reader's own edges); the read's state machine (`domain/read`) turns it into one step of one
+//! batch per database, all sent at once, which `services/feed.rs` runs.
 //!
 //! Wave 1 (in parallel): the reader's window object, the reader's edges (whom they follow,
 //! each edge's mode, and whether its backfill is unfinished) from the reader's home database,
