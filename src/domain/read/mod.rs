@@ -225,8 +225,7 @@ impl<R: FeedRow> Reading<R> {
         Reader::new(self.req.viewer, edges)
     }
 
-    /// A full pull of posts over the scope's authors in `(after, before)`, with the viewer's
-    /// relationship to their authors attached; `None` only if a degradable read failed.
+    /// A full pull of posts over the scope's authors (the relationships read after the slabs).
     fn posts_pull(&self, reader: &Reader, spec: PullSpec) -> FullPull<R, R> {
         let scopes = full_scope(reader.viewer, &reader.edges, &self.req.scope, &self.cfg.map);
         FullPull::new(spec, scopes, Rows::posts, R::key, Some(R::author))

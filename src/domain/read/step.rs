@@ -181,14 +181,6 @@ impl<R> Default for Replies<R> {
     }
 }
 
-impl<R> Replies<R> {
-    /// The answers of the batch on `database`, in statement order.
-    pub fn take_batch(&mut self, step: &Step, database: usize) -> Vec<Rows<R>> {
-        let position = step.batches.iter().position(|b| b.database == database);
-        position.and_then(|i| self.batches.get_mut(i)).map(std::mem::take).unwrap_or_default()
-    }
-}
-
 /// The seam between the read's logic and its interpreter: the logic awaits [`Link::run`],
 /// which parks the step until the driver hands back its replies.
 pub(super) struct Link<R> {
