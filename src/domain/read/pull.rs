@@ -62,10 +62,13 @@ impl<R, T> FullPull<R, T> {
         key: fn(&T) -> SortKey,
         author: Option<fn(&T) -> UserId>,
     ) -> Self {
+        // Nothing lies strictly between the bounds when `before` is at or below `after` (a
+        // window complete down to the bottom asks for what is below it): no statement.
+        let empty = spec.before <= spec.after.unwrap_or(SortKey::BOTTOM);
         let dbs = scopes
             .into_iter()
             .map(|(database, authors)| DbPull {
-                exhausted: authors.is_empty().then_some(true),
+                exhausted: (empty || authors.is_empty()).then_some(true),
                 database,
                 authors,
                 upper: spec.before,

@@ -374,9 +374,10 @@ fn a_second_page_continues_below_the_cursor_and_the_last_one_ends() {
     let (second, _) = run(&mut world, next.clone());
     assert_eq!(keys(&second), all[5..10]);
     next.before = second.next;
-    let (last, _) = run(&mut world, next);
+    let (last, cost) = run(&mut world, next);
     assert_eq!(keys(&last), all[10..]);
     assert_eq!(last.next, None, "every source exhausted");
+    assert_eq!(cost.waves, 2, "nothing is pulled below a window complete to the bottom");
 }
 
 #[test]
@@ -610,6 +611,14 @@ fn cold() -> (World, ReadRequest) {
     w.window = Some(Window { initialized: false, floor: SortKey::TOP, entries: Vec::new() });
     (w, r)
 }
+fn cold_one_post() -> (World, ReadRequest) {
+    let mut w = World::new(user(0, 0), 4);
+    w.edges = vec![edge(user(70, 1), true, false)];
+    w.publish(user(70, 1), 1, MINUTE, 0);
+    w.window = Some(Window { initialized: false, floor: SortKey::TOP, entries: Vec::new() });
+    let r = home(w.viewer, 5);
+    (w, r)
+}
 fn old_below_floor() -> (World, ReadRequest) {
     let mut w = World::new(user(0, 0), 4);
     w.edges = vec![edge(user(70, 1), true, false)];
@@ -642,7 +651,7 @@ fn list_old() -> (World, ReadRequest) {
 /// (2 sequential round trips, one window call).
 #[test]
 fn worst_case_waves_and_statements_per_scenario() {
-    let rows: [CostRow; 9] = [
+    let rows: [CostRow; 10] = [
         // scenario, setup, databases, waves, statements per database
         ("warm push, inside the window", warm_one_database, 1, 2, &[(0, 4)]),
         ("warm push, inside the window", warm, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
@@ -650,6 +659,7 @@ fn worst_case_waves_and_statements_per_scenario() {
         ("pull mode, every slab", pull_mode, 4, 8, &[(0, 7), (1, 9), (3, 9)]),
         ("hybrid, cache miss refilled", hybrid_miss, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
         ("new reader: window built", cold, 4, 11, &[(0, 11), (1, 9), (3, 9)]),
+        ("new reader, one post: window built", cold_one_post, 4, 11, &[(0, 11), (1, 9)]),
         ("below the floor, every slab", old_below_floor, 4, 9, &[(0, 9), (1, 9)]),
         ("window failing, every slab", rebuilding_old, 4, 8, &[(0, 7), (1, 7)]),
         ("list, every slab", list_old, 4, 8, &[(0, 1), (1, 7)]),
