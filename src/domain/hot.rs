@@ -19,6 +19,41 @@ use super::ids::UserId;
 use super::merge::merge_newest_first;
 use super::window::Entry;
 
+/// Boundary step: every read in one step shares an author's entry.
+pub const STEP_MS: i64 = 10_000;
+
+/// Hot authors cached per reader (the most followed first).
+pub const MAX_HOT_AUTHORS: usize = 32;
+
+/// The time below which cached ranges answer for a read at `now`.
+pub fn boundary_at(now: i64, in_flight_ms: i64) -> i64 {
+    boundary(now, in_flight_ms, STEP_MS)
+}
+
+/// A cache entry a read found missing: read by the read's own D1 batch, then stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HotMiss {
+    /// The reader's hot pulled authors.
+    Reader { reader: UserId },
+    /// One author's range below a boundary.
+    Range { author: UserId, below: i64 },
+}
+
+/// What a read found for a missing entry, to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HotFill {
+    /// The reader's hot pulled authors, most followed first.
+    Reader(Vec<UserId>),
+    Range(HotRange),
+}
+
+/// The reader's hot pulled authors from `(author, followers)` rows of every database: most
+/// followed first, at most [`MAX_HOT_AUTHORS`].
+pub fn reader_list(mut authors: Vec<(UserId, i64)>) -> Vec<UserId> {
+    authors.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    authors.into_iter().take(MAX_HOT_AUTHORS).map(|(id, _)| id).collect()
+}
+
 /// The time below which cached ranges answer: `now - in_flight_ms` rounded down to a whole
 /// step, so one entry serves every read in that step.
 pub fn boundary(now: i64, in_flight_ms: i64, step_ms: i64) -> i64 {

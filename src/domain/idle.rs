@@ -1,7 +1,7 @@
 //! Idle windows (seed 002 §5.1: the timelines of inactive readers are evicted). A reader who has
 //! not read their feed for more than `WINDOW_IDLE_DAYS` has their window object's storage
 //! deleted; D1 is the truth, so nothing is lost: their next read builds the window from D1 as
-//! it builds a new reader's (`services::feed::open_window`).
+//! it builds a new reader's (`domain::read`, the window's opening).
 //!
 //! This is the rule the object's alarm applies: given what the object holds, is it idle now, and
 //! when does it become idle if nothing changes (when to wake next). The reference time is the

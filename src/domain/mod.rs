@@ -25,6 +25,7 @@ pub mod placement;
 pub mod plan;
 pub mod policy;
 pub mod queue;
+pub mod read;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;

@@ -1,7 +1,7 @@
-//! A feed read's storage plan: which databases it reads, with which statements, in which
-//! wave. Built here, pure, from what the first wave returned (the reader's window and the
-//! reader's own edges), then run by `services/feed.rs` as one batch per database, all sent at
-//! once. A page's storage cost is read off the plan, not gathered from the calls that make it.
+//! One round's storage plan beside the window: which databases it reads, with which
+//! statements. Built here, pure, from what the first wave returned (the reader's window and the
+//! reader's own edges); the read's state machine (`domain/read`) turns it into one step of one
+//! batch per database, all sent at once, which `services/feed.rs` runs.
 //!
 //! Wave 1 (in parallel): the reader's window object, the reader's edges (whom they follow,
 //! each edge's mode, and whether its backfill is unfinished) from the reader's home database,
@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 
+use super::cursor::SortKey;
 use super::ids::{ListId, PostId, UserId};
 use super::policy::FanoutMode;
 use super::shard::{group_by_database, ShardMap};
@@ -53,6 +54,15 @@ pub struct InFlight {
 
 /// Every post at or above this time: a backfilling edge's horizon.
 pub const BOTTOM_TIME: i64 = -1;
+
+/// A round's bounds beside the window: posts strictly between `after` and `before`, at most
+/// `limit` per statement (and per author inside it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub before: SortKey,
+    pub after: SortKey,
+    pub limit: usize,
+}
 
 /// What one database reads in one round.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

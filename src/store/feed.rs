@@ -2,49 +2,21 @@
 //! sort key, done by D1. It serves readers without a window, group feeds, and everything below
 //! a window's floor, and it is the snapshot a new window is built from.
 
-use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
-use worker::D1PreparedStatement;
+use worker::{D1PreparedStatement, D1Result};
 
 use serde::Deserialize;
 
-use super::posts::{feed_columns, PostRow};
+use super::posts::feed_columns;
 use super::shards::Shards;
-use super::{all, exec, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
-use crate::domain::cursor::SortKey;
+use super::{all, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
+use crate::domain::read::{Slab, SlabRows};
 use crate::domain::window::Entry;
 use crate::error::ApiResult;
 
-const HOUR_MS: i64 = 3_600_000;
-/// Time slabs the pull widens through. Each query only touches posts inside its slab (through
-/// the per-author index), so a page near the cursor costs little even for readers who follow
-/// prolific authors; the last slab is unbounded so old content is still found.
-const SLABS_MS: [i64; 6] =
-    [HOUR_MS, 24 * HOUR_MS, 7 * 24 * HOUR_MS, 30 * 24 * HOUR_MS, 365 * 24 * HOUR_MS, i64::MAX];
-
-/// Which posts a full pull considers (one database's share of them).
-#[derive(Debug, Clone)]
-pub struct PullScope<'a> {
-    pub viewer: UserId,
-    /// The authors on this database: the viewer and everyone followed, or one group's
-    /// authors (`domain::plan::full_scope`).
-    pub authors: &'a [UserId],
-    /// Exclusive lower bound (for `?after=`); `None` pulls down to the oldest post.
-    pub after: Option<SortKey>,
-    /// Request time: slabs are measured from here when the cursor is above it (first page).
-    pub now: i64,
-}
-
-/// A round's bounds beside the window: posts strictly between `after` and `before`, at most
-/// `limit` per statement (and per author inside it).
-#[derive(Debug, Clone, Copy)]
-pub struct Bounds {
-    pub before: SortKey,
-    pub after: SortKey,
-    pub limit: usize,
-}
+pub use crate::domain::plan::Bounds;
 
 /// `extra`: more conditions (`AND ...`) of the select's own tables.
 fn scope_sql(extra: &str) -> String {
@@ -59,51 +31,33 @@ fn scope_sql(extra: &str) -> String {
     )
 }
 
-/// Up to `limit` rows strictly below `before`, newest first, and whether the pull is
-/// exhausted (fewer rows exist than asked for).
-async fn pull_rows<T: DeserializeOwned>(
-    db: AnyDb<'_>,
-    (select, conditions): (&str, &str),
-    scope: &PullScope<'_>,
-    before: SortKey,
-    limit: usize,
-    key_of: impl Fn(&T) -> SortKey,
-) -> ApiResult<(Vec<T>, bool)> {
-    if scope.authors.is_empty() {
-        return Ok((Vec::new(), true));
-    }
-    let sql = format!("{select} {}", scope_sql(conditions));
-    let lower = scope.after.unwrap_or(SortKey::BOTTOM);
-    let authors = id_list(scope.authors);
-    let mut rows: Vec<T> = Vec::new();
-    let mut upper = before;
-    for span in SLABS_MS {
-        let slab_start = upper.primary.min(scope.now).saturating_sub(span).max(lower.primary);
-        let unbounded = span == i64::MAX || slab_start <= lower.primary;
-        let slab_start = if unbounded { -1 } else { slab_start };
-        let params: Vec<JsValue> = vec![
-            int(scope.viewer),
-            int(upper.primary),
-            int(upper.id),
-            int(slab_start),
-            int((limit - rows.len()) as i64),
-            int(lower.primary),
-            int(lower.id),
-            text(&authors),
-        ];
-        let batch: Vec<T> = all(db, &sql, &params).await?;
-        rows.extend(batch);
-        if rows.len() >= limit {
-            return Ok((rows, false));
-        }
-        if unbounded {
-            return Ok((rows, true));
-        }
-        // Next slab: everything strictly older than this slab's start.
-        upper = SortKey::new(slab_start, 0);
-        debug_assert!(rows.last().is_none_or(|r| key_of(r) > upper));
-    }
-    Ok((rows, true))
+/// One time slab of a full pull (`domain::read` widens through them, one per step): the
+/// slab's authors' posts in `(lower, upper)` from its start, newest first, at most its limit.
+pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> ApiResult<D1PreparedStatement> {
+    // Posts of suspended authors are left out here rather than filtered after (which would
+    // spend the page's scan budget on them); window entries keep them, for reinstatement.
+    let sql = match slab.rows {
+        SlabRows::Posts => format!(
+            "{} FROM posts p JOIN users u ON u.id = p.author_id {}",
+            feed_columns(),
+            scope_sql(SHOWN_AUTHOR)
+        ),
+        SlabRows::Entries => format!(
+            "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p {}",
+            scope_sql("")
+        ),
+    };
+    let params: Vec<JsValue> = vec![
+        int(viewer),
+        int(slab.upper.primary),
+        int(slab.upper.id),
+        int(slab.start),
+        int(slab.limit as i64),
+        int(slab.lower.primary),
+        int(slab.lower.id),
+        text(&id_list(&slab.authors)),
+    ];
+    stmt(db, &sql, &params)
 }
 
 /// The reader's edges as the reader's side stores them (whom they follow, each edge's mode
@@ -111,20 +65,11 @@ async fn pull_rows<T: DeserializeOwned>(
 /// beside the follows), and for each whether a follow backfill into the reader's window is
 /// unfinished (that event is the reader's: it commits with the follow). One statement on the
 /// reader's database, in the read's first wave beside the window.
-pub async fn reader_edges(
+pub fn edges_statement(
     db: UserDb<'_>,
     viewer: UserId,
     list: Option<ListId>,
-) -> ApiResult<Vec<ReaderEdge>> {
-    #[derive(Deserialize)]
-    struct Row {
-        author_id: UserId,
-        push: i64,
-        pull: i64,
-        group_name: Option<String>,
-        in_list: i64,
-        backfilling: i64,
-    }
+) -> ApiResult<D1PreparedStatement> {
     let sql = format!(
         "SELECT f.author_id, f.push, f.pull, f.group_name, \
            EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ?2 AND {}) AS in_list, \
@@ -135,7 +80,21 @@ pub async fn reader_edges(
     );
     // No list: an id no list has (ids are positive).
     let list = list.map_or(0, ListId::get);
-    let rows: Vec<Row> = all(db, &sql, &[int(viewer), int(list)]).await?;
+    stmt(db, &sql, &[int(viewer), int(list)])
+}
+
+/// The edges [`edges_statement`] read.
+pub fn edges_of(result: &D1Result) -> ApiResult<Vec<ReaderEdge>> {
+    #[derive(Deserialize)]
+    struct Row {
+        author_id: UserId,
+        push: i64,
+        pull: i64,
+        group_name: Option<String>,
+        in_list: i64,
+        backfilling: i64,
+    }
+    let rows: Vec<Row> = result.results()?;
     Ok(rows
         .into_iter()
         .map(|r| ReaderEdge {
@@ -167,7 +126,7 @@ const SHOWN_AUTHOR: &str = "AND u.suspended_at IS NULL";
 /// retrying, dead or held: none of them is finished), and the horizon is at or below P. The
 /// other way a pushed author's posts reach a window is the follow backfill: while that event
 /// for (viewer, A) is unfinished (read with the reader's edges, on the reader's database:
-/// [`reader_edges`]), all of A's posts may be missing, so the plan drops the horizon to the
+/// [`edges_statement`]), all of A's posts may be missing, so the plan drops the horizon to the
 /// bottom (`domain::plan::BOTTOM_TIME`). Edges switching from pull keep `pull = 1` until their
 /// backfill is written (pulled), new windows are built from a snapshot taken after the reader
 /// is activated, and posts below the floor are served by the pull below it. Read in the same
@@ -251,35 +210,12 @@ pub fn in_flight_statement(
     stmt(db, &top_posts_sql(&authors), &params)
 }
 
-pub async fn pull_posts(
-    db: AnyDb<'_>,
-    scope: &PullScope<'_>,
-    before: SortKey,
-    limit: usize,
-) -> ApiResult<(Vec<PostRow>, bool)> {
-    // Posts of suspended authors are left out here rather than filtered after (which would
-    // spend the page's scan budget on them); window entries keep them, for reinstatement.
-    let select = format!("{} FROM posts p JOIN users u ON u.id = p.author_id", feed_columns());
-    pull_rows(db, (&select, SHOWN_AUTHOR), scope, before, limit, PostRow::sort_key).await
-}
-
-/// Keys only (for building a window), strictly between `after` and `before`, newest first.
-pub async fn pull_entries(
-    db: AnyDb<'_>,
-    scope: &PullScope<'_>,
-    before: SortKey,
-    limit: usize,
-) -> ApiResult<(Vec<Entry>, bool)> {
-    let select = "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p";
-    pull_rows(db, (select, ""), scope, before, limit, Entry::key).await
-}
-
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
 /// the window's snapshot is read: a post committed after this is delivered, one committed
 /// before is in the snapshot (or both, which the window dedups).
-pub async fn activate_reader(db: UserDb<'_>, reader: UserId, now: i64) -> ApiResult<()> {
+pub fn activate_statement(db: UserDb<'_>, reader: UserId, now: i64) -> ApiResult<D1PreparedStatement> {
     const ACTIVATE: &str = "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL";
-    exec(db, ACTIVATE, &[int(reader), int(now)]).await
+    stmt(db, ACTIVATE, &[int(reader), int(now)])
 }
 
 pub async fn is_active_reader(db: UserDb<'_>, reader: UserId) -> ApiResult<bool> {

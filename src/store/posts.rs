@@ -9,8 +9,10 @@ use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
 use super::{all, batch, first, first_id, id_list, int, opt_text, run, stmt, text, AnyDb, PostDb, UserDb};
 use crate::domain::cursor::SortKey;
+use crate::domain::feed::LiveState;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
+use crate::domain::read::{AuthorRelation, FeedRow};
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility};
@@ -57,11 +59,15 @@ pub struct AuthorRelationship {
 }
 
 impl AuthorRelationship {
-    /// Overrides whether the viewer follows the author with the viewer's own side of the
-    /// edge, which is authoritative (the author's copy follows it through the queue).
-    pub fn with_follows(mut self, follows: bool) -> Self {
-        self.viewer_follows = i64::from(follows);
-        self
+    /// As the feed read takes it (which overrides the follow with the reader's own side of the
+    /// edge, the authoritative one: the author's copy follows it through the queue).
+    pub fn relation(&self) -> AuthorRelation {
+        AuthorRelation {
+            author: self.author_id,
+            follows: self.viewer_follows != 0,
+            blocked: self.blocked != 0,
+            suspended: self.suspended != 0,
+        }
     }
 }
 
@@ -80,7 +86,7 @@ pub struct PostRow {
     pub liked_by_me: i64,
     taken_down: i64,
     /// The relationship columns: read with the row ([`post_columns`]) or set from the
-    /// author's [`AuthorRelationship`] ([`PostRow::set_relationship`]).
+    /// author's [`AuthorRelationship`] (`FeedRow::attach`).
     #[serde(default)]
     viewer_follows: i64,
     #[serde(default)]
@@ -99,12 +105,6 @@ impl PostRow {
         }
     }
 
-    pub fn set_relationship(&mut self, r: &AuthorRelationship) {
-        self.viewer_follows = r.viewer_follows;
-        self.blocked = r.blocked;
-        self.suspended = r.suspended;
-    }
-
     pub fn is_taken_down(&self) -> bool {
         self.taken_down != 0
     }
@@ -118,6 +118,30 @@ impl PostRow {
 
     pub fn sort_key(&self) -> SortKey {
         SortKey::new(self.created_at, self.id.get())
+    }
+}
+
+impl FeedRow for PostRow {
+    fn key(&self) -> SortKey {
+        self.sort_key()
+    }
+
+    fn author(&self) -> UserId {
+        self.author_id
+    }
+
+    fn live_state(&self, viewer: UserId) -> LiveState {
+        LiveState {
+            relationship: self.relationship(viewer),
+            visibility: self.visibility,
+            taken_down: self.is_taken_down(),
+        }
+    }
+
+    fn attach(&mut self, r: &AuthorRelation) {
+        self.viewer_follows = i64::from(r.follows);
+        self.blocked = i64::from(r.blocked);
+        self.suspended = i64::from(r.suspended);
     }
 }
 
@@ -135,14 +159,11 @@ pub fn live_statements(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResu
     live_statements_of(db, viewer, ids, &post_select())
 }
 
-/// The feed's hydration: [`live_statements`] without the relationship columns.
-pub fn feed_live_statements(
-    db: AnyDb<'_>,
-    viewer: UserId,
-    ids: &[PostId],
-) -> ApiResult<Vec<D1PreparedStatement>> {
+/// The feed's hydration of at most [`IDS_PER_QUERY`] ids: [`live_statements`] without the
+/// relationship columns, one statement.
+pub fn feed_live_statement(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResult<D1PreparedStatement> {
     let select = format!("{} FROM posts p JOIN users u ON u.id = p.author_id", feed_columns());
-    live_statements_of(db, viewer, ids, &select)
+    live_statement(db, viewer, &ids[..ids.len().min(IDS_PER_QUERY)], &select)
 }
 
 fn live_statements_of(
@@ -151,15 +172,20 @@ fn live_statements_of(
     ids: &[PostId],
     select: &str,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let mut statements = Vec::new();
-    for chunk in ids.chunks(IDS_PER_QUERY) {
-        let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
-        let sql = format!("{select} WHERE p.id IN ({}) AND p.deleted_at IS NULL", numbered.join(","));
-        let mut params = vec![int(viewer)];
-        params.extend(chunk.iter().map(|&id| int(id)));
-        statements.push(stmt(db, &sql, &params)?);
-    }
-    Ok(statements)
+    ids.chunks(IDS_PER_QUERY).map(|chunk| live_statement(db, viewer, chunk, select)).collect()
+}
+
+fn live_statement(
+    db: AnyDb<'_>,
+    viewer: UserId,
+    chunk: &[PostId],
+    select: &str,
+) -> ApiResult<D1PreparedStatement> {
+    let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
+    let sql = format!("{select} WHERE p.id IN ({}) AND p.deleted_at IS NULL", numbered.join(","));
+    let mut params = vec![int(viewer)];
+    params.extend(chunk.iter().map(|&id| int(id)));
+    stmt(db, &sql, &params)
 }
 
 /// The rows of batch results that each returned [`PostRow`]s.

@@ -47,6 +47,22 @@ fn a_feed_page_inside_the_window_waits_two_round_trips_and_writes_nothing() {
 }
 
 #[test]
+fn a_new_readers_first_page_builds_the_window_in_the_waves_the_read_machine_states() {
+    let author = register("rt_new_author");
+    let post = author.publish("before the reader came", "public");
+    let reader = register("rt_new_reader");
+    reader.follow(&author);
+    let first = reader.get("/v1/feed?limit=5");
+    assert_eq!(page_ids(&first), vec![post["id"].as_str().unwrap().to_string()]);
+    // `domain/read` table, "new reader: window built": the first wave (with the token check
+    // beside it), the activation and the edges in one batch, the snapshot's six slabs (the
+    // reader has no posts of their own, so their database widens to the bottom), `Init`, the
+    // window call again, the round beside the window.
+    assert_eq!(first.timing("calls"), 3, "{:?}", first.server_timing);
+    assert_eq!(first.timing(SEQUENTIAL), 11, "{:?}", first.server_timing);
+}
+
+#[test]
 fn reading_one_post_waits_one_round_trip() {
     let author = register("rt_post");
     let post = author.publish("one post", "public");

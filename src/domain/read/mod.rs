@@ -1,0 +1,340 @@
+//! The feed read as a pure state machine: given the request and the replies so far, it returns
+//! the next I/O [`Step`] or the finished page ([`Next`]). `services/feed.rs` runs the steps
+//! (window calls, one batch per database, the hot-range cache) and feeds the replies back, so a
+//! page's storage cost is read off this module, not gathered from the calls that make it.
+//!
+//! The steps of a page:
+//! - **first wave** (home feed), all at once: the reader's window (`Older` or `Newer`), the
+//!   reader's edges on their home database, the hot-range cache lookups. A window that does not
+//!   exist yet is built from D1 (`open.rs`: activation and edges in one batch, the snapshot's
+//!   slabs, `Init`, the re-read); a window that fails degrades the page to the full pull alone
+//!   (state `rebuilding`). Group and list feeds read only the edges.
+//! - **rounds beside the window** (`round.rs`): one batch per database touched; a round that
+//!   comes back without filling the page asks the window for more (`Older`) and runs again.
+//! - **the full pull** (`pull.rs`), below the window's floor, for group and list feeds and
+//!   degraded pages: one slab per step on every database at once, then the relationships.
+
+mod open;
+mod pull;
+mod round;
+mod step;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+pub use step::{
+    AuthorRelation, DbBatch, HotFound, OnFailure, Replies, Rows, Slab, SlabRows, Statement, Step,
+};
+
+use super::activity::ActivityReport;
+use super::cursor::SortKey;
+use super::feed::{empty_reason, next_cursor_key, EmptyReason, FeedState, Hidden, LiveState, PageBuilder};
+use super::hot::{HotFill, HotMiss};
+use super::ids::UserId;
+use super::plan::{full_scope, FeedScope, ReaderEdge};
+use super::policy::FanoutMode;
+use super::shard::ShardMap;
+use super::snowflake::shard_of_id;
+use pull::{FullPull, PullSpec};
+use step::Link;
+
+/// A feed row as the read needs it; `store::posts::PostRow` is one.
+pub trait FeedRow {
+    fn key(&self) -> SortKey;
+    fn author(&self) -> UserId;
+    /// What the visibility verdict needs, with the relationship [`FeedRow::attach`] set.
+    fn live_state(&self, viewer: UserId) -> LiveState;
+    fn attach(&mut self, relation: &AuthorRelation);
+}
+
+/// One page asked for.
+#[derive(Debug, Clone)]
+pub struct ReadRequest {
+    pub viewer: UserId,
+    pub limit: usize,
+    /// Continue below this key (`?cursor=`).
+    pub before: Option<SortKey>,
+    /// Only items above this key (`?after=`).
+    pub after: Option<SortKey>,
+    pub scope: FeedScope,
+    pub now: i64,
+}
+
+/// What the read needs of the configuration.
+#[derive(Debug, Clone)]
+pub struct ReadConfig {
+    pub mode: FanoutMode,
+    /// A new window's capacity (its snapshot's size).
+    pub window_cap: usize,
+    /// Candidates scanned per page at most.
+    pub scan_budget: usize,
+    /// The young-post cushion of the in-flight merge (and the hot-range boundary).
+    pub in_flight_ms: i64,
+    /// Ids per hydration statement.
+    pub ids_per_statement: usize,
+    /// Entries per hot range (a refill with this many is full).
+    pub hot_range_len: usize,
+    pub map: ShardMap,
+}
+
+/// The finished page, and what the interpreter does after answering.
+#[derive(Debug)]
+pub struct Finished<R> {
+    pub items: Vec<R>,
+    pub next: Option<SortKey>,
+    pub newest: SortKey,
+    pub state: FeedState,
+    pub gap: Option<bool>,
+    pub empty_reason: Option<EmptyReason>,
+    /// Candidates scanned, and why the hidden ones were hidden (the page's tally).
+    pub scanned: usize,
+    pub hidden: Vec<Hidden>,
+    /// Fewer items than asked though more may exist: filtering spent the scan budget.
+    pub short: bool,
+    /// Candidates offered by two sources (counted once).
+    pub duplicates: i64,
+    /// The reader's activity, when opening the window made a report due.
+    pub report: Option<ActivityReport>,
+    /// What the hot-range cache lacked and the read found, to store.
+    pub hot_fills: Vec<(HotMiss, HotFill)>,
+}
+
+/// What the interpreter does next.
+#[derive(Debug)]
+pub enum Next<R> {
+    Io(Step),
+    Done(Finished<R>),
+    /// Resumed after the page was finished (an interpreter bug, never a client's).
+    Stalled,
+}
+
+type Logic<R> = Pin<Box<dyn Future<Output = Finished<R>>>>;
+
+/// One feed read in progress.
+pub struct FeedRead<R> {
+    link: Rc<Link<R>>,
+    logic: Option<Logic<R>>,
+}
+
+impl<R: FeedRow + 'static> FeedRead<R> {
+    /// Starts a read: the first step (or, never in practice, the page).
+    pub fn start(request: ReadRequest, config: ReadConfig) -> (Self, Next<R>) {
+        let link = Link::new();
+        let reading = Reading { link: link.clone(), req: request, cfg: config, effects: RefCell::default() };
+        let mut read = Self { link, logic: Some(Box::pin(async move { reading.page().await })) };
+        let next = read.poll();
+        (read, next)
+    }
+
+    /// Feeds the last step's replies back: the next step or the page.
+    pub fn resume(&mut self, replies: Replies<R>) -> Next<R> {
+        self.link.answer(replies);
+        self.poll()
+    }
+
+    fn poll(&mut self) -> Next<R> {
+        let Some(logic) = self.logic.as_mut() else { return Next::Stalled };
+        match logic.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(done) => {
+                self.logic = None;
+                Next::Done(done)
+            }
+            Poll::Pending => self.link.take_pending().map_or(Next::Stalled, Next::Io),
+        }
+    }
+}
+
+/// The reader's side of their edges, as the first wave read it.
+pub struct Reader {
+    pub viewer: UserId,
+    pub edges: Vec<ReaderEdge>,
+    followed: HashSet<UserId>,
+}
+
+impl Reader {
+    pub fn new(viewer: UserId, edges: Vec<ReaderEdge>) -> Self {
+        let followed = edges.iter().map(|e| e.author).collect();
+        Self { viewer, edges, followed }
+    }
+
+    /// Whether the viewer follows `author` now, by the reader's side of the edge (the
+    /// authoritative one: the author's copy follows it through the queue).
+    pub fn follows(&self, author: UserId) -> bool {
+        self.followed.contains(&author)
+    }
+
+    /// Whether the viewer follows anyone in the scope (the edges were loaded for it).
+    pub fn follows_anyone(&self, scope: &FeedScope) -> bool {
+        self.edges.iter().any(|e| scope.holds(e))
+    }
+
+    /// The relationships by author, each follow taken from the reader's side.
+    fn relations(&self, read: &[AuthorRelation]) -> HashMap<UserId, AuthorRelation> {
+        read.iter().map(|r| (r.author, AuthorRelation { follows: self.follows(r.author), ..*r })).collect()
+    }
+}
+
+#[derive(Default)]
+struct Effects {
+    duplicates: i64,
+    report: Option<ActivityReport>,
+    hot_fills: Vec<(HotMiss, HotFill)>,
+}
+
+/// The read's logic: async over [`Link`], so each `run` is one step handed to the interpreter.
+struct Reading<R> {
+    link: Rc<Link<R>>,
+    req: ReadRequest,
+    cfg: ReadConfig,
+    effects: RefCell<Effects>,
+}
+
+type Page<R> = PageBuilder<R>;
+
+/// How many candidates to ask for next: the room left plus a margin for filtered ones,
+/// within what is left of the scan budget.
+fn batch_size<R>(page: &Page<R>, budget: usize) -> usize {
+    (page.room() + page.room() / 2 + 4).min(budget.saturating_sub(page.scanned)).max(1)
+}
+
+impl<R: FeedRow> Reading<R> {
+    async fn run(&self, step: Step) -> Replies<R> {
+        self.link.run(step).await
+    }
+
+    fn home_database(&self) -> usize {
+        self.cfg.map.database(shard_of_id(self.req.viewer.get()))
+    }
+
+    fn count_duplicates(&self, n: i64) {
+        self.effects.borrow_mut().duplicates += n;
+    }
+
+    /// The reader's edges for a feed without a window (group, list): one statement.
+    async fn load_reader(&self) -> Reader {
+        let statements = vec![Statement::Edges { list: self.req.scope.list() }];
+        let batch = DbBatch { database: self.home_database(), statements, on_failure: OnFailure::Fail };
+        let mut replies = self.run(Step::batches(vec![batch])).await;
+        let edges = replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
+        Reader::new(self.req.viewer, edges)
+    }
+
+    /// A full pull of posts over the scope's authors (the relationships read after the slabs).
+    fn posts_pull(&self, reader: &Reader, spec: PullSpec) -> FullPull<R, R> {
+        let scopes = full_scope(reader.viewer, &reader.edges, &self.req.scope, &self.cfg.map);
+        FullPull::new(spec, scopes, Rows::posts, R::key, Some(R::author))
+    }
+
+    fn posts_spec(&self, after: Option<SortKey>, before: SortKey, limit: usize) -> PullSpec {
+        PullSpec {
+            rows: SlabRows::Posts,
+            after,
+            before,
+            limit,
+            now: self.req.now,
+            on_failure: OnFailure::Fail,
+        }
+    }
+
+    /// Runs a full pull's remaining steps; `false` when a degradable step failed.
+    async fn drive<T>(&self, pull: &mut FullPull<R, T>) -> bool {
+        while !pull.is_done() {
+            let statements = pull.statements();
+            let on_failure = pull.on_failure();
+            let batches = statements
+                .iter()
+                .map(|(database, s)| DbBatch { database: *database, statements: vec![s.clone()], on_failure })
+                .collect();
+            let mut replies = self.run(Step::batches(batches)).await;
+            if replies.failed {
+                return false;
+            }
+            for (i, (database, _)) in statements.iter().enumerate() {
+                let rows = replies.batches.get_mut(i).and_then(|b| b.pop()).unwrap_or(Rows::Done);
+                pull.absorb(*database, rows);
+            }
+        }
+        true
+    }
+
+    /// A pull's rows merged, with relationships attached.
+    fn pulled_rows(reader: &Reader, pull: FullPull<R, R>) -> (Vec<R>, bool) {
+        let relations = reader.relations(&pull.relations());
+        let (mut rows, exhausted) = pull.merged();
+        for row in &mut rows {
+            if let Some(r) = relations.get(&row.author()) {
+                row.attach(r);
+            }
+        }
+        (rows, exhausted)
+    }
+
+    /// Everything the scope holds in `(after, before)`, newest first, at most `limit`, and
+    /// whether every database is exhausted.
+    async fn full_pull(
+        &self,
+        reader: &Reader,
+        after: Option<SortKey>,
+        before: SortKey,
+        limit: usize,
+    ) -> (Vec<R>, bool) {
+        let mut pull = self.posts_pull(reader, self.posts_spec(after, before, limit));
+        self.drive(&mut pull).await;
+        Self::pulled_rows(reader, pull)
+    }
+
+    async fn page(self) -> Finished<R> {
+        let limit = self.req.limit;
+        let Some(after) = self.req.after else {
+            let mut page = PageBuilder::new(limit);
+            let (exhausted, state, reader) = self.read_down(&mut page).await;
+            let next = next_cursor_key(&page, exhausted);
+            return self.finish(page, (next, None, state), &reader);
+        };
+        let mut page = PageBuilder::new(limit + 1);
+        let (state, reader) = self.read_up(after, &mut page).await;
+        let gap = page.items.len() > limit;
+        page.items.truncate(limit);
+        let next = if gap { page.items.last().map(R::key) } else { None };
+        self.finish(page, (next, Some(gap), state), &reader)
+    }
+
+    fn finish(
+        self,
+        mut page: Page<R>,
+        (next, gap, state): (Option<SortKey>, Option<bool>, FeedState),
+        reader: &Reader,
+    ) -> Finished<R> {
+        let q = &self.req;
+        let newest = page.items.first().map(R::key).or(q.after).unwrap_or(SortKey::BOTTOM);
+        let empty_reason = page.items.is_empty().then(|| {
+            // The reader's edges are known from the first wave: no extra read.
+            let ask = page.scanned == 0 && state == FeedState::Ok && q.after.is_none();
+            let follows_anyone = ask.then(|| reader.follows_anyone(&q.scope));
+            empty_reason(page.scanned, state, follows_anyone)
+        });
+        let short = page.items.len() < q.limit && next.is_some();
+        let effects = self.effects.into_inner();
+        Finished {
+            items: std::mem::take(&mut page.items),
+            next,
+            newest,
+            state,
+            gap,
+            empty_reason,
+            scanned: page.scanned,
+            hidden: page.hidden,
+            short,
+            duplicates: effects.duplicates,
+            report: effects.report,
+            hot_fills: effects.hot_fills,
+        }
+    }
+}

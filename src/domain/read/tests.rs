@@ -1,0 +1,678 @@
+//! The read machine run against a fake world: every step it asks for is answered from a fake
+//! D1 (posts, edges, relationships, unfinished outbox events), a fake window object and a fake
+//! hot-range cache, so each scenario checks the page and counts what it cost.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::domain::hot::HotRange;
+use crate::domain::ids::PostId;
+use crate::domain::plan::{Bounds, InFlight};
+use crate::domain::snowflake::snowflake_in;
+use crate::domain::snowflake::LogicalShard;
+use crate::domain::visibility::{Relationship, Visibility};
+use crate::domain::window::{Entry, WindowOp, WindowReply};
+
+const NOW: i64 = 1_796_026_502_123;
+const MINUTE: i64 = 60_000;
+const DAY: i64 = 24 * 60 * MINUTE;
+const IN_FLIGHT_MS: i64 = 120_000;
+
+#[derive(Debug, Clone)]
+struct Row {
+    key: SortKey,
+    author: UserId,
+    visibility: Visibility,
+    relation: Option<AuthorRelation>,
+}
+
+impl FeedRow for Row {
+    fn key(&self) -> SortKey {
+        self.key
+    }
+
+    fn author(&self) -> UserId {
+        self.author
+    }
+
+    fn live_state(&self, viewer: UserId) -> LiveState {
+        let r = self.relation.unwrap_or(AuthorRelation {
+            author: self.author,
+            follows: false,
+            blocked: false,
+            suspended: false,
+        });
+        let relationship = Relationship {
+            is_self: self.author == viewer,
+            follows: r.follows,
+            blocked: r.blocked,
+            suspended: r.suspended,
+        };
+        LiveState { relationship, visibility: self.visibility, taken_down: false }
+    }
+
+    fn attach(&mut self, relation: &AuthorRelation) {
+        self.relation = Some(*relation);
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Post {
+    key: SortKey,
+    author: UserId,
+    visibility: Visibility,
+    deleted: bool,
+}
+
+impl Post {
+    fn row(&self) -> Row {
+        Row { key: self.key, author: self.author, visibility: self.visibility, relation: None }
+    }
+
+    fn entry(&self) -> Entry {
+        Entry {
+            created_at: self.key.primary,
+            post_id: PostId::from_trusted(self.key.id),
+            author_id: self.author,
+            version: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Window {
+    initialized: bool,
+    floor: SortKey,
+    entries: Vec<Entry>,
+}
+
+/// A fake D1 + window + cache that answers the machine's steps.
+struct World {
+    viewer: UserId,
+    databases: usize,
+    mode: FanoutMode,
+    edges: Vec<ReaderEdge>,
+    posts: Vec<Post>,
+    blocked: Vec<UserId>,
+    /// Oldest unfinished post event per author (a stalled fan-out).
+    unfinished: Vec<(UserId, i64)>,
+    /// `None`: the window object fails.
+    window: Option<Window>,
+    hot: HotFound,
+    budget: usize,
+}
+
+/// A user on a logical shard (the even 4-database map: shards 0-63 on database 0, 64-127 on 1...).
+fn user(shard: u8, n: u64) -> UserId {
+    UserId::from_trusted(snowflake_in(NOW - 100 * DAY, LogicalShard::new(shard), n).unwrap_or(1))
+}
+
+fn edge(author: UserId, push: bool, pull: bool) -> ReaderEdge {
+    ReaderEdge { author, push, pull, group: None, in_list: false, backfilling: false }
+}
+
+impl World {
+    fn new(viewer: UserId, databases: usize) -> Self {
+        World {
+            viewer,
+            databases,
+            mode: FanoutMode::Push,
+            edges: Vec::new(),
+            posts: Vec::new(),
+            blocked: Vec::new(),
+            unfinished: Vec::new(),
+            window: Some(Window { initialized: true, floor: SortKey::BOTTOM, entries: Vec::new() }),
+            hot: HotFound::default(),
+            budget: 400,
+        }
+    }
+
+    /// `n` posts of `author`, `gap` ms apart, the newest `age` ms old; returns their keys, newest first.
+    fn publish(&mut self, author: UserId, n: usize, age: i64, gap: i64) -> Vec<SortKey> {
+        let shard = crate::domain::snowflake::shard_of_id(author.get());
+        let mut keys = Vec::new();
+        for i in 0..n {
+            let at = NOW - age - gap * i as i64;
+            let id = snowflake_in(at, shard, (self.posts.len() % 8) as u64).unwrap_or(1);
+            let key = SortKey::new(at, id);
+            self.posts.push(Post { key, author, visibility: Visibility::Public, deleted: false });
+            keys.push(key);
+        }
+        self.posts.sort_by_key(|p| std::cmp::Reverse(p.key));
+        keys
+    }
+
+    /// Delivers the posts of `authors` (pushed) into the window, everything at or above `floor`.
+    fn deliver(&mut self, authors: &[UserId], floor: SortKey) {
+        let entries = self
+            .posts
+            .iter()
+            .filter(|p| authors.contains(&p.author) && p.key >= floor)
+            .map(Post::entry)
+            .collect();
+        self.window = Some(Window { initialized: true, floor, entries });
+    }
+
+    fn config(&self) -> ReadConfig {
+        ReadConfig {
+            mode: self.mode,
+            window_cap: 800,
+            scan_budget: self.budget,
+            in_flight_ms: IN_FLIGHT_MS,
+            ids_per_statement: 90,
+            hot_range_len: 50,
+            map: ShardMap::even(self.databases),
+        }
+    }
+
+    fn visible_posts(
+        &self,
+        authors: &[UserId],
+        (lower, upper): (SortKey, SortKey),
+        since: i64,
+    ) -> Vec<&Post> {
+        self.posts
+            .iter()
+            .filter(|p| authors.contains(&p.author) && !p.deleted && p.key > lower && p.key < upper)
+            .filter(|p| {
+                p.key.primary >= since && (p.author == self.viewer || p.visibility != Visibility::Private)
+            })
+            .collect()
+    }
+
+    /// Each author's top `limit` in the bounds from their `since`, merged, top `limit`.
+    fn top_each(&self, reads: &[(UserId, i64)], bounds: &Bounds) -> Vec<Row> {
+        let mut rows: Vec<&Post> = Vec::new();
+        for (author, since) in reads {
+            let found = self.visible_posts(&[*author], (bounds.after, bounds.before), *since);
+            rows.extend(found.into_iter().take(bounds.limit));
+        }
+        rows.sort_by_key(|p| std::cmp::Reverse(p.key));
+        rows.into_iter().take(bounds.limit).map(Post::row).collect()
+    }
+
+    fn in_flight_since(&self, read: &InFlight) -> i64 {
+        let oldest = self.unfinished.iter().find(|(a, _)| *a == read.author).map(|(_, t)| *t);
+        match oldest {
+            Some(t) if read.outbox_horizon => t.min(read.since),
+            _ => read.since,
+        }
+    }
+
+    fn answer(&self, statement: &Statement) -> Rows<Row> {
+        match statement {
+            Statement::Edges { .. } => Rows::Edges(self.edges.clone()),
+            Statement::Activate | Statement::HotAuthors { .. } => Rows::Done,
+            Statement::Pulled { authors, bounds } => {
+                let reads: Vec<_> = authors.iter().map(|a| (*a, -1)).collect();
+                Rows::Posts(self.top_each(&reads, bounds))
+            }
+            Statement::InFlight { reads, bounds } => {
+                let reads: Vec<_> = reads.iter().map(|r| (r.author, self.in_flight_since(r))).collect();
+                Rows::Posts(self.top_each(&reads, bounds))
+            }
+            Statement::Hydrate { ids } => Rows::Posts(
+                self.posts
+                    .iter()
+                    .filter(|p| !p.deleted && ids.iter().any(|i| i.get() == p.key.id))
+                    .map(Post::row)
+                    .collect(),
+            ),
+            Statement::Relationships { authors } => Rows::Relationships(
+                authors
+                    .iter()
+                    .map(|a| AuthorRelation {
+                        author: *a,
+                        follows: false,
+                        blocked: self.blocked.contains(a),
+                        suspended: false,
+                    })
+                    .collect(),
+            ),
+            Statement::HotRange { author, below } => Rows::Entries(
+                self.posts
+                    .iter()
+                    .filter(|p| p.author == *author && p.key.primary < *below)
+                    .take(50)
+                    .map(Post::entry)
+                    .collect(),
+            ),
+            Statement::Slab(slab) => {
+                let found = self.visible_posts(&slab.authors, (slab.lower, slab.upper), slab.start);
+                let found = found.into_iter().take(slab.limit);
+                match slab.rows {
+                    SlabRows::Posts => Rows::Posts(found.map(Post::row).collect()),
+                    SlabRows::Entries => Rows::Entries(found.map(Post::entry).collect()),
+                }
+            }
+        }
+    }
+
+    fn call_window(&mut self, op: &WindowOp) -> Option<WindowReply> {
+        let window = self.window.as_mut()?;
+        let mut reply = WindowReply { initialized: window.initialized, ..WindowReply::default() };
+        if !window.initialized {
+            if let WindowOp::Init { entries, complete, .. } = op {
+                window.floor = if *complete {
+                    SortKey::BOTTOM
+                } else {
+                    entries.last().map_or(SortKey::BOTTOM, Entry::key)
+                };
+                window.entries = entries.clone();
+                window.initialized = true;
+            }
+            return Some(reply);
+        }
+        reply.floor = Some(window.floor);
+        reply.entries = match op {
+            WindowOp::Older { before, limit, .. } => {
+                window.entries.iter().filter(|e| e.key() < *before).take(*limit).copied().collect()
+            }
+            WindowOp::Newer { after, limit, .. } => {
+                window.entries.iter().filter(|e| e.key() > *after).take(*limit).copied().collect()
+            }
+            _ => Vec::new(),
+        };
+        Some(reply)
+    }
+}
+
+/// What a read cost.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Cost {
+    /// Sequential storage waits (window calls and D1 batches).
+    waves: usize,
+    /// D1 statements per database.
+    statements: BTreeMap<usize, usize>,
+    window_calls: usize,
+}
+
+fn run(world: &mut World, request: ReadRequest) -> (Finished<Row>, Cost) {
+    let (mut read, mut next) = FeedRead::start(request, world.config());
+    let mut cost = Cost::default();
+    for _ in 0..100 {
+        let step = match next {
+            Next::Io(step) => step,
+            Next::Done(done) => return (done, cost),
+            Next::Stalled => panic!("stalled"),
+        };
+        cost.waves += step.waits();
+        for (database, n) in step.statements() {
+            *cost.statements.entry(database).or_default() += n;
+        }
+        let mut replies = Replies::default();
+        if let Some((op, _)) = &step.window {
+            cost.window_calls += 1;
+            replies.window = world.call_window(op);
+            replies.failed = replies.window.is_none();
+        }
+        if step.hot_lookup.is_some() {
+            replies.hot = world.hot.clone();
+        }
+        replies.batches =
+            step.batches.iter().map(|b| b.statements.iter().map(|s| world.answer(s)).collect()).collect();
+        next = read.resume(replies);
+    }
+    panic!("more than 100 steps");
+}
+
+fn read_home(world: &mut World, limit: usize) -> (Finished<Row>, Cost) {
+    let request = home(world.viewer, limit);
+    run(world, request)
+}
+
+fn home(viewer: UserId, limit: usize) -> ReadRequest {
+    ReadRequest { viewer, limit, before: None, after: None, scope: FeedScope::Home, now: NOW }
+}
+
+fn keys(done: &Finished<Row>) -> Vec<SortKey> {
+    done.items.iter().map(|r| r.key).collect()
+}
+
+fn stmts(pairs: &[(usize, usize)]) -> BTreeMap<usize, usize> {
+    pairs.iter().copied().collect()
+}
+
+/// A reader (on database 0) who follows two pushed authors (databases 1 and 3 of 4), whose
+/// window holds all of their posts.
+fn warm_push(databases: usize) -> (World, Vec<SortKey>) {
+    let viewer = user(0, 0);
+    let (a, b) = (user(70, 1), user(200, 2));
+    let mut world = World::new(viewer, databases);
+    world.edges = vec![edge(a, true, false), edge(b, true, false)];
+    let mut all = world.publish(a, 6, 10 * MINUTE, MINUTE);
+    all.extend(world.publish(b, 6, 10 * MINUTE + 30_000, MINUTE));
+    all.sort_by_key(|k| std::cmp::Reverse(*k));
+    world.deliver(&[a, b], SortKey::BOTTOM);
+    (world, all)
+}
+
+#[test]
+fn warm_push_page_is_the_window_hydrated_in_two_waves() {
+    let (mut world, all) = warm_push(1);
+    let (done, cost) = read_home(&mut world, 5);
+    assert_eq!(keys(&done), all[..5]);
+    assert_eq!(done.next, Some(all[4]));
+    assert_eq!((done.state, done.gap, done.empty_reason), (FeedState::Ok, None, None));
+    let expected = Cost { waves: 2, statements: stmts(&[(0, 4)]), window_calls: 1 };
+    assert_eq!(cost, expected, "edges; in-flight, hydration, relationships");
+    let (mut world, _) = warm_push(4);
+    let (_, cost) = read_home(&mut world, 5);
+    assert_eq!(
+        cost.statements,
+        stmts(&[(0, 3), (1, 3), (3, 3)]),
+        "edges + viewer's in-flight and relationship"
+    );
+    assert_eq!(cost.waves, 2);
+}
+
+#[test]
+fn a_second_page_continues_below_the_cursor_and_the_last_one_ends() {
+    let (mut world, all) = warm_push(4);
+    let (first, _) = read_home(&mut world, 5);
+    let mut next = home(world.viewer, 5);
+    next.before = first.next;
+    let (second, _) = run(&mut world, next.clone());
+    assert_eq!(keys(&second), all[5..10]);
+    next.before = second.next;
+    let (last, cost) = run(&mut world, next);
+    assert_eq!(keys(&last), all[10..]);
+    assert_eq!(last.next, None, "every source exhausted");
+    assert_eq!(cost.waves, 2, "nothing is pulled below a window complete to the bottom");
+}
+
+#[test]
+fn pull_mode_merges_the_full_pull_beside_the_window() {
+    let (mut world, all) = warm_push(4);
+    world.mode = FanoutMode::Pull;
+    world.window = Some(Window { initialized: true, floor: SortKey::BOTTOM, entries: Vec::new() });
+    let (done, cost) = read_home(&mut world, 5);
+    assert_eq!(keys(&done), all[..5]);
+    assert_eq!(done.next, Some(all[4]));
+    // The first wave, the round with the pull's first slab in the same batches, the viewer's
+    // database (no posts) through the other five slabs, then the relationships.
+    assert_eq!(cost.waves, 1 + 1 + 5 + 1);
+}
+
+/// A reader with one pushed author (database 1) and one pulled author (database 3).
+fn hybrid() -> (World, UserId, Vec<SortKey>) {
+    let viewer = user(0, 0);
+    let (pushed, pulled) = (user(70, 1), user(200, 2));
+    let mut world = World::new(viewer, 4);
+    world.mode = FanoutMode::Hybrid;
+    world.edges = vec![edge(pushed, true, false), edge(pulled, false, true)];
+    let mut all = world.publish(pushed, 4, 10 * MINUTE, MINUTE);
+    all.extend(world.publish(pulled, 4, 10 * MINUTE + 30_000, MINUTE));
+    all.sort_by_key(|k| std::cmp::Reverse(*k));
+    world.deliver(&[pushed], SortKey::BOTTOM);
+    (world, pulled, all)
+}
+
+#[test]
+fn hybrid_merges_pulled_and_pushed_edges_and_refills_the_cache() {
+    let (mut world, pulled, all) = hybrid();
+    world.hot.misses = vec![HotMiss::Reader { reader: world.viewer }];
+    let (done, cost) = read_home(&mut world, 6);
+    assert_eq!(keys(&done), all[..6]);
+    assert_eq!(cost.waves, 2);
+    // Database 3: the pulled author's top n, relationships, and the reader's hot authors.
+    assert_eq!(cost.statements.get(&3), Some(&3));
+    assert_eq!(done.hot_fills, vec![(HotMiss::Reader { reader: world.viewer }, HotFill::Reader(Vec::new()))]);
+    // A range miss is read on its author's database in the same batch and stored.
+    let below = crate::domain::hot::boundary_at(NOW, IN_FLIGHT_MS);
+    world.hot.misses = vec![HotMiss::Range { author: pulled, below }];
+    let (done, cost) = read_home(&mut world, 6);
+    assert_eq!(cost.waves, 2);
+    assert_eq!(cost.statements.get(&3), Some(&3));
+    assert!(matches!(&done.hot_fills[..], [(_, HotFill::Range(r))] if r.entries.len() == 4 && !r.full));
+}
+
+#[test]
+fn hybrid_cache_hit_serves_the_pulled_author_below_the_boundary() {
+    let (mut world, pulled, all) = hybrid();
+    let below = crate::domain::hot::boundary_at(NOW, IN_FLIGHT_MS);
+    let entries = world.posts.iter().filter(|p| p.author == pulled).map(Post::entry).collect();
+    world.hot.ranges = vec![HotRange { author: pulled, below, entries, full: false }];
+    let (done, cost) = read_home(&mut world, 6);
+    assert_eq!(keys(&done), all[..6], "the cached range's entries, hydrated");
+    assert_eq!(cost.waves, 2);
+    assert!(done.hot_fills.is_empty());
+    // The pulled author is read only from the boundary up (in flight) and its cached entries
+    // hydrated: in-flight, hydration, relationships.
+    assert_eq!(cost.statements.get(&3), Some(&3));
+}
+
+#[test]
+fn a_new_reader_gets_a_window_built_from_a_snapshot() {
+    let (mut world, all) = warm_push(4);
+    world.window = Some(Window { initialized: false, floor: SortKey::TOP, entries: Vec::new() });
+    let (done, cost) = read_home(&mut world, 5);
+    assert_eq!(keys(&done), all[..5]);
+    assert!(world.window.as_ref().is_some_and(|w| w.initialized && w.entries.len() == all.len()));
+    // First wave; activation + edges; the snapshot's first slab (posts are minutes old: the
+    // one-hour slab has them all but is not the bottom) and the rest down to everything;
+    // Init; the re-read; the round.
+    assert_eq!(cost.window_calls, 3);
+    assert_eq!(cost.waves, 1 + 1 + 6 + 1 + 1 + 1);
+    assert_eq!(done.state, FeedState::Ok);
+}
+
+#[test]
+fn deep_scroll_past_the_floor_pulls_through_the_slabs() {
+    let (mut world, all) = warm_push(4);
+    let floor = all[3];
+    world.deliver(&[user(70, 1), user(200, 2)], floor);
+    let mut request = home(world.viewer, 5);
+    request.before = Some(all[2]);
+    let (done, cost) = run(&mut world, request);
+    assert_eq!(keys(&done), all[3..8], "the floor's entry from the window, the rest from D1");
+    assert_eq!(done.next, Some(all[7]));
+    // First wave, one round, then the pull below the floor: no database has `want` rows in
+    // any slab, so each widens through all six, then reads its relationships.
+    assert_eq!(cost.waves, 1 + 1 + 6 + 1);
+}
+
+#[test]
+fn old_posts_below_the_floor_cost_every_slab() {
+    let viewer = user(0, 0);
+    let a = user(70, 1);
+    let mut world = World::new(viewer, 4);
+    world.edges = vec![edge(a, true, false)];
+    let keys_a = world.publish(a, 3, 2 * 365 * DAY, DAY);
+    world.window = Some(Window { initialized: true, floor: SortKey::TOP, entries: Vec::new() });
+    let (done, cost) = run(&mut world, home(viewer, 5));
+    assert_eq!(keys(&done), keys_a);
+    assert_eq!(done.next, None);
+    assert_eq!(
+        cost.waves,
+        1 + 1 + 6 + 1,
+        "first wave, a round over the empty window, six slabs, relationships"
+    );
+}
+
+#[test]
+fn filtered_pages_stop_at_the_scan_budget_with_a_cursor() {
+    let (mut world, all) = warm_push(1);
+    world.blocked = vec![user(70, 1), user(200, 2)];
+    world.budget = 4;
+    let (done, _) = read_home(&mut world, 5);
+    assert!(done.items.is_empty());
+    assert_eq!(done.scanned, 4);
+    assert_eq!(done.hidden, vec![Hidden::Blocked; 4]);
+    assert_eq!(done.next, Some(all[3]), "continues past the hidden ones");
+    assert_eq!(done.empty_reason, Some(EmptyReason::AllFiltered));
+    assert!(done.short);
+}
+
+#[test]
+fn a_stalled_fan_out_is_merged_from_its_horizon() {
+    let (mut world, all) = warm_push(4);
+    let a = user(70, 1);
+    // The window lacks a's two newest posts; their event is unfinished.
+    let missing = [all[0], all[2]];
+    if let Some(w) = world.window.as_mut() {
+        w.entries.retain(|e| !missing.contains(&e.key()));
+    }
+    world.unfinished = vec![(a, all[2].primary)];
+    let (done, cost) = read_home(&mut world, 5);
+    assert_eq!(keys(&done), all[..5], "in order, once");
+    assert_eq!(cost.waves, 2);
+}
+
+#[test]
+fn a_failing_window_degrades_to_the_pull_path() {
+    let (mut world, all) = warm_push(4);
+    world.window = None;
+    let (done, cost) = read_home(&mut world, 5);
+    assert_eq!(keys(&done), all[..5]);
+    assert_eq!(done.state, FeedState::Rebuilding);
+    // The authors' databases fill the page from their one-hour slab and read their
+    // relationships beside the viewer's own database, which has no posts: it widens through
+    // all six slabs to be sure.
+    assert_eq!(cost.waves, 1 + 6);
+    world.posts.clear();
+    let (empty, _) = read_home(&mut world, 5);
+    assert_eq!(empty.empty_reason, Some(EmptyReason::Rebuilding));
+}
+
+#[test]
+fn after_returns_the_newest_above_with_a_gap() {
+    let (mut world, all) = warm_push(4);
+    let mut request = home(world.viewer, 3);
+    request.after = Some(all[8]);
+    let (done, cost) = run(&mut world, request.clone());
+    assert_eq!(keys(&done), all[..3]);
+    assert_eq!(done.gap, Some(true));
+    assert_eq!(done.next, Some(all[2]), "pages down into the gap");
+    assert_eq!(done.newest, all[0]);
+    assert_eq!(cost.waves, 2);
+    request.after = Some(all[3]);
+    let (done, _) = run(&mut world, request);
+    assert_eq!(keys(&done), all[..3]);
+    assert_eq!((done.gap, done.next), (Some(false), None));
+}
+
+#[test]
+fn group_and_list_feeds_pull_their_authors_only() {
+    let (mut world, all) = warm_push(4);
+    let (a, b) = (user(70, 1), user(200, 2));
+    world.edges[0].group = Some("close".into());
+    world.edges[1].in_list = true;
+    let group = crate::domain::validate::GroupName::parse("close").unwrap_or_else(|e| panic!("{e:?}"));
+    let mut request = home(world.viewer, 10);
+    request.scope = FeedScope::Group(group);
+    let (done, cost) = run(&mut world, request.clone());
+    assert!(done.items.iter().all(|r| r.author == a) && done.items.len() == 6);
+    assert_eq!(cost.window_calls, 0);
+    assert_eq!(
+        cost.statements,
+        stmts(&[(0, 1), (1, 7)]),
+        "edges; a's six slabs (fewer than asked) and relationships"
+    );
+    request.scope = FeedScope::List(crate::domain::ids::ListId::from_trusted(9));
+    let (done, _) = run(&mut world, request.clone());
+    assert!(done.items.iter().all(|r| r.author == b) && done.items.len() == 6);
+    request.after = Some(all[11]);
+    let (done, _) = run(&mut world, request);
+    assert_eq!(done.gap, Some(false));
+    assert_eq!(done.items.len(), 5, "b's posts above its oldest");
+    world.edges.clear();
+    let mut request = home(world.viewer, 10);
+    request.scope = FeedScope::List(crate::domain::ids::ListId::from_trusted(9));
+    let (empty, _) = run(&mut world, request);
+    assert_eq!(empty.empty_reason, Some(EmptyReason::NoFollows));
+}
+
+type Scenario = fn() -> (World, ReadRequest);
+/// scenario, its setup, databases, waves, statements per database.
+type CostRow = (&'static str, Scenario, usize, usize, &'static [(usize, usize)]);
+
+fn warm() -> (World, ReadRequest) {
+    let (w, _) = warm_push(4);
+    let r = home(w.viewer, 5);
+    (w, r)
+}
+fn warm_one_database() -> (World, ReadRequest) {
+    let (w, _) = warm_push(1);
+    let r = home(w.viewer, 5);
+    (w, r)
+}
+fn after_gap() -> (World, ReadRequest) {
+    let (w, all) = warm_push(4);
+    let r = ReadRequest { after: Some(all[8]), ..home(w.viewer, 3) };
+    (w, r)
+}
+fn pull_mode() -> (World, ReadRequest) {
+    let (mut w, r) = warm();
+    w.mode = FanoutMode::Pull;
+    (w, r)
+}
+fn cold() -> (World, ReadRequest) {
+    let (mut w, r) = warm();
+    w.window = Some(Window { initialized: false, floor: SortKey::TOP, entries: Vec::new() });
+    (w, r)
+}
+fn cold_one_post() -> (World, ReadRequest) {
+    let mut w = World::new(user(0, 0), 4);
+    w.edges = vec![edge(user(70, 1), true, false)];
+    w.publish(user(70, 1), 1, MINUTE, 0);
+    w.window = Some(Window { initialized: false, floor: SortKey::TOP, entries: Vec::new() });
+    let r = home(w.viewer, 5);
+    (w, r)
+}
+fn old_below_floor() -> (World, ReadRequest) {
+    let mut w = World::new(user(0, 0), 4);
+    w.edges = vec![edge(user(70, 1), true, false)];
+    w.publish(user(70, 1), 3, 2 * 365 * DAY, DAY);
+    w.window = Some(Window { initialized: true, floor: SortKey::TOP, entries: Vec::new() });
+    let r = home(w.viewer, 5);
+    (w, r)
+}
+fn rebuilding_old() -> (World, ReadRequest) {
+    let (mut w, r) = old_below_floor();
+    w.window = None;
+    (w, r)
+}
+fn hybrid_miss() -> (World, ReadRequest) {
+    let (mut w, _, _) = hybrid();
+    w.hot.misses = vec![HotMiss::Reader { reader: w.viewer }];
+    let r = home(w.viewer, 6);
+    (w, r)
+}
+fn list_old() -> (World, ReadRequest) {
+    let (mut w, r) = old_below_floor();
+    w.edges[0].in_list = true;
+    let r = ReadRequest { scope: FeedScope::List(crate::domain::ids::ListId::from_trusted(9)), ..r };
+    (w, r)
+}
+
+/// The worst case of each kind of page: sequential storage waits (window calls and D1 batches,
+/// not counting the token check the HTTP layer runs beside the first wave) and D1 statements,
+/// as the machine asks for them. `tests/api/budgets.rs` confirms the first row black-box
+/// (2 sequential round trips, one window call).
+#[test]
+fn worst_case_waves_and_statements_per_scenario() {
+    let rows: [CostRow; 10] = [
+        // scenario, setup, databases, waves, statements per database
+        ("warm push, inside the window", warm_one_database, 1, 2, &[(0, 4)]),
+        ("warm push, inside the window", warm, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
+        ("?after=, with a gap", after_gap, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
+        ("pull mode, every slab", pull_mode, 4, 8, &[(0, 7), (1, 9), (3, 9)]),
+        ("hybrid, cache miss refilled", hybrid_miss, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
+        ("new reader: window built", cold, 4, 11, &[(0, 11), (1, 9), (3, 9)]),
+        ("new reader, one post: window built", cold_one_post, 4, 11, &[(0, 11), (1, 9)]),
+        ("below the floor, every slab", old_below_floor, 4, 9, &[(0, 9), (1, 9)]),
+        ("window failing, every slab", rebuilding_old, 4, 8, &[(0, 7), (1, 7)]),
+        ("list, every slab", list_old, 4, 8, &[(0, 1), (1, 7)]),
+    ];
+    let mut wrong = Vec::new();
+    for (name, scenario, databases, waves, statements) in rows {
+        let (mut world, request) = scenario();
+        assert_eq!(world.databases, databases, "{name}");
+        let (_, cost) = run(&mut world, request);
+        if (cost.waves, &cost.statements) != (waves, &stmts(statements)) {
+            wrong.push(format!("{name}: {} waves, {:?}", cost.waves, cost.statements));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

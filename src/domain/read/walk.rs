@@ -1,0 +1,191 @@
+//! Walking the feed: down from a cursor (the window round by round, then the full pull below
+//! its floor) or up from `?after=` (one round above the key, then the pull below the floor).
+
+use super::super::cursor::SortKey;
+use super::super::feed::FeedState;
+use super::super::plan::{Bounds, FeedScope, RoundInput, RoundPlan};
+use super::super::policy::FanoutMode;
+use super::super::window::{Entry, WindowOp};
+use super::pull::FullPull;
+use super::round::{offer_round, offer_rows, Hot, RoundReads, RoundRows};
+use super::step::{DbBatch, OnFailure, Step};
+use super::{batch_size, FeedRow, Page, Reader, Reading};
+use crate::domain::hot::HotMiss;
+
+/// Where the window part of a read-down ended.
+enum WindowPart {
+    /// The page is done (full, or the scan budget is spent).
+    Done,
+    /// Continue from D1 below this key.
+    PullFrom(SortKey, FeedState),
+}
+
+/// A round's batches with the full pull's next statements (pull mode) appended to the batch
+/// of their database: one batch per database.
+fn with_pull<R, T>(mut batches: Vec<DbBatch>, pull: Option<&FullPull<R, T>>) -> Vec<DbBatch> {
+    for (database, statement) in pull.map(FullPull::statements).unwrap_or_default() {
+        match batches.iter_mut().find(|b| b.database == database) {
+            Some(batch) => batch.statements.push(statement),
+            None => {
+                batches.push(DbBatch { database, statements: vec![statement], on_failure: OnFailure::Fail })
+            }
+        }
+    }
+    batches
+}
+
+impl<R: FeedRow> Reading<R> {
+    /// One round beside the window: the pulled and in-flight posts in the bounds, the rows of
+    /// the window's entries, the viewer's relationship to each author, and what the hot-range
+    /// cache lacked: one batch per database, all at once. In pull mode for the whole system the
+    /// full pull over `bounds` runs beside it (its first slab in the same batches).
+    async fn round(
+        &self,
+        reader: &Reader,
+        hot: &Hot,
+        bounds: Bounds,
+        entries: &[Entry],
+        misses: &[HotMiss],
+    ) -> RoundRows<R> {
+        let candidates: Vec<_> = entries.iter().map(|e| (e.post_id, e.author_id)).collect();
+        let input = RoundInput {
+            viewer: reader.viewer,
+            mode: self.cfg.mode,
+            edges: &reader.edges,
+            cached: &hot.authors,
+            in_flight_since: hot.in_flight_since,
+            candidates: &candidates,
+        };
+        let plan = RoundPlan::beside_window(&input, &self.cfg.map);
+        let reads = RoundReads::new(&plan, bounds, misses, &self.cfg.map, self.cfg.ids_per_statement);
+        let mut pull = (self.cfg.mode == FanoutMode::Pull).then(|| {
+            self.posts_pull(reader, self.posts_spec(Some(bounds.after), bounds.before, bounds.limit))
+        });
+        let batches = with_pull(reads.batches(), pull.as_ref());
+        let databases: Vec<usize> = batches.iter().map(|b| b.database).collect();
+        let replies = self.run(Step::batches(batches)).await;
+        let mut rows = RoundRows::default();
+        for (database, mut answers) in databases.into_iter().zip(replies.batches) {
+            let beside = answers.split_off(reads.statements_on(database).min(answers.len()));
+            reads.absorb(database, answers, &mut rows);
+            if let (Some(pull), Some(answer)) = (pull.as_mut(), beside.into_iter().next()) {
+                pull.absorb(database, answer);
+            }
+        }
+        rows.attach(reader);
+        self.effects.borrow_mut().hot_fills.extend(rows.fills(misses, self.cfg.hot_range_len));
+        if let Some(mut pull) = pull {
+            self.drive(&mut pull).await;
+            rows.sources.push(Self::pulled_rows(reader, pull).0);
+        }
+        rows
+    }
+
+    /// A round's entries with the cached ones merged in, and its bounds.
+    fn round_entries(
+        &self,
+        hot: &Hot,
+        entries: Vec<Entry>,
+        (lower, upper): (SortKey, SortKey),
+        want: usize,
+    ) -> Vec<Entry> {
+        let (entries, duplicates) = hot.with_window(entries, lower, upper, want);
+        self.count_duplicates(duplicates);
+        entries
+    }
+
+    /// The window part of a read-down: window entries at or above the floor merged with what is
+    /// pulled beside the window, round by round until the page is done or the window is exhausted.
+    async fn window_down(&self, before: SortKey, page: &mut Page<R>) -> (WindowPart, Reader) {
+        let budget = self.cfg.scan_budget;
+        let mut want = batch_size(page, budget);
+        let first = WindowOp::Older { before, limit: want, read_at: self.read_at() };
+        let (opened, reader, found) = self.first_wave(first).await;
+        let Some(mut reply) = opened else {
+            return (WindowPart::PullFrom(before, FeedState::Rebuilding), reader);
+        };
+        let floor = reply.floor.unwrap_or(SortKey::TOP);
+        let hot = Hot::new(found, self.in_flight_since(), floor);
+        let mut cursor = before;
+        let mut misses = hot.misses.as_slice();
+        loop {
+            let entries = self.round_entries(&hot, reply.entries, (floor, cursor), want);
+            let bounds = Bounds { before: cursor, after: floor, limit: want };
+            let rows = self.round(&reader, &hot, bounds, &entries, misses).await;
+            misses = &[];
+            let (covered, duplicates) = offer_round(reader.viewer, entries, rows, (want, floor), page);
+            self.count_duplicates(duplicates);
+            if page.is_full() || page.scanned >= budget {
+                return (WindowPart::Done, reader);
+            }
+            if covered <= floor {
+                return (WindowPart::PullFrom(before.min(floor), FeedState::Ok), reader);
+            }
+            cursor = page.last_scanned.unwrap_or(covered).min(cursor);
+            want = batch_size(page, budget);
+            let op = WindowOp::Older { before: cursor, limit: want, read_at: None };
+            reply = self.run(Step::window(op, OnFailure::Fail)).await.window.unwrap_or_default();
+        }
+    }
+
+    /// Older-than-cursor page: the window (home feed) or nothing (group and list feeds, served
+    /// by the full pull), then the full pull below it. Returns whether every source is
+    /// exhausted, the page's state and the reader's edges.
+    pub(super) async fn read_down(&self, page: &mut Page<R>) -> (bool, FeedState, Reader) {
+        let before = self.req.before.unwrap_or(SortKey::TOP);
+        let budget = self.cfg.scan_budget;
+        let (mut cursor, state, reader) = if self.req.scope != FeedScope::Home {
+            (before, FeedState::Ok, self.load_reader().await)
+        } else {
+            match self.window_down(before, page).await {
+                (WindowPart::Done, reader) => return (false, FeedState::Ok, reader),
+                (WindowPart::PullFrom(key, state), reader) => (key, state, reader),
+            }
+        };
+        loop {
+            let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
+            let (rows, exhausted) = self.full_pull(&reader, None, cursor, want).await;
+            offer_rows(reader.viewer, rows, page);
+            if page.is_full() || exhausted || page.scanned >= budget {
+                return (exhausted, state, reader);
+            }
+            cursor = page.last_scanned.unwrap_or(cursor);
+        }
+    }
+
+    /// Newer-than-cursor read for `?after=`: up to `limit + 1` visible items above the key: the
+    /// newest window entries and pulled posts above it (and above the floor), then, if the page
+    /// still has room and `after` is below the floor, everything followed in `(after, floor)`.
+    pub(super) async fn read_up(&self, after: SortKey, page: &mut Page<R>) -> (FeedState, Reader) {
+        if self.req.scope != FeedScope::Home {
+            let reader = self.load_reader().await;
+            self.read_up_pull(&reader, after, SortKey::TOP, page).await;
+            return (FeedState::Ok, reader);
+        }
+        let want = self.cfg.scan_budget;
+        let op = WindowOp::Newer { after, limit: want, read_at: self.read_at() };
+        let (opened, reader, found) = self.first_wave(op).await;
+        let Some(reply) = opened else {
+            self.read_up_pull(&reader, after, SortKey::TOP, page).await;
+            return (FeedState::Rebuilding, reader);
+        };
+        let floor = reply.floor.unwrap_or(SortKey::TOP);
+        let lower = after.max(floor);
+        let hot = Hot::new(found, self.in_flight_since(), lower);
+        let entries = self.round_entries(&hot, reply.entries, (lower, SortKey::TOP), want);
+        let bounds = Bounds { before: SortKey::TOP, after: lower, limit: want };
+        let rows = self.round(&reader, &hot, bounds, &entries, &hot.misses).await;
+        let (_, duplicates) = offer_round(reader.viewer, entries, rows, (want, lower), page);
+        self.count_duplicates(duplicates);
+        if !page.is_full() && after < floor {
+            self.read_up_pull(&reader, after, floor, page).await;
+        }
+        (FeedState::Ok, reader)
+    }
+
+    /// Everything followed in `(after, below)`, newest first, into the page's room.
+    async fn read_up_pull(&self, reader: &Reader, after: SortKey, below: SortKey, page: &mut Page<R>) {
+        let (rows, _) = self.full_pull(reader, Some(after), below, page.room()).await;
+        offer_rows(reader.viewer, rows, page);
+    }
+}
