@@ -8,7 +8,7 @@
 //! Its alarm (one per object, `objects::alarm`) reviews the live sockets (`objects::live`) and
 //! checks idleness (`domain::idle`): a reader who has not read for `WINDOW_IDLE_DAYS` has all
 //! of this object's storage deleted; the next request finds an empty, uninitialized window,
-//! which the next read builds from D1 like a new reader's (`services::feed::open_window`).
+//! which the next read builds from D1 like a new reader's (`domain::read`, the cold-window steps).
 
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::{
