@@ -14,8 +14,9 @@ use crate::domain::ids::UserId;
 pub use crate::domain::plan::FeedScope;
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::queue::{PolicyJob, QueueMessage};
+pub use crate::domain::read::FeedQuery;
 use crate::domain::read::{
-    DbBatch, FeedRead, Finished, HotFound, Next, OnFailure, ReadConfig, ReadRequest, Replies, Rows, Step,
+    DbBatch, FeedRead, Finished, HotFound, Next, OnFailure, ReadConfig, Replies, Rows, Step,
 };
 use crate::domain::window::{WindowOp, WindowReply};
 use crate::error::{ApiError, ApiResult};
@@ -26,18 +27,6 @@ use crate::services::tally;
 use crate::store::batch;
 use crate::store::posts::{PostRow, IDS_PER_QUERY};
 
-#[derive(Debug, Clone)]
-pub struct FeedQuery {
-    pub viewer: UserId,
-    pub limit: usize,
-    /// Continue below this key (`?cursor=`).
-    pub before: Option<SortKey>,
-    /// Only items above this key (`?after=`).
-    pub after: Option<SortKey>,
-    /// Home (the window), or a group's or list's authors (the pull path alone).
-    pub scope: FeedScope,
-}
-
 pub struct FeedPage {
     pub items: Vec<PostRow>,
     pub next: Option<SortKey>,
@@ -45,17 +34,6 @@ pub struct FeedPage {
     pub state: FeedState,
     pub gap: Option<bool>,
     pub empty_reason: Option<EmptyReason>,
-}
-
-fn request(ctx: &Ctx, q: &FeedQuery) -> ReadRequest {
-    ReadRequest {
-        viewer: q.viewer,
-        limit: q.limit,
-        before: q.before,
-        after: q.after,
-        scope: q.scope.clone(),
-        now: ctx.now,
-    }
 }
 
 fn config(ctx: &Ctx) -> ReadConfig {
@@ -71,7 +49,7 @@ fn config(ctx: &Ctx) -> ReadConfig {
 }
 
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
-    let (mut read, mut next) = FeedRead::start(request(ctx, q), config(ctx));
+    let (mut read, mut next) = FeedRead::start(q.clone(), ctx.now, config(ctx));
     let mut windows = None;
     loop {
         next = match next {

@@ -56,15 +56,15 @@ pub trait FeedRow {
 
 /// One page asked for.
 #[derive(Debug, Clone)]
-pub struct ReadRequest {
+pub struct FeedQuery {
     pub viewer: UserId,
     pub limit: usize,
     /// Continue below this key (`?cursor=`).
     pub before: Option<SortKey>,
     /// Only items above this key (`?after=`).
     pub after: Option<SortKey>,
+    /// Home (the window), or a group's or list's authors (the pull path alone).
     pub scope: FeedScope,
-    pub now: i64,
 }
 
 /// What the read needs of the configuration.
@@ -124,10 +124,12 @@ pub struct FeedRead<R> {
 }
 
 impl<R: FeedRow + 'static> FeedRead<R> {
-    /// Starts a read: the first step (or, never in practice, the page).
-    pub fn start(request: ReadRequest, config: ReadConfig) -> (Self, Next<R>) {
+    /// Starts a read at `now` (the request's time): the first step (or, never in practice, the
+    /// page).
+    pub fn start(query: FeedQuery, now: i64, config: ReadConfig) -> (Self, Next<R>) {
         let link = Link::new();
-        let reading = Reading { link: link.clone(), req: request, cfg: config, effects: RefCell::default() };
+        let reading =
+            Reading { link: link.clone(), req: query, now, cfg: config, effects: RefCell::default() };
         let mut read = Self { link, logic: Some(Box::pin(async move { reading.page().await })) };
         let next = read.poll();
         (read, next)
@@ -191,7 +193,8 @@ struct Effects {
 /// The read's logic: async over [`Link`], so each `run` is one step handed to the interpreter.
 struct Reading<R> {
     link: Rc<Link<R>>,
-    req: ReadRequest,
+    req: FeedQuery,
+    now: i64,
     cfg: ReadConfig,
     effects: RefCell<Effects>,
 }
@@ -233,14 +236,7 @@ impl<R: FeedRow> Reading<R> {
     }
 
     fn posts_spec(&self, after: Option<SortKey>, before: SortKey, limit: usize) -> PullSpec {
-        PullSpec {
-            rows: SlabRows::Posts,
-            after,
-            before,
-            limit,
-            now: self.req.now,
-            on_failure: OnFailure::Fail,
-        }
+        PullSpec { rows: SlabRows::Posts, after, before, limit, now: self.now, on_failure: OnFailure::Fail }
     }
 
     /// Runs a full pull's remaining steps; `false` when a degradable step failed.

@@ -22,12 +22,12 @@ fn without_read(op: &WindowOp) -> WindowOp {
 impl<R: FeedRow> Reading<R> {
     /// The time from which D1 answers beside cached ranges and the young-post cushion.
     pub(super) fn in_flight_since(&self) -> i64 {
-        boundary_at(self.req.now, self.cfg.in_flight_ms)
+        boundary_at(self.now, self.cfg.in_flight_ms)
     }
 
     /// A read that counts as the reader opening their feed (for their read rate).
     pub(super) fn read_at(&self) -> Option<i64> {
-        self.req.before.is_none().then_some(self.req.now)
+        self.req.before.is_none().then_some(self.now)
     }
 
     /// The first wave: `op` on the window, the reader's edges (their home database) and the
@@ -91,7 +91,7 @@ impl<R: FeedRow> Reading<R> {
             after: None,
             before: SortKey::TOP,
             limit: self.cfg.window_cap,
-            now: self.req.now,
+            now: self.now,
             on_failure: OnFailure::Degrade,
         };
         let mut pull: FullPull<R, Entry> = FullPull::new(spec, scopes, Rows::entries, Entry::key, None);

@@ -287,8 +287,8 @@ struct Cost {
     window_calls: usize,
 }
 
-fn run(world: &mut World, request: ReadRequest) -> (Finished<Row>, Cost) {
-    let (mut read, mut next) = FeedRead::start(request, world.config());
+fn run(world: &mut World, request: FeedQuery) -> (Finished<Row>, Cost) {
+    let (mut read, mut next) = FeedRead::start(request, NOW, world.config());
     let mut cost = Cost::default();
     for _ in 0..100 {
         let step = match next {
@@ -321,8 +321,8 @@ fn read_home(world: &mut World, limit: usize) -> (Finished<Row>, Cost) {
     run(world, request)
 }
 
-fn home(viewer: UserId, limit: usize) -> ReadRequest {
-    ReadRequest { viewer, limit, before: None, after: None, scope: FeedScope::Home, now: NOW }
+fn home(viewer: UserId, limit: usize) -> FeedQuery {
+    FeedQuery { viewer, limit, before: None, after: None, scope: FeedScope::Home }
 }
 
 fn keys(done: &Finished<Row>) -> Vec<SortKey> {
@@ -583,36 +583,36 @@ fn group_and_list_feeds_pull_their_authors_only() {
     assert_eq!(empty.empty_reason, Some(EmptyReason::NoFollows));
 }
 
-type Scenario = fn() -> (World, ReadRequest);
+type Scenario = fn() -> (World, FeedQuery);
 /// scenario, its setup, databases, waves, statements per database.
 type CostRow = (&'static str, Scenario, usize, usize, &'static [(usize, usize)]);
 
-fn warm() -> (World, ReadRequest) {
+fn warm() -> (World, FeedQuery) {
     let (w, _) = warm_push(4);
     let r = home(w.viewer, 5);
     (w, r)
 }
-fn warm_one_database() -> (World, ReadRequest) {
+fn warm_one_database() -> (World, FeedQuery) {
     let (w, _) = warm_push(1);
     let r = home(w.viewer, 5);
     (w, r)
 }
-fn after_gap() -> (World, ReadRequest) {
+fn after_gap() -> (World, FeedQuery) {
     let (w, all) = warm_push(4);
-    let r = ReadRequest { after: Some(all[8]), ..home(w.viewer, 3) };
+    let r = FeedQuery { after: Some(all[8]), ..home(w.viewer, 3) };
     (w, r)
 }
-fn pull_mode() -> (World, ReadRequest) {
+fn pull_mode() -> (World, FeedQuery) {
     let (mut w, r) = warm();
     w.mode = FanoutMode::Pull;
     (w, r)
 }
-fn cold() -> (World, ReadRequest) {
+fn cold() -> (World, FeedQuery) {
     let (mut w, r) = warm();
     w.window = Some(Window { initialized: false, floor: SortKey::TOP, entries: Vec::new() });
     (w, r)
 }
-fn cold_one_post() -> (World, ReadRequest) {
+fn cold_one_post() -> (World, FeedQuery) {
     let mut w = World::new(user(0, 0), 4);
     w.edges = vec![edge(user(70, 1), true, false)];
     w.publish(user(70, 1), 1, MINUTE, 0);
@@ -620,7 +620,7 @@ fn cold_one_post() -> (World, ReadRequest) {
     let r = home(w.viewer, 5);
     (w, r)
 }
-fn old_below_floor() -> (World, ReadRequest) {
+fn old_below_floor() -> (World, FeedQuery) {
     let mut w = World::new(user(0, 0), 4);
     w.edges = vec![edge(user(70, 1), true, false)];
     w.publish(user(70, 1), 3, 2 * 365 * DAY, DAY);
@@ -628,21 +628,21 @@ fn old_below_floor() -> (World, ReadRequest) {
     let r = home(w.viewer, 5);
     (w, r)
 }
-fn rebuilding_old() -> (World, ReadRequest) {
+fn rebuilding_old() -> (World, FeedQuery) {
     let (mut w, r) = old_below_floor();
     w.window = None;
     (w, r)
 }
-fn hybrid_miss() -> (World, ReadRequest) {
+fn hybrid_miss() -> (World, FeedQuery) {
     let (mut w, _, _) = hybrid();
     w.hot.misses = vec![HotMiss::Reader { reader: w.viewer }];
     let r = home(w.viewer, 6);
     (w, r)
 }
-fn list_old() -> (World, ReadRequest) {
+fn list_old() -> (World, FeedQuery) {
     let (mut w, r) = old_below_floor();
     w.edges[0].in_list = true;
-    let r = ReadRequest { scope: FeedScope::List(crate::domain::ids::ListId::from_trusted(9)), ..r };
+    let r = FeedQuery { scope: FeedScope::List(crate::domain::ids::ListId::from_trusted(9)), ..r };
     (w, r)
 }
 
