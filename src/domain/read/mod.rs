@@ -216,17 +216,26 @@ impl<R: FeedRow> Reading<R> {
         self.cfg.map.database(shard_of_id(self.req.viewer.get()))
     }
 
+    /// A batch of the reader's own rows, on their home database.
+    fn home_batch(&self, statements: Vec<Statement>, on_failure: OnFailure) -> DbBatch {
+        DbBatch { database: self.home_database(), statements, on_failure }
+    }
+
+    /// The reader, from a step whose first batch ends with the reader's edges.
+    fn reader_of(&self, replies: &mut Replies<R>) -> Reader {
+        let edges = replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
+        Reader::new(self.req.viewer, edges)
+    }
+
     fn count_duplicates(&self, n: i64) {
         self.effects.borrow_mut().duplicates += n;
     }
 
     /// The reader's edges for a feed without a window (group, list): one statement.
     async fn load_reader(&self) -> Reader {
-        let statements = vec![Statement::Edges { list: self.req.scope.list() }];
-        let batch = DbBatch { database: self.home_database(), statements, on_failure: OnFailure::Fail };
-        let mut replies = self.run(Step::batches(vec![batch])).await;
-        let edges = replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
-        Reader::new(self.req.viewer, edges)
+        let edges = vec![Statement::Edges { list: self.req.scope.list() }];
+        let mut replies = self.run(Step::batches(vec![self.home_batch(edges, OnFailure::Fail)])).await;
+        self.reader_of(&mut replies)
     }
 
     /// A full pull of posts over the scope's authors (the relationships read after the slabs).

@@ -8,7 +8,7 @@ use super::super::hot::boundary_at;
 use super::super::plan::{full_scope, FeedScope};
 use super::super::window::{Entry, WindowOp, WindowReply};
 use super::pull::{FullPull, PullSpec};
-use super::step::{DbBatch, HotFound, OnFailure, Rows, SlabRows, Statement, Step};
+use super::step::{HotFound, OnFailure, Rows, SlabRows, Statement, Step};
 use super::{FeedRow, Reader, Reading};
 
 fn without_read(op: &WindowOp) -> WindowOp {
@@ -34,16 +34,14 @@ impl<R: FeedRow> Reading<R> {
     /// hot ranges the read may use, all at once; then the window's opening. `None`: the window
     /// is unavailable.
     pub(super) async fn first_wave(&self, op: WindowOp) -> (Option<WindowReply>, Reader, HotFound) {
-        let statements = vec![Statement::Edges { list: None }];
-        let edges = DbBatch { database: self.home_database(), statements, on_failure: OnFailure::Fail };
+        let edges = vec![Statement::Edges { list: None }];
         let step = Step {
             window: Some((op.clone(), OnFailure::Degrade)),
             hot_lookup: Some(self.in_flight_since()),
-            batches: vec![edges],
+            batches: vec![self.home_batch(edges, OnFailure::Fail)],
         };
         let mut replies = self.run(step).await;
-        let edges = replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
-        let reader = Reader::new(self.req.viewer, edges);
+        let reader = self.reader_of(&mut replies);
         let hot = std::mem::take(&mut replies.hot);
         let window = match replies.window {
             Some(first) if first.initialized => Some(first),
@@ -67,13 +65,12 @@ impl<R: FeedRow> Reading<R> {
     /// due: that report is the one kept).
     async fn build_window(&self, first: WindowReply, op: &WindowOp) -> Option<WindowReply> {
         let statements = vec![Statement::Activate, Statement::Edges { list: None }];
-        let batch = DbBatch { database: self.home_database(), statements, on_failure: OnFailure::Degrade };
+        let batch = self.home_batch(statements, OnFailure::Degrade);
         let mut replies = self.run(Step::batches(vec![batch])).await;
         if replies.failed {
             return None;
         }
-        let edges = replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
-        let reader = Reader::new(self.req.viewer, edges);
+        let reader = self.reader_of(&mut replies);
         let (entries, complete) = self.window_snapshot(&reader).await?;
         let cap = self.cfg.window_cap;
         self.window_call(WindowOp::Init { entries, complete, cap }, OnFailure::Degrade).await?;

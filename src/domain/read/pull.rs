@@ -163,9 +163,8 @@ impl<R, T> FullPull<R, T> {
     /// answered `limit` rows or all it had: the highest last key among those that may have
     /// more), at most `limit`; and whether every database is exhausted.
     pub(super) fn merged(mut self) -> (Vec<T>, bool) {
-        let (merged, covered, exhausted) = self.merge_all();
+        let (mut merged, _, exhausted) = self.merge_all();
         let limit = self.spec.limit;
-        let mut merged: Vec<T> = merged.into_iter().filter(|t| (self.key)(t) >= covered).collect();
         merged.truncate(limit);
         let exhausted = exhausted && merged.len() < limit;
         (merged, exhausted)
@@ -173,14 +172,15 @@ impl<R, T> FullPull<R, T> {
 
     /// As [`Self::merged`], for a new window's snapshot: whether it holds everything there is.
     pub(super) fn snapshot(mut self) -> (Vec<T>, bool) {
-        let (merged, covered, _) = self.merge_all();
+        let (mut merged, covered, _) = self.merge_all();
         let limit = self.spec.limit;
-        let mut merged: Vec<T> = merged.into_iter().filter(|t| (self.key)(t) >= covered).collect();
         let complete = covered == SortKey::BOTTOM && merged.len() <= limit;
         merged.truncate(limit);
         (merged, complete)
     }
 
+    /// Every database's rows merged, kept down to the key all of them are complete to (which
+    /// it returns), and whether every database is exhausted.
     fn merge_all(&mut self) -> (Vec<T>, SortKey, bool) {
         let mut merged: Vec<T> = Vec::new();
         let mut exhausted = true;
@@ -193,6 +193,7 @@ impl<R, T> FullPull<R, T> {
             }
             merged = merge_newest_first(merged, db.rows, self.key);
         }
+        merged.retain(|t| (self.key)(t) >= covered);
         (merged, covered, exhausted)
     }
 }
