@@ -177,9 +177,23 @@ impl Reader {
         self.edges.iter().any(|e| scope.holds(e))
     }
 
-    /// The relationships by author, each follow taken from the reader's side.
-    fn relations(&self, read: &[AuthorRelation]) -> HashMap<UserId, AuthorRelation> {
-        read.iter().map(|r| (r.author, AuthorRelation { follows: self.follows(r.author), ..*r })).collect()
+    /// Sets each row's relationship from its author's as `read` (the authors' databases) has
+    /// it, the follow taken from the reader's side. A row whose author has none (never: every
+    /// author of a read is read) keeps the default, which the feed rule hides.
+    fn attach<'r, R: FeedRow + 'r>(
+        &self,
+        read: &[AuthorRelation],
+        rows: impl IntoIterator<Item = &'r mut R>,
+    ) {
+        let relations: HashMap<UserId, AuthorRelation> = read
+            .iter()
+            .map(|r| (r.author, AuthorRelation { follows: self.follows(r.author), ..*r }))
+            .collect();
+        for row in rows {
+            if let Some(r) = relations.get(&row.author()) {
+                row.attach(r);
+            }
+        }
     }
 }
 
@@ -271,13 +285,9 @@ impl<R: FeedRow> Reading<R> {
 
     /// A pull's rows merged, with relationships attached.
     fn pulled_rows(reader: &Reader, pull: FullPull<R, R>) -> (Vec<R>, bool) {
-        let relations = reader.relations(&pull.relations());
+        let relations = pull.relations();
         let (mut rows, exhausted) = pull.merged();
-        for row in &mut rows {
-            if let Some(r) = relations.get(&row.author()) {
-                row.attach(r);
-            }
-        }
+        reader.attach(&relations, &mut rows);
         (rows, exhausted)
     }
 

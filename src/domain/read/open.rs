@@ -54,7 +54,7 @@ impl<R: FeedRow> Reading<R> {
         (window, reader, hot)
     }
 
-    async fn window_call(&self, op: WindowOp, on_failure: OnFailure) -> Option<WindowReply> {
+    pub(super) async fn window_call(&self, op: WindowOp, on_failure: OnFailure) -> Option<WindowReply> {
         self.run(Step::window(op, on_failure)).await.window
     }
 

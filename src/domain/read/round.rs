@@ -176,16 +176,9 @@ impl<R> Default for RoundRows<R> {
 }
 
 impl<R: FeedRow> RoundRows<R> {
-    /// Sets each row's relationship from its author's, the follow taken from the reader's
-    /// side. A row whose author has none (never: every author of a round is read) keeps the
-    /// default, which the feed rule hides.
+    /// Sets each row's relationship from its author's ([`Reader::attach`]).
     pub fn attach(&mut self, reader: &Reader) {
-        let relations = reader.relations(&self.relations);
-        for row in self.sources.iter_mut().flatten().chain(self.hydrated.iter_mut()) {
-            if let Some(r) = relations.get(&row.author()) {
-                row.attach(r);
-            }
-        }
+        reader.attach(&self.relations, self.sources.iter_mut().flatten().chain(self.hydrated.iter_mut()));
     }
 
     /// What the refill reads found, for each miss they answered.

@@ -124,7 +124,7 @@ impl<R: FeedRow> Reading<R> {
             cursor = page.last_scanned.unwrap_or(covered).min(cursor);
             want = batch_size(page, budget);
             let op = WindowOp::Older { before: cursor, limit: want, read_at: None };
-            reply = self.run(Step::window(op, OnFailure::Fail)).await.window.unwrap_or_default();
+            reply = self.window_call(op, OnFailure::Fail).await.unwrap_or_default();
         }
     }
 
