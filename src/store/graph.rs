@@ -116,32 +116,32 @@ enum Step {
 }
 
 impl EdgeChange {
-    /// The writes, the events and whether the actor's lists lose the other user.
-    fn parts(self) -> (&'static [EdgeWrite], &'static [EdgeEvent], bool) {
-        const fn remove_author(reader: Reader, only_if_changed: bool) -> EdgeEvent {
-            EdgeEvent { kind: EventKind::RemoveAuthor, reader, only_if_changed }
-        }
-        const UNFOLLOW: [EdgeEvent; 1] = [remove_author(Reader::Actor, true)];
-        const BLOCK: [EdgeEvent; 2] =
-            [remove_author(Reader::Actor, false), remove_author(Reader::Other, false)];
-        const UNBLOCK: [EdgeEvent; 1] =
-            [EdgeEvent { kind: EventKind::GraphMirror, reader: Reader::Actor, only_if_changed: true }];
-        match self {
-            Self::Unfollow => (&[EdgeWrite::DeleteFollow], &UNFOLLOW, true),
-            Self::Block => (&[EdgeWrite::InsertBlock, EdgeWrite::DeleteFollow], &BLOCK, true),
-            Self::Unblock => (&[EdgeWrite::DeleteBlock], &UNBLOCK, false),
-        }
-    }
-
     /// The batch's statements in the order that is its contract: the writes; the events right
     /// after them, as a conditional event reads the `changes()` of the write just before it;
     /// the list members last (a list delete between the two would be the `changes()` the event
     /// reads, and an unfollow of an author in no list would announce nothing).
-    fn steps(self) -> Vec<Step> {
-        let (writes, events, leaves_lists) = self.parts();
-        let writes = writes.iter().map(|&w| Step::Write(w));
-        let events = events.iter().map(|&e| Step::Event(e));
-        writes.chain(events).chain(leaves_lists.then_some(Step::LeaveLists)).collect()
+    fn steps(self) -> &'static [Step] {
+        const fn event(kind: EventKind, reader: Reader, only_if_changed: bool) -> Step {
+            Step::Event(EdgeEvent { kind, reader, only_if_changed })
+        }
+        use EdgeWrite::*;
+        use EventKind::{GraphMirror, RemoveAuthor};
+        use Reader::*;
+        const UNFOLLOW: &[Step] =
+            &[Step::Write(DeleteFollow), event(RemoveAuthor, Actor, true), Step::LeaveLists];
+        const BLOCK: &[Step] = &[
+            Step::Write(InsertBlock),
+            Step::Write(DeleteFollow),
+            event(RemoveAuthor, Actor, false),
+            event(RemoveAuthor, Other, false),
+            Step::LeaveLists,
+        ];
+        const UNBLOCK: &[Step] = &[Step::Write(DeleteBlock), event(GraphMirror, Actor, true)];
+        match self {
+            Self::Unfollow => UNFOLLOW,
+            Self::Block => BLOCK,
+            Self::Unblock => UNBLOCK,
+        }
     }
 }
 
@@ -190,7 +190,7 @@ fn edge_change_batch(
         }
         Step::LeaveLists => super::lists::leave_all(db, actor, other),
     };
-    change.steps().into_iter().map(statement).collect()
+    change.steps().iter().copied().map(statement).collect()
 }
 
 /// Commits `change` by `actor` toward `other` in one atomic batch on the actor's side; the
