@@ -1,6 +1,5 @@
 use worker::Response;
 
-use super::users::visible_user_with_relationship;
 use super::{json, page};
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{PostId, UserId};
@@ -12,6 +11,7 @@ use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
 use crate::http::views::PostView;
 use crate::services::posts as service;
+use crate::services::users;
 use crate::store::posts::{self, PostRow};
 use crate::store::users::UserKey;
 
@@ -51,7 +51,7 @@ pub async fn author_posts(app: &App, input: &Input, viewer: UserId, author: User
     let limit = input.limit()?;
     let list = format!("posts:{author}");
     let before = input.cursor(&app.cursors, viewer, &list)?;
-    let (_, rel) = visible_user_with_relationship(app, viewer, UserKey::Id(author)).await?;
+    let (_, rel) = users::visible_with_relationship(app, viewer, UserKey::Id(author)).await?;
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     json(200, &page(rows, limit, PostRow::sort_key, |p| PostView::from(p), &app.cursors, viewer, &list))

@@ -11,6 +11,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::UserView;
+use crate::services::users as service;
 use crate::store::graph::{self, Direction};
 use crate::store::users::{self, UserKey, UserRow};
 
@@ -29,7 +30,7 @@ pub async fn register(app: &App, input: &Input) -> ApiResult<Response> {
         password::acceptable(p).map(|()| p.to_owned()).map_err(|reason| Invalid::new("password", reason))
     })?;
     let hash = password.map(|p| hash_password(&p)).transpose()?;
-    let user = crate::services::users::sign_up(app, &handle, &display_name, hash.as_deref()).await?;
+    let user = service::sign_up(app, &handle, &display_name, hash.as_deref()).await?;
     let token = app.issue_token(user.id);
     json(201, &serde_json::json!({ "user": UserView::from(&user), "token": token }))
 }
@@ -47,10 +48,6 @@ pub async fn logout(app: &App, viewer: UserId) -> ApiResult<Response> {
     Ok(Response::empty()?.with_status(204))
 }
 
-pub use crate::services::users::{
-    visible as visible_user, visible_with_relationship as visible_user_with_relationship,
-};
-
 /// `GET /v1/me` and `GET /v1/users/{id}`; another user's profile also says whether the viewer
 /// follows them.
 pub async fn get(app: &App, viewer: UserId, id: UserId) -> ApiResult<Response> {
@@ -65,7 +62,7 @@ pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
 }
 
 async fn profile(app: &App, viewer: UserId, key: UserKey<'_>) -> ApiResult<Response> {
-    let (user, rel) = visible_user_with_relationship(app, viewer, key).await?;
+    let (user, rel) = service::visible_with_relationship(app, viewer, key).await?;
     json(200, &UserView { following: (!rel.is_self).then_some(rel.follows), ..UserView::from(&user) })
 }
 
@@ -82,7 +79,7 @@ pub async fn follow_list(
         Direction::Following => format!("following:{id}"),
     };
     let before = input.cursor(&app.cursors, viewer, &list)?;
-    visible_user(app, viewer, id).await?;
+    service::visible(app, viewer, id).await?;
     let rows = graph::follow_list(&app.shards, viewer, id, direction, before, limit).await?;
     let key = |u: &UserRow| SortKey::new(u.sort_at, u.id.get());
     json(200, &page(rows, limit, key, |u| UserView::from(u), &app.cursors, viewer, &list))
