@@ -16,7 +16,7 @@ use crate::domain::read::{Slab, SlabRows};
 use crate::domain::window::Entry;
 use crate::error::ApiResult;
 
-pub use crate::domain::plan::Bounds;
+use crate::domain::plan::Bounds;
 
 /// `extra`: more conditions (`AND ...`) of the select's own tables.
 fn scope_sql(extra: &str) -> String {
