@@ -109,8 +109,7 @@ fn rust_error(e: crate::error::ApiError) -> worker::Error {
 /// Renews the reader's live lease (control database, read by the fan-out) and the live mark on
 /// their home row (read by notification writes). The mark is best effort: a moving (frozen)
 /// shard refuses it for a moment, and the next review renews it.
-async fn renew(env: &Env, user: UserId, until: i64) -> Result<()> {
-    let ctx = context(env)?;
+async fn renew(ctx: &Ctx, user: UserId, until: i64) -> Result<()> {
     leases::renew_lease(ctx.control(), user, until).await.map_err(rust_error)?;
     if let Err(e) = leases::mark_live(ctx.user_db(user), user, until).await {
         worker::console_error!("live mark of {user} not renewed: {e}");
@@ -152,7 +151,7 @@ pub async fn connect(
             None
         }
     };
-    renew(env, session.user, now + LEASE_MS).await?;
+    renew(&context(env)?, session.user, now + LEASE_MS).await?;
     schedule_review(state, alarm, now, Some(session)).await?;
     let mut response = Response::from_websocket(pair.client)?;
     if let Some(protocol) = protocol {
@@ -211,7 +210,7 @@ pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
         }
     }
     if let Some(user) = open {
-        renew(env, user, now + LEASE_MS).await?;
+        renew(&ctx, user, now + LEASE_MS).await?;
         schedule_review(state, alarm, now, None).await?;
     }
     Ok(open.is_some())
