@@ -97,7 +97,39 @@ pub struct Server {
     vars: Mutex<Vec<(String, String)>>,
     /// `--config <file>` for a P-database config, empty for wrangler.toml itself (P = 1).
     config_arg: String,
+    /// What serves the Worker (the same on every launch of this server).
+    pub stack: Stack,
     launch: Mutex<Option<Launch>>,
+}
+
+/// What serves the Worker locally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stack {
+    /// `wrangler dev` (what `./scripts/dev` runs): its ProxyWorker in front of the Worker and its
+    /// inspector proxy beside it.
+    WranglerDev,
+    /// `scripts/serve-direct.mjs`: the same Worker, config and local storage on workerd through
+    /// Miniflare's API, without wrangler dev's proxies (the bench's `--direct`).
+    Direct,
+}
+
+impl Stack {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stack::WranglerDev => "wrangler dev",
+            Stack::Direct => "direct (Miniflare API)",
+        }
+    }
+}
+
+/// The stack test servers run on: `EDGEFEED_STACK=direct` for [`Stack::Direct`], else
+/// [`Stack::WranglerDev`].
+pub fn stack() -> Stack {
+    match std::env::var("EDGEFEED_STACK").as_deref() {
+        Ok("direct") => Stack::Direct,
+        Ok("") | Ok("wrangler") | Err(_) => Stack::WranglerDev,
+        Ok(other) => panic!("EDGEFEED_STACK={other}: expected wrangler or direct"),
+    }
 }
 
 /// The number of physical databases test servers run on: `EDGEFEED_DATABASES` (1 ..= 256),
@@ -194,6 +226,12 @@ pub fn start_server(options: ServerOptions) -> Server {
 /// (a bench comparing database counts in one run).
 pub fn start_server_on(options: ServerOptions, databases: usize) -> Server {
     Server::start_on(options, databases)
+}
+
+/// [`start_server_on`] on `stack`, whatever `EDGEFEED_STACK` says (a bench putting both stacks
+/// side by side in one run).
+pub fn start_server_with(options: ServerOptions, databases: usize, stack: Stack) -> Server {
+    Server::start_with(options, databases, stack)
 }
 
 /// Where the request helpers send requests when set ([`talk_to`]); else [`server`].
@@ -317,6 +355,10 @@ impl Server {
     }
 
     fn start_on(options: ServerOptions, databases: usize) -> Server {
+        Self::start_with(options, databases, stack())
+    }
+
+    fn start_with(options: ServerOptions, databases: usize, stack: Stack) -> Server {
         let port = options.port.unwrap_or_else(free_port);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -348,6 +390,7 @@ impl Server {
             pgid_path,
             vars: Mutex::new(launch_vars(&options.vars)),
             config_arg: config.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" "),
+            stack,
             launch: Mutex::new(None),
         };
         server.launch();
@@ -363,17 +406,27 @@ impl Server {
         // process group; when our test process (or wrangler) goes away, bash kills the group.
         // The inspector gets a free port too: wrangler's default (9229, else the next free one)
         // races with every other wrangler starting on the machine.
+        let serve = match self.stack {
+            Stack::WranglerDev => format!(
+                "npx wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} --persist-to '{dir}' \
+                   --test-scheduled --show-interactive-dev-session=false {config} {vars}",
+                port = self.port,
+                inspector = free_port(),
+                dir = self.persist_dir.display(),
+                config = self.config_arg,
+            ),
+            Stack::Direct => format!(
+                "node scripts/serve-direct.mjs --ip 127.0.0.1 --port {port} --persist-to '{dir}' {config} {vars}",
+                port = self.port,
+                dir = self.persist_dir.display(),
+                config = self.config_arg,
+            ),
+        };
         let script = format!(
-            "npx wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} --persist-to '{dir}' \
-               --test-scheduled --show-interactive-dev-session=false {config} {vars} >>'{log}' 2>&1 & \
+            "{serve} >>'{log}' 2>&1 & \
              w=$!; \
              while kill -0 {parent} 2>/dev/null && kill -0 $w 2>/dev/null; do sleep 0.5; done; \
              trap '' TERM; kill -TERM 0; sleep 1; kill -KILL 0",
-            port = self.port,
-            inspector = free_port(),
-            dir = self.persist_dir.display(),
-            config = self.config_arg,
-            vars = vars,
             log = self.log_path.display(),
             parent = std::process::id(),
         );
@@ -401,7 +454,12 @@ impl Server {
                 Ok(r) if r.status() == 200
             )
         });
-        assert!(ready, "wrangler dev did not become ready within {READY_DEADLINE:?}; log:\n{}", self.log());
+        assert!(
+            ready,
+            "the server ({}) did not become ready within {READY_DEADLINE:?}; log:\n{}",
+            self.stack.name(),
+            self.log()
+        );
     }
 
     /// The simulated crash: SIGKILL to the launch's whole process group (its watchdog bash,
