@@ -62,6 +62,11 @@ struct Payload {
     /// List identity, e.g. `posts:42` or `comments:7:newest`.
     l: String,
     k: (i64, i64),
+    /// The key lay below the list's window floor when the cursor was issued (home feed only).
+    /// Absent in cursors that never say so, and in those issued before it existed: they decode
+    /// as `false`, so they stay valid without a version bump.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    f: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,8 +97,19 @@ impl CursorCodec {
     }
 
     pub fn encode(&self, viewer: UserId, list: &str, key: SortKey) -> String {
-        let payload =
-            Payload { v: CURSOR_VERSION, u: viewer.get(), l: list.to_owned(), k: (key.primary, key.id) };
+        self.encode_below_floor(viewer, list, key, false)
+    }
+
+    /// As [`Self::encode`], saying (under the same signature) whether the key lay below the
+    /// list's window floor: the home feed's next page then skips the window.
+    pub fn encode_below_floor(&self, viewer: UserId, list: &str, key: SortKey, below_floor: bool) -> String {
+        let payload = Payload {
+            v: CURSOR_VERSION,
+            u: viewer.get(),
+            l: list.to_owned(),
+            k: (key.primary, key.id),
+            f: below_floor,
+        };
         let body = B64.encode(serde_json::to_vec(&payload).unwrap_or_default());
         let mut mac = self.mac();
         mac.update(body.as_bytes());
@@ -102,6 +118,16 @@ impl CursorCodec {
     }
 
     pub fn decode(&self, viewer: UserId, list: &str, cursor: &str) -> Result<SortKey, CursorError> {
+        self.decode_below_floor(viewer, list, cursor).map(|(key, _)| key)
+    }
+
+    /// The key, and whether the cursor says it lay below the list's window floor.
+    pub fn decode_below_floor(
+        &self,
+        viewer: UserId,
+        list: &str,
+        cursor: &str,
+    ) -> Result<(SortKey, bool), CursorError> {
         let (body, tag) = cursor.split_once('.').ok_or(CursorError::Malformed)?;
         let tag = B64.decode(tag).map_err(|_| CursorError::Malformed)?;
         if tag.len() != TAG_LEN {
@@ -122,7 +148,7 @@ impl CursorCodec {
         if payload.l != list {
             return Err(CursorError::WrongList);
         }
-        Ok(SortKey::new(payload.k.0, payload.k.1))
+        Ok((SortKey::new(payload.k.0, payload.k.1), payload.f))
     }
 }
 
@@ -159,6 +185,26 @@ mod tests {
         let key = SortKey::new(1_795_940_102_123, 77);
         let cursor = c.encode(V5, "posts:9", key);
         assert_eq!(c.decode(V5, "posts:9", &cursor), Ok(key));
+    }
+
+    #[test]
+    fn the_below_floor_mark_is_signed_and_older_cursors_decode_without_it() {
+        let c = codec();
+        let key = SortKey::new(1_795_940_102_123, 77);
+        let marked = c.encode_below_floor(V5, "feed", key, true);
+        assert_eq!(c.decode_below_floor(V5, "feed", &marked), Ok((key, true)));
+        assert_eq!(c.decode(V5, "feed", &marked), Ok(key));
+        // A cursor without the mark: its payload is the one issued before the mark existed.
+        let plain = c.encode(V5, "feed", key);
+        assert_eq!(c.decode_below_floor(V5, "feed", &plain), Ok((key, false)));
+        let (body, _) = plain.split_once('.').unwrap_or_default();
+        let raw = B64.decode(body).unwrap_or_default();
+        assert_eq!(String::from_utf8_lossy(&raw), r#"{"v":1,"u":5,"l":"feed","k":[1795940102123,77]}"#);
+        // The mark cannot be added to a cursor without its signature.
+        let forged = br#"{"v":1,"u":5,"l":"feed","k":[1795940102123,77],"f":true}"#;
+        let (_, tag) = plain.split_once('.').unwrap_or_default();
+        let forged = format!("{}.{tag}", B64.encode(forged));
+        assert_eq!(c.decode_below_floor(V5, "feed", &forged), Err(CursorError::BadSignature));
     }
 
     #[test]

@@ -182,6 +182,16 @@ impl Input {
         self.cursor_named("cursor", codec, viewer, list)
     }
 
+    /// The `cursor` query parameter with its below-the-floor mark (the home feed's).
+    pub fn cursor_below_floor(
+        &self,
+        codec: &CursorCodec,
+        viewer: UserId,
+        list: &str,
+    ) -> ApiResult<Option<(SortKey, bool)>> {
+        Ok(self.query("cursor").map(|c| codec.decode_below_floor(viewer, list, c)).transpose()?)
+    }
+
     /// A signed cursor in the query parameter `name`.
     pub fn cursor_named(
         &self,

@@ -30,6 +30,8 @@ use crate::store::posts::{PostRow, IDS_PER_QUERY};
 pub struct FeedPage {
     pub items: Vec<PostRow>,
     pub next: Option<SortKey>,
+    /// `next` lies below the window's floor: its cursor says so ([`FeedQuery::below_floor`]).
+    pub next_below_floor: bool,
     pub newest: SortKey,
     pub state: FeedState,
     pub gap: Option<bool>,
@@ -159,6 +161,7 @@ async fn finish(ctx: &Ctx, q: &FeedQuery, done: Finished<PostRow>) -> FeedPage {
     FeedPage {
         items: done.items,
         next: done.next,
+        next_below_floor: done.next_below_floor,
         newest: done.newest,
         state: done.state,
         gap: done.gap,

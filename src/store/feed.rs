@@ -7,7 +7,7 @@ use worker::{D1PreparedStatement, D1Result};
 
 use serde::Deserialize;
 
-use super::posts::feed_columns;
+use super::posts::{feed_columns, post_columns};
 use super::shards::Shards;
 use super::{all, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
 use crate::domain::ids::{ListId, UserId};
@@ -33,13 +33,20 @@ fn scope_sql(extra: &str) -> String {
 
 /// One time slab of a full pull (`domain::read` widens through them, one per step): the
 /// slab's authors' posts in `(lower, upper)` from its start, newest first, at most its limit.
+/// Feed rows carry the viewer's relationship to their author, so a pull needs no step after its
+/// slabs.
 pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> ApiResult<D1PreparedStatement> {
     // Posts of suspended authors are left out here rather than filtered after (which would
     // spend the page's scan budget on them); window entries keep them, for reinstatement.
+    // The slab's keys are chosen and sorted first, so the row's columns (bodies, the viewer's
+    // like and relationship) are read for the rows returned only, not for every post the
+    // sort goes through.
     let sql = match slab.rows {
         SlabRows::Posts => format!(
-            "{} FROM posts p JOIN users u ON u.id = p.author_id {}",
-            feed_columns(),
+            "{} FROM (SELECT p.id FROM posts p JOIN users u ON u.id = p.author_id {}) s \
+             JOIN posts p ON p.id = s.id JOIN users u ON u.id = p.author_id \
+             ORDER BY p.created_at DESC, p.id DESC",
+            post_columns(),
             scope_sql(SHOWN_AUTHOR)
         ),
         SlabRows::Entries => format!(

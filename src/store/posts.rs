@@ -143,6 +143,15 @@ impl FeedRow for PostRow {
         self.blocked = i64::from(r.blocked);
         self.suspended = i64::from(r.suspended);
     }
+
+    fn relation(&self) -> AuthorRelation {
+        AuthorRelation {
+            author: self.author_id,
+            follows: self.viewer_follows != 0,
+            blocked: self.blocked != 0,
+            suspended: self.suspended != 0,
+        }
+    }
 }
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched

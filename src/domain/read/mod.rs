@@ -12,7 +12,9 @@
 //! - **rounds beside the window** (`round.rs`): one batch per database touched; a round that
 //!   comes back without filling the page asks the window for more (`Older`) and runs again.
 //! - **the full pull** (`pull.rs`), below the window's floor, for group and list feeds and
-//!   degraded pages: one slab per step on every database at once, then the relationships.
+//!   degraded pages: one slab per step on every database at once, each row with the viewer's
+//!   relationship to its author. A cursor marked below the floor goes straight there after
+//!   the reader's edges, without the window (`walk.rs`).
 
 mod open;
 mod pull;
@@ -52,6 +54,9 @@ pub trait FeedRow {
     /// What the visibility verdict needs, with the relationship [`FeedRow::attach`] set.
     fn live_state(&self, viewer: UserId) -> LiveState;
     fn attach(&mut self, relation: &AuthorRelation);
+    /// The relationship the row holds: as a full pull's slab read it with the row, or as
+    /// [`FeedRow::attach`] set it.
+    fn relation(&self) -> AuthorRelation;
 }
 
 /// One page asked for.
@@ -61,6 +66,9 @@ pub struct FeedQuery {
     pub limit: usize,
     /// Continue below this key (`?cursor=`).
     pub before: Option<SortKey>,
+    /// The cursor says `before` lay below the window's floor (a page that ended in the full
+    /// pull issued it): the home feed's page is the full pull alone, without the window.
+    pub below_floor: bool,
     /// Only items above this key (`?after=`).
     pub after: Option<SortKey>,
     /// Home (the window), or a group's or list's authors (the pull path alone).
@@ -89,6 +97,9 @@ pub struct ReadConfig {
 pub struct Finished<R> {
     pub items: Vec<R>,
     pub next: Option<SortKey>,
+    /// `next` lies below the window's floor (the page ended in the full pull below a window
+    /// that answered): its cursor says so ([`FeedQuery::below_floor`]).
+    pub next_below_floor: bool,
     pub newest: SortKey,
     pub state: FeedState,
     pub gap: Option<bool>,
@@ -200,6 +211,8 @@ impl Reader {
 #[derive(Default)]
 struct Effects {
     duplicates: i64,
+    /// The home feed's read went below a window that answered (or was told it is below).
+    below_floor: bool,
     report: Option<ActivityReport>,
     hot_fills: Vec<(HotMiss, HotFill)>,
 }
@@ -252,10 +265,10 @@ impl<R: FeedRow> Reading<R> {
         self.reader_of(&mut replies)
     }
 
-    /// A full pull of posts over the scope's authors (the relationships read after the slabs).
+    /// A full pull of posts over the scope's authors (each row with its relationship).
     fn posts_pull(&self, reader: &Reader, spec: PullSpec) -> FullPull<R, R> {
         let scopes = full_scope(reader.viewer, &reader.edges, &self.req.scope, &self.cfg.map);
-        FullPull::new(spec, scopes, Rows::posts, R::key, Some(R::author))
+        FullPull::new(spec, scopes, Rows::posts, R::key)
     }
 
     fn posts_spec(&self, after: Option<SortKey>, before: SortKey, limit: usize) -> PullSpec {
@@ -283,10 +296,11 @@ impl<R: FeedRow> Reading<R> {
         true
     }
 
-    /// A pull's rows merged, with relationships attached.
+    /// A pull's rows merged, each row's relationship (read with it) taking its follow from
+    /// the reader's side of the edge.
     fn pulled_rows(reader: &Reader, pull: FullPull<R, R>) -> (Vec<R>, bool) {
-        let relations = pull.relations();
         let (mut rows, exhausted) = pull.merged();
+        let relations: Vec<AuthorRelation> = rows.iter().map(R::relation).collect();
         reader.attach(&relations, &mut rows);
         (rows, exhausted)
     }
@@ -339,6 +353,7 @@ impl<R: FeedRow> Reading<R> {
         let effects = self.effects.into_inner();
         Finished {
             items: std::mem::take(&mut page.items),
+            next_below_floor: effects.below_floor && next.is_some(),
             next,
             newest,
             state,

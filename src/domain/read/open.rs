@@ -91,7 +91,7 @@ impl<R: FeedRow> Reading<R> {
             now: self.now,
             on_failure: OnFailure::Degrade,
         };
-        let mut pull: FullPull<R, Entry> = FullPull::new(spec, scopes, Rows::entries, Entry::key, None);
+        let mut pull: FullPull<R, Entry> = FullPull::new(spec, scopes, Rows::entries, Entry::key);
         self.drive(&mut pull).await.then(|| pull.snapshot())
     }
 }

@@ -1,14 +1,17 @@
 //! The full pull (no window: new windows' snapshots, group and list feeds, below a window's
 //! floor, degraded reads): a merge of the scope's authors' index ranges on every database
-//! holding one of them, each widened through time slabs. One slab per step, every database of
-//! the step at once; a database whose slabs are done reads the viewer's relationship to the
-//! authors of its rows in the next step. So a full pull costs at most `SLABS_MS.len() + 1`
-//! steps, and one statement per step per database.
+//! holding one of them, widened through time slabs. One slab per step, every database at once
+//! and on the same slab (they start at the same key and widen alike), so the pull stops as soon
+//! as the databases together hold `limit` rows in the slabs read: every database is complete
+//! down to the last slab's start, so the merge of their rows is exact down to it (a sparse
+//! database, like a reader's own with no posts, does not widen on its own to the bottom). A
+//! post row carries the viewer's relationship to its author, read in the slab's statement. So a
+//! full pull costs at most `SLABS_MS.len()` steps, and one statement per step per database.
 
 use super::super::cursor::SortKey;
 use super::super::ids::UserId;
 use super::super::merge::merge_newest_first;
-use super::step::{AuthorRelation, OnFailure, Rows, Slab, SlabRows, Statement};
+use super::step::{OnFailure, Rows, Slab, SlabRows, Statement};
 
 const HOUR_MS: i64 = 3_600_000;
 /// Time slabs the pull widens through. Each query only touches posts inside its slab (through
@@ -34,14 +37,13 @@ pub(super) struct PullSpec {
 struct DbPull<T> {
     database: usize,
     authors: Vec<UserId>,
+    /// Everything at or above this key is read (the next slab reads below it).
     upper: SortKey,
     slab: usize,
     rows: Vec<T>,
-    /// Set once the slabs are done: whether fewer rows exist than asked for.
+    /// Set once this database's slabs are done: `true` when it read down to the bottom (fewer
+    /// rows exist than asked for), `false` when it holds `limit` rows.
     exhausted: Option<bool>,
-    /// The relationships still to read (posts only, once the slabs are done).
-    relations_due: bool,
-    relations: Vec<AuthorRelation>,
 }
 
 /// A full pull over rows `T` taken from the replies' [`Rows<R>`].
@@ -50,8 +52,6 @@ pub(super) struct FullPull<R, T> {
     dbs: Vec<DbPull<T>>,
     take: fn(Rows<R>) -> Vec<T>,
     key: fn(&T) -> SortKey,
-    /// Set for posts: the viewer's relationship to their authors is read after the slabs.
-    author: Option<fn(&T) -> UserId>,
 }
 
 impl<R, T> FullPull<R, T> {
@@ -60,7 +60,6 @@ impl<R, T> FullPull<R, T> {
         scopes: Vec<(usize, Vec<UserId>)>,
         take: fn(Rows<R>) -> Vec<T>,
         key: fn(&T) -> SortKey,
-        author: Option<fn(&T) -> UserId>,
     ) -> Self {
         // Nothing lies strictly between the bounds when `before` is at or below `after` (a
         // window complete down to the bottom asks for what is below it): no statement.
@@ -74,11 +73,9 @@ impl<R, T> FullPull<R, T> {
                 upper: spec.before,
                 slab: 0,
                 rows: Vec::new(),
-                relations_due: false,
-                relations: Vec::new(),
             })
             .collect();
-        Self { spec, dbs, take, key, author }
+        Self { spec, dbs, take, key }
     }
 
     fn lower(&self) -> SortKey {
@@ -102,43 +99,33 @@ impl<R, T> FullPull<R, T> {
         (slab, unbounded)
     }
 
+    /// Done when no database reads on, or when one holds `limit` rows, or when together they
+    /// hold `limit` rows: all of them lie in the slabs every database has read.
     pub(super) fn is_done(&self) -> bool {
-        self.dbs.iter().all(|db| db.exhausted.is_some() && !db.relations_due)
+        let held: usize = self.dbs.iter().map(|db| db.rows.len()).sum();
+        self.dbs.iter().all(|db| db.exhausted.is_some())
+            || self.dbs.iter().any(|db| db.exhausted == Some(false))
+            || held >= self.spec.limit
     }
 
     pub(super) fn on_failure(&self) -> OnFailure {
         self.spec.on_failure
     }
 
-    /// The statement each database still running reads next.
+    /// The slab each database still running reads next (none once the pull is done).
     pub(super) fn statements(&self) -> Vec<(usize, Statement)> {
-        let next = |db: &DbPull<T>| match db.exhausted {
-            None => Some(Statement::Slab(self.slab(db).0)),
-            Some(_) if db.relations_due => Some(Statement::Relationships { authors: self.authors_of(db) }),
-            Some(_) => None,
-        };
-        self.dbs.iter().filter_map(|db| next(db).map(|s| (db.database, s))).collect()
-    }
-
-    fn authors_of(&self, db: &DbPull<T>) -> Vec<UserId> {
-        let Some(author) = self.author else { return Vec::new() };
-        let authors: std::collections::BTreeSet<UserId> = db.rows.iter().map(author).collect();
-        authors.into_iter().collect()
+        if self.is_done() {
+            return Vec::new();
+        }
+        let reading = self.dbs.iter().filter(|db| db.exhausted.is_none());
+        reading.map(|db| (db.database, Statement::Slab(self.slab(db).0))).collect()
     }
 
     /// Takes a database's answer to the statement [`Self::statements`] gave it.
     pub(super) fn absorb(&mut self, database: usize, rows: Rows<R>) {
         let Some(i) = self.dbs.iter().position(|db| db.database == database) else { return };
-        if self.dbs[i].relations_due {
-            if let Rows::Relationships(relations) = rows {
-                self.dbs[i].relations = relations;
-            }
-            self.dbs[i].relations_due = false;
-            return;
-        }
         let (slab, unbounded) = self.slab(&self.dbs[i]);
         let limit = self.spec.limit;
-        let wants_relations = self.author.is_some();
         let db = &mut self.dbs[i];
         db.rows.extend((self.take)(rows));
         db.exhausted = if db.rows.len() >= limit {
@@ -151,17 +138,11 @@ impl<R, T> FullPull<R, T> {
             db.slab += 1;
             None
         };
-        db.relations_due = db.exhausted.is_some() && wants_relations && !db.rows.is_empty();
     }
 
-    /// The relationships every database read.
-    pub(super) fn relations(&self) -> Vec<AuthorRelation> {
-        self.dbs.iter().flat_map(|db| db.relations.iter().copied()).collect()
-    }
-
-    /// The databases' rows merged newest first, down to where all of them are complete (each
-    /// answered `limit` rows or all it had: the highest last key among those that may have
-    /// more), at most `limit`; and whether every database is exhausted.
+    /// The databases' rows merged newest first, down to where all of them are complete (the
+    /// highest of: the last key of a database holding `limit` rows, the start of the last slab
+    /// read by one that stopped early), at most `limit`; and whether every database is exhausted.
     pub(super) fn merged(mut self) -> (Vec<T>, bool) {
         let (mut merged, _, exhausted) = self.merge_all();
         let limit = self.spec.limit;
@@ -186,11 +167,13 @@ impl<R, T> FullPull<R, T> {
         let mut exhausted = true;
         let mut covered = SortKey::BOTTOM;
         for db in std::mem::take(&mut self.dbs) {
-            let done = db.exhausted.unwrap_or(true);
-            exhausted &= done;
-            if !done {
-                covered = covered.max(db.rows.last().map_or(SortKey::BOTTOM, self.key));
-            }
+            let complete_to = match db.exhausted {
+                Some(true) => SortKey::BOTTOM,
+                Some(false) => db.rows.last().map_or(SortKey::BOTTOM, self.key),
+                None => db.upper,
+            };
+            exhausted &= db.exhausted == Some(true);
+            covered = covered.max(complete_to);
             merged = merge_newest_first(merged, db.rows, self.key);
         }
         merged.retain(|t| (self.key)(t) >= covered);

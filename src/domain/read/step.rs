@@ -69,7 +69,8 @@ pub struct DbBatch {
 /// Which rows a pull slab selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlabRows {
-    /// Feed rows (without the viewer's relationship: read once per author after).
+    /// Feed rows, each with the viewer's relationship to its author (read in the same
+    /// statement: no step after the slabs).
     Posts,
     /// Keys only: a new window's snapshot.
     Entries,

@@ -36,12 +36,7 @@ impl FeedRow for Row {
     }
 
     fn live_state(&self, viewer: UserId) -> LiveState {
-        let r = self.relation.unwrap_or(AuthorRelation {
-            author: self.author,
-            follows: false,
-            blocked: false,
-            suspended: false,
-        });
+        let r = self.relation();
         let relationship = Relationship {
             is_self: self.author == viewer,
             follows: r.follows,
@@ -53,6 +48,15 @@ impl FeedRow for Row {
 
     fn attach(&mut self, relation: &AuthorRelation) {
         self.relation = Some(*relation);
+    }
+
+    fn relation(&self) -> AuthorRelation {
+        self.relation.unwrap_or(AuthorRelation {
+            author: self.author,
+            follows: false,
+            blocked: false,
+            suspended: false,
+        })
     }
 }
 
@@ -199,6 +203,12 @@ impl World {
         }
     }
 
+    /// The viewer's relationship to `author` as the author's database has it (the follow is
+    /// the reader's side's, set by the read).
+    fn relation(&self, author: UserId) -> AuthorRelation {
+        AuthorRelation { author, follows: false, blocked: self.blocked.contains(&author), suspended: false }
+    }
+
     fn answer(&self, statement: &Statement) -> Rows<Row> {
         match statement {
             Statement::Edges { .. } => Rows::Edges(self.edges.clone()),
@@ -218,17 +228,9 @@ impl World {
                     .map(Post::row)
                     .collect(),
             ),
-            Statement::Relationships { authors } => Rows::Relationships(
-                authors
-                    .iter()
-                    .map(|a| AuthorRelation {
-                        author: *a,
-                        follows: false,
-                        blocked: self.blocked.contains(a),
-                        suspended: false,
-                    })
-                    .collect(),
-            ),
+            Statement::Relationships { authors } => {
+                Rows::Relationships(authors.iter().map(|a| self.relation(*a)).collect())
+            }
             Statement::HotRange { author, below } => Rows::Entries(
                 self.posts
                     .iter()
@@ -241,7 +243,9 @@ impl World {
                 let found = self.visible_posts(&slab.authors, (slab.lower, slab.upper), slab.start);
                 let found = found.into_iter().take(slab.limit);
                 match slab.rows {
-                    SlabRows::Posts => Rows::Posts(found.map(Post::row).collect()),
+                    SlabRows::Posts => Rows::Posts(
+                        found.map(|p| Row { relation: Some(self.relation(p.author)), ..p.row() }).collect(),
+                    ),
                     SlabRows::Entries => Rows::Entries(found.map(Post::entry).collect()),
                 }
             }
@@ -322,7 +326,7 @@ fn read_home(world: &mut World, limit: usize) -> (Finished<Row>, Cost) {
 }
 
 fn home(viewer: UserId, limit: usize) -> FeedQuery {
-    FeedQuery { viewer, limit, before: None, after: None, scope: FeedScope::Home }
+    FeedQuery { viewer, limit, before: None, below_floor: false, after: None, scope: FeedScope::Home }
 }
 
 fn keys(done: &Finished<Row>) -> Vec<SortKey> {
@@ -389,9 +393,10 @@ fn pull_mode_merges_the_full_pull_beside_the_window() {
     let (done, cost) = read_home(&mut world, 5);
     assert_eq!(keys(&done), all[..5]);
     assert_eq!(done.next, Some(all[4]));
-    // The first wave, the round with the pull's first slab in the same batches, the viewer's
-    // database (no posts) through the other five slabs, then the relationships.
-    assert_eq!(cost.waves, 1 + 1 + 5 + 1);
+    // The first wave, then the round with the pull's first slab in the same batches: the
+    // authors' posts in that one-hour slab fill the page, so the viewer's database (no posts)
+    // does not widen on its own, and the rows carry their relationships.
+    assert_eq!(cost.waves, 1 + 1);
 }
 
 /// A reader with one pushed author (database 1) and one pulled author (database 3).
@@ -467,9 +472,92 @@ fn deep_scroll_past_the_floor_pulls_through_the_slabs() {
     let (done, cost) = run(&mut world, request);
     assert_eq!(keys(&done), all[3..8], "the floor's entry from the window, the rest from D1");
     assert_eq!(done.next, Some(all[7]));
-    // First wave, one round, then the pull below the floor: no database has `want` rows in
-    // any slab, so each widens through all six, then reads its relationships.
-    assert_eq!(cost.waves, 1 + 1 + 6 + 1);
+    assert!(done.next_below_floor, "the next cursor says it is below the floor");
+    // First wave, one round, then the pull below the floor: the two authors' databases hold
+    // the page's rows in their one-hour slab together (neither alone), with relationships.
+    assert_eq!(cost.waves, 1 + 1 + 1);
+}
+
+#[test]
+fn a_cursor_marked_below_the_floor_skips_the_window_with_the_same_page() {
+    let (mut world, request) = deep_cursor();
+    let (asked, asked_cost) = run(&mut world, request.clone());
+    let (marked, marked_cost) = run(&mut world, FeedQuery { below_floor: true, ..request });
+    assert_eq!(keys(&marked), keys(&asked));
+    assert_eq!((marked.next, marked.next_below_floor), (asked.next, asked.next_below_floor));
+    assert!(marked.next_below_floor);
+    assert_eq!((asked_cost.window_calls, marked_cost.window_calls), (1, 0));
+    // Edges, then one slab on every database: no more waves than a page inside the window.
+    assert_eq!(marked_cost.waves, 2);
+    // A failing window does not matter to a marked page: it never asks.
+    world.window = None;
+    let (still, _) = run(&mut world, FeedQuery { below_floor: true, ..deep_cursor().1 });
+    assert_eq!((keys(&still), still.state), (keys(&marked), FeedState::Ok));
+}
+
+/// A reader (database 0, two posts of their own) following a prolific author (database 1),
+/// a sparse one (database 2) and one who posted long ago (database 3), one blocked; the window
+/// holds everything at or above `all[floor]`. Returns every key the reader may see,
+/// newest first.
+fn mixed_densities(floor: usize) -> (World, Vec<SortKey>) {
+    let viewer = user(0, 0);
+    let (dense, sparse, old, blocked) = (user(70, 1), user(140, 2), user(200, 3), user(210, 4));
+    let mut world = World::new(viewer, 4);
+    world.edges = [dense, sparse, old, blocked].iter().map(|a| edge(*a, true, false)).collect();
+    let mut all = world.publish(viewer, 2, 3 * MINUTE, 7 * 60 * MINUTE);
+    all.extend(world.publish(dense, 30, MINUTE, 2 * MINUTE));
+    all.extend(world.publish(sparse, 6, 30 * MINUTE, 5 * 60 * MINUTE));
+    all.extend(world.publish(old, 3, 400 * DAY, 20 * DAY));
+    world.publish(blocked, 4, 5 * MINUTE, 45 * MINUTE);
+    world.blocked = vec![blocked];
+    all.sort_by_key(|k| std::cmp::Reverse(*k));
+    world.deliver(&[viewer, dense, sparse, old, blocked], all[floor]);
+    (world, all)
+}
+
+/// Follows `next` cursors from the first page; `marks` carries each page's below-the-floor
+/// mark into the next request. Returns the keys seen and the window calls made.
+fn scroll(world: &mut World, limit: usize, marks: bool) -> (Vec<SortKey>, usize) {
+    let mut request = home(world.viewer, limit);
+    let (mut seen, mut calls) = (Vec::new(), 0);
+    loop {
+        let (page, cost) = run(world, request.clone());
+        seen.extend(keys(&page));
+        calls += cost.window_calls;
+        let Some(next) = page.next else { return (seen, calls) };
+        request.before = Some(next);
+        request.below_floor = marks && page.next_below_floor;
+    }
+}
+
+#[test]
+fn a_full_scroll_below_the_floor_is_exact_whatever_the_marks() {
+    for floor in [0, 5, 20, 35] {
+        let (mut world, all) = mixed_densities(floor);
+        let (marked, marked_calls) = scroll(&mut world, 7, true);
+        assert_eq!(marked, all, "floor at {floor}: every post once, in order, the blocked one's never");
+        let (asked, asked_calls) = scroll(&mut world, 7, false);
+        assert_eq!(asked, all, "floor at {floor}, without marks");
+        assert!(marked_calls < asked_calls || floor == 35, "floor at {floor}: {marked_calls} window calls");
+    }
+    // Marks issued under one window stay exact when it is built again lower (idle eviction,
+    // a bigger capacity): the pull reads from D1 what the window would have held.
+    let (mut world, all) = mixed_densities(5);
+    let mut request = home(world.viewer, 7);
+    let (mut seen, mut marked) = (Vec::new(), false);
+    loop {
+        let (page, _) = run(&mut world, request.clone());
+        seen.extend(keys(&page));
+        marked |= page.next_below_floor;
+        if marked && world.window.as_ref().is_some_and(|w| w.floor == all[5]) {
+            let everyone: Vec<UserId> = world.edges.iter().map(|e| e.author).chain([world.viewer]).collect();
+            world.deliver(&everyone, all[all.len() - 1]);
+        }
+        let Some(next) = page.next else { break };
+        request = FeedQuery { before: Some(next), below_floor: page.next_below_floor, ..request };
+    }
+    assert!(marked);
+    assert_eq!(seen, all);
 }
 
 #[test]
@@ -483,11 +571,7 @@ fn old_posts_below_the_floor_cost_every_slab() {
     let (done, cost) = run(&mut world, home(viewer, 5));
     assert_eq!(keys(&done), keys_a);
     assert_eq!(done.next, None);
-    assert_eq!(
-        cost.waves,
-        1 + 1 + 6 + 1,
-        "first wave, a round over the empty window, six slabs, relationships"
-    );
+    assert_eq!(cost.waves, 1 + 6, "first wave (the floor is above the cursor: no round), six slabs");
 }
 
 #[test]
@@ -526,10 +610,10 @@ fn a_failing_window_degrades_to_the_pull_path() {
     let (done, cost) = read_home(&mut world, 5);
     assert_eq!(keys(&done), all[..5]);
     assert_eq!(done.state, FeedState::Rebuilding);
-    // The authors' databases fill the page from their one-hour slab and read their
-    // relationships beside the viewer's own database, which has no posts: it widens through
-    // all six slabs to be sure.
-    assert_eq!(cost.waves, 1 + 6);
+    // The authors' databases fill the page from their one-hour slab (the rows with their
+    // relationships), so the viewer's own database, which has no posts, stops there too.
+    assert_eq!(cost.waves, 1 + 1);
+    assert!(!done.next_below_floor, "no window answered: its floor is not known");
     world.posts.clear();
     let (empty, _) = read_home(&mut world, 5);
     assert_eq!(empty.empty_reason, Some(EmptyReason::Rebuilding));
@@ -566,8 +650,8 @@ fn group_and_list_feeds_pull_their_authors_only() {
     assert_eq!(cost.window_calls, 0);
     assert_eq!(
         cost.statements,
-        stmts(&[(0, 1), (1, 7)]),
-        "edges; a's six slabs (fewer than asked) and relationships"
+        stmts(&[(0, 1), (1, 6)]),
+        "edges; a's six slabs (fewer than asked), their rows with relationships"
     );
     request.scope = FeedScope::List(crate::domain::ids::ListId::from_trusted(9));
     let (done, _) = run(&mut world, request.clone());
@@ -628,6 +712,22 @@ fn old_below_floor() -> (World, FeedQuery) {
     let r = home(w.viewer, 5);
     (w, r)
 }
+fn pull_mode_old() -> (World, FeedQuery) {
+    let (mut w, r) = old_below_floor();
+    w.mode = FanoutMode::Pull;
+    (w, r)
+}
+/// Page 2 of a warm reader whose window's floor is above its cursor: the full pull alone.
+fn deep_cursor() -> (World, FeedQuery) {
+    let (mut w, all) = warm_push(4);
+    w.deliver(&[user(70, 1), user(200, 2)], all[3]);
+    let r = FeedQuery { before: Some(all[4]), ..home(w.viewer, 5) };
+    (w, r)
+}
+fn deep_marked() -> (World, FeedQuery) {
+    let (w, r) = deep_cursor();
+    (w, FeedQuery { below_floor: true, ..r })
+}
 fn rebuilding_old() -> (World, FeedQuery) {
     let (mut w, r) = old_below_floor();
     w.window = None;
@@ -652,18 +752,21 @@ fn list_old() -> (World, FeedQuery) {
 /// (2 sequential round trips, one window call).
 #[test]
 fn worst_case_waves_and_statements_per_scenario() {
-    let rows: [CostRow; 10] = [
+    let rows: [CostRow; 13] = [
         // scenario, setup, databases, waves, statements per database
         ("warm push, inside the window", warm_one_database, 1, 2, &[(0, 4)]),
         ("warm push, inside the window", warm, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
         ("?after=, with a gap", after_gap, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
-        ("pull mode, every slab", pull_mode, 4, 8, &[(0, 7), (1, 9), (3, 9)]),
+        ("pull mode, the first slab beside the round", pull_mode, 4, 2, &[(0, 2), (1, 3), (3, 3)]),
+        ("pull mode, old posts: every slab", pull_mode_old, 4, 7, &[(0, 7), (1, 6)]),
         ("hybrid, cache miss refilled", hybrid_miss, 4, 2, &[(0, 3), (1, 3), (3, 3)]),
         ("new reader: window built", cold, 4, 11, &[(0, 11), (1, 9), (3, 9)]),
         ("new reader, one post: window built", cold_one_post, 4, 11, &[(0, 11), (1, 9)]),
-        ("below the floor, every slab", old_below_floor, 4, 9, &[(0, 9), (1, 9)]),
-        ("window failing, every slab", rebuilding_old, 4, 8, &[(0, 7), (1, 7)]),
-        ("list, every slab", list_old, 4, 8, &[(0, 1), (1, 7)]),
+        ("below the floor, one slab", deep_cursor, 4, 2, &[(0, 2), (1, 1), (3, 1)]),
+        ("below the floor, marked cursor: no window", deep_marked, 4, 2, &[(0, 2), (1, 1), (3, 1)]),
+        ("below the floor, every slab", old_below_floor, 4, 7, &[(0, 7), (1, 6)]),
+        ("window failing, every slab", rebuilding_old, 4, 7, &[(0, 7), (1, 6)]),
+        ("list, every slab", list_old, 4, 7, &[(0, 1), (1, 6)]),
     ];
     let mut wrong = Vec::new();
     for (name, scenario, databases, waves, statements) in rows {

@@ -105,6 +105,12 @@ impl<R: FeedRow> Reading<R> {
             return (WindowPart::PullFrom(before, FeedState::Rebuilding), reader);
         };
         let floor = reply.floor.unwrap_or(SortKey::TOP);
+        if before <= floor && found.misses.is_empty() {
+            // The window holds nothing below its floor and a round beside it reads nothing
+            // there (in flight, pulled and cached posts all lie above it): straight to the
+            // pull. A cache refill is read by a round, so a read with one still runs it.
+            return (WindowPart::PullFrom(before, FeedState::Ok), reader);
+        }
         let hot = Hot::new(found, self.in_flight_since(), floor);
         let mut cursor = before;
         let mut misses = hot.misses.as_slice();
@@ -128,13 +134,23 @@ impl<R: FeedRow> Reading<R> {
         }
     }
 
+    /// Whether the cursor was issued below the window's floor, so the home feed's page is the
+    /// full pull alone: what the read would do after asking the window, without the call and
+    /// the hot-range lookups (both serve only what lies above the floor). Exact whatever the
+    /// window did since: its floor only rises while it lives (trims), and a window built again
+    /// lower (after idle eviction) holds nothing D1 lacks, while the pull reads every post of
+    /// the scope from D1, checked now, as a degraded read does.
+    fn below_floor(&self) -> bool {
+        self.req.below_floor && self.req.before.is_some()
+    }
+
     /// Older-than-cursor page: the window (home feed) or nothing (group and list feeds, served
     /// by the full pull), then the full pull below it. Returns whether every source is
     /// exhausted, the page's state and the reader's edges.
     pub(super) async fn read_down(&self, page: &mut Page<R>) -> (bool, FeedState, Reader) {
         let before = self.req.before.unwrap_or(SortKey::TOP);
         let budget = self.cfg.scan_budget;
-        let (mut cursor, state, reader) = if self.req.scope != FeedScope::Home {
+        let (mut cursor, state, reader) = if self.req.scope != FeedScope::Home || self.below_floor() {
             (before, FeedState::Ok, self.load_reader().await)
         } else {
             match self.window_down(before, page).await {
@@ -142,6 +158,7 @@ impl<R: FeedRow> Reading<R> {
                 (WindowPart::PullFrom(key, state), reader) => (key, state, reader),
             }
         };
+        self.effects.borrow_mut().below_floor = self.req.scope == FeedScope::Home && state == FeedState::Ok;
         loop {
             let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
             let (rows, exhausted) = self.full_pull(&reader, None, cursor, want).await;

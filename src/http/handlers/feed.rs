@@ -28,20 +28,21 @@ pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     let group = input.query_as("group", GroupName::parse)?;
     // Cursors are bound to the list they page: the home feed, or one group's feed.
     let list = group.as_ref().map_or_else(|| "feed".to_string(), |g| format!("feed:group={g}"));
-    let before = input.cursor(&app.cursors, viewer, &list)?;
+    let (before, below_floor) = input.cursor_below_floor(&app.cursors, viewer, &list)?.unzip();
     let after = input.cursor_named("after", &app.cursors, viewer, &list)?;
     if before.is_some() && after.is_some() {
         return Err(ApiError::field("after", "give either cursor or after, not both"));
     }
     let scope = group.map_or(FeedScope::Home, FeedScope::Group);
-    let page = feed::read(app, &FeedQuery { viewer, limit, before, after, scope }).await?;
-    let encode = |k| app.cursors.encode(viewer, &list, k);
+    let below_floor = below_floor.unwrap_or(false);
+    let page = feed::read(app, &FeedQuery { viewer, limit, before, below_floor, after, scope }).await?;
+    let encode = |k, below_floor| app.cursors.encode_below_floor(viewer, &list, k, below_floor);
     json(
         200,
         &FeedResponse {
             items: page.items.iter().map(PostView::from).collect(),
-            next_cursor: page.next.map(encode),
-            newest_cursor: encode(page.newest),
+            next_cursor: page.next.map(|k| encode(k, page.next_below_floor)),
+            newest_cursor: encode(page.newest, false),
             state: page.state,
             gap: page.gap,
             empty_reason: page.empty_reason,

@@ -179,7 +179,7 @@ pub struct Feed<'a> {
 
 impl Feed<'_> {
     fn query(&self, limit: usize, before: Option<SortKey>, after: Option<SortKey>) -> FeedQuery {
-        FeedQuery { viewer: self.viewer, limit, before, after, scope: self.scope.clone() }
+        FeedQuery { viewer: self.viewer, limit, before, below_floor: false, after, scope: self.scope.clone() }
     }
 }
 
