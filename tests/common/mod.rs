@@ -509,6 +509,45 @@ impl Server {
     pub fn log(&self) -> String {
         read_to_string(&self.log_path)
     }
+
+    /// Resident memory (`VmRSS`, KiB) of every process of the current launch's process group
+    /// (wrangler's or serve-direct's node, workerd, the watchdog bash), summed.
+    pub fn resident_kib(&self) -> u64 {
+        self.resident_by_process().iter().map(|p| p.rss_kib).sum()
+    }
+
+    /// [`Server::resident_kib`] per process: which of them grows. Empty when no launch runs.
+    pub fn resident_by_process(&self) -> Vec<ProcessMemory> {
+        let pgid = self.launch.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|l| l.pgid);
+        let Some(pgid) = pgid else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+        let pids = entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok());
+        pids.filter_map(|pid| process_memory(pid).filter(|(group, _)| *group == pgid).map(|(_, m)| m))
+            .collect()
+    }
+}
+
+/// One process's resident memory ([`Server::resident_by_process`]).
+#[derive(Debug, Clone)]
+pub struct ProcessMemory {
+    pub pid: u32,
+    /// The executable's name (`comm`: `workerd`, `node`, `bash`...).
+    pub name: String,
+    pub rss_kib: u64,
+}
+
+/// A process's group id and resident memory, from `/proc/<pid>/stat` (after the `(comm)`
+/// field, which may hold spaces: state, ppid, pgrp) and `/proc/<pid>/status` (`VmRSS`);
+/// `None` when it is gone or is a kernel thread (no `VmRSS`).
+fn process_memory(pid: u32) -> Option<(u32, ProcessMemory)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, tail) = stat.rsplit_once(')')?;
+    let name = head.split_once('(')?.1.to_string();
+    let pgrp = tail.split_whitespace().nth(2)?.parse().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+    let rss_kib = rss.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some((pgrp, ProcessMemory { pid, name, rss_kib }))
 }
 #[derive(Debug)]
 pub struct Resp {
@@ -600,10 +639,50 @@ pub fn send(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> 
     try_send(method, path, headers, body).unwrap_or_else(|e| panic!("{method} {path}: transport error {e}"))
 }
 
+/// Sends a request once, whatever comes back: unlike [`try_send`], a 503 of the local proxy
+/// is an answer like any other (the load bench counts them); `Err` only when no response came
+/// back at all.
+pub fn send_once(
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<ureq::Response, String> {
+    let url = format!("{}{path}", target_base());
+    let mut req = ureq::request(method, &url).timeout(Duration::from_secs(60));
+    for (k, v) in headers {
+        req = req.set(k, v);
+    }
+    match if body.is_empty() { req.call() } else { req.send_bytes(body) } {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => Ok(r),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// [`try_call`] sent once ([`send_once`]): every status comes back as it was answered.
+pub fn call_once(
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> Result<Resp, String> {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![("content-type", "application/json")];
+    if let Some(a) = &auth {
+        headers.push(("authorization", a));
+    }
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    into_resp(send_once(method, path, &headers, &bytes)?)
+}
+
 /// Sends a request; `Err` when no complete response came back (refused, reset, timed out,
 /// body cut short), as when the server is killed mid-request.
 pub fn try_raw(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Result<Resp, String> {
-    let response = try_send(method, path, headers, body)?;
+    into_resp(try_send(method, path, headers, body)?)
+}
+
+/// Reads a response's status, headers of interest and body (JSON when it parses).
+fn into_resp(response: ureq::Response) -> Result<Resp, String> {
     let status = response.status();
     let content_type = response.header("content-type").unwrap_or("").to_string();
     let allow = response.header("allow").map(str::to_string);
