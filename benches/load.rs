@@ -19,7 +19,9 @@
 //!
 //! `--soak` (or `BENCH_SOAK=1`): instead, 16 clients for 5 minutes (`BENCH_SOAK_SECS`,
 //! `BENCH_SOAK_CLIENTS`) on each stack, with the resident memory of the stack's processes
-//! before, every 30 s and after.
+//! before, every 30 s and after. Both modes also give each process kind's CPU seconds during the
+//! load (workerd, node, the load generator itself): where the machine's time went.
+//! `BENCH_STACKS=direct` (or `wrangler`) runs one stack only.
 //!
 //! Writes `bench/LOAD.md` and `bench/load.json` (a run keeps the other mode's figures from the
 //! last one). Run: `./scripts/bench load [--soak]` (`BENCH_RENDER_ONLY=1` re-renders).
@@ -489,12 +491,50 @@ fn run_client(
 fn rss_snapshot(server: &Server, at_secs: f64) -> Value {
     let procs = server.resident_by_process();
     let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
+    let mut cpu_ms_by_name: BTreeMap<String, u64> = BTreeMap::new();
     for p in &procs {
         *by_name.entry(p.name.clone()).or_default() += p.rss_kib;
+        *cpu_ms_by_name.entry(p.name.clone()).or_default() += p.cpu_ms;
     }
-    let each: Vec<Value> =
-        procs.iter().map(|p| json!({ "pid": p.pid, "name": p.name, "rss_kib": p.rss_kib })).collect();
-    json!({ "at_secs": at_secs, "total_kib": server.resident_kib(), "by_name": by_name, "processes": each })
+    let each: Vec<Value> = procs
+        .iter()
+        .map(|p| json!({ "pid": p.pid, "name": p.name, "rss_kib": p.rss_kib, "cpu_ms": p.cpu_ms }))
+        .collect();
+    json!({
+        "at_secs": at_secs,
+        "total_kib": server.resident_kib(),
+        "by_name": by_name,
+        "cpu_ms_by_name": cpu_ms_by_name,
+        "bench_cpu_ms": own_cpu_ms(),
+        "processes": each,
+    })
+}
+
+/// This process's CPU time so far (the load generator's share of the machine).
+fn own_cpu_ms() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let tail = stat.rsplit_once(')').map_or("", |(_, t)| t);
+    let fields: Vec<u64> = tail.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect();
+    (fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0)) * 10
+}
+
+/// Where the machine's CPU went during the load: each process kind's CPU seconds (the stack's
+/// workerd and node, the load generator) between two snapshots, and their share of the cores.
+fn cpu_split(before: &Value, after: &Value, secs: f64) -> Value {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let mut split = serde_json::Map::new();
+    if let Some(names) = after["cpu_ms_by_name"].as_object() {
+        for (name, ms) in names {
+            let used = num(ms) - num(&before["cpu_ms_by_name"][name]);
+            split.insert(name.clone(), json!(used / 1000.0));
+        }
+    }
+    split.insert(
+        "load generator".into(),
+        json!((num(&after["bench_cpu_ms"]) - num(&before["bench_cpu_ms"])) / 1000.0),
+    );
+    let total: f64 = split.values().map(num).sum();
+    json!({ "cpu_secs": split, "machine_cpu_secs": cores * secs, "share_of_machine": total / (cores * secs) })
 }
 
 /// The progress line every 5 s, and (in the soak) a memory sample every 30 s, until `done`.
@@ -546,6 +586,7 @@ fn run_load(world: &World, server: &Server, cfg: Config) -> Value {
     let secs = started.elapsed().as_secs_f64();
     let after = rss_snapshot(server, secs);
     let mut figures = summarize(&recorder, secs);
+    figures["cpu"] = cpu_split(&before, &after, secs);
     figures["rss"] = json!({ "before": before, "samples": samples, "after": after });
     figures
 }
@@ -781,8 +822,13 @@ fn main() {
     }
     let cfg = Config::from_env();
     let started = Instant::now();
-    let stacks: Vec<Value> =
-        [Stack::WranglerDev, Stack::Direct].iter().map(|&s| run_stack(s, cfg, started)).collect();
+    // `BENCH_STACKS=direct` (or `wrangler`): one stack only.
+    let which: &[Stack] = match std::env::var("BENCH_STACKS").as_deref() {
+        Ok("direct") => &[Stack::Direct],
+        Ok("wrangler") => &[Stack::WranglerDev],
+        _ => &[Stack::WranglerDev, Stack::Direct],
+    };
+    let stacks: Vec<Value> = which.iter().map(|&s| run_stack(s, cfg, started)).collect();
     let mut r = saved;
     let mut run = provenance();
     run["command"] = json!(if cfg.soak { "./scripts/bench load --soak" } else { "./scripts/bench load" });
@@ -903,6 +949,27 @@ fn common_rows(ops: &[String]) -> Vec<Row> {
         "machine load average before the stack started (1, 5, 15 min; 2 cores)".into(),
         Box::new(|s: &Value| {
             s["loadavg_before"].as_str().unwrap_or("?").split(' ').take(3).collect::<Vec<_>>().join(", ")
+        }),
+    ));
+    out.push((
+        "CPU seconds during the load, by process (share of the machine's cores)".into(),
+        Box::new(|s: &Value| {
+            let cpu = &s["cpu"];
+            let parts: Vec<String> = cpu["cpu_secs"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter(|(_, v)| num(v) >= 0.05)
+                        .map(|(k, v)| format!("{k} {:.1}", num(v)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!(
+                "{} of {:.0} ({:.0}%)",
+                parts.join(", "),
+                num(&cpu["machine_cpu_secs"]),
+                100.0 * num(&cpu["share_of_machine"])
+            )
         }),
     ));
     out.push((

@@ -534,20 +534,26 @@ pub struct ProcessMemory {
     /// The executable's name (`comm`: `workerd`, `node`, `bash`...).
     pub name: String,
     pub rss_kib: u64,
+    /// CPU time used so far, user + system (`utime` + `stime`), in milliseconds.
+    pub cpu_ms: u64,
 }
 
-/// A process's group id and resident memory, from `/proc/<pid>/stat` (after the `(comm)`
-/// field, which may hold spaces: state, ppid, pgrp) and `/proc/<pid>/status` (`VmRSS`);
+/// A process's group id, resident memory and CPU time, from `/proc/<pid>/stat` (after the
+/// `(comm)` field, which may hold spaces: state, ppid, pgrp, ..., utime, stime) and
+/// `/proc/<pid>/status` (`VmRSS`);
 /// `None` when it is gone or is a kernel thread (no `VmRSS`).
 fn process_memory(pid: u32) -> Option<(u32, ProcessMemory)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (head, tail) = stat.rsplit_once(')')?;
     let name = head.split_once('(')?.1.to_string();
-    let pgrp = tail.split_whitespace().nth(2)?.parse().ok()?;
+    let fields: Vec<&str> = tail.split_whitespace().collect();
+    let pgrp = fields.get(2)?.parse().ok()?;
+    // utime and stime (fields 14 and 15 of the stat line) in clock ticks: 100 a second on Linux.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let rss = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
     let rss_kib = rss.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some((pgrp, ProcessMemory { pid, name, rss_kib }))
+    Some((pgrp, ProcessMemory { pid, name, rss_kib, cpu_ms: ticks * 10 }))
 }
 #[derive(Debug)]
 pub struct Resp {
