@@ -602,9 +602,9 @@ pub fn raw(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> R
 
 /// What wrangler dev's proxy answers (503) when its pooled connection to the runtime fails. The
 /// runtime closes connections idle for ~5 s; a request that races that close never reaches the
-/// Worker, and the proxy resends only GET/HEAD itself (workers-sdk#14641). Under load on 2 cores
-/// this hit about half the runs of the concurrent like/comment tests before the harness resent
-/// such requests.
+/// Worker (workers-sdk#14641). `scripts/wrangler-node-preload.cjs` now makes the proxy resend
+/// such a request itself; this resend stays for a wrangler the preload cannot patch (it warns).
+/// Before either, on 2 cores it hit about half the runs of the concurrent like/comment tests.
 const PROXY_LOST_CONNECTION: &str = "Your worker restarted mid-request";
 
 /// Sends a request, resending it (a few times) only when the local proxy lost it as above;
@@ -616,16 +616,9 @@ pub fn try_send(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Result<ureq::Response, String> {
-    let url = format!("{}{path}", target_base());
     for attempt in 1.. {
-        let mut req = ureq::request(method, &url).timeout(Duration::from_secs(60));
-        for (k, v) in headers {
-            req = req.set(k, v);
-        }
-        let result = if body.is_empty() { req.call() } else { req.send_bytes(body) };
-        return match result {
-            Ok(r) => Ok(r),
-            Err(ureq::Error::Status(503, r)) if attempt < 4 => {
+        return match send_once(method, path, headers, body) {
+            Ok(r) if r.status() == 503 && attempt < 4 => {
                 let text = r.into_string().unwrap_or_default();
                 if !text.starts_with(PROXY_LOST_CONNECTION) {
                     return Err(format!("503 {text}"));
@@ -633,8 +626,7 @@ pub fn try_send(
                 std::thread::sleep(Duration::from_millis(100));
                 continue;
             }
-            Err(ureq::Error::Status(_, r)) => Ok(r),
-            Err(e) => Err(e.to_string()),
+            other => other,
         };
     }
     unreachable!("the loop returns")
