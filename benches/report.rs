@@ -851,9 +851,48 @@ fn render(r: &Value) -> String {
             md.push_str(&format!("| {name} | {figure} |\n"));
         }
     }
+    md.push_str(&load_summary());
     md.push_str(&unmet_notes(r));
     md.push_str(&format!("\nFan-out modes: {}\n", modes_summary()));
     md.push_str("\nRaw figures: `bench/report.json`.\n");
+    md
+}
+
+/// The mixed load and the soak side by side (`bench/load.json`, from `./scripts/bench load` and
+/// `./scripts/bench load --soak`, separate runs), if they exist.
+fn load_summary() -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/load.json");
+    let Some(x) = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    else {
+        return String::new();
+    };
+    let mut md = String::from(
+        "\nFrom `bench/LOAD.md` (separate runs of `./scripts/bench load` and `--soak`, 4 databases; targets: \
+         no 5xx, p99 < 1 s, >= 78 req/s, feeds exact):\n\n\
+         | run | stack | throughput | p50 / p99 | 5xx | exact afterwards | resident before -> after |\n|---|---|---|---|---|---|---|\n",
+    );
+    for (mode, label) in [("load", "mixed load"), ("soak", "soak")] {
+        let run = &x[mode];
+        let sizes = &run["sizes"];
+        for s in run["stacks"].as_array().into_iter().flatten() {
+            md.push_str(&format!(
+                "| {label}, {} clients, {} s | {} | {:.1} req/s | {:.0} / {:.0} ms | {} | feeds {}/{}, likes {}/{} | {:.0} -> {:.0} MiB |\n",
+                sizes["clients"],
+                sizes["secs"],
+                s["stack"].as_str().unwrap_or("?"),
+                num(&s["rps"]),
+                num(&s["all"]["p50_ms"]),
+                num(&s["all"]["p99_ms"]),
+                s["server_errors"],
+                s["feeds"]["exact"],
+                s["feeds"]["checked"],
+                s["likes"]["exact"],
+                s["likes"]["checked"],
+                num(&s["rss"]["before"]["total_kib"]) / 1024.0,
+                num(&s["rss"]["after"]["total_kib"]) / 1024.0,
+            ));
+        }
+    }
     md
 }
 
