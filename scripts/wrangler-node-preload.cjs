@@ -1,6 +1,7 @@
-// Loaded into wrangler's Node process (NODE_OPTIONS=--require ...) by scripts/dev, the test
-// harness and the direct stack (scripts/serve-direct.mjs). Local dev only: nothing here reaches
-// a deployed Worker. Two fixes of the pinned local tooling, each for requests it loses.
+// Loaded into wrangler's Node process (NODE_OPTIONS=--require ...) by scripts/dev and the test
+// harness (which loads it into scripts/serve-direct.mjs too: the first fix applies there, the
+// second has no ProxyWorker to patch). Local dev only: nothing here reaches a deployed Worker.
+// Two fixes of the pinned local tooling, each for requests it loses.
 //
 // First: miniflare (pinned wrangler 4.86, the last that runs on Node 20) serves its loopback
 // (workerd -> Node: logs, dev hooks) from a node:http server with Node's default 5 s
