@@ -300,8 +300,10 @@ impl<R: FeedRow> Reading<R> {
     /// the reader's side of the edge.
     fn pulled_rows(reader: &Reader, pull: FullPull<R, R>) -> (Vec<R>, bool) {
         let (mut rows, exhausted) = pull.merged();
-        let relations: Vec<AuthorRelation> = rows.iter().map(R::relation).collect();
-        reader.attach(&relations, &mut rows);
+        for row in &mut rows {
+            let read = row.relation();
+            row.attach(&AuthorRelation { follows: reader.follows(read.author), ..read });
+        }
         (rows, exhausted)
     }
 

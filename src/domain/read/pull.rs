@@ -99,13 +99,12 @@ impl<R, T> FullPull<R, T> {
         (slab, unbounded)
     }
 
-    /// Done when no database reads on, or when one holds `limit` rows, or when together they
-    /// hold `limit` rows: all of them lie in the slabs every database has read.
+    /// Done when no database reads on, or when together they hold `limit` rows (a database
+    /// that stopped on its own `limit` among them): all of them lie in the slabs every database
+    /// has read.
     pub(super) fn is_done(&self) -> bool {
         let held: usize = self.dbs.iter().map(|db| db.rows.len()).sum();
-        self.dbs.iter().all(|db| db.exhausted.is_some())
-            || self.dbs.iter().any(|db| db.exhausted == Some(false))
-            || held >= self.spec.limit
+        self.dbs.iter().all(|db| db.exhausted.is_some()) || held >= self.spec.limit
     }
 
     pub(super) fn on_failure(&self) -> OnFailure {
