@@ -39,7 +39,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::*;
-use provenance::provenance;
+use provenance::{described, provenance};
 use rng::Rng;
 use serde_json::{json, Value};
 
@@ -1042,16 +1042,13 @@ fn section(run: &Value, title: &str, memory: bool) -> String {
     }
     let z = &run["sizes"];
     let mut md = format!(
-        "## {title}\n\nCommand: `{}`. Run {} at commit `{}`{} (branch `{}`), {:.0} s in all, {} cores shared with \
+        "## {title}\n\nCommand: `{}`. Run {}, {:.0} s in all, {} cores shared with \
          other work. Per stack, a fresh local stack on {} D1 databases, `FANOUT_MODE=push`, production window and \
          chunk sizes, rate limits off; {} users each following {} others (seeded), {} posts each, every window \
          built; then {} clients for {} s, mix (percent) {}. Each request sent once (a 503 is counted, never \
          resent).\n\n",
         run["command"].as_str().unwrap_or("?"),
-        run["date"].as_str().unwrap_or("?"),
-        run["commit"].as_str().unwrap_or("?"),
-        if run["dirty"] == true { " plus uncommitted changes" } else { "" },
-        run["branch"].as_str().unwrap_or("?"),
+        described(run),
         num(&run["total_secs"]),
         run["cores"],
         z["databases"],

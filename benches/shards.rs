@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use edgefeed::domain::plan::MAX_PARALLEL_DATABASES;
 use placement::{shard_map, Pool};
-use provenance::provenance;
+use provenance::{described, provenance};
 use serde_json::{json, Value};
 
 /// Database counts, one stack each, in this order.
@@ -718,7 +718,7 @@ fn header(r: &Value) -> String {
         .collect();
     format!(
         "# edgefeed on 1, 4 and 8 D1 databases (issue #20)\n\n{placement}\
-         Command: `./scripts/bench shards`. Run {} at commit `{}`{} (branch `{}`), {:.0} s in all. One process \
+         Command: `./scripts/bench shards`. Run {}, {:.0} s in all. One process \
          ran one fresh local stack (`wrangler dev`: workerd, local D1, Durable Objects, Queues) per database count, \
          one after the other, each killed before the next; {} cores shared with other engineers' builds and tests, \
          so compare within a column (every figure is a multiple of that stack's own health floor, sampled beside \
@@ -730,10 +730,7 @@ fn header(r: &Value) -> String {
          active followers spread the same way (each fan-out finished before the next publish); follows of users and \
          likes of posts (their objects warmed) spread the same way. {} page-1 reads and {} of each write per stack, \
          {} requests per 16-client throughput figure.\n\n",
-        r["date"].as_str().unwrap_or("?"),
-        r["commit"].as_str().unwrap_or("?"),
-        if r["dirty"] == true { " plus uncommitted changes" } else { "" },
-        r["branch"].as_str().unwrap_or("?"),
+        described(r),
         num(&r["total_secs"]),
         r["cores"],
         maps.join(", "),

@@ -45,7 +45,7 @@ async function main() {
   const configPath = path.resolve(args.config);
   const configDir = path.dirname(configPath);
   const config = unstable_readConfig({ config: configPath });
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(configPath);
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(config);
   const persistRoot = path.join(path.resolve(args.persistTo), "v3");
 
   const mf = new Miniflare({

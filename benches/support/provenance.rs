@@ -1,5 +1,8 @@
 //! Where a bench run came from: date, commit, branch, whether the tree was dirty, cores.
 
+// Shared by several benches, each using part of it.
+#![allow(dead_code)]
+
 use serde_json::{json, Value};
 
 /// `git` output in the project dir, trimmed (empty when git fails).
@@ -19,4 +22,16 @@ pub fn provenance() -> Value {
         "dirty": dirty,
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
     })
+}
+
+/// "DATE at commit `C` (branch `B`)", with "plus uncommitted changes" after the commit when the
+/// tree was dirty: a report's line for a [`provenance`] value.
+pub fn described(run: &Value) -> String {
+    format!(
+        "{} at commit `{}`{} (branch `{}`)",
+        run["date"].as_str().unwrap_or("?"),
+        run["commit"].as_str().unwrap_or("?"),
+        if run["dirty"] == true { " plus uncommitted changes" } else { "" },
+        run["branch"].as_str().unwrap_or("?"),
+    )
 }

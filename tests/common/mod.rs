@@ -664,13 +664,7 @@ pub fn call_once(
     token: Option<&str>,
     body: Option<&Value>,
 ) -> Result<Resp, String> {
-    let auth = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![("content-type", "application/json")];
-    if let Some(a) = &auth {
-        headers.push(("authorization", a));
-    }
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    into_resp(send_once(method, path, &headers, &bytes)?)
+    call_with(send_once, method, path, token, body)
 }
 
 /// Sends a request; `Err` when no complete response came back (refused, reset, timed out,
@@ -700,13 +694,27 @@ pub fn call(method: &str, path: &str, token: Option<&str>, body: Option<&Value>)
 
 /// [`call`] that returns transport errors instead of panicking.
 pub fn try_call(method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> Result<Resp, String> {
+    call_with(try_send, method, path, token, body)
+}
+
+/// How a request's bytes are sent ([`try_send`] or [`send_once`]).
+type Sender = fn(&str, &str, &[(&str, &str)], &[u8]) -> Result<ureq::Response, String>;
+
+/// A JSON request with an optional bearer token, sent by `send`.
+fn call_with(
+    send: Sender,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> Result<Resp, String> {
     let auth = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![("content-type", "application/json")];
     if let Some(a) = &auth {
         headers.push(("authorization", a));
     }
     let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    try_raw(method, path, &headers, &bytes)
+    into_resp(send(method, path, &headers, &bytes)?)
 }
 
 #[derive(Debug, Clone)]
