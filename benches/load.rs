@@ -759,10 +759,7 @@ fn check_likes(world: &'static World) -> Value {
 fn start(stack: Stack) -> Server {
     std::env::set_var("EDGEFEED_PROFILE", "bench");
     let mut options = ServerOptions::suite();
-    options.label = match stack {
-        Stack::WranglerDev => "load-wrangler".into(),
-        Stack::Direct => "load-direct".into(),
-    };
+    options.label = format!("load-{}", stack.key());
     let server = start_server_with(options, DATABASES, stack);
     talk_to(&server);
     server
@@ -822,13 +819,7 @@ fn main() {
     }
     let cfg = Config::from_env();
     let started = Instant::now();
-    // `BENCH_STACKS=direct` (or `wrangler`): one stack only.
-    let which: &[Stack] = match std::env::var("BENCH_STACKS").as_deref() {
-        Ok("direct") => &[Stack::Direct],
-        Ok("wrangler") => &[Stack::WranglerDev],
-        _ => &[Stack::WranglerDev, Stack::Direct],
-    };
-    let stacks: Vec<Value> = which.iter().map(|&s| run_stack(s, cfg, started)).collect();
+    let stacks: Vec<Value> = bench_stacks().into_iter().map(|s| run_stack(s, cfg, started)).collect();
     let mut r = saved;
     let mut run = provenance();
     run["command"] = json!(if cfg.soak { "./scripts/bench load --soak" } else { "./scripts/bench load" });

@@ -222,16 +222,16 @@ fn main() {
     // working on the fan-out.
     let only_publish = std::env::var("BENCH_ONLY").as_deref() == Ok("publish");
     let mut stacks = Vec::new();
-    for stack in stacks_to_run() {
+    for stack in bench_stacks() {
         let server = start_server_with(
-            ServerOptions { label: format!("report-{}", stack_key(stack)), vars: server_vars(), port: None },
+            ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(), port: None },
             databases(),
             stack,
         );
         talk_to(&server);
         let measured = measure_stack(s, &p, only_publish);
         server.kill();
-        stacks.push(json!({ "key": stack_key(stack), "name": stack.name(), "figures": measured }));
+        stacks.push(json!({ "key": stack.key(), "name": stack.name(), "figures": measured }));
     }
     let r = json!({
         "full": full,
@@ -250,22 +250,6 @@ fn main() {
     std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()).expect("report.json");
     std::fs::write(dir.join("REPORT.md"), &md).expect("REPORT.md");
     println!("{md}");
-}
-
-/// The stacks this run measures, in order: both unless `BENCH_STACKS` names one.
-fn stacks_to_run() -> Vec<Stack> {
-    match std::env::var("BENCH_STACKS").as_deref() {
-        Ok("direct") => vec![Stack::Direct],
-        Ok("wrangler") => vec![Stack::WranglerDev],
-        _ => vec![Stack::WranglerDev, Stack::Direct],
-    }
-}
-
-fn stack_key(stack: Stack) -> &'static str {
-    match stack {
-        Stack::WranglerDev => "wrangler",
-        Stack::Direct => "direct",
-    }
 }
 
 /// Push mode, no abuse limits (the bench registers thousands of users from one address), and

@@ -120,6 +120,24 @@ impl Stack {
             Stack::Direct => "direct (Miniflare API)",
         }
     }
+
+    /// The short name: `EDGEFEED_STACK`'s and `BENCH_STACKS`'s value, a label, a JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Stack::WranglerDev => "wrangler",
+            Stack::Direct => "direct",
+        }
+    }
+}
+
+/// The stacks a bench that compares them measures, in order: both unless `BENCH_STACKS` names
+/// one (`wrangler` or `direct`).
+pub fn bench_stacks() -> Vec<Stack> {
+    match std::env::var("BENCH_STACKS").as_deref() {
+        Ok("direct") => vec![Stack::Direct],
+        Ok("wrangler") => vec![Stack::WranglerDev],
+        _ => vec![Stack::WranglerDev, Stack::Direct],
+    }
 }
 
 /// The stack test servers run on: `EDGEFEED_STACK=direct` for [`Stack::Direct`], else
