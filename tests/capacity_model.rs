@@ -70,6 +70,25 @@ mod model_arithmetic {
     }
 
     #[test]
+    fn the_account_storage_cap_binds_on_the_day_the_growth_passes_it() {
+        let mut c = costs();
+        c.bytes =
+            Bytes { user: 100.0, follow: 10.0, post: 200.0, like: 100.0, comment: 50.0, window_entry: 0.0 };
+        // 1,000 users: 100 kB of users, 100 kB of follows. A day at 1 post, 2 likes and
+        // 2 comments a second: 86,400 x (200 + 200 + 100) = 43.2 MB, 40% of it likes.
+        let w = Workload { likes_per_s: 2.0, comments_per_s: 2.0, retention_days: 10.0, ..small() };
+        let limits = Limits { account_d1_bytes: 200_000.0 + 3.0 * 43.2e6, ..Limits::default() };
+        let s = account_storage(&c, &w, &limits);
+        assert!(close(s.graph_bytes, 200_000.0));
+        assert!(close(s.bytes_per_day, 43.2e6));
+        assert!(close(s.like_bytes_per_day, 17.28e6));
+        assert!(close(s.bytes_at_horizon, 200_000.0 + 432e6));
+        assert!(s.days_to_cap.is_some_and(|d| close(d, 3.0)), "{s:?}");
+        let roomy = Limits { account_d1_bytes: 1e12, ..Limits::default() };
+        assert_eq!(account_storage(&c, &w, &roomy).days_to_cap, None);
+    }
+
+    #[test]
     fn a_small_push_workload_on_two_databases_by_hand() {
         let plan = plan(&costs(), &small(), &Policy::default(), &Limits::default(), &Prices::default(), 2.0);
         // Every follower holds a window: a post is written to its author's 10 followers.

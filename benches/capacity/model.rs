@@ -254,6 +254,8 @@ pub struct Limits {
     pub subrequests: f64,
     pub connections: f64,
     pub databases_per_account: f64,
+    /// D1 storage per account (every database together; raised by request).
+    pub account_d1_bytes: f64,
     /// Shares of a database's ceilings the recommendation allows at peak.
     pub query_headroom: f64,
     pub size_headroom: f64,
@@ -269,6 +271,7 @@ impl Default for Limits {
             subrequests: 10_000.0,
             connections: 6.0,
             databases_per_account: 50_000.0,
+            account_d1_bytes: 1e12,
             query_headroom: 0.5,
             size_headroom: 0.6,
         }
@@ -778,6 +781,32 @@ fn shares(parts: impl Iterator<Item = (&'static str, Work)>) -> Vec<Share> {
         parts.map(|(operation, w)| Share { operation, statements_per_s: w.statements }).collect();
     out.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
     out
+}
+
+/// When the account's D1 storage cap binds: what the graph holds from day one, what posts,
+/// likes and comments add per day at the mean rate, and the day the sum passes the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AccountStorage {
+    pub graph_bytes: f64,
+    pub bytes_per_day: f64,
+    /// Of `bytes_per_day`, the likes' part (the biggest at every profile the doc shows).
+    pub like_bytes_per_day: f64,
+    pub bytes_at_horizon: f64,
+    /// `None` if the horizon ends under the cap.
+    pub days_to_cap: Option<f64>,
+}
+
+pub fn account_storage(c: &Costs, w: &Workload, limits: &Limits) -> AccountStorage {
+    let mean_day = 86_400.0 / w.peak_to_mean;
+    let graph_bytes = w.users * c.bytes.user + w.users * w.follows_per_user * c.bytes.follow;
+    let like_bytes_per_day = w.likes_per_s * mean_day * c.bytes.like;
+    let bytes_per_day = w.posts_per_s * mean_day * c.bytes.post
+        + like_bytes_per_day
+        + w.comments_per_s * mean_day * c.bytes.comment;
+    let bytes_at_horizon = stored_bytes(c, w);
+    let days_to_cap = (bytes_at_horizon > limits.account_d1_bytes)
+        .then(|| ((limits.account_d1_bytes - graph_bytes) / bytes_per_day.max(1e-9)).max(0.0));
+    AccountStorage { graph_bytes, bytes_per_day, like_bytes_per_day, bytes_at_horizon, days_to_cap }
 }
 
 /// Everything D1 holds at the end of the retention horizon (posts, likes and comments grow

@@ -213,6 +213,27 @@ fn workload_line(w: &Workload, g: &model::Graph) -> String {
     )
 }
 
+/// When the account's D1 storage cap (every database together) binds, and what fills it.
+pub fn storage_line(c: &Costs, w: &Workload, limits: &Limits) -> String {
+    let s = model::account_storage(c, w, limits);
+    let cap = format!("{} TB", limits.account_d1_bytes / 1e12);
+    let when = match s.days_to_cap {
+        Some(days) => format!("the {cap} account cap is reached after **{days:.0} days**"),
+        None => format!(
+            "the horizon ends under the {cap} account cap ({})",
+            pct(s.bytes_at_horizon, limits.account_d1_bytes)
+        ),
+    };
+    format!(
+        "D1 storage for the whole account: {:.2} TB at the end of the {} days kept ({:.0} GB of graph, then {:.1} GB a day, {:.0}% of it likes); {when}.",
+        s.bytes_at_horizon / 1e12,
+        w.retention_days,
+        s.graph_bytes / 1e9,
+        s.bytes_per_day / 1e9,
+        100.0 * s.like_bytes_per_day / s.bytes_per_day.max(1e-9),
+    )
+}
+
 /// The model's answer for one workload: at `databases` if given, else at the smallest P that
 /// fits (or at the account's limit, with why nothing fits).
 pub fn model_report(
@@ -246,7 +267,12 @@ pub fn model_report(
             (verdict.plan, text)
         }
     };
-    format!("{}\n\n{verdict}\n\n{}", workload_line(w, &plan.graph), plan_report(&plan, limits))
+    format!(
+        "{}\n\n{verdict}\n\n{}\n\n{}",
+        workload_line(w, &plan.graph),
+        storage_line(c, w, limits),
+        plan_report(&plan, limits)
+    )
 }
 
 /// The headline scenario under the three modes, side by side, then each in full.
@@ -309,6 +335,7 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
         "| databases needed if celebrities' reads came from a cache (not built) | {} |\n",
         cells.join(" | ")
     ));
+    out.push_str(&format!("\n{}\n", storage_line(c, &Workload::headline(Mode::Push), limits)));
     for (w, r) in &results {
         let plan = &r.plan;
         out.push_str(&format!(
