@@ -190,6 +190,7 @@ fn an_outage_of_one_database_costs_only_the_data_on_it() {
     let healthy_author = authors.iter().find(|a| home_of(&a.id) != down).expect("a healthy author");
     writes_on_healthy_databases_succeed(&mut world, (&readers, &newcomer), healthy_author, &on_down);
     the_failing_databases_users_get_503(&readers[down], &authors, &world, down);
+    a_healthy_authors_fanout_finishes(&mut world, healthy_author, &readers[down]);
     the_follow_event_waits_in_its_outbox(&readers[0], &late, down);
 
     assert_eq!(outage(down, false)["failing"], json!([]));
@@ -283,6 +284,17 @@ fn the_failing_databases_users_get_503(victim: &User, authors: &[User], world: &
     let healthy = authors.iter().find(|a| home_of(&a.id) != down).expect("a healthy author");
     let post = world.posts.iter().find(|(_, _, a)| *a == author.id).expect("a post there").1;
     expect_unavailable("PUT", &format!("/v1/posts/{post}/like"), &healthy.token, None);
+}
+
+/// A healthy author's fan-out reaches every follower's window, the failing database's reader's
+/// too (windows are objects, not D1), and finishes: it does not wait for the outage.
+fn a_healthy_authors_fanout_finishes(world: &mut World, author: &User, victim: &User) {
+    world.publish(author, "fanned out during the outage");
+    let post = world.posts.last().expect("the post").1.to_string();
+    wait_drained(author);
+    poll("the post in the window of a reader on the failing database", DEADLINE, || {
+        window_ids(victim).contains(&post).then_some(())
+    });
 }
 
 /// The sweep resends the event and the consumer meets the outage: the event stays pending on
