@@ -75,13 +75,31 @@ pub enum StorageKind {
     /// A write to a logical shard that is being moved (`RAISE(ABORT, 'shard frozen')` from the
     /// freeze triggers, migrations/0013): retryable, answered 503 with `Retry-After`.
     Frozen,
+    /// Physical database `DB_{database}` did not answer (an outage, a reset, an overload): what
+    /// needs it answers 503 with `Retry-After`, reads that can do without it leave its rows out
+    /// (docs/operations.md "A database outage"), queued events wait in their outbox.
+    Unavailable {
+        database: usize,
+    },
     Other,
 }
 
+/// Texts D1 gives when a database cannot answer at all, rather than refusing a statement: the
+/// retryable errors of Cloudflare's D1 docs ("Retry queries") and its overload error.
+const UNAVAILABLE_TEXTS: [&str; 4] = [
+    "Network connection lost",
+    "storage caused object to be reset",
+    "reset because its code was updated",
+    "D1 DB is overloaded",
+];
+
 impl StorageKind {
-    /// Classifies a storage error message. D1 reports failures only as text, so this is the one
-    /// place that reads it; everything above matches on the kind.
-    pub fn classify(message: &str) -> Self {
+    /// Classifies a storage error message from database `database`. D1 reports failures only
+    /// as text, so this is the one place that reads it; everything above matches on the kind.
+    pub fn classify(message: &str, database: usize) -> Self {
+        if UNAVAILABLE_TEXTS.iter().any(|t| message.contains(t)) {
+            return Self::Unavailable { database };
+        }
         if message.contains("FOREIGN KEY constraint failed") {
             return Self::ForeignKey;
         }
@@ -114,6 +132,14 @@ impl ApiError {
         matches!(self, Self::Storage { kind: StorageKind::Frozen, .. })
     }
 
+    /// The database whose outage this is, if it is one.
+    pub fn unavailable_database(&self) -> Option<usize> {
+        match self {
+            Self::Storage { kind: StorageKind::Unavailable { database }, .. } => Some(*database),
+            _ => None,
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             Self::InvalidJson(_) | Self::InvalidCursor => 400,
@@ -130,7 +156,7 @@ impl ApiError {
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
             Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
-            Self::Storage { kind: StorageKind::Frozen, .. } => 503,
+            Self::Storage { kind: StorageKind::Frozen | StorageKind::Unavailable { .. }, .. } => 503,
             Self::Storage { .. } | Self::Internal(_) | Self::Misconfigured(_) => 500,
         }
     }
@@ -164,6 +190,7 @@ impl ApiError {
             Self::RateLimited { .. } => "rate_limited",
             Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { kind: StorageKind::Frozen, .. } => "shard_frozen",
+            Self::Storage { kind: StorageKind::Unavailable { .. }, .. } => "database_unavailable",
             Self::Storage { .. } | Self::Internal(_) => "internal",
             Self::Misconfigured(_) => "misconfigured",
         }
@@ -194,6 +221,9 @@ impl ApiError {
             }
             Self::Storage { kind: StorageKind::Frozen, .. } => {
                 "this data is being moved to another database; retry in a few seconds".to_owned()
+            }
+            Self::Storage { kind: StorageKind::Unavailable { .. }, .. } => {
+                "a database holding data this request needs is unavailable; retry later".to_owned()
             }
             Self::Storage { .. } | Self::Internal(_) => {
                 "something went wrong on our side; retrying is safe".to_owned()
@@ -244,6 +274,7 @@ impl ApiError {
         match self {
             Self::RateLimited { retry_after } => Some(*retry_after),
             Self::Storage { kind: StorageKind::Frozen, .. } => Some(FROZEN_RETRY_AFTER_SECS),
+            Self::Storage { kind: StorageKind::Unavailable { .. }, .. } => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         }
     }
@@ -251,6 +282,9 @@ impl ApiError {
 
 /// A shard move's freeze lasts one final copy and a deploy: seconds to a minute.
 const FROZEN_RETRY_AFTER_SECS: u32 = 5;
+/// A D1 database's reset takes it away for 30 to 80 s (its storage timeout, then the restart):
+/// a retry sooner than that would most likely meet the same outage.
+const UNAVAILABLE_RETRY_AFTER_SECS: u32 = 30;
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
@@ -269,22 +303,23 @@ mod tests {
 
     #[test]
     fn storage_errors_are_classified_once_and_keep_their_kind() {
-        let fk = StorageKind::classify("D1_ERROR: FOREIGN KEY constraint failed: SQLITE_CONSTRAINT");
+        let fk = StorageKind::classify("D1_ERROR: FOREIGN KEY constraint failed: SQLITE_CONSTRAINT", 0);
         assert_eq!(fk, StorageKind::ForeignKey);
         let err = ApiError::Storage { kind: fk, detail: "likes insert".into() };
         assert_eq!((err.status(), err.code()), (401, "unauthorized"));
         assert!(!err.to_problem().to_string().contains("likes insert"));
         let unique = StorageKind::classify(
             "D1_ERROR: UNIQUE constraint failed: idempotency_keys.user_id, idempotency_keys.key: SQLITE_CONSTRAINT",
+            0,
         );
         let err = ApiError::Storage { kind: unique, detail: String::new() };
         assert!(err.is_unique_violation("idempotency_keys"));
         assert!(err.is_unique_violation("idempotency_keys.key"));
         assert!(!err.is_unique_violation("idempotency"));
         assert!(!err.is_unique_violation("users.handle"));
-        let handle = StorageKind::classify("UNIQUE constraint failed: users.handle");
+        let handle = StorageKind::classify("UNIQUE constraint failed: users.handle", 0);
         assert_eq!(handle, StorageKind::Unique { columns: vec!["users.handle".into()] });
-        assert_eq!(StorageKind::classify("D1_ERROR: no such table: posts"), StorageKind::Other);
+        assert_eq!(StorageKind::classify("D1_ERROR: no such table: posts", 0), StorageKind::Other);
         // The kind survives a relay through a Durable Object as JSON.
         let relayed: Option<StorageKind> =
             serde_json::to_string(&StorageKind::ForeignKey).ok().and_then(|j| serde_json::from_str(&j).ok());
@@ -293,13 +328,35 @@ mod tests {
 
     #[test]
     fn a_frozen_shard_is_a_retryable_503_without_internals() {
-        let kind =
-            StorageKind::classify("D1_ERROR: shard frozen: SQLITE_CONSTRAINT (trigger posts_frozen_insert)");
+        let kind = StorageKind::classify(
+            "D1_ERROR: shard frozen: SQLITE_CONSTRAINT (trigger posts_frozen_insert)",
+            1,
+        );
         assert_eq!(kind, StorageKind::Frozen);
         let err = ApiError::Storage { kind, detail: "INSERT INTO posts".into() };
         assert_eq!((err.status(), err.code(), err.title()), (503, "shard_frozen", "Service Unavailable"));
         assert_eq!(err.retry_after(), Some(FROZEN_RETRY_AFTER_SECS));
         assert!(!err.to_problem().to_string().contains("INSERT"));
+    }
+
+    #[test]
+    fn an_unreachable_database_is_a_retryable_503_naming_no_internals_and_survives_a_relay() {
+        for text in ["D1_ERROR: Network connection lost.", "Durable Object storage caused object to be reset"]
+        {
+            assert_eq!(StorageKind::classify(text, 2), StorageKind::Unavailable { database: 2 }, "{text}");
+        }
+        let err = ApiError::Storage { kind: StorageKind::Unavailable { database: 2 }, detail: "DB_2".into() };
+        assert_eq!((err.status(), err.code()), (503, "database_unavailable"));
+        assert_eq!(
+            (err.retry_after(), err.unavailable_database()),
+            (Some(UNAVAILABLE_RETRY_AFTER_SECS), Some(2))
+        );
+        assert!(!err.to_problem().to_string().contains("DB_2"));
+        let relayed: Option<StorageKind> = serde_json::to_string(&StorageKind::Unavailable { database: 2 })
+            .ok()
+            .and_then(|j| serde_json::from_str(&j).ok());
+        assert_eq!(relayed, Some(StorageKind::Unavailable { database: 2 }));
+        assert_eq!(ApiError::Internal("x".into()).unavailable_database(), None);
     }
 
     #[test]

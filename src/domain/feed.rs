@@ -124,6 +124,20 @@ impl<T> PageBuilder<T> {
     }
 }
 
+impl<T> PageBuilder<T> {
+    /// Passes over the next candidate without showing or hiding it (its author's posts are
+    /// left out of this page: their database is unavailable). It counts as scanned, so the
+    /// cursor moves past it and the scan budget bounds a window full of them; false once full.
+    pub fn pass_over(&mut self, key: SortKey) -> bool {
+        if self.is_full() {
+            return false;
+        }
+        self.scanned += 1;
+        self.last_scanned = Some(key);
+        true
+    }
+}
+
 /// How a feed page read ends, given whether more candidates may exist below what was scanned.
 /// The cursor is the last scanned key whenever anything may remain (page full, or budget spent
 /// on hidden items), and `None` only when every source is exhausted.

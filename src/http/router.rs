@@ -289,6 +289,8 @@ pub enum TestHook {
     /// Both sides of a pair of users (follows, blocks and their mirrors); optionally delete a
     /// mirror row behind the events' back, or point the graph check at the pair.
     Graph,
+    /// Make every statement on one physical database fail as an outage does (or heal it).
+    DbOutage,
 }
 
 impl TestHook {
@@ -306,6 +308,7 @@ impl TestHook {
             "age_post" => Some(Self::AgePost),
             "window_fault" => Some(Self::WindowFault),
             "graph" => Some(Self::Graph),
+            "db_outage" => Some(Self::DbOutage),
             _ => None,
         }
     }

@@ -36,6 +36,8 @@ pub struct FeedPage {
     pub state: FeedState,
     pub gap: Option<bool>,
     pub empty_reason: Option<EmptyReason>,
+    /// Authors whose posts this page left out: their database was unavailable.
+    pub unavailable: Vec<UserId>,
 }
 
 fn config(ctx: &Ctx) -> ReadConfig {
@@ -87,8 +89,8 @@ async fn run_step(
         }
     };
     let (window, hot, batches) = join3(window, hot, run_batches(ctx, viewer, &step.batches)).await;
-    let ((window, window_failed), (batches, batches_failed)) = (window?, batches?);
-    Ok(Replies { window, hot, batches, failed: window_failed || batches_failed })
+    let ((window, window_failed), Answers { rows: batches, failed, unavailable }) = (window?, batches?);
+    Ok(Replies { window, hot, batches, failed: window_failed || failed, unavailable })
 }
 
 /// A window call; a failure the step may degrade on is logged and answered `(None, true)`.
@@ -106,7 +108,7 @@ async fn call_window(
 
 fn degraded(viewer: UserId, on_failure: OnFailure, e: ApiError) -> ApiResult<()> {
     match on_failure {
-        OnFailure::Fail => Err(e),
+        OnFailure::Fail | OnFailure::Omit => Err(e),
         OnFailure::Degrade => {
             worker::console_error!("timeline window of {viewer} unavailable: {e}");
             Ok(())
@@ -114,30 +116,41 @@ fn degraded(viewer: UserId, on_failure: OnFailure, e: ApiError) -> ApiResult<()>
     }
 }
 
+/// A step's batches' answers.
+#[derive(Default)]
+struct Answers {
+    rows: Vec<Vec<Rows<PostRow>>>,
+    /// A batch the step may degrade on failed.
+    failed: bool,
+    /// Databases whose omissible batch met an outage.
+    unavailable: Vec<usize>,
+}
+
 /// Every database's batch of a step, at most [`MAX_PARALLEL_DATABASES`] at once (an
-/// invocation holds only 6 connections): the answers per batch, and whether one the step may
-/// degrade on failed.
-async fn run_batches(
-    ctx: &Ctx,
-    viewer: UserId,
-    batches: &[DbBatch],
-) -> ApiResult<(Vec<Vec<Rows<PostRow>>>, bool)> {
-    let mut out = Vec::with_capacity(batches.len());
-    let mut failed = false;
+/// invocation holds only 6 connections). A failed batch answers nothing: an outage of its
+/// database where the step may leave it out ([`OnFailure::Omit`]; any other error still fails
+/// the read), any failure where the step may degrade.
+async fn run_batches(ctx: &Ctx, viewer: UserId, batches: &[DbBatch]) -> ApiResult<Answers> {
+    let mut out = Answers { rows: Vec::with_capacity(batches.len()), ..Answers::default() };
     for group in batches.chunks(MAX_PARALLEL_DATABASES) {
         let done = join_all(group.iter().map(|b| run_batch(ctx, viewer, b))).await;
         for (b, done) in group.iter().zip(done) {
-            match done {
-                Ok(rows) => out.push(rows),
-                Err(e) => {
-                    degraded(viewer, b.on_failure, e)?;
-                    failed = true;
-                    out.push(Vec::new());
+            match (done, b.on_failure) {
+                (Ok(rows), _) => out.rows.push(rows),
+                (Err(e), OnFailure::Omit) if e.unavailable_database().is_some() => {
+                    worker::console_error!("feed of {viewer}: leaving DB_{} out: {e}", b.database);
+                    out.unavailable.push(b.database);
+                    out.rows.push(Vec::new());
+                }
+                (Err(e), on_failure) => {
+                    degraded(viewer, on_failure, e)?;
+                    out.failed = true;
+                    out.rows.push(Vec::new());
                 }
             }
         }
     }
-    Ok((out, failed))
+    Ok(out)
 }
 
 async fn run_batch(ctx: &Ctx, viewer: UserId, b: &DbBatch) -> ApiResult<Vec<Rows<PostRow>>> {
@@ -166,6 +179,7 @@ async fn finish(ctx: &Ctx, q: &FeedQuery, done: Finished<PostRow>) -> FeedPage {
         state: done.state,
         gap: done.gap,
         empty_reason: done.empty_reason,
+        unavailable: done.unavailable,
     }
 }
 

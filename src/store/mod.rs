@@ -248,15 +248,28 @@ impl Db {
         self.index
     }
 
-    async fn trip<T>(&self, statements: usize, trip: impl std::future::Future<Output = T>) -> T {
+    /// One round trip of `statements` statements, counted; its failure classified as
+    /// [`d1_error`] on this database. Every statement passes here, so this is also where the
+    /// `db_outage` test hook fails them ([`test_hooks::outage`]).
+    async fn trip<T>(
+        &self,
+        statements: usize,
+        trip: impl std::future::Future<Output = worker::Result<T>>,
+    ) -> ApiResult<T> {
         let io = &self.io;
         let statements = statements as u32;
         io.d1_statements.set(io.d1_statements.get() + statements);
         let start = worker::Date::now().as_millis();
-        let out = io.timed(&io.d1_trips, &io.d1_ms, trip).await;
+        let reached = async {
+            match test_hooks::outage(self.index) {
+                Some(down) => Err(down),
+                None => trip.await,
+            }
+        };
+        let out = io.timed(&io.d1_trips, &io.d1_ms, reached).await;
         let ms = worker::Date::now().as_millis().saturating_sub(start) as f64;
         io.record_database(self.index, statements, ms);
-        out
+        out.map_err(|e| d1_error(self.index, e))
     }
 }
 
@@ -278,7 +291,7 @@ pub async fn all<'a, T: DeserializeOwned>(
     params: &[JsValue],
 ) -> ApiResult<Vec<T>> {
     let db = db.on();
-    let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
+    let result = db.trip(1, stmt(db, sql, params)?.all()).await?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
     Ok(result.results()?)
 }
@@ -290,7 +303,7 @@ pub async fn all_sized<'a, T: DeserializeOwned>(
     params: &[JsValue],
 ) -> ApiResult<(Vec<T>, Option<u64>)> {
     let db = db.on();
-    let result = db.trip(1, stmt(db, sql, params)?.all()).await.map_err(d1_error)?;
+    let result = db.trip(1, stmt(db, sql, params)?.all()).await?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
     let size = result.meta()?.and_then(|m| m.size_after).map(|bytes| bytes as u64);
     Ok((result.results()?, size))
@@ -308,7 +321,7 @@ pub async fn first<'a, T: DeserializeOwned>(
 /// Runs a write; returns the number of rows it changed.
 pub async fn run<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
     let db = db.on();
-    let result = db.trip(1, stmt(db, sql, params)?.run()).await.map_err(d1_error)?;
+    let result = db.trip(1, stmt(db, sql, params)?.run()).await?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
 }
@@ -330,14 +343,14 @@ pub async fn batch<'a>(
 ) -> ApiResult<Vec<worker::D1Result>> {
     let db = db.on();
     let n = statements.len();
-    let results = db.trip(n, db.d1.batch(statements)).await.map_err(d1_error)?;
+    let results = db.trip(n, db.d1.batch(statements)).await?;
     db.io.record_rows(db.index, &results);
     Ok(results)
 }
 
-/// The one place a D1 failure becomes an error: classified by kind (the message is kept for
-/// the logs, never sent).
-pub fn d1_error(e: worker::Error) -> ApiError {
+/// The one place a D1 failure (on database `database`) becomes an error: classified by kind
+/// (the message is kept for the logs, never sent).
+pub fn d1_error(database: usize, e: worker::Error) -> ApiError {
     let message = match &e {
         worker::Error::D1(d1) => {
             let js: &worker::js_sys::Error = d1.as_ref();
@@ -345,7 +358,10 @@ pub fn d1_error(e: worker::Error) -> ApiError {
         }
         other => format!("D1: {other}"),
     };
-    ApiError::Storage { kind: StorageKind::classify(&message), detail: message }
+    ApiError::Storage {
+        kind: StorageKind::classify(&message, database),
+        detail: format!("DB_{database}: {message}"),
+    }
 }
 
 /// One entry of a list of users (followers, likers, a Mastodon list's members): who, and the

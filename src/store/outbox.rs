@@ -133,18 +133,27 @@ pub async fn follower_chunk(
 
 /// Which of `readers` have a timeline window (read exactly when the fan-out runs: a reader
 /// activated before a post's fan-out reads this gets the post; one activated after has it in
-/// the snapshot their window is built from). Their own rows, by primary key.
+/// the snapshot their window is built from). Their own rows, by primary key. Readers on a
+/// database in an outage count as active: a delivery to a window never built is kept and
+/// merged by its build (ARCHITECTURE invariant 11), while failing here would hold the author's
+/// whole fan-out, every database's readers, until that one is back.
 pub async fn active_among(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<UserId>> {
     let groups = shards.users_by_database(readers.iter().copied());
     let found = shards
         .across(groups, |db, group| async move {
             let list = id_list(&group);
-            all::<IdRow>(
+            let read = all::<IdRow>(
                 db,
                 "SELECT id FROM users WHERE id IN (SELECT value FROM json_each(?1)) AND feed_active_at IS NOT NULL",
                 &[text(&list)],
             )
-            .await
+            .await;
+            match read {
+                Err(e) if e.unavailable_database().is_some() => {
+                    Ok(group.into_iter().map(|id| IdRow { id: id.get() }).collect())
+                }
+                read => read,
+            }
         })
         .await?;
     let active: std::collections::HashSet<i64> = found.into_iter().flatten().map(|r| r.id).collect();

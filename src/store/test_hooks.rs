@@ -1,7 +1,8 @@
 //! Test-only state (fault flags) and the views the black-box tests inspect. Reachable only
 //! through `/v1/admin/test/*`, which answers 404 unless `TEST_HOOKS` is on.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +12,50 @@ use super::{
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
+
+thread_local! {
+    /// The databases the `db_outage` hook marks failing. Isolate-global on purpose: a flag kept
+    /// in D1 would cost every invocation a read (and could not live on the failing database
+    /// itself), while locally one isolate runs the Worker's requests, its queue consumer and
+    /// its Durable Objects (workerd puts a service's objects in its isolate; the outage test
+    /// shows each of them meeting the outage). Only the test route sets it, so in production
+    /// it stays empty and the check below is one lookup in an empty set.
+    static FAILING: RefCell<BTreeSet<usize>> = const { RefCell::new(BTreeSet::new()) };
+    /// Round trips refused so far, per database (a test waits on these to know that some
+    /// invocation met the outage).
+    static REFUSED: RefCell<BTreeMap<usize, u64>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// The failing databases and the round trips refused on each so far.
+#[derive(Serialize)]
+pub struct OutageState {
+    pub failing: Vec<usize>,
+    pub refused: BTreeMap<usize, u64>,
+}
+
+/// Marks database `index` failing (or healthy again) when given; returns the state.
+pub fn set_database_failing(change: Option<(usize, bool)>) -> OutageState {
+    FAILING.with_borrow_mut(|set| {
+        match change {
+            Some((index, true)) => set.insert(index),
+            Some((index, false)) => set.remove(&index),
+            None => false,
+        };
+        OutageState { failing: set.iter().copied().collect(), refused: REFUSED.with_borrow(Clone::clone) }
+    })
+}
+
+/// The error every statement on a failing database meets instead of reaching it: the text D1
+/// gives when it loses a database, so it is classified like a real outage
+/// (`error::StorageKind::Unavailable`).
+pub(super) fn outage(index: usize) -> Option<worker::Error> {
+    if !FAILING.with_borrow(|set| set.contains(&index)) {
+        return None;
+    }
+    REFUSED.with_borrow_mut(|refused| *refused.entry(index).or_default() += 1);
+    let text = format!("D1_ERROR: Network connection lost. (test hook db_outage: DB_{index})");
+    Some(worker::Error::RustError(text))
+}
 
 /// Consumes one firing of a test fault; true if it fired.
 pub async fn take_fault(db: ControlDb<'_>, name: &str) -> ApiResult<bool> {
@@ -66,6 +111,7 @@ pub struct OutboxView {
     post_id: Option<PostId>,
     reader_id: Option<UserId>,
     state: EventState,
+    sent_at: Option<i64>,
     cursor_follower_id: i64,
     delivered: i64,
     created_at: i64,
@@ -77,6 +123,8 @@ pub struct AuthorOutbox {
     pub pending: i64,
     pub events: Vec<OutboxView>,
     pub faults: BTreeMap<String, i64>,
+    /// Databases left out: in an outage (the `db_outage` hook).
+    pub unavailable: Vec<usize>,
 }
 
 /// An author's recent events (post events, and reader events about them: those live on the
@@ -84,7 +132,7 @@ pub struct AuthorOutbox {
 pub async fn author_outbox_on(db: AnyDb<'_>, author: UserId) -> ApiResult<(Vec<OutboxView>, i64)> {
     let events: Vec<OutboxView> = all(
         db,
-        "SELECT id, kind, post_id, reader_id, state, cursor_follower_id, delivered, created_at, done_at \
+        "SELECT id, kind, post_id, reader_id, state, sent_at, cursor_follower_id, delivered, created_at, done_at \
          FROM outbox WHERE author_id = ?1 ORDER BY id DESC LIMIT 100",
         &[int(author)],
     )
@@ -116,12 +164,16 @@ pub async fn faults_of(control: ControlDb<'_>, user: UserId) -> ApiResult<BTreeM
 
 impl AuthorOutbox {
     /// Every database's share, newest first.
-    pub fn merged(parts: Vec<(Vec<OutboxView>, i64)>, faults: BTreeMap<String, i64>) -> Self {
+    pub fn merged(
+        parts: Vec<(Vec<OutboxView>, i64)>,
+        faults: BTreeMap<String, i64>,
+        unavailable: Vec<usize>,
+    ) -> Self {
         let pending = parts.iter().map(|(_, n)| n).sum();
         let mut events: Vec<OutboxView> = parts.into_iter().flat_map(|(e, _)| e).collect();
         events.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
         events.truncate(100);
-        Self { pending, events, faults }
+        Self { pending, events, faults, unavailable }
     }
 }
 

@@ -25,7 +25,7 @@ mod tests;
 mod walk;
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -115,6 +115,10 @@ pub struct Finished<R> {
     pub report: Option<ActivityReport>,
     /// What the hot-range cache lacked and the read found, to store.
     pub hot_fills: Vec<(HotMiss, HotFill)>,
+    /// The authors in the scope (the viewer too, for the home feed) whose database was
+    /// unavailable during the read: their posts are left out of this page, which is complete
+    /// for everyone else. Empty on a healthy read.
+    pub unavailable: Vec<UserId>,
 }
 
 /// What the interpreter does next.
@@ -215,6 +219,9 @@ struct Effects {
     below_floor: bool,
     report: Option<ActivityReport>,
     hot_fills: Vec<(HotMiss, HotFill)>,
+    /// Databases found unavailable by an [`OnFailure::Omit`] batch: the rest of the read
+    /// leaves them out.
+    unavailable: BTreeSet<usize>,
 }
 
 /// The read's logic: async over [`Link`], so each `run` is one step handed to the interpreter.
@@ -235,12 +242,55 @@ fn batch_size<R>(page: &Page<R>, budget: usize) -> usize {
 }
 
 impl<R: FeedRow> Reading<R> {
-    async fn run(&self, step: Step) -> Replies<R> {
-        self.link.run(step).await
+    /// Runs a step without the [`OnFailure::Omit`] batches of databases already found
+    /// unavailable (their answers come back empty, in place), and notes the ones it finds.
+    async fn run(&self, mut step: Step) -> Replies<R> {
+        let skipped: Vec<bool> = step
+            .batches
+            .iter()
+            .map(|b| b.on_failure == OnFailure::Omit && self.is_unavailable(b.database))
+            .collect();
+        let mut kept = skipped.iter().map(|skip| !skip);
+        step.batches.retain(|_| kept.next().unwrap_or(true));
+        let mut replies = self.link.run(step).await;
+        if skipped.contains(&true) {
+            let mut answers = std::mem::take(&mut replies.batches).into_iter();
+            replies.batches = skipped
+                .iter()
+                .map(|&skip| if skip { Vec::new() } else { answers.next().unwrap_or_default() })
+                .collect();
+        }
+        self.effects.borrow_mut().unavailable.extend(replies.unavailable.iter().copied());
+        replies
+    }
+
+    fn database_of(&self, user: UserId) -> usize {
+        self.cfg.map.database(shard_of_id(user.get()))
     }
 
     fn home_database(&self) -> usize {
-        self.cfg.map.database(shard_of_id(self.req.viewer.get()))
+        self.database_of(self.req.viewer)
+    }
+
+    fn is_unavailable(&self, database: usize) -> bool {
+        self.effects.borrow().unavailable.contains(&database)
+    }
+
+    /// Whether `author`'s posts are left out: their database was unavailable.
+    fn left_out(&self, author: UserId) -> bool {
+        self.is_unavailable(self.database_of(author))
+    }
+
+    /// The authors of the scope (and the viewer, on the home feed) whose database was
+    /// unavailable, by id.
+    fn unavailable_authors(&self, reader: &Reader) -> Vec<UserId> {
+        let scope = &self.req.scope;
+        let followed = reader.edges.iter().filter(|e| scope.holds(e)).map(|e| e.author);
+        let own = (*scope == FeedScope::Home).then_some(reader.viewer);
+        let mut out: Vec<UserId> = followed.chain(own).filter(|a| self.left_out(*a)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// A batch of the reader's own rows, on their home database.
@@ -272,12 +322,19 @@ impl<R: FeedRow> Reading<R> {
     }
 
     fn posts_spec(&self, after: Option<SortKey>, before: SortKey, limit: usize) -> PullSpec {
-        PullSpec { rows: SlabRows::Posts, after, before, limit, now: self.now, on_failure: OnFailure::Fail }
+        PullSpec { rows: SlabRows::Posts, after, before, limit, now: self.now, on_failure: OnFailure::Omit }
     }
 
-    /// Runs a full pull's remaining steps; `false` when a degradable step failed.
+    /// Runs a full pull's remaining steps; `false` when a degradable step failed. An omissible
+    /// pull goes on without the databases found unavailable (before or during it).
     async fn drive<T>(&self, pull: &mut FullPull<R, T>) -> bool {
-        while !pull.is_done() {
+        loop {
+            if pull.on_failure() == OnFailure::Omit {
+                self.effects.borrow().unavailable.iter().for_each(|&database| pull.omit(database));
+            }
+            if pull.is_done() {
+                return true;
+            }
             let statements = pull.statements();
             let on_failure = pull.on_failure();
             let batches = statements
@@ -289,11 +346,13 @@ impl<R: FeedRow> Reading<R> {
                 return false;
             }
             for (i, (database, _)) in statements.iter().enumerate() {
+                if replies.unavailable.contains(database) {
+                    continue;
+                }
                 let rows = replies.batches.get_mut(i).and_then(|b| b.pop()).unwrap_or(Rows::Done);
                 pull.absorb(*database, rows);
             }
         }
-        true
     }
 
     /// A pull's rows merged, each row's relationship (read with it) taking its follow from
@@ -352,6 +411,7 @@ impl<R: FeedRow> Reading<R> {
             empty_reason(page.scanned, state, follows_anyone)
         });
         let short = page.items.len() < q.limit && next.is_some();
+        let unavailable = self.unavailable_authors(reader);
         let effects = self.effects.into_inner();
         Finished {
             items: std::mem::take(&mut page.items),
@@ -367,6 +427,7 @@ impl<R: FeedRow> Reading<R> {
             duplicates: effects.duplicates,
             report: effects.report,
             hot_fills: effects.hot_fills,
+            unavailable,
         }
     }
 }

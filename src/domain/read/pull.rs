@@ -120,6 +120,14 @@ impl<R, T> FullPull<R, T> {
         reading.map(|db| (db.database, Statement::Slab(self.slab(db).0))).collect()
     }
 
+    /// Leaves database `database` out (it is unavailable): it reads nothing more and stops
+    /// no one; what it answered before stays.
+    pub(super) fn omit(&mut self, database: usize) {
+        if let Some(db) = self.dbs.iter_mut().find(|db| db.database == database && db.exhausted.is_none()) {
+            db.exhausted = Some(true);
+        }
+    }
+
     /// Takes a database's answer to the statement [`Self::statements`] gave it.
     pub(super) fn absorb(&mut self, database: usize, rows: Rows<R>) {
         let Some(i) = self.dbs.iter().position(|db| db.database == database) else { return };

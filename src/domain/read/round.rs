@@ -77,7 +77,7 @@ impl RoundReads {
             .iter()
             .map(|reads| {
                 let (parts, statements) = statements_of(reads, bounds, misses, map, ids).into_iter().unzip();
-                (DbBatch { database: reads.database, statements, on_failure: OnFailure::Fail }, parts)
+                (DbBatch { database: reads.database, statements, on_failure: OnFailure::Omit }, parts)
             })
             .collect();
         Self { batches }
@@ -212,13 +212,21 @@ impl<R: FeedRow> Candidate<R> {
             Candidate::Pulled(p) => p.key(),
         }
     }
+
+    fn author(&self) -> UserId {
+        match self {
+            Candidate::Pushed(e) => e.author_id,
+            Candidate::Pulled(p) => p.author(),
+        }
+    }
 }
 
 /// Offers one round's candidates (window entries and each source, each asked for `want`)
 /// down to where all are complete (never below `bound`); returns that key and how many
-/// candidates were offered twice.
+/// candidates were offered twice. Candidates of authors `left_out` (their database is
+/// unavailable, so their rows were not read) are passed over, not offered as deleted.
 pub(super) fn offer_round<R: FeedRow>(
-    viewer: UserId,
+    (viewer, left_out): (UserId, &dyn Fn(UserId) -> bool),
     entries: Vec<Entry>,
     rows: RoundRows<R>,
     (want, bound): (usize, SortKey),
@@ -231,7 +239,7 @@ pub(super) fn offer_round<R: FeedRow>(
         .fold(covered_to(&entries, want, bound, Entry::key), SortKey::max);
     let live: HashMap<i64, R> = rows.hydrated.into_iter().map(|p| (p.key().id, p)).collect();
     let (candidates, duplicates) = merge_sources(entries, rows.sources, covered);
-    offer_candidates(viewer, candidates, live, page);
+    offer_candidates((viewer, left_out), candidates, live, page);
     (covered, duplicates)
 }
 
@@ -261,15 +269,21 @@ fn offer<R: FeedRow>(viewer: UserId, key: SortKey, row: Option<R>, page: &mut Pa
 }
 
 /// Offers merged candidates in order: pulled ones as they are, window entries with the rows
-/// hydrated for them (`live`).
+/// hydrated for them (`live`); those of authors left out are passed over.
 fn offer_candidates<R: FeedRow>(
-    viewer: UserId,
+    (viewer, left_out): (UserId, &dyn Fn(UserId) -> bool),
     candidates: Vec<Candidate<R>>,
     mut live: HashMap<i64, R>,
     page: &mut PageBuilder<R>,
 ) {
     for candidate in candidates {
         let key = candidate.key();
+        if left_out(candidate.author()) {
+            if !page.pass_over(key) {
+                return;
+            }
+            continue;
+        }
         let row = match candidate {
             Candidate::Pulled(row) => Some(row),
             Candidate::Pushed(entry) => live.remove(&entry.post_id.get()),

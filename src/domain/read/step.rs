@@ -22,6 +22,10 @@ pub enum OnFailure {
     Fail,
     /// The window is unavailable: the read goes on from D1 alone (state `rebuilding`).
     Degrade,
+    /// The batch's database is unavailable (an outage, not a refused statement): the read goes
+    /// on without it, leaves the posts of the authors living there out and names them
+    /// ([`super::Finished::unavailable`]).
+    Omit,
 }
 
 /// Everything one step runs at once.
@@ -174,11 +178,19 @@ pub struct Replies<R> {
     pub batches: Vec<Vec<Rows<R>>>,
     /// An I/O with [`OnFailure::Degrade`] failed.
     pub failed: bool,
+    /// The databases whose [`OnFailure::Omit`] batch met an outage (their answers are empty).
+    pub unavailable: Vec<usize>,
 }
 
 impl<R> Default for Replies<R> {
     fn default() -> Self {
-        Self { window: None, hot: HotFound::default(), batches: Vec::new(), failed: false }
+        Self {
+            window: None,
+            hot: HotFound::default(),
+            batches: Vec::new(),
+            failed: false,
+            unavailable: Vec::new(),
+        }
     }
 }
 

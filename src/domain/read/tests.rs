@@ -104,6 +104,8 @@ struct World {
     window: Option<Window>,
     hot: HotFound,
     budget: usize,
+    /// Databases in an outage: their batches fail.
+    down: Vec<usize>,
 }
 
 /// A user on a logical shard (the even 4-database map: shards 0-63 on database 0, 64-127 on 1...).
@@ -128,6 +130,7 @@ impl World {
             window: Some(Window { initialized: true, floor: SortKey::BOTTOM, entries: Vec::new() }),
             hot: HotFound::default(),
             budget: 400,
+            down: Vec::new(),
         }
     }
 
@@ -313,8 +316,18 @@ fn run(world: &mut World, request: FeedQuery) -> (Finished<Row>, Cost) {
         if step.hot_lookup.is_some() {
             replies.hot = world.hot.clone();
         }
-        replies.batches =
-            step.batches.iter().map(|b| b.statements.iter().map(|s| world.answer(s)).collect()).collect();
+        for b in &step.batches {
+            if !world.down.contains(&b.database) {
+                replies.batches.push(b.statements.iter().map(|s| world.answer(s)).collect());
+                continue;
+            }
+            match b.on_failure {
+                OnFailure::Fail => panic!("the read fails: DB_{} is down", b.database),
+                OnFailure::Degrade => replies.failed = true,
+                OnFailure::Omit => replies.unavailable.push(b.database),
+            }
+            replies.batches.push(Vec::new());
+        }
         next = read.resume(replies);
     }
     panic!("more than 100 steps");
@@ -778,4 +791,80 @@ fn worst_case_waves_and_statements_per_scenario() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Every page of a scroll from the top, `limit` at a time: the items' keys, and each page's
+/// unavailable authors.
+fn scroll_named(world: &mut World, limit: usize) -> (Vec<SortKey>, Vec<Vec<UserId>>) {
+    let mut request = home(world.viewer, limit);
+    let (mut items, mut unavailable) = (Vec::new(), Vec::new());
+    for _ in 0..50 {
+        let (page, _) = run(world, request.clone());
+        items.extend(keys(&page));
+        unavailable.push(page.unavailable.clone());
+        match page.next {
+            Some(next) => {
+                request.before = Some(next);
+                request.below_floor = page.next_below_floor;
+            }
+            None => return (items, unavailable),
+        }
+    }
+    panic!("the scroll did not end");
+}
+
+#[test]
+fn a_database_outage_leaves_out_only_its_authors_and_names_them_on_every_page() {
+    let (mut world, all) = warm_push(4);
+    let (a, b) = (world.edges[0].author, world.edges[1].author);
+    let of_a: Vec<SortKey> =
+        all.iter().copied().filter(|k| world.posts.iter().any(|p| p.key == *k && p.author == a)).collect();
+    world.down = vec![3];
+    let (first, cost) = read_home(&mut world, 5);
+    assert_eq!(keys(&first), of_a[..5], "the window's entries of b are passed over, not shown as deleted");
+    assert_eq!(first.unavailable, vec![b]);
+    assert!(first.hidden.is_empty(), "{:?}", first.hidden);
+    assert_eq!(cost.waves, 2, "the outage costs no extra wait");
+    let (items, unavailable) = scroll_named(&mut world, 4);
+    assert_eq!(items, of_a, "a's posts, each once, in order");
+    assert!(unavailable.iter().all(|u| *u == vec![b]), "{unavailable:?}");
+    // Back: the same scroll is complete and names no one.
+    world.down.clear();
+    let (items, unavailable) = scroll_named(&mut world, 4);
+    assert_eq!(items, all);
+    assert!(unavailable.iter().all(Vec::is_empty));
+}
+
+#[test]
+fn an_outage_during_a_full_pull_leaves_its_database_out_of_the_merge() {
+    // A degraded page (window down) and pull mode both read through the full pull.
+    for (window_down, mode) in [(true, FanoutMode::Push), (false, FanoutMode::Pull)] {
+        let (mut world, all) = warm_push(4);
+        let b = world.edges[1].author;
+        world.mode = mode;
+        if window_down {
+            world.window = None;
+        } else {
+            world.window = Some(Window { initialized: true, floor: SortKey::BOTTOM, entries: Vec::new() });
+        }
+        let of_a: Vec<SortKey> = all
+            .iter()
+            .copied()
+            .filter(|k| world.posts.iter().any(|p| p.key == *k && p.author != b))
+            .collect();
+        world.down = vec![3];
+        let (items, unavailable) = scroll_named(&mut world, 5);
+        assert_eq!(items, of_a, "window down: {window_down}");
+        assert!(unavailable.iter().all(|u| *u == vec![b]), "{unavailable:?}");
+    }
+}
+
+#[test]
+fn the_readers_own_database_down_fails_the_read_and_a_healthy_read_names_no_one() {
+    let (mut world, _) = warm_push(4);
+    let (done, _) = read_home(&mut world, 5);
+    assert!(done.unavailable.is_empty());
+    world.down = vec![0];
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_home(&mut world, 5)));
+    assert!(failed.is_err(), "the edges are read with OnFailure::Fail: the read answers 503");
 }

@@ -27,7 +27,7 @@ fn with_pull<R, T>(mut batches: Vec<DbBatch>, pull: Option<&FullPull<R, T>>) -> 
         match batches.iter_mut().find(|b| b.database == database) {
             Some(batch) => batch.statements.push(statement),
             None => {
-                batches.push(DbBatch { database, statements: vec![statement], on_failure: OnFailure::Fail })
+                batches.push(DbBatch { database, statements: vec![statement], on_failure: OnFailure::Omit })
             }
         }
     }
@@ -119,7 +119,9 @@ impl<R: FeedRow> Reading<R> {
             let bounds = Bounds { before: cursor, after: floor, limit: want };
             let rows = self.round(&reader, &hot, bounds, &entries, misses).await;
             misses = &[];
-            let (covered, duplicates) = offer_round(reader.viewer, entries, rows, (want, floor), page);
+            let left_out = |author| self.left_out(author);
+            let (covered, duplicates) =
+                offer_round((reader.viewer, &left_out), entries, rows, (want, floor), page);
             self.count_duplicates(duplicates);
             if page.is_full() || page.scanned >= budget {
                 return (WindowPart::Done, reader);
@@ -192,7 +194,8 @@ impl<R: FeedRow> Reading<R> {
         let entries = self.round_entries(&hot, reply.entries, (lower, SortKey::TOP), want);
         let bounds = Bounds { before: SortKey::TOP, after: lower, limit: want };
         let rows = self.round(&reader, &hot, bounds, &entries, &hot.misses).await;
-        let (_, duplicates) = offer_round(reader.viewer, entries, rows, (want, lower), page);
+        let left_out = |author| self.left_out(author);
+        let (_, duplicates) = offer_round((reader.viewer, &left_out), entries, rows, (want, lower), page);
         self.count_duplicates(duplicates);
         if !page.is_full() && after < floor {
             self.read_up_pull(&reader, after, floor, page).await;

@@ -72,12 +72,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
     match hook {
         TestHook::Fault => set_fault(app, &body).await,
         TestHook::ReplayOutbox => replay(app, &body).await,
-        TestHook::OutboxState => {
-            let author = body.required_id("author_id", UserId::parse)?;
-            let parts = app.on_every_database(|db| test_hooks::author_outbox_on(db, author)).await?;
-            let faults = test_hooks::faults_of(app.control(), author).await?;
-            json(200, &test_hooks::AuthorOutbox::merged(parts, faults))
-        }
+        TestHook::OutboxState => outbox_state(app, &body).await,
         TestHook::WindowState => window_state(app, &body).await,
         TestHook::Drift => drift(app, &body).await,
         TestHook::Edge => force_edge(app, &body).await,
@@ -93,7 +88,41 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             let author = body.required_id("author_id", UserId::parse)?;
             json(200, &value!({ "edges": test_hooks::author_edges(app.user_db(author), author).await? }))
         }
+        TestHook::DbOutage => db_outage(app, &body),
     }
+}
+
+/// An author's events on every database; a database in an outage is left out and named
+/// (`unavailable`), so a test can watch the others' events wait through it.
+async fn outbox_state(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let author = body.required_id("author_id", UserId::parse)?;
+    let parts = app
+        .on_every_database(|db| async move {
+            match test_hooks::author_outbox_on(db, author).await {
+                Err(e) if e.unavailable_database().is_some() => Ok(None),
+                read => read.map(Some),
+            }
+        })
+        .await?;
+    let unavailable: Vec<usize> =
+        parts.iter().enumerate().filter(|(_, p)| p.is_none()).map(|(i, _)| i).collect();
+    let faults = test_hooks::faults_of(app.control(), author).await?;
+    json(200, &test_hooks::AuthorOutbox::merged(parts.into_iter().flatten().collect(), faults, unavailable))
+}
+
+/// `{"database": i, "failing": bool}`: every statement on `DB_i` fails from now on as a D1
+/// outage does, in every invocation of this isolate (`store::test_hooks::outage`), until
+/// healed. Answers the failing databases and the round trips refused on each; `{}` only asks.
+fn db_outage(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let change = match body.count("database")? {
+        Some(index) => {
+            let index = usize::try_from(index).ok().filter(|&i| app.shards.database(i).is_some());
+            let index = index.ok_or_else(|| ApiError::field("database", "no such database"))?;
+            Some((index, body.flag("failing")?.unwrap_or(true)))
+        }
+        None => None,
+    };
+    json(200, &test_hooks::set_database_failing(change))
 }
 
 /// Both sides of the pair `user_id`, `other_id` as stored: each user's own follow and block of

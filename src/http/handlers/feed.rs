@@ -21,6 +21,14 @@ struct FeedResponse {
     gap: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     empty_reason: Option<EmptyReason>,
+    /// Only when a database was unavailable: whose posts this page left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unavailable: Option<Unavailable>,
+}
+
+#[derive(Serialize)]
+struct Unavailable {
+    authors: Vec<String>,
 }
 
 pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
@@ -46,6 +54,8 @@ pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
             state: page.state,
             gap: page.gap,
             empty_reason: page.empty_reason,
+            unavailable: (!page.unavailable.is_empty())
+                .then(|| Unavailable { authors: page.unavailable.iter().map(UserId::to_string).collect() }),
         },
     )
 }

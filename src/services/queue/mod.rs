@@ -62,7 +62,7 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             Ok(Some(chunk)) => chunks.push((message, chunk)),
             Ok(None) => message.ack(),
             Err(e) => {
-                worker::console_error!("queue message {body:?} failed, will retry: {e}");
+                worker::console_error!("queue message {body:?} failed: {e}");
                 retry(&message, &e);
             }
         }
@@ -140,8 +140,8 @@ async fn deliver_chunks(
         match result {
             Ok(()) => message.ack(),
             Err(e) => {
-                worker::console_error!("recording a fan-out chunk failed, will retry: {e}");
-                message.retry();
+                worker::console_error!("recording a fan-out chunk failed: {e}");
+                retry(&message, &e);
             }
         }
     }
@@ -166,9 +166,18 @@ async fn within<T>(
 
 /// Gives a message back to the queue: at once, except while its shard is frozen for a move
 /// (README "Moving a shard"), which lasts a final copy: immediate retries would spend the
-/// message's attempts in seconds and dead-letter it.
+/// message's attempts in seconds and dead-letter it. A message that met a database outage is
+/// acked instead: an outage can outlast every retry, and a dead letter would need an operator's
+/// replay. What it carries waits where it is kept: a fan-out message's outbox event stays
+/// pending with its progress and the sweep resends it each pass until the database is back (a
+/// crash between steps is the same case); a policy job or a live page is made again by its
+/// next trigger, as their dead letters are (see `dispatch`).
 fn retry(message: &Received, why: &ApiError) {
-    if why.is_frozen_shard() {
+    if let Some(database) = why.unavailable_database() {
+        tally::add("queue_outage_acks", 1);
+        worker::console_error!("DB_{database} is unavailable: the message waits for the sweep");
+        message.ack();
+    } else if why.is_frozen_shard() {
         let later = worker::QueueRetryOptionsBuilder::new().with_delay_seconds(FROZEN_RETRY_SECONDS).build();
         message.retry_with_options(&later);
     } else {
