@@ -13,6 +13,7 @@ use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::store::snowflake::{attempt_id, ATTEMPTS};
 use crate::store::users::{self, Credentials, UserKey, UserRow};
+use crate::store::AnyDb;
 
 /// A claim older than this without its user row is from a crashed sign-up (a sign-up writes
 /// the row right after the claim, within one request).
@@ -97,20 +98,19 @@ pub async fn visible(ctx: &Ctx, viewer: UserId, id: UserId) -> ApiResult<UserRow
 }
 
 /// Cron: releases directory claims left without a user row by a sign-up that crashed between
-/// its two writes. Looks at the claims of the last minutes on every database (bounded, by the
-/// claims' time index), asks each home database which of their users exist, and deletes the
-/// claims of those that do not. Returns how many it released.
-pub async fn release_orphan_claims(ctx: &Ctx) -> ApiResult<usize> {
+/// its two writes. Looks at the claims of the last minutes on one directory database (bounded,
+/// by the claims' time index; each database's reconciliation share runs its own), asks each
+/// home database which of their users exist, and deletes the claims of those that do not.
+/// Returns how many it released.
+pub async fn release_orphan_claims(ctx: &Ctx, directory: AnyDb<'_>) -> ApiResult<usize> {
     let (from, to) = (ctx.now - CLAIM_LOOKBACK_MS, ctx.now - CLAIM_GRACE_MS);
     let mut released = 0;
-    for directory in ctx.databases() {
-        let claims = users::recent_claims(directory, from, to).await?;
-        let ids: Vec<UserId> = claims.iter().map(|(_, id)| *id).collect();
-        let present: HashSet<UserId> = users::existing(&ctx.shards, &ids).await?.into_iter().collect();
-        for (handle, id) in claims.iter().filter(|(_, id)| !present.contains(id)) {
-            users::release_handle(directory, handle, id.get()).await?;
-            released += 1;
-        }
+    let claims = users::recent_claims(directory, from, to).await?;
+    let ids: Vec<UserId> = claims.iter().map(|(_, id)| *id).collect();
+    let present: HashSet<UserId> = users::existing(&ctx.shards, &ids).await?.into_iter().collect();
+    for (handle, id) in claims.iter().filter(|(_, id)| !present.contains(id)) {
+        users::release_handle(directory, handle, id.get()).await?;
+        released += 1;
     }
     Ok(released)
 }
