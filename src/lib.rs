@@ -36,9 +36,10 @@ async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) 
 
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let pass = async { services::reconcile::run_pass(&context::Ctx::new(env)?, false).await };
+    // One queue message per database: this invocation's work does not grow with them.
+    let pass = async { services::reconcile::fan_out(&context::Ctx::new(env)?, false).await };
     match pass.await {
-        Ok(report) => worker::console_log!("reconcile: {report:?}"),
+        Ok(queued) => worker::console_log!("reconcile: {queued:?}"),
         Err(e) => worker::console_error!("reconcile failed: {e}"),
     }
 }

@@ -1,5 +1,7 @@
-//! Everything the queue `edgefeed-fanout` carries, as it travels: fan-out steps of outbox
-//! events, the next page of a post's live readers, and the hybrid policy's jobs.
+//! Everything the fan-out queues (`edgefeed-fanout`, `edgefeed-fanout-1`, ...) carry, as it
+//! travels: fan-out steps of outbox events, the next page of a post's live readers, the hybrid
+//! policy's jobs and one database's share of a reconciliation pass; and which queue each goes
+//! to ([`QueueMessage::queue_index`]).
 //!
 //! The wire shape is a contract with messages already queued (and dead-lettered, and replayed):
 //! `QueueMessage` is untagged and its variants are tried in order, so a fan-out message is the
@@ -10,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::activity::ActivityReport;
 use super::ids::{OutboxId, PostId, UserId};
+use super::snowflake::shard_of_id;
 
 /// Everything the queue carries. Untagged, so fan-out messages keep the shape they always had.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -18,6 +21,7 @@ pub enum QueueMessage {
     Fanout(FanoutMessage),
     Policy(PolicyJob),
     Live(LiveReach),
+    Reconcile(ReconcileDatabase),
 }
 
 /// One chunk of an outbox event's fan-out (or the whole of a single-reader event).
@@ -60,6 +64,41 @@ pub enum PolicyJob {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         after_rate: Option<f64>,
     },
+}
+
+/// One database's share of a reconciliation pass (`services/reconcile.rs`): the cron sends one
+/// per database, so no invocation's D1 work grows with the number of databases. Idempotent
+/// (every step re-reads what it repairs), and a lost one is redone by the next minute's pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReconcileDatabase {
+    /// The physical database (`i` of `DB_i`).
+    pub reconcile_database: usize,
+    /// Return dead-lettered events to pending first (`POST /v1/admin/reconcile?replay_dead`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replay_dead: bool,
+}
+
+impl QueueMessage {
+    /// Which of `queues` fan-out queues carries this message (one queue carries 5,000
+    /// messages a second): by the logical shard of the user whose work it is (the outbox
+    /// event's and the live post's author, the policy job's reader or author), so one user's
+    /// messages stay on one queue; a reconciliation share by its database.
+    pub fn queue_index(&self, queues: usize) -> usize {
+        let key = match *self {
+            Self::Fanout(m) => shard_of_id(m.outbox_id.get()).index(),
+            Self::Live(r) => shard_of_id(r.live_post_id.get()).index(),
+            Self::Policy(PolicyJob::ReaderActivity { reader, .. }) => shard_of_id(reader.get()).index(),
+            Self::Policy(PolicyJob::AuthorEdges { author, .. }) => shard_of_id(author.get()).index(),
+            Self::Reconcile(job) => job.reconcile_database,
+        };
+        key % queues.max(1)
+    }
+}
+
+impl From<ReconcileDatabase> for QueueMessage {
+    fn from(job: ReconcileDatabase) -> Self {
+        Self::Reconcile(job)
+    }
 }
 
 impl From<FanoutMessage> for QueueMessage {
@@ -120,6 +159,14 @@ mod tests {
                 .into(),
                 r#"{"job":"reader_activity","reader":7,"report":{"read_rate":2.5,"last_read_at":1000}}"#,
             ),
+            (
+                ReconcileDatabase { reconcile_database: 3, replay_dead: false }.into(),
+                r#"{"reconcile_database":3}"#,
+            ),
+            (
+                ReconcileDatabase { reconcile_database: 0, replay_dead: true }.into(),
+                r#"{"reconcile_database":0,"replay_dead":true}"#,
+            ),
         ];
         for (message, text) in table {
             assert_eq!(wire(message), text);
@@ -133,5 +180,33 @@ mod tests {
         assert_eq!(parsed(r#"{"outbox_id":42}"#), Some(start), "progress defaults to the start");
         assert_eq!(parsed(r#"{"job":"unknown","author":7}"#), None);
         assert_eq!(parsed(r#"{"after_reader":5}"#), None);
+        assert_eq!(parsed(r#"{"replay_dead":true}"#), None, "a share names its database");
+    }
+
+    #[test]
+    fn a_users_messages_share_a_queue_and_one_queue_takes_everything() {
+        use crate::domain::snowflake::LOGICAL_SHARDS;
+        // Ids whose logical shard is `shard` (the shard bits sit above the random bits).
+        let on = |shard: i64| (shard << crate::domain::snowflake::ID_RANDOM_BITS) | 5;
+        let author = UserId::from_trusted(on(3));
+        let fanout: QueueMessage = FanoutMessage::start(OutboxId::from_trusted(on(3))).into();
+        let live: QueueMessage =
+            LiveReach { live_post_id: PostId::from_trusted(on(3)), after_reader: 0 }.into();
+        let edges: QueueMessage =
+            PolicyJob::AuthorEdges { author, after_follower_id: 0, after_rate: None }.into();
+        let report = ActivityReport { read_rate: 1.0, last_read_at: 0 };
+        let activity: QueueMessage = PolicyJob::ReaderActivity { reader: author, report }.into();
+        for message in [fanout, live, edges, activity] {
+            assert_eq!(message.queue_index(2), 1, "{message:?}");
+            assert_eq!(message.queue_index(3), 0, "{message:?}");
+            assert_eq!(message.queue_index(1), 0);
+            assert_eq!(message.queue_index(0), 0, "no queue count is read as one queue");
+        }
+        let share = |i| QueueMessage::from(ReconcileDatabase { reconcile_database: i, replay_dead: false });
+        assert_eq!((share(0).queue_index(2), share(5).queue_index(2), share(5).queue_index(1)), (0, 1, 0));
+        let spread: std::collections::BTreeSet<usize> = (0..LOGICAL_SHARDS as i64)
+            .map(|s| QueueMessage::from(FanoutMessage::start(OutboxId::from_trusted(on(s)))).queue_index(4))
+            .collect();
+        assert_eq!(spread.len(), 4, "the shards spread over every queue");
     }
 }

@@ -137,6 +137,29 @@ pub fn group_by_database<T>(
     groups
 }
 
+/// How many of `homes` (in order) may be taken while they span at most `limit` databases: a
+/// slice cut there costs at most `limit` lookups (one per database), however many databases
+/// there are. At least one when `homes` is not empty.
+pub fn prefix_within_databases(
+    map: &ShardMap,
+    homes: impl IntoIterator<Item = LogicalShard>,
+    limit: usize,
+) -> usize {
+    let mut seen: Vec<usize> = Vec::new();
+    let mut taken = 0;
+    for shard in homes {
+        let db = map.database(shard);
+        if !seen.contains(&db) {
+            if seen.len() >= limit.max(1) {
+                break;
+            }
+            seen.push(db);
+        }
+        taken += 1;
+    }
+    taken
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +220,16 @@ mod tests {
         let items =
             [(LogicalShard::new(200), 'a'), (LogicalShard::new(1), 'b'), (LogicalShard::new(250), 'c')];
         assert_eq!(group_by_database(&map, items), vec![(0, vec!['b']), (3, vec!['a', 'c'])]);
+    }
+
+    #[test]
+    fn a_prefix_stops_before_the_database_past_the_limit() {
+        let map = ShardMap::even(4);
+        // Shards 0, 64, 128, 192 live on databases 0, 1, 2, 3.
+        let on = |shards: &[usize]| shards.iter().map(|&s| LogicalShard::new(s as u8)).collect::<Vec<_>>();
+        assert_eq!(prefix_within_databases(&map, on(&[0, 1, 64, 2, 128, 65]), 2), 4);
+        assert_eq!(prefix_within_databases(&map, on(&[0, 1, 64, 2, 128, 65]), 3), 6);
+        assert_eq!(prefix_within_databases(&map, on(&[192, 0]), 0), 1, "always at least one");
+        assert_eq!(prefix_within_databases(&map, on(&[]), 2), 0);
     }
 }

@@ -14,6 +14,8 @@ use serde::Serialize;
 use crate::context::Ctx;
 use crate::domain::graph::{mirror_writes, same_mirrors};
 use crate::domain::ids::UserId;
+use crate::domain::shard::prefix_within_databases;
+use crate::domain::snowflake::shard_of_id;
 use crate::error::{ApiError, ApiResult};
 use crate::services::streaming;
 use crate::store::mirror::{self, EdgeTable, Pair, SideRead};
@@ -85,6 +87,9 @@ async fn stalled_in_test(ctx: &Ctx, a: UserId, b: UserId) -> ApiResult<bool> {
 pub const EDGES_PER_PASS: usize = 250;
 /// Pairs converged per pass at most (each is a few statements); the rest wait for a later pass.
 const REPAIRS_PER_PASS: usize = 50;
+/// Other databases one table's slice probes at most (the slice stops before the edge that
+/// would name one more).
+const PROBED_DATABASES: usize = 16;
 
 /// What one pass of the graph check found, by table walked.
 #[derive(Debug, Default, Clone, Copy, Serialize)]
@@ -101,18 +106,12 @@ fn cursor_names(table: EdgeTable) -> (String, String) {
     (format!("reconcile_graph_{name}_a"), format!("reconcile_graph_{name}_b"))
 }
 
-/// The next slice of every edge table on every database: pairs whose counterpart on the other
-/// side is missing are converged by current state (which repairs a missing mirror, removes a
-/// stale one, or finishes a block's removal of a follow).
-pub async fn repair_slice(ctx: &Ctx) -> ApiResult<GraphRepairs> {
-    let mut report = GraphRepairs::default();
-    let mut broken = Vec::new();
-    for (found, missing) in ctx.on_every_database(|db| check_slice(ctx, db)).await? {
-        report.edges_checked += found.edges_checked;
-        report.follower_mirrors += found.follower_mirrors;
-        report.block_mirrors += found.block_mirrors;
-        broken.extend(missing);
-    }
+/// The next slice of every edge table on one database (each database's reconciliation share
+/// runs its own): pairs whose counterpart on the other side is missing are converged by
+/// current state (which repairs a missing mirror, removes a stale one, or finishes a block's
+/// removal of a follow).
+pub async fn repair_slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<GraphRepairs> {
+    let (report, broken) = check_slice(ctx, db).await?;
     for pair in broken.into_iter().take(REPAIRS_PER_PASS) {
         // One pair's failure (its other side unavailable) must not cost the rest of the pass:
         // the pair stays broken and a later pass (or its own pending event) converges it.
@@ -135,9 +134,14 @@ async fn check_slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<(GraphRepairs, Vec<P
             a: stats::value(db, &ca).await?.unwrap_or(0),
             b: stats::value(db, &cb).await?.unwrap_or(0),
         };
-        let slice = mirror::edge_slice(db, table, after, EDGES_PER_PASS).await?;
+        let fetched = mirror::edge_slice(db, table, after, EDGES_PER_PASS).await?;
+        // Cut where the other sides span PROBED_DATABASES databases: one probe each, so the
+        // share's statements do not grow with the number of databases.
+        let homes = fetched.iter().map(|p| shard_of_id(p.b));
+        let kept = prefix_within_databases(ctx.shard_map(), homes, PROBED_DATABASES);
+        let slice = &fetched[..kept];
         report.edges_checked += slice.len();
-        let missing = mirror::missing_counterparts(&ctx.shards, table, &slice).await?;
+        let missing = mirror::missing_counterparts(&ctx.shards, table, slice).await?;
         match table {
             EdgeTable::Follows | EdgeTable::Followers => report.follower_mirrors += missing.len(),
             EdgeTable::Blocks | EdgeTable::BlockedBy => report.block_mirrors += missing.len(),
@@ -145,7 +149,7 @@ async fn check_slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<(GraphRepairs, Vec<P
         broken.extend(missing);
         // A short slice reached the end: start over next time.
         let next = match slice.last() {
-            Some(last) if slice.len() == EDGES_PER_PASS => *last,
+            Some(last) if kept < fetched.len() || fetched.len() == EDGES_PER_PASS => *last,
             _ => Pair { a: 0, b: 0 },
         };
         crate::store::batch(db, vec![stats::set(db, &ca, next.a)?, stats::set(db, &cb, next.b)?]).await?;

@@ -215,13 +215,13 @@ const SWEEP_CURSOR: &str = "sweep_inactive_cursor";
 
 /// Cron: readers inactive for `ACTIVE_DAYS` stop being pushed (both copies of each edge, in
 /// the safe order of [`to_pull_mode`]). Only in hybrid mode: push and pull mode ignore the
-/// edges' flags, which would then only mislead the stats. Returns the edges moved.
-pub async fn sweep_inactive(ctx: &Ctx) -> ApiResult<usize> {
+/// edges' flags, which would then only mislead the stats. One database's readers (each
+/// database's reconciliation share runs its own). Returns the edges moved.
+pub async fn sweep_inactive(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<usize> {
     if ctx.config.policy.mode != FanoutMode::Hybrid {
         return Ok(0);
     }
-    let moved = ctx.on_every_database(|db| sweep_database(ctx, db)).await?;
-    Ok(moved.into_iter().sum())
+    sweep_database(ctx, db).await
 }
 
 /// One database's slice of readers (their rows live there; its cursor in its own `stats`).

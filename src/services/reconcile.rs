@@ -1,14 +1,28 @@
 //! The reconciliation pass (cron trigger and `POST /v1/admin/reconcile`): resend outbox events
 //! that stopped making progress, repair drifted counts, and purge what has outlived its purpose.
+//!
+//! A pass is one *share* per database (everything whose rows live there: its outbox, posts'
+//! counts, users' counters, held deliveries, expired rows, inactive readers, orphan handle
+//! claims, graph slice; cursors, "since" mark and figures in its own `stats`) and a small
+//! control share (live leases, read counters, the pass count). [`run_pass`] runs every share
+//! in this invocation (the admin route: synchronous, so callers read the report); [`fan_out`]
+//! (the cron) sends one queue message per database and the consumer runs each share in an
+//! invocation of its own ([`run_share`]), so no invocation's D1 statements grow with the number
+//! of databases (D1 allows 1,000 queries per Worker invocation: docs/operations.md
+//! "Reconciliation").
 
+use std::rc::Rc;
+
+use futures_util::future::join_all;
 use serde::Serialize;
 
-use super::queue::send::send_batch;
+use super::queue::send::{queue_count, send_batch};
 use crate::context::Ctx;
-use crate::domain::queue::FanoutMessage;
+use crate::domain::plan::MAX_PARALLEL_DATABASES;
+use crate::domain::queue::{FanoutMessage, ReconcileDatabase};
 use crate::error::ApiResult;
 use crate::store::counters::{self, UserCountRepairs};
-use crate::store::{batch, engagement, outbox, posts, stats, AnyDb};
+use crate::store::{batch, engagement, outbox, posts, stats, AnyDb, Io};
 
 /// Events resent per pass; the rest wait for the next pass (the cron runs every minute).
 const RESEND_PER_PASS: usize = 200;
@@ -16,7 +30,11 @@ const IDEMPOTENCY_TTL_MS: i64 = 24 * 3_600_000;
 const DONE_OUTBOX_TTL_MS: i64 = 7 * 24 * 3_600_000;
 const LATENCY_SAMPLES_KEPT: i64 = 5_000;
 const COUNT_CHECK_MARGIN_MS: i64 = 10 * 60_000;
+/// When this database's last share started (in its own `stats`; before shares ran apart, one
+/// mark on the control database stood for all of them).
 const LAST_PASS_MARK: &str = "reconcile_last_started_at";
+/// The most D1 statements one share made (on the control database, raised by each share).
+const SHARE_STATEMENTS_MAX: &str = "reconcile_share_statements_max";
 /// Users whose counters one pass checks (each check is one index range per counter): a rolling
 /// slice by id, so every user is checked once per `users / USERS_PER_PASS` passes and no pass
 /// ever scans the whole table.
@@ -45,29 +63,105 @@ pub struct ReconcileReport {
     pub orphan_handles_released: usize,
     /// The graph check's slice: edges checked, and mirrors found missing or stale (and converged).
     pub graph: super::graph::GraphRepairs,
+    /// Database shares this report adds up.
+    pub databases: usize,
+    /// The most D1 statements one share made, each counted on its own: what one invocation of
+    /// the fanned-out pass spends on its database (it does not grow with the databases).
+    pub share_statements_max: u32,
 }
 
-/// One pass. `replay_dead` first returns dead-lettered events to pending (after the cause of
-/// their failures is fixed), so this same pass resends them. The per-user work runs on every
-/// database (each its own slice, cursors in its own `stats`), the rest on the control one.
+/// What [`fan_out`] did: one share queued per database, over this many queues.
+#[derive(Debug, Serialize)]
+pub struct FannedOut {
+    pub databases_queued: usize,
+    pub queues: usize,
+}
+
+/// One pass, every share in this invocation (waves of databases side by side). `replay_dead`
+/// first returns dead-lettered events to pending (after the cause of their failures is fixed),
+/// so this same pass resends them.
 pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport> {
-    let control = ctx.control();
-    // Recount posts touched since the previous pass (with a margin for clock skew and passes
-    // that overlap); the first pass ever checks everything.
-    let since = stats::value(control, LAST_PASS_MARK).await?.map_or(0, |t| t - COUNT_CHECK_MARGIN_MS);
     let mut report = ReconcileReport::default();
-    for part in ctx.on_every_database(|db| database_pass(ctx, db, replay_dead, since)).await? {
-        report.add(part);
+    let indexes: Vec<usize> = (0..ctx.databases().len()).collect();
+    for wave in indexes.chunks(MAX_PARALLEL_DATABASES) {
+        for share in join_all(wave.iter().map(|&index| share_counted(ctx, index, replay_dead))).await {
+            report.add(share?);
+        }
     }
-    report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx).await?;
-    report.orphan_handles_released = super::users::release_orphan_claims(ctx).await?;
-    report.graph = super::graph::repair_slice(ctx).await?;
-    stats::trim_samples(control, LATENCY_SAMPLES_KEPT).await?;
-    stats::trim_minutes(control, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
+    control_share(ctx).await?;
+    Ok(report)
+}
+
+/// One pass, fanned out: one queue message per database (their queues chosen by database
+/// index), then the control share here. Each share runs in a consumer invocation of its own.
+pub async fn fan_out(ctx: &Ctx, replay_dead: bool) -> ApiResult<FannedOut> {
+    let databases = ctx.databases().len();
+    let shares = (0..databases).map(|i| ReconcileDatabase { reconcile_database: i, replay_dead }.into());
+    send_batch(ctx, shares).await?;
+    control_share(ctx).await?;
+    Ok(FannedOut { databases_queued: databases, queues: queue_count(ctx) })
+}
+
+/// The queue consumer's handler of one share ([`ReconcileDatabase`]).
+pub async fn run_share(ctx: &Ctx, job: ReconcileDatabase) -> ApiResult<()> {
+    let report = share_counted(ctx, job.reconcile_database, job.replay_dead).await?;
+    worker::console_log!("reconcile DB_{}: {report:?}", job.reconcile_database);
+    Ok(())
+}
+
+/// One database's share with its own I/O tally (shares run side by side, in a pass or a
+/// queue batch), its statement count raised into [`SHARE_STATEMENTS_MAX`]. A database no
+/// longer bound (a message sent before a config with fewer) has nothing to do.
+async fn share_counted(ctx: &Ctx, index: usize, replay_dead: bool) -> ApiResult<ReconcileReport> {
+    let own = Ctx::with_io(ctx.env.clone(), Rc::new(Io::default()))?;
+    let Some(db) = own.shards.database(index) else {
+        return Ok(ReconcileReport::default());
+    };
+    let mut report = database_share(&own, db, replay_dead).await?;
+    // + 1: the statement that records it.
+    report.share_statements_max = own.io.d1_statements.get() + 1;
+    let control = own.control();
+    batch(
+        control,
+        vec![stats::raise(control, SHARE_STATEMENTS_MAX, i64::from(report.share_statements_max))?],
+    )
+    .await?;
+    Ok(report)
+}
+
+/// Everything of a pass whose rows live on `db`, then its figures and its "since" mark.
+async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResult<ReconcileReport> {
+    let since = since(ctx, db).await?;
+    let mut report = database_pass(ctx, db, replay_dead, since).await?;
+    report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
+    report.orphan_handles_released = super::users::release_orphan_claims(ctx, db).await?;
+    report.graph = super::graph::repair_slice(ctx, db).await?;
+    report.databases = 1;
+    batch(db, share_statements(ctx, db, &report)?).await?;
+    Ok(report)
+}
+
+/// Posts touched since this database's previous share are recounted (with a margin for clock
+/// skew and shares that overlap: a mark is only ever a completed share's start, so whichever
+/// of two overlapping shares writes last, nothing touched after it goes unchecked). A database
+/// without a mark of its own takes the control database's (the one mark kept before shares
+/// ran apart); the first pass ever checks everything.
+async fn since(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<i64> {
+    let mark = match stats::value(db, LAST_PASS_MARK).await? {
+        Some(mark) => Some(mark),
+        None => stats::value(ctx.control(), LAST_PASS_MARK).await?,
+    };
+    Ok(mark.map_or(0, |t| t - COUNT_CHECK_MARGIN_MS))
+}
+
+/// The part of a pass that is not per database: lapsed live leases, this isolate's read
+/// counters, the pass count (the control database's own rows are its share's).
+async fn control_share(ctx: &Ctx) -> ApiResult<()> {
+    let control = ctx.control();
     crate::store::live::purge_lapsed(control, ctx.now).await?;
     super::tally::flush(ctx).await;
-    batch(control, record_statements(ctx, &report)?).await?;
-    Ok(report)
+    batch(control, vec![stats::bump(control, "reconcile_runs", 1)?]).await?;
+    Ok(())
 }
 
 /// One database's share of a pass: its outbox, its posts' counts, its users' counters, its
@@ -106,12 +200,19 @@ impl ReconcileReport {
         self.counts_repaired += part.counts_repaired;
         self.idempotency_keys_purged += part.idempotency_keys_purged;
         self.outbox_rows_purged += part.outbox_rows_purged;
+        self.inactive_edges_unpushed += part.inactive_edges_unpushed;
         self.held_released += part.held_released;
+        self.orphan_handles_released += part.orphan_handles_released;
         let (mine, theirs) = (&mut self.user_counts, part.user_counts);
         mine.followers_count += theirs.followers_count;
         mine.following_count += theirs.following_count;
         mine.posts_count += theirs.posts_count;
         mine.users_checked += theirs.users_checked;
+        self.graph.edges_checked += part.graph.edges_checked;
+        self.graph.follower_mirrors += part.graph.follower_mirrors;
+        self.graph.block_mirrors += part.graph.block_mirrors;
+        self.databases += part.databases;
+        self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }
 }
 
@@ -144,12 +245,17 @@ impl ReconcileReport {
     }
 }
 
-/// The pass's figures: running totals by kind, and this pass's own (`reconcile_last_*`).
-fn record_statements(ctx: &Ctx, report: &ReconcileReport) -> ApiResult<Vec<worker::D1PreparedStatement>> {
-    let db = ctx.control();
+/// One share's figures, in its own database's `stats` (the stats page sums every database's):
+/// running totals by kind, and this share's own (`reconcile_last_*`: summed over the
+/// databases, the latest share of each), and its "since" mark.
+fn share_statements(
+    ctx: &Ctx,
+    db: AnyDb<'_>,
+    report: &ReconcileReport,
+) -> ApiResult<Vec<worker::D1PreparedStatement>> {
     let found = REPAIR_KINDS.into_iter().zip(report.repairs());
     let mut statements = vec![
-        stats::bump(db, "reconcile_runs", 1)?,
+        stats::bump(db, "reconcile_shares", 1)?,
         stats::bump(db, "reconcile_resent", report.outbox_resent as i64)?,
         stats::bump(db, "reconcile_counts_repaired", report.counts_repaired as i64)?,
         stats::set(db, LAST_PASS_MARK, ctx.now)?,

@@ -163,6 +163,9 @@ fn reconcile(s: &Snapshot) -> Value {
     };
     json!({
         "runs": s.counter("reconcile_runs"),
+        // Database shares run (one per database per pass), and the most D1 statements one made.
+        "shares": s.counter("reconcile_shares"),
+        "share_statements_max": s.counter("reconcile_share_statements_max"),
         "outbox_resent": s.counter("reconcile_resent"),
         "counts_repaired": s.counter("reconcile_counts_repaired"),
         "repaired_by_kind": by("reconcile_repaired_"),

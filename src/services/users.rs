@@ -7,18 +7,22 @@ use std::collections::HashSet;
 
 use crate::context::{id_seed, Ctx};
 use crate::domain::ids::UserId;
-use crate::domain::snowflake::LogicalShard;
+use crate::domain::shard::prefix_within_databases;
+use crate::domain::snowflake::{shard_of_id, LogicalShard};
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::store::snowflake::{attempt_id, ATTEMPTS};
 use crate::store::users::{self, Credentials, UserKey, UserRow};
+use crate::store::AnyDb;
 
 /// A claim older than this without its user row is from a crashed sign-up (a sign-up writes
 /// the row right after the claim, within one request).
 const CLAIM_GRACE_MS: i64 = 60_000;
 /// How far back the repair looks (it runs every minute: each claim is checked several times).
 const CLAIM_LOOKBACK_MS: i64 = 15 * 60_000;
+/// Home databases one directory's orphan check looks users up on, at most, per pass.
+const CLAIM_HOME_DATABASES: usize = 16;
 
 /// Registers a user: the handle's claim in the directory, then the row on a home shard drawn
 /// uniformly (users spread evenly over the databases).
@@ -97,20 +101,23 @@ pub async fn visible(ctx: &Ctx, viewer: UserId, id: UserId) -> ApiResult<UserRow
 }
 
 /// Cron: releases directory claims left without a user row by a sign-up that crashed between
-/// its two writes. Looks at the claims of the last minutes on every database (bounded, by the
-/// claims' time index), asks each home database which of their users exist, and deletes the
-/// claims of those that do not. Returns how many it released.
-pub async fn release_orphan_claims(ctx: &Ctx) -> ApiResult<usize> {
+/// its two writes. Looks at the claims of the last minutes on one directory database (bounded,
+/// by the claims' time index; each database's reconciliation share runs its own), asks each
+/// home database which of their users exist, and deletes the claims of those that do not.
+/// Returns how many it released.
+pub async fn release_orphan_claims(ctx: &Ctx, directory: AnyDb<'_>) -> ApiResult<usize> {
     let (from, to) = (ctx.now - CLAIM_LOOKBACK_MS, ctx.now - CLAIM_GRACE_MS);
     let mut released = 0;
-    for directory in ctx.databases() {
-        let claims = users::recent_claims(directory, from, to).await?;
-        let ids: Vec<UserId> = claims.iter().map(|(_, id)| *id).collect();
-        let present: HashSet<UserId> = users::existing(&ctx.shards, &ids).await?.into_iter().collect();
-        for (handle, id) in claims.iter().filter(|(_, id)| !present.contains(id)) {
-            users::release_handle(directory, handle, id.get()).await?;
-            released += 1;
-        }
+    let mut claims = users::recent_claims(directory, from, to).await?;
+    // Homes on at most CLAIM_HOME_DATABASES databases, one lookup each, however many there are;
+    // the claims cut off are seen by a later pass (a claim stays in the lookback ~14 passes).
+    let homes = claims.iter().map(|(_, id)| shard_of_id(id.get()));
+    claims.truncate(prefix_within_databases(ctx.shard_map(), homes, CLAIM_HOME_DATABASES));
+    let ids: Vec<UserId> = claims.iter().map(|(_, id)| *id).collect();
+    let present: HashSet<UserId> = users::existing(&ctx.shards, &ids).await?.into_iter().collect();
+    for (handle, id) in claims.iter().filter(|(_, id)| !present.contains(id)) {
+        users::release_handle(directory, handle, id.get()).await?;
+        released += 1;
     }
     Ok(released)
 }

@@ -70,6 +70,15 @@ pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1Prepare
     )
 }
 
+/// Raises a figure to `value` if it is below (a running maximum).
+pub fn raise<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = MAX(value, excluded.value)",
+        &[text(name), int(value)],
+    )
+}
+
 pub async fn value<'a>(db: impl OnDb<'a>, name: &str) -> ApiResult<Option<i64>> {
     let row: Option<Count> = first(db, "SELECT value AS n FROM stats WHERE name = ?1", &[text(name)]).await?;
     Ok(row.map(|r| r.n))

@@ -164,14 +164,30 @@ pub fn databases() -> usize {
     }
 }
 
-/// The wrangler config for `databases` D1 bindings: wrangler.toml itself for one, else the one
-/// `scripts/wrangler-config` writes (in the project root, gitignored), as `--config` args.
-fn config_args(databases: usize) -> Vec<String> {
-    if databases == 1 {
+/// The number of fan-out queues test servers get: `EDGEFEED_QUEUES` (1 ..= 16), else 1 (the
+/// shipped wrangler.toml's).
+pub fn queues() -> usize {
+    match std::env::var("EDGEFEED_QUEUES") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| (1..=16).contains(n))
+            .unwrap_or_else(|| panic!("EDGEFEED_QUEUES={v}: expected 1 ..= 16")),
+        Err(_) => 1,
+    }
+}
+
+/// The wrangler config for `databases` D1 bindings and `queues` fan-out queues: wrangler.toml
+/// itself for one of each, else the one `scripts/wrangler-config` writes (in the project root,
+/// gitignored), as `--config` args.
+fn config_args(databases: usize, queues: usize) -> Vec<String> {
+    if databases == 1 && queues == 1 {
         return Vec::new();
     }
     let out = Command::new("scripts/wrangler-config")
         .arg(databases.to_string())
+        .args(["--queues", &queues.to_string()])
         .current_dir(project_dir())
         .stderr(Stdio::inherit())
         .output()
@@ -222,6 +238,15 @@ static SERVER: OnceLock<Server> = OnceLock::new();
 /// The binary's server, started with [`ServerOptions::suite`] on first use.
 pub fn server() -> &'static Server {
     SERVER.get_or_init(|| Server::start(ServerOptions::suite()))
+}
+
+/// [`init_server`] on `databases` D1 databases and `queues` fan-out queues, whatever
+/// `EDGEFEED_DATABASES` and `EDGEFEED_QUEUES` say.
+pub fn init_server_on(options: ServerOptions, databases: usize, queues: usize) -> &'static Server {
+    let label = options.label.clone();
+    let server = SERVER.get_or_init(|| Server::start_queues(options, databases, stack(), queues));
+    assert_eq!(server.label, label, "this binary's server was already started with other options");
+    server
 }
 
 /// Starts the binary's server with `options` (before anything calls [`server`]); the request
@@ -377,6 +402,10 @@ impl Server {
     }
 
     fn start_with(options: ServerOptions, databases: usize, stack: Stack) -> Server {
+        Self::start_queues(options, databases, stack, queues())
+    }
+
+    fn start_queues(options: ServerOptions, databases: usize, stack: Stack, queues: usize) -> Server {
         let port = options.port.unwrap_or_else(free_port);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -396,7 +425,7 @@ impl Server {
 
         spawn_server_watchdog(&persist_dir, &pgid_path, &log_path, &last_log);
 
-        let config = config_args(databases);
+        let config = config_args(databases, queues);
         apply_migrations(&persist_dir, &config, databases);
 
         let server = Server {

@@ -59,8 +59,14 @@ pub async fn audit(app: &App, input: &Input) -> ApiResult<Response> {
 /// Cursors of admin lists are bound to this pseudo-viewer (no user has id 0).
 const OPERATOR: UserId = UserId::from_trusted(0);
 
+/// `POST /v1/admin/reconcile[?replay_dead=true][&fanout=true]`: a pass, every database's share
+/// in this request and its report (200); with `fanout=true` as the cron runs it, one queue
+/// message per database (202, the shares' figures then land in the stats).
 pub async fn reconcile(app: &App, input: &Input) -> ApiResult<Response> {
     let replay_dead = input.query("replay_dead") == Some("true");
+    if input.query("fanout") == Some("true") {
+        return json(202, &reconcile::fan_out(app, replay_dead).await?);
+    }
     json(200, &reconcile::run_pass(app, replay_dead).await?)
 }
 

@@ -1,7 +1,8 @@
-//! The queue `edgefeed-fanout` and its dead-letter queue: one consumer for everything they
-//! carry (`domain/queue.rs`), dispatching each message to its handler (the fan-out, the
-//! policy's jobs), with a deadline per message, ack or retry per message, and the batch's
-//! figures. Sending is [`send`]; handlers send through it and never import this file.
+//! The fan-out queues (`edgefeed-fanout`, `edgefeed-fanout-1`, ...: README "Queues") and
+//! their one shared dead-letter queue: one consumer for everything they carry
+//! (`domain/queue.rs`), dispatching each message to its handler (the fan-out, the policy's
+//! jobs, a database's share of reconciliation), with a deadline per message, ack or retry per
+//! message, and the batch's figures. Sending is [`send`]; handlers send through it and never import this file.
 //!
 //! A new message: a variant in `domain/queue.rs` (untagged: its fields must not parse as an
 //! earlier variant), an arm in [`dispatch`] (also saying what its dead letter does), and its
@@ -14,7 +15,7 @@ use worker::{Env, Message, MessageBatch, MessageExt};
 
 use super::fanout::{self, Pending};
 use super::faults::Faults;
-use super::{policy, tally};
+use super::{policy, reconcile, tally};
 use crate::context::Ctx;
 use crate::domain::fanout_plan::Work;
 use crate::domain::queue::QueueMessage;
@@ -56,6 +57,8 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     }))
     .await;
     let prepared = ctx.clock();
+    // Which queue carried the batch (each fan-out queue has this same consumer).
+    tally::add(&format!("queue_batches_{}", batch.queue()), 1);
     let mut chunks = Vec::new();
     for ((message, body), result) in parsed.into_iter().zip(results) {
         match result {
@@ -103,10 +106,12 @@ async fn dispatch(
             fanout::start(ctx, windows, faults, Work::Event { message, dead_letter_sent_at }).await
         }
         // A policy job that keeps failing is dropped: its next trigger redoes it. So is a live
-        // page: its readers find the post on their next read.
-        (QueueMessage::Policy(_) | QueueMessage::Live(_), Some(_)) => Ok(None),
+        // page (its readers find the post on their next read) and a reconciliation share (the
+        // next minute's pass does that database again).
+        (QueueMessage::Policy(_) | QueueMessage::Live(_) | QueueMessage::Reconcile(_), Some(_)) => Ok(None),
         (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
         (QueueMessage::Live(reach), None) => fanout::start(ctx, windows, faults, Work::Live(reach)).await,
+        (QueueMessage::Reconcile(job), None) => reconcile::run_share(ctx, job).await.map(|()| None),
     }
 }
 

@@ -1,0 +1,169 @@
+//! Reconciliation fanned out, and fan-out over more than one queue, black-box against a server
+//! of its own: 4 D1 databases and 2 fan-out queues (`scripts/wrangler-config 4 --queues 2`).
+//! A binary of its own because its server's config differs from the HTTP suite's (which runs
+//! on `EDGEFEED_QUEUES`, 1 by default), and because its tests fire the cron, which runs on
+//! every database at once.
+//!
+//! Nothing here calls the synchronous `POST /v1/admin/reconcile`: every repair is made by the
+//! cron's pass, whose shares run one per database in queue consumer invocations.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::*;
+
+const DATABASES: usize = 4;
+const QUEUES: usize = 2;
+const DEADLINE: Duration = Duration::from_secs(90);
+/// What one database's share of a pass may spend, at most, in D1 statements: a constant (the
+/// slices are bounded and so are the probes of other databases), far below D1's 1,000 queries
+/// per Worker invocation, whatever the number of databases.
+const SHARE_STATEMENTS_BOUND: i64 = 150;
+
+fn setup() {
+    let vars = vec![("FANOUT_MODE".to_string(), "push".to_string())];
+    init_server_on(ServerOptions { label: "reconcile".into(), vars, port: None }, DATABASES, QUEUES);
+}
+
+/// The physical database a user's rows live on (the even map: logical shard `s` on database
+/// `s * P / 256`; the shard sits above the id's 3 random bits).
+fn database_of(user: &User) -> usize {
+    let id: i64 = user.id.parse().expect("numeric id");
+    (((id >> 3) & 255) as usize) * DATABASES / 256
+}
+
+/// The fan-out queue a user's messages ride (their logical shard modulo the queues).
+fn queue_of(user: &User) -> usize {
+    let id: i64 = user.id.parse().expect("numeric id");
+    ((id >> 3) & 255) as usize % QUEUES
+}
+
+/// Registers users until one lives on each database.
+fn one_per_database(prefix: &str) -> Vec<User> {
+    let mut found: Vec<Option<User>> = vec![None; DATABASES];
+    for _ in 0..200 {
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+        let user = register(prefix);
+        let db = database_of(&user);
+        found[db].get_or_insert(user);
+    }
+    found.into_iter().map(|u| u.expect("a user on every database within 200 sign-ups")).collect()
+}
+
+/// Fires the cron trigger as the platform would (every minute in production). The direct
+/// stack's trigger route (`/cdn-cgi/handler/scheduled`) answers 500 `exception` for this
+/// Worker whatever the pass does (main's build too): there the admin route runs the same
+/// `reconcile::fan_out` the scheduled handler calls.
+fn fire_cron() {
+    match server().stack {
+        Stack::WranglerDev => {
+            let response = send("GET", "/__scheduled?cron=*+*+*+*+*", &[], b"");
+            assert_eq!(response.status(), 200, "the cron trigger");
+        }
+        Stack::Direct => {
+            admin("POST", "/v1/admin/reconcile?fanout=true", None).expect(202);
+        }
+    }
+}
+
+fn stats() -> Value {
+    admin("GET", "/v1/admin/stats", None).expect(200)
+}
+
+fn counter(stats: &Value, name: &str) -> i64 {
+    stats["counters"][name].as_i64().unwrap_or(0)
+}
+
+#[test]
+fn the_cron_pass_repairs_every_database_one_share_per_invocation() {
+    setup();
+    let authors = one_per_database("rc_author");
+    let reader = register("rc_reader");
+    activate(&reader);
+    // Before the damage: another test's pass may be the one that repairs it.
+    let before = stats();
+    let mut posts = Vec::new();
+    for author in &authors {
+        reader.follow(author);
+        poll("the follow mirrored on the author's side", DEADLINE, || {
+            (author.profile()["followers_count"] == 1).then_some(())
+        });
+        // Two repairs on the author's database: a drifted counter, and an event whose queue
+        // send was lost (it stays pending until a pass resends it).
+        admin("POST", "/v1/admin/test/drift", Some(&json!({ "user_id": author.id, "followers_count": 7 })))
+            .expect(200);
+        assert_eq!(author.profile()["followers_count"], 7, "drift injected on DB_{}", database_of(author));
+        lose_next_announce(author);
+        posts.push(id_of(&author.publish("resent by its own database's share", "public")));
+    }
+    let mut fired: Option<Instant> = None;
+    poll("every database's repairs, made by cron passes alone", DEADLINE, || {
+        // About once a second (the platform's is once a minute): passes may still overlap.
+        if fired.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            fire_cron();
+            fired = Some(Instant::now());
+        }
+        let counts_fixed = authors.iter().all(|a| a.profile()["followers_count"] == 1);
+        let window: BTreeSet<String> = window_ids(&reader).into_iter().collect();
+        (counts_fixed && posts.iter().all(|p| window.contains(p))).then_some(())
+    });
+    let after = stats();
+    let reconcile = &after["reconcile"];
+    let shares = reconcile["shares"].as_i64().unwrap() - before["reconcile"]["shares"].as_i64().unwrap();
+    assert!(shares >= DATABASES as i64, "one share per database per pass: {reconcile}");
+    let by_kind = |s: &Value, kind: &str| s["reconcile"]["repaired_by_kind"][kind].as_i64().unwrap();
+    assert!(by_kind(&after, "followers_count") >= by_kind(&before, "followers_count") + DATABASES as i64);
+    assert!(by_kind(&after, "resent") >= by_kind(&before, "resent") + DATABASES as i64);
+    // Each share is one consumer invocation's D1 work, counted on its own: bounded by a
+    // constant, not by the number of databases.
+    let max = reconcile["share_statements_max"].as_i64().unwrap();
+    assert!((1..=SHARE_STATEMENTS_BOUND).contains(&max), "{reconcile}");
+    println!("one share of the fanned-out pass: at most {max} D1 statements ({DATABASES} databases)");
+}
+
+#[test]
+fn fan_out_rides_both_queues_by_the_authors_shard() {
+    setup();
+    let reader = register("rq_reader");
+    activate(&reader);
+    // An author whose messages ride each queue.
+    let mut authors: Vec<Option<User>> = vec![None; QUEUES];
+    for _ in 0..100 {
+        if authors.iter().all(Option::is_some) {
+            break;
+        }
+        let author = register("rq_author");
+        let queue = queue_of(&author);
+        authors[queue].get_or_insert(author);
+    }
+    let authors: Vec<User> = authors.into_iter().map(|a| a.expect("an author per queue")).collect();
+    let before = stats();
+    let mut posts = Vec::new();
+    for author in &authors {
+        reader.follow(author);
+        posts.push(id_of(&author.publish("over my shard's queue", "public")));
+    }
+    poll("both authors' posts delivered", DEADLINE, || {
+        let window: BTreeSet<String> = window_ids(&reader).into_iter().collect();
+        posts.iter().all(|p| window.contains(p)).then_some(())
+    });
+    let after = stats();
+    for queue in ["edgefeed-fanout", "edgefeed-fanout-1"] {
+        let name = format!("queue_batches_{queue}");
+        assert!(
+            counter(&after, &name) > counter(&before, &name),
+            "{queue} carried no batch: {}",
+            after["counters"]
+        );
+    }
+    // The fanned-out pass on demand: one share per database, over both queues.
+    let queued = admin("POST", "/v1/admin/reconcile?fanout=true", None).expect(202);
+    assert_eq!(queued, json!({ "databases_queued": DATABASES, "queues": QUEUES }));
+}
