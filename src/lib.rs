@@ -36,7 +36,15 @@ async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) 
 
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let pass = async { services::reconcile::run_pass(&context::Ctx::new(env)?, false).await };
+    let pass = async {
+        let ctx = context::Ctx::new(env)?;
+        let report = services::reconcile::run_pass(&ctx, false).await;
+        // The backlog alert's state moves with the cron, not only when someone reads the stats.
+        if let Err(e) = services::backlog::refresh(&ctx).await {
+            worker::console_error!("backlog alert: {e}");
+        }
+        report
+    };
     match pass.await {
         Ok(report) => worker::console_log!("reconcile: {report:?}"),
         Err(e) => worker::console_error!("reconcile failed: {e}"),
