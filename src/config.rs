@@ -1,6 +1,7 @@
 //! Typed `[vars]` with defaults. Parsing is pure so it is unit-tested natively; `from_env`
 //! is the thin adapter over the Worker environment.
 
+use crate::domain::backlog::Thresholds;
 use crate::domain::policy::{FanoutMode, Policy};
 
 /// Tunables from `wrangler.toml` `[vars]` (or `--var` overrides). See README for each.
@@ -39,6 +40,9 @@ pub struct Config {
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
+    /// The delivery-backlog alert (`BACKLOG_WARN_SECONDS`, `BACKLOG_ALERT_SECONDS`,
+    /// `BACKLOG_LAG_WINDOW_SECONDS`; see `domain/backlog.rs`).
+    pub backlog: Thresholds,
     /// `SHARD_MAP` as given: parsed against the `DB_i` bindings that exist when a context is
     /// built (`store/shards.rs`), since how many there are is known only then.
     pub shard_map: String,
@@ -84,12 +88,24 @@ impl Config {
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
+            backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
         }
     }
 
     pub fn from_env(env: &worker::Env) -> Self {
         Self::from_lookup(|name| env.var(name).ok().map(|v| v.to_string()))
+    }
+}
+
+/// Defaults: warn once a lost send is due its resend (the cron resends events older than
+/// `OUTBOX_GRACE_SECONDS`, 30 s, every minute), alert when a resend has not fixed it.
+fn backlog_thresholds(ms: impl Fn(&str, i64) -> i64) -> Thresholds {
+    let warn_ms = ms("BACKLOG_WARN_SECONDS", 60);
+    Thresholds {
+        warn_ms,
+        alert_ms: ms("BACKLOG_ALERT_SECONDS", 300).max(warn_ms),
+        lag_window_ms: ms("BACKLOG_LAG_WINDOW_SECONDS", 300),
     }
 }
 
@@ -145,5 +161,19 @@ mod tests {
         assert_eq!(c.token_max_ttl_secs, 30 * 86_400);
         let c = Config::from_lookup(|n| (n == "TOKEN_MAX_TTL_SECONDS").then(|| "31536000".into()));
         assert_eq!(c.token_max_ttl_secs, 365 * 86_400);
+    }
+
+    #[test]
+    fn backlog_thresholds_default_and_alert_never_below_warn() {
+        let b = Config::from_lookup(|_| None).backlog;
+        assert_eq!((b.warn_ms, b.alert_ms, b.lag_window_ms), (60_000, 300_000, 300_000));
+        let b = Config::from_lookup(|n| match n {
+            "BACKLOG_WARN_SECONDS" => Some("20".into()),
+            "BACKLOG_ALERT_SECONDS" => Some("5".into()),
+            "BACKLOG_LAG_WINDOW_SECONDS" => Some("0".into()),
+            _ => None,
+        })
+        .backlog;
+        assert_eq!((b.warn_ms, b.alert_ms, b.lag_window_ms), (20_000, 20_000, 1_000));
     }
 }

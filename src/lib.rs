@@ -37,7 +37,15 @@ async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) 
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     // One queue message per database: this invocation's work does not grow with them.
-    let pass = async { services::reconcile::fan_out(&context::Ctx::new(env)?, false).await };
+    let pass = async {
+        let ctx = context::Ctx::new(env)?;
+        let queued = services::reconcile::fan_out(&ctx, false).await;
+        // The backlog alert's state moves with the cron, not only when someone reads the stats.
+        if let Err(e) = services::backlog::refresh(&ctx).await {
+            worker::console_error!("backlog alert: {e}");
+        }
+        queued
+    };
     match pass.await {
         Ok(queued) => worker::console_log!("reconcile: {queued:?}"),
         Err(e) => worker::console_error!("reconcile failed: {e}"),

@@ -234,7 +234,16 @@ fn measure_feed(reader: &User) -> (OpCost, OpCost, Value) {
         cost.subrequests -= other_trips;
         cost
     };
-    (fixed(&first), fixed(&later), json!({ "page1": first.raw(), "page2": later.raw() }))
+    // The reader's rate copies are background rows written on the authors' databases (the
+    // other databases' share of it: the reads themselves write nothing there).
+    let copies = |s: &Samples| -> Vec<f64> {
+        s.background.iter().map(|b| OTHERS.iter().map(|&i| b.per_db[i].rows_written).sum()).collect()
+    };
+    let copied: Vec<f64> = copies(&first).into_iter().chain(copies(&later)).collect();
+    let rate_copy_rows = Samples::mean(copied.into_iter());
+    let raw =
+        json!({ "page1": first.raw(), "page2": later.raw(), "rate_copy_rows_per_read": rate_copy_rows });
+    (fixed(&first), fixed(&later), raw)
 }
 
 fn publish_with_followers(pool: &mut Pool, followers: usize) -> Samples {
@@ -519,6 +528,7 @@ pub fn run() -> (Costs, Value) {
         bytes,
         consumer_batch: CONSUMER_BATCH as f64,
         consumer_flush,
+        rate_copy_rows_per_read: feed_raw["rate_copy_rows_per_read"].as_f64().unwrap_or(0.0),
     };
     let raw = json!({
         "feed_push": feed_raw,

@@ -109,6 +109,10 @@ pub struct Costs {
     /// (`services/tally.rs`), one statement per counter. Per batch, so full batches under
     /// load share it.
     pub consumer_flush: Work,
+    /// Rows a steady reader's feed read writes on the other databases in the background (its
+    /// read rate copied onto the followed authors' edges; only on threshold crossings).
+    #[serde(default)]
+    pub rate_copy_rows_per_read: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -80,6 +80,10 @@ pub fn costs_table(c: &Costs) -> String {
         "\nBytes per entity in D1 (indexes included, measured as file growth over 300 of each on a fresh stack): user {:.0}, follow (both copies) {:.0}, post {:.0}, like {:.0}, comment {:.0}; window entry (object storage, from its schema) {:.0}. Consumer batch {} messages; each batch also writes {:.1} statements of figures (to a database picked at random).\n",
         b.user, b.follow, b.post, b.like, b.comment, b.window_entry, c.consumer_batch, c.consumer_flush.statements
     ));
+    out.push_str(&format!(
+        "\nRows written per read (rate copies): a steady reader's feed read writes {:.2} rows on the other databases in the background (its read rate copied onto the followed authors' edges, only when it crosses a threshold of that author's policy; included in the feed rows above).\n",
+        c.rate_copy_rows_per_read
+    ));
     out
 }
 

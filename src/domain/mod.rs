@@ -1,6 +1,7 @@
 //! Pure domain logic: no `worker` types, unit-tested natively with `cargo test`.
 
 pub mod activity;
+pub mod backlog;
 pub mod cors;
 pub mod cursor;
 pub mod edit;

@@ -148,6 +148,65 @@ impl Policy {
     }
 }
 
+/// What an author's side compares a reader's copied rate with, as of now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AuthorCuts {
+    /// The author's posting rate now (decayed).
+    pub post_rate: f64,
+    /// The cap's threshold, > 0 exactly when the author is capped.
+    pub push_min_read_rate: f64,
+    /// More followers than `PUSH_MAX_FOLLOWERS` (capped or about to be).
+    pub over_cap: bool,
+}
+
+/// A reader's facts as copied on one author-side edge (`followers`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CopiedFacts {
+    pub read_rate: f64,
+    pub last_read_at: Option<i64>,
+    pub reader_active: bool,
+}
+
+impl Policy {
+    /// The lowest reported read rate at which a pulled edge of this author could be decided
+    /// push now, or `None` when none can (pull mode). A rate decays from its report, so the
+    /// decayed rate the rule uses is at most the reported one: a reader reported below this cut
+    /// is pull however the rest of the rule goes (from pull, push needs
+    /// `rate * PUSH_COST_RATIO >= post_rate * EDGE_HYSTERESIS`, and a capped author needs the
+    /// reader at or above its threshold).
+    pub fn push_cut(&self, author: &AuthorCuts) -> Option<f64> {
+        let by_rule =
+            author.post_rate * self.hysteresis.max(1.0) / self.push_cost_ratio.max(f64::MIN_POSITIVE);
+        match self.mode {
+            FanoutMode::Pull => None,
+            FanoutMode::Push => Some(0.0),
+            FanoutMode::Hybrid => Some(by_rule.max(author.push_min_read_rate)),
+        }
+    }
+
+    /// Whether a reader's new reported rate must be copied onto their edge to this author. The
+    /// author's side decides no edge from the copy (its re-decisions read the readers' own
+    /// rows); it only *selects* by it: pulled edges at or above [`Self::push_cut`] are the
+    /// candidates, and a capped author ranks its active readers (copied `last_read_at` within
+    /// `ACTIVE_DAYS`) by copied rate against its threshold. So the copy is due only when one of
+    /// those comparisons flips: the reader's first report on the edge, the rate crossing the
+    /// cut or the cap's threshold, or, for a capped author, a copied last read that would leave
+    /// the activity window before the next report (a reading reader reports at least daily).
+    /// An author over the cap whose threshold is not decided yet ranks every reader by rate:
+    /// until then every move is copied. A steady reader whose reports move within the bands
+    /// copies nothing.
+    pub fn copy_due(&self, copy: &CopiedFacts, new_rate: f64, author: &AuthorCuts, now: i64) -> bool {
+        let crosses = |t: f64| (copy.read_rate >= t) != (new_rate >= t);
+        let capped = author.push_min_read_rate > 0.0;
+        let ranking = author.over_cap && !capped && copy.read_rate != new_rate;
+        !copy.reader_active
+            || ranking
+            || self.push_cut(author).is_some_and(crosses)
+            || (capped
+                && (crosses(author.push_min_read_rate) || !self.is_active(copy.last_read_at, now + DAY_MS)))
+    }
+}
+
 /// An exponentially decaying event rate in events per day: each event adds `1/tau` and the
 /// whole decays by `exp(-dt/tau)`, so a steady rate of r events per day reads as about r.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -285,6 +344,47 @@ mod tests {
         assert!(rate.moved_from(1.5, 2.0, NOW));
         assert!(rate.moved_from(9.0, 2.0, NOW));
         assert!(rate.moved_from(0.0, 2.0, NOW));
+    }
+
+    #[test]
+    fn rate_copies_only_on_crossings() {
+        let p = policy();
+        let copied = CopiedFacts { read_rate: 1.0, last_read_at: Some(NOW - DAY_MS), reader_active: true };
+        // Authors of a reader whose copy says 1.0/day: (posts/day, cap threshold).
+        // Cuts: 0.2 * 2 / 10 = 0.04; 5 -> 1.0 (the copy sits on it); 12 -> 2.4; capped at 1.5.
+        let authors = [(0.2, 0.0), (5.0, 0.0), (12.0, 0.0), (0.2, 1.5), (0.0, 0.0)];
+        let due = |new_rate: f64, copy: &CopiedFacts| -> Vec<usize> {
+            let cuts = authors.map(|(post_rate, min)| AuthorCuts {
+                post_rate,
+                push_min_read_rate: min,
+                over_cap: min > 0.0,
+            });
+            (0..authors.len()).filter(|&i| p.copy_due(copy, new_rate, &cuts[i], NOW)).collect()
+        };
+        // A steady reader: reports move within every band: nothing is written.
+        for rate in [1.0, 1.2, 1.4] {
+            assert_eq!(due(rate, &copied), Vec::<usize>::new(), "{rate}/day");
+        }
+        // Below 1.0 flips the second author's cut only; up past 1.5 the capped author's
+        // threshold; up past 2.4 the third author's cut as well.
+        assert_eq!(due(0.9, &copied), vec![1]);
+        assert_eq!(due(1.6, &copied), vec![3]);
+        assert_eq!(due(2.5, &copied), vec![2, 3]);
+        // A copy that never saw the reader active is due everywhere (the edge becomes selectable).
+        let fresh = CopiedFacts { reader_active: false, ..copied };
+        assert_eq!(due(1.0, &fresh), vec![0, 1, 2, 3, 4]);
+        // A capped author's ranking counts readers active by the copy: refreshed before the
+        // copied last read leaves ACTIVE_DAYS (a day ahead: the next report may be a day away).
+        let aging = CopiedFacts { last_read_at: Some(NOW - 6 * DAY_MS - 1), ..copied };
+        assert_eq!(due(1.0, &aging), vec![3]);
+        // Over the cap before its threshold is decided: every move counts for the ranking.
+        let undecided = AuthorCuts { post_rate: 0.0, push_min_read_rate: 0.0, over_cap: true };
+        assert!(p.copy_due(&copied, 1.2, &undecided, NOW));
+        assert!(!p.copy_due(&copied, 1.0, &undecided, NOW));
+        // Pull mode selects nothing; push mode everything with a window.
+        let plain = AuthorCuts { post_rate: 1.0, push_min_read_rate: 0.0, over_cap: false };
+        assert!(!Policy { mode: FanoutMode::Pull, ..p }.copy_due(&copied, 9.0, &plain, NOW));
+        assert!(!Policy { mode: FanoutMode::Push, ..p }.copy_due(&copied, 0.01, &plain, NOW));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Services: the operations of the product, on top of the stores and the Durable Object
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
+pub mod backlog;
 pub mod comments;
 pub mod fanout;
 pub mod faults;

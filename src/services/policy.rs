@@ -16,7 +16,7 @@ use super::queue::send::send_job;
 use crate::context::Ctx;
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
-use crate::domain::policy::{EdgeFacts, EdgeMode, FanoutMode, DAY_MS};
+use crate::domain::policy::{AuthorCuts, EdgeFacts, EdgeMode, FanoutMode, DAY_MS};
 use crate::domain::queue::PolicyJob;
 use crate::domain::window::WindowOp;
 use crate::error::ApiResult;
@@ -58,7 +58,7 @@ fn decide(ctx: &Ctx, edge: &EdgeRow, author: &AuthorFacts) -> EdgeMode {
 }
 
 /// Re-decides every edge of one reader; with a fresh `report`, first copies the reader's facts
-/// onto their author-side edges (which the authors' own re-decisions and caps rank by).
+/// onto the author-side edges whose selection it changes ([`copy_crossings`]).
 async fn rebalance_reader(
     ctx: &Ctx,
     windows: &Windows,
@@ -67,8 +67,7 @@ async fn rebalance_reader(
 ) -> ApiResult<()> {
     let (edges, authors) = store::reader_edges(&ctx.shards, reader).await?;
     if let Some(report) = report {
-        let followed: Vec<UserId> = edges.iter().map(|e| e.author_id).collect();
-        store::copy_reader_facts(&ctx.shards, reader, &followed, report).await?;
+        copy_crossings(ctx, reader, &authors, report).await?;
     }
     let mut to_push = Vec::new();
     let mut to_pull = Vec::new();
@@ -82,6 +81,41 @@ async fn rebalance_reader(
     }
     to_pull_mode(ctx, &to_pull.iter().map(|a| (reader, *a)).collect::<Vec<_>>()).await?;
     switch_to_push(ctx, windows, reader, &to_push).await
+}
+
+/// What an author's side compares copied rates with now.
+fn cuts(ctx: &Ctx, author: &AuthorFacts) -> AuthorCuts {
+    let cap = i64::try_from(ctx.config.policy.push_max_followers).unwrap_or(i64::MAX);
+    AuthorCuts {
+        post_rate: author.post_rate().at(ctx.now),
+        push_min_read_rate: author.push_min_read_rate,
+        over_cap: author.followers_count > cap,
+    }
+}
+
+/// Copies a report onto the edges of the authors whose comparisons with the copy it flips
+/// (`Policy::copy_due`): the copies there are read (one statement per database), and only the
+/// due ones written. So a steady reader's reports write nothing on other databases.
+async fn copy_crossings(
+    ctx: &Ctx,
+    reader: UserId,
+    authors: &[AuthorFacts],
+    report: &ActivityReport,
+) -> ApiResult<usize> {
+    let ids: Vec<UserId> = authors.iter().map(|a| a.author_id).collect();
+    let copies = store::copied_facts(&ctx.shards, reader, &ids).await?;
+    let due: Vec<UserId> = copies
+        .iter()
+        .filter(|(author, copy)| {
+            let Some(facts) = authors.iter().find(|a| a.author_id == *author) else { return false };
+            ctx.config.policy.copy_due(copy, report.read_rate, &cuts(ctx, facts), ctx.now)
+        })
+        .map(|(author, _)| *author)
+        .collect();
+    if due.is_empty() {
+        return Ok(0);
+    }
+    store::copy_reader_facts(&ctx.shards, reader, &due, report).await
 }
 
 /// push -> pull. The reader side is marked pull first (every read after it pulls the author
@@ -147,7 +181,7 @@ async fn rebalance_author(
         }
     };
     let mut to_pull = Vec::new();
-    for edge in &edges {
+    for edge in &with_readers_facts(ctx, &edges).await? {
         match (decide(ctx, edge, &facts), edge.mode()) {
             (EdgeMode::Push, EdgeMode::Pull) => {
                 switch_to_push(ctx, windows, edge.follower_id, &[author]).await?
@@ -170,6 +204,17 @@ async fn rebalance_author(
     send_job(ctx, job.into()).await
 }
 
+/// The edges with their readers' facts read from the readers' own rows: the copies on the
+/// author's side only select the edges (they are kept on the right side of the author's cuts,
+/// not fresh: [`copy_crossings`]), so each edge is decided on the same facts the reader's own
+/// re-decision uses. One statement per database the page's readers live on.
+async fn with_readers_facts(ctx: &Ctx, edges: &[EdgeRow]) -> ApiResult<Vec<EdgeRow>> {
+    let ids: Vec<UserId> = edges.iter().map(|e| e.follower_id).collect();
+    let readers = store::readers_facts(&ctx.shards, &ids).await?;
+    let fresh = |e: &EdgeRow| readers.iter().find(|r| r.id == e.follower_id).map_or(*e, |r| e.with_reader(r));
+    Ok(edges.iter().map(fresh).collect())
+}
+
 /// For an author over the cap, the read rate of the cap-th most active reader (an index seek
 /// on the author's side); recorded with the posting rate the edges are now decided with.
 async fn decide_cap(ctx: &Ctx, facts: &mut AuthorFacts) -> ApiResult<()> {
@@ -188,21 +233,9 @@ async fn decide_cap(ctx: &Ctx, facts: &mut AuthorFacts) -> ApiResult<()> {
         .await
 }
 
-/// The lowest reported read rate at which a pulled edge of this author could be decided push
-/// now, or `None` when none can (pull mode). A rate decays from its report, so the decayed rate
-/// the rule uses is at most the reported one: a reader reported below this cut is pull however
-/// the rest of the rule goes (`Policy::decide`: from pull, push needs
-/// `rate * PUSH_COST_RATIO >= post_rate * EDGE_HYSTERESIS`, and a capped author needs the
-/// reader at or above its threshold).
+/// The lowest copied read rate a pulled edge needs to be a push candidate (`Policy::push_cut`).
 fn push_cut(ctx: &Ctx, facts: &AuthorFacts) -> Option<f64> {
-    let policy = &ctx.config.policy;
-    let by_rule = facts.post_rate().at(ctx.now) * policy.hysteresis.max(1.0)
-        / policy.push_cost_ratio.max(f64::MIN_POSITIVE);
-    match policy.mode {
-        FanoutMode::Pull => None,
-        FanoutMode::Push => Some(0.0),
-        FanoutMode::Hybrid => Some(by_rule.max(facts.push_min_read_rate)),
-    }
+    ctx.config.policy.push_cut(&cuts(ctx, facts))
 }
 
 /// Readers (with a window) whose activity one sweep pass checks at most, and inactive readers

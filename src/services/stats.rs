@@ -27,6 +27,7 @@ pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
         *snapshot.counters.entry(name).or_default() += by;
     }
     let mut page = render(&snapshot, ctx.now);
+    page["backlog"] = json!(super::backlog::refresh(ctx).await?);
     // Background work per database (`PROFILE_IO`), for the capacity bench.
     let profiled: BTreeMap<&String, &i64> =
         snapshot.counters.iter().filter(|(name, _)| name.starts_with("io_")).collect();

@@ -12,7 +12,7 @@ use super::shards::Shards;
 use super::{all, exec, first, id_list, int, run, stmt, text, AnyDb, UserDb};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
-use crate::domain::policy::{EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
+use crate::domain::policy::{CopiedFacts, EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
 use crate::error::ApiResult;
 
 /// Brings the author's posting rate up to date with one post made at `created_at` (an import
@@ -50,10 +50,10 @@ pub async fn record_activity(
 }
 
 /// Copies a reader's reported facts onto their author-side edges (`followers` rows of
-/// `authors`, on the authors' side), where the authors' policy ranks readers without reading
-/// their rows. Only rows whose facts really move are written (a report is itself only sent on
-/// a real move: `domain/activity.rs`), so a repeated report writes nothing. A report comes from
-/// the reader's window, so the reader has one. Returns the rows written.
+/// `authors`, on the authors' side), where the authors' policy selects and ranks readers
+/// without reading their rows. The caller passes only the authors whose comparisons the new
+/// report flips (`Policy::copy_due`); of those, only rows whose facts really move are written.
+/// A report comes from the reader's window, so the reader has one. Returns the rows written.
 pub async fn copy_reader_facts(
     shards: &Shards,
     reader: UserId,
@@ -79,6 +79,68 @@ pub async fn copy_reader_facts(
         })
         .await?;
     Ok(written.into_iter().sum())
+}
+
+/// The reader's facts as copied on their edges to `authors` (author side, each on its
+/// author's home): `(author, copy)`; an edge whose mirror is not applied yet is absent.
+pub async fn copied_facts(
+    shards: &Shards,
+    reader: UserId,
+    authors: &[UserId],
+) -> ApiResult<Vec<(UserId, CopiedFacts)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        author_id: UserId,
+        read_rate: f64,
+        last_read_at: Option<i64>,
+        reader_active: i64,
+    }
+    let found = shards
+        .across(shards.users_by_database(authors.iter().copied()), |db, authors| async move {
+            let list = id_list(&authors);
+            all::<Row>(
+                db,
+                "SELECT author_id, read_rate, last_read_at, reader_active FROM followers \
+                 WHERE follower_id = ?1 AND author_id IN (SELECT value FROM json_each(?2))",
+                &[int(reader), text(&list)],
+            )
+            .await
+        })
+        .await?;
+    let copy = |r: Row| {
+        let facts = CopiedFacts {
+            read_rate: r.read_rate,
+            last_read_at: r.last_read_at,
+            reader_active: r.reader_active != 0,
+        };
+        (r.author_id, facts)
+    };
+    Ok(found.into_iter().flatten().map(copy).collect())
+}
+
+/// Readers' own facts (their users rows, each on its home), for decisions made from an
+/// author's side: the copies there are only kept on the right side of the author's cuts.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize)]
+pub struct ReaderFacts {
+    pub id: UserId,
+    read_rate: f64,
+    last_read_at: Option<i64>,
+    has_window: i64,
+}
+
+pub async fn readers_facts(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<ReaderFacts>> {
+    let found = shards
+        .across(shards.users_by_database(readers.iter().copied()), |db, readers| async move {
+            all::<ReaderFacts>(
+                db,
+                "SELECT id, read_rate, last_read_at, feed_active_at IS NOT NULL AS has_window FROM users \
+                 WHERE id IN (SELECT value FROM json_each(?1))",
+                &[text(&id_list(&readers))],
+            )
+            .await
+        })
+        .await?;
+    Ok(found.into_iter().flatten().collect())
 }
 
 /// An author as the policy sees them.
@@ -136,6 +198,16 @@ impl EdgeRow {
     /// The rate as reported (not decayed to now): what the author's cap ranks readers by.
     pub fn reported_read_rate(&self) -> f64 {
         self.read_rate
+    }
+
+    /// The edge with the reader's facts taken from their own row instead of the copy.
+    pub fn with_reader(self, reader: &ReaderFacts) -> Self {
+        Self {
+            read_rate: reader.read_rate,
+            last_read_at: reader.last_read_at,
+            has_window: reader.has_window,
+            ..self
+        }
     }
 }
 

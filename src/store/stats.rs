@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
-use super::{all, all_sized, first, int, run, stmt, text, AnyDb, Count, OnDb};
+use super::{all, all_sized, batch, first, int, run, stmt, text, AnyDb, ControlDb, Count, OnDb};
 use crate::error::ApiResult;
 
 /// Adds `by` to a named counter; a statement so it joins the batch of the change it counts.
@@ -219,4 +219,77 @@ pub async fn trim_samples<'a>(db: impl OnDb<'a>, keep: i64) -> ApiResult<usize> 
         &[int(keep)],
     )
     .await
+}
+
+/// One database's delivery-lag figures for the backlog alert (`domain/backlog.rs`).
+#[derive(Debug, Default)]
+pub struct LagFigures {
+    /// Creation time of its oldest pending outbox event.
+    pub oldest_pending_at: Option<i64>,
+    /// Its publish-to-visible samples recorded at or after the window's start (ms).
+    pub recent_ms: Vec<i64>,
+}
+
+/// The oldest pending event (index `outbox_by_state`: a range over the pending rows only)
+/// and the newest samples, kept if recorded since `from`: ids grow with time, so the window is
+/// the head of the `latency_samples_by_kind` range.
+pub async fn lag_figures(db: AnyDb<'_>, from: i64) -> ApiResult<LagFigures> {
+    #[derive(Deserialize)]
+    struct Sample {
+        ms: i64,
+        created_at: i64,
+    }
+    let oldest: Option<Count> =
+        first(db, "SELECT MIN(created_at) AS n FROM outbox WHERE state = 'pending' HAVING COUNT(*) > 0", &[])
+            .await?;
+    let samples: Vec<Sample> = all(
+        db,
+        "SELECT ms, created_at FROM latency_samples WHERE kind = 'publish_to_visible' \
+         ORDER BY id DESC LIMIT 1000",
+        &[],
+    )
+    .await?;
+    Ok(LagFigures {
+        oldest_pending_at: oldest.map(|o| o.n),
+        recent_ms: samples.into_iter().take_while(|s| s.created_at >= from).map(|s| s.ms).collect(),
+    })
+}
+
+const BACKLOG_STATE: &str = "backlog_state";
+const BACKLOG_SINCE: &str = "backlog_since";
+
+/// The backlog state recorded on the control database: `(state code, since ms)`.
+pub async fn backlog_mark(db: ControlDb<'_>) -> ApiResult<Option<(i64, i64)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        state: i64,
+        since: i64,
+    }
+    let row: Option<Row> = first(
+        db,
+        "SELECT s.value AS state, t.value AS since FROM stats s JOIN stats t ON t.name = ?2 WHERE s.name = ?1",
+        &[text(BACKLOG_STATE), text(BACKLOG_SINCE)],
+    )
+    .await?;
+    Ok(row.map(|r| (r.state, r.since)))
+}
+
+/// Records a new backlog state and since when, only if the recorded state is still `was`
+/// (`None`: nothing recorded): two concurrent readers that saw the same change write it once,
+/// and a stale one never overwrites a newer mark. One batch (a transaction): both rows or none.
+pub async fn set_backlog_mark(db: ControlDb<'_>, was: Option<i64>, state: i64, since: i64) -> ApiResult<()> {
+    let was = was.unwrap_or(-1);
+    let since = stmt(
+        db,
+        "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value \
+         WHERE COALESCE((SELECT value FROM stats WHERE name = ?3), -1) = ?4",
+        &[text(BACKLOG_SINCE), int(since), text(BACKLOG_STATE), int(was)],
+    )?;
+    let state = stmt(
+        db,
+        "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value \
+         WHERE stats.value = ?3",
+        &[text(BACKLOG_STATE), int(state), int(was)],
+    )?;
+    batch(db, vec![since, state]).await.map(|_| ())
 }

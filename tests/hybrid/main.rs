@@ -273,3 +273,67 @@ fn a_pulled_readers_open_socket_still_hears_of_the_authors_posts() {
     assert!(!in_window || edge_of(&author, &offline).0 == 1, "a pulled reader's window got the post");
     assert!(feed_scroll(&offline, 10).contains(&post));
 }
+
+/// The reader's rate as copied on their edge to `author` (the author's side), and the rate
+/// their own row holds (the last report).
+fn copied_and_own_rate(author: &User, reader: &User) -> (Option<f64>, Option<f64>) {
+    let body = json!({ "author_id": author.id, "reader_id": reader.id });
+    let v = admin("POST", "/v1/admin/test/edges", Some(&body)).expect(200);
+    let edge = v["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["follower_id"].as_u64().map(|n| n.to_string()) == Some(reader.id.clone()));
+    (edge.and_then(|e| e["read_rate"].as_f64()), v["reader"]["read_rate"].as_f64())
+}
+
+fn near(rate: Option<f64>, expected: f64) -> bool {
+    rate.is_some_and(|r| (r - expected).abs() < 0.02)
+}
+
+#[test]
+fn a_readers_rate_is_copied_to_an_author_only_when_it_crosses_that_authors_cut() {
+    setup();
+    // A silent author's cut is 0 (nothing crosses it); 14 posts make about 2 a day, a cut of
+    // 2 * EDGE_HYSTERESIS / PUSH_COST_RATIO = 0.4 reads a day.
+    let quiet = register("copy_quiet");
+    let busy = register("copy_busy");
+    for i in 0..14 {
+        busy.publish(&format!("busy {i}"), "public");
+    }
+    let reader = register("copy_reader");
+    reader.follow(&quiet);
+    reader.follow(&busy);
+    poll("both mirrors applied", DEADLINE, || {
+        (copied_and_own_rate(&quiet, &reader).0.is_some() && copied_and_own_rate(&busy, &reader).0.is_some())
+            .then_some(())
+    });
+    // Reads back to back: the rate is about n/7 a day after n; reports at 1, 2 and 4 (a 1.5x move).
+    let read = || reader.get("/v1/feed?limit=1").expect(200);
+    read();
+    poll("the first report copied to both authors", DEADLINE, || {
+        (near(copied_and_own_rate(&quiet, &reader).0, 1.0 / 7.0)
+            && near(copied_and_own_rate(&busy, &reader).0, 1.0 / 7.0))
+        .then_some(())
+    });
+    read();
+    poll("the second report recorded on the reader's side", DEADLINE, || {
+        near(copied_and_own_rate(&quiet, &reader).1, 2.0 / 7.0).then_some(())
+    });
+    for author in [&quiet, &busy] {
+        let (copy, own) = copied_and_own_rate(author, &reader);
+        assert!(near(copy, 1.0 / 7.0), "no cut crossed: nothing copied ({copy:?}, reader {own:?})");
+    }
+    read();
+    read();
+    poll("the fourth read's report crosses the busy author's cut: copied there", DEADLINE, || {
+        near(copied_and_own_rate(&busy, &reader).0, 4.0 / 7.0).then_some(())
+    });
+    let (copy, own) = copied_and_own_rate(&quiet, &reader);
+    assert!(
+        near(own, 4.0 / 7.0) && near(copy, 1.0 / 7.0),
+        "the quiet author's copy untouched: {copy:?}, {own:?}"
+    );
+    // The decision is the rule's on the reader's facts: 4/7 * 10 >= 2 * 2, so push.
+    poll("the busy author's edge pushed", DEADLINE, || (edge_of(&busy, &reader) == (1, 0)).then_some(()));
+}

@@ -90,10 +90,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             json(200, &Windows::new(app)?.run_alarm(reader).await?)
         }
         TestHook::Graph => graph_pair(app, &body).await,
-        TestHook::Edges => {
-            let author = body.required_id("author_id", UserId::parse)?;
-            json(200, &value!({ "edges": test_hooks::author_edges(app.user_db(author), author).await? }))
-        }
+        TestHook::Edges => author_edges(app, &body).await,
         TestHook::DbOutage => db_outage(app, &body),
     }
 }
@@ -129,6 +126,20 @@ fn db_outage(app: &App, body: &JsonObject) -> ApiResult<Response> {
         None => None,
     };
     json(200, &test_hooks::set_database_failing(change))
+}
+
+/// An author's edges as the author's side holds them; with `reader_id`, also that reader's own
+/// facts (their users row), which the copies on the edges lag between threshold crossings.
+async fn author_edges(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let author = body.required_id("author_id", UserId::parse)?;
+    let edges = test_hooks::author_edges(app.user_db(author), author).await?;
+    let reader = if body.has("reader_id") {
+        let reader = body.required_id("reader_id", UserId::parse)?;
+        crate::store::policy::readers_facts(&app.shards, &[reader]).await?.into_iter().next()
+    } else {
+        None
+    };
+    json(200, &value!({ "edges": edges, "reader": reader }))
 }
 
 /// Both sides of the pair `user_id`, `other_id` as stored: each user's own follow and block of
