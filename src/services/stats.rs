@@ -33,6 +33,7 @@ pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
         snapshot.counters.iter().filter(|(name, _)| name.starts_with("io_")).collect();
     page["profile_io"] = json!(profiled);
     page["shard_map"] = json!(ctx.shards.map().describe());
+    page["d1_storage"] = d1_storage(&databases);
     page["databases"] = json!(databases);
     page["migrations_drift"] = json!(!drifting(&databases).is_empty());
     page["migrations_drifting"] = json!(drifting(&databases));
@@ -73,6 +74,22 @@ async fn databases(ctx: &Ctx) -> Vec<Database> {
             }
         })
         .collect()
+}
+
+/// D1 stores at most this much per account, every database together (Workers Paid; raised by
+/// request: docs/CAPACITY.md "Storage beyond 1 TB per account"). It binds long before any one
+/// database's 10 GB, since sharding spreads the rows evenly.
+const D1_ACCOUNT_LIMIT_BYTES: u64 = 1_000_000_000_000;
+
+/// Every database's size summed, against the account's storage limit: the figure an operator
+/// watches to ask for the increase in time.
+fn d1_storage(databases: &[Database]) -> Value {
+    let bytes: u64 = databases.iter().filter_map(|d| d.size_bytes).sum();
+    json!({
+        "bytes": bytes,
+        "account_limit_bytes": D1_ACCOUNT_LIMIT_BYTES,
+        "share_of_limit": bytes as f64 / D1_ACCOUNT_LIMIT_BYTES as f64,
+    })
 }
 
 /// The databases whose newest migration is not that of the most migrated one (empty: no

@@ -113,9 +113,15 @@ fn server_timing_counts_rows_and_a_likes_commit_on_its_posts_database() {
     assert_eq!(like.timing("statements"), total, "the total counts the object's too: {header}");
     // The stats give each database's size, and background profiling is off by default.
     let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+    let mut summed = 0;
     for db in stats["databases"].as_array().expect("databases") {
         assert!(db["size_bytes"].as_u64().is_some_and(|b| b > 4096), "{db}");
+        summed += db["size_bytes"].as_u64().unwrap_or(0);
     }
+    // Against the account's 1 TB, which binds before any one database's 10 GB.
+    let storage = &stats["d1_storage"];
+    assert_eq!(storage["bytes"].as_u64(), Some(summed), "{storage}");
+    assert_eq!(storage["account_limit_bytes"].as_u64(), Some(1_000_000_000_000), "{storage}");
     assert_eq!(stats["profile_io"], serde_json::json!({}));
 }
 
