@@ -123,6 +123,13 @@ pub struct WindowReply {
     /// SQL statements the op ran in the object (the fan-out's per-delivery profile).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub statements: usize,
+    /// Rows the op's statements read and wrote, as the object's SQL cursors count them (what
+    /// Durable Object SQLite bills: every row scanned; every row and index entry written or
+    /// deleted).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_read: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_written: usize,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -211,7 +211,7 @@ impl TimelineWindow {
                 return (super::failure(&failure), StreamNews::default());
             }
         };
-        reply.statements = store.statements();
+        (reply.statements, reply.rows_read, reply.rows_written) = store.profile();
         let mut news = StreamNews::default();
         if reply.changed > 0 {
             if let Some((entries, top)) = delivered {

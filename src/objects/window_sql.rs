@@ -10,8 +10,9 @@
 //! that fails half-way is simply run again by the next instance.
 //!
 //! Counts come from `RETURNING` rows rather than `rows_written()`, which is a billing metric
-//! that also counts index writes (one insert here reports 3). A `RETURNING` cursor must be
-//! drained: workerd cannot commit while a statement is still in progress (`SQLITE_BUSY`).
+//! that also counts index writes (one insert here reports 3); that metric (with `rows_read()`)
+//! is summed per op for the cost profile. Every cursor is drained: workerd cannot commit while
+//! a statement is still in progress (`SQLITE_BUSY`).
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -175,36 +176,58 @@ pub fn tickets_until(sql: &SqlStorage) -> Result<Option<i64>> {
 /// One window's storage, borrowed for the duration of one op.
 pub struct SqlWindow<'a> {
     sql: &'a SqlStorage,
-    /// Statements run so far (the fan-out's per-delivery profile reports them).
+    /// Statements run so far, and the rows they read and wrote as their cursors count them
+    /// (the fan-out's per-delivery profile and the feed read's per-page one report them).
     statements: Cell<usize>,
+    rows_read: Cell<usize>,
+    rows_written: Cell<usize>,
 }
 
 impl<'a> SqlWindow<'a> {
     /// Expects [`migrate`] to have succeeded on `sql`.
     pub fn new(sql: &'a SqlStorage) -> Self {
-        Self { sql, statements: Cell::new(0) }
+        Self { sql, statements: Cell::new(0), rows_read: Cell::new(0), rows_written: Cell::new(0) }
     }
 
-    pub fn statements(&self) -> usize {
-        self.statements.get()
+    /// `(statements, rows read, rows written)` so far.
+    pub fn profile(&self) -> (usize, usize, usize) {
+        (self.statements.get(), self.rows_read.get(), self.rows_written.get())
     }
 
-    fn exec(&self, statement: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> Result<SqlCursor> {
+    /// Runs one statement to its end and counts it; returns its rows. Draining the cursor is
+    /// what makes its counts final (and workerd cannot commit while a statement is still in
+    /// progress).
+    fn rows<T: serde::de::DeserializeOwned>(
+        &self,
+        statement: &str,
+        bindings: impl Into<Option<Vec<SqlStorageValue>>>,
+    ) -> Result<Vec<T>> {
+        let cursor = self.sql.exec(statement, bindings)?;
+        let rows = cursor.to_array()?;
+        self.tally(&cursor);
+        Ok(rows)
+    }
+
+    fn tally(&self, cursor: &SqlCursor) {
         self.statements.set(self.statements.get() + 1);
-        self.sql.exec(statement, bindings)
+        self.rows_read.set(self.rows_read.get() + cursor.rows_read());
+        self.rows_written.set(self.rows_written.get() + cursor.rows_written());
+    }
+
+    /// Runs a statement whose rows do not matter.
+    fn run(&self, statement: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> Result<()> {
+        self.rows::<IgnoredAny>(statement, bindings).map(drop)
     }
 
     /// Runs a statement with a `RETURNING post_id` clause; returns how many rows it touched.
     fn returned_rows(&self, statement: &str, bindings: Vec<SqlStorageValue>) -> Result<usize> {
-        // Only the number of rows matters: one per row inserted or deleted. `to_array` also
-        // drains the cursor, which the commit needs.
-        let rows: Vec<IgnoredAny> = self.exec(statement, bindings)?.to_array()?;
-        Ok(rows.len())
+        // Only the number of rows matters: one per row inserted or deleted.
+        Ok(self.rows::<IgnoredAny>(statement, bindings)?.len())
     }
 
     /// The `version` column of the row `statement` selects by one id, if there is one.
     fn one_version(&self, statement: &str, id: i64) -> Result<Option<i64>> {
-        let rows: Vec<VersionOf> = self.exec(statement, vec![int(id)])?.to_array()?;
+        let rows: Vec<VersionOf> = self.rows(statement, vec![int(id)])?;
         Ok(rows.first().map(|row| row.version))
     }
 
@@ -215,7 +238,7 @@ impl<'a> SqlWindow<'a> {
         let mut bindings = Vec::from(key_bindings(key));
         bindings.extend(key_bindings(floor));
         bindings.push(int_usize(limit));
-        self.exec(&statement, bindings)?.to_array()
+        self.rows(&statement, bindings)
     }
 }
 
@@ -223,13 +246,12 @@ impl WindowStorage for SqlWindow<'_> {
     type Error = Error;
 
     fn floor(&self) -> Result<Option<SortKey>> {
-        let rows: Vec<FloorRow> =
-            self.exec("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?.to_array()?;
+        let rows: Vec<FloorRow> = self.rows("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?;
         Ok(rows.first().map(|row| SortKey::new(row.floor_primary, row.floor_id)))
     }
 
     fn set_floor(&mut self, floor: SortKey) -> Result<()> {
-        self.exec(
+        self.run(
             "INSERT INTO meta (id, floor_primary, floor_id) VALUES (1, ?, ?) \
              ON CONFLICT (id) DO UPDATE SET floor_primary = excluded.floor_primary, floor_id = excluded.floor_id",
             Vec::from(key_bindings(floor)),
@@ -252,25 +274,22 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn count(&self) -> Result<usize> {
-        let rows: Vec<CountRow> = self.exec("SELECT COUNT(*) AS n FROM entries", None)?.to_array()?;
+        let rows: Vec<CountRow> = self.rows("SELECT COUNT(*) AS n FROM entries", None)?;
         Ok(rows.first().map_or(0, |row| usize::try_from(row.n).unwrap_or(0)))
     }
 
     fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>> {
-        let rows: Vec<KeyRow> = self
-            .sql
-            .exec(
-                "SELECT created_at, post_id FROM entries ORDER BY created_at DESC, post_id DESC LIMIT 1 OFFSET ?",
-                vec![int_usize(n)],
-            )?
-            .to_array()?;
+        let rows: Vec<KeyRow> = self.rows(
+            "SELECT created_at, post_id FROM entries ORDER BY created_at DESC, post_id DESC LIMIT 1 OFFSET ?",
+            vec![int_usize(n)],
+        )?;
         Ok(rows.first().map(|row| SortKey::new(row.created_at, row.post_id)))
     }
 
     fn delete_below(&mut self, key: SortKey) -> Result<()> {
         for table in ["entries", "tombstones"] {
             let statement = format!("DELETE FROM {table} WHERE (created_at, post_id) < (?, ?)");
-            self.exec(&statement, Vec::from(key_bindings(key)))?;
+            self.run(&statement, Vec::from(key_bindings(key)))?;
         }
         Ok(())
     }
@@ -307,10 +326,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn set_version(&mut self, post_id: PostId, version: i64) -> Result<()> {
-        self.exec(
-            "UPDATE entries SET version = ? WHERE post_id = ?",
-            vec![int(version), int(post_id.get())],
-        )?;
+        self.run("UPDATE entries SET version = ? WHERE post_id = ?", vec![int(version), int(post_id.get())])?;
         Ok(())
     }
 
@@ -319,7 +335,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<()> {
-        self.exec(
+        self.run(
             "INSERT INTO tombstones (post_id, created_at, version) VALUES (?, ?, ?) \
              ON CONFLICT (post_id) DO UPDATE SET version = MAX(version, excluded.version)",
             vec![int(post_id.get()), int(key.primary), int(version)],
@@ -332,15 +348,14 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn activity(&self) -> Result<Option<Activity>> {
-        let rows: Vec<ActivityRow> =
-            self.exec("SELECT activity FROM reader_activity WHERE id = 1", None)?.to_array()?;
+        let rows: Vec<ActivityRow> = self.rows("SELECT activity FROM reader_activity WHERE id = 1", None)?;
         // An unreadable row (a format this code does not know) counts as no history.
         Ok(rows.first().and_then(|row| serde_json::from_str(&row.activity).ok()))
     }
 
     fn set_activity(&mut self, activity: &Activity) -> Result<()> {
         let json = serde_json::to_string(activity).map_err(|e| Error::RustError(e.to_string()))?;
-        self.exec(
+        self.run(
             "INSERT INTO reader_activity (id, activity) VALUES (1, ?) \
              ON CONFLICT (id) DO UPDATE SET activity = excluded.activity",
             vec![SqlStorageValue::String(json)],
@@ -349,7 +364,7 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<()> {
-        self.exec(
+        self.run(
             "INSERT INTO author_marks (author_id, event) VALUES (?, ?) \
              ON CONFLICT (author_id) DO UPDATE SET event = excluded.event",
             vec![int(author_id.get()), int(event)],

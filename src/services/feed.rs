@@ -99,7 +99,16 @@ async fn call_window(
     on_failure: OnFailure,
 ) -> ApiResult<(Option<WindowReply>, bool)> {
     match windows.call(viewer, op).await {
-        Ok(reply) => Ok((Some(reply), false)),
+        Ok(reply) => {
+            if matches!(op, WindowOp::Older { .. } | WindowOp::Newer { .. }) {
+                // The object's own rows per page read (the cost table's window figures).
+                tally::add("feed_window_reads", 1);
+                tally::add("feed_window_statements", reply.statements as i64);
+                tally::add("feed_window_rows_read", reply.rows_read as i64);
+                tally::add("feed_window_rows_written", reply.rows_written as i64);
+            }
+            Ok((Some(reply), false))
+        }
         Err(e) => degraded(viewer, on_failure, e).map(|()| (None, true)),
     }
 }
