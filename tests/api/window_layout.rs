@@ -28,7 +28,7 @@ fn a_window_in_the_old_layout_migrates_without_losing_an_entry() {
     assert_eq!(imported.len(), posts);
     wait_drained(&author);
     reader.get("/v1/feed?limit=10").expect(200); // builds the window from D1
-    // And two deliveries by the fan-out, one of them removed again (a tombstone).
+                                                 // And two deliveries by the fan-out, one of them removed again (a tombstone).
     let kept = id_of(&author.publish("delivered", "public"));
     let removed = id_of(&author.publish("removed", "public"));
     wait_drained(&author);
@@ -47,7 +47,8 @@ fn a_window_in_the_old_layout_migrates_without_losing_an_entry() {
 
     // A read migrates it: every entry is served, from the window (same entries, same floor).
     let pages = collect_pages(&reader, "/v1/feed?limit=7");
-    let mut expected: Vec<String> = before["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let mut expected: Vec<String> =
+        before["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
     assert_eq!(ids(&pages), expected);
     let after = window(&reader);
     assert_eq!((&after["initialized"], &after["floor"]), (&before["initialized"], &before["floor"]));
@@ -60,6 +61,9 @@ fn a_window_in_the_old_layout_migrates_without_losing_an_entry() {
     assert_eq!(ids(&collect_pages(&reader, "/v1/feed?limit=20")), expected);
     assert!(!window(&reader)["post_ids"].as_array().unwrap().contains(&json!(removed)));
     // Moved back and forward once more: the same entries again.
-    assert_eq!(admin("POST", "/v1/admin/test/window_v4", Some(&hook)).expect(200)["entries"], json!(held + 1));
+    assert_eq!(
+        admin("POST", "/v1/admin/test/window_v4", Some(&hook)).expect(200)["entries"],
+        json!(held + 1)
+    );
     assert_eq!(ids(&collect_pages(&reader, "/v1/feed?limit=50")), expected);
 }
