@@ -484,9 +484,9 @@ fn counters() -> BTreeMap<String, f64> {
 
 /// Rows a full window's object reads and writes per delivery and per page read, from the
 /// object's SQL cursors (each reply carries its op's counts; the Worker tallies them with
-/// `PROFILE_IO`, which the measuring stack sets). The
-/// reader follows one author with more posts than the cap, so its first read builds a full
-/// window; then the author publishes [`WINDOW_DELIVERIES`] posts.
+/// `PROFILE_IO`, which the measuring stack sets). The reader follows one author with more
+/// posts than the cap, so its first read builds a full window; then the author publishes
+/// [`WINDOW_DELIVERIES`] posts.
 pub fn measure_window(pool: &mut Pool) -> (WindowRows, Value) {
     let author = std::sync::Arc::new(pool.users_on(&[HOME]).remove(0));
     let reader = pool.users_on(&[OTHERS[0]]).remove(0);
