@@ -7,6 +7,7 @@
 //! line by line and the smallest P that fits (or why none does).
 //!
 //! `--measure` rebuilds the cost table from local stacks (`capacity/measure.rs`, ~5 minutes);
+//! `--measure-window` only the window object's rows per delivery and page read (into it);
 //! `--simulate` checks the model against a seeded graph driven through a local stack
 //! (`capacity/simulate.rs`, ~5 minutes, `bench/simulation.json`); `--headline` prints the
 //! headline scenario under push, hybrid and pull side by side (docs/CAPACITY.md holds it).
@@ -34,7 +35,8 @@ mod timing;
 use model::{Celebrities, Costs, Limits, Mode, Policy, Prices, Workload};
 use serde_json::json;
 
-const USAGE: &str = "usage: ./scripts/bench capacity [--measure | --simulate | --headline] [--databases P]
+const USAGE: &str =
+    "usage: ./scripts/bench capacity [--measure | --measure-window | --simulate | --headline] [--databases P]
   [--mode push|hybrid|pull] [--users N] [--daily-active S] [--weekly-active S] [--window-holders S]
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
@@ -79,6 +81,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     while let Some(flag) = rest.next() {
         match flag.as_str() {
             "--measure" => out.action = "measure",
+            "--measure-window" => out.action = "measure-window",
             "--simulate" => out.action = "simulate",
             "--headline" => out.action = "headline",
             "--help" | "-h" => return Err(USAGE.into()),
@@ -140,6 +143,19 @@ fn main() {
             let text = serde_json::to_string_pretty(&saved).expect("JSON");
             std::fs::write(bench_dir().join("costs.json"), text + "\n").expect("bench/costs.json");
             println!("{}", report::costs_table(&costs));
+        }
+        "measure-window" => {
+            // Only the window's rows, into the table the last full measurement left.
+            let (rows, raw) = measure::run_window();
+            let path = bench_dir().join("costs.json");
+            let text = std::fs::read_to_string(&path).expect("bench/costs.json (run --measure first)");
+            let mut saved: serde_json::Value = serde_json::from_str(&text).expect("costs.json is JSON");
+            saved["costs"]["window"] = json!(rows);
+            saved["raw"]["window"] = raw;
+            saved["window_measured"] = provenance::provenance();
+            let text = serde_json::to_string_pretty(&saved).expect("JSON");
+            std::fs::write(&path, text + "\n").expect("bench/costs.json");
+            println!("{}", report::window_rows(&rows));
         }
         "simulate" => {
             let costs = load_costs();

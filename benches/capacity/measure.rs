@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::model::{Bytes, Costs, OpCost, Work};
+use super::model::{Bytes, Costs, OpCost, WindowRows, Work};
 use super::timing::{timing_of, Timing};
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
@@ -35,6 +35,10 @@ const BYTES_SAMPLE: usize = 300;
 const LIKES_PER_POST: usize = 5;
 /// Feed reads before the measured ones.
 const WARM_UP_READS: usize = 20;
+/// The window measurement: a full window (`FEED_WINDOW` 800) and this many deliveries to it,
+/// enough for its trims (a block of entries dropped every ~50) to be in the mean.
+const WINDOW_CAP: usize = 800;
+const WINDOW_DELIVERIES: usize = 150;
 
 /// The consumer's per-database counters (`profile_io` in the stats).
 fn profile() -> BTreeMap<String, f64> {
@@ -480,6 +484,70 @@ pub fn start(label: &str, mode: &str, chunk: &str) -> Server {
     server
 }
 
+/// The stats' counters (the Worker's tallies, written by the stats read itself).
+fn counters() -> BTreeMap<String, f64> {
+    let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+    let map = stats["counters"].as_object().cloned().unwrap_or_default();
+    map.into_iter().map(|(k, v)| (k, v.as_f64().unwrap_or(0.0))).collect()
+}
+
+/// Rows a full window's object reads and writes per delivery and per page read, from the
+/// object's SQL cursors (each reply carries its op's counts; the Worker tallies them with
+/// `PROFILE_IO`, which the measuring stack sets). The reader follows one author with more
+/// posts than the cap, so its first read builds a full window; then the author publishes
+/// [`WINDOW_DELIVERIES`] posts.
+pub fn measure_window(pool: &mut Pool) -> (WindowRows, Value) {
+    let author = std::sync::Arc::new(pool.users_on(&[HOME]).remove(0));
+    let reader = pool.users_on(&[OTHERS[0]]).remove(0);
+    let now = now_secs();
+    let a = author.clone();
+    parallel(8, WINDOW_CAP + 20, move |i| {
+        let at = edgefeed::domain::time::format_rfc3339((now - POST_AGE_SECS - (i as i64) * 7) * 1000);
+        import_post(&a, &format!("window {i}"), "public", &at);
+    });
+    reader.follow(&author);
+    drained();
+    reader.get("/v1/feed?limit=20").expect(200); // builds the window: a full snapshot
+    let before = counters();
+    for i in 0..WINDOW_DELIVERIES {
+        author
+            .post("/v1/posts", json!({ "body": format!("delivered {i}"), "visibility": "public" }))
+            .expect(201);
+    }
+    drained();
+    let middle = counters();
+    for _ in 0..SAMPLES {
+        let page = reader.get("/v1/feed?limit=20").expect(200);
+        let cursor = page["next_cursor"].as_str().unwrap_or_default().to_string();
+        reader.get(&format!("/v1/feed?limit=20&cursor={cursor}")).expect(200);
+    }
+    let after = counters();
+    let grew = |from: &BTreeMap<String, f64>, to: &BTreeMap<String, f64>, k: &str| {
+        to.get(k).copied().unwrap_or(0.0) - from.get(k).copied().unwrap_or(0.0)
+    };
+    let ops = grew(&before, &middle, "fanout_window_ops").max(1.0);
+    let reads = grew(&middle, &after, "feed_window_reads").max(1.0);
+    let per = |from, to, prefix: &str, n: f64| Work {
+        statements: grew(from, to, &format!("{prefix}_statements")) / n,
+        rows_read: grew(from, to, &format!("{prefix}_rows_read")) / n,
+        rows_written: grew(from, to, &format!("{prefix}_rows_written")) / n,
+    };
+    let rows = WindowRows {
+        delivery: per(&before, &middle, "fanout_window", ops),
+        page_read: per(&middle, &after, "feed_window", reads),
+    };
+    (rows, json!({ "window_ops": ops, "page_reads": reads, "cap": WINDOW_CAP }))
+}
+
+/// Measures the window alone on a fresh push stack (`--measure-window`).
+pub fn run_window() -> (WindowRows, Value) {
+    let server = start("capacity-window", "push", MEASURE_CHUNK);
+    let (_, map) = shard_map();
+    let measured = measure_window(&mut Pool::new(map, DATABASES));
+    server.kill();
+    measured
+}
+
 /// Measures every operation; returns the table and the raw figures.
 pub fn run() -> (Costs, Value) {
     let started = Instant::now();
@@ -502,6 +570,8 @@ pub fn run() -> (Costs, Value) {
     let (follow, follow_raw) = measure_follow(&mut pool);
     phase("cron pass");
     let (cron_pass, cron_raw) = measure_cron();
+    phase("window rows");
+    let (window, window_raw) = measure_window(&mut pool);
     server.kill();
     phase("pull stack: starting");
     let server = start("capacity-pull", "pull", "500");
@@ -529,6 +599,7 @@ pub fn run() -> (Costs, Value) {
         consumer_batch: CONSUMER_BATCH as f64,
         consumer_flush,
         rate_copy_rows_per_read: feed_raw["rate_copy_rows_per_read"].as_f64().unwrap_or(0.0),
+        window,
     };
     let raw = json!({
         "feed_push": feed_raw,
@@ -538,6 +609,7 @@ pub fn run() -> (Costs, Value) {
         "follow": follow_raw,
         "cron": cron_raw,
         "bytes": bytes_raw,
+        "window": window_raw,
         "secs": started.elapsed().as_secs_f64(),
     });
     (costs, raw)

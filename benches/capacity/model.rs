@@ -74,6 +74,16 @@ pub struct Bytes {
     pub window_entry: f64,
 }
 
+/// Rows the reader's window object's own SQL reads and writes (its cursors' counts, what
+/// Durable Object SQLite bills), per operation on a full window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowRows {
+    /// One delivery of one post (amortized over a steady stream, trims included).
+    pub delivery: Work,
+    /// One feed page read from the window (also records the reader's read).
+    pub page_read: Work,
+}
+
 /// The measured table (`bench/costs.json`, `costs` field).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Costs {
@@ -113,6 +123,10 @@ pub struct Costs {
     /// read rate copied onto the followed authors' edges; only on threshold crossings).
     #[serde(default)]
     pub rate_copy_rows_per_read: f64,
+    /// The window object's own rows (`--measure-window`); a table from before it was measured
+    /// has none.
+    #[serde(default)]
+    pub window: WindowRows,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -301,6 +315,8 @@ pub struct Prices {
     pub do_gb_s_included: f64,
     pub do_per_m_gb_s: f64,
     pub do_object_gb: f64,
+    pub do_rows_read_included: f64,
+    pub do_per_m_rows_read: f64,
     pub do_rows_written_included: f64,
     pub do_per_m_rows_written: f64,
     pub do_gb_included: f64,
@@ -329,6 +345,8 @@ impl Default for Prices {
             do_gb_s_included: 400_000.0,
             do_per_m_gb_s: 12.50,
             do_object_gb: 0.128,
+            do_rows_read_included: 25e9,
+            do_per_m_rows_read: 0.001,
             do_rows_written_included: 50e6,
             do_per_m_rows_written: 1.00,
             do_gb_included: 5.0,
@@ -851,10 +869,11 @@ fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: 
         + deliveries * c.fanout_reader.do_ms * c.fanout_reader.do_calls
         + w.likes_per_s * c.like.do_ms * c.like.do_calls;
     let gb_s = do_ms / 1000.0 * pr.do_object_gb * month;
-    // Window storage: every holder's window full, and each delivery writes its id (and trims
-    // the oldest once full: two rows).
+    // Window storage: every holder's window full; its rows as measured per delivery and per
+    // page read (a table from before they were measured: two rows written per delivery).
     let window_gb = w.users * w.window_holders * 800.0 * c.bytes.window_entry / 1e9;
-    let window_rows_written = deliveries * 2.0 * month;
+    let (window_reads, window_rows) = window_rows(c, w, deliveries);
+    let (window_rows_read, window_rows_written) = (window_reads * month, window_rows * month);
     let queue_ops = plan.queue_messages_per_s * pr.queue_ops_per_message * month;
     vec![
         BillLine { item: "Workers Paid base", usage: 1.0, unit: "month", usd: pr.workers_base },
@@ -901,6 +920,12 @@ fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: 
             usd: over(gb_s, pr.do_gb_s_included) / 1e6 * pr.do_per_m_gb_s,
         },
         BillLine {
+            item: "Durable Object storage rows read (windows)",
+            usage: window_rows_read,
+            unit: "rows",
+            usd: over(window_rows_read, pr.do_rows_read_included) / 1e6 * pr.do_per_m_rows_read,
+        },
+        BillLine {
             item: "Durable Object storage rows written (windows)",
             usage: window_rows_written,
             unit: "rows",
@@ -919,6 +944,19 @@ fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: 
             usd: over(queue_ops, pr.queue_ops_included) / 1e6 * pr.queue_per_m_ops,
         },
     ]
+}
+
+/// Window rows read and written per second: deliveries, and the page reads of window holders
+/// (none in pull mode, where reads do not call a window).
+fn window_rows(c: &Costs, w: &Workload, deliveries: f64) -> (f64, f64) {
+    let measured = c.window.delivery.rows_written > 0.0;
+    let delivery = if measured { c.window.delivery } else { Work { rows_written: 2.0, ..Work::default() } };
+    let reads = if w.mode == Mode::Pull { 0.0 } else { w.feed_reads_per_s };
+    let page = c.window.page_read;
+    (
+        deliveries * delivery.rows_read + reads * page.rows_read,
+        deliveries * delivery.rows_written + reads * page.rows_written,
+    )
 }
 
 fn plan_page_do_ms(c: &Costs, w: &Workload) -> f64 {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::model::{self, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, Verdict, Workload};
+use super::model::{self, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, Verdict, WindowRows, Workload};
 
 /// One row of the headline table: a figure of a plan.
 type Column = Box<dyn Fn(&Plan) -> String>;
@@ -74,6 +74,7 @@ pub fn costs_table(c: &Costs) -> String {
         out.push_str(&cost_row(name, cost));
         out.push('\n');
     }
+    out.push_str(&window_rows(&c.window));
     out.push_str(&publish_by_size(c));
     let b = &c.bytes;
     out.push_str(&format!(
@@ -392,4 +393,17 @@ pub fn simulation_table(sim: &Value) -> String {
         num(&t["predicted_typical"]),
     ));
     out
+}
+
+/// The window object's own rows (Durable Object SQLite) per delivery and per page read.
+pub fn window_rows(w: &WindowRows) -> String {
+    format!(
+        "\nWindow object rows (its SQL cursors, a full window of 800): per delivery {:.2} statements, {:.2} rows read, {:.2} rows written; per page read {:.2} statements, {:.2} rows read, {:.2} rows written.\n",
+        w.delivery.statements,
+        w.delivery.rows_read,
+        w.delivery.rows_written,
+        w.page_read.statements,
+        w.page_read.rows_read,
+        w.page_read.rows_written
+    )
 }

@@ -3,25 +3,30 @@
 //!
 //! The rules live here once, as [`apply`] over the [`WindowStorage`] trait; the Durable Object
 //! is a thin shell that plugs SQLite in (`objects::window_sql`), the tests plug in
-//! [`MemoryWindow`]. So the rules are tested natively, without a Workers runtime.
+//! [`MemoryWindow`]. So the rules are tested natively, without a Workers runtime. Entries are
+//! stored packed in blocks (`blocks.rs`: one storage row per block, so a delivery writes one
+//! row and reads a few, whatever the window holds).
 //!
 //! Invariant: once initialized (a floor exists), the window holds every delivered post whose
 //! key is at or above its `floor`. Anything older is served by the D1 pull path, so a reader
 //! paging down switches to D1 at the floor and sees every post exactly once.
 //!
 //! Rules, and why:
-//! - `Deliver` inserts entries unique by post id, so a redelivered event (queues deliver at
-//!   least once) is a no-op. Once a floor exists an entry below it is dropped: the pull path
-//!   already covers that range, and keeping it would leave a gap between it and the floor.
-//!   Before init there is no floor, so deliveries are kept (init will reconcile them).
+//! - `Deliver` inserts entries unique by post (a post's key never changes, so its key finds
+//!   it), so a redelivered event (queues deliver at least once) is a no-op. Once a floor exists
+//!   an entry below it is dropped: the pull path already covers that range, and keeping it
+//!   would leave a gap between it and the floor. Before init there is no floor, so deliveries
+//!   are kept (init will reconcile them).
 //! - `Init` builds the window once from a D1 snapshot. An incomplete snapshot is only known
 //!   complete down to its oldest entry, which becomes the floor; a complete one covers
 //!   everything, so the floor is [`SortKey::BOTTOM`]. Deliveries that raced ahead of the
 //!   snapshot and sit below its floor are deleted: nothing guarantees the range between them
 //!   and the floor is complete.
-//! - Trimming to `cap` keeps the newest `cap` entries and raises the floor to the oldest kept
-//!   key, so the invariant survives trims (the dropped range now belongs to the pull path).
-//!   A `cap` of 0 keeps one entry, as the SQL always did.
+//! - The trim to `cap` drops whole oldest blocks, keeping at least `max(cap, 1)` entries, and
+//!   raises the floor to the lowest kept block's bound, so the invariant survives trims (the
+//!   dropped range now belongs to the pull path). A window holds at most `cap' + 2B - 2`
+//!   entries (`cap' = max(cap, 1)`, `B` = [`block_size`]: 898 for the default 800); the
+//!   precise bounds are at `blocks::Working::trim`.
 //! - Events are applied by the state they carry, never by arrival order (queues reorder and
 //!   redeliver, and a fan-out chunk reads D1 before it writes here). Each entry carries the
 //!   post's `state_version` from D1; `RemovePost` carries the version whose state made the post
@@ -39,9 +44,11 @@
 //! Storage backends need no transactions: the Durable Object runs each op synchronously,
 //! without awaiting, so an op is atomic.
 
+mod blocks;
+
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
-use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
@@ -49,21 +56,8 @@ use super::activity::{Activity, ActivityReport};
 use super::cursor::SortKey;
 use super::ids::{PostId, UserId};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    pub created_at: i64,
-    pub post_id: PostId,
-    pub author_id: UserId,
-    /// The post's `state_version` in D1 when this entry was read or sent.
-    #[serde(default)]
-    pub version: i64,
-}
-
-impl Entry {
-    pub fn key(&self) -> SortKey {
-        SortKey::new(self.created_at, self.post_id.get())
-    }
-}
+pub use blocks::{block_size, pack, Block, BlockStore, Entry};
+use blocks::{scan_down, Working};
 
 /// Operations, sent as JSON to the object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,62 +117,56 @@ pub struct WindowReply {
     /// SQL statements the op ran in the object (the fan-out's per-delivery profile).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub statements: usize,
+    /// Rows the op's statements read and wrote, as the object's SQL cursors count them (what
+    /// Durable Object SQLite bills: every row scanned; every row and index entry written or
+    /// deleted).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_read: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_written: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// The primitive operations a window backend provides; [`apply`] builds the rules from them.
-/// Entries are unique by post id; "newest" means highest [`Entry::key`].
-pub trait WindowStorage {
-    type Error;
-
+/// The primitive operations a window backend provides besides its block rows ([`BlockStore`]);
+/// [`apply`] builds the rules from them.
+pub trait WindowStorage: BlockStore {
     /// The floor, `None` until the window is initialized.
     fn floor(&self) -> Result<Option<SortKey>, Self::Error>;
     fn set_floor(&mut self, floor: SortKey) -> Result<(), Self::Error>;
-    /// Inserts `entry` unless its post id is already present; returns whether it inserted.
-    fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool, Self::Error>;
-    fn count(&self) -> Result<usize, Self::Error>;
-    /// Key of the `n`-th newest entry, counting from 0; `None` past the end.
-    fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>, Self::Error>;
-    /// Deletes every entry whose key is strictly below `key`.
-    fn delete_below(&mut self, key: SortKey) -> Result<(), Self::Error>;
-    /// Entries with `floor <= key < before`, newest first, at most `limit`.
-    fn older(&self, before: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Self::Error>;
-    /// The newest `limit` entries with `key > after` and `key >= floor`, newest first.
-    fn newer(&self, after: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Self::Error>;
-    /// Deletes the post's entry; returns how many were deleted (0 or 1).
-    fn delete_post(&mut self, post_id: PostId) -> Result<usize, Self::Error>;
-    /// Deletes every entry by the author; returns how many were deleted.
-    fn delete_author(&mut self, author_id: UserId) -> Result<usize, Self::Error>;
-    /// The version of the post's entry, `None` if it has none.
-    fn version_of(&self, post_id: PostId) -> Result<Option<i64>, Self::Error>;
-    fn set_version(&mut self, post_id: PostId, version: i64) -> Result<(), Self::Error>;
     /// The version at which the post was last removed, if a tombstone is kept.
     fn tombstone(&self, post_id: PostId) -> Result<Option<i64>, Self::Error>;
     /// Records (or raises) the post's tombstone; `key` lets trims drop it below the floor.
     fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<(), Self::Error>;
+    /// Drops the tombstones of posts whose key is below `key`.
+    fn delete_tombstones_below(&mut self, key: SortKey) -> Result<(), Self::Error>;
     /// The newest reader-scoped event applied for this author.
     fn author_mark(&self, author_id: UserId) -> Result<Option<i64>, Self::Error>;
     fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<(), Self::Error>;
     /// The reader's feed-read activity (see `domain::activity`).
     fn activity(&self) -> Result<Option<Activity>, Self::Error>;
     fn set_activity(&mut self, activity: &Activity) -> Result<(), Self::Error>;
+    /// Entries per block for a window capped at `cap` (tests pick their own).
+    fn block_size(&self, cap: usize) -> usize {
+        block_size(cap)
+    }
 }
 
 /// Applies one operation to a window (see the module docs for the rules).
 pub fn apply<S: WindowStorage>(store: &mut S, op: WindowOp) -> Result<WindowReply, S::Error> {
     let floor = store.floor()?;
     let mut reply = WindowReply { initialized: floor.is_some(), floor, ..WindowReply::default() };
+    let mut w = Working::default();
     match op {
         WindowOp::Deliver { entries, cap } => {
-            reply.changed = insert_all(store, &entries, floor)?;
-            trim(store, cap)?;
+            reply.changed = insert_all(store, &mut w, &entries, floor, cap)?;
+            trim(store, &mut w, cap)?;
         }
         WindowOp::Init { entries, complete, cap } => {
             if floor.is_none() {
-                reply.changed = init(store, &entries, complete, cap)?;
+                reply.changed = init(store, &mut w, entries, complete, cap)?;
             }
             reply.initialized = true;
             reply.floor = store.floor()?;
@@ -186,37 +174,67 @@ pub fn apply<S: WindowStorage>(store: &mut S, op: WindowOp) -> Result<WindowRepl
         WindowOp::Older { before, limit, read_at } => {
             reply.report = count_read(store, read_at)?;
             if let Some(floor) = floor {
-                reply.entries = store.older(before, floor, limit)?;
+                reply.entries = older(store, before, floor, limit)?;
             }
         }
         WindowOp::Newer { after, limit, read_at } => {
             reply.report = count_read(store, read_at)?;
             if let Some(floor) = floor {
-                reply.entries = store.newer(after, floor, limit)?;
+                reply.entries = newer(store, after, floor, limit)?;
             }
         }
         WindowOp::RemovePost { post_id, version, created_at } => {
-            reply.changed = remove_post(store, post_id, version, SortKey::new(created_at, post_id.get()))?
+            reply.changed = remove_post(store, &mut w, post_id, version, created_at)?
         }
         WindowOp::RemoveAuthor { author_id, event } => {
             if newer_event(store, author_id, event)? {
-                reply.changed = store.delete_author(author_id)?;
+                reply.changed = w.delete_where(store, |e| e.author_id == author_id)?;
             }
         }
-        WindowOp::AgeActivity { ms } => {
-            if let Some(mut activity) = store.activity()? {
-                activity.age(ms);
-                store.set_activity(&activity)?;
-            }
-        }
+        WindowOp::AgeActivity { ms } => age_activity(store, ms)?,
         WindowOp::Backfill { author_id, event, entries, cap } => {
             if newer_event(store, author_id, event)? {
-                reply.changed = insert_all(store, &entries, floor)?;
-                trim(store, cap)?;
+                reply.changed = insert_all(store, &mut w, &entries, floor, cap)?;
+                trim(store, &mut w, cap)?;
             }
         }
     }
+    w.flush(store)?;
     Ok(reply)
+}
+
+/// Entries with `floor <= key < before`, newest first, at most `limit`.
+pub fn older<S: BlockStore>(
+    store: &S,
+    before: SortKey,
+    floor: SortKey,
+    limit: usize,
+) -> Result<Vec<Entry>, S::Error> {
+    scan_down(store, before, floor, limit, |k| k >= floor)
+}
+
+/// The newest `limit` entries with `key > after` and `key >= floor`, newest first.
+fn newer<S: BlockStore>(
+    store: &S,
+    after: SortKey,
+    floor: SortKey,
+    limit: usize,
+) -> Result<Vec<Entry>, S::Error> {
+    scan_down(store, SortKey::TOP, after.max(floor), limit, |k| k > after && k >= floor)
+}
+
+/// Test hook: moves the reader's recorded activity `ms` into the past.
+fn age_activity<S: WindowStorage>(store: &mut S, ms: i64) -> Result<(), S::Error> {
+    if let Some(mut activity) = store.activity()? {
+        activity.age(ms);
+        store.set_activity(&activity)?;
+    }
+    Ok(())
+}
+
+/// The newest entry's key, if the window holds any.
+pub fn newest_key<S: BlockStore>(store: &S) -> Result<Option<SortKey>, S::Error> {
+    Ok(store.blocks_below(SortKey::TOP, 1)?.pop().and_then(|b| b.entries.last().map(Entry::key)))
 }
 
 /// Counts a feed read (when the op is one); returns the activity report it made due.
@@ -244,30 +262,42 @@ fn newer_event<S: WindowStorage>(store: &mut S, author_id: UserId, event: i64) -
 }
 
 /// Removes the post's entry unless it carries a newer version, and keeps a tombstone so an
-/// older delivery arriving later is ignored; returns how many entries were deleted.
+/// older delivery arriving later is ignored; returns how many entries were deleted. An op
+/// without the post's time (sent before ops carried it) looks the post up by id.
 fn remove_post<S: WindowStorage>(
     store: &mut S,
+    w: &mut Working,
     post_id: PostId,
     version: i64,
-    key: SortKey,
+    created_at: i64,
 ) -> Result<usize, S::Error> {
-    let deleted = match store.version_of(post_id)? {
-        Some(current) if current <= version => store.delete_post(post_id)?,
-        _ => 0,
+    let key = SortKey::new(created_at, post_id.get());
+    let deleted = if created_at == 0 {
+        w.delete_where(store, |e| e.post_id == post_id && e.version <= version)?
+    } else {
+        match w.find(store, key)? {
+            Some(entry) if entry.version <= version => w.delete_key(store, key)?,
+            _ => 0,
+        }
     };
     store.put_tombstone(post_id, key, version)?;
     Ok(deleted)
 }
 
 /// Inserts or refreshes one entry by its version; returns whether it was newly inserted.
-fn insert_versioned<S: WindowStorage>(store: &mut S, entry: &Entry) -> Result<bool, S::Error> {
+fn insert_versioned<S: WindowStorage>(
+    store: &mut S,
+    w: &mut Working,
+    entry: &Entry,
+    block: usize,
+) -> Result<bool, S::Error> {
     if store.tombstone(entry.post_id)?.is_some_and(|removed_at| removed_at >= entry.version) {
         return Ok(false);
     }
-    match store.version_of(entry.post_id)? {
-        None => store.insert_if_absent(entry),
-        Some(current) if current < entry.version => {
-            store.set_version(entry.post_id, entry.version).map(|()| false)
+    match w.find(store, entry.key())? {
+        None => w.insert(store, *entry, block).map(|()| true),
+        Some(current) if current.version < entry.version => {
+            w.set_version(store, entry.key(), entry.version).map(|()| false)
         }
         Some(_) => Ok(false),
     }
@@ -277,15 +307,18 @@ fn insert_versioned<S: WindowStorage>(store: &mut S, entry: &Entry) -> Result<bo
 /// returns how many were inserted.
 fn insert_all<S: WindowStorage>(
     store: &mut S,
+    w: &mut Working,
     entries: &[Entry],
     floor: Option<SortKey>,
+    cap: usize,
 ) -> Result<usize, S::Error> {
+    let block = store.block_size(cap);
     let mut inserted = 0;
     for entry in entries {
         if floor.is_some_and(|f| entry.key() < f) {
             continue;
         }
-        if insert_versioned(store, entry)? {
+        if insert_versioned(store, w, entry, block)? {
             inserted += 1;
         }
     }
@@ -295,17 +328,21 @@ fn insert_all<S: WindowStorage>(
 /// First build of a not-yet-initialized window; returns how many entries were inserted.
 fn init<S: WindowStorage>(
     store: &mut S,
-    entries: &[Entry],
+    w: &mut Working,
+    mut entries: Vec<Entry>,
     complete: bool,
     cap: usize,
 ) -> Result<usize, S::Error> {
-    let floor = snapshot_floor(entries, complete);
+    let floor = snapshot_floor(&entries, complete);
     // Deliveries that raced ahead of the snapshot may sit below its floor, with a gap above.
-    store.delete_below(floor)?;
+    w.delete_where(store, |e| e.key() < floor)?;
+    store.delete_tombstones_below(floor)?;
     store.set_floor(floor)?;
+    // Oldest first, so the blocks fill up (each new key lands above the last).
+    entries.sort_by_key(Entry::key);
     // The snapshot is at or above its own floor by construction: no floor check needed.
-    let inserted = insert_all(store, entries, None)?;
-    trim(store, cap)?;
+    let inserted = insert_all(store, w, &entries, None, cap)?;
+    trim(store, w, cap)?;
     Ok(inserted)
 }
 
@@ -318,31 +355,33 @@ fn snapshot_floor(entries: &[Entry], complete: bool) -> SortKey {
     }
 }
 
-/// Keeps the newest `cap` entries (at least one); if any were dropped, an existing floor rises
-/// to the oldest kept key, so the dropped range is handed to the pull path.
-fn trim<S: WindowStorage>(store: &mut S, cap: usize) -> Result<(), S::Error> {
-    if store.count()? <= cap {
-        return Ok(());
-    }
-    let Some(oldest_kept) = store.nth_newest_key(cap.saturating_sub(1))? else {
+/// Trims to `cap` by whole blocks (when the op may have grown the window past its bound); if
+/// any were dropped, an existing floor rises to the lowest kept block's bound, so the dropped
+/// range is handed to the pull path, and tombstones below it go too.
+fn trim<S: WindowStorage>(store: &mut S, w: &mut Working, cap: usize) -> Result<(), S::Error> {
+    let Some(kept_from) = w.trim(store, cap)? else {
         return Ok(());
     };
-    store.delete_below(oldest_kept)?;
-    if store.floor()?.is_some_and(|floor| floor < oldest_kept) {
-        store.set_floor(oldest_kept)?;
+    store.delete_tombstones_below(kept_from)?;
+    if store.floor()?.is_some_and(|floor| floor < kept_from) {
+        store.set_floor(kept_from)?;
     }
     Ok(())
 }
 
-/// An in-memory window (tests, tools); the same rules as the Durable Object's SQLite one.
+/// An in-memory window (tests, tools); the same rules as the Durable Object's SQLite one. It
+/// counts the block rows it reads and writes, as SQLite bills them.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryWindow {
     floor: Option<SortKey>,
-    by_key: BTreeMap<SortKey, Entry>,
-    key_of_post: HashMap<PostId, SortKey>,
+    blocks: BTreeMap<SortKey, Vec<Entry>>,
     tombstones: HashMap<PostId, (SortKey, i64)>,
     author_marks: HashMap<UserId, i64>,
     activity: Option<Activity>,
+    /// Entries per block, when not [`block_size`] of the op's cap.
+    block: Option<usize>,
+    rows_read: Cell<usize>,
+    rows_written: usize,
 }
 
 impl MemoryWindow {
@@ -350,92 +389,69 @@ impl MemoryWindow {
         Self::default()
     }
 
+    /// A window whose blocks hold `block` entries whatever the cap.
+    pub fn with_block_size(block: usize) -> Self {
+        Self { block: Some(block), ..Self::default() }
+    }
+
     /// Every entry, newest first.
     pub fn entries(&self) -> Vec<Entry> {
-        self.by_key.values().rev().copied().collect()
+        self.blocks.values().rev().flat_map(|b| b.iter().rev().copied()).collect()
     }
 
-    fn remove_keys(&mut self, keys: Vec<SortKey>) -> usize {
-        for key in &keys {
-            if let Some(entry) = self.by_key.remove(key) {
-                self.key_of_post.remove(&entry.post_id);
-            }
-        }
-        keys.len()
+    pub fn len(&self) -> usize {
+        self.blocks.values().map(Vec::len).sum()
     }
 
-    fn newest_first(&self, range: (Bound<SortKey>, Bound<SortKey>), limit: usize) -> Vec<Entry> {
-        self.by_key.range(range).rev().take(limit).map(|(_, e)| *e).collect()
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    pub fn holds(&self, post_id: PostId) -> bool {
+        self.blocks.values().flatten().any(|e| e.post_id == post_id)
+    }
+
+    /// Block rows read and written so far.
+    pub fn rows(&self) -> (usize, usize) {
+        (self.rows_read.get(), self.rows_written)
+    }
+}
+
+impl BlockStore for MemoryWindow {
+    type Error = Infallible;
+
+    fn blocks_below(&self, below: SortKey, limit: usize) -> Result<Vec<Block>, Infallible> {
+        let found: Vec<Block> = self
+            .blocks
+            .range(..below)
+            .rev()
+            .take(limit)
+            .map(|(lo, entries)| Block { lo: *lo, entries: entries.clone() })
+            .collect();
+        self.rows_read.set(self.rows_read.get() + found.len());
+        Ok(found)
+    }
+
+    fn put_block(&mut self, block: &Block) -> Result<(), Infallible> {
+        self.rows_written += 1;
+        self.blocks.insert(block.lo, block.entries.clone());
+        Ok(())
+    }
+
+    fn delete_block(&mut self, lo: SortKey) -> Result<(), Infallible> {
+        self.rows_written += 1;
+        self.blocks.remove(&lo);
+        Ok(())
     }
 }
 
 impl WindowStorage for MemoryWindow {
-    type Error = Infallible;
-
     fn floor(&self) -> Result<Option<SortKey>, Infallible> {
         Ok(self.floor)
     }
 
     fn set_floor(&mut self, floor: SortKey) -> Result<(), Infallible> {
         self.floor = Some(floor);
-        Ok(())
-    }
-
-    fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool, Infallible> {
-        if self.key_of_post.contains_key(&entry.post_id) {
-            return Ok(false);
-        }
-        self.key_of_post.insert(entry.post_id, entry.key());
-        self.by_key.insert(entry.key(), *entry);
-        Ok(true)
-    }
-
-    fn count(&self) -> Result<usize, Infallible> {
-        Ok(self.by_key.len())
-    }
-
-    fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>, Infallible> {
-        Ok(self.by_key.keys().rev().nth(n).copied())
-    }
-
-    fn delete_below(&mut self, key: SortKey) -> Result<(), Infallible> {
-        let below: Vec<SortKey> = self.by_key.range(..key).map(|(k, _)| *k).collect();
-        self.remove_keys(below);
-        self.tombstones.retain(|_, (at, _)| *at >= key);
-        Ok(())
-    }
-
-    fn older(&self, before: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Infallible> {
-        // An empty range (floor at or above `before`) would make `BTreeMap::range` panic.
-        if floor >= before {
-            return Ok(Vec::new());
-        }
-        Ok(self.newest_first((Bound::Included(floor), Bound::Excluded(before)), limit))
-    }
-
-    fn newer(&self, after: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>, Infallible> {
-        let lower = if floor > after { Bound::Included(floor) } else { Bound::Excluded(after) };
-        Ok(self.newest_first((lower, Bound::Unbounded), limit))
-    }
-
-    fn delete_post(&mut self, post_id: PostId) -> Result<usize, Infallible> {
-        let keys = self.key_of_post.get(&post_id).copied().into_iter().collect();
-        Ok(self.remove_keys(keys))
-    }
-
-    fn delete_author(&mut self, author_id: UserId) -> Result<usize, Infallible> {
-        let keys = self.by_key.values().filter(|e| e.author_id == author_id).map(Entry::key).collect();
-        Ok(self.remove_keys(keys))
-    }
-
-    fn version_of(&self, post_id: PostId) -> Result<Option<i64>, Infallible> {
-        Ok(self.key_of_post.get(&post_id).and_then(|k| self.by_key.get(k)).map(|e| e.version))
-    }
-
-    fn set_version(&mut self, post_id: PostId, version: i64) -> Result<(), Infallible> {
-        if let Some(entry) = self.key_of_post.get(&post_id).and_then(|k| self.by_key.get_mut(k)) {
-            entry.version = version;
-        }
         Ok(())
     }
 
@@ -446,6 +462,11 @@ impl WindowStorage for MemoryWindow {
     fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<(), Infallible> {
         let slot = self.tombstones.entry(post_id).or_insert((key, version));
         slot.1 = slot.1.max(version);
+        Ok(())
+    }
+
+    fn delete_tombstones_below(&mut self, key: SortKey) -> Result<(), Infallible> {
+        self.tombstones.retain(|_, (at, _)| *at >= key);
         Ok(())
     }
 
@@ -465,6 +486,10 @@ impl WindowStorage for MemoryWindow {
     fn set_activity(&mut self, activity: &Activity) -> Result<(), Infallible> {
         self.activity = Some(*activity);
         Ok(())
+    }
+
+    fn block_size(&self, cap: usize) -> usize {
+        self.block.unwrap_or_else(|| block_size(cap))
     }
 }
 
@@ -530,8 +555,8 @@ mod tests {
     fn redelivery_is_a_no_op() {
         let mut window = initialized();
         assert_eq!(run(&mut window, deliver(vec![e(10, 1, 1), e(20, 2, 1)], 10)).changed, 2);
-        // Duplicates across and within a delivery, and a stale copy with another time.
-        let again = vec![e(20, 2, 1), e(10, 1, 1), e(10, 1, 1), e(99, 1, 1)];
+        // Duplicates across and within a delivery (a post's key never changes).
+        let again = vec![e(20, 2, 1), e(10, 1, 1), e(10, 1, 1)];
         assert_eq!(run(&mut window, deliver(again, 10)).changed, 0);
         assert_eq!(window.entries(), vec![e(20, 2, 1), e(10, 1, 1)]);
     }
@@ -799,15 +824,21 @@ mod tests {
         pending: Vec<Entry>,
         /// Posts the window was told about (delivered or snapshotted), minus removed ones.
         known: BTreeMap<SortKey, Entry>,
+        /// The cap every op carries: a window's cap is its configuration (one lowered takes
+        /// effect at the window's next trim, which looks only when the window grew).
+        cap: usize,
     }
 
     impl Sim {
-        fn new(seed: u64) -> Self {
-            let rng = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1));
-            let window = MemoryWindow::new();
+        /// Blocks of `block` entries, or (`None`) sized by the cap; a random cap per sequence.
+        fn new(seed: u64, block: Option<usize>) -> Self {
+            let mut rng = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1));
+            let cap = 1 + rng.below(8);
+            let window = block.map_or_else(MemoryWindow::new, MemoryWindow::with_block_size);
             Sim {
                 rng,
                 window,
+                cap,
                 next_post: 1,
                 next_event: 0,
                 published: vec![],
@@ -870,7 +901,7 @@ mod tests {
         }
 
         fn next_op(&mut self) -> WindowOp {
-            let cap = 1 + self.rng.below(8);
+            let cap = self.cap;
             let limit = self.rng.below(5);
             match self.rng.below(100) {
                 0..=44 => WindowOp::Deliver { entries: self.delivery(), cap },
@@ -982,7 +1013,7 @@ mod tests {
         reply: &WindowReply,
         cov: &mut Coverage,
     ) {
-        let present = |p: &&Entry| old.key_of_post.contains_key(&p.post_id);
+        let present = |p: &&Entry| old.holds(p.post_id);
         let below_floor = |p: &&Entry| old.floor.is_some_and(|f| p.key() < f);
         let fresh: HashSet<PostId> =
             entries.iter().filter(|p| !present(p) && !below_floor(p)).map(|p| p.post_id).collect();
@@ -1009,26 +1040,29 @@ mod tests {
         }
         // Raced entries it deletes are below the snapshot, so every snapshot post not present counts.
         let fresh: HashSet<PostId> =
-            entries.iter().filter(|p| !old.key_of_post.contains_key(&p.post_id)).map(|p| p.post_id).collect();
+            entries.iter().filter(|p| !old.holds(p.post_id)).map(|p| p.post_id).collect();
         assert_eq!(reply.changed, fresh.len());
-        // The snapshot's floor, unless the trim raised it (then exactly `cap` entries remain).
+        // The snapshot's floor, unless the trim raised it (then at least `cap` entries remain,
+        // fewer than a block more).
         let oldest = entries.iter().map(Entry::key).min();
         let snapshot_floor = if complete { SortKey::BOTTOM } else { oldest.unwrap_or(SortKey::BOTTOM) };
         if new.floor != Some(snapshot_floor) {
-            assert!(new.floor > Some(snapshot_floor) && new.by_key.len() == cap.max(1), "{new:?}");
+            let kept = cap.max(1)..cap.max(1) + new.block_size(cap);
+            assert!(new.floor > Some(snapshot_floor) && kept.contains(&new.len()), "{new:?}");
         }
         check_cap(old, new, cap, cov);
     }
 
-    /// After a write that trims: at most `cap` entries (one for cap 0), and a raised floor
-    /// means the trim kept exactly that many.
+    /// After a write that trims (`B` entries per block, `cap' = max(cap, 1)`): at most
+    /// `cap' + 2B - 2` entries, and a raised floor means the trim kept at least `cap'` and fewer
+    /// than `cap' + B` (exactly `cap'` with blocks of one entry).
     fn check_cap(old: &MemoryWindow, new: &MemoryWindow, cap: usize, cov: &mut Coverage) {
-        let count = new.by_key.len();
-        assert!(count <= cap.max(1), "{count} entries, cap {cap}");
+        let (count, cap, block) = (new.len(), cap.max(1), new.block_size(cap));
+        assert!(count <= cap + 2 * block - 2, "{count} entries, cap {cap}, blocks of {block}");
         if let (Some(was), Some(now)) = (old.floor, new.floor) {
             if now > was {
                 cov.floor_raises += 1;
-                assert_eq!(count, cap.max(1), "a trim keeps exactly cap entries");
+                assert!((cap..cap + block).contains(&count), "a trim keeps {count}, cap {cap}");
             }
         }
     }
@@ -1063,7 +1097,7 @@ mod tests {
         cov: &mut Coverage,
     ) {
         let expected: Vec<Entry> = old.entries().into_iter().filter(|p| !gone(p)).collect();
-        assert_eq!(reply.changed, old.by_key.len() - expected.len());
+        assert_eq!(reply.changed, old.len() - expected.len());
         assert_eq!((new.entries(), new.floor), (expected, old.floor));
         cov.removed += reply.changed;
     }
@@ -1073,17 +1107,70 @@ mod tests {
 
     #[test]
     fn generated_sequences_keep_the_invariant() {
-        let mut cov = Coverage::default();
-        for seed in 0..SEQUENCES {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut sim = Sim::new(seed);
-                for _ in 0..OPS_PER_SEQUENCE {
-                    sim.step(&mut cov);
-                }
-            }));
-            assert!(outcome.is_ok(), "sequence with seed {seed} failed (see the panic above)");
+        // Blocks sized by the cap (one entry each at these caps: the exact trim), and blocks of
+        // 2, 3 and 5 entries (trims by whole blocks, splits, blocks emptied by removals).
+        for block in [None, Some(2), Some(3), Some(5)] {
+            let mut cov = Coverage::default();
+            for seed in 0..SEQUENCES {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut sim = Sim::new(seed, block);
+                    for _ in 0..OPS_PER_SEQUENCE {
+                        sim.step(&mut cov);
+                    }
+                }));
+                assert!(outcome.is_ok(), "blocks {block:?}, seed {seed} failed (see the panic above)");
+            }
+            let counts =
+                [cov.floor_raises, cov.dropped_below_floor, cov.redeliveries, cov.removed, cov.served];
+            assert!(counts.iter().all(|&n| n >= 100), "too little coverage, blocks {block:?}: {counts:?}");
         }
-        let counts = [cov.floor_raises, cov.dropped_below_floor, cov.redeliveries, cov.removed, cov.served];
-        assert!(counts.iter().all(|&n| n >= 100), "too little coverage: {counts:?}");
+    }
+
+    #[test]
+    fn a_steady_stream_of_deliveries_writes_about_one_row_each() {
+        // A full window of the default cap, then one post at a time, as the fan-out sends them.
+        let cap = 800;
+        let mut window = MemoryWindow::new();
+        let snapshot: Vec<Entry> = (1..=cap as i64).map(|i| e(i * 10, i, 1)).collect();
+        run(&mut window, WindowOp::Init { entries: snapshot, complete: false, cap });
+        let (read_before, written_before) = window.rows();
+        let deliveries = 5_000;
+        for i in 0..deliveries {
+            let post = cap as i64 + 1 + i;
+            assert_eq!(run(&mut window, deliver(vec![e(post * 10, post, 1)], cap)).changed, 1);
+            let bound = cap + 2 * block_size(cap) - 2;
+            assert!((cap..=bound).contains(&window.len()), "{} entries", window.len());
+        }
+        let (read, written) = window.rows();
+        let per = |rows: usize| rows as f64 / deliveries as f64;
+        let (read, written) = (per(read - read_before), per(written - written_before));
+        // One block rewritten per delivery; a new block and a dropped one every 50 or so; the
+        // trim's look at every block (17 or 18 rows) every 50 or so.
+        assert!(written <= 1.05, "{written} rows written per delivery");
+        assert!(read <= 1.5, "{read} rows read per delivery");
+        // Pages read a block or two.
+        let (before, _) = window.rows();
+        let page = run(&mut window, older(SortKey::TOP, 20));
+        assert_eq!(page.entries.len(), 20);
+        assert!(window.rows().0 - before <= 2);
+    }
+
+    #[test]
+    fn blocks_round_trip_and_split() {
+        let block = Block { lo: SortKey::new(5, 1), entries: vec![e(5, 1, 2), v(e(7, 9, 3), 4)] };
+        assert_eq!(Block::decode(block.lo, &block.encode()), Some(block.clone()));
+        assert_eq!(Block::decode(block.lo, &[1, 2, 3]), None);
+        // Keys inside a full block split it; keys above it start a new one.
+        let mut window = MemoryWindow::with_block_size(2);
+        run(&mut window, WindowOp::Init { entries: vec![], complete: true, cap: 100 });
+        run(&mut window, deliver(vec![e(10, 1, 1), e(30, 3, 1)], 100));
+        run(&mut window, deliver(vec![e(20, 2, 1)], 100));
+        run(&mut window, deliver(vec![e(40, 4, 1)], 100));
+        assert_eq!(ids(&window.entries()), vec![4, 3, 2, 1]);
+        let los: Vec<SortKey> = window.blocks.keys().copied().collect();
+        assert_eq!(los, vec![SortKey::new(10, 1), SortKey::new(20, 2), SortKey::new(40, 4)]);
+        let packed = pack(window.entries(), 3);
+        assert_eq!(packed.iter().map(|b| b.entries.len()).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(packed[1].lo, SortKey::new(40, 4));
     }
 }

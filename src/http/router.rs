@@ -286,6 +286,8 @@ pub enum TestHook {
     AgePost,
     /// Make a reader's window object fail its next feed reads.
     WindowFault,
+    /// Put a reader's window object back into its storage's old layout (schema version 4).
+    WindowV4,
     /// Both sides of a pair of users (follows, blocks and their mirrors); optionally delete a
     /// mirror row behind the events' back, or point the graph check at the pair.
     Graph,
@@ -307,6 +309,7 @@ impl TestHook {
             "edges" => Some(Self::Edges),
             "age_post" => Some(Self::AgePost),
             "window_fault" => Some(Self::WindowFault),
+            "window_v4" => Some(Self::WindowV4),
             "graph" => Some(Self::Graph),
             "db_outage" => Some(Self::DbOutage),
             _ => None,

@@ -105,6 +105,7 @@ impl DurableObject for TimelineWindow {
                 Response::from_json(&serde_json::json!({ "closed": closed }))
             }
             TEST_ALARM => Response::from_json(&self.alarm_work().await?),
+            TEST_V4 => self.back_to_v4(),
             TEST_FAIL_READS => {
                 let fault: FailReads = req.json().await?;
                 self.failing_reads.set(fault.times);
@@ -195,7 +196,7 @@ impl TimelineWindow {
         let live = !self.state.get_websockets().is_empty();
         let delivered = match &op {
             WindowOp::Deliver { entries, .. } | WindowOp::Backfill { entries, .. } if live => {
-                store.nth_newest_key(0).ok().map(|top| (entries.clone(), top))
+                window::newest_key(&store).ok().map(|top| (entries.clone(), top))
             }
             _ => None,
         };
@@ -211,7 +212,7 @@ impl TimelineWindow {
                 return (super::failure(&failure), StreamNews::default());
             }
         };
-        reply.statements = store.statements();
+        (reply.statements, reply.rows_read, reply.rows_written) = store.profile();
         let mut news = StreamNews::default();
         if reply.changed > 0 {
             if let Some((entries, top)) = delivered {
@@ -276,7 +277,7 @@ impl TimelineWindow {
         let store = SqlWindow::new(&self.sql);
         Ok(Holdings {
             last_read_at: store.activity()?.and_then(|a| a.last_read_at),
-            newest_entry_at: store.nth_newest_key(0)?.map(|key| key.primary),
+            newest_entry_at: window::newest_key(&store)?.map(|key| key.primary),
             live_sockets,
             tickets_until: window_sql::tickets_until(&self.sql)?.map(|secs| secs.saturating_mul(1000)),
         })
@@ -344,6 +345,15 @@ impl TimelineWindow {
         Ok(IdleReport { evicted: true, wake_at: None, database_bytes_before, database_bytes_after })
     }
 
+    /// Test hook: puts the window's storage back into schema version 4's layout and forgets
+    /// that the schema is ready, so the next request migrates it as it would an object last
+    /// written by that code (`window_sql::back_to_v4`).
+    fn back_to_v4(&self) -> Result<Response> {
+        let entries = window_sql::back_to_v4(&self.sql)?;
+        *self.schema.borrow_mut() = Schema::Missing;
+        Response::from_json(&serde_json::json!({ "entries": entries }))
+    }
+
     /// Test hook: every stored entry (also before init: the deliveries kept for the build),
     /// the floor and the database size, read without changing anything (a deleted schema is
     /// not made again, and the idle check is not scheduled).
@@ -353,7 +363,7 @@ impl TimelineWindow {
             Schema::Ready => {
                 let store = SqlWindow::new(&self.sql);
                 let floor = store.floor()?;
-                let entries = store.older(SortKey::TOP, SortKey::BOTTOM, usize::MAX)?;
+                let entries = window::older(&store, SortKey::TOP, SortKey::BOTTOM, usize::MAX)?;
                 WindowReply { initialized: floor.is_some(), floor, entries, ..WindowReply::default() }
             }
             Schema::Missing => WindowReply::default(),
@@ -370,6 +380,7 @@ const LIVE_NOTIFY: &str = "/live/notify";
 const TEST_DUMP: &str = "/test/dump";
 const TEST_ALARM: &str = "/test/alarm";
 const TEST_FAIL_READS: &str = "/test/fail_reads";
+const TEST_V4: &str = "/test/v4";
 /// The verified [`Session`] travels from the Worker to the object in this header (the body of
 /// an upgrade request is not ours to use).
 const SESSION_HEADER: &str = "x-edgefeed-live-session";
@@ -481,6 +492,12 @@ impl Windows {
     /// Test hook: the reader's whole window and its object's database size.
     pub async fn dump(&self, reader: UserId) -> ApiResult<WindowDump> {
         self.post_json(reader, TEST_DUMP).await
+    }
+
+    /// Test hook: puts the reader's window back into its storage's version 4 layout (migrated
+    /// again by its next request); answers `{"entries": n}`.
+    pub async fn back_to_v4(&self, reader: UserId) -> ApiResult<serde_json::Value> {
+        self.post_json(reader, TEST_V4).await
     }
 
     /// Test hook: runs the reader's object's alarm work now (what its alarm does when it fires).

@@ -1,17 +1,19 @@
 //! SQLite storage of the TimelineWindow Durable Object: the [`WindowStorage`] primitives over
 //! the object's own `ctx.storage.sql`, plus its versioned schema. The rules themselves live in
-//! `domain::window`; nothing here decides what to keep.
+//! `domain::window` (the packing of entries in blocks too); nothing here decides what to keep.
 //!
 //! Schema versions: a one-row `schema_version` table records how far the schema has been
 //! migrated, and [`migrate`] runs the missing steps in order. Version 1 is the schema the
 //! object had before versioning, written with `IF NOT EXISTS`, so an object created by the
 //! older code (tables present, no version row) migrates to version 1 without touching data.
 //! Durable Object SQL rejects `BEGIN`/`SAVEPOINT`, so every step must stay idempotent: a step
-//! that fails half-way is simply run again by the next instance.
+//! that fails half-way is simply run again by the next instance (version 5's move of the
+//! entries into blocks is built to be run again from any point, see [`repack_entries`]).
 //!
-//! Counts come from `RETURNING` rows rather than `rows_written()`, which is a billing metric
-//! that also counts index writes (one insert here reports 3). A `RETURNING` cursor must be
-//! drained: workerd cannot commit while a statement is still in progress (`SQLITE_BUSY`).
+//! Each op's statements, and the rows their cursors count as read and written (what Durable
+//! Object SQLite bills: every row scanned, every row and index entry written or deleted), are
+//! summed for the cost profile. Every cursor is drained: workerd cannot commit while a
+//! statement is still in progress (`SQLITE_BUSY`).
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
@@ -22,7 +24,7 @@ use worker::{Error, Result, SqlCursor, SqlStorage, SqlStorageValue};
 use crate::domain::activity::Activity;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
-use crate::domain::window::{Entry, WindowStorage};
+use crate::domain::window::{self, block_size, Block, BlockStore, Entry, WindowStorage};
 
 /// Version 1: the window's entries (unique by post id, indexed in feed order and by author)
 /// and the one-row `meta` table holding the floor, present once initialized.
@@ -55,13 +57,48 @@ const SCHEMA_V3: &[&str] =
 const SCHEMA_V4: &[&str] =
     &["CREATE TABLE IF NOT EXISTS live_tickets (nonce INTEGER PRIMARY KEY, expires_at INTEGER NOT NULL)"];
 
+/// Version 5: entries packed in blocks (`domain::window`'s blocks), one row per block keyed by
+/// its lower bound, without a rowid or any index: a delivery rewrites one row where version 4
+/// inserted a row with two index entries and trimmed another (about 7 rows written and, with
+/// its count and offset over the whole window, 1,600 read). Version 4's entry rows move into
+/// blocks ([`repack_entries`]).
+const SCHEMA_V5: &[&str] = &["CREATE TABLE IF NOT EXISTS blocks (lo_primary INTEGER NOT NULL, \
+     lo_id INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (lo_primary, lo_id)) WITHOUT ROWID"];
+
+/// One migration step: its statements, then its code (a step that moves data).
+struct Step {
+    statements: &'static [&'static str],
+    then: Option<fn(&SqlStorage) -> Result<()>>,
+}
+
+const fn sql_only(statements: &'static [&'static str]) -> Step {
+    Step { statements, then: None }
+}
+
 /// `MIGRATIONS[i]` takes the schema from version `i` to version `i + 1`.
-const MIGRATIONS: &[&[&str]] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+const MIGRATIONS: &[Step] = &[
+    sql_only(SCHEMA_V1),
+    sql_only(SCHEMA_V2),
+    sql_only(SCHEMA_V3),
+    sql_only(SCHEMA_V4),
+    Step { statements: SCHEMA_V5, then: Some(repack_entries) },
+];
 
 /// The schema version this code reads and writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-const ENTRY_COLUMNS: &str = "SELECT created_at, post_id, author_id, version FROM entries";
+/// Version 4's entry rows, as that version made them (versions 1 and 2), for the move into
+/// blocks and for the test hook that puts a window back into that layout.
+const V4_ENTRIES: &str = "CREATE TABLE IF NOT EXISTS entries (post_id INTEGER PRIMARY KEY, \
+     created_at INTEGER NOT NULL, author_id INTEGER NOT NULL, version INTEGER NOT NULL DEFAULT 0)";
+const V4_INDEXES: &[&str] = &[SCHEMA_V1[1], SCHEMA_V1[2]];
+
+/// Version 4's rows are packed in blocks of the default cap's size (`FEED_WINDOW` 800). Any
+/// size is valid later: a write splits or starts blocks by the cap it carries.
+const REPACK_CAP: usize = 800;
+
+const PUT_BLOCK: &str = "INSERT INTO blocks (lo_primary, lo_id, entries) VALUES (?, ?, ?) \
+     ON CONFLICT (lo_primary, lo_id) DO UPDATE SET entries = excluded.entries";
 
 #[derive(Deserialize)]
 struct VersionRow {
@@ -75,11 +112,6 @@ struct FloorRow {
 }
 
 #[derive(Deserialize)]
-struct CountRow {
-    n: i64,
-}
-
-#[derive(Deserialize)]
 struct ActivityRow {
     activity: String,
 }
@@ -90,22 +122,28 @@ struct VersionOf {
 }
 
 #[derive(Deserialize)]
-struct KeyRow {
+struct EntryRow {
     created_at: i64,
     post_id: i64,
+    author_id: i64,
+    version: i64,
 }
 
 fn int(value: i64) -> SqlStorageValue {
     SqlStorageValue::Integer(value)
 }
 
-/// Limits and offsets are `usize` in Rust and `INTEGER` in SQL; anything beyond i64 means "all".
+/// Limits are `usize` in Rust and `INTEGER` in SQL; anything beyond i64 means "all".
 fn int_usize(value: usize) -> SqlStorageValue {
     int(i64::try_from(value).unwrap_or(i64::MAX))
 }
 
 fn key_bindings(key: SortKey) -> [SqlStorageValue; 2] {
     [int(key.primary), int(key.id)]
+}
+
+fn block_bindings(block: &Block) -> Vec<SqlStorageValue> {
+    vec![int(block.lo.primary), int(block.lo.id), SqlStorageValue::Blob(block.encode())]
 }
 
 /// Brings the schema up to [`SCHEMA_VERSION`]; returns the version it found. Refuses a schema
@@ -124,12 +162,57 @@ pub fn migrate(sql: &SqlStorage) -> Result<i64> {
         )));
     }
     for (from, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(found).unwrap_or(0)) {
-        for statement in *step {
+        for statement in step.statements {
             sql.exec(statement, None)?;
+        }
+        if let Some(then) = step.then {
+            then(sql)?;
         }
         set_version(sql, from as i64 + 1)?;
     }
     Ok(found)
+}
+
+/// Version 5's move: version 4's entry rows into blocks, then the rows (and their indexes)
+/// dropped. It relies on no transaction: run again from any point it ends the same way, since
+/// a set of entries always packs into the same blocks, written by upsert, and the entry rows go
+/// only after every block is written (a run after the drop finds no rows and writes nothing).
+/// Nothing else runs meanwhile: the object serves no op until its schema is migrated.
+fn repack_entries(sql: &SqlStorage) -> Result<()> {
+    sql.exec(V4_ENTRIES, None)?;
+    let rows: Vec<EntryRow> =
+        sql.exec("SELECT created_at, post_id, author_id, version FROM entries", None)?.to_array()?;
+    let entries = rows.into_iter().map(|r| Entry {
+        created_at: r.created_at,
+        post_id: PostId::from_trusted(r.post_id),
+        author_id: UserId::from_trusted(r.author_id),
+        version: r.version,
+    });
+    for block in window::pack(entries.collect(), block_size(REPACK_CAP)) {
+        sql.exec(PUT_BLOCK, block_bindings(&block))?;
+    }
+    sql.exec("DROP TABLE entries", None)?;
+    Ok(())
+}
+
+/// Test hook: puts the window back into version 4's layout (one row per entry, its two
+/// indexes, no blocks) and records version 4, as an object last written by that code would be;
+/// the next [`migrate`] moves it forward. Returns how many entries it wrote.
+pub fn back_to_v4(sql: &SqlStorage) -> Result<usize> {
+    let entries = window::older(&SqlWindow::new(sql), SortKey::TOP, SortKey::BOTTOM, usize::MAX)?;
+    sql.exec(V4_ENTRIES, None)?;
+    for statement in V4_INDEXES {
+        sql.exec(statement, None)?;
+    }
+    for e in &entries {
+        sql.exec(
+            "INSERT INTO entries (post_id, created_at, author_id, version) VALUES (?, ?, ?, ?)",
+            vec![int(e.post_id.get()), int(e.created_at), int(e.author_id.get()), int(e.version)],
+        )?;
+    }
+    sql.exec("DROP TABLE blocks", None)?;
+    set_version(sql, 4)?;
+    Ok(entries.len())
 }
 
 /// The recorded schema version; 0 when none is recorded (a new object, or one created before
@@ -175,143 +258,102 @@ pub fn tickets_until(sql: &SqlStorage) -> Result<Option<i64>> {
 /// One window's storage, borrowed for the duration of one op.
 pub struct SqlWindow<'a> {
     sql: &'a SqlStorage,
-    /// Statements run so far (the fan-out's per-delivery profile reports them).
+    /// Statements run so far, and the rows they read and wrote as their cursors count them
+    /// (the fan-out's per-delivery profile and the feed read's per-page one report them).
     statements: Cell<usize>,
+    rows_read: Cell<usize>,
+    rows_written: Cell<usize>,
 }
 
 impl<'a> SqlWindow<'a> {
     /// Expects [`migrate`] to have succeeded on `sql`.
     pub fn new(sql: &'a SqlStorage) -> Self {
-        Self { sql, statements: Cell::new(0) }
+        Self { sql, statements: Cell::new(0), rows_read: Cell::new(0), rows_written: Cell::new(0) }
     }
 
-    pub fn statements(&self) -> usize {
-        self.statements.get()
+    /// `(statements, rows read, rows written)` so far.
+    pub fn profile(&self) -> (usize, usize, usize) {
+        (self.statements.get(), self.rows_read.get(), self.rows_written.get())
     }
 
-    fn exec(&self, statement: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> Result<SqlCursor> {
+    /// Runs one statement to its end and counts it; returns its rows. Draining the cursor is
+    /// what makes its counts final.
+    fn rows<T: serde::de::DeserializeOwned>(
+        &self,
+        statement: &str,
+        bindings: impl Into<Option<Vec<SqlStorageValue>>>,
+    ) -> Result<Vec<T>> {
+        let cursor = self.sql.exec(statement, bindings)?;
+        let rows = cursor.to_array()?;
+        self.tally(&cursor);
+        Ok(rows)
+    }
+
+    fn tally(&self, cursor: &SqlCursor) {
         self.statements.set(self.statements.get() + 1);
-        self.sql.exec(statement, bindings)
+        self.rows_read.set(self.rows_read.get() + cursor.rows_read());
+        self.rows_written.set(self.rows_written.get() + cursor.rows_written());
     }
 
-    /// Runs a statement with a `RETURNING post_id` clause; returns how many rows it touched.
-    fn returned_rows(&self, statement: &str, bindings: Vec<SqlStorageValue>) -> Result<usize> {
-        // Only the number of rows matters: one per row inserted or deleted. `to_array` also
-        // drains the cursor, which the commit needs.
-        let rows: Vec<IgnoredAny> = self.exec(statement, bindings)?.to_array()?;
-        Ok(rows.len())
+    /// Runs a statement whose rows do not matter.
+    fn run(&self, statement: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> Result<()> {
+        self.rows::<IgnoredAny>(statement, bindings).map(drop)
     }
 
     /// The `version` column of the row `statement` selects by one id, if there is one.
     fn one_version(&self, statement: &str, id: i64) -> Result<Option<i64>> {
-        let rows: Vec<VersionOf> = self.exec(statement, vec![int(id)])?.to_array()?;
+        let rows: Vec<VersionOf> = self.rows(statement, vec![int(id)])?;
         Ok(rows.first().map(|row| row.version))
     }
+}
 
-    /// Entries matching `condition` (two key bounds), newest first, at most `limit`.
-    fn select(&self, condition: &str, key: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
-        let statement =
-            format!("{ENTRY_COLUMNS} WHERE {condition} ORDER BY created_at DESC, post_id DESC LIMIT ?");
-        let mut bindings = Vec::from(key_bindings(key));
-        bindings.extend(key_bindings(floor));
+/// A block from its row (`lo_primary`, `lo_id`, `entries`).
+fn block_of_row(row: &[SqlStorageValue]) -> Result<Block> {
+    let bad = || Error::RustError("timeline window: a block row this code cannot read".into());
+    let [SqlStorageValue::Integer(primary), SqlStorageValue::Integer(id), SqlStorageValue::Blob(bytes)] = row
+    else {
+        return Err(bad());
+    };
+    Block::decode(SortKey::new(*primary, *id), bytes).ok_or_else(bad)
+}
+
+impl BlockStore for SqlWindow<'_> {
+    type Error = Error;
+
+    fn blocks_below(&self, below: SortKey, limit: usize) -> Result<Vec<Block>> {
+        let mut bindings = Vec::from(key_bindings(below));
         bindings.push(int_usize(limit));
-        self.exec(&statement, bindings)?.to_array()
+        let cursor = self.sql.exec(
+            "SELECT lo_primary, lo_id, entries FROM blocks WHERE (lo_primary, lo_id) < (?, ?) \
+             ORDER BY lo_primary DESC, lo_id DESC LIMIT ?",
+            bindings,
+        )?;
+        let blocks = cursor.raw().map(|row| block_of_row(&row?)).collect::<Result<Vec<Block>>>()?;
+        self.tally(&cursor);
+        Ok(blocks)
+    }
+
+    fn put_block(&mut self, block: &Block) -> Result<()> {
+        self.run(PUT_BLOCK, block_bindings(block))
+    }
+
+    fn delete_block(&mut self, lo: SortKey) -> Result<()> {
+        self.run("DELETE FROM blocks WHERE lo_primary = ? AND lo_id = ?", Vec::from(key_bindings(lo)))
     }
 }
 
 impl WindowStorage for SqlWindow<'_> {
-    type Error = Error;
-
     fn floor(&self) -> Result<Option<SortKey>> {
-        let rows: Vec<FloorRow> =
-            self.exec("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?.to_array()?;
+        let rows: Vec<FloorRow> = self.rows("SELECT floor_primary, floor_id FROM meta WHERE id = 1", None)?;
         Ok(rows.first().map(|row| SortKey::new(row.floor_primary, row.floor_id)))
     }
 
     fn set_floor(&mut self, floor: SortKey) -> Result<()> {
-        self.exec(
+        self.run(
             "INSERT INTO meta (id, floor_primary, floor_id) VALUES (1, ?, ?) \
              ON CONFLICT (id) DO UPDATE SET floor_primary = excluded.floor_primary, floor_id = excluded.floor_id",
             Vec::from(key_bindings(floor)),
-        )?;
-        Ok(())
-    }
-
-    fn insert_if_absent(&mut self, entry: &Entry) -> Result<bool> {
-        let inserted = self.returned_rows(
-            "INSERT OR IGNORE INTO entries (post_id, created_at, author_id, version) VALUES (?, ?, ?, ?) \
-             RETURNING post_id",
-            vec![
-                int(entry.post_id.get()),
-                int(entry.created_at),
-                int(entry.author_id.get()),
-                int(entry.version),
-            ],
-        )?;
-        Ok(inserted > 0)
-    }
-
-    fn count(&self) -> Result<usize> {
-        let rows: Vec<CountRow> = self.exec("SELECT COUNT(*) AS n FROM entries", None)?.to_array()?;
-        Ok(rows.first().map_or(0, |row| usize::try_from(row.n).unwrap_or(0)))
-    }
-
-    fn nth_newest_key(&self, n: usize) -> Result<Option<SortKey>> {
-        let rows: Vec<KeyRow> = self
-            .sql
-            .exec(
-                "SELECT created_at, post_id FROM entries ORDER BY created_at DESC, post_id DESC LIMIT 1 OFFSET ?",
-                vec![int_usize(n)],
-            )?
-            .to_array()?;
-        Ok(rows.first().map(|row| SortKey::new(row.created_at, row.post_id)))
-    }
-
-    fn delete_below(&mut self, key: SortKey) -> Result<()> {
-        for table in ["entries", "tombstones"] {
-            let statement = format!("DELETE FROM {table} WHERE (created_at, post_id) < (?, ?)");
-            self.exec(&statement, Vec::from(key_bindings(key)))?;
-        }
-        Ok(())
-    }
-
-    fn older(&self, before: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
-        self.select(
-            "(created_at, post_id) < (?, ?) AND (created_at, post_id) >= (?, ?)",
-            before,
-            floor,
-            limit,
         )
-    }
-
-    fn newer(&self, after: SortKey, floor: SortKey, limit: usize) -> Result<Vec<Entry>> {
-        self.select("(created_at, post_id) > (?, ?) AND (created_at, post_id) >= (?, ?)", after, floor, limit)
-    }
-
-    fn delete_post(&mut self, post_id: PostId) -> Result<usize> {
-        self.returned_rows(
-            "DELETE FROM entries WHERE post_id = ? RETURNING post_id",
-            vec![int(post_id.get())],
-        )
-    }
-
-    fn delete_author(&mut self, author_id: UserId) -> Result<usize> {
-        self.returned_rows(
-            "DELETE FROM entries WHERE author_id = ? RETURNING post_id",
-            vec![int(author_id.get())],
-        )
-    }
-
-    fn version_of(&self, post_id: PostId) -> Result<Option<i64>> {
-        self.one_version("SELECT version FROM entries WHERE post_id = ?", post_id.get())
-    }
-
-    fn set_version(&mut self, post_id: PostId, version: i64) -> Result<()> {
-        self.exec(
-            "UPDATE entries SET version = ? WHERE post_id = ?",
-            vec![int(version), int(post_id.get())],
-        )?;
-        Ok(())
     }
 
     fn tombstone(&self, post_id: PostId) -> Result<Option<i64>> {
@@ -319,41 +361,41 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn put_tombstone(&mut self, post_id: PostId, key: SortKey, version: i64) -> Result<()> {
-        self.exec(
+        self.run(
             "INSERT INTO tombstones (post_id, created_at, version) VALUES (?, ?, ?) \
              ON CONFLICT (post_id) DO UPDATE SET version = MAX(version, excluded.version)",
             vec![int(post_id.get()), int(key.primary), int(version)],
-        )?;
-        Ok(())
+        )
+    }
+
+    fn delete_tombstones_below(&mut self, key: SortKey) -> Result<()> {
+        self.run("DELETE FROM tombstones WHERE (created_at, post_id) < (?, ?)", Vec::from(key_bindings(key)))
     }
 
     fn author_mark(&self, author_id: UserId) -> Result<Option<i64>> {
         self.one_version("SELECT event AS version FROM author_marks WHERE author_id = ?", author_id.get())
     }
 
+    fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<()> {
+        self.run(
+            "INSERT INTO author_marks (author_id, event) VALUES (?, ?) \
+             ON CONFLICT (author_id) DO UPDATE SET event = excluded.event",
+            vec![int(author_id.get()), int(event)],
+        )
+    }
+
     fn activity(&self) -> Result<Option<Activity>> {
-        let rows: Vec<ActivityRow> =
-            self.exec("SELECT activity FROM reader_activity WHERE id = 1", None)?.to_array()?;
+        let rows: Vec<ActivityRow> = self.rows("SELECT activity FROM reader_activity WHERE id = 1", None)?;
         // An unreadable row (a format this code does not know) counts as no history.
         Ok(rows.first().and_then(|row| serde_json::from_str(&row.activity).ok()))
     }
 
     fn set_activity(&mut self, activity: &Activity) -> Result<()> {
         let json = serde_json::to_string(activity).map_err(|e| Error::RustError(e.to_string()))?;
-        self.exec(
+        self.run(
             "INSERT INTO reader_activity (id, activity) VALUES (1, ?) \
              ON CONFLICT (id) DO UPDATE SET activity = excluded.activity",
             vec![SqlStorageValue::String(json)],
-        )?;
-        Ok(())
-    }
-
-    fn set_author_mark(&mut self, author_id: UserId, event: i64) -> Result<()> {
-        self.exec(
-            "INSERT INTO author_marks (author_id, event) VALUES (?, ?) \
-             ON CONFLICT (author_id) DO UPDATE SET event = excluded.event",
-            vec![int(author_id.get()), int(event)],
-        )?;
-        Ok(())
+        )
     }
 }

@@ -78,7 +78,13 @@ async fn run_step(
 ) -> ApiResult<Replies<PostRow>> {
     let window = async {
         match (&step.window, windows) {
-            (Some((op, on_failure)), Some(windows)) => call_window(windows, viewer, op, *on_failure).await,
+            (Some((op, on_failure)), Some(windows)) => {
+                let reply = call_window(windows, viewer, op, *on_failure).await;
+                if let (Ok((Some(reply), _)), true) = (&reply, ctx.config.profile_io) {
+                    profile_page_read(op, reply);
+                }
+                reply
+            }
             _ => Ok((None, false)),
         }
     };
@@ -91,6 +97,17 @@ async fn run_step(
     let (window, hot, batches) = join3(window, hot, run_batches(ctx, viewer, &step.batches)).await;
     let ((window, window_failed), Answers { rows: batches, failed, unavailable }) = (window?, batches?);
     Ok(Replies { window, hot, batches, failed: window_failed || failed, unavailable })
+}
+
+/// With `PROFILE_IO`: the object's own statements and rows per page read (the cost table's
+/// window figures; each counter is a statement in every flush, so only when profiling).
+fn profile_page_read(op: &WindowOp, reply: &WindowReply) {
+    if matches!(op, WindowOp::Older { .. } | WindowOp::Newer { .. }) {
+        tally::add("feed_window_reads", 1);
+        tally::add("feed_window_statements", reply.statements as i64);
+        tally::add("feed_window_rows_read", reply.rows_read as i64);
+        tally::add("feed_window_rows_written", reply.rows_written as i64);
+    }
 }
 
 /// A window call; a failure the step may degrade on is logged and answered `(None, true)`.

@@ -29,3 +29,4 @@ mod posts;
 mod security;
 mod shards;
 mod streaming;
+mod window_layout;

@@ -84,6 +84,10 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Edge => force_edge(app, &body).await,
         TestHook::AgeReader => age_reader(app, &body).await,
         TestHook::WindowFault => window_fault(app, &body).await,
+        TestHook::WindowV4 => {
+            let reader = body.required_id("reader_id", UserId::parse)?;
+            json(200, &Windows::new(app)?.back_to_v4(reader).await?)
+        }
         TestHook::AgePost => age_post(app, &body).await,
         TestHook::WindowAlarm => {
             let reader = body.required_id("reader_id", UserId::parse)?;

@@ -191,6 +191,12 @@ pub async fn write_windows(
             for op in &ops {
                 let reply = windows.call(reader, op).await?;
                 tally::add("fanout_window_statements", reply.statements as i64);
+                if ctx.config.profile_io {
+                    // The cost table's window rows (a statement each in every flush).
+                    tally::add("fanout_window_ops", 1);
+                    tally::add("fanout_window_rows_read", reply.rows_read as i64);
+                    tally::add("fanout_window_rows_written", reply.rows_written as i64);
+                }
             }
             Ok(())
         })
