@@ -126,6 +126,8 @@ async fn share_counted(ctx: &Ctx, index: usize, replay_dead: bool) -> ApiResult<
         vec![stats::raise(control, SHARE_STATEMENTS_MAX, i64::from(report.share_statements_max))?],
     )
     .await?;
+    // The request's Server-Timing and the consumer's profile count the share where it ran.
+    ctx.io.absorb(&own.io);
     Ok(report)
 }
 

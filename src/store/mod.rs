@@ -157,6 +157,15 @@ impl Io {
         self.add_rows(d1.database, d1.rows_read, d1.rows_written);
     }
 
+    /// Adds the D1 work another tally counted to this one. A reconciliation share counts on its
+    /// own (its bound is per share), and the invocation that ran it still reports all of it.
+    pub fn absorb(&self, other: &Io) {
+        for (database, d) in other.databases_touched() {
+            let (rows_read, rows_written) = (d.rows_read, d.rows_written);
+            self.record_object_d1(ObjectD1 { database, statements: d.statements, rows_read, rows_written });
+        }
+    }
+
     /// The databases this request made at least one round trip to, with their figures.
     pub fn databases_touched(&self) -> Vec<(usize, DatabaseIo)> {
         let per = self.per_database.borrow();
