@@ -97,9 +97,10 @@ fn the_cron_pass_repairs_every_database_one_share_per_invocation() {
         });
         // Two repairs on the author's database: a drifted counter, and an event whose queue
         // send was lost (it stays pending until a pass resends it).
+        // Not read back: the other test's on-demand pass may repair it at once. That every
+        // drift was there and got repaired shows in `repaired_by_kind` below.
         admin("POST", "/v1/admin/test/drift", Some(&json!({ "user_id": author.id, "followers_count": 7 })))
             .expect(200);
-        assert_eq!(author.profile()["followers_count"], 7, "drift injected on DB_{}", database_of(author));
         lose_next_announce(author);
         posts.push(id_of(&author.publish("resent by its own database's share", "public")));
     }
