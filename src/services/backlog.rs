@@ -9,7 +9,7 @@ use crate::context::Ctx;
 use crate::domain::backlog::{next_mark, BacklogState, Lag, Mark};
 use crate::domain::feed::percentile;
 use crate::error::ApiResult;
-use crate::store::stats;
+use crate::store::stats::{self, LagFigures};
 
 /// The `backlog` object of `GET /v1/admin/stats`.
 #[derive(Debug, Clone, Serialize)]
@@ -26,23 +26,32 @@ pub struct Backlog {
     pub alert_at_ms: i64,
 }
 
-/// The lag figures of every database, merged.
-async fn lag(ctx: &Ctx) -> ApiResult<Lag> {
+/// The alert's figures from every database's, merged: the p99 over the samples recorded
+/// within the lag window only.
+fn lag(ctx: &Ctx, figures: &LagFigures) -> Lag {
     let from = ctx.now - ctx.config.backlog.lag_window_ms;
-    let parts = ctx.on_every_database(|db| stats::lag_figures(db, from)).await?;
-    let oldest = parts.iter().filter_map(|p| p.oldest_pending_at).min();
-    let samples: Vec<i64> = parts.into_iter().flat_map(|p| p.recent_ms).collect();
-    Ok(Lag {
-        oldest_unfinished_age_ms: oldest.map_or(0, |t| (ctx.now - t).max(0)),
-        lag_p99_ms: percentile(&samples, 99.0),
-    })
+    let recent: Vec<i64> = figures.samples.iter().filter(|s| s.created_at >= from).map(|s| s.ms).collect();
+    Lag {
+        oldest_unfinished_age_ms: figures.oldest_pending_at.map_or(0, |t| (ctx.now - t).max(0)),
+        lag_p99_ms: percentile(&recent, 99.0),
+    }
 }
 
-/// Computes the state now and records it if it changed.
+/// Reads every database's lag figures, computes the state now and records it if it changed
+/// (the cron's call).
 pub async fn refresh(ctx: &Ctx) -> ApiResult<Backlog> {
+    let mut figures = LagFigures::default();
+    for part in ctx.on_every_database(stats::lag_figures).await? {
+        figures.merge(part);
+    }
+    refresh_from(ctx, &figures).await
+}
+
+/// [`refresh`] from figures already read (the stats page reads them for itself).
+pub async fn refresh_from(ctx: &Ctx, figures: &LagFigures) -> ApiResult<Backlog> {
     let thresholds = ctx.config.backlog;
-    let (lag, recorded) = futures_util::future::join(lag(ctx), stats::backlog_mark(ctx.control())).await;
-    let (lag, raw) = (lag?, recorded?);
+    let lag = lag(ctx, figures);
+    let raw = stats::backlog_mark(ctx.control()).await?;
     let recorded = raw.and_then(|(code, since)| Some(Mark { state: BacklogState::from_code(code)?, since }));
     let current = recorded.map_or(BacklogState::Ok, |m| m.state);
     let state = thresholds.state(&lag, current);

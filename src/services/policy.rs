@@ -42,19 +42,17 @@ pub async fn run(ctx: &Ctx, windows: &Windows, job: PolicyJob) -> ApiResult<()> 
 
 /// What the policy wants for one edge now.
 fn decide(ctx: &Ctx, edge: &EdgeRow, author: &AuthorFacts) -> EdgeMode {
-    let policy = &ctx.config.policy;
-    let read_rate = edge.read_rate().at(ctx.now);
-    let over_cap = author.followers_count > i64::try_from(policy.push_max_followers).unwrap_or(i64::MAX);
+    let cuts = cuts(ctx, author);
     let facts = EdgeFacts {
-        read_rate,
-        post_rate: author.post_rate().at(ctx.now),
+        read_rate: edge.read_rate().at(ctx.now),
+        post_rate: cuts.post_rate,
         last_read_at: edge.last_read_at,
         has_window: edge.has_window(),
         // Ranked by reported rates, as the threshold was (decay would skew close ranks).
-        within_cap: !over_cap || edge.reported_read_rate() >= author.push_min_read_rate,
+        within_cap: !cuts.over_cap || edge.reported_read_rate() >= cuts.push_min_read_rate,
         current: edge.mode(),
     };
-    policy.decide(&facts, ctx.now)
+    ctx.config.policy.decide(&facts, ctx.now)
 }
 
 /// Re-decides every edge of one reader; with a fresh `report`, first copies the reader's facts

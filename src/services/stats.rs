@@ -27,7 +27,8 @@ pub async fn pipeline_stats(ctx: &Ctx) -> ApiResult<Value> {
         *snapshot.counters.entry(name).or_default() += by;
     }
     let mut page = render(&snapshot, ctx.now);
-    page["backlog"] = json!(super::backlog::refresh(ctx).await?);
+    // From the figures just read for the page, not a second read of every database.
+    page["backlog"] = json!(super::backlog::refresh_from(ctx, &snapshot.lag).await?);
     // Background work per database (`PROFILE_IO`), for the capacity bench.
     let profiled: BTreeMap<&String, &i64> =
         snapshot.counters.iter().filter(|(name, _)| name.starts_with("io_")).collect();
@@ -102,7 +103,7 @@ fn drifting(databases: &[Database]) -> Vec<&Database> {
 
 fn render(s: &Snapshot, now: i64) -> Value {
     let state = |name: &str| count(&s.outbox_by_state, name);
-    let ms = &s.publish_to_visible_ms;
+    let ms: Vec<i64> = s.lag.samples.iter().map(|sample| sample.ms).collect();
     let done: i64 = EventKind::ALL.iter().map(|k| s.counter(&format!("events_done_{}", k.as_str()))).sum();
     json!({
         "outbox": {
@@ -110,7 +111,7 @@ fn render(s: &Snapshot, now: i64) -> Value {
             "done": done,
             "dead": state("dead"),
             "held": state("held"),
-            "oldest_pending_age_ms": s.oldest_pending_at.map_or(0, |t| (now - t).max(0)),
+            "oldest_pending_age_ms": s.lag.oldest_pending_at.map_or(0, |t| (now - t).max(0)),
         },
         "fanout_health": fanout_health(&s.last_hour),
         "feed_quality": feed_quality(s),
@@ -125,8 +126,8 @@ fn render(s: &Snapshot, now: i64) -> Value {
         },
         "publish_to_visible_ms": {
             "samples": ms.len(),
-            "p50": percentile(ms, 50.0),
-            "p99": percentile(ms, 99.0),
+            "p50": percentile(&ms, 50.0),
+            "p99": percentile(&ms, 99.0),
             "max": ms.iter().max(),
         },
         "feed_filtered": by_reason(|reason| json!(s.counter(&format!("filtered_{reason}")))),
@@ -234,6 +235,7 @@ fn hot_cache(hits: i64, misses: i64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::stats::{LagFigures, LagSample};
 
     #[test]
     fn drift_names_the_databases_behind_the_most_migrated_one() {
@@ -258,8 +260,9 @@ mod tests {
         let mut s = Snapshot::default();
         s.counters.insert("deliveries".into(), 7);
         s.outbox_by_state.insert("pending".into(), 2);
-        s.oldest_pending_at = Some(1_000);
-        s.publish_to_visible_ms = vec![30, 10, 20];
+        let sample = |ms| LagSample { ms, created_at: 0 };
+        s.lag =
+            LagFigures { oldest_pending_at: Some(1_000), samples: vec![sample(30), sample(10), sample(20)] };
         let v = render(&s, 1_500);
         assert_eq!(v["deliveries"], 7);
         assert_eq!(v["outbox"]["pending"], 2);

@@ -95,10 +95,9 @@ struct NamedValue {
 pub struct Snapshot {
     pub counters: BTreeMap<String, i64>,
     pub outbox_by_state: BTreeMap<String, i64>,
-    /// Creation time of the oldest pending outbox event, if any.
-    pub oldest_pending_at: Option<i64>,
-    /// The latest publish-to-visible samples (ms), newest first.
-    pub publish_to_visible_ms: Vec<i64>,
+    /// The oldest pending event and the latest publish-to-visible samples (the backlog alert
+    /// reads the same figures).
+    pub lag: LagFigures,
     /// Follow edges by mode: (push, pull, switching).
     pub edges: (i64, i64, i64),
     /// Pulled authors per reader who has any (a sample).
@@ -119,11 +118,7 @@ impl Snapshot {
         add(&mut self.counters, other.counters);
         add(&mut self.outbox_by_state, other.outbox_by_state);
         add(&mut self.last_hour, other.last_hour);
-        self.oldest_pending_at = match (self.oldest_pending_at, other.oldest_pending_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.publish_to_visible_ms.extend(other.publish_to_visible_ms);
+        self.lag.merge(other.lag);
         let (a, b) = (self.edges, other.edges);
         self.edges = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
         self.pulled_per_reader.extend(other.pulled_per_reader);
@@ -153,15 +148,7 @@ pub async fn snapshot(db: AnyDb<'_>, now: i64) -> ApiResult<Snapshot> {
         )
         .await?,
     );
-    let oldest: Option<Count> =
-        first(db, "SELECT MIN(created_at) AS n FROM outbox WHERE state = 'pending' HAVING COUNT(*) > 0", &[])
-            .await?;
-    let samples: Vec<Count> = all(
-        db,
-        "SELECT ms AS n FROM latency_samples WHERE kind = 'publish_to_visible' ORDER BY id DESC LIMIT 1000",
-        &[],
-    )
-    .await?;
+    let lag = lag_figures(db).await?;
     // Per-reader counters kept by triggers (migration 0010): a bounded sample, not a GROUP BY.
     let pulled: Vec<Count> =
         all(db, "SELECT pulled_count AS n FROM users WHERE pulled_count > 0 LIMIT 10000", &[]).await?;
@@ -172,8 +159,7 @@ pub async fn snapshot(db: AnyDb<'_>, now: i64) -> ApiResult<Snapshot> {
         pulled_per_reader: pulled.into_iter().map(|c| c.n).collect(),
         counters,
         outbox_by_state,
-        oldest_pending_at: oldest.map(|o| o.n),
-        publish_to_visible_ms: samples.into_iter().map(|s| s.n).collect(),
+        lag,
     })
 }
 
@@ -221,38 +207,46 @@ pub async fn trim_samples<'a>(db: impl OnDb<'a>, keep: i64) -> ApiResult<usize> 
     .await
 }
 
-/// One database's delivery-lag figures for the backlog alert (`domain/backlog.rs`).
+/// Delivery-lag figures (one database's, or merged): what the stats page shows of the backlog
+/// and what the backlog alert (`domain/backlog.rs`) is computed from.
 #[derive(Debug, Default)]
 pub struct LagFigures {
-    /// Creation time of its oldest pending outbox event.
+    /// Creation time of the oldest pending outbox event, if any.
     pub oldest_pending_at: Option<i64>,
-    /// Its publish-to-visible samples recorded at or after the window's start (ms).
-    pub recent_ms: Vec<i64>,
+    /// The latest publish-to-visible samples, newest first per database.
+    pub samples: Vec<LagSample>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct LagSample {
+    pub ms: i64,
+    pub created_at: i64,
+}
+
+impl LagFigures {
+    pub fn merge(&mut self, other: LagFigures) {
+        self.oldest_pending_at = match (self.oldest_pending_at, other.oldest_pending_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.samples.extend(other.samples);
+    }
 }
 
 /// The oldest pending event (index `outbox_by_state`: a range over the pending rows only)
-/// and the newest samples, kept if recorded since `from`: ids grow with time, so the window is
-/// the head of the `latency_samples_by_kind` range.
-pub async fn lag_figures(db: AnyDb<'_>, from: i64) -> ApiResult<LagFigures> {
-    #[derive(Deserialize)]
-    struct Sample {
-        ms: i64,
-        created_at: i64,
-    }
+/// and the newest 1,000 samples (the head of the `latency_samples_by_kind` range).
+pub async fn lag_figures(db: AnyDb<'_>) -> ApiResult<LagFigures> {
     let oldest: Option<Count> =
         first(db, "SELECT MIN(created_at) AS n FROM outbox WHERE state = 'pending' HAVING COUNT(*) > 0", &[])
             .await?;
-    let samples: Vec<Sample> = all(
+    let samples: Vec<LagSample> = all(
         db,
         "SELECT ms, created_at FROM latency_samples WHERE kind = 'publish_to_visible' \
          ORDER BY id DESC LIMIT 1000",
         &[],
     )
     .await?;
-    Ok(LagFigures {
-        oldest_pending_at: oldest.map(|o| o.n),
-        recent_ms: samples.into_iter().take_while(|s| s.created_at >= from).map(|s| s.ms).collect(),
-    })
+    Ok(LagFigures { oldest_pending_at: oldest.map(|o| o.n), samples })
 }
 
 const BACKLOG_STATE: &str = "backlog_state";
