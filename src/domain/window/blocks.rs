@@ -185,7 +185,11 @@ impl Working {
             return Ok(());
         };
         let is_newest = newest(self) == Some(lo);
-        let entries = self.blocks.get_mut(&lo).expect("block_of names a loaded block");
+        // `block_of` names a loaded block; a block of its own is a valid home regardless.
+        let Some(entries) = self.blocks.get_mut(&lo) else {
+            self.start(key, vec![entry]);
+            return Ok(());
+        };
         let at = entries.partition_point(|e| e.key() < key);
         if entries.len() < block.max(1) {
             entries.insert(at, entry);
@@ -259,7 +263,7 @@ impl Working {
         let mut total: usize = self.blocks.values().map(Vec::len).sum();
         let mut dropped = false;
         while self.blocks.len() > 1 {
-            let (&lo, oldest) = self.blocks.iter().next().expect("more than one block");
+            let Some((&lo, oldest)) = self.blocks.first_key_value() else { break };
             if total - oldest.len() < cap.max(1) {
                 break;
             }
