@@ -8,8 +8,10 @@
 //!
 //! `--measure` rebuilds the cost table from local stacks (`capacity/measure.rs`, ~5 minutes);
 //! `--measure-window` only the window object's rows per delivery and page read (into it);
-//! `--simulate` checks the model against a seeded graph driven through a local stack
-//! (`capacity/simulate.rs`, ~5 minutes, `bench/simulation.json`); `--headline` prints the
+//! `--simulate` checks the model against a seeded graph with a hot author driven through
+//! local stacks in push and hybrid mode (`capacity/simulate.rs`, ~10 minutes,
+//! `bench/simulation.json`; `--simulate-replay` predicts its phases again with the model as it
+//! is now, measurements kept, without a stack); `--headline` prints the
 //! headline scenario under push, hybrid and pull side by side (docs/CAPACITY.md holds it).
 
 #[path = "../tests/common/mod.rs"]
@@ -36,7 +38,7 @@ use model::{Celebrities, Costs, Limits, Mode, Policy, Prices, Workload};
 use serde_json::json;
 
 const USAGE: &str =
-    "usage: ./scripts/bench capacity [--measure | --measure-window | --simulate | --headline] [--databases P]
+    "usage: ./scripts/bench capacity [--measure | --measure-window | --simulate | --simulate-replay | --headline] [--databases P]
   [--mode push|hybrid|pull] [--users N] [--daily-active S] [--weekly-active S] [--window-holders S]
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
@@ -83,6 +85,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--measure" => out.action = "measure",
             "--measure-window" => out.action = "measure-window",
             "--simulate" => out.action = "simulate",
+            "--simulate-replay" => out.action = "simulate-replay",
             "--headline" => out.action = "headline",
             "--help" | "-h" => return Err(USAGE.into()),
             _ => {
@@ -163,7 +166,18 @@ fn main() {
             result["simulation"] = simulate::run(&costs);
             let text = serde_json::to_string_pretty(&result).expect("JSON");
             std::fs::write(bench_dir().join("simulation.json"), text + "\n").expect("bench/simulation.json");
-            println!("{}", report::simulation_table(&result["simulation"]));
+            println!("{}", simulate::table(&result["simulation"]));
+        }
+        "simulate-replay" => {
+            // The last simulation's measurements against the model as it is now.
+            let path = bench_dir().join("simulation.json");
+            let text = std::fs::read_to_string(&path).expect("bench/simulation.json (run --simulate first)");
+            let mut saved: serde_json::Value = serde_json::from_str(&text).expect("simulation.json is JSON");
+            simulate::replay(&load_costs(), &mut saved["simulation"]);
+            saved["replayed"] = provenance::provenance();
+            let text = serde_json::to_string_pretty(&saved).expect("JSON");
+            std::fs::write(&path, text + "\n").expect("bench/simulation.json");
+            println!("{}", simulate::table(&saved["simulation"]));
         }
         "headline" => println!("{}", report::headline(&load_costs(), &policy, &limits, &prices)),
         _ => println!(

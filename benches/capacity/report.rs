@@ -1,8 +1,6 @@
 //! The capacity bench's printed reports (Markdown): the measured table, the model's answer for
 //! one workload, the headline scenario side by side, and the simulation's check.
 
-use serde_json::Value;
-
 use super::model::{self, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, Verdict, WindowRows, Workload};
 
 /// One row of the headline table: a figure of a plan.
@@ -350,48 +348,6 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
             plan_report(plan, limits)
         ));
     }
-    out
-}
-
-/// The simulation's check: per phase, measured against predicted statements.
-pub fn simulation_table(sim: &Value) -> String {
-    let tolerance = sim["tolerance"].as_f64().unwrap_or(0.25);
-    let mut out = format!(
-        "Seed {}, {} users, {} follows, users per database {}.\n\n| phase | requests | control DB measured / predicted | typical DB measured / predicted | within {:.0}% |\n|---|---|---|---|---|\n",
-        sim["seed"], sim["users"], sim["follows"], sim["users_per_db"], 100.0 * tolerance
-    );
-    let within = |m: f64, p: f64| (m - p).abs() <= tolerance * m.abs().max(p.abs()).max(1.0);
-    let row = |name: &str, requests: String, mc: f64, pc: f64, mt: f64, pt: f64| {
-        let ok = within(mc, pc) && within(mt, pt);
-        format!(
-            "| {name} | {requests} | {} / {} | {} / {} | {} |\n",
-            si(mc),
-            si(pc),
-            si(mt),
-            si(pt),
-            if ok { "yes" } else { "**no**" }
-        )
-    };
-    let num = |v: &Value| v.as_f64().unwrap_or(0.0);
-    for phase in sim["phases"].as_array().into_iter().flatten() {
-        out.push_str(&row(
-            phase["phase"].as_str().unwrap_or("?"),
-            phase["requests"].to_string(),
-            num(&phase["measured_control"]),
-            num(&phase["predicted_control"]),
-            num(&phase["measured_typical"]),
-            num(&phase["predicted_typical"]),
-        ));
-    }
-    let t = &sim["totals"];
-    out.push_str(&row(
-        "**all phases**",
-        String::new(),
-        num(&t["measured_control"]),
-        num(&t["predicted_control"]),
-        num(&t["measured_typical"]),
-        num(&t["predicted_typical"]),
-    ));
     out
 }
 
