@@ -27,6 +27,7 @@ pub mod plan;
 pub mod policy;
 pub mod queue;
 pub mod read;
+pub mod replica;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;

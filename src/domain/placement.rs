@@ -109,6 +109,8 @@ pub const TABLES: &[Table] = &[
             "password_hash",
             "pulled_count",
             "live_until",
+            "replicas",
+            "replica_seq",
         ],
         EDGE_PAGE,
     ),

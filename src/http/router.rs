@@ -293,6 +293,7 @@ pub enum TestHook {
     Graph,
     /// Make every statement on one physical database fail as an outage does (or heal it).
     DbOutage,
+    ReplicaFault,
 }
 
 impl TestHook {
@@ -312,6 +313,7 @@ impl TestHook {
             "window_v4" => Some(Self::WindowV4),
             "graph" => Some(Self::Graph),
             "db_outage" => Some(Self::DbOutage),
+            "replica_fault" => Some(Self::ReplicaFault),
             _ => None,
         }
     }

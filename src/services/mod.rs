@@ -21,6 +21,7 @@ pub mod policy;
 pub mod posts;
 pub mod queue;
 pub mod reconcile;
+pub mod replicas;
 pub mod shard_move;
 pub mod stats;
 pub mod streaming;

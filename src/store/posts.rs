@@ -5,6 +5,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::outbox::{post_event, returned_events};
+use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
 use super::{all, batch, first, first_id, id_list, int, opt_text, run, stmt, text, AnyDb, PostDb, UserDb};
@@ -268,6 +269,8 @@ pub struct Published {
     pub replayed: bool,
     /// The fan-out event to announce (`None` for a replay: the first request announced it).
     pub outbox_id: Option<OutboxId>,
+    /// The author's replicas to tell (`None`: none, or a replay).
+    pub bump: Option<Bump>,
 }
 
 #[derive(Deserialize)]
@@ -286,7 +289,7 @@ async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResul
     match row {
         None => Ok(None),
         Some(r) if r.request_hash == scope.request_hash => {
-            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true }))
+            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true, bump: None }))
         }
         Some(_) => Err(ApiError::Conflict {
             code: "idempotency_key_reused",
@@ -340,6 +343,8 @@ fn publish_statements(
     // (Imports are not publications: their fan-out health is not the product's.)
     let published = i64::from(post.created_at == now);
     statements.push(super::stats::count_minute(db, "published", now, published)?);
+    // Last: the author's replicas learn of the post with this change number.
+    statements.push(bump_statement(db, post.author_id)?);
     Ok(statements)
 }
 
@@ -362,6 +367,7 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
             post_id: PostId::from_trusted(first_id(results.first())?),
             outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
             replayed: false,
+            bump: bump_of(results.last())?,
         }),
         Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;
@@ -380,11 +386,11 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
 /// transition they really made, in commit order.
 pub async fn edit(
     db: PostDb<'_>,
-    post_id: PostId,
+    (post_id, author): (PostId, UserId),
     body: Option<&PostBody>,
     visibility: Option<Visibility>,
     now: i64,
-) -> ApiResult<Vec<OutboxId>> {
+) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
     let visibility = opt_text(visibility.map(Visibility::as_str));
     let event = stmt(
         db,
@@ -404,12 +410,18 @@ pub async fn edit(
          WHERE id = ?1 AND deleted_at IS NULL",
         &[int(post_id), opt_text(body.map(PostBody::as_str)), visibility, int(now)],
     )?;
-    Ok(returned_events(&batch(db, vec![event, update]).await?))
+    let bump = bump_statement(db, author)?;
+    let results = batch(db, vec![event, update, bump]).await?;
+    Ok((returned_events(&results[..2.min(results.len())]), bump_of(results.get(2))?))
 }
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
 /// event that removes it from timeline windows.
-pub async fn delete(db: PostDb<'_>, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn delete(
+    db: PostDb<'_>,
+    (post_id, author): (PostId, UserId),
+    now: i64,
+) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
     let results = batch(
         db,
         vec![
@@ -420,10 +432,11 @@ pub async fn delete(db: PostDb<'_>, post_id: PostId, now: i64) -> ApiResult<Vec<
                 &[int(post_id), int(now)],
             )?,
             post_event(db, EventKind::RemovePost, post_id, now)?,
+            bump_statement(db, author)?,
         ],
     )
     .await?;
-    Ok(returned_events(&results))
+    Ok((returned_events(&results[..2.min(results.len())]), bump_of(results.get(2))?))
 }
 
 /// Drops idempotency keys created before `before` (retries only come within minutes).

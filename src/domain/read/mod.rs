@@ -32,7 +32,8 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 pub use step::{
-    AuthorRelation, DbBatch, HotFound, OnFailure, Replies, Rows, Slab, SlabRows, Statement, Step,
+    AuthorRelation, DbBatch, HotFound, OnFailure, ReplicaCall, ReplicaRows, Replies, Rows, Slab, SlabRows,
+    Statement, Step,
 };
 
 use super::activity::ActivityReport;
@@ -90,6 +91,8 @@ pub struct ReadConfig {
     /// Entries per hot range (a refill with this many is full).
     pub hot_range_len: usize,
     pub map: ShardMap,
+    /// Authors with replicas and how many (`domain/replica.rs`): read from them, not D1.
+    pub replicated: Rc<HashMap<UserId, u32>>,
 }
 
 /// The finished page, and what the interpreter does after answering.

@@ -8,13 +8,15 @@ use std::collections::HashMap;
 use super::super::cursor::SortKey;
 use super::super::feed::{feed_verdict, Hidden, PageBuilder};
 use super::super::hot::{self, reader_list, HotFill, HotMiss, HotRange};
+use super::super::ids::PostId;
 use super::super::ids::UserId;
 use super::super::merge::{covered_to, merge_newest_first};
-use super::super::plan::{Bounds, DbReads, RoundPlan};
+use super::super::plan::{Bounds, DbReads, ReplicaRead, RoundPlan};
+use super::super::replica::{replica_for, ReplicaQuery};
 use super::super::shard::ShardMap;
 use super::super::snowflake::shard_of_id;
 use super::super::window::Entry;
-use super::step::{AuthorRelation, DbBatch, OnFailure, Rows, Statement};
+use super::step::{AuthorRelation, DbBatch, OnFailure, ReplicaCall, ReplicaRows, Rows, Statement};
 use super::{FeedRow, Reader};
 
 /// The hot-range cache's part of one read: the usable ranges and their authors, and the time
@@ -197,6 +199,67 @@ impl<R: FeedRow> RoundRows<R> {
         }
         fills
     }
+}
+
+/// What a round reads from D1 after all because a replica could not answer for it: authors
+/// whose posts in the bounds it could not give (failed, or it does not reach that far down),
+/// and window candidates to hydrate.
+#[derive(Debug, Default)]
+pub(super) struct Fallback {
+    pub authors: Vec<UserId>,
+    pub candidates: Vec<(PostId, UserId)>,
+}
+
+impl<R: FeedRow> RoundRows<R> {
+    /// Takes the replicas' answers (one per read of `reads`, `None` for a failure) as the
+    /// round's rows: each author's posts a source, its candidates hydrated, its relationship
+    /// from the replica (the follow is the reader's). What they could not answer is returned.
+    pub fn absorb_replicas(
+        &mut self,
+        reads: &[ReplicaRead],
+        answers: Vec<Option<ReplicaRows<R>>>,
+    ) -> Fallback {
+        let mut fallback = Fallback::default();
+        let mut answers = answers.into_iter();
+        for read in reads {
+            match answers.next().flatten() {
+                Some(answer) if answer.complete => {
+                    self.sources.push(answer.posts);
+                    self.hydrated.extend(answer.found);
+                    fallback.candidates.extend(answer.unknown.iter().map(|id| (*id, read.author)));
+                    self.relations.push(AuthorRelation {
+                        author: read.author,
+                        follows: false,
+                        blocked: answer.blocks_viewer,
+                        suspended: answer.suspended,
+                    });
+                }
+                _ => {
+                    fallback.authors.push(read.author);
+                    fallback.candidates.extend(read.ids.iter().map(|id| (*id, read.author)));
+                }
+            }
+        }
+        fallback
+    }
+}
+
+/// The calls of a round's replica reads: each reader reads its replica of each author.
+pub(super) fn replica_calls(viewer: UserId, reads: &[ReplicaRead], bounds: Bounds) -> Vec<ReplicaCall> {
+    reads
+        .iter()
+        .map(|read| ReplicaCall {
+            author: read.author,
+            replica: replica_for(viewer, read.replicas),
+            query: ReplicaQuery {
+                viewer,
+                after: bounds.after,
+                before: bounds.before,
+                limit: bounds.limit,
+                ids: read.ids.clone(),
+            },
+        })
+        .collect()
 }
 
 /// A feed candidate: an entry from the window (to hydrate) or a post pulled from D1.
