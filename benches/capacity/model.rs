@@ -134,8 +134,10 @@ pub struct Costs {
     pub replica: ReplicaCosts,
 }
 
+// The hot-author replica design's parameters (#28): the design's figures until measured.
+
 /// `HOT_REPLICA_FOLLOWERS`: authors with at least this many followers are served from
-/// replicas. From the design (#28) until measured; the model's candidates are in the report.
+/// replicas. The model's recommendation (the candidates are in the `--headline` report).
 pub const HOT_REPLICA_FOLLOWERS: f64 = 50_000.0;
 /// Requests per second one replica is sized for (half the ~1,000/s soft limit of an object).
 pub const REPLICA_TARGET_RPS: f64 = 500.0;
