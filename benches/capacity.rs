@@ -42,7 +42,7 @@ const USAGE: &str =
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
   [--likes-per-s R] [--comments-per-s R] [--follows-per-s R] [--live-share S]
   [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]
-  [--replicas] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
+  [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
 
 fn bench_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench")
@@ -93,6 +93,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--headline" => out.action = "headline",
             // Hot authors served from replicas (#28).
             "--replicas" => out.policy.hot_replicas = true,
+            "--replica-hydrate-only" => out.policy.replica_hydrate_only = true,
             "--help" | "-h" => return Err(USAGE.into()),
             _ => {
                 let value = rest.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;

@@ -316,6 +316,10 @@ pub struct Policy {
     pub hot_followers: f64,
     /// Messages per fan-out consumer batch (`max_batch_size`); 0: the measured table's.
     pub fanout_batch: f64,
+    /// A pushed hot author's replica is read only when one of its posts is on the page
+    /// (hydration), not on every page: the next step, not built (`--replica-hydrate-only`; as
+    /// built the replica is also the author's in-flight source, read on every page).
+    pub replica_hydrate_only: bool,
 }
 
 impl Default for Policy {
@@ -328,6 +332,7 @@ impl Default for Policy {
             hot_replicas: false,
             hot_followers: HOT_REPLICA_FOLLOWERS,
             fanout_batch: 0.0,
+            replica_hydrate_only: false,
         }
     }
 }
@@ -686,6 +691,10 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
     let top = groups.iter().map(|g| g.1).fold(0.0, f64::max);
     for (count, x, posts_per_s, per_day) in groups {
         let (pulled, on_page) = inclusion(w, policy, x, per_day);
+        // As built (`domain/plan.rs`), a pushed hot author's replica is also its in-flight
+        // source (posts its fan-out has not delivered yet), so it is read on every page of a
+        // follower, not only when one of its posts is on the page.
+        let on_page = if policy.replica_hydrate_only { on_page } else { 1.0 };
         let followers_reads = x / w.users;
         let requests = w.feed_reads_per_s * followers_reads * (pulled + (1.0 - pulled) * on_page);
         let (n, lease) = replicas_for(c, requests);
@@ -1627,10 +1636,21 @@ pub fn candidate(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, pric
 /// The candidates the report weighs: push and hybrid with hot authors on replicas, over
 /// `PUSH_MAX_FOLLOWERS` and `HOT_REPLICA_FOLLOWERS`; the recommended one is the cheapest with
 /// no failing target (else the one with fewest).
-pub fn candidates(c: &Costs, w: &Workload, limits: &Limits, prices: &Prices) -> Vec<Candidate> {
+pub fn candidates(
+    c: &Costs,
+    w: &Workload,
+    given: &Policy,
+    limits: &Limits,
+    prices: &Prices,
+) -> Vec<Candidate> {
     let mut out = Vec::new();
     for hot in [10_000.0, 30_000.0, 50_000.0, 100_000.0] {
-        let base = Policy { hot_replicas: true, hot_followers: hot, ..Policy::default() };
+        let base = Policy {
+            hot_replicas: true,
+            hot_followers: hot,
+            replica_hydrate_only: given.replica_hydrate_only,
+            ..Policy::default()
+        };
         out.push(candidate(c, &Workload { mode: Mode::Push, ..w.clone() }, &base, limits, prices));
         for cap in [10_000.0, 100_000.0, 1_000_000.0, 10_000_000.0] {
             let policy = Policy { push_max_followers: cap, ..base };

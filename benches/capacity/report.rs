@@ -415,7 +415,7 @@ pub fn model_report(
 /// side by side; the replicated candidates; the recommended one in full with its targets; the
 /// push/pull ratio from the costs; and the realistic profile.
 pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
-    let candidates = model::candidates(c, &Workload::headline(Mode::Hybrid), limits, prices);
+    let candidates = model::candidates(c, &Workload::headline(Mode::Hybrid), policy, limits, prices);
     let best = model::best(&candidates);
     let as_built = Policy { hot_replicas: false, ..*policy };
     let mut columns: Vec<(String, Verdict)> = [Mode::Push, Mode::Hybrid, Mode::Pull]
