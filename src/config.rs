@@ -83,7 +83,7 @@ impl Config {
                 mode: get("FANOUT_MODE").and_then(|m| m.parse().ok()).unwrap_or(FanoutMode::Hybrid),
                 push_cost_ratio: ratio(get("PUSH_COST_RATIO"), 10.0, 0.0, 1e9),
                 active_days: num(get("ACTIVE_DAYS"), 7, 1, 3_650),
-                push_max_followers: num(get("PUSH_MAX_FOLLOWERS"), 10_000, 1, 100_000_000),
+                push_max_followers: num(get("PUSH_MAX_FOLLOWERS"), 10_000_000, 1, 100_000_000),
                 hysteresis: ratio(get("EDGE_HYSTERESIS"), 2.0, 1.0, 100.0),
             },
             rate_limits: flag("RATE_LIMITS", true),
@@ -131,7 +131,7 @@ impl ReplicaConfig {
 /// The replicas' settings, each within its bounds.
 fn replica_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> ReplicaConfig {
     ReplicaConfig {
-        min_followers: num("HOT_REPLICA_FOLLOWERS", 50_000, 0, i64::MAX),
+        min_followers: num("HOT_REPLICA_FOLLOWERS", 100_000, 0, i64::MAX),
         followers_per_replica: num("HOT_FOLLOWERS_PER_REPLICA", 50_000, 1, i64::MAX),
         lease_ms: num("REPLICA_LEASE_SECONDS", 10, 1, 3_600) * 1000,
         counts_ms: num("REPLICA_COUNTS_SECONDS", 30, 1, 86_400) * 1000,
