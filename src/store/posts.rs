@@ -153,6 +153,10 @@ impl FeedRow for PostRow {
             suspended: self.suspended != 0,
         }
     }
+
+    fn set_liked_by_me(&mut self, liked: bool) {
+        self.liked_by_me = i64::from(liked);
+    }
 }
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched

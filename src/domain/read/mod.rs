@@ -58,6 +58,8 @@ pub trait FeedRow {
     /// The relationship the row holds: as a full pull's slab read it with the row, or as
     /// [`FeedRow::attach`] set it.
     fn relation(&self) -> AuthorRelation;
+    /// Whether the viewer likes the post, for a row a replica served (it has no viewer).
+    fn set_liked_by_me(&mut self, liked: bool);
 }
 
 /// One page asked for.

@@ -129,6 +129,9 @@ pub enum Statement {
     HotRange { author: UserId, below: i64 },
     /// One slab of a full pull.
     Slab(Slab),
+    /// The viewer's likes among posts with ids in `lo..=hi` (the reader's own likes, on their
+    /// home database), for rows served by replicas.
+    LikedIn { lo: i64, hi: i64 },
 }
 
 /// The viewer's relationship to one author as the author's database has it.
@@ -149,6 +152,8 @@ pub enum Rows<R> {
     Relationships(Vec<AuthorRelation>),
     /// `(author, followers)` of hot pulled authors.
     HotAuthors(Vec<(UserId, i64)>),
+    /// Post ids the viewer likes.
+    Liked(Vec<PostId>),
     /// A statement without rows (the activation).
     Done,
 }

@@ -25,6 +25,7 @@ struct Row {
     author: UserId,
     visibility: Visibility,
     relation: Option<AuthorRelation>,
+    liked: bool,
 }
 
 impl FeedRow for Row {
@@ -51,6 +52,10 @@ impl FeedRow for Row {
         self.relation = Some(*relation);
     }
 
+    fn set_liked_by_me(&mut self, liked: bool) {
+        self.liked = liked;
+    }
+
     fn relation(&self) -> AuthorRelation {
         self.relation.unwrap_or(AuthorRelation {
             author: self.author,
@@ -71,7 +76,7 @@ struct Post {
 
 impl Post {
     fn row(&self) -> Row {
-        Row { key: self.key, author: self.author, visibility: self.visibility, relation: None }
+        Row { key: self.key, author: self.author, visibility: self.visibility, relation: None, liked: false }
     }
 
     fn entry(&self) -> Entry {
@@ -110,6 +115,8 @@ struct World {
     /// Authors with replicas (and how many); `replicas_down`: every replica read fails.
     replicated: HashMap<UserId, u32>,
     replicas_down: bool,
+    /// Posts the viewer likes (the liker's side).
+    liked: Vec<PostId>,
 }
 
 /// A user on a logical shard (the even 4-database map: shards 0-63 on database 0, 64-127 on 1...).
@@ -137,6 +144,7 @@ impl World {
             down: Vec::new(),
             replicated: HashMap::new(),
             replicas_down: false,
+            liked: Vec::new(),
         }
     }
 
@@ -243,6 +251,9 @@ impl World {
         match statement {
             Statement::Edges { .. } => Rows::Edges(self.edges.clone()),
             Statement::Activate | Statement::HotAuthors { .. } => Rows::Done,
+            Statement::LikedIn { lo, hi } => {
+                Rows::Liked(self.liked.iter().filter(|id| (*lo..=*hi).contains(&id.get())).copied().collect())
+            }
             Statement::Pulled { authors, bounds } => {
                 let reads: Vec<_> = authors.iter().map(|a| (*a, -1)).collect();
                 Rows::Posts(self.top_each(&reads, bounds))
@@ -500,8 +511,16 @@ fn a_replicated_author_puts_nothing_on_its_database_and_a_failed_replica_falls_b
             world.deliver(&[pushed, pulled], SortKey::BOTTOM);
         }
         world.replicated.insert(pulled, 3);
+        let liked = world.posts.iter().find(|p| p.author == pulled).map(|p| PostId::from_trusted(p.key.id));
+        world.liked.extend(liked);
         let (done, cost) = read_home(&mut world, 6);
         assert_eq!(keys(&done), all[..6], "{mode:?}");
+        let marked: Vec<i64> = done.items.iter().filter(|r| r.liked).map(|r| r.key.id).collect();
+        assert_eq!(
+            marked,
+            world.liked.iter().map(|id| id.get()).collect::<Vec<_>>(),
+            "liked_by_me from the reader's side"
+        );
         assert_eq!(cost.statements.get(&3), None, "{mode:?}: the replicated author's database is not read");
         assert_eq!(cost.replica_calls, 1);
         assert_eq!(cost.waves, 2, "the replica is read beside the batches");

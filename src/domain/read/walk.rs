@@ -61,7 +61,10 @@ impl<R: FeedRow> Reading<R> {
             with_viewer: true,
         };
         let plan = RoundPlan::beside_window(&input, &self.cfg.map);
-        let reads = RoundReads::new(&plan, bounds, misses, &self.cfg.map, self.cfg.ids_per_statement);
+        let mut reads = RoundReads::new(&plan, bounds, misses, &self.cfg.map, self.cfg.ids_per_statement);
+        if !plan.replicas.is_empty() {
+            reads = reads.with_liked(self.home_database(), bounds);
+        }
         let mut pull = (self.cfg.mode == FanoutMode::Pull).then(|| {
             self.posts_pull(reader, self.posts_spec(Some(bounds.after), bounds.before, bounds.limit))
         });
