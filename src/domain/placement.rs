@@ -129,6 +129,8 @@ pub const TABLES: &[Table] = &[
             "touched_at",
             "state_version",
             "taken_down_at",
+            "spoiler_text",
+            "sensitive",
         ],
         TEXT_PAGE,
     ),
@@ -180,7 +182,7 @@ pub const TABLES: &[Table] = &[
         "comments",
         ShardBy::Id("post_id"),
         &["id"],
-        &["id", "post_id", "author_id", "body", "created_at", "deleted_at"],
+        &["id", "post_id", "author_id", "body", "created_at", "deleted_at", "spoiler_text", "sensitive", "edited_at"],
         TEXT_PAGE,
     ),
     // A notification's id carries its recipient's shard too (migration 0015); dismiss and

@@ -140,7 +140,7 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
     let random = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
     let token_id = with_shard(random, shard_of_id(user.get()));
     let now_secs = app.now.div_euclid(1000);
-    let access = app.issue_scoped_token(user, scopes, token_id);
+    let access = app.issue_scoped_token(user, token::Grant { scopes, token_id, client: client.id });
     json(&serde_json::json!({
         "access_token": access,
         "token_type": "Bearer",
@@ -173,13 +173,18 @@ async fn code_grant(app: &App, body: &JsonObject, client: &AppRow) -> ApiResult<
 }
 
 /// `POST /oauth/revoke` (RFC 7009): revokes one OAuth token; `200 {}` also for a token that is
-/// unknown, foreign or already expired (nothing left to revoke).
+/// unknown, not one of ours or already expired (nothing left to revoke). A valid token issued to
+/// another app (or before tokens named their app) is that app's to revoke: `403
+/// unauthorized_client` (RFC 7009 2.1, as Mastodon answers).
 pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
     let body = input.form_or_json(false)?;
-    client(app, &body, true).await?;
+    let client = client(app, &body, true).await?;
     let policy =
         token::Policy { now_secs: app.now.div_euclid(1000), max_ttl_secs: app.config.token_max_ttl_secs };
     if let Ok(verified) = app.verify_token(body.required_str("token")?, policy) {
+        if verified.token_id.is_some() && verified.client != Some(client.id) {
+            return Err(oauth_error("unauthorized_client", "the token was issued to another client"));
+        }
         if let Some(token_id) = verified.token_id {
             store::revoke_token(app.user_db(verified.user), token_id, (verified.expires_at * 1000.0) as i64)
                 .await?;
