@@ -94,7 +94,11 @@ mod tests {
     }
 
     fn edit(text: Option<&str>, visibility: Option<Visibility>) -> Result<PostEdit, Invalid> {
-        Ok(PostEdit { text: text.map(|t| PostBody::parse(t).unwrap()), visibility, warning: WarningEdit::default() })
+        Ok(PostEdit {
+            text: text.map(|t| PostBody::parse(t).unwrap()),
+            visibility,
+            warning: WarningEdit::default(),
+        })
     }
 
     #[test]
@@ -107,7 +111,11 @@ mod tests {
             (V1, &[("visibility", Ok("followers"))], edit(None, Some(Followers))),
             (V1, &[("body", Ok("x")), ("visibility", Ok("private"))], edit(Some("x"), Some(Private))),
             // Each API reads only its own words.
-            (V1, &[("status", Ok("x"))], refused("body", "give body, visibility, spoiler_text or sensitive to change")),
+            (
+                V1,
+                &[("status", Ok("x"))],
+                refused("body", "give body, visibility, spoiler_text or sensitive to change"),
+            ),
             (V1, &[], refused("body", "give body, visibility, spoiler_text or sensitive to change")),
             (
                 V1,
@@ -121,7 +129,11 @@ mod tests {
             (Mastodon, &[("status", Ok("hi"))], edit(Some("hi"), None)),
             (Mastodon, &[("visibility", Ok("unlisted"))], edit(None, Some(Public))),
             (Mastodon, &[("visibility", Ok("direct"))], edit(None, Some(Private))),
-            (Mastodon, &[("body", Ok("x"))], refused("status", "give status, spoiler_text or sensitive to change")),
+            (
+                Mastodon,
+                &[("body", Ok("x"))],
+                refused("status", "give status, spoiler_text or sensitive to change"),
+            ),
             (
                 Mastodon,
                 &[("visibility", Ok("followers"))],

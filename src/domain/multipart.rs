@@ -13,7 +13,8 @@ pub fn boundary(content_type: &str) -> Option<&str> {
     parts.find_map(|p| {
         let (name, value) = p.trim().split_once('=')?;
         let value = value.trim().trim_matches('"');
-        (name.trim().eq_ignore_ascii_case("boundary") && !value.is_empty() && value.len() <= 70).then_some(value)
+        (name.trim().eq_ignore_ascii_case("boundary") && !value.is_empty() && value.len() <= 70)
+            .then_some(value)
     })
 }
 
@@ -75,7 +76,8 @@ mod tests {
 
     #[test]
     fn fields_in_order_with_files_as_text() {
-        let body = "preamble\r\n--XX\r\nContent-Disposition: form-data; name=\"status\"\r\n\r\nhello\r\nworld\r\n\
+        let body =
+            "preamble\r\n--XX\r\nContent-Disposition: form-data; name=\"status\"\r\n\r\nhello\r\nworld\r\n\
                     --XX\r\ncontent-disposition: form-data; name=\"media_ids[]\"\r\n\r\n1\r\n\
                     --XX\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.png\"\r\n\
                     Content-Type: image/png\r\n\r\nPNG\r\n--XX--\r\n";

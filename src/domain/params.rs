@@ -103,7 +103,10 @@ pub fn param_of(key: &str) -> &str {
 
 /// The first field of `fields` (name as sent, what it amounts to) the endpoint refuses, as a
 /// 422 naming the parameter.
-pub fn check<'a>(endpoint: Endpoint, fields: impl IntoIterator<Item = (&'a str, Given)>) -> Result<(), Invalid> {
+pub fn check<'a>(
+    endpoint: Endpoint,
+    fields: impl IntoIterator<Item = (&'a str, Given)>,
+) -> Result<(), Invalid> {
     for (key, given) in fields {
         let param = param_of(key);
         let rule = RULES.iter().find(|r| r.param == param && r.endpoints.contains(&endpoint));
@@ -169,7 +172,10 @@ mod tests {
     fn the_first_refused_field_is_reported_with_its_reason() {
         let fields = [("status", Something), ("media_ids[]", Something), ("poll", Something)];
         let err = check(Publish, fields).unwrap_err();
-        assert_eq!((err.field, err.reason.as_str()), ("media_ids", "media attachments are not supported yet"));
+        assert_eq!(
+            (err.field, err.reason.as_str()),
+            ("media_ids", "media attachments are not supported yet")
+        );
         assert!(check(Publish, []).is_ok());
     }
 

@@ -48,7 +48,10 @@ pub async fn edit(
         e => e,
     })?;
     if comment.author_id != viewer {
-        return Err(ApiError::Forbidden { code: "not_author", detail: "only the author may change this reply" });
+        return Err(ApiError::Forbidden {
+            code: "not_author",
+            detail: "only the author may change this reply",
+        });
     }
     store::edit(ctx.comment_db(id), id, text, warning, ctx.now).await?;
     get(ctx, id).await
@@ -87,6 +90,7 @@ pub async fn import(
     posts::visible(ctx, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
     let content = (text, &ContentWarning::default());
     let (id, _) =
-        store::create(ctx.post_db(post), post, author, content, created_at, ctx.now, false, id_seed()?).await?;
+        store::create(ctx.post_db(post), post, author, content, created_at, ctx.now, false, id_seed()?)
+            .await?;
     get(ctx, id).await
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
+use crate::domain::notifications::GroupKey;
 use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
@@ -301,7 +302,7 @@ pub struct Notification {
     #[serde(rename = "type")]
     kind: &'static str,
     created_at: String,
-    /// Mastodon 4.3's grouping key; edgefeed does not group v1 notifications.
+    /// Mastodon 4.3's grouping key: the group v2 files it under (`GroupKey::default_of`).
     group_key: String,
     account: Account,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -315,7 +316,8 @@ impl Notification {
             id: n.id.to_string(),
             kind: n.kind.mastodon(),
             created_at: format_rfc3339(snowflake_time(n.id)),
-            group_key: format!("ungrouped-{}", n.id),
+            group_key: GroupKey::default_of(n.id, n.kind, n.post.as_ref().map_or(0, |p| p.id.get()))
+                .to_string(),
             account: Account::new(origin, &n.actor),
             status,
         }

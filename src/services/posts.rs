@@ -72,7 +72,8 @@ pub async fn publish(
     // A request without a warning keeps the fingerprint it had before warnings existed.
     let parts = if *warning == ContentWarning::default() { &parts[..2] } else { &parts[..] };
     let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(parts)));
-    let new = NewPost { author_id: author, body: text, visibility, warning, created_at: ctx.now, idempotency };
+    let new =
+        NewPost { author_id: author, body: text, visibility, warning, created_at: ctx.now, idempotency };
     commit(ctx, new).await
 }
 

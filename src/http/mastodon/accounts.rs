@@ -8,7 +8,9 @@ use super::entities::{Account, Relationship, Status};
 use super::{accounts_of, json, list};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
-use crate::domain::mastodon::{acct_handle, domain_of, kept_params, local_acct, key_of_status, limit, link_header};
+use crate::domain::mastodon::{
+    acct_handle, domain_of, kept_params, key_of_status, limit, link_header, local_acct,
+};
 use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
 use crate::error::{ApiError, ApiResult};
@@ -74,7 +76,9 @@ pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
 pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let q = input.query("q").ok_or_else(|| ApiError::field("q", "q is required"))?;
     let mut accounts = Vec::new();
-    if let (Some(handle), true) = (local_handle(q, &input.origin), input.query("type").is_none_or(|t| t == "accounts")) {
+    if let (Some(handle), true) =
+        (local_handle(q, &input.origin), input.query("type").is_none_or(|t| t == "accounts"))
+    {
         match visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await {
             Ok((user, _)) => accounts.push(Account::new(&input.origin, &user)),
             Err(ApiError::NotFound(_)) => {}

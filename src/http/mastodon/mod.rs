@@ -71,7 +71,10 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags => startup::empty_list(),
+        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => {
+            startup::empty_list()
+        }
+        M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,

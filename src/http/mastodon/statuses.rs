@@ -119,7 +119,9 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     let body = input.form_or_json(false)?;
     let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name), |name| body.boolean(name))?;
     let (comment, post) = match target(app, viewer, id).await? {
-        Target::Post(_) => return answer(app, input, &Target::Post(posts::edit(app, viewer, id, &edit).await?)).await,
+        Target::Post(_) => {
+            return answer(app, input, &Target::Post(posts::edit(app, viewer, id, &edit).await?)).await
+        }
         Target::Comment(comment, post) => (comment, post),
     };
     if edit.visibility.is_some() {
