@@ -116,7 +116,7 @@ pub fn check<'a>(
             Unless::FalseOrNothing => given == Given::Something,
         };
         if refused {
-            return Err(Invalid::new(rule.param, rule.reason));
+            return Err(Invalid::new(rule.param, format!("{}: {}", rule.param, rule.reason)));
         }
     }
     Ok(())
@@ -174,7 +174,7 @@ mod tests {
         let err = check(Publish, fields).unwrap_err();
         assert_eq!(
             (err.field, err.reason.as_str()),
-            ("media_ids", "media attachments are not supported yet")
+            ("media_ids", "media_ids: media attachments are not supported yet")
         );
         assert!(check(Publish, []).is_ok());
     }

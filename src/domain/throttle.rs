@@ -92,6 +92,6 @@ mod tests {
     #[test]
     fn mastodon_s_address_limit() {
         assert_eq!((ADDRESS_LIMIT, ADDRESS_PERIOD_MS), (25, 300_000));
-        assert!(ACCOUNT_LIMIT < ADDRESS_LIMIT * 3 && ACCOUNT_PERIOD_MS > ADDRESS_PERIOD_MS);
+        assert_eq!((ACCOUNT_LIMIT, ACCOUNT_PERIOD_MS), (20, 900_000));
     }
 }

@@ -308,6 +308,8 @@ pub enum TestHook {
     Graph,
     /// Make every statement on one physical database fail as an outage does (or heal it).
     DbOutage,
+    /// End a sign-in throttle key's window now, as if its period had passed.
+    EndSignInWindow,
 }
 
 impl TestHook {
@@ -327,6 +329,7 @@ impl TestHook {
             "window_v4" => Some(Self::WindowV4),
             "graph" => Some(Self::Graph),
             "db_outage" => Some(Self::DbOutage),
+            "end_sign_in_window" => Some(Self::EndSignInWindow),
             _ => None,
         }
     }

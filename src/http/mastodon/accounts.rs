@@ -175,9 +175,17 @@ pub fn users_page(
 }
 
 /// Follow, unfollow, block, unblock; the Relationship after it.
-pub async fn act(app: &App, viewer: UserId, id: UserId, action: AccountAction) -> ApiResult<Response> {
+pub async fn act(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    id: UserId,
+    action: AccountAction,
+) -> ApiResult<Response> {
     match action {
         AccountAction::Follow => {
+            // `notify` and `languages` are refused, not dropped (`domain::params`).
+            input.check_params(crate::domain::params::Endpoint::Follow)?;
             follows::follow(app, viewer, id, || Ok(GroupChange::Keep)).await.map(drop)?
         }
         AccountAction::Unfollow => follows::change_edge(app, viewer, id, EdgeChange::Unfollow).await?,
