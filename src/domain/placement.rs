@@ -131,6 +131,8 @@ pub const TABLES: &[Table] = &[
             "touched_at",
             "state_version",
             "taken_down_at",
+            "spoiler_text",
+            "sensitive",
         ],
         TEXT_PAGE,
     ),
@@ -182,7 +184,17 @@ pub const TABLES: &[Table] = &[
         "comments",
         ShardBy::Id("post_id"),
         &["id"],
-        &["id", "post_id", "author_id", "body", "created_at", "deleted_at"],
+        &[
+            "id",
+            "post_id",
+            "author_id",
+            "body",
+            "created_at",
+            "deleted_at",
+            "spoiler_text",
+            "sensitive",
+            "edited_at",
+        ],
         TEXT_PAGE,
     ),
     // A notification's id carries its recipient's shard too (migration 0015); dismiss and
@@ -313,6 +325,7 @@ pub const CONTROL_TABLES: &[&str] = &[
     "oauth_apps",
     "oauth_codes",
     "frozen_shards",
+    "sign_in_failures",
 ];
 
 /// Per-user tables a move cannot carry yet, and why (README "Moving a shard").

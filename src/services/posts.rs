@@ -11,6 +11,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::Visibility;
+use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{fanout, replicas, users};
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
@@ -64,12 +65,17 @@ pub async fn publish(
     author: UserId,
     text: &PostBody,
     visibility: Visibility,
+    warning: &ContentWarning,
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
-    let idempotency = key.map(|key| {
-        IdempotencyScope::new(author, "publish", key, request_hash(&[visibility.as_str(), text.as_str()]))
-    });
-    commit(ctx, NewPost { author_id: author, body: text, visibility, created_at: ctx.now, idempotency }).await
+    let sensitive = if warning.sensitive { "sensitive" } else { "" };
+    let parts = [visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
+    // A request without a warning keeps the fingerprint it had before warnings existed.
+    let parts = if *warning == ContentWarning::default() { &parts[..2] } else { &parts[..] };
+    let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(parts)));
+    let new =
+        NewPost { author_id: author, body: text, visibility, warning, created_at: ctx.now, idempotency };
+    commit(ctx, new).await
 }
 
 /// Admin: imports `author`'s post with its original time, through the same pipeline. The
@@ -85,7 +91,8 @@ pub async fn import(
     users::visible(ctx, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
-    commit(ctx, NewPost { author_id: author, body: text, visibility, created_at, idempotency }).await
+    let warning = &ContentWarning::default();
+    commit(ctx, NewPost { author_id: author, body: text, visibility, warning, created_at, idempotency }).await
 }
 
 /// Commits a post with its outbox event, tells the author's replicas (if any) and announces
@@ -103,8 +110,7 @@ async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
 pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> ApiResult<PostRow> {
     own(ctx, viewer, id, true).await?;
     let sent_at = ctx.clock();
-    let (events, bump) =
-        posts::edit(ctx.post_db(id), (id, viewer), edit.text.as_ref(), edit.visibility, ctx.now).await?;
+    let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
     replicas::tell_post(ctx, bump, sent_at, id).await?;
     fanout::announce(ctx, viewer, &events).await;
     visible(ctx, viewer, id).await

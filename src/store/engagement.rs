@@ -7,13 +7,15 @@ use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
 use super::{
-    all, batch, first, first_id, id_list, int, notifications, stmt, text, AnyDb, EdgeKey, IdRow, PostDb,
+    all, batch, first, first_id, id_list, int, notifications, opt_flag, opt_text, run, stmt, text, AnyDb,
+    EdgeKey, IdRow, PostDb,
 };
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::Notice;
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::CommentBody;
+use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::ApiResult;
 
 /// Users who like the post now, newest like first, hiding users with a block either way with
@@ -51,6 +53,9 @@ pub struct CommentRow {
     pub created_at: i64,
     /// The commented post's author (who may delete any comment on it).
     pub post_author_id: UserId,
+    pub spoiler_text: String,
+    pub sensitive: bool,
+    pub edited_at: Option<i64>,
 }
 
 impl CommentRow {
@@ -68,6 +73,9 @@ struct StoredComment {
     body: String,
     created_at: i64,
     post_author_id: UserId,
+    spoiler_text: String,
+    sensitive: i64,
+    edited_at: Option<i64>,
 }
 
 impl StoredComment {
@@ -81,12 +89,16 @@ impl StoredComment {
             body: self.body,
             created_at: self.created_at,
             post_author_id: self.post_author_id,
+            spoiler_text: self.spoiler_text,
+            sensitive: self.sensitive != 0,
+            edited_at: self.edited_at,
         }
     }
 }
 
 const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, \
-     p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id";
+     p.author_id AS post_author_id, c.spoiler_text, c.sensitive, c.edited_at \
+     FROM comments c JOIN posts p ON p.id = c.post_id";
 
 /// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
 /// when `notify` (not for imports of old comments), notifies the post's author, atomically.
@@ -96,7 +108,7 @@ pub async fn create(
     db: PostDb<'_>,
     post: PostId,
     author: UserId,
-    body: &CommentBody,
+    (body, warning): (&CommentBody, &ContentWarning),
     created_at: i64,
     now: i64,
     notify: bool,
@@ -107,9 +119,17 @@ pub async fn create(
         let mut statements = vec![
             stmt(
                 db,
-                "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 RETURNING id",
-                &[int(id), int(post), int(author), text(body.as_str()), int(created_at)],
+                "INSERT INTO comments (id, post_id, author_id, body, created_at, spoiler_text, sensitive) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                &[
+                    int(id),
+                    int(post),
+                    int(author),
+                    text(body.as_str()),
+                    int(created_at),
+                    text(&warning.spoiler_text),
+                    int(i64::from(warning.sensitive)),
+                ],
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
         ];
@@ -208,6 +228,29 @@ async fn comment_page(
          ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?4"
     );
     all(db_of_post, &sql, &[int(post), int(cursor.primary), int(cursor.id), int(limit as i64)]).await
+}
+
+/// Changes a live comment's text and/or warning (`None`: kept), marking it edited.
+pub async fn edit(
+    db: PostDb<'_>,
+    comment: CommentId,
+    body: Option<&CommentBody>,
+    warning: &WarningEdit,
+    now: i64,
+) -> ApiResult<()> {
+    let sql = format!(
+        "UPDATE comments SET body = COALESCE(?2, body), edited_at = ?3, {} WHERE id = ?1 AND deleted_at IS NULL",
+        super::posts::warning_edit("?4", "?5")
+    );
+    let params = [
+        int(comment),
+        opt_text(body.map(CommentBody::as_str)),
+        int(now),
+        opt_text(warning.spoiler_text.as_deref()),
+        opt_flag(warning.sensitive),
+    ];
+    run(db, &sql, &params).await?;
+    Ok(())
 }
 
 pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> ApiResult<()> {

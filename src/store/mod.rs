@@ -53,6 +53,11 @@ pub fn opt_text(v: Option<&str>) -> JsValue {
     v.map_or(JsValue::NULL, JsValue::from_str)
 }
 
+/// A flag as SQLite's 0/1, or `NULL`.
+pub fn opt_flag(v: Option<bool>) -> JsValue {
+    v.map_or(JsValue::NULL, |b| int(i64::from(b)))
+}
+
 /// Ids as a JSON array, bound as one parameter with [`text`] and read with `json_each` (any
 /// number of ids in one statement, under D1's 100-parameter limit).
 pub fn id_list<I: Copy + Into<i64>>(ids: &[I]) -> String {

@@ -90,6 +90,11 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             json(200, &Windows::new(app)?.back_to_v4(reader).await?)
         }
         TestHook::AgePost => age_post(app, &body).await,
+        TestHook::EndSignInWindow => {
+            let key = body.required_str("key")?;
+            let ended = test_hooks::end_sign_in_window(app.control(), key).await?;
+            json(200, &value!({ "key": key, "ended": ended }))
+        }
         TestHook::WindowAlarm => {
             let reader = body.required_id("reader_id", UserId::parse)?;
             json(200, &Windows::new(app)?.run_alarm(reader).await?)

@@ -72,6 +72,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
         M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags => startup::empty_list(),
+        M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
@@ -81,7 +82,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::AccountStatuses(id) => accounts::statuses(app, input, viewer, id).await,
         M::AccountFollowers(id) => accounts::follow_list(app, input, viewer, id, true).await,
         M::AccountFollowing(id) => accounts::follow_list(app, input, viewer, id, false).await,
-        M::AccountAction(id, action) => accounts::act(app, viewer, id, action).await,
+        M::AccountAction(id, action) => accounts::act(app, input, viewer, id, action).await,
         M::PostStatus => statuses::post(app, input, viewer).await,
         M::Status(id) => statuses::get(app, input, viewer, id).await,
         M::EditStatus(id) => statuses::edit(app, input, viewer, id).await,
@@ -97,7 +98,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
         M::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
         M::UnreadCount => notifications::unread_count(app, input, viewer).await,
-        M::NotificationRequests => list::<()>(&[], None),
+        M::NotificationRequests | M::FeaturedTags(_) => startup::empty_list(),
         M::NotificationPolicy => json(&notifications::POLICY),
         M::GroupedNotifications => grouped::list(app, input, viewer).await,
         M::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
