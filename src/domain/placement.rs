@@ -215,6 +215,15 @@ pub const TABLES: &[Table] = &[
         &["user_id", "list_id", "account_id", "created_at"],
         EDGE_PAGE,
     ),
+    // The liker's side of likes (migration 0020): a mirror on the liker's home, converged
+    // from the post's `likes` (`services/liked.rs`).
+    table(
+        "liked_posts",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "liked_at"],
+        EDGE_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(

@@ -293,6 +293,8 @@ pub enum TestHook {
     Graph,
     /// Make every statement on one physical database fail as an outage does (or heal it).
     DbOutage,
+    /// A like's liker-side row (`liked_posts`); optionally delete it behind the like's back.
+    Liked,
 }
 
 impl TestHook {
@@ -312,6 +314,7 @@ impl TestHook {
             "window_v4" => Some(Self::WindowV4),
             "graph" => Some(Self::Graph),
             "db_outage" => Some(Self::DbOutage),
+            "liked" => Some(Self::Liked),
             _ => None,
         }
     }

@@ -10,6 +10,7 @@ pub mod feed_io;
 pub mod follows;
 pub mod graph;
 pub mod hot;
+pub mod liked;
 pub mod likes;
 pub mod lists;
 pub mod live;

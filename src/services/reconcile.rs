@@ -63,6 +63,8 @@ pub struct ReconcileReport {
     pub orphan_handles_released: usize,
     /// The graph check's slice: edges checked, and mirrors found missing or stale (and converged).
     pub graph: super::graph::GraphRepairs,
+    /// The liker-side check's slice: likes compared with `liked_posts`, and pairs converged.
+    pub liked: super::liked::LikedRepairs,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -138,6 +140,7 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
     report.orphan_handles_released = super::users::release_orphan_claims(ctx, db).await?;
     report.graph = super::graph::repair_slice(ctx, db).await?;
+    report.liked = super::liked::repair_slice(ctx, db).await?;
     report.databases = 1;
     batch(db, share_statements(ctx, db, &report)?).await?;
     Ok(report)
@@ -213,6 +216,7 @@ impl ReconcileReport {
         self.graph.edges_checked += part.graph.edges_checked;
         self.graph.follower_mirrors += part.graph.follower_mirrors;
         self.graph.block_mirrors += part.graph.block_mirrors;
+        self.liked.add(part.liked);
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

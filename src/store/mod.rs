@@ -8,6 +8,7 @@ pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod handles;
+pub mod liked;
 pub mod likes;
 pub mod lists;
 pub mod live;

@@ -11,6 +11,7 @@ mod cors;
 mod degraded;
 mod engagement;
 mod errors;
+mod favourites;
 mod feed;
 mod graph;
 mod grouped;
