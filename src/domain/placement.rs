@@ -224,6 +224,14 @@ pub const TABLES: &[Table] = &[
         &["user_id", "post_id", "liked_at"],
         EDGE_PAGE,
     ),
+    // A user's bookmarks (migration 0021), on their home only.
+    table(
+        "bookmarks",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "created_at"],
+        EDGE_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(

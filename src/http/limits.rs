@@ -58,7 +58,7 @@ impl LimitClass {
             Route::User(U::Mastodon(M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_))) => {
                 Some(Self::Posts)
             }
-            Route::User(U::Mastodon(M::Favourite(..))) => Some(Self::Likes),
+            Route::User(U::Mastodon(M::Favourite(..) | M::Bookmark(..))) => Some(Self::Likes),
             Route::User(U::Mastodon(
                 M::AccountAction(..)
                 | M::CreateList
@@ -69,7 +69,7 @@ impl LimitClass {
             )) => Some(Self::Graph),
             Route::User(U::Publish | U::EditPost(_) | U::DeletePost(_)) => Some(Self::Posts),
             Route::User(U::CreateComment(_) | U::DeleteComment(_)) => Some(Self::Comments),
-            Route::User(U::Like(_) | U::Unlike(_)) => Some(Self::Likes),
+            Route::User(U::Like(_) | U::Unlike(_) | U::Bookmark(..)) => Some(Self::Likes),
             Route::User(U::Follow(_) | U::Unfollow(_) | U::Block(_) | U::Unblock(_)) => Some(Self::Graph),
             _ => None,
         }

@@ -90,6 +90,10 @@ pub enum UserRoute {
     Like(PostId),
     Unlike(PostId),
     Likers(PostId),
+    /// `PUT` / `DELETE /v1/posts/{id}/bookmark`.
+    Bookmark(PostId, bool),
+    /// `GET /v1/me/bookmarks` and `/v1/me/likes`: the viewer's saved posts.
+    Saved(crate::services::saved::Saved),
     ListComments(PostId),
     CreateComment(PostId),
     DeleteComment(CommentId),
@@ -131,6 +135,10 @@ pub enum MastodonRoute {
     Favourite(PostId, bool),
     FavouritedBy(PostId),
     Context(PostId),
+    /// `POST /api/v1/statuses/{id}/bookmark` (`true`) and `unbookmark`.
+    Bookmark(PostId, bool),
+    Bookmarks,
+    Favourites,
     HomeTimeline,
     Search,
     Notifications,
@@ -183,6 +191,7 @@ impl MastodonRoute {
                 | M::EditStatus(_)
                 | M::DeleteStatus(_)
                 | M::Favourite(..)
+                | M::Bookmark(..)
                 | M::ClearNotifications
                 | M::DismissNotification(_)
                 | M::DismissNotificationLegacy
@@ -216,6 +225,7 @@ impl UserRoute {
                 | U::GetPost(_)
                 | U::Feed
                 | U::Likers(_)
+                | U::Saved(_)
                 | U::ListComments(_)
                 | U::Notifications
                 | U::UnreadNotifications
@@ -421,6 +431,15 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/posts/{id}/like", &[("PUT", |id| post(id, U::Like)), ("DELETE", |id| post(id, U::Unlike))]),
     path("/v1/posts/{id}/likes", &[("GET", |id| post(id, U::Likers))]),
     path(
+        "/v1/posts/{id}/bookmark",
+        &[
+            ("PUT", |id| post(id, |p| U::Bookmark(p, true))),
+            ("DELETE", |id| post(id, |p| U::Bookmark(p, false))),
+        ],
+    ),
+    path("/v1/me/bookmarks", &[("GET", |_| Some(User(U::Saved(crate::services::saved::Saved::Bookmarks))))]),
+    path("/v1/me/likes", &[("GET", |_| Some(User(U::Saved(crate::services::saved::Saved::Favourites))))]),
+    path(
         "/v1/posts/{id}/comments",
         &[("GET", |id| post(id, U::ListComments)), ("POST", |id| post(id, U::CreateComment))],
     ),
@@ -502,6 +521,10 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/statuses/{id}/unfavourite", &[("POST", |id| status(id, |p| M::Favourite(p, false)))]),
     path("/api/v1/statuses/{id}/favourited_by", &[("GET", |id| status(id, M::FavouritedBy))]),
     path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
+    path("/api/v1/statuses/{id}/bookmark", &[("POST", |id| status(id, |p| M::Bookmark(p, true)))]),
+    path("/api/v1/statuses/{id}/unbookmark", &[("POST", |id| status(id, |p| M::Bookmark(p, false)))]),
+    path("/api/v1/bookmarks", &[("GET", |_| mastodon(M::Bookmarks))]),
+    path("/api/v1/favourites", &[("GET", |_| mastodon(M::Favourites))]),
     path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
     path("/api/v1/timelines/list/{id}", &[("GET", |id| list(id, M::ListTimeline))]),
     path("/api/v1/lists", &[("GET", |_| mastodon(M::Lists)), ("POST", |_| mastodon(M::CreateList))]),

@@ -240,6 +240,13 @@ impl Status {
         status(origin, parts)
     }
 
+    /// Whether the viewer bookmarked it (read from the viewer's home beside the page's
+    /// accounts: `services/saved.rs::bookmarked_among`).
+    pub fn bookmarked(mut self, on: bool) -> Status {
+        self.bookmarked = on;
+        self
+    }
+
     /// The answer to a delete carries the text, for "delete and redraft".
     pub fn with_text(mut self, text: &str) -> Status {
         self.text = Some(text.to_owned());

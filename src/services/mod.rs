@@ -22,6 +22,7 @@ pub mod policy;
 pub mod posts;
 pub mod queue;
 pub mod reconcile;
+pub mod saved;
 pub mod shard_move;
 pub mod stats;
 pub mod streaming;

@@ -7,7 +7,9 @@
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
+use super::bookmarks::SavedRow;
 use super::{all, exec, first, id_list, int, stmt, text, AnyDb, PostDb, UserDb};
+use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
 use crate::error::ApiResult;
 
@@ -82,24 +84,17 @@ pub fn liked_among(
     )
 }
 
-/// One row of a user's liked posts.
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct LikedRow {
-    pub post_id: PostId,
-    pub liked_at: i64,
-}
-
 /// `user`'s liked posts, newest like first, strictly below `before` (`(liked_at, post_id)`).
 pub async fn page(
     db_of_user: UserDb<'_>,
     user: UserId,
-    before: Option<(i64, PostId)>,
+    before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<LikedRow>> {
-    let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |(at, id)| (at, id.get()));
+) -> ApiResult<Vec<SavedRow>> {
+    let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
     all(
         db_of_user,
-        "SELECT post_id, liked_at FROM liked_posts WHERE user_id = ?1 AND (liked_at, post_id) < (?2, ?3) \
+        "SELECT post_id, liked_at AS at FROM liked_posts WHERE user_id = ?1 AND (liked_at, post_id) < (?2, ?3) \
          ORDER BY liked_at DESC, post_id DESC LIMIT ?4",
         &[int(user), int(at), int(id), int(limit as i64)],
     )

@@ -3,6 +3,7 @@
 //! D1 binds JS numbers (f64), so ids and times are bound through `int`, which is exact for
 //! every value below 2^53 (all our ids and millisecond timestamps).
 
+pub mod bookmarks;
 pub mod counters;
 pub mod engagement;
 pub mod feed;

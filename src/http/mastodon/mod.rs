@@ -10,6 +10,7 @@ mod lists;
 mod markers;
 mod notifications;
 mod oauth;
+mod saved;
 mod startup;
 mod statuses;
 mod streaming;
@@ -89,6 +90,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Favourite(id, on) => statuses::favourite(app, input, viewer, id, on).await,
         M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
         M::Context(id) => statuses::context(app, input, viewer, id).await,
+        M::Bookmark(..) | M::Bookmarks | M::Favourites => saved::route(app, input, viewer, route).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
         M::Notifications => notifications::list_all(app, input, viewer).await,
@@ -135,6 +137,27 @@ fn with_link<T: Serialize + ?Sized>(body: &T, link: Option<String>) -> ApiResult
         response.headers_mut().set("link", &link)?;
     }
     Ok(response)
+}
+
+/// A page of posts as Statuses: their authors' accounts and which of them the viewer
+/// bookmarked, read side by side (the bookmarks on the viewer's home).
+async fn statuses_of(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    rows: &[crate::store::posts::PostRow],
+) -> ApiResult<Vec<entities::Status>> {
+    let ids: Vec<_> = rows.iter().map(|p| p.id).collect();
+    let (accounts, marked) = futures_util::future::join(
+        accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()),
+        crate::services::saved::bookmarked_among(app, viewer, &ids),
+    )
+    .await;
+    let (accounts, marked) = (accounts?, marked?);
+    Ok(rows
+        .iter()
+        .map(|p| entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marked.contains(&p.id)))
+        .collect())
 }
 
 /// The accounts (with their counts) of everyone a page of statuses shows: one query.
