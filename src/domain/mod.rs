@@ -18,6 +18,7 @@ pub mod live;
 pub mod mastodon;
 pub mod merge;
 pub mod moderation;
+pub mod mutes;
 pub mod notifications;
 pub mod oauth;
 pub mod outbox;

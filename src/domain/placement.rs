@@ -232,6 +232,14 @@ pub const TABLES: &[Table] = &[
         &["user_id", "post_id", "created_at"],
         EDGE_PAGE,
     ),
+    // Mutes (migration 0022), on the muter's home only.
+    table(
+        "mutes",
+        ShardBy::Id("user_id"),
+        &["user_id", "muted_id"],
+        &["user_id", "muted_id", "notifications", "expires_at", "created_at"],
+        EDGE_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(

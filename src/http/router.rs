@@ -81,6 +81,9 @@ pub enum UserRoute {
     Unfollow(UserId),
     Block(UserId),
     Unblock(UserId),
+    /// `PUT` / `DELETE /v1/me/mutes/{id}`.
+    Mute(UserId, bool),
+    Mutes,
     Publish,
     GetPost(PostId),
     EditPost(PostId),
@@ -127,6 +130,8 @@ pub enum MastodonRoute {
     AccountFollowers(UserId),
     AccountFollowing(UserId),
     AccountAction(UserId, AccountAction),
+    /// The viewer's own collections: bookmarks, favourites, mutes.
+    Own(Own),
     PostStatus,
     /// A status id names a post or a comment (both are statuses to Mastodon).
     Status(PostId),
@@ -135,10 +140,6 @@ pub enum MastodonRoute {
     Favourite(PostId, bool),
     FavouritedBy(PostId),
     Context(PostId),
-    /// `POST /api/v1/statuses/{id}/bookmark` (`true`) and `unbookmark`.
-    Bookmark(PostId, bool),
-    Bookmarks,
-    Favourites,
     HomeTimeline,
     Search,
     Notifications,
@@ -173,6 +174,18 @@ pub enum MastodonRoute {
     AccountLists(UserId),
 }
 
+/// The Mastodon routes of the viewer's own collections (`http/mastodon/own.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Own {
+    /// `POST /api/v1/statuses/{id}/bookmark` (`true`) and `unbookmark`.
+    Bookmark(PostId, bool),
+    Bookmarks,
+    Favourites,
+    /// `POST /api/v1/accounts/{id}/mute` (`true`) and `unmute`.
+    Mute(UserId, bool),
+    Mutes,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccountAction {
     Follow,
@@ -187,11 +200,11 @@ impl MastodonRoute {
         !matches!(
             self,
             M::AccountAction(..)
+                | M::Own(Own::Mute(..) | Own::Bookmark(..))
                 | M::PostStatus
                 | M::EditStatus(_)
                 | M::DeleteStatus(_)
                 | M::Favourite(..)
-                | M::Bookmark(..)
                 | M::ClearNotifications
                 | M::DismissNotification(_)
                 | M::DismissNotificationLegacy
@@ -226,6 +239,7 @@ impl UserRoute {
                 | U::Feed
                 | U::Likers(_)
                 | U::Saved(_)
+                | U::Mutes
                 | U::ListComments(_)
                 | U::Notifications
                 | U::UnreadNotifications
@@ -244,7 +258,8 @@ impl UserRoute {
             | U::Unfollow(_)
             | U::Block(_)
             | U::Unblock(_)
-            | U::Mastodon(M::AccountAction(..)) => Scopes::FOLLOW,
+            | U::Mute(..)
+            | U::Mastodon(M::AccountAction(..) | M::Own(Own::Mute(..))) => Scopes::FOLLOW,
             // As Mastodon: push subscriptions need `push`, which apps ask for when they use it.
             U::Mastodon(M::PushSubscription) => Scopes::PUSH,
             route if route.is_read() || route == U::LiveTicket => Scopes::READ,
@@ -419,6 +434,11 @@ pub const ROUTES: &[PathRow] = &[
         &[("PUT", |id| user(id, U::Follow)), ("DELETE", |id| user(id, U::Unfollow))],
     ),
     path("/v1/me/blocks/{id}", &[("PUT", |id| user(id, U::Block)), ("DELETE", |id| user(id, U::Unblock))]),
+    path("/v1/me/mutes", &[("GET", |_| Some(User(U::Mutes)))]),
+    path(
+        "/v1/me/mutes/{id}",
+        &[("PUT", |id| user(id, |u| U::Mute(u, true))), ("DELETE", |id| user(id, |u| U::Mute(u, false)))],
+    ),
     path("/v1/posts", &[("POST", |_| Some(User(U::Publish)))]),
     path(
         "/v1/posts/{id}",
@@ -508,6 +528,9 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/accounts/{id}/unfollow", &[("POST", |id| account_action(id, AccountAction::Unfollow))]),
     path("/api/v1/accounts/{id}/block", &[("POST", |id| account_action(id, AccountAction::Block))]),
     path("/api/v1/accounts/{id}/unblock", &[("POST", |id| account_action(id, AccountAction::Unblock))]),
+    path("/api/v1/accounts/{id}/mute", &[("POST", |id| account(id, |u| M::Own(Own::Mute(u, true))))]),
+    path("/api/v1/accounts/{id}/unmute", &[("POST", |id| account(id, |u| M::Own(Own::Mute(u, false))))]),
+    path("/api/v1/mutes", &[("GET", |_| mastodon(M::Own(Own::Mutes)))]),
     path("/api/v1/statuses", &[("POST", |_| mastodon(M::PostStatus))]),
     path(
         "/api/v1/statuses/{id}",
@@ -521,10 +544,13 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/statuses/{id}/unfavourite", &[("POST", |id| status(id, |p| M::Favourite(p, false)))]),
     path("/api/v1/statuses/{id}/favourited_by", &[("GET", |id| status(id, M::FavouritedBy))]),
     path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
-    path("/api/v1/statuses/{id}/bookmark", &[("POST", |id| status(id, |p| M::Bookmark(p, true)))]),
-    path("/api/v1/statuses/{id}/unbookmark", &[("POST", |id| status(id, |p| M::Bookmark(p, false)))]),
-    path("/api/v1/bookmarks", &[("GET", |_| mastodon(M::Bookmarks))]),
-    path("/api/v1/favourites", &[("GET", |_| mastodon(M::Favourites))]),
+    path("/api/v1/statuses/{id}/bookmark", &[("POST", |id| status(id, |p| M::Own(Own::Bookmark(p, true))))]),
+    path(
+        "/api/v1/statuses/{id}/unbookmark",
+        &[("POST", |id| status(id, |p| M::Own(Own::Bookmark(p, false))))],
+    ),
+    path("/api/v1/bookmarks", &[("GET", |_| mastodon(M::Own(Own::Bookmarks)))]),
+    path("/api/v1/favourites", &[("GET", |_| mastodon(M::Own(Own::Favourites)))]),
     path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
     path("/api/v1/timelines/list/{id}", &[("GET", |id| list(id, M::ListTimeline))]),
     path("/api/v1/lists", &[("GET", |_| mastodon(M::Lists)), ("POST", |_| mastodon(M::CreateList))]),

@@ -16,6 +16,7 @@ pub mod lists;
 pub mod live;
 pub mod mastodon_entities;
 pub mod moderation;
+pub mod mutes;
 pub mod notification_groups;
 pub mod notifications;
 pub mod policy;

@@ -16,6 +16,7 @@ pub mod live;
 pub mod markers;
 pub mod mirror;
 pub mod moderation;
+pub mod mutes;
 pub mod notification_groups;
 pub mod notifications;
 pub mod oauth;

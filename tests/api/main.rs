@@ -23,6 +23,7 @@ mod live;
 mod mastodon;
 mod mirror;
 mod moderation;
+mod mutes;
 mod notifications;
 mod openapi;
 mod ordering;

@@ -8,8 +8,10 @@ mod accounts;
 mod grouped;
 mod lists;
 mod markers;
+mod mutes;
 mod notifications;
 mod oauth;
+mod own;
 mod saved;
 mod startup;
 mod statuses;
@@ -90,7 +92,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Favourite(id, on) => statuses::favourite(app, input, viewer, id, on).await,
         M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
         M::Context(id) => statuses::context(app, input, viewer, id).await,
-        M::Bookmark(..) | M::Bookmarks | M::Favourites => saved::route(app, input, viewer, route).await,
+        M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
         M::Notifications => notifications::list_all(app, input, viewer).await,

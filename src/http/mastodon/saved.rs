@@ -9,23 +9,12 @@ use crate::domain::mastodon::{kept_params, limit};
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
-use crate::http::router::MastodonRoute;
 use crate::services::saved::{self, Saved};
 use crate::store::posts::PostRow;
 
-/// The bookmark and favourites routes (one arm of `mastodon::user`).
-pub async fn route(app: &App, input: &Input, viewer: UserId, route: MastodonRoute) -> ApiResult<Response> {
-    match route {
-        MastodonRoute::Bookmark(id, on) => bookmark(app, input, viewer, id, on).await,
-        MastodonRoute::Bookmarks => list_of(app, input, viewer, Saved::Bookmarks).await,
-        MastodonRoute::Favourites => list_of(app, input, viewer, Saved::Favourites).await,
-        _ => Err(ApiError::NotFound("no such route")),
-    }
-}
-
 /// Bookmark / unbookmark (idempotent): the status after it. Bookmarks hold posts: a reply
 /// (a comment) is refused with 422, not dropped; a status the viewer may not see is 404.
-async fn bookmark(app: &App, input: &Input, viewer: UserId, id: PostId, on: bool) -> ApiResult<Response> {
+pub async fn bookmark(app: &App, input: &Input, viewer: UserId, id: PostId, on: bool) -> ApiResult<Response> {
     match saved::set_bookmark(app, viewer, id, on).await {
         Ok(post) => super::json(&statuses_of(app, input, viewer, &[post]).await?.first()),
         Err(ApiError::NotFound(_)) if statuses::is_reply(app, viewer, id).await? => {
@@ -38,7 +27,7 @@ async fn bookmark(app: &App, input: &Input, viewer: UserId, id: PostId, on: bool
 /// `GET /api/v1/bookmarks` and `/api/v1/favourites`: newest bookmark (like) first, only what
 /// the viewer may see now. `Link` `next` carries the list's signed cursor in `max_id` (the
 /// rows have no ids of their own), keeping `limit`.
-async fn list_of(app: &App, input: &Input, viewer: UserId, which: Saved) -> ApiResult<Response> {
+pub async fn list_of(app: &App, input: &Input, viewer: UserId, which: Saved) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
     let cursor_list = format!("mastodon:{}", which.name());
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
