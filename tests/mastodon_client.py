@@ -4,7 +4,8 @@ server's base URL and two accounts that have passwords; exits non-zero on the fi
 
 Flow: register an app, log in with a password (both users), post, follow, read the home
 timeline page by page with max_id until it ends (every post exactly once), favourite and
-unfavourite (exact counts), reply and read the context, revoke a token, delete.
+unfavourite (exact counts), bookmark and list bookmarks and favourites, mute and unmute,
+reply and read the context, revoke a token, delete.
 """
 import sys
 
@@ -68,6 +69,30 @@ check(author.status(top["id"])["favourites_count"] == 1, "the author sees 1")
 check([a["id"] for a in author.status_favourited_by(top["id"])] == [me["id"]], "favourited_by lists the reader")
 check(reader.status_unfavourite(top["id"])["favourites_count"] == 0, "unfavourite counts 0")
 check(reader.status_unfavourite(top["id"])["favourites_count"] == 0, "unfavouriting again changes nothing")
+
+# Bookmarks: newest first, scrolled with fetch_next (a signed cursor in max_id), then removed.
+saved = posted[:3]
+for s in saved:
+    check(reader.status_bookmark(s["id"])["bookmarked"], "bookmarked after bookmark")
+check(reader.status(saved[0]["id"])["bookmarked"], "a status says it is bookmarked")
+marks, page = [], reader.bookmarks(limit=2)
+while page:
+    marks.extend(s["id"] for s in page)
+    page = reader.fetch_next(page)
+check(marks == [s["id"] for s in reversed(saved)], f"bookmarks newest first, every one once: {marks}")
+check(not reader.status_unbookmark(saved[1]["id"])["bookmarked"], "unbookmark")
+check([s["id"] for s in reader.bookmarks()] == [saved[2]["id"], saved[0]["id"]], "unbookmarked leaves the list")
+reader.status_favourite(saved[0]["id"])
+check([s["id"] for s in reader.favourites()] == [saved[0]["id"]], "favourites lists the liked post")
+reader.status_unfavourite(saved[0]["id"])
+
+# Mute the author: their posts leave the home timeline at once, without unfollowing; unmute.
+muted = reader.account_mute(target["id"])
+check(muted["muting"] and muted["muting_notifications"] and muted["following"], "muting, still following")
+check(reader.timeline_home() == [], "a muted author's posts leave the home timeline")
+check([a["id"] for a in reader.mutes()] == [target["id"]], "mutes lists the author")
+check(not reader.account_unmute(target["id"])["muting"], "unmuted")
+check(len(reader.timeline_home(limit=5)) == 5, "the author's posts are back after the unmute")
 
 # A reply (a comment), and the context both ways.
 reply = reader.status_post("a reply from the reader", in_reply_to_id=top["id"])

@@ -19,6 +19,7 @@ pub mod mastodon;
 pub mod merge;
 pub mod moderation;
 pub mod multipart;
+pub mod mutes;
 pub mod notifications;
 pub mod oauth;
 pub mod outbox;

@@ -229,6 +229,31 @@ pub const TABLES: &[Table] = &[
         &["user_id", "list_id", "account_id", "created_at"],
         EDGE_PAGE,
     ),
+    // The liker's side of likes (migration 0023): a mirror on the liker's home, converged
+    // from the post's `likes` (`services/liked.rs`).
+    table(
+        "liked_posts",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "liked_at"],
+        EDGE_PAGE,
+    ),
+    // A user's bookmarks (migration 0024), on their home only.
+    table(
+        "bookmarks",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "created_at"],
+        EDGE_PAGE,
+    ),
+    // Mutes (migration 0025), on the muter's home only.
+    table(
+        "mutes",
+        ShardBy::Id("user_id"),
+        &["user_id", "muted_id"],
+        &["user_id", "muted_id", "notifications", "expires_at", "created_at"],
+        EDGE_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(

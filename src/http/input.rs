@@ -289,6 +289,19 @@ impl JsonObject {
         }
     }
 
+    /// A non-negative integer given as a JSON number or as a decimal string (a form's value).
+    pub fn whole(&self, name: &'static str) -> ApiResult<Option<u64>> {
+        match self.0.get(name) {
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => s
+                .trim()
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| ApiError::field(name, format!("{name} must be a non-negative integer"))),
+            _ => self.count(name),
+        }
+    }
+
     /// An id given as a decimal string (the API's form) or as a JSON integer, parsed by the
     /// id type's `parse` (e.g. `UserId::parse`).
     pub fn required_id<T>(&self, name: &'static str, parse: fn(&str) -> Option<T>) -> ApiResult<T> {

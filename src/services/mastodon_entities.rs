@@ -247,6 +247,13 @@ impl Status {
         status(origin, parts)
     }
 
+    /// Whether the viewer bookmarked it (read from the viewer's home beside the page's
+    /// accounts: `services/saved.rs::bookmarked_among`).
+    pub fn bookmarked(mut self, on: bool) -> Status {
+        self.bookmarked = on;
+        self
+    }
+
     /// The answer to a delete carries the text, for "delete and redraft".
     pub fn with_text(mut self, text: &str) -> Status {
         self.text = Some(text.to_owned());
@@ -284,8 +291,8 @@ impl From<&Mutual> for Relationship {
             followed_by: m.followed_by(),
             blocking: m.blocking(),
             blocked_by: m.blocked_by(),
-            muting: false,
-            muting_notifications: false,
+            muting: m.muting(),
+            muting_notifications: m.muting_notifications(),
             requested: false,
             requested_by: false,
             domain_blocking: false,

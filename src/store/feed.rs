@@ -96,7 +96,9 @@ pub fn liked_of(result: &D1Result) -> ApiResult<Vec<PostId>> {
 /// and group, and whether the author counts in `list`, one of the reader's lists: it lives
 /// beside the follows), and for each whether a follow backfill into the reader's window is
 /// unfinished (that event is the reader's: it commits with the follow). One statement on the
-/// reader's database, in the read's first wave beside the window.
+/// reader's database, in the read's first wave beside the window. A followed author the reader
+/// mutes now (`mutes`, beside the follows) is left out: the read neither pulls their posts nor
+/// counts them followed, so window entries of theirs are hidden as unfollowed, at once.
 pub fn edges_statement(
     db: UserDb<'_>,
     viewer: UserId,
@@ -107,8 +109,9 @@ pub fn edges_statement(
            EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ?2 AND {}) AS in_list, \
            EXISTS (SELECT 1 FROM outbox o WHERE o.author_id = f.author_id AND o.kind = 'backfill' \
              AND o.state <> 'done' AND o.reader_id = ?1) AS backfilling \
-         FROM follows f WHERE f.follower_id = ?1",
-        super::lists::MEMBER
+         FROM follows f WHERE f.follower_id = ?1 AND NOT {}",
+        super::lists::MEMBER,
+        super::mutes::muted_sql("?1", "f.author_id", false)
     );
     // No list: an id no list has (ids are positive).
     let list = list.map_or(0, ListId::get);

@@ -3,17 +3,20 @@
 //! D1 binds JS numbers (f64), so ids and times are bound through `int`, which is exact for
 //! every value below 2^53 (all our ids and millisecond timestamps).
 
+pub mod bookmarks;
 pub mod counters;
 pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod handles;
+pub mod liked;
 pub mod likes;
 pub mod lists;
 pub mod live;
 pub mod markers;
 pub mod mirror;
 pub mod moderation;
+pub mod mutes;
 pub mod notification_groups;
 pub mod notifications;
 pub mod oauth;

@@ -318,6 +318,28 @@ async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResul
 }
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
+fn insert_post_statement(
+    db: UserDb<'_>,
+    post: &NewPost<'_>,
+    id: i64,
+    created_at: i64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive) \
+         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7) RETURNING id",
+        &[
+            int(post.author_id),
+            text(post.body.as_str()),
+            text(post.visibility.as_str()),
+            int(created_at),
+            int(id),
+            text(&post.warning.spoiler_text),
+            int(i64::from(post.warning.sensitive)),
+        ],
+    )
+}
+
 fn publish_statements(
     db: UserDb<'_>,
     post: &NewPost<'_>,
@@ -327,20 +349,7 @@ fn publish_statements(
     // The post's time is its id's: a crowded millisecond moves both (store::snowflake).
     let created_at = snowflake_time(id);
     let mut statements = vec![
-        stmt(
-            db,
-            "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive) \
-             VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7) RETURNING id",
-            &[
-                int(post.author_id),
-                text(post.body.as_str()),
-                text(post.visibility.as_str()),
-                int(created_at),
-                int(id),
-                text(&post.warning.spoiler_text),
-                int(i64::from(post.warning.sensitive)),
-            ],
-        )?,
+        insert_post_statement(db, post, id, created_at)?,
         stmt(
             db,
             &format!(
@@ -362,10 +371,10 @@ fn publish_statements(
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);
-    // (Imports are not publications: their fan-out health is not the product's.)
+    // (Imports are not publications: their fan-out health is not the product's.) Last: the
+    // replicas' change number.
     let published = i64::from(post.created_at == now);
     statements.push(super::stats::count_minute(db, "published", now, published)?);
-    // Last: the author's replicas learn of the post with this change number.
     statements.push(bump_statement(db, post.author_id)?);
     Ok(statements)
 }

@@ -103,6 +103,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Edges => author_edges(app, &body).await,
         TestHook::DbOutage => db_outage(app, &body),
         TestHook::ReplicaFault => replica_fault(app, &body).await,
+        TestHook::Liked => liked_side(app, &body).await,
     }
 }
 
@@ -203,6 +204,18 @@ async fn graph_pair(app: &App, body: &JsonObject) -> ApiResult<Response> {
     .await;
     let (mine, theirs) = (mine?, theirs?);
     json(200, &value!({ "deleted": deleted, "user": mine, "other": theirs }))
+}
+
+/// The liker side of (`user_id`, `post_id`) as stored (`{"liked_at": ms | null}`); with
+/// `"delete": true` it first deletes it (a write lost to a crash between the two sides).
+async fn liked_side(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let user = body.required_id("user_id", UserId::parse)?;
+    let post = body.required_id("post_id", PostId::parse)?;
+    if body.flag("delete")?.unwrap_or(false) {
+        crate::store::liked::write_liker_side(app.user_db(user), user, post, None).await?;
+    }
+    let liked_at = crate::store::liked::liker_side(app.user_db(user), user, post).await?;
+    json(200, &value!({ "liked_at": liked_at }))
 }
 
 /// Puts the edge (reader follows author) into `mode` (`push` or `pull`) the way the policy would.

@@ -5,7 +5,7 @@ use serde::Serialize;
 use worker::Response;
 
 use super::entities::{Account, Relationship, Status};
-use super::{accounts_of, json, list};
+use super::{json, list, statuses_of};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{
@@ -110,8 +110,7 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
-    let accounts = accounts_of(app, input, vec![author]).await?;
-    let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let items = statuses_of(app, input, viewer, &rows).await?;
     // Only `max_id` paging here (no `prev`): an author's list is read top-down.
     let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
     let oldest = rows.last().map(|p| p.id.to_string());

@@ -5,7 +5,7 @@ use worker::Response;
 
 use super::accounts::{status_bound, status_links, users_page};
 use super::entities::{Accounts, Status};
-use super::{accounts_of, json, list};
+use super::{accounts_of, json, list, statuses_of};
 use crate::domain::cursor::SortKey;
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
@@ -59,6 +59,11 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
     Ok(Target::Comment(comment, post))
 }
 
+/// Whether a status id the viewer may see names a reply (a comment) rather than a post.
+pub async fn is_reply(app: &App, viewer: UserId, id: PostId) -> ApiResult<bool> {
+    Ok(matches!(target(app, viewer, id).await?, Target::Comment(..)))
+}
+
 fn authors(target: &Target) -> Vec<UserId> {
     match target {
         Target::Post(p) => vec![p.author_id],
@@ -73,7 +78,11 @@ fn status_of(input: &Input, accounts: &Accounts, target: &Target) -> Status {
     }
 }
 
-async fn answer(app: &App, input: &Input, target: &Target) -> ApiResult<Response> {
+async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> ApiResult<Response> {
+    if let Target::Post(post) = target {
+        let statuses = statuses_of(app, input, viewer, std::slice::from_ref(post)).await?;
+        return json(&statuses.first());
+    }
     let accounts = accounts_of(app, input, authors(target)).await?;
     json(&status_of(input, &accounts, target))
 }
@@ -98,18 +107,18 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         };
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
         let comment = comments::add(app, viewer, post.id, &text, &warning).await?;
-        return answer(app, input, &Target::Comment(comment, post)).await;
+        return answer(app, input, viewer, &Target::Comment(comment, post)).await;
     }
     let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
     let key = input.idempotency_key()?;
     let visibility = visibility.unwrap_or(Visibility::Public);
     let post = posts::publish(app, viewer, &text, visibility, &warning, key.as_ref()).await?;
-    answer(app, input, &Target::Post(post)).await
+    answer(app, input, viewer, &Target::Post(post)).await
 }
 
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    answer(app, input, &target(app, viewer, id).await?).await
+    answer(app, input, viewer, &target(app, viewer, id).await?).await
 }
 
 /// `PUT /api/v1/statuses/{id}`: a post's or reply's text and content warning (and, beyond
@@ -120,7 +129,8 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name), |name| body.boolean(name))?;
     let (comment, post) = match target(app, viewer, id).await? {
         Target::Post(_) => {
-            return answer(app, input, &Target::Post(posts::edit(app, viewer, id, &edit).await?)).await
+            return answer(app, input, viewer, &Target::Post(posts::edit(app, viewer, id, &edit).await?))
+                .await
         }
         Target::Comment(comment, post) => (comment, post),
     };
@@ -129,7 +139,7 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     }
     let text = edit.text.map(|t| CommentBody::parse(t.as_str())).transpose()?;
     let comment = comments::edit(app, viewer, comment.id, text.as_ref(), &edit.warning).await?;
-    answer(app, input, &Target::Comment(comment, post)).await
+    answer(app, input, viewer, &Target::Comment(comment, post)).await
 }
 
 /// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
@@ -156,7 +166,7 @@ pub async fn favourite(
     on: bool,
 ) -> ApiResult<Response> {
     likes::set_like(app, viewer, id, on, None).await?;
-    answer(app, input, &Target::Post(posts::visible(app, viewer, id).await?)).await
+    answer(app, input, viewer, &Target::Post(posts::visible(app, viewer, id).await?)).await
 }
 
 pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
@@ -225,8 +235,7 @@ pub async fn timeline(app: &App, input: &Input, source: &Feed<'_>, path: &str) -
     } else {
         below(app, source, limit, max).await?
     };
-    let accounts = accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()).await?;
-    let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let items = statuses_of(app, input, source.viewer, &rows).await?;
     let base = format!("{}/api/v1/{path}", input.origin);
     list(&items, status_links(&base, input, &rows, more && !rows.is_empty()))
 }
