@@ -66,24 +66,30 @@ fn hot_author(prefix: &str, n: usize) -> (User, Vec<User>, usize) {
         .find(|u| home_of(&u.id) != 0)
         .expect("an author off the control database");
     let home = home_of(&author.id);
-    let mut readers: Vec<User> = Vec::new();
-    while readers.len() < n {
+    let reader_off_home = || loop {
         let r = register(&format!("{prefix}_r"));
         if home_of(&r.id) != home {
             r.follow(&author);
             activate(&r);
-            readers.push(r);
+            return r;
         }
-    }
+    };
+    let mut readers: Vec<User> = (0..n).map(|_| reader_off_home()).collect();
     poll("the author promoted to replicas", DEADLINE, || {
         admin("POST", "/v1/admin/reconcile", None).expect(200);
         replica_hook(&author, json!({}))["replicas"].as_u64()
     });
-    let on: Vec<u64> = readers
-        .iter()
-        .filter_map(|r| replica_hook(&author, json!({ "reader_id": r.id }))["reader_replica"].as_u64())
-        .collect();
-    assert!(on.contains(&0) && on.contains(&1), "readers on both replicas: {on:?}");
+    // The replica count is fixed at promotion: more readers (until both replicas have one) do
+    // not change it.
+    let replica_of =
+        |r: &User| replica_hook(&author, json!({ "reader_id": r.id }))["reader_replica"].as_u64();
+    let mut on: Vec<u64> = readers.iter().filter_map(replica_of).collect();
+    while !(on.contains(&0) && on.contains(&1)) {
+        assert!(readers.len() < n + 30, "readers on both replicas: {on:?}");
+        let r = reader_off_home();
+        on.extend(replica_of(&r));
+        readers.push(r);
+    }
     (author, readers, home)
 }
 
