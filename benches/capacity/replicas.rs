@@ -193,6 +193,74 @@ fn rebuilds(author: &User, followers: &[User], replicas: u64) -> Vec<Work> {
         .collect()
 }
 
+/// Every sample of one run.
+struct Measured {
+    replicas: u64,
+    cold_pages: Vec<Timing>,
+    cold_publish: Vec<Timing>,
+    firsts: Vec<Timing>,
+    warm_pages: Vec<Timing>,
+    renewed: Vec<Work>,
+    rebuilt: Vec<Work>,
+    hot_publish: Vec<Timing>,
+}
+
+fn calls(t: &[Timing]) -> f64 {
+    pct(&t.iter().map(|t| t.do_calls).collect::<Vec<_>>(), 50.0)
+}
+
+fn author_work(t: &[Timing]) -> Work {
+    mean_work(&t.iter().map(on_author).collect::<Vec<_>>())
+}
+
+fn costs(m: &Measured) -> ReplicaCosts {
+    let do_ms = |t: &[Timing]| mean(t.iter().map(|t| t.do_ms));
+    let read_calls = calls(&m.warm_pages) - calls(&m.cold_pages);
+    let publish_calls =
+        mean(m.hot_publish.iter().map(|t| t.do_calls)) - mean(m.cold_publish.iter().map(|t| t.do_calls));
+    ReplicaCosts {
+        measured: true,
+        read_calls,
+        do_ms: ((do_ms(&m.warm_pages) - do_ms(&m.cold_pages)) / read_calls.max(1.0)).max(0.0),
+        // In memory only (objects/replica.rs writes no storage): as built, not a counter.
+        read_rows: 0.0,
+        write_rows: 0.0,
+        lease: mean_work(&m.renewed),
+        refresh: mean_work(&m.rebuilt),
+        page_author_db: author_work(&m.warm_pages),
+        publish_author_db: author_work(&m.hot_publish).plus(author_work(&m.cold_publish).scale(-1.0)),
+        write_calls: publish_calls / m.replicas as f64,
+        ..ReplicaCosts::default()
+    }
+}
+
+fn raw(m: &Measured) -> Value {
+    let max_warm = m.warm_pages.iter().map(|t| on_author(t).statements).fold(0.0, f64::max);
+    json!({
+        "followers": FOLLOWERS,
+        "replicas": m.replicas,
+        "lease_seconds": LEASE_SECONDS,
+        "author_posts": AUTHOR_POSTS,
+        "page_do_calls_p50": { "before": calls(&m.cold_pages), "after": calls(&m.warm_pages) },
+        "page_author_db_before": author_work(&m.cold_pages),
+        "page_author_db_within_lease": author_work(&m.warm_pages),
+        "page_author_db_within_lease_max": max_warm,
+        "first_read_after_promotion": author_work(&m.firsts),
+        "lease_renewals": m.renewed,
+        "rebuilds": m.rebuilt,
+        "publish_author_db": { "before": author_work(&m.cold_publish), "after": author_work(&m.hot_publish) },
+        "publish_do_calls": {
+            "before": mean(m.cold_publish.iter().map(|t| t.do_calls)),
+            "after": mean(m.hot_publish.iter().map(|t| t.do_calls)),
+        },
+        "samples": {
+            "pages_before": m.cold_pages.len(),
+            "pages_within_lease": m.warm_pages.len(),
+            "publishes": SAMPLES,
+        },
+    })
+}
+
 /// Measures on its own stack; returns the replica costs and the raw figures.
 pub fn run() -> (ReplicaCosts, Value) {
     let server = start();
@@ -208,45 +276,7 @@ pub fn run() -> (ReplicaCosts, Value) {
     let rebuilt = rebuilds(&author, &followers, replicas);
     let hot_publish = publishes(&author, "from a hot author");
     server.kill();
-    let calls = |t: &[Timing]| pct(&t.iter().map(|t| t.do_calls).collect::<Vec<_>>(), 50.0);
-    let do_ms = |t: &[Timing]| mean(t.iter().map(|t| t.do_ms));
-    let author_work = |t: &[Timing]| mean_work(&t.iter().map(on_author).collect::<Vec<_>>());
-    let read_calls = calls(&warm_pages) - calls(&cold_pages);
-    let publish_calls =
-        mean(hot_publish.iter().map(|t| t.do_calls)) - mean(cold_publish.iter().map(|t| t.do_calls));
-    let (cold_pub, hot_pub) = (author_work(&cold_publish), author_work(&hot_publish));
-    let costs = ReplicaCosts {
-        measured: true,
-        read_calls,
-        do_ms: ((do_ms(&warm_pages) - do_ms(&cold_pages)) / read_calls.max(1.0)).max(0.0),
-        // In memory only (objects/replica.rs writes no storage): as built, not a counter.
-        read_rows: 0.0,
-        write_rows: 0.0,
-        lease: mean_work(&renewed),
-        refresh: mean_work(&rebuilt),
-        page_author_db: author_work(&warm_pages),
-        publish_author_db: hot_pub.plus(cold_pub.scale(-1.0)),
-        write_calls: publish_calls / replicas as f64,
-        ..ReplicaCosts::default()
-    };
-    let raw = json!({
-        "followers": FOLLOWERS,
-        "replicas": replicas,
-        "lease_seconds": LEASE_SECONDS,
-        "author_posts": AUTHOR_POSTS,
-        "page_do_calls_p50": { "before": calls(&cold_pages), "after": calls(&warm_pages) },
-        "page_author_db_before": author_work(&cold_pages),
-        "page_author_db_within_lease": author_work(&warm_pages),
-        "page_author_db_within_lease_max": warm_pages.iter().map(|t| on_author(t).statements).fold(0.0, f64::max),
-        "first_read_after_promotion": author_work(&firsts),
-        "lease_renewals": renewed,
-        "rebuilds": rebuilt,
-        "publish_author_db": { "before": cold_pub, "after": hot_pub },
-        "publish_do_calls": {
-            "before": mean(cold_publish.iter().map(|t| t.do_calls)),
-            "after": mean(hot_publish.iter().map(|t| t.do_calls)),
-        },
-        "samples": { "pages_before": cold_pages.len(), "pages_within_lease": warm_pages.len(), "publishes": SAMPLES },
-    });
-    (costs, raw)
+    let m =
+        Measured { replicas, cold_pages, cold_publish, firsts, warm_pages, renewed, rebuilt, hot_publish };
+    (costs(&m), raw(&m))
 }

@@ -238,34 +238,50 @@ pub fn measure(
     })
 }
 
-/// The scenario's two table rows' cells for one stack's figures: (before, after, verdict).
+/// Latency of one side, against the stack's floor.
+fn lat(p: &Value) -> String {
+    format!(
+        "p50 {:.1} ms ({:.2}x floor), p99 {:.1} ms ({:.2}x floor)",
+        num(&p["p50"]),
+        num(&p["x_floor_p50"]),
+        num(&p["p99"]),
+        num(&p["x_floor_p99"])
+    )
+}
+
+/// Rows read on the author's database, statements in all and object calls, per page.
+fn storage(p: &Value) -> String {
+    format!(
+        "{:.1} rows read; {:.1} statements in all; {:.1} object calls",
+        num(&p["author_db_rows_read_mean"]),
+        num(&p["statements"]["mean"]),
+        num(&p["do_calls"]["mean"]),
+    )
+}
+
 /// The verdict: neither twin had replicas before the pass, the twin read from D1 had none
 /// through the samples and its pages read the author's database; the replicated author's pages
 /// put 0 statements there but a replica's own lease renewal or reload (none read the author
 /// from D1), and their p50 is at most 1.5x the twin's.
+fn verdict(h: &Value) -> bool {
+    let (on_b, on_a) = (&h["before"]["author_db_statements"], &h["after"]["author_db_statements"]);
+    let unpromoted = |v: &Value| v.is_null();
+    h["replicas_before_pass"].as_array().is_some_and(|v| v.iter().all(unpromoted))
+        && unpromoted(&h["twin_replicas_at_pass"])
+        && unpromoted(&h["twin_replicas_after_samples"])
+        && num(&on_b["p50"]) > 0.0
+        && on_a["p50"] == 0.0
+        && on_a["other"] == 0
+        && num(&h["after_x_before_p50"]) <= 1.5
+}
+
+/// The scenario's two table rows' cells for one stack's figures: (before, after, verdict).
 pub fn cells(f: &Value) -> (String, String, Option<bool>) {
     let h = &f["hot"];
     if h.is_null() || h.get("skipped").is_some() {
         let why = h["skipped"].as_str().unwrap_or("not run").to_string();
         return (why.clone(), why, None);
     }
-    let common = |p: &Value| {
-        format!(
-            "{:.1} rows read; {:.1} statements in all; {:.1} object calls",
-            num(&p["author_db_rows_read_mean"]),
-            num(&p["statements"]["mean"]),
-            num(&p["do_calls"]["mean"]),
-        )
-    };
-    let lat = |p: &Value| {
-        format!(
-            "p50 {:.1} ms ({:.2}x floor), p99 {:.1} ms ({:.2}x floor)",
-            num(&p["p50"]),
-            num(&p["x_floor_p50"]),
-            num(&p["p99"]),
-            num(&p["x_floor_p99"])
-        )
-    };
     let (b, a) = (&h["before"], &h["after"]);
     let (on_b, on_a) = (&b["author_db_statements"], &a["author_db_statements"]);
     let before = format!(
@@ -273,12 +289,11 @@ pub fn cells(f: &Value) -> (String, String, Option<bool>) {
         lat(b),
         num(&on_b["mean"]),
         on_b["p50"],
-        common(b)
+        storage(b)
     );
-    let ratio = num(&h["after_x_before_p50"]);
     let after = format!(
         "{}; on the author's database {:.2} statements per page (0 on {}/{} pages, {} lease renewals, {} \
-         reloads, {} D1 reads), {}; {} replicas; p50 {ratio:.2}x before's",
+         reloads, {} D1 reads), {}; {} replicas; p50 {:.2}x before's",
         lat(a),
         num(&on_a["mean"]),
         on_a["zero"],
@@ -286,16 +301,9 @@ pub fn cells(f: &Value) -> (String, String, Option<bool>) {
         on_a["lease_renewals"],
         on_a["reloads"],
         on_a["other"],
-        common(a),
+        storage(a),
         h["replicas"],
+        num(&h["after_x_before_p50"]),
     );
-    let unpromoted = |v: &Value| v.is_null();
-    let ok = h["replicas_before_pass"].as_array().is_some_and(|v| v.iter().all(unpromoted))
-        && unpromoted(&h["twin_replicas_at_pass"])
-        && unpromoted(&h["twin_replicas_after_samples"])
-        && num(&on_b["p50"]) > 0.0
-        && on_a["p50"] == 0.0
-        && on_a["other"] == 0
-        && ratio <= 1.5;
-    (before, after, Some(ok))
+    (before, after, Some(verdict(h)))
 }
