@@ -8,6 +8,7 @@
 //!
 //! `--measure` rebuilds the cost table from local stacks (`capacity/measure.rs`, ~5 minutes);
 //! `--measure-window` only the window object's rows per delivery and page read (into it);
+//! `--measure-replicas` only the hot-author replicas' costs (`capacity/replicas.rs`, into it);
 //! `--simulate` checks the model against a seeded graph driven through a local stack
 //! (`capacity/simulate.rs`, ~5 minutes, `bench/simulation.json`); `--headline` prints the
 //! headline scenario under push, hybrid and pull side by side (docs/CAPACITY.md holds it).
@@ -25,6 +26,8 @@ mod rng;
 mod measure;
 #[path = "capacity/model.rs"]
 mod model;
+#[path = "capacity/replicas.rs"]
+mod replicas;
 #[path = "capacity/report.rs"]
 mod report;
 #[path = "capacity/simulate.rs"]
@@ -36,7 +39,8 @@ use model::{Celebrities, Costs, Limits, Mode, Policy, Prices, Workload};
 use serde_json::json;
 
 const USAGE: &str =
-    "usage: ./scripts/bench capacity [--measure | --measure-window | --simulate | --headline] [--databases P]
+    "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --simulate | --headline]
+  [--databases P]
   [--mode push|hybrid|pull] [--users N] [--daily-active S] [--weekly-active S] [--window-holders S]
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
@@ -89,6 +93,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         match flag.as_str() {
             "--measure" => out.action = "measure",
             "--measure-window" => out.action = "measure-window",
+            "--measure-replicas" => out.action = "measure-replicas",
             "--simulate" => out.action = "simulate",
             "--headline" => out.action = "headline",
             // Hot authors served from replicas (#28).
@@ -169,6 +174,19 @@ fn main() {
             let text = serde_json::to_string_pretty(&saved).expect("JSON");
             std::fs::write(&path, text + "\n").expect("bench/costs.json");
             println!("{}", report::window_rows(&rows));
+        }
+        "measure-replicas" => {
+            // Only the replicas' costs, into the table the last full measurement left.
+            let (replica, raw) = replicas::run();
+            let path = bench_dir().join("costs.json");
+            let text = std::fs::read_to_string(&path).expect("bench/costs.json (run --measure first)");
+            let mut saved: serde_json::Value = serde_json::from_str(&text).expect("costs.json is JSON");
+            saved["costs"]["replica"] = json!(replica);
+            saved["raw"]["replica"] = raw;
+            saved["replica_measured"] = provenance::provenance();
+            let text = serde_json::to_string_pretty(&saved).expect("JSON");
+            std::fs::write(&path, text + "\n").expect("bench/costs.json");
+            println!("{}", report::replica_rows(&replica));
         }
         "simulate" => {
             let costs = load_costs();

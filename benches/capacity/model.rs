@@ -152,9 +152,13 @@ pub const REPLICA_REFRESH_SECONDS: f64 = 30.0;
 pub const REPLICA_POSTS: f64 = 200.0;
 
 /// What the hot-author replicas cost per operation. Every default is the design's figure
-/// (#28), not a measurement: `--measure` does not see replicas yet.
+/// (#28); `--measure` and `--measure-replicas` replace them with measured ones
+/// (`capacity/replicas.rs`; `measured` says which the table holds).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ReplicaCosts {
+    /// Whether the figures below were measured (else the design's).
+    pub measured: bool,
     /// Durable Object requests per hot author per feed page (one replica, by reader hash).
     pub read_calls: f64,
     /// Object rows a replica read reads: 0, it serves from memory.
@@ -175,6 +179,14 @@ pub struct ReplicaCosts {
     pub refresh: Work,
     /// A replica's posts, bytes each in object memory and storage.
     pub post_bytes: f64,
+    /// D1 work on the hot author's database per feed page that includes it, within the lease
+    /// (the design: none).
+    pub page_author_db: Work,
+    /// Added on the author's database by a publish once the author has replicas (the counter
+    /// bump and the new row read for the replicas).
+    pub publish_author_db: Work,
+    /// Durable Object requests per replica per change by the author (the write to each).
+    pub write_calls: f64,
 }
 
 impl Default for ReplicaCosts {
@@ -189,6 +201,10 @@ impl Default for ReplicaCosts {
             lease: Work { statements: 1.0, rows_read: 1.0, rows_written: 0.0 },
             refresh: Work { statements: 1.0, rows_read: REPLICA_POSTS, rows_written: 0.0 },
             post_bytes: 300.0,
+            measured: false,
+            page_author_db: Work::default(),
+            publish_author_db: Work { statements: 2.0, rows_read: 2.0, rows_written: 1.0 },
+            write_calls: 1.0,
         }
     }
 }
@@ -705,7 +721,7 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
         }
         hot.pulled_per_read += count * followers_reads * pulled * c.replica.read_calls;
         hot.hydrated_per_read += count * followers_reads * (1.0 - pulled) * on_page * c.replica.read_calls;
-        hot.writes_per_s += count * posts_per_s * n;
+        hot.writes_per_s += count * posts_per_s * n * c.replica.write_calls;
         hot.lease = hot.lease.plus(lease.scale(count));
         hot.hottest_replica_rps = hot.hottest_replica_rps.max(requests / n);
         if x >= top {
@@ -957,7 +973,8 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot) -> (f64,
     let share = (w.celebrity_posts_per_day / incoming_per_day.max(1e-9)).min(1.0);
     let on_page = 1.0 - (1.0 - share).powf(policy.page_size);
     let per_read = match (policy.hot_replicas, pulled) {
-        (true, _) => Work::default(),
+        (true, true) => c.replica.page_author_db,
+        (true, false) => c.replica.page_author_db.scale(on_page),
         (false, true) => c.feed_pull_page1.other,
         (false, false) => c.feed_push_page1.other.scale(on_page),
     };
@@ -968,6 +985,10 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot) -> (f64,
         ("paging its followers for its posts", paging.scale(top_posts_per_s)),
         ("its replicas' leases and refreshes", hot.top_lease),
     ];
+    let mut parts = parts;
+    if policy.hot_replicas {
+        parts.push(("its posts told to its replicas", c.replica.publish_author_db.scale(top_posts_per_s)));
+    }
     (top, parts)
 }
 

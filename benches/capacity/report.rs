@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::model::{
-    self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, Verdict, WindowRows, Workload,
+    self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, ReplicaCosts, Verdict, WindowRows,
+    Work, Workload,
 };
 
 /// One row of the headline table: a figure of a plan.
@@ -77,6 +78,7 @@ pub fn costs_table(c: &Costs) -> String {
         out.push('\n');
     }
     out.push_str(&window_rows(&c.window));
+    out.push_str(&replica_rows(&c.replica));
     out.push_str(&publish_by_size(c));
     let b = &c.bytes;
     out.push_str(&format!(
@@ -221,11 +223,16 @@ fn object_rows(c: &Costs) -> String {
         "| Durable Object operation | requests | rows read | rows written | source |\n|---|---|---|---|---|\n\
          | window: one delivery | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
          | window: one page read | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
-         | hot replica: one read | {} | {} | 0 | design (#28) |\n\
-         | hot replica: an author's change | R (one per replica) | 0 | {} per replica | design (#28) |\n\
+         | hot replica: one read | {} | {} | 0 | {source} |\n\
+         | hot replica: an author's change | {:.2} per replica | 0 | {} per replica | {source} |\n\
          | like serializer: one like | 1 | not measured | not measured | (its commit is D1's, in the like row) |\n",
         w.delivery.rows_read, w.delivery.rows_written, w.page_read.rows_read, w.page_read.rows_written,
-        r.read_calls, r.read_rows, r.write_rows,
+        r.read_calls, r.read_rows, r.write_calls, r.write_rows,
+        source = if r.measured {
+            "requests measured (`costs.replica`); rows: in memory, none (objects/replica.rs)"
+        } else {
+            "design (#28)"
+        },
     )
 }
 
@@ -643,5 +650,28 @@ pub fn window_rows(w: &WindowRows) -> String {
         w.page_read.statements,
         w.page_read.rows_read,
         w.page_read.rows_written
+    )
+}
+
+/// The hot-author replicas' costs (`costs.replica`), measured or the design's.
+pub fn replica_rows(r: &ReplicaCosts) -> String {
+    let w = |w: &Work| {
+        format!(
+            "{:.2} statements, {:.1} rows read, {:.1} rows written",
+            w.statements, w.rows_read, w.rows_written
+        )
+    };
+    format!(
+        "\nHot-author replicas ({}): a page with a hot author makes {:.2} replica requests per hot author ({:.1} ms each) \
+         and puts {} on its database within the lease; a lease renewal {}; a rebuild or counts refresh {}; a publish by \
+         a hot author adds {} on its database and {:.2} object requests per replica.\n",
+        if r.measured { "measured, `costs.replica`" } else { "the design's figures, not measured" },
+        r.read_calls,
+        r.do_ms,
+        w(&r.page_author_db),
+        w(&r.lease),
+        w(&r.refresh),
+        w(&r.publish_author_db),
+        r.write_calls,
     )
 }
