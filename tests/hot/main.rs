@@ -117,9 +117,15 @@ fn body_of(reader: &User, post: &str) -> Option<String> {
 }
 
 #[test]
-fn a_page_with_a_hot_author_puts_no_statement_on_its_database() {
+fn a_page_with_a_hot_author_pushed_or_pulled_puts_no_statement_on_its_database() {
     setup();
     let (author, readers, home) = hot_author("hz", 4);
+    // Half the readers pull the author (over a push cap, say), half have it pushed: both kinds
+    // of page read the replica, neither the author's database.
+    for reader in readers.iter().step_by(2) {
+        let body = json!({ "reader_id": reader.id, "author_id": author.id, "mode": "pull" });
+        admin("POST", "/v1/admin/test/edge", Some(&body)).expect(200);
+    }
     let posts: Vec<String> = (0..3).map(|i| id_of(&author.publish(&format!("hot {i}"), "public"))).collect();
     until_everyone_sees(&readers, &posts[2]);
     for reader in &readers {
