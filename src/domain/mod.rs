@@ -31,6 +31,7 @@ pub mod read;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;
+pub mod thread;
 pub mod time;
 pub mod token;
 pub mod validate;

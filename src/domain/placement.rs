@@ -180,7 +180,7 @@ pub const TABLES: &[Table] = &[
         "comments",
         ShardBy::Id("post_id"),
         &["id"],
-        &["id", "post_id", "author_id", "body", "created_at", "deleted_at"],
+        &["id", "post_id", "author_id", "body", "created_at", "deleted_at", "parent_id"],
         TEXT_PAGE,
     ),
     // A notification's id carries its recipient's shard too (migration 0015); dismiss and
