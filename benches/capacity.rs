@@ -41,7 +41,8 @@ const USAGE: &str =
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
   [--likes-per-s R] [--comments-per-s R] [--follows-per-s R] [--live-share S]
-  [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]";
+  [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]
+  [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
 
 fn bench_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench")
@@ -73,10 +74,16 @@ struct Args {
     action: &'static str,
     databases: Option<f64>,
     workload: Workload,
+    policy: Policy,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
-    let mut out = Args { action: "model", databases: None, workload: Workload::headline(Mode::Hybrid) };
+    let mut out = Args {
+        action: "model",
+        databases: None,
+        workload: Workload::headline(Mode::Hybrid),
+        policy: Policy::default(),
+    };
     let mut rest = args.iter().filter(|a| a.as_str() != "--bench");
     while let Some(flag) = rest.next() {
         match flag.as_str() {
@@ -84,6 +91,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--measure-window" => out.action = "measure-window",
             "--simulate" => out.action = "simulate",
             "--headline" => out.action = "headline",
+            // Hot authors served from replicas (#28).
+            "--replicas" => out.policy.hot_replicas = true,
+            "--replica-hydrate-only" => out.policy.replica_hydrate_only = true,
             "--help" | "-h" => return Err(USAGE.into()),
             _ => {
                 let value = rest.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
@@ -112,6 +122,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     "--hottest-post-like-share" => w.hottest_post_like_share = number()?,
                     "--peak-to-mean" => w.peak_to_mean = number()?.max(1.0),
                     "--retention-days" => w.retention_days = number()?,
+                    "--hot-followers" => out.policy.hot_followers = number()?,
+                    "--push-max-followers" => out.policy.push_max_followers = number()?,
+                    "--fanout-batch" => out.policy.fanout_batch = number()?,
                     _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
                 }
             }
@@ -133,7 +146,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let (policy, limits, prices) = (Policy::default(), Limits::default(), Prices::default());
+    let (policy, limits, prices) = (args.policy, Limits::default(), Prices::default());
     match args.action {
         "measure" => {
             let (costs, raw) = measure::run();

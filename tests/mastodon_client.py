@@ -9,7 +9,7 @@ reply and read the context, revoke a token, delete.
 """
 import sys
 
-from mastodon import Mastodon, MastodonError, MastodonNotFoundError, MastodonUnauthorizedError
+from mastodon import Mastodon, MastodonAPIError, MastodonError, MastodonNotFoundError, MastodonUnauthorizedError
 
 base, author_handle, reader_handle, password, posts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 
@@ -112,6 +112,18 @@ try:
     check(False, "a deleted status is 404")
 except MastodonNotFoundError:
     pass
+
+# A status with a content warning keeps it, when posted, read and edited (issue #30).
+warned = author.status_post("the butler did it", spoiler_text="mystery spoilers", sensitive=True)
+check(warned["spoiler_text"] == "mystery spoilers" and warned["sensitive"], "a warned status keeps its warning")
+check(reader.status(warned["id"])["spoiler_text"] == "mystery spoilers", "the reader sees the warning")
+edited = author.status_update(warned["id"], "the butler did it", spoiler_text="whodunit")
+check(edited["spoiler_text"] == "whodunit" and edited["sensitive"], "an edit changes the warning")
+try:
+    author.status_post("with a poll", poll=author.make_poll(["yes", "no"], expires_in=300))
+    check(False, "a poll is refused, not dropped")
+except MastodonAPIError as e:
+    check("poll" in str(e), f"the refusal names the poll: {e}")
 
 # Revoking the reader's token ends it, and only it.
 token = reader.access_token

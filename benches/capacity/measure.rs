@@ -600,6 +600,8 @@ pub fn run() -> (Costs, Value) {
         consumer_flush,
         rate_copy_rows_per_read: feed_raw["rate_copy_rows_per_read"].as_f64().unwrap_or(0.0),
         window,
+        // Not measured yet: the design's figures (model.rs, `ReplicaCosts`).
+        replica: Default::default(),
     };
     let raw = json!({
         "feed_push": feed_raw,

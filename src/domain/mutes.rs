@@ -1,6 +1,6 @@
 //! Mutes: a user's choice to stop seeing an account's posts in their home and list timelines
 //! (and, unless asked otherwise, its notifications), without unfollowing. The muter's side is
-//! the only side (`mutes` on the muter's home, migration 0022); every read checks it at read
+//! the only side (`mutes` on the muter's home, migration 0025); every read checks it at read
 //! time, expiry included, so a timed mute ends by itself at its time, exactly.
 
 use super::validate::Invalid;

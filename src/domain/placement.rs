@@ -109,6 +109,8 @@ pub const TABLES: &[Table] = &[
             "password_hash",
             "pulled_count",
             "live_until",
+            "replicas",
+            "replica_seq",
         ],
         EDGE_PAGE,
     ),
@@ -129,6 +131,8 @@ pub const TABLES: &[Table] = &[
             "touched_at",
             "state_version",
             "taken_down_at",
+            "spoiler_text",
+            "sensitive",
         ],
         TEXT_PAGE,
     ),
@@ -180,7 +184,18 @@ pub const TABLES: &[Table] = &[
         "comments",
         ShardBy::Id("post_id"),
         &["id"],
-        &["id", "post_id", "author_id", "body", "created_at", "deleted_at", "parent_id"],
+        &[
+            "id",
+            "post_id",
+            "author_id",
+            "body",
+            "created_at",
+            "deleted_at",
+            "spoiler_text",
+            "sensitive",
+            "edited_at",
+            "parent_id",
+        ],
         TEXT_PAGE,
     ),
     // A notification's id carries its recipient's shard too (migration 0015); dismiss and
@@ -215,7 +230,7 @@ pub const TABLES: &[Table] = &[
         &["user_id", "list_id", "account_id", "created_at"],
         EDGE_PAGE,
     ),
-    // The liker's side of likes (migration 0020): a mirror on the liker's home, converged
+    // The liker's side of likes (migration 0023): a mirror on the liker's home, converged
     // from the post's `likes` (`services/liked.rs`).
     table(
         "liked_posts",
@@ -224,7 +239,7 @@ pub const TABLES: &[Table] = &[
         &["user_id", "post_id", "liked_at"],
         EDGE_PAGE,
     ),
-    // A user's bookmarks (migration 0021), on their home only.
+    // A user's bookmarks (migration 0024), on their home only.
     table(
         "bookmarks",
         ShardBy::Id("user_id"),
@@ -232,7 +247,7 @@ pub const TABLES: &[Table] = &[
         &["user_id", "post_id", "created_at"],
         EDGE_PAGE,
     ),
-    // Mutes (migration 0022), on the muter's home only.
+    // Mutes (migration 0025), on the muter's home only.
     table(
         "mutes",
         ShardBy::Id("user_id"),
@@ -336,6 +351,7 @@ pub const CONTROL_TABLES: &[&str] = &[
     "oauth_apps",
     "oauth_codes",
     "frozen_shards",
+    "sign_in_failures",
 ];
 
 /// Per-user tables a move cannot carry yet, and why (README "Moving a shard").

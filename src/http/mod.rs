@@ -152,9 +152,8 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Contex
         }
         Route::User(user_route) => {
             let token = app.verified_token(&input)?;
-            let needed = user_route.scope();
-            if token.scopes.is_some_and(|granted| !granted.contains(needed)) {
-                return Err(ApiError::InsufficientScope(needed));
+            if token.scopes.is_some_and(|granted| !user_route.allowed_by(granted)) {
+                return Err(ApiError::InsufficientScope(user_route.scope()));
             }
             if user_route.is_read() {
                 // A read's revocation check (a D1 read) runs beside the handler rather than

@@ -121,7 +121,12 @@ pub enum MastodonRoute {
     },
     Announcements,
     FollowedTags,
+    /// Any method: Mastodon's "none registered" (there is no Web Push).
     PushSubscription,
+    /// `GET /api/v1/accounts/{id}/featured_tags`: none (edgefeed has no hashtags).
+    FeaturedTags(UserId),
+    /// Mastodon's admin API (`/api/v1/admin/...`): nobody is staff through this API.
+    Admin,
     VerifyCredentials,
     Account(UserId),
     LookupAccount,
@@ -248,6 +253,15 @@ impl UserRoute {
 }
 
 impl UserRoute {
+    /// Whether a token with `granted` scopes may call the route: the route's [`Self::scope`],
+    /// or for `verify_credentials` also `profile` (Mastodon 4.3: that scope reads one's own
+    /// account and nothing else).
+    pub fn allowed_by(self, granted: Scopes) -> bool {
+        granted.contains(self.scope())
+            || (self == UserRoute::Mastodon(MastodonRoute::VerifyCredentials)
+                && granted.contains(Scopes::PROFILE))
+    }
+
     /// The OAuth scope a scoped token needs for this route: reads `read`, follows and blocks
     /// `follow`, every other write `write` (tokens without scopes may do everything).
     pub fn scope(self) -> Scopes {
@@ -262,6 +276,7 @@ impl UserRoute {
             | U::Mastodon(M::AccountAction(..) | M::Own(Own::Mute(..))) => Scopes::FOLLOW,
             // As Mastodon: push subscriptions need `push`, which apps ask for when they use it.
             U::Mastodon(M::PushSubscription) => Scopes::PUSH,
+            U::Mastodon(M::Admin) => Scopes::ADMIN_READ,
             route if route.is_read() || route == U::LiveTicket => Scopes::READ,
             _ => Scopes::WRITE,
         }
@@ -318,6 +333,10 @@ pub enum TestHook {
     Graph,
     /// Make every statement on one physical database fail as an outage does (or heal it).
     DbOutage,
+    /// A fault on one of a hot author's replicas (or ask which replica a reader reads).
+    ReplicaFault,
+    /// End a sign-in throttle key's window now, as if its period had passed.
+    EndSignInWindow,
     /// A like's liker-side row (`liked_posts`); optionally delete it behind the like's back.
     Liked,
 }
@@ -339,6 +358,8 @@ impl TestHook {
             "window_v4" => Some(Self::WindowV4),
             "graph" => Some(Self::Graph),
             "db_outage" => Some(Self::DbOutage),
+            "replica_fault" => Some(Self::ReplicaFault),
+            "end_sign_in_window" => Some(Self::EndSignInWindow),
             "liked" => Some(Self::Liked),
             _ => None,
         }
@@ -515,7 +536,18 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v2/filters", &[("GET", |_| mastodon(M::Filters { v2: true }))]),
     path("/api/v1/announcements", &[("GET", |_| mastodon(M::Announcements))]),
     path("/api/v1/followed_tags", &[("GET", |_| mastodon(M::FollowedTags))]),
-    path("/api/v1/push/subscription", &[("GET", |_| mastodon(M::PushSubscription))]),
+    path(
+        "/api/v1/push/subscription",
+        &[
+            ("GET", |_| mastodon(M::PushSubscription)),
+            ("POST", |_| mastodon(M::PushSubscription)),
+            ("PUT", |_| mastodon(M::PushSubscription)),
+            ("DELETE", |_| mastodon(M::PushSubscription)),
+        ],
+    ),
+    path("/api/v1/admin/accounts", &[("GET", |_| mastodon(M::Admin))]),
+    path("/api/v2/admin/accounts", &[("GET", |_| mastodon(M::Admin))]),
+    path("/api/v1/admin/reports", &[("GET", |_| mastodon(M::Admin))]),
     path("/api/v1/accounts/verify_credentials", &[("GET", |_| mastodon(M::VerifyCredentials))]),
     path("/api/v1/accounts/lookup", &[("GET", |_| mastodon(M::LookupAccount))]),
     path("/api/v1/accounts/relationships", &[("GET", |_| mastodon(M::Relationships))]),
@@ -524,6 +556,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/accounts/{id}/followers", &[("GET", |id| account(id, M::AccountFollowers))]),
     path("/api/v1/accounts/{id}/following", &[("GET", |id| account(id, M::AccountFollowing))]),
     path("/api/v1/accounts/{id}/lists", &[("GET", |id| account(id, M::AccountLists))]),
+    path("/api/v1/accounts/{id}/featured_tags", &[("GET", |id| account(id, M::FeaturedTags))]),
     path("/api/v1/accounts/{id}/follow", &[("POST", |id| account_action(id, AccountAction::Follow))]),
     path("/api/v1/accounts/{id}/unfollow", &[("POST", |id| account_action(id, AccountAction::Unfollow))]),
     path("/api/v1/accounts/{id}/block", &[("POST", |id| account_action(id, AccountAction::Block))]),

@@ -5,6 +5,7 @@
 use crate::context::{id_seed, Ctx};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::validate::CommentBody;
+use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::{ApiError, ApiResult};
 use crate::services::{posts, streaming, users};
 use crate::store::engagement::{self as store, CommentRow};
@@ -22,14 +23,40 @@ pub async fn add(
     post: PostId,
     parent: Option<CommentId>,
     text: &CommentBody,
+    warning: &ContentWarning,
 ) -> ApiResult<CommentRow> {
     posts::open(ctx, viewer, post).await?;
+    let content = (text, warning);
     let db = ctx.post_db(post);
     let (id, notice) =
-        store::create(db, post, parent, viewer, text, ctx.now, ctx.now, true, id_seed()?).await?;
+        store::create(db, post, parent, viewer, content, ctx.now, ctx.now, true, id_seed()?).await?;
     if let Some(notice) = notice {
         streaming::tell(ctx, notice).await;
     }
+    get(ctx, id).await
+}
+
+/// Changes the viewer's own comment (text and/or warning) on a post they may still see and act
+/// on; the comment as it is now. Someone else's is 403, as for posts.
+pub async fn edit(
+    ctx: &Ctx,
+    viewer: UserId,
+    id: CommentId,
+    text: Option<&CommentBody>,
+    warning: &WarningEdit,
+) -> ApiResult<CommentRow> {
+    let comment = get(ctx, id).await?;
+    posts::open(ctx, viewer, comment.post_id).await.map_err(|e| match e {
+        ApiError::NotFound(_) => ApiError::NotFound("no such comment"),
+        e => e,
+    })?;
+    if comment.author_id != viewer {
+        return Err(ApiError::Forbidden {
+            code: "not_author",
+            detail: "only the author may change this reply",
+        });
+    }
+    store::edit(ctx.comment_db(id), id, text, warning, ctx.now).await?;
     get(ctx, id).await
 }
 
@@ -64,8 +91,9 @@ pub async fn import(
 ) -> ApiResult<CommentRow> {
     users::visible(ctx, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
     posts::visible(ctx, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
+    let content = (text, &ContentWarning::default());
     let (id, _) =
-        store::create(ctx.post_db(post), post, None, author, text, created_at, ctx.now, false, id_seed()?)
+        store::create(ctx.post_db(post), post, None, author, content, created_at, ctx.now, false, id_seed()?)
             .await?;
     get(ctx, id).await
 }

@@ -1,4 +1,4 @@
-//! The liker's side of likes (`liked_posts` on the liker's home, migration 0020), kept by the
+//! The liker's side of likes (`liked_posts` on the liker's home, migration 0023), kept by the
 //! post side's *current* state, as the graph's mirrors are (`services/graph.rs`): the post's
 //! `likes` row is the truth; this side only ever copies it.
 //!

@@ -23,6 +23,7 @@ pub mod policy;
 pub mod posts;
 pub mod queue;
 pub mod reconcile;
+pub mod replicas;
 pub mod saved;
 pub mod shard_move;
 pub mod stats;

@@ -63,6 +63,8 @@ pub struct ReconcileReport {
     pub orphan_handles_released: usize,
     /// The graph check's slice: edges checked, and mirrors found missing or stale (and converged).
     pub graph: super::graph::GraphRepairs,
+    /// Authors given replicas this pass (they crossed `HOT_REPLICA_FOLLOWERS`).
+    pub authors_replicated: usize,
     /// The liker-side check's slice: likes compared with `liked_posts`, and pairs converged.
     pub liked: super::liked::LikedRepairs,
     /// Database shares this report adds up.
@@ -140,6 +142,7 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
     report.orphan_handles_released = super::users::release_orphan_claims(ctx, db).await?;
     report.graph = super::graph::repair_slice(ctx, db).await?;
+    report.authors_replicated = super::replicas::promote_on(ctx, db).await?;
     report.liked = super::liked::repair_slice(ctx, db).await?;
     report.databases = 1;
     batch(db, share_statements(ctx, db, &report)?).await?;
@@ -209,6 +212,7 @@ impl ReconcileReport {
         self.inactive_edges_unpushed += part.inactive_edges_unpushed;
         self.held_released += part.held_released;
         self.orphan_handles_released += part.orphan_handles_released;
+        self.authors_replicated += part.authors_replicated;
         let (mine, theirs) = (&mut self.user_counts, part.user_counts);
         mine.followers_count += theirs.followers_count;
         mine.following_count += theirs.following_count;

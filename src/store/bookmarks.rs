@@ -1,4 +1,4 @@
-//! Bookmarks (`bookmarks`, migration 0021): a user's saved posts, on the user's home database.
+//! Bookmarks (`bookmarks`, migration 0024): a user's saved posts, on the user's home database.
 //! The posts themselves are read from their own databases and checked there
 //! (`services/saved.rs`).
 

@@ -1,5 +1,6 @@
 //! The social graph: follows (with optional group) and blocks.
 
+use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
 use worker::D1PreparedStatement;
@@ -201,9 +202,17 @@ pub async fn change_edge(
     actor: UserId,
     other: UserId,
     now: i64,
-) -> ApiResult<Vec<OutboxId>> {
-    let results = batch(db_of_actor, edge_change_batch(db_of_actor, change, actor, other, now)?).await?;
-    Ok(outbox::returned_events(&results))
+) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
+    let mut statements = edge_change_batch(db_of_actor, change, actor, other, now)?;
+    // A block or unblock changes what the actor's replicas say (whom it blocks): last, so the
+    // edge statements keep their order.
+    let bumps = change != EdgeChange::Unfollow;
+    if bumps {
+        statements.push(bump_statement(db_of_actor, actor)?);
+    }
+    let results = batch(db_of_actor, statements).await?;
+    let bump = if bumps { bump_of(results.last())? } else { None };
+    Ok((outbox::returned_events(&results), bump))
 }
 
 #[derive(Debug, Clone, Copy)]

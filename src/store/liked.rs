@@ -1,4 +1,4 @@
-//! The liker's side of likes (`liked_posts`, migration 0020): which posts a user likes, on the
+//! The liker's side of likes (`liked_posts`, migration 0023): which posts a user likes, on the
 //! liker's home database. A mirror of the post side's `likes` (the truth, written only by the
 //! post's `PostLikes` object), converged by current state in `services/liked.rs`.
 //!

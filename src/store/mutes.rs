@@ -1,4 +1,4 @@
-//! Mutes (`mutes`, migration 0022): whom a user mutes, on the muter's home database; the rule
+//! Mutes (`mutes`, migration 0025): whom a user mutes, on the muter's home database; the rule
 //! is `domain/mutes.rs`. Reads elsewhere on that database (the feed's edges, notifications,
 //! relationships) check a mute through [`muted_sql`], expiry included, at read time.
 

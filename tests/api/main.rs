@@ -5,6 +5,7 @@
 mod common;
 
 mod accounts;
+mod apps;
 mod browser;
 mod budgets;
 mod cors;

@@ -75,6 +75,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
         M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags => startup::empty_list(),
+        M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
@@ -84,7 +85,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::AccountStatuses(id) => accounts::statuses(app, input, viewer, id).await,
         M::AccountFollowers(id) => accounts::follow_list(app, input, viewer, id, true).await,
         M::AccountFollowing(id) => accounts::follow_list(app, input, viewer, id, false).await,
-        M::AccountAction(id, action) => accounts::act(app, viewer, id, action).await,
+        M::AccountAction(id, action) => accounts::act(app, input, viewer, id, action).await,
         M::PostStatus => statuses::post(app, input, viewer).await,
         M::Status(id) => statuses::get(app, input, viewer, id).await,
         M::EditStatus(id) => statuses::edit(app, input, viewer, id).await,
@@ -95,13 +96,20 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
+        other => notifications_and_lists(app, input, viewer, other).await,
+    }
+}
+
+/// The notification, marker and list routes of [`user`].
+async fn notifications_and_lists(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
+    match route {
         M::Notifications => notifications::list_all(app, input, viewer).await,
         M::Notification(id) => notifications::get(app, input, viewer, id).await,
         M::ClearNotifications => notifications::clear(app, viewer).await,
         M::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
         M::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
         M::UnreadCount => notifications::unread_count(app, input, viewer).await,
-        M::NotificationRequests => list::<()>(&[], None),
+        M::NotificationRequests | M::FeaturedTags(_) => startup::empty_list(),
         M::NotificationPolicy => json(&notifications::POLICY),
         M::GroupedNotifications => grouped::list(app, input, viewer).await,
         M::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
@@ -120,6 +128,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::RemoveListAccounts(id) => lists::remove_accounts(app, input, viewer, id).await,
         M::ListTimeline(id) => lists::timeline(app, input, viewer, id).await,
         M::AccountLists(id) => lists::holding(app, viewer, id).await,
+        _ => Err(ApiError::NotFound("no such route")),
     }
 }
 

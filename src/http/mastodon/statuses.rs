@@ -10,10 +10,12 @@ use crate::domain::cursor::SortKey;
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
+use crate::domain::params::Endpoint;
 use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
 use crate::domain::visibility::may_see_author;
 use crate::domain::visibility::Visibility;
+use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
@@ -89,8 +91,10 @@ async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> Ap
 /// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a comment on the post (a reply to
 /// a reply comments on the same post, with the comment as its parent).
 pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    input.check_params(Endpoint::Publish)?;
     let body = input.form_or_json(false)?;
     let text = body.required_str("status")?;
+    let warning = ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?;
     let reply_to = match body.str("in_reply_to_id")? {
         None | Some("") => None,
         Some(id) => {
@@ -104,14 +108,14 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
             Target::Comment(parent, post) => (post, Some(parent.id)),
         };
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
-        let comment = comments::add(app, viewer, post.id, parent, &text).await?;
+        let comment = comments::add(app, viewer, post.id, parent, &text, &warning).await?;
         return answer(app, input, viewer, &Target::Comment(comment, post)).await;
     }
     let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
     let key = input.idempotency_key()?;
-    let post =
-        posts::publish(app, viewer, &text, visibility.unwrap_or(Visibility::Public), key.as_ref()).await?;
+    let visibility = visibility.unwrap_or(Visibility::Public);
+    let post = posts::publish(app, viewer, &text, visibility, &warning, key.as_ref()).await?;
     answer(app, input, viewer, &Target::Post(post)).await
 }
 
@@ -119,11 +123,25 @@ pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRes
     answer(app, input, viewer, &target(app, viewer, id).await?).await
 }
 
-/// `PUT /api/v1/statuses/{id}`: a post's text (and, beyond Mastodon, its visibility).
+/// `PUT /api/v1/statuses/{id}`: a post's or reply's text and content warning (and, beyond
+/// Mastodon, a post's visibility; a reply's is its post's).
 pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    input.check_params(Endpoint::Edit)?;
     let body = input.form_or_json(false)?;
-    let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name))?;
-    answer(app, input, viewer, &Target::Post(posts::edit(app, viewer, id, &edit).await?)).await
+    let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name), |name| body.boolean(name))?;
+    let (comment, post) = match target(app, viewer, id).await? {
+        Target::Post(_) => {
+            return answer(app, input, viewer, &Target::Post(posts::edit(app, viewer, id, &edit).await?))
+                .await
+        }
+        Target::Comment(comment, post) => (comment, post),
+    };
+    if edit.visibility.is_some() {
+        return Err(ApiError::field("visibility", "a reply has its post's visibility"));
+    }
+    let text = edit.text.map(|t| CommentBody::parse(t.as_str())).transpose()?;
+    let comment = comments::edit(app, viewer, comment.id, text.as_ref(), &edit.warning).await?;
+    answer(app, input, viewer, &Target::Comment(comment, post)).await
 }
 
 /// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
