@@ -34,6 +34,7 @@ pub mod replica;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;
+pub mod thread;
 pub mod throttle;
 pub mod time;
 pub mod token;

@@ -194,6 +194,7 @@ pub const TABLES: &[Table] = &[
             "spoiler_text",
             "sensitive",
             "edited_at",
+            "parent_id",
         ],
         TEXT_PAGE,
     ),

@@ -15,18 +15,21 @@ pub async fn get(ctx: &Ctx, id: CommentId) -> ApiResult<CommentRow> {
     store::get(&ctx.shards, id).await?.ok_or(ApiError::NotFound("no such comment"))
 }
 
-/// Comments on a post the viewer may see and act on; the new comment.
+/// Comments on a post the viewer may see and act on, as a reply to the post or to `parent`, one
+/// of its comments (the caller found it on this post); the new comment.
 pub async fn add(
     ctx: &Ctx,
     viewer: UserId,
     post: PostId,
+    parent: Option<CommentId>,
     text: &CommentBody,
     warning: &ContentWarning,
 ) -> ApiResult<CommentRow> {
     posts::open(ctx, viewer, post).await?;
     let content = (text, warning);
+    let db = ctx.post_db(post);
     let (id, notice) =
-        store::create(ctx.post_db(post), post, viewer, content, ctx.now, ctx.now, true, id_seed()?).await?;
+        store::create(db, post, parent, viewer, content, ctx.now, ctx.now, true, id_seed()?).await?;
     if let Some(notice) = notice {
         streaming::tell(ctx, notice).await;
     }
@@ -57,12 +60,12 @@ pub async fn edit(
     get(ctx, id).await
 }
 
-/// By the comment's author or the post's author; others who can see it get 403. The comment as
-/// it was.
+/// By the comment's author (always, also once the post above is gone) or the post's author;
+/// others who can see it get 403. The comment as it was.
 pub async fn remove(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<CommentRow> {
-    let comment = get(ctx, id).await?;
-    // The post's author may always clean their post; anyone else must still see the post.
-    if comment.post_author_id != viewer {
+    let comment = store::get_own(&ctx.shards, id).await?.ok_or(ApiError::NotFound("no such comment"))?;
+    // Its author and the post's author may always clean up; anyone else must still see the post.
+    if comment.post_author_id != viewer && comment.author_id != viewer {
         posts::visible(ctx, viewer, comment.post_id)
             .await
             .map_err(|_| ApiError::NotFound("no such comment"))?;
@@ -90,7 +93,7 @@ pub async fn import(
     posts::visible(ctx, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
     let content = (text, &ContentWarning::default());
     let (id, _) =
-        store::create(ctx.post_db(post), post, author, content, created_at, ctx.now, false, id_seed()?)
+        store::create(ctx.post_db(post), post, None, author, content, created_at, ctx.now, false, id_seed()?)
             .await?;
     get(ctx, id).await
 }

@@ -230,6 +230,16 @@ impl Status {
 
     /// A comment as a reply to its post (which has the visibility it inherits).
     pub fn of_comment(origin: &str, accounts: &Accounts, c: &CommentRow, post: &PostRow) -> Status {
+        Self::of_reply(origin, accounts, c, post.visibility)
+    }
+
+    /// A reply whose post is gone (its author deleting it): its audience went with the post,
+    /// so it says the narrowest, `direct`.
+    pub fn of_orphan_reply(origin: &str, accounts: &Accounts, c: &CommentRow) -> Status {
+        Self::of_reply(origin, accounts, c, Visibility::Private)
+    }
+
+    fn of_reply(origin: &str, accounts: &Accounts, c: &CommentRow, visibility: Visibility) -> Status {
         let parts = StatusParts {
             id: c.id.to_string(),
             created_at: c.created_at,
@@ -238,11 +248,14 @@ impl Status {
             body: &c.body,
             spoiler_text: &c.spoiler_text,
             sensitive: c.sensitive,
-            visibility: post.visibility,
+            visibility,
             favourites: 0,
             favourited: false,
             replies: 0,
-            reply_to: Some((c.post_id.to_string(), c.post_author_id.to_string())),
+            reply_to: Some(match (c.parent_id, c.parent_author_id) {
+                (Some(parent), Some(author)) => (parent.to_string(), author.to_string()),
+                _ => (c.post_id.to_string(), c.post_author_id.to_string()),
+            }),
         };
         status(origin, parts)
     }

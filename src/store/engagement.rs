@@ -1,6 +1,7 @@
 //! Likers and comments: the lists, comment writes, and count reconciliation.
 
 use serde::Deserialize;
+use wasm_bindgen::JsValue;
 
 use super::graph::{shown_edges, shown_user_page, LIST_ROUNDS};
 use super::shards::Shards;
@@ -53,6 +54,9 @@ pub struct CommentRow {
     pub created_at: i64,
     /// The commented post's author (who may delete any comment on it).
     pub post_author_id: UserId,
+    /// The comment replied to (on the same post) and its author; `None`: a reply to the post.
+    pub parent_id: Option<CommentId>,
+    pub parent_author_id: Option<UserId>,
     pub spoiler_text: String,
     pub sensitive: bool,
     pub edited_at: Option<i64>,
@@ -73,6 +77,8 @@ struct StoredComment {
     body: String,
     created_at: i64,
     post_author_id: UserId,
+    parent_id: Option<CommentId>,
+    parent_author_id: Option<UserId>,
     spoiler_text: String,
     sensitive: i64,
     edited_at: Option<i64>,
@@ -89,6 +95,8 @@ impl StoredComment {
             body: self.body,
             created_at: self.created_at,
             post_author_id: self.post_author_id,
+            parent_id: self.parent_id,
+            parent_author_id: self.parent_author_id,
             spoiler_text: self.spoiler_text,
             sensitive: self.sensitive != 0,
             edited_at: self.edited_at,
@@ -97,8 +105,9 @@ impl StoredComment {
 }
 
 const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, \
-     p.author_id AS post_author_id, c.spoiler_text, c.sensitive, c.edited_at \
-     FROM comments c JOIN posts p ON p.id = c.post_id";
+     p.author_id AS post_author_id, c.spoiler_text, c.sensitive, c.edited_at, c.parent_id, \
+     pc.author_id AS parent_author_id \
+     FROM comments c JOIN posts p ON p.id = c.post_id LEFT JOIN comments pc ON pc.id = c.parent_id";
 
 /// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
 /// when `notify` (not for imports of old comments), notifies the post's author, atomically.
@@ -107,6 +116,7 @@ const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.cre
 pub async fn create(
     db: PostDb<'_>,
     post: PostId,
+    parent: Option<CommentId>,
     author: UserId,
     (body, warning): (&CommentBody, &ContentWarning),
     created_at: i64,
@@ -119,8 +129,8 @@ pub async fn create(
         let mut statements = vec![
             stmt(
                 db,
-                "INSERT INTO comments (id, post_id, author_id, body, created_at, spoiler_text, sensitive) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                "INSERT INTO comments (id, post_id, author_id, body, created_at, spoiler_text, sensitive, parent_id) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
                 &[
                     int(id),
                     int(post),
@@ -129,6 +139,7 @@ pub async fn create(
                     int(created_at),
                     text(&warning.spoiler_text),
                     int(i64::from(warning.sensitive)),
+                    parent.map_or(JsValue::NULL, int),
                 ],
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
@@ -148,6 +159,16 @@ pub async fn create(
 /// name from the author's home.
 pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
     let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL");
+    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
+        return Ok(None);
+    };
+    let author = super::users::by_ids(shards, &[stored.author_id]).await?;
+    Ok(author.first().map(|a| stored.with_author(a)))
+}
+
+/// A comment not deleted, whatever became of its post (its author may always delete it).
+pub async fn get_own(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
+    let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL");
     let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
         return Ok(None);
     };

@@ -32,4 +32,5 @@ mod posts;
 mod security;
 mod shards;
 mod streaming;
+mod threads;
 mod window_layout;

@@ -69,7 +69,7 @@ fn created(comment: &CommentRow) -> ApiResult<Response> {
 
 pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
     let text = input.json(false)?.required("body", CommentBody::parse)?;
-    created(&service::add(app, viewer, post, &text, &Default::default()).await?)
+    created(&service::add(app, viewer, post, None, &text, &Default::default()).await?)
 }
 
 fn parse_order(text: &str) -> Result<(Order, &'static str), Invalid> {

@@ -11,6 +11,7 @@ use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
+use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
 use crate::domain::visibility::may_see_author;
 use crate::domain::visibility::Visibility;
@@ -88,7 +89,7 @@ async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> Ap
 }
 
 /// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a comment on the post (a reply to
-/// a reply comments on the same post: edgefeed's comments are flat).
+/// a reply comments on the same post, with the comment as its parent).
 pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
     let body = input.form_or_json(false)?;
@@ -101,12 +102,13 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         }
     };
     if let Some(id) = reply_to {
-        let post = match target(app, viewer, id).await? {
-            Target::Post(post) => post,
-            Target::Comment(_, post) => post,
+        // A reply to a reply keeps its parent (the comment); a reply to a post has none.
+        let (post, parent) = match target(app, viewer, id).await? {
+            Target::Post(post) => (post, None),
+            Target::Comment(parent, post) => (post, Some(parent.id)),
         };
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
-        let comment = comments::add(app, viewer, post.id, &text, &warning).await?;
+        let comment = comments::add(app, viewer, post.id, parent, &text, &warning).await?;
         return answer(app, input, viewer, &Target::Comment(comment, post)).await;
     }
     let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
@@ -145,9 +147,16 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
 /// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
 /// text.
 pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    let gone = match target(app, viewer, id).await? {
-        Target::Post(_) => Target::Post(posts::delete(app, viewer, id).await?),
-        Target::Comment(c, post) => Target::Comment(comments::remove(app, viewer, c.id).await?, post),
+    let gone = match target(app, viewer, id).await {
+        Ok(Target::Post(_)) => Target::Post(posts::delete(app, viewer, id).await?),
+        Ok(Target::Comment(c, post)) => Target::Comment(comments::remove(app, viewer, c.id).await?, post),
+        // A reply whose post is gone (or hidden): its author may still delete it.
+        Err(ApiError::NotFound(_)) => {
+            let reply = comments::remove(app, viewer, CommentId::from_trusted(id.get())).await?;
+            let accounts = accounts_of(app, input, vec![reply.author_id]).await?;
+            return json(&Status::of_orphan_reply(&input.origin, &accounts, &reply).with_text(&reply.body));
+        }
+        Err(e) => return Err(e),
     };
     let accounts = accounts_of(app, input, authors(&gone)).await?;
     let text = match &gone {
@@ -179,18 +188,32 @@ pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId)
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
 
-/// `GET .../context`: a post's replies (its comments, oldest first) as descendants; a reply's
-/// post as its ancestor.
+/// `GET .../context`, in thread order (`domain/thread.rs`: depth first, each level oldest
+/// first) over the post's first [`CONTEXT_REPLIES`] comments the viewer may see: for a post,
+/// its replies as descendants; for a reply, the post and the replies above it as ancestors
+/// (root first) and the replies below it as descendants.
 pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    let (ancestors, descendants): (Vec<Target>, Vec<Target>) = match target(app, viewer, id).await? {
-        Target::Post(post) => {
-            let order = crate::domain::cursor::Order::OldestFirst;
-            let rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
-            let replies = rows.into_iter().take(CONTEXT_REPLIES).map(|c| Target::Comment(c, post.clone()));
-            (Vec::new(), replies.collect())
-        }
-        Target::Comment(_, post) => (vec![Target::Post(post)], Vec::new()),
+    let (focus, post) = match target(app, viewer, id).await? {
+        Target::Post(post) => (None, post),
+        Target::Comment(comment, post) => (Some(comment.id), post),
     };
+    let order = crate::domain::cursor::Order::OldestFirst;
+    let mut rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
+    rows.truncate(CONTEXT_REPLIES);
+    let nodes: Vec<Node> = rows
+        .iter()
+        .map(|c| Node { id: c.id, parent: c.parent_id, key: (c.created_at, c.id.get()) })
+        .collect();
+    let (above, below) = match focus {
+        None => (Vec::new(), thread_order(&nodes).into_iter().map(|(i, _)| i).collect()),
+        Some(id) => (thread::ancestors(&nodes, id), thread::descendants(&nodes, id)),
+    };
+    let reply = |i: &usize| Target::Comment(rows[*i].clone(), post.clone());
+    let descendants: Vec<Target> = below.iter().map(reply).collect();
+    let mut ancestors: Vec<Target> = above.iter().map(reply).collect();
+    if focus.is_some() {
+        ancestors.insert(0, Target::Post(post.clone()));
+    }
     let ids = ancestors.iter().chain(&descendants).flat_map(authors).collect();
     let accounts = accounts_of(app, input, ids).await?;
     let statuses =
