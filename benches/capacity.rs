@@ -8,10 +8,11 @@
 //!
 //! `--measure` rebuilds the cost table from local stacks (`capacity/measure.rs`, ~5 minutes);
 //! `--measure-window` only the window object's rows per delivery and page read (into it);
+//! `--measure-replicas` only the hot-author replicas' costs (`capacity/replicas.rs`, into it);
 //! `--simulate` checks the model against a seeded graph with a hot author driven through
-//! local stacks in push and hybrid mode (`capacity/simulate.rs`, ~10 minutes,
-//! `bench/simulation.json`; `--simulate-replay` predicts its phases again with the model as it
-//! is now, measurements kept, without a stack); `--headline` prints the
+//! local stacks in push and hybrid mode (`capacity/simulate.rs`, ~45 minutes on a busy 2-core
+//! machine, `bench/simulation.json`; `--simulate-replay` predicts its phases again with the
+//! model as it is now, measurements kept, without a stack); `--headline` prints the
 //! headline scenario under push, hybrid and pull side by side (docs/CAPACITY.md holds it).
 
 #[path = "../tests/common/mod.rs"]
@@ -27,6 +28,8 @@ mod rng;
 mod measure;
 #[path = "capacity/model.rs"]
 mod model;
+#[path = "capacity/replicas.rs"]
+mod replicas;
 #[path = "capacity/report.rs"]
 mod report;
 #[path = "capacity/simulate.rs"]
@@ -38,12 +41,14 @@ use model::{Celebrities, Costs, Limits, Mode, Policy, Prices, Workload};
 use serde_json::json;
 
 const USAGE: &str =
-    "usage: ./scripts/bench capacity [--measure | --measure-window | --simulate | --simulate-replay | --headline] [--databases P]
+    "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --simulate | --simulate-replay
+  | --headline] [--databases P]
   [--mode push|hybrid|pull] [--users N] [--daily-active S] [--weekly-active S] [--window-holders S]
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
   [--likes-per-s R] [--comments-per-s R] [--follows-per-s R] [--live-share S]
-  [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]";
+  [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]
+  [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
 
 fn bench_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench")
@@ -75,18 +80,28 @@ struct Args {
     action: &'static str,
     databases: Option<f64>,
     workload: Workload,
+    policy: Policy,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
-    let mut out = Args { action: "model", databases: None, workload: Workload::headline(Mode::Hybrid) };
+    let mut out = Args {
+        action: "model",
+        databases: None,
+        workload: Workload::headline(Mode::Hybrid),
+        policy: Policy::default(),
+    };
     let mut rest = args.iter().filter(|a| a.as_str() != "--bench");
     while let Some(flag) = rest.next() {
         match flag.as_str() {
             "--measure" => out.action = "measure",
             "--measure-window" => out.action = "measure-window",
+            "--measure-replicas" => out.action = "measure-replicas",
             "--simulate" => out.action = "simulate",
             "--simulate-replay" => out.action = "simulate-replay",
             "--headline" => out.action = "headline",
+            // Hot authors served from replicas (#28).
+            "--replicas" => out.policy.hot_replicas = true,
+            "--replica-hydrate-only" => out.policy.replica_hydrate_only = true,
             "--help" | "-h" => return Err(USAGE.into()),
             _ => {
                 let value = rest.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
@@ -115,6 +130,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     "--hottest-post-like-share" => w.hottest_post_like_share = number()?,
                     "--peak-to-mean" => w.peak_to_mean = number()?.max(1.0),
                     "--retention-days" => w.retention_days = number()?,
+                    "--hot-followers" => out.policy.hot_followers = number()?,
+                    "--push-max-followers" => out.policy.push_max_followers = number()?,
+                    "--fanout-batch" => out.policy.fanout_batch = number()?,
                     _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
                 }
             }
@@ -136,7 +154,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let (policy, limits, prices) = (Policy::default(), Limits::default(), Prices::default());
+    let (policy, limits, prices) = (args.policy, Limits::default(), Prices::default());
     match args.action {
         "measure" => {
             let (costs, raw) = measure::run();
@@ -159,6 +177,19 @@ fn main() {
             let text = serde_json::to_string_pretty(&saved).expect("JSON");
             std::fs::write(&path, text + "\n").expect("bench/costs.json");
             println!("{}", report::window_rows(&rows));
+        }
+        "measure-replicas" => {
+            // Only the replicas' costs, into the table the last full measurement left.
+            let (replica, raw) = replicas::run();
+            let path = bench_dir().join("costs.json");
+            let text = std::fs::read_to_string(&path).expect("bench/costs.json (run --measure first)");
+            let mut saved: serde_json::Value = serde_json::from_str(&text).expect("costs.json is JSON");
+            saved["costs"]["replica"] = json!(replica);
+            saved["raw"]["replica"] = raw;
+            saved["replica_measured"] = provenance::provenance();
+            let text = serde_json::to_string_pretty(&saved).expect("JSON");
+            std::fs::write(&path, text + "\n").expect("bench/costs.json");
+            println!("{}", report::replica_rows(&replica));
         }
         "simulate" => {
             let costs = load_costs();

@@ -14,6 +14,10 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "report/hot.rs"]
+mod hot;
+#[path = "support/placement.rs"]
+mod placement;
 
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
@@ -218,18 +222,18 @@ fn main() {
     let s = Sizes::new(full);
     let p = Progress { tty: std::io::stderr().is_terminal(), started: Instant::now() };
     std::env::set_var("EDGEFEED_PROFILE", "bench");
-    // `BENCH_ONLY=publish`: the floor and the fan-out only, printed (nothing written), for
-    // working on the fan-out.
-    let only_publish = std::env::var("BENCH_ONLY").as_deref() == Ok("publish");
+    // `BENCH_ONLY=publish` (or `hot`): the floor and the fan-out (or the hot-author scenario)
+    // only, printed (nothing written), for working on it.
+    let only = std::env::var("BENCH_ONLY").ok();
     let mut stacks = Vec::new();
     for stack in bench_stacks() {
         let server = start_server_with(
-            ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(), port: None },
+            ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(full), port: None },
             databases(),
             stack,
         );
         talk_to(&server);
-        let measured = measure_stack(s, &p, only_publish);
+        let measured = measure_stack(s, &p, only.as_deref());
         server.kill();
         stacks.push(json!({ "key": stack.key(), "name": stack.name(), "figures": measured }));
     }
@@ -241,7 +245,7 @@ fn main() {
         "wasm_gz_bytes": wasm_gz_bytes(),
         "total_secs": p.started.elapsed().as_secs_f64(),
     });
-    if only_publish {
+    if only.is_some() {
         println!("{}", serde_json::to_string_pretty(&r).unwrap());
         return;
     }
@@ -252,13 +256,17 @@ fn main() {
     println!("{md}");
 }
 
-/// Push mode, no abuse limits (the bench registers thousands of users from one address), and
-/// `BENCH_VARS=NAME=value,...` on top (trying a setting side by side).
-fn server_vars() -> Vec<(String, String)> {
-    let mut vars: Vec<(String, String)> = [("FANOUT_MODE", "push"), ("RATE_LIMITS", "false")]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+/// Push mode, no abuse limits (the bench registers thousands of users from one address), the
+/// hot-author threshold at the hot scenario's follower count (`report/hot.rs`: nothing is
+/// promoted before that scenario's reconciliation pass), and `BENCH_VARS=NAME=value,...` on top
+/// (trying a setting side by side).
+fn server_vars(full: bool) -> Vec<(String, String)> {
+    let hot = hot::followers(full).to_string();
+    let mut vars: Vec<(String, String)> =
+        [("FANOUT_MODE", "push"), ("RATE_LIMITS", "false"), ("HOT_REPLICA_FOLLOWERS", hot.as_str())]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
     for pair in std::env::var("BENCH_VARS").unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
         if let Some((k, v)) = pair.split_once('=') {
             vars.push((k.to_string(), v.to_string()));
@@ -268,7 +276,7 @@ fn server_vars() -> Vec<(String, String)> {
 }
 
 /// Every figure on the stack the request helpers talk to.
-fn measure_stack(s: Sizes, p: &Progress, only_publish: bool) -> Value {
+fn measure_stack(s: Sizes, p: &Progress, only: Option<&str>) -> Value {
     let mut r = json!({});
     // Floor: health, one client and 16.
     let floor_samples: Vec<f64> = (0..s.samples)
@@ -282,15 +290,20 @@ fn measure_stack(s: Sizes, p: &Progress, only_publish: bool) -> Value {
     let floor = json!({ "p50": pct(&floor_samples, 50.0), "p99": pct(&floor_samples, 99.0) });
     let (health16, _) = concurrent(16, s.throughput_requests, |_| health());
     r["floor"] = json!({ "p50": floor["p50"], "p99": floor["p99"], "rps_16": health16 });
-    if only_publish {
+    if only != Some("hot") {
+        if only == Some("publish") {
+            measure_publish(&mut r, s, p, &floor);
+            return r;
+        }
+        let feed = feed_setup(s, p);
+        measure_feed(&mut r, &feed, s, p, &floor, health16);
+        measure_post_reads(&mut r, &feed, s, health16);
         measure_publish(&mut r, s, p, &floor);
-        return r;
+        measure_likes(&mut r, s, &floor, health16);
     }
-    let feed = feed_setup(s, p);
-    measure_feed(&mut r, &feed, s, p, &floor, health16);
-    measure_post_reads(&mut r, &feed, s, health16);
-    measure_publish(&mut r, s, p, &floor);
-    measure_likes(&mut r, s, &floor, health16);
+    // Last: its reconciliation pass promotes every author over the threshold.
+    let progress = |phase: &'static str, done: usize, total: usize| p.phase(phase, done, total);
+    r["hot"] = hot::measure(s.full, s.samples, &floor, &wait_quiet, &progress);
     r
 }
 
@@ -680,6 +693,23 @@ fn feed_rows() -> Vec<Row> {
     ]
 }
 
+/// The hot author's followers' page 1 before and after its replicas (`report/hot.rs`).
+fn hot_rows() -> Vec<Row> {
+    vec![
+        row("hot author's followers, page 1, before replicas (its twin, read from D1)", |f| {
+            (hot::cells(f).0, None)
+        }),
+        row(
+            "the same pages from its replicas (0 statements on its database but a replica's own lease \
+             renewal or reload; p50 <= 1.5x before)",
+            |f| {
+                let (_, after, ok) = hot::cells(f);
+                (after, ok)
+            },
+        ),
+    ]
+}
+
 fn like_rows() -> Vec<Row> {
     vec![
         row("hot-post like/unlike, 16 clients (>= 0.5x health, count exact)", |f| {
@@ -761,7 +791,7 @@ fn side_by_side(r: &Value) -> String {
     md.push_str(" target |\n|---|");
     md.push_str(&"---|".repeat(stacks.len() + 1));
     md.push('\n');
-    for row in feed_rows().into_iter().chain(like_rows()).chain(publish_rows()) {
+    for row in feed_rows().into_iter().chain(hot_rows()).chain(like_rows()).chain(publish_rows()) {
         md.push_str(&format!("| {} |", row.name));
         let mut verdict_cell = "";
         for (i, s) in stacks.iter().enumerate() {
@@ -816,7 +846,12 @@ fn render(r: &Value) -> String {
          `FANOUT_MODE=push`, production `FEED_WINDOW`/`FANOUT_CHUNK`/`FANOUT_CONCURRENCY`, rate limits off; \
          {:.0} s in all. Every latency is also given as a multiple of its own stack's health floor (`GET \
          /v1/health`, same client, same run). Feed: one reader following {} authors, {} posts, pages of 20 \
-         (page 50 is below the {}-entry window). Targets are judged on the direct stack.\n\n",
+         (page 50 is below the {}-entry window). Hot author: two twin authors on one database, {} followers \
+         each on the others (each follower also following {} of {} ordinary authors), {} posts each, \
+         `HOT_REPLICA_FOLLOWERS` at that count (production lease and counts refresh); one reconciliation pass \
+         promotes one twin while the other is a follower short (no local stack fires the cron), the other gets \
+         it right after, and their followers' page 1 is sampled alternately: \"before\" is the twin read from \
+         D1, \"after\" the one from its replicas. Targets are judged on the direct stack.\n\n",
         if r["full"] == true { "./scripts/bench --full" } else { "./scripts/bench" },
         r["databases"],
         r["cores"],
@@ -824,6 +859,10 @@ fn render(r: &Value) -> String {
         sizes.feed_authors,
         sizes.feed_authors * sizes.posts_per_author,
         800,
+        hot::followers(sizes.full),
+        hot::ORDINARY_FOLLOWED,
+        hot::ORDINARY_AUTHORS,
+        hot::AUTHOR_POSTS,
     ));
     md.push_str(&side_by_side(r));
     md.push_str(&tooling_share(r));

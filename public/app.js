@@ -307,6 +307,7 @@ function renderPost(post) {
   time.textContent = new Date(post.created_at).toLocaleString();
   item.querySelector(".visibility").textContent = post.visibility === "public" ? "" : `· ${post.visibility}`;
   item.querySelector(".body").textContent = post.body;
+  collapseIfWarned(item, post);
   setLike(item, post.liked_by_me, post.like_count);
   item.querySelector(".comment-count").textContent = post.comment_count;
   item.querySelector(".like").addEventListener("click", attempt(() => toggleLike(item)));
@@ -317,6 +318,18 @@ function renderPost(post) {
   input.id = `comment-${post.id}`;
   label.htmlFor = input.id;
   return item;
+}
+
+// A post with a content warning shows the warning and keeps the body collapsed until opened.
+function collapseIfWarned(item, post) {
+  if (!post.spoiler_text && !post.sensitive) return;
+  const body = item.querySelector(".body");
+  const details = document.createElement("details");
+  details.className = "warning";
+  const summary = document.createElement("summary");
+  summary.textContent = post.spoiler_text || "Sensitive content";
+  body.replaceWith(details);
+  details.append(summary, body);
 }
 
 function setLike(item, liked, count) {
@@ -365,8 +378,11 @@ async function addComment(event, item) {
 async function publish(event) {
   event.preventDefault();
   const form = event.target;
-  await api("POST", "/v1/posts", { body: form.body.value, visibility: form.visibility.value });
+  const post = { body: form.body.value, visibility: form.visibility.value };
+  if (form.spoiler_text.value.trim()) post.spoiler_text = form.spoiler_text.value;
+  await api("POST", "/v1/posts", post);
   form.body.value = "";
+  form.spoiler_text.value = "";
   await fetchNewer(true);
 }
 

@@ -37,6 +37,8 @@ pub struct Config {
     pub hot_min_followers: i64,
     /// Post keys cached per hot author (`HOT_RANGE`).
     pub hot_range_len: usize,
+    /// Hot authors' replicas (`domain/replica.rs`, docs/hot-authors.md).
+    pub replica: ReplicaConfig,
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
@@ -81,12 +83,13 @@ impl Config {
                 mode: get("FANOUT_MODE").and_then(|m| m.parse().ok()).unwrap_or(FanoutMode::Hybrid),
                 push_cost_ratio: ratio(get("PUSH_COST_RATIO"), 10.0, 0.0, 1e9),
                 active_days: num(get("ACTIVE_DAYS"), 7, 1, 3_650),
-                push_max_followers: num(get("PUSH_MAX_FOLLOWERS"), 10_000, 1, 100_000_000),
+                push_max_followers: num(get("PUSH_MAX_FOLLOWERS"), 10_000_000, 1, 100_000_000),
                 hysteresis: ratio(get("EDGE_HYSTERESIS"), 2.0, 1.0, 100.0),
             },
             rate_limits: flag("RATE_LIMITS", true),
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
+            replica: replica_config(|name, default, min, max| num(get(name), default, min, max)),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
@@ -95,6 +98,46 @@ impl Config {
 
     pub fn from_env(env: &worker::Env) -> Self {
         Self::from_lookup(|name| env.var(name).ok().map(|v| v.to_string()))
+    }
+}
+
+/// Hot authors' replicas (README "Configuration").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaConfig {
+    /// Authors with at least this many followers get replicas (`HOT_REPLICA_FOLLOWERS`; 0: off).
+    pub min_followers: i64,
+    /// One replica per this many followers (`HOT_FOLLOWERS_PER_REPLICA`), within 2..=256.
+    pub followers_per_replica: i64,
+    /// A replica answers from memory for this long after it last confirmed it is current
+    /// (`REPLICA_LEASE_SECONDS`); a writer a replica did not acknowledge waits this long.
+    pub lease_ms: i64,
+    /// Counts on replicated posts are refreshed at least this often (`REPLICA_COUNTS_SECONDS`).
+    pub counts_ms: i64,
+    /// How long an isolate trusts its copy of the directory of replicated authors
+    /// (`HOT_DIRECTORY_TTL_SECONDS`): a newly promoted author is read from replicas after it.
+    pub directory_ttl_ms: i64,
+    /// A replica write not answered in this long counts as not acknowledged.
+    pub write_timeout_ms: u64,
+    /// A replica read not answered in this long: the page reads that author from D1.
+    pub read_timeout_ms: u64,
+}
+
+impl ReplicaConfig {
+    pub fn enabled(&self) -> bool {
+        self.min_followers > 0
+    }
+}
+
+/// The replicas' settings, each within its bounds.
+fn replica_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> ReplicaConfig {
+    ReplicaConfig {
+        min_followers: num("HOT_REPLICA_FOLLOWERS", 100_000, 0, i64::MAX),
+        followers_per_replica: num("HOT_FOLLOWERS_PER_REPLICA", 50_000, 1, i64::MAX),
+        lease_ms: num("REPLICA_LEASE_SECONDS", 10, 1, 3_600) * 1000,
+        counts_ms: num("REPLICA_COUNTS_SECONDS", 30, 1, 86_400) * 1000,
+        directory_ttl_ms: num("HOT_DIRECTORY_TTL_SECONDS", 30, 0, 86_400) * 1000,
+        write_timeout_ms: num("REPLICA_WRITE_TIMEOUT_MS", 1_000, 10, 60_000) as u64,
+        read_timeout_ms: num("REPLICA_READ_TIMEOUT_MS", 500, 10, 60_000) as u64,
     }
 }
 

@@ -151,6 +151,7 @@ impl ApiError {
             Self::PayloadTooLarge => 413,
             Self::UpgradeRequired => 426,
             Self::OAuth { code: "invalid_client", .. } => 401,
+            Self::OAuth { code: "unauthorized_client", .. } => 403,
             Self::OAuth { .. } => 400,
             Self::InsufficientScope(_) => 403,
             Self::RateLimited { .. } => 429,

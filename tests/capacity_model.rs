@@ -162,6 +162,130 @@ mod model_arithmetic {
     }
 
     #[test]
+    fn an_authors_replicas_follow_its_read_rate_and_their_leases_are_bounded() {
+        let c = costs();
+        // 1,200 requests/s: ceil(1200 / 500) = 3 replicas at 400/s each. Each checks its lease
+        // once per 10 s (1 statement, 1 row) and refreshes once per 30 s (1 statement, 200
+        // rows): 3 x (0.1 + 1/30) statements/s, 3 x (0.1 + 200/30) rows read/s.
+        let (n, work) = replicas_for(&c, 1_200.0);
+        assert_eq!(n, 3.0);
+        assert!(close(work.statements, 3.0 * (0.1 + 1.0 / 30.0)), "{work:?}");
+        assert!(close(work.rows_read, 3.0 * (0.1 + 200.0 / 30.0)), "{work:?}");
+        // A replica read less often than its lease checks on every read (0.05/s), and
+        // refreshes at most every 30 s.
+        let (n, work) = replicas_for(&c, 0.05);
+        assert_eq!(n, 1.0);
+        assert!(close(work.statements, 0.05 + 1.0 / 30.0), "{work:?}");
+        // An author read at 1M requests/s gets the most replicas, 256, at 3,906/s each: its
+        // database still carries only 256 x (0.1 + 1/30) statements/s.
+        let (n, work) = replicas_for(&c, 1e6);
+        assert_eq!(n, 256.0);
+        assert!(close(work.statements, 256.0 * (0.1 + 1.0 / 30.0)));
+    }
+
+    /// 1,000 users all following one author who posts once a second, read 10 times a second,
+    /// in pull mode: every page pulls it, from its one replica.
+    fn one_hot_author() -> (Workload, Policy) {
+        let w = Workload {
+            mode: Mode::Pull,
+            celebrities: vec![Celebrities { count: 1.0, followers: 1_000.0 }],
+            celebrity_posts_per_day: 86_400.0,
+            ..small()
+        };
+        // Above every power-law author: the celebrity alone is hot.
+        (w, Policy { hot_replicas: true, hot_followers: 1e9, ..Policy::default() })
+    }
+
+    #[test]
+    fn a_hot_author_is_read_from_its_replica_and_its_database_only_sees_the_leases() {
+        let c = costs();
+        let (w, policy) = one_hot_author();
+        let hot = hot_authors(&c, &w, &policy);
+        // 10 reads/s, each pulling it once: 10 requests/s, one replica; each post written to it.
+        assert!(close(hot.authors, 1.0) && close(hot.replicas, 1.0), "{hot:?}");
+        assert!(close(hot.pulled_per_read, 1.0) && close(hot.hydrated_per_read, 0.0), "{hot:?}");
+        assert!(close(hot.writes_per_s, 1.0));
+        assert!(close(hot.top_requests_per_s, 10.0) && close(hot.hottest_replica_rps, 10.0));
+        assert!(close(hot.top_lease.statements, 0.1 + 1.0 / 30.0), "{hot:?}");
+        let p = plan(&c, &w, &policy, &Limits::default(), &Prices::default(), 2.0);
+        // Its database: its even share plus the leases (pull: nothing paged, nothing read) and
+        // what each of its posts adds for its replicas (the design's 2 statements, 1 post/s).
+        let told = c.replica.publish_author_db.statements;
+        assert!(close(p.celebrity.work.statements - p.typical.work.statements, 0.1 + 1.0 / 30.0 + told));
+        // Requests: 10 reads and 1 write a second; the write's 2 rows a second for a month.
+        assert!(close(p.replica_requests_per_s, 11.0));
+        let rows =
+            p.bill.iter().find(|l| l.item.starts_with("Durable Object storage rows written (hot")).unwrap();
+        assert!(close(rows.usage, 2.0 * SECONDS_PER_MONTH), "{rows:?}");
+        // The other 9 follows are pulled from D1, beside the page's 10 authors (the model's
+        // pull page, as in the test below): the other database is touched with
+        // 1 - (1/2)^19, at 3 statements; the reader's batch gains the liked-by-viewer one.
+        assert!(close(p.databases_touched_per_page, 1.0 + (1.0 - 0.5_f64.powi(19))));
+        assert!(close(p.page_d1_queries, 5.0 + 1.0 + 3.0 * (1.0 - 0.5_f64.powi(19))));
+    }
+
+    #[test]
+    fn a_celebritys_post_is_a_burst_paced_under_the_headroom() {
+        let c = costs();
+        let w = Workload { celebrities: vec![Celebrities { count: 1.0, followers: 1_000.0 }], ..small() };
+        // Push: 1,000 readers in 2 chunks of 500: 6 (publish) + 2 x 2 (chunks) + 1,000 x 0.5
+        // (paging) = 510 statements. At 1,000/s: 0.51 s. Beside a steady 100/s under a
+        // ceiling of 500: 400/s spare, 1.275 s. The queue (2 / 5,000) and the consumers
+        // (2 x 1 s / 250) are faster.
+        let b = burst(&c, &w, &Policy::default(), &Limits::default(), 100.0);
+        assert!(close(b.delivered, 1_000.0) && close(b.chunks, 2.0) && close(b.statements, 510.0), "{b:?}");
+        assert!(close(b.seconds_at_budget, 0.51));
+        assert!(close(b.seconds_paced, 1.275) && close(b.seconds, 1.275));
+        assert!(close(b.seconds_queue, 2.0 / 5_000.0) && close(b.seconds_consumers, 2.0 / 250.0));
+        assert!(close(b.added_per_s, 400.0));
+        // Hybrid caps it: 10,000 pushes at most, here all 1,000 (every reader is active).
+        let pull = Workload { mode: Mode::Pull, ..w };
+        assert_eq!(burst(&c, &pull, &Policy::default(), &Limits::default(), 100.0).statements, 6.0);
+    }
+
+    #[test]
+    fn the_push_cost_ratio_is_what_a_pull_costs_over_a_push() {
+        let mut c = costs();
+        c.fanout_reader.do_calls = 1.0;
+        c.window.delivery = Work { statements: 4.0, rows_read: 0.0, rows_written: 1.0 };
+        c.feed_pull_page1.other = Work { statements: 3.0, rows_read: 256.0, rows_written: 0.0 };
+        c.feed_push_page1.other = Work { statements: 3.0, rows_read: 86.0, rows_written: 0.0 };
+        let k = push_cost(&c, &small(), &Limits::default(), &Prices::default());
+        // A window write: $0.15 per million requests plus $1.00 per million rows written.
+        assert!(close(k.push * 1e6, 1.15));
+        // A D1 pull: 170 rows at $0.001 per million, plus 3 statements of a database that
+        // carries 500/s at $0.10 a month.
+        let statement = 0.10 / (500.0 * SECONDS_PER_MONTH);
+        assert!(close(k.pull_d1, 170.0 * 1e-9 + 3.0 * statement));
+        // A replica pull: the request, and 1 ms of 128 MB at $12.50 per million GB-s.
+        assert!(close(k.pull_replica, 0.15e-6 + 0.001 * 0.128 * 12.5e-6));
+        // small(): 10 reads/s over 1,000 daily readers, 1 post/s over 1,000 authors.
+        assert!(close(k.reads_per_day, 864.0) && close(k.posts_per_day, 86.4));
+    }
+
+    #[test]
+    fn the_realistic_profile_is_twitters_2012_rates_per_million_users() {
+        let w = Workload::realistic(1e6, Mode::Hybrid);
+        let peak = 12_000.0 / 4_600.0;
+        // 2,000 reads/s and 31 posts/s per million at the mean; the model takes peak rates.
+        assert!(close(w.feed_reads_per_s / peak, 2_000.0) && close(w.posts_per_s / peak, 31.0));
+        assert!(close(w.likes_per_s, 5.0 * w.posts_per_s));
+        // Its largest author: 31M of 150M, a fifth of the users.
+        assert!(close(w.celebrities[0].followers, 1e6 * 31.0 / 150.0));
+    }
+
+    #[test]
+    fn the_databases_beyond_the_included_100000_are_billed() {
+        let p =
+            plan(&costs(), &small(), &Policy::default(), &Limits::default(), &Prices::default(), 100_010.0);
+        let line = p.bill.iter().find(|l| l.item.starts_with("D1 databases")).unwrap();
+        assert!(close(line.usd, 10.0 * 0.10), "{line:?}");
+        // The cron's invocation sends a message per database, 100 to a send, plus its own
+        // control statements (30 here): 1,001 + 30.
+        assert!(close(p.cron_subrequests, 1_001.0 + 30.0), "{}", p.cron_subrequests);
+    }
+
+    #[test]
     fn pull_mode_pulls_every_follow_and_writes_no_window() {
         let mut w = small();
         w.mode = Mode::Pull;

@@ -4,11 +4,12 @@ server's base URL and two accounts that have passwords; exits non-zero on the fi
 
 Flow: register an app, log in with a password (both users), post, follow, read the home
 timeline page by page with max_id until it ends (every post exactly once), favourite and
-unfavourite (exact counts), reply and read the context, revoke a token, delete.
+unfavourite (exact counts), bookmark and list bookmarks and favourites, mute and unmute,
+reply and read the context, revoke a token, delete.
 """
 import sys
 
-from mastodon import Mastodon, MastodonError, MastodonNotFoundError, MastodonUnauthorizedError
+from mastodon import Mastodon, MastodonAPIError, MastodonError, MastodonNotFoundError, MastodonUnauthorizedError
 
 base, author_handle, reader_handle, password, posts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 
@@ -69,6 +70,30 @@ check([a["id"] for a in author.status_favourited_by(top["id"])] == [me["id"]], "
 check(reader.status_unfavourite(top["id"])["favourites_count"] == 0, "unfavourite counts 0")
 check(reader.status_unfavourite(top["id"])["favourites_count"] == 0, "unfavouriting again changes nothing")
 
+# Bookmarks: newest first, scrolled with fetch_next (a signed cursor in max_id), then removed.
+saved = posted[:3]
+for s in saved:
+    check(reader.status_bookmark(s["id"])["bookmarked"], "bookmarked after bookmark")
+check(reader.status(saved[0]["id"])["bookmarked"], "a status says it is bookmarked")
+marks, page = [], reader.bookmarks(limit=2)
+while page:
+    marks.extend(s["id"] for s in page)
+    page = reader.fetch_next(page)
+check(marks == [s["id"] for s in reversed(saved)], f"bookmarks newest first, every one once: {marks}")
+check(not reader.status_unbookmark(saved[1]["id"])["bookmarked"], "unbookmark")
+check([s["id"] for s in reader.bookmarks()] == [saved[2]["id"], saved[0]["id"]], "unbookmarked leaves the list")
+reader.status_favourite(saved[0]["id"])
+check([s["id"] for s in reader.favourites()] == [saved[0]["id"]], "favourites lists the liked post")
+reader.status_unfavourite(saved[0]["id"])
+
+# Mute the author: their posts leave the home timeline at once, without unfollowing; unmute.
+muted = reader.account_mute(target["id"])
+check(muted["muting"] and muted["muting_notifications"] and muted["following"], "muting, still following")
+check(reader.timeline_home() == [], "a muted author's posts leave the home timeline")
+check([a["id"] for a in reader.mutes()] == [target["id"]], "mutes lists the author")
+check(not reader.account_unmute(target["id"])["muting"], "unmuted")
+check(len(reader.timeline_home(limit=5)) == 5, "the author's posts are back after the unmute")
+
 # A reply (a comment), and the context both ways.
 reply = reader.status_post("a reply from the reader", in_reply_to_id=top["id"])
 check(reply["in_reply_to_id"] == top["id"], "the reply points at its post")
@@ -87,6 +112,18 @@ try:
     check(False, "a deleted status is 404")
 except MastodonNotFoundError:
     pass
+
+# A status with a content warning keeps it, when posted, read and edited (issue #30).
+warned = author.status_post("the butler did it", spoiler_text="mystery spoilers", sensitive=True)
+check(warned["spoiler_text"] == "mystery spoilers" and warned["sensitive"], "a warned status keeps its warning")
+check(reader.status(warned["id"])["spoiler_text"] == "mystery spoilers", "the reader sees the warning")
+edited = author.status_update(warned["id"], "the butler did it", spoiler_text="whodunit")
+check(edited["spoiler_text"] == "whodunit" and edited["sensitive"], "an edit changes the warning")
+try:
+    author.status_post("with a poll", poll=author.make_poll(["yes", "no"], expires_in=300))
+    check(False, "a poll is refused, not dropped")
+except MastodonAPIError as e:
+    check("poll" in str(e), f"the refusal names the poll: {e}")
 
 # Revoking the reader's token ends it, and only it.
 token = reader.access_token

@@ -581,6 +581,8 @@ pub fn run() -> (Costs, Value) {
     let reader = feed_setup(&mut pool, "pull");
     let (pull1, pull_n, pull_raw) = measure_feed(&reader);
     server.kill();
+    phase("replicas stack: a hot author's pages, lease renewals, rebuilds, publishes");
+    let (replica, replica_raw) = super::replicas::run();
     phase("done");
     let costs = Costs {
         feed_push_page1: push1,
@@ -600,6 +602,7 @@ pub fn run() -> (Costs, Value) {
         consumer_flush,
         rate_copy_rows_per_read: feed_raw["rate_copy_rows_per_read"].as_f64().unwrap_or(0.0),
         window,
+        replica,
     };
     let raw = json!({
         "feed_push": feed_raw,
@@ -610,6 +613,7 @@ pub fn run() -> (Costs, Value) {
         "cron": cron_raw,
         "bytes": bytes_raw,
         "window": window_raw,
+        "replica": replica_raw,
         "secs": started.elapsed().as_secs_f64(),
     });
     (costs, raw)

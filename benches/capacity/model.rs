@@ -9,7 +9,9 @@
 //! touches, and `control` on the control database (`DB_0`), which also carries every
 //! database's own share. What does not spread: the control database's extra, and a celebrity's
 //! database, where its followers list is paged for every post it makes and from which every
-//! reader pulling it reads.
+//! reader pulling it reads. With hot authors on replicas (#28, `Policy::hot_replicas`) those
+//! reads go to the author's replicated Durable Objects instead, and the busiest author
+//! database is the largest one below the threshold (`largest_cold`).
 
 use serde::{Deserialize, Serialize};
 
@@ -127,6 +129,84 @@ pub struct Costs {
     /// has none.
     #[serde(default)]
     pub window: WindowRows,
+    /// The hot-author replicas (#28): the design's figures until `--measure` measures them.
+    #[serde(default)]
+    pub replica: ReplicaCosts,
+}
+
+// The hot-author replica design's parameters (#28): the design's figures until measured.
+
+/// `HOT_REPLICA_FOLLOWERS`: authors with at least this many followers are served from
+/// replicas. The model's recommendation (the candidates are in the `--headline` report).
+pub const HOT_REPLICA_FOLLOWERS: f64 = 50_000.0;
+/// Requests per second one replica is sized for (half the ~1,000/s soft limit of an object).
+pub const REPLICA_TARGET_RPS: f64 = 500.0;
+/// The most replicas one author has.
+pub const MAX_REPLICAS: f64 = 256.0;
+/// A replica read after this long since its last confirmation checks the author's change
+/// counter on D1 (one statement on the author's database).
+pub const REPLICA_LEASE_SECONDS: f64 = 10.0;
+/// A replica re-reads its posts (counts) this often while it is read.
+pub const REPLICA_REFRESH_SECONDS: f64 = 30.0;
+/// Posts a replica holds (what hydration needs of the author's newest posts).
+pub const REPLICA_POSTS: f64 = 200.0;
+
+/// What the hot-author replicas cost per operation. Every default is the design's figure
+/// (#28); `--measure` and `--measure-replicas` replace them with measured ones
+/// (`capacity/replicas.rs`; `measured` says which the table holds).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplicaCosts {
+    /// Whether the figures below were measured (else the design's).
+    pub measured: bool,
+    /// Durable Object requests per hot author per feed page (one replica, by reader hash).
+    pub read_calls: f64,
+    /// Object rows a replica read reads: 0, it serves from memory.
+    pub read_rows: f64,
+    /// Wall milliseconds per replica request (from memory).
+    pub do_ms: f64,
+    /// Object rows written per replica per author change (publish, edit, delete, ...).
+    pub write_rows: f64,
+    /// Added to the reader's home batch when a page has a hot author: liked-by-viewer from the
+    /// liker-side table (one statement, a row per hot post on the page at most).
+    pub liked_home: Work,
+    /// Added to every like on the liker's home database: the liker-side row.
+    pub like_home: Work,
+    /// The lease check: one statement on the author's database per `REPLICA_LEASE_SECONDS`
+    /// while the replica is read.
+    pub lease: Work,
+    /// The refresh: its posts re-read per `REPLICA_REFRESH_SECONDS` while it is read.
+    pub refresh: Work,
+    /// A replica's posts, bytes each in object memory and storage.
+    pub post_bytes: f64,
+    /// D1 work on the hot author's database per feed page that includes it, within the lease
+    /// (the design: none).
+    pub page_author_db: Work,
+    /// Added on the author's database by a publish once the author has replicas (the counter
+    /// bump and the new row read for the replicas).
+    pub publish_author_db: Work,
+    /// Durable Object requests per replica per change by the author (the write to each).
+    pub write_calls: f64,
+}
+
+impl Default for ReplicaCosts {
+    fn default() -> Self {
+        Self {
+            read_calls: 1.0,
+            read_rows: 0.0,
+            do_ms: 1.0,
+            write_rows: 2.0,
+            liked_home: Work { statements: 1.0, rows_read: 5.0, rows_written: 0.0 },
+            like_home: Work { statements: 1.0, rows_read: 0.0, rows_written: 1.0 },
+            lease: Work { statements: 1.0, rows_read: 1.0, rows_written: 0.0 },
+            refresh: Work { statements: 1.0, rows_read: REPLICA_POSTS, rows_written: 0.0 },
+            post_bytes: 300.0,
+            measured: false,
+            page_author_db: Work::default(),
+            publish_author_db: Work { statements: 2.0, rows_read: 2.0, rows_written: 1.0 },
+            write_calls: 1.0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -245,9 +325,17 @@ pub struct Policy {
     pub page_size: f64,
     /// `FANOUT_CHUNK`: readers per fan-out chunk (one queue message each).
     pub fanout_chunk: f64,
-    /// The design change docs/CAPACITY.md names (not built): celebrities' recent posts and
-    /// their rows served from a cache written at publish, so no read of theirs reaches D1.
-    pub celebrity_cache: bool,
+    /// Hot authors (at least `hot_followers` followers, and every named celebrity) served
+    /// from replicated Durable Objects (#28): their reads put no statement on their database.
+    pub hot_replicas: bool,
+    /// `HOT_REPLICA_FOLLOWERS`.
+    pub hot_followers: f64,
+    /// Messages per fan-out consumer batch (`max_batch_size`); 0: the measured table's.
+    pub fanout_batch: f64,
+    /// A pushed hot author's replica is read only when one of its posts is on the page
+    /// (hydration), not on every page: the next step, not built (`--replica-hydrate-only`; as
+    /// built the replica is also the author's in-flight source, read on every page).
+    pub replica_hydrate_only: bool,
 }
 
 impl Default for Policy {
@@ -257,7 +345,10 @@ impl Default for Policy {
             feed_window: 800.0,
             page_size: 20.0,
             fanout_chunk: 500.0,
-            celebrity_cache: false,
+            hot_replicas: false,
+            hot_followers: HOT_REPLICA_FOLLOWERS,
+            fanout_batch: 0.0,
+            replica_hydrate_only: false,
         }
     }
 }
@@ -272,6 +363,14 @@ pub struct Limits {
     pub subrequests: f64,
     pub connections: f64,
     pub databases_per_account: f64,
+    /// D1 queries one Worker invocation may make (the D1 limits page: "Queries per Worker
+    /// invocation (read subrequest limits)").
+    pub d1_queries_per_invocation: f64,
+    /// Consumer invocations a queue runs at once.
+    pub consumer_concurrency: f64,
+    /// Wall seconds one fan-out chunk takes in the consumer (500 window writes and up to 500
+    /// readers' databases asked, 6 connections at a time, ~10 ms each: an estimate, not measured).
+    pub chunk_seconds: f64,
     /// D1 storage per account (every database together; raised by request).
     pub account_d1_bytes: f64,
     /// Shares of a database's ceilings the recommendation allows at peak.
@@ -288,7 +387,10 @@ impl Default for Limits {
             queue_messages_per_s: 5_000.0,
             subrequests: 10_000.0,
             connections: 6.0,
-            databases_per_account: 50_000.0,
+            databases_per_account: 1_000_000.0,
+            d1_queries_per_invocation: 1_000.0,
+            consumer_concurrency: 250.0,
+            chunk_seconds: 1.0,
             account_d1_bytes: 1e12,
             query_headroom: 0.5,
             size_headroom: 0.6,
@@ -310,6 +412,8 @@ pub struct Prices {
     pub d1_per_m_rows_written: f64,
     pub d1_gb_included: f64,
     pub d1_per_gb_month: f64,
+    pub d1_databases_included: f64,
+    pub d1_per_database_month: f64,
     pub do_requests_included: f64,
     pub do_per_m_requests: f64,
     pub do_gb_s_included: f64,
@@ -340,6 +444,8 @@ impl Default for Prices {
             d1_per_m_rows_written: 1.00,
             d1_gb_included: 5.0,
             d1_per_gb_month: 0.75,
+            d1_databases_included: 100_000.0,
+            d1_per_database_month: 0.10,
             do_requests_included: 1e6,
             do_per_m_requests: 0.15,
             do_gb_s_included: 400_000.0,
@@ -486,16 +592,6 @@ pub fn graph(w: &Workload, policy: &Policy) -> Graph {
         }
         Mode::Pull => (0.0, 0.0, w.follows_per_user),
     };
-    // With the cache, reads of celebrities never reach D1: their pulls cost no database.
-    let pulled = if policy.celebrity_cache {
-        let cached = match w.mode {
-            Mode::Push => 0.0,
-            Mode::Hybrid | Mode::Pull => celebrity_follows,
-        };
-        (pulled - cached).max(0.0)
-    } else {
-        pulled
-    };
     Graph {
         share_above_cap,
         celebrity_follows,
@@ -504,6 +600,135 @@ pub fn graph(w: &Workload, policy: &Policy) -> Graph {
         chunks_per_post: chunks(ordinary) * (1.0 - celebrity_share) + chunks(celebrity) * celebrity_share,
         readers_per_chunk: ordinary.min(policy.fanout_chunk),
     }
+}
+
+/// The hot authors served from replicas (#28), and what their replicas do. All zero when the
+/// policy has no replicas.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Hot {
+    /// Authors at or above the threshold (the power law's and the named celebrities).
+    pub authors: f64,
+    /// Replicas in all: per author `ceil(its replica requests/s / REPLICA_TARGET_RPS)`, at
+    /// least 1, at most `MAX_REPLICAS`.
+    pub replicas: f64,
+    /// Of them, read at least once per lease (resident: their duration is billed throughout).
+    pub resident: f64,
+    /// Replica requests per feed read for hot authors the reader pulls (every page), and for
+    /// pushed hot authors whose posts are on the page (hydration).
+    pub pulled_per_read: f64,
+    pub hydrated_per_read: f64,
+    /// Replica writes per second: each hot author's changes (its posts) to each of its replicas.
+    pub writes_per_s: f64,
+    /// The leases' and refreshes' D1 work on hot authors' databases, all together, per second.
+    pub lease: Work,
+    /// The most followed author: its replicas, their requests per second, their D1 work.
+    pub top_replicas: f64,
+    pub top_requests_per_s: f64,
+    pub top_lease: Work,
+    /// The most requests per second any one replica serves.
+    pub hottest_replica_rps: f64,
+}
+
+impl Hot {
+    pub fn calls_per_read(&self) -> f64 {
+        self.pulled_per_read + self.hydrated_per_read
+    }
+}
+
+/// How a read of one of its followers meets an author with `x` followers posting `per_day`
+/// posts a day (mean): the share of those reads that pull it (every page), and the chance a
+/// pushed one has a post on the page (its share of the reader's incoming posts, over a page).
+pub fn inclusion(w: &Workload, policy: &Policy, x: f64, per_day: f64) -> (f64, f64) {
+    let incoming_per_day = w.follows_per_user * w.posts_per_s * 86_400.0 / w.peak_to_mean / w.users;
+    let share = (per_day / incoming_per_day.max(1e-9)).min(1.0);
+    let on_page = 1.0 - (1.0 - share).powf(policy.page_size.min(w.follows_per_user));
+    let pulled = match w.mode {
+        Mode::Push => 0.0,
+        Mode::Pull => 1.0,
+        Mode::Hybrid => (1.0 - policy.push_max_followers / (x * w.weekly_active).max(1e-9)).max(0.0),
+    };
+    (pulled, on_page)
+}
+
+/// One author's replicas: their count for `requests` per second, and the D1 work their
+/// leases and refreshes put on its database (a replica read at rate `r` checks at most once
+/// per lease and refreshes at most once per refresh period).
+pub fn replicas_for(c: &Costs, requests: f64) -> (f64, Work) {
+    let n = (requests / REPLICA_TARGET_RPS).ceil().clamp(1.0, MAX_REPLICAS);
+    let r = requests / n;
+    let work = c
+        .replica
+        .lease
+        .scale(r.min(1.0 / REPLICA_LEASE_SECONDS))
+        .plus(c.replica.refresh.scale(r.min(1.0 / REPLICA_REFRESH_SECONDS)))
+        .scale(n);
+    (n, work)
+}
+
+/// Sums, over the hot authors, what their replicas serve and cost. The power law's authors
+/// at or above the threshold are taken in 60 log-spaced bins, each at its mean follower count.
+pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
+    let mut hot = Hot::default();
+    if !policy.hot_replicas {
+        return hot;
+    }
+    let g = graph(w, policy);
+    let tail_mean = (w.follows_per_user - g.celebrity_follows).max(1e-9);
+    let law = PowerLaw::with_mean(w.tail, tail_mean, w.users);
+    let celebrity_posts_per_s: f64 =
+        w.celebrities.iter().map(|c| c.count).sum::<f64>() * w.celebrity_posts_per_day / 86_400.0;
+    let ordinary_posts_per_s = (w.posts_per_s - celebrity_posts_per_s).max(0.0) / w.users;
+    let ordinary_per_day = ordinary_posts_per_s * 86_400.0 / w.peak_to_mean;
+    // (authors, followers each, posts/s at peak each, posts/day at the mean each)
+    let mut groups: Vec<(f64, f64, f64, f64)> = w
+        .celebrities
+        .iter()
+        .map(|k| {
+            (
+                k.count,
+                k.followers.min(w.users),
+                w.celebrity_posts_per_day / 86_400.0,
+                w.celebrity_posts_per_day,
+            )
+        })
+        .collect();
+    let (lo, hi) = (policy.hot_followers.max(law.x_min), law.max);
+    if hi > lo {
+        let bins = 60;
+        let step = (hi / lo).powf(1.0 / bins as f64);
+        for i in 0..bins {
+            let (a, b) = (lo * step.powi(i), lo * step.powi(i + 1));
+            let (mass, prob) = law.partial(a, b);
+            if prob > 0.0 {
+                groups.push((w.users * prob, mass / prob, ordinary_posts_per_s, ordinary_per_day));
+            }
+        }
+    }
+    let top = groups.iter().map(|g| g.1).fold(0.0, f64::max);
+    for (count, x, posts_per_s, per_day) in groups {
+        let (pulled, on_page) = inclusion(w, policy, x, per_day);
+        // As built (`domain/plan.rs`), a pushed hot author's replica is also its in-flight
+        // source (posts its fan-out has not delivered yet), so it is read on every page of a
+        // follower, not only when one of its posts is on the page.
+        let on_page = if policy.replica_hydrate_only { on_page } else { 1.0 };
+        let followers_reads = x / w.users;
+        let requests = w.feed_reads_per_s * followers_reads * (pulled + (1.0 - pulled) * on_page);
+        let (n, lease) = replicas_for(c, requests);
+        hot.authors += count;
+        hot.replicas += count * n;
+        if requests / n >= 1.0 / REPLICA_LEASE_SECONDS {
+            hot.resident += count * n;
+        }
+        hot.pulled_per_read += count * followers_reads * pulled * c.replica.read_calls;
+        hot.hydrated_per_read += count * followers_reads * (1.0 - pulled) * on_page * c.replica.read_calls;
+        hot.writes_per_s += count * posts_per_s * n * c.replica.write_calls;
+        hot.lease = hot.lease.plus(lease.scale(count));
+        hot.hottest_replica_rps = hot.hottest_replica_rps.max(requests / n);
+        if x >= top {
+            (hot.top_replicas, hot.top_requests_per_s, hot.top_lease) = (n, requests, lease);
+        }
+    }
+    hot
 }
 
 /// Expected number of `databases` (other than the reader's) holding at least one of `n`
@@ -543,11 +768,15 @@ pub struct BillLine {
 pub struct Plan {
     pub databases: f64,
     pub graph: Graph,
+    pub hot: Hot,
     /// A typical database (even share), the control database, and the database of the most
     /// followed celebrity.
     pub typical: DbLoad,
     pub control: DbLoad,
     pub celebrity: DbLoad,
+    /// With replicas: the database of the largest author below the hot threshold (its
+    /// followers, its load).
+    pub largest_cold: Option<(f64, DbLoad)>,
     /// What makes up each of those three (statements per second, biggest first).
     pub typical_shares: Vec<Share>,
     pub control_shares: Vec<Share>,
@@ -556,14 +785,31 @@ pub struct Plan {
     pub databases_touched_per_page: f64,
     pub page_waves: f64,
     pub window_writes_per_s: f64,
+    /// Windows' and like serializers' requests; the replicas' (reads and writes) apart.
     pub object_requests_per_s: f64,
+    pub replica_requests_per_s: f64,
+    /// The busiest Durable Object of any kind, and the other kinds' figures.
     pub hottest_object_requests_per_s: f64,
     pub hottest_object: &'static str,
+    pub window_requests_per_s: f64,
+    pub like_object_requests_per_s: f64,
     pub queue_messages_per_s: f64,
     pub worker_requests_per_s: f64,
+    /// One fan-out consumer invocation of full chunks (the worst case): subrequests and D1
+    /// queries, at `fanout_batch` messages; the largest batch under the D1 query limit.
     pub consumer_subrequests: f64,
+    pub consumer_d1_queries: f64,
+    pub fanout_batch: f64,
+    pub fanout_batch_that_fits: f64,
+    /// Consumer invocations busy at once for the fan-out at peak (each queue runs up to
+    /// `Limits::consumer_concurrency`).
+    pub consumers_busy: f64,
     pub cron_subrequests: f64,
     pub page_subrequests: f64,
+    /// D1 statements one feed page makes (every database together).
+    pub page_d1_queries: f64,
+    /// One post of the most followed author, as a burst on its database.
+    pub burst: Burst,
     pub bill: Vec<BillLine>,
     pub monthly_usd: f64,
 }
@@ -575,13 +821,15 @@ struct PageCost {
     others: Work,
     touched: f64,
     object_calls: f64,
+    /// Requests to hot authors' replicas.
+    replica_calls: f64,
     /// Jobs a read queues (activity and policy updates).
     queue_messages: f64,
     subrequests: f64,
     cpu_ms: f64,
 }
 
-fn page_cost(c: &Costs, w: &Workload, g: &Graph, policy: &Policy, p: f64) -> PageCost {
+fn page_cost(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, policy: &Policy, p: f64) -> PageCost {
     let mix = |first: OpCost, later: OpCost| {
         let k = w.page_n_share;
         let blend = |a: Work, b: Work| a.scale(1.0 - k).plus(b.scale(k));
@@ -599,22 +847,27 @@ fn page_cost(c: &Costs, w: &Workload, g: &Graph, policy: &Policy, p: f64) -> Pag
     let push = mix(c.feed_push_page1, c.feed_push_page_n);
     let pull = mix(c.feed_pull_page1, c.feed_pull_page_n);
     // A page's items come from about `page_size` distinct authors (fewer if one follows fewer).
-    let page_authors = policy.page_size.min(w.follows_per_user);
-    let pulled = g.pulled_per_reader;
+    // Hot authors are pulled and hydrated from their replicas (a request each), not from D1.
+    let page_authors = (policy.page_size.min(w.follows_per_user) - hot.hydrated_per_read).max(0.0);
+    let pulled = (g.pulled_per_reader - hot.pulled_per_read).max(0.0);
     let pull_dbs = touched_others(p, pulled);
     let all_dbs = touched_others(p, pulled + page_authors);
     let hydrate_only = (all_dbs - pull_dbs).max(0.0);
     // A page that pulls anything runs the pull plan's statements on the reader's database.
     let base = if pulled > 0.0 { pull } else { push };
+    let calls = hot.calls_per_read();
     PageCost {
-        home: base.home,
+        // Liked-by-viewer for hot posts: one statement more in the reader's home batch.
+        home: base.home.plus(c.replica.liked_home.scale(calls.min(1.0))),
         others: pull.other.scale(pull_dbs).plus(push.other.scale(hydrate_only)),
         touched: all_dbs + 1.0,
         object_calls: base.do_calls,
+        replica_calls: calls,
         queue_messages: base.queue_messages,
         // For feed pages the table holds the subrequests besides the other databases' batches
-        // (the window, the reader's database, the cache): one more per other database.
-        subrequests: base.subrequests + all_dbs,
+        // (the window, the reader's database, the cache): one more per other database, and
+        // one per replica asked.
+        subrequests: base.subrequests + all_dbs + calls,
         cpu_ms: base.cpu_ms,
     }
 }
@@ -633,9 +886,12 @@ struct Rates {
     chunk_dbs: f64,
     messages: f64,
     consumer_batches: f64,
+    /// D1 work of the replicas' leases (on hot authors' databases) and of the liker-side rows.
+    replica_lease: Work,
+    liker_side: Work,
 }
 
-fn rates(c: &Costs, w: &Workload, g: &Graph, page: &PageCost, p: f64) -> Rates {
+fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64, batch: f64) -> Rates {
     let (reads, posts) = (w.feed_reads_per_s, w.posts_per_s);
     let chunks = posts * g.chunks_per_post;
     let messages = posts * c.fanout_post.queue_messages
@@ -652,7 +908,13 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, page: &PageCost, p: f64) -> Rates {
         // The chunk asks each of its readers' databases which of them are active.
         chunk_dbs: touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk),
         messages,
-        consumer_batches: messages / c.consumer_batch.max(1.0),
+        consumer_batches: messages / batch.max(1.0),
+        replica_lease: hot.lease,
+        liker_side: if hot.replicas > 0.0 {
+            c.replica.like_home.scale(w.likes_per_s)
+        } else {
+            Work::default()
+        },
     }
 }
 
@@ -673,6 +935,8 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("follows", both(&c.follow).scale(w.follows_per_s)),
         ("cron pass", c.cron_pass.home.scale(p * w.cron_passes_per_s)),
         ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
+        ("hot replicas' leases and refreshes", r.replica_lease),
+        ("likes' liker-side rows (for hot posts)", r.liker_side),
     ]
 }
 
@@ -694,7 +958,7 @@ fn control_parts(c: &Costs, w: &Workload, r: &Rates) -> Vec<Part> {
 /// What the most followed celebrity's database carries beyond its even share: every read
 /// that pulls it or hydrates one of its posts, and its followers paged for its posts. Also
 /// returns its follower count.
-fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy) -> (f64, Vec<Part>) {
+fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot) -> (f64, Vec<Part>) {
     let top = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
     let top_posts_per_s = if top > 0.0 { w.celebrity_posts_per_day / 86_400.0 } else { 0.0 };
     let delivered = match w.mode {
@@ -708,8 +972,9 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy) -> (f64, Vec<Part>)
     let incoming_per_day = w.follows_per_user * w.posts_per_s * 86_400.0 / w.peak_to_mean / w.users;
     let share = (w.celebrity_posts_per_day / incoming_per_day.max(1e-9)).min(1.0);
     let on_page = 1.0 - (1.0 - share).powf(policy.page_size);
-    let per_read = match (policy.celebrity_cache, pulled) {
-        (true, _) => Work::default(),
+    let per_read = match (policy.hot_replicas, pulled) {
+        (true, true) => c.replica.page_author_db,
+        (true, false) => c.replica.page_author_db.scale(on_page),
         (false, true) => c.feed_pull_page1.other,
         (false, false) => c.feed_push_page1.other.scale(on_page),
     };
@@ -718,8 +983,88 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy) -> (f64, Vec<Part>)
     let parts = vec![
         ("reads that pull or hydrate the celebrity", per_read.scale(w.feed_reads_per_s * top / w.users)),
         ("paging its followers for its posts", paging.scale(top_posts_per_s)),
+        ("its replicas' leases and refreshes", hot.top_lease),
     ];
+    let mut parts = parts;
+    if policy.hot_replicas {
+        parts.push(("its posts told to its replicas", c.replica.publish_author_db.scale(top_posts_per_s)));
+    }
     (top, parts)
+}
+
+/// With replicas, the busiest database of an author *below* the threshold: one just under it
+/// is still read from D1 by every read that pulls it or hydrates one of its posts. Its
+/// followers, and what those reads add to its database (per second).
+fn largest_cold(c: &Costs, w: &Workload, policy: &Policy) -> Option<(f64, Work)> {
+    if !policy.hot_replicas {
+        return None;
+    }
+    let x = policy.hot_followers.min(w.users);
+    let per_day = w.posts_per_s / w.users * 86_400.0 / w.peak_to_mean;
+    let (pulled, on_page) = inclusion(w, policy, x, per_day);
+    let reads = w.feed_reads_per_s * x / w.users;
+    let work = c
+        .feed_pull_page1
+        .other
+        .scale(reads * pulled)
+        .plus(c.feed_push_page1.other.scale(reads * (1.0 - pulled) * on_page));
+    Some((x, work))
+}
+
+/// One post of the most followed author as what it is: a burst on its database. Paging its
+/// followers puts all its chunks' statements there at once; the consumers take them as fast
+/// as they run, so as built the database is saturated until they are done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Burst {
+    pub followers: f64,
+    /// Readers written to (window writes), chunks (queue messages), statements on its database.
+    pub delivered: f64,
+    pub chunks: f64,
+    pub statements: f64,
+    /// At the database's whole ~1,000 statements/s: as built, every other statement there
+    /// waits behind the fan-out meanwhile.
+    pub seconds_at_budget: f64,
+    /// Paced to keep the database under its headroom beside its steady load (not built).
+    pub seconds_paced: f64,
+    /// What the queue (messages/s per queue) and the consumers (concurrency, a chunk's wall
+    /// time) allow, whatever the database does.
+    pub seconds_queue: f64,
+    pub seconds_consumers: f64,
+    /// Until every follower has it, paced: the slowest of the three.
+    pub seconds: f64,
+    /// Statements per second the paced fan-out adds to its database meanwhile.
+    pub added_per_s: f64,
+}
+
+pub fn burst(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, steady: f64) -> Burst {
+    let followers = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
+    let delivered = match w.mode {
+        Mode::Push => followers * w.window_holders,
+        Mode::Hybrid => (followers * w.weekly_active).min(policy.push_max_followers),
+        Mode::Pull => 0.0,
+    };
+    let chunks = (delivered / policy.fanout_chunk).ceil();
+    let statements = c.publish.home.statements
+        + c.fanout_post.home.statements
+        + chunks * c.fanout_chunk.home.statements
+        + delivered * c.fanout_reader.home.statements;
+    let budget = limits.d1_statements_per_s;
+    let spare = (budget * limits.query_headroom - steady).max(1e-9);
+    let seconds_queue = chunks / limits.queue_messages_per_s;
+    let seconds_consumers = chunks * limits.chunk_seconds / limits.consumer_concurrency;
+    let seconds = (statements / spare).max(seconds_queue).max(seconds_consumers);
+    Burst {
+        followers,
+        delivered,
+        chunks,
+        statements,
+        seconds_at_budget: statements / budget,
+        seconds_paced: statements / spare,
+        seconds_queue,
+        seconds_consumers,
+        seconds,
+        added_per_s: statements / seconds.max(1e-9),
+    }
 }
 
 fn total(parts: &[Part]) -> Work {
@@ -740,12 +1085,14 @@ fn with_even_share(parts: &[Part], even: Work) -> Vec<Share> {
 /// The model for `p` databases.
 pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
     let g = graph(w, policy);
-    let page = page_cost(c, w, &g, policy, p);
-    let r = rates(c, w, &g, &page, p);
+    let hot = hot_authors(c, w, policy);
+    let page = page_cost(c, w, &g, &hot, policy, p);
+    let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
+    let r = rates(c, w, &g, &hot, &page, p, batch);
     let spread: Vec<Part> =
         spread_parts(c, w, &r, &page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
     let control = control_parts(c, w, &r);
-    let (top, celebrity_extra) = celebrity_parts(c, w, policy);
+    let (top, celebrity_extra) = celebrity_parts(c, w, policy, &hot);
     let typical_work = total(&spread);
     let bytes = stored_bytes(c, w) / p;
     let typical = DbLoad { work: typical_work, bytes };
@@ -754,22 +1101,52 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
         work: typical_work.plus(total(&celebrity_extra)),
         bytes: bytes + top * c.bytes.follow / 2.0,
     };
-    let busiest = if control_load.work.statements >= celebrity.work.statements {
-        "the control database (DB_0)"
-    } else {
-        "the most followed celebrity's database"
-    };
+    let largest_cold = largest_cold(c, w, policy).map(|(x, work)| {
+        (x, DbLoad { work: typical_work.plus(work), bytes: bytes + x * c.bytes.follow / 2.0 })
+    });
+    let busiest = [
+        ("the control database (DB_0)", control_load.work.statements),
+        ("the most followed celebrity's database", celebrity.work.statements),
+        (
+            "the largest author's below the hot threshold",
+            largest_cold.map_or(0.0, |(_, l)| l.work.statements),
+        ),
+    ]
+    .into_iter()
+    .max_by(|a, b| a.1.total_cmp(&b.1))
+    .map_or("", |(name, _)| name);
     let object_requests = r.reads * page.object_calls
         + r.deliveries * c.fanout_reader.do_calls
         + w.likes_per_s * c.like.do_calls
         + other_object_requests(c, w, &r);
     let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
+    // A full chunk asks each of its readers' databases (up to 500) which readers are active.
+    let full = policy.fanout_chunk;
+    let full_chunk_dbs = touched_others(p, full) + 1.0 - (1.0 - 1.0 / p).powf(full);
+    let chunk_d1 = c.fanout_chunk.home.statements + c.fanout_chunk.other.statements * full_chunk_dbs;
+    let (window_rps, like_rps) = (
+        r.reads / (w.users * w.daily_active).max(1.0) + r.deliveries / (w.users * w.window_holders).max(1.0),
+        w.likes_per_s * w.hottest_post_like_share,
+    );
+    let hottest = [
+        ("the hottest post's like serializer", like_rps),
+        ("a hot author's replica", hot.hottest_replica_rps),
+        ("a reader's window (mean)", window_rps),
+    ]
+    .into_iter()
+    .max_by(|a, b| a.1.total_cmp(&b.1))
+    .unwrap_or(("", 0.0));
+    // Consumer time a second of fan-out takes: a full chunk's wall time, a smaller one pro rata.
+    let consumer_seconds =
+        r.chunks * limits.chunk_seconds * (g.readers_per_chunk / policy.fanout_chunk).clamp(0.0, 1.0);
     let mut result = Plan {
         databases: p,
         graph: g,
+        hot,
         typical,
         control: control_load,
         celebrity,
+        largest_cold,
         typical_shares: shares(spread.iter().copied()),
         control_shares: with_even_share(&control, typical_work),
         celebrity_shares: with_even_share(&celebrity_extra, typical_work),
@@ -778,22 +1155,27 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
         page_waves: 1.0 + (page.touched / limits.connections).ceil(),
         window_writes_per_s: r.deliveries,
         object_requests_per_s: object_requests,
-        hottest_object_requests_per_s: w.likes_per_s * w.hottest_post_like_share,
-        hottest_object: "the hottest post's like serializer",
+        replica_requests_per_s: r.reads * page.replica_calls + hot.writes_per_s,
+        hottest_object_requests_per_s: hottest.1,
+        hottest_object: hottest.0,
+        window_requests_per_s: window_rps,
+        like_object_requests_per_s: like_rps,
         queue_messages_per_s: r.messages,
         worker_requests_per_s: http + r.consumer_batches,
-        // A batch of chunk messages: a window call per reader and each chunk's statements
-        // (at most one round trip each).
-        consumer_subrequests: c.consumer_batch
-            * (policy.fanout_chunk * c.fanout_reader.do_calls
-                + c.fanout_chunk.home.statements
-                + c.fanout_chunk.other.statements * r.chunk_dbs),
-        // One pass visits every database from one invocation.
-        cron_subrequests: c.cron_pass.subrequests * p,
+        consumer_subrequests: batch * (full * c.fanout_reader.do_calls + chunk_d1),
+        consumer_d1_queries: batch * chunk_d1,
+        fanout_batch: batch,
+        fanout_batch_that_fits: (limits.d1_queries_per_invocation / chunk_d1.max(1e-9)).floor(),
+        consumers_busy: consumer_seconds,
+        // The cron's own invocation sends a share message per database, 100 to a send.
+        cron_subrequests: (p / 100.0).ceil() + c.cron_pass.control.statements.ceil(),
         page_subrequests: page.subrequests,
+        page_d1_queries: page.home.statements + page.others.statements,
+        burst: Burst::default(),
         bill: Vec::new(),
         monthly_usd: 0.0,
     };
+    result.burst = burst(c, w, policy, limits, celebrity.work.statements);
     result.bill = bill(c, w, prices, &result, page.cpu_ms, p);
     result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
     result
@@ -885,7 +1267,7 @@ fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: 
     let (window_reads, window_rows) = window_rows(c, w, deliveries);
     let (window_rows_read, window_rows_written) = (window_reads * month, window_rows * month);
     let queue_ops = plan.queue_messages_per_s * pr.queue_ops_per_message * month;
-    vec![
+    let mut lines = vec![
         BillLine { item: "Workers Paid base", usage: 1.0, unit: "month", usd: pr.workers_base },
         BillLine {
             item: "Workers requests (HTTP and queue consumer invocations)",
@@ -918,13 +1300,19 @@ fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: 
             usd: over(gb, pr.d1_gb_included) * pr.d1_per_gb_month,
         },
         BillLine {
-            item: "Durable Object requests",
+            item: "D1 databases (100,000 included)",
+            usage: p,
+            unit: "databases",
+            usd: over(p, pr.d1_databases_included) * pr.d1_per_database_month,
+        },
+        BillLine {
+            item: "Durable Object requests (windows, like serializers)",
             usage: object_requests,
             unit: "requests",
             usd: over(object_requests, pr.do_requests_included) / 1e6 * pr.do_per_m_requests,
         },
         BillLine {
-            item: "Durable Object duration",
+            item: "Durable Object duration (windows, like serializers)",
             usage: gb_s,
             unit: "GB-s",
             usd: over(gb_s, pr.do_gb_s_included) / 1e6 * pr.do_per_m_gb_s,
@@ -952,6 +1340,55 @@ fn bill(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: 
             usage: queue_ops,
             unit: "operations",
             usd: over(queue_ops, pr.queue_ops_included) / 1e6 * pr.queue_per_m_ops,
+        },
+    ];
+    if plan.hot.replicas > 0.0 {
+        lines.extend(replica_lines(c, w, pr, plan));
+    }
+    lines
+}
+
+/// The hot-author replicas' own lines (the allowances are taken by the windows' lines). A
+/// replica read at least once per lease stays in memory, so its duration is billed all month.
+fn replica_lines(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan) -> Vec<BillLine> {
+    let month = SECONDS_PER_MONTH / w.peak_to_mean;
+    let hot = &plan.hot;
+    let requests = plan.replica_requests_per_s * month;
+    let gb_s = hot.resident * pr.do_object_gb * SECONDS_PER_MONTH
+        + (plan.replica_requests_per_s * c.replica.do_ms / 1000.0) * pr.do_object_gb * month;
+    let rows_read = w.feed_reads_per_s * hot.calls_per_read() * c.replica.read_rows * month;
+    let rows_written = hot.writes_per_s * c.replica.write_rows * month;
+    let gb = hot.replicas * REPLICA_POSTS * c.replica.post_bytes / 1e9;
+    vec![
+        BillLine {
+            item: "Durable Object requests (hot replicas: reads, writes)",
+            usage: requests,
+            unit: "requests",
+            usd: requests / 1e6 * pr.do_per_m_requests,
+        },
+        BillLine {
+            item: "Durable Object duration (hot replicas, resident)",
+            usage: gb_s,
+            unit: "GB-s",
+            usd: gb_s / 1e6 * pr.do_per_m_gb_s,
+        },
+        BillLine {
+            item: "Durable Object storage rows read (hot replicas: from memory)",
+            usage: rows_read,
+            unit: "rows",
+            usd: rows_read / 1e6 * pr.do_per_m_rows_read,
+        },
+        BillLine {
+            item: "Durable Object storage rows written (hot replicas)",
+            usage: rows_written,
+            unit: "rows",
+            usd: rows_written / 1e6 * pr.do_per_m_rows_written,
+        },
+        BillLine {
+            item: "Durable Object stored data (hot replicas)",
+            usage: gb,
+            unit: "GB-month",
+            usd: gb * pr.do_per_gb_month,
         },
     ]
 }
@@ -982,11 +1419,18 @@ pub fn fits(plan: &Plan, limits: &Limits) -> Result<(), String> {
     let size = limits.d1_bytes * limits.size_headroom;
     // Every database over a headroom, as (how far over, why); the worst one is reported.
     let mut over = Vec::new();
-    for (name, load, shares) in [
+    let cold = plan.largest_cold.map(|(_, load)| load);
+    let cold_blame =
+        vec![Share { operation: "reads that pull or hydrate it from D1", statements_per_s: 0.0 }];
+    let mut databases = vec![
         ("a typical database", &plan.typical, &plan.typical_shares),
         ("the control database (DB_0)", &plan.control, &plan.control_shares),
         ("the most followed celebrity's database", &plan.celebrity, &plan.celebrity_shares),
-    ] {
+    ];
+    if let Some(load) = cold.as_ref() {
+        databases.push(("the largest author's below the hot threshold", load, &cold_blame));
+    }
+    for (name, load, shares) in databases {
         if load.work.statements > ceiling {
             let blame = shares.first().map_or("?", |s| s.operation);
             let why = format!(
@@ -1001,6 +1445,17 @@ pub fn fits(plan: &Plan, limits: &Limits) -> Result<(), String> {
                 format!("{name}: {:.1} GB > {:.1} GB", load.bytes / 1e9, size / 1e9),
             ));
         }
+    }
+    // The hottest author's post, paced to reach every follower within the bound, must fit
+    // beside that database's steady load.
+    let b = &plan.burst;
+    let paced = plan.celebrity.work.statements + b.statements / FANOUT_SECONDS_BOUND;
+    if b.delivered > 0.0 && paced > ceiling && plan.celebrity.work.statements <= ceiling {
+        let why = format!(
+            "the most followed celebrity's database: {:.0} statements/s with its post's fan-out paced over {FANOUT_SECONDS_BOUND:.0} s > {ceiling:.0} (most of it: paging its followers)",
+            paced
+        );
+        over.push((paced / ceiling, why));
     }
     match over.into_iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
         Some((_, why)) => Err(why),
@@ -1036,4 +1491,252 @@ pub fn recommend(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, pric
         }
     }
     Verdict { plan: at(hi.max(1.0)), why_not: None }
+}
+
+impl Workload {
+    /// The realistic profile beside the stress headline: Twitter, November 2012 (about 300k
+    /// home-timeline reads/s and 4,600 posts/s on average, 12k at peak, for about 150M active
+    /// users: 2,000 reads/s and 31 posts/s per million active users at the mean; its largest
+    /// author had 31M followers, a fifth of them). Peak = mean x 2.6 (12k / 4.6k); likes,
+    /// comments and follows at the headline's ratios (5 and 0.5 per post, 10/s per million).
+    pub fn realistic(users: f64, mode: Mode) -> Self {
+        let per_million = users / 1e6;
+        let peak_to_mean = 12_000.0 / 4_600.0;
+        let posts = 31.0 * per_million * peak_to_mean;
+        Self {
+            users,
+            celebrities: vec![Celebrities { count: 1.0, followers: users * 31.0 / 150.0 }],
+            posts_per_s: posts,
+            feed_reads_per_s: 2_000.0 * per_million * peak_to_mean,
+            likes_per_s: 5.0 * posts,
+            comments_per_s: 0.5 * posts,
+            follows_per_s: 10.0 * per_million,
+            peak_to_mean,
+            ..Self::headline(mode)
+        }
+    }
+}
+
+/// One target of issue #28 at a plan: what, whether it holds, the figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub what: &'static str,
+    pub pass: bool,
+    pub figure: String,
+}
+
+/// The hand check's estimate for the replicated design at the headline (#28), USD a month.
+pub const HAND_CHECK_USD: (f64, f64) = (700_000.0, 800_000.0);
+/// Twitter 2012: its 31M-follower author's post took up to 5 minutes to reach every follower.
+pub const FANOUT_SECONDS_BOUND: f64 = 300.0;
+
+/// The targets: every database under its headroom at peak (the hottest author's included),
+/// the hottest author's post delivered within the bound without passing it, no
+/// per-invocation limit crossed, every Durable Object under its soft limit, the account's
+/// database count, and the bill against the hand check.
+pub fn targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
+    let ceiling = limits.d1_statements_per_s * limits.query_headroom;
+    let pct = |x: f64| format!("{:.0}%", 100.0 * x / limits.d1_statements_per_s);
+    let mut dbs = vec![
+        ("typical", plan.typical.work.statements),
+        ("control", plan.control.work.statements),
+        ("hottest author's", plan.celebrity.work.statements),
+    ];
+    if let Some((_, load)) = plan.largest_cold {
+        dbs.push(("largest below the hot threshold", load.work.statements));
+    }
+    let worst = dbs.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(("", 0.0));
+    let b = &plan.burst;
+    let q = limits.d1_queries_per_invocation;
+    vec![
+        Target {
+            what: "every database under 50% of its statements at peak",
+            pass: worst.1 <= ceiling,
+            figure: format!("busiest: the {} database, {:.0}/s ({})", worst.0, worst.1, pct(worst.1)),
+        },
+        Target {
+            what: "the hottest author's database under 50% at peak",
+            pass: plan.celebrity.work.statements <= ceiling,
+            figure: format!(
+                "{:.0}/s ({})",
+                plan.celebrity.work.statements,
+                pct(plan.celebrity.work.statements)
+            ),
+        },
+        Target {
+            what: "its post reaches every follower within 5 minutes, its database under 50% (paced)",
+            pass: b.seconds <= FANOUT_SECONDS_BOUND && plan.celebrity.work.statements < ceiling,
+            figure: format!(
+                "{:.0} statements in {:.0} s (+{:.0}/s meanwhile); unpaced: {:.0} s at 100%",
+                b.statements, b.seconds, b.added_per_s, b.seconds_at_budget
+            ),
+        },
+        Target {
+            what: "feed page: subrequests and D1 queries per invocation",
+            pass: plan.page_subrequests <= limits.subrequests && plan.page_d1_queries <= q,
+            figure: format!(
+                "{:.0} / {:.0} (limits {:.0} / {q:.0})",
+                plan.page_subrequests, plan.page_d1_queries, limits.subrequests
+            ),
+        },
+        Target {
+            what: "fan-out consumer invocation (full chunks): subrequests and D1 queries",
+            pass: plan.consumer_subrequests <= limits.subrequests && plan.consumer_d1_queries <= q,
+            figure: format!(
+                "{:.0} / {:.0} at {} messages a batch (largest batch under {q:.0} D1 queries: {})",
+                plan.consumer_subrequests,
+                plan.consumer_d1_queries,
+                plan.fanout_batch,
+                plan.fanout_batch_that_fits
+            ),
+        },
+        Target {
+            what: "queues: messages and fan-out consumers within the queues built (Q = 2)",
+            pass: queues_needed(plan, limits) <= 2.0,
+            figure: format!(
+                "{:.0} messages/s, {:.0} consumers busy: {} queues needed",
+                plan.queue_messages_per_s,
+                plan.consumers_busy,
+                queues_needed(plan, limits)
+            ),
+        },
+        Target {
+            what: "cron invocation: subrequests",
+            pass: plan.cron_subrequests <= limits.subrequests,
+            figure: format!("{:.0}", plan.cron_subrequests),
+        },
+        Target {
+            what: "every Durable Object under ~1,000 requests/s",
+            pass: plan.hottest_object_requests_per_s <= limits.object_requests_per_s,
+            figure: format!(
+                "hottest: {} at {:.0}/s (replica {:.0}, like serializer {:.0}, window {:.2})",
+                plan.hottest_object,
+                plan.hottest_object_requests_per_s,
+                plan.hot.hottest_replica_rps,
+                plan.like_object_requests_per_s,
+                plan.window_requests_per_s
+            ),
+        },
+        Target {
+            what: "databases within the account's limit",
+            pass: plan.databases <= limits.databases_per_account,
+            figure: format!("{} of {}", plan.databases, limits.databases_per_account),
+        },
+        Target {
+            what: "bill within the hand check's $0.7-0.8M a month",
+            pass: plan.monthly_usd <= HAND_CHECK_USD.1,
+            figure: format!("${:.0}k a month", plan.monthly_usd / 1e3),
+        },
+    ]
+}
+
+/// Queues (`./scripts/wrangler-config P --queues Q`) the fan-out needs: each carries ~5,000
+/// messages/s and runs `consumer_concurrency` consumers at once.
+pub fn queues_needed(plan: &Plan, limits: &Limits) -> f64 {
+    (plan.queue_messages_per_s / limits.queue_messages_per_s)
+        .max(plan.consumers_busy / limits.consumer_concurrency)
+        .ceil()
+        .max(1.0)
+}
+
+/// One candidate configuration and the model's answer for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub mode: Mode,
+    pub policy: Policy,
+    pub verdict: Verdict,
+    /// Targets that fail (the bill's excepted).
+    pub failing: usize,
+}
+
+/// The smallest P for `policy`, its fan-out batch lowered to what keeps a consumer invocation
+/// under the D1 query limit.
+pub fn candidate(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices) -> Candidate {
+    let mut verdict = recommend(c, w, policy, limits, prices);
+    let mut policy = *policy;
+    // A smaller P only lowers a chunk's databases, so the lowered batch still fits there.
+    if verdict.plan.consumer_d1_queries > limits.d1_queries_per_invocation {
+        policy.fanout_batch = verdict.plan.fanout_batch_that_fits.max(1.0);
+        verdict = recommend(c, w, &policy, limits, prices);
+    }
+    let t = targets(&verdict.plan, limits);
+    let failing = t.iter().filter(|t| !t.pass && !t.what.starts_with("bill")).count();
+    Candidate { mode: w.mode, policy, verdict, failing }
+}
+
+/// The candidates the report weighs: push and hybrid with hot authors on replicas, over
+/// `PUSH_MAX_FOLLOWERS` and `HOT_REPLICA_FOLLOWERS`; the recommended one is the cheapest with
+/// no failing target (else the one with fewest).
+pub fn candidates(
+    c: &Costs,
+    w: &Workload,
+    given: &Policy,
+    limits: &Limits,
+    prices: &Prices,
+) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for hot in [10_000.0, 30_000.0, 50_000.0, 100_000.0] {
+        let base = Policy {
+            hot_replicas: true,
+            hot_followers: hot,
+            replica_hydrate_only: given.replica_hydrate_only,
+            ..Policy::default()
+        };
+        out.push(candidate(c, &Workload { mode: Mode::Push, ..w.clone() }, &base, limits, prices));
+        for cap in [10_000.0, 100_000.0, 1_000_000.0, 10_000_000.0] {
+            let policy = Policy { push_max_followers: cap, ..base };
+            out.push(candidate(c, &Workload { mode: Mode::Hybrid, ..w.clone() }, &policy, limits, prices));
+        }
+    }
+    out
+}
+
+/// The cheapest candidate with the fewest failing targets; of those within 1% of its bill, the
+/// one with the fewest databases (each binding counts against a script's ~5,000).
+pub fn best(candidates: &[Candidate]) -> Option<&Candidate> {
+    let failing = candidates.iter().map(|k| k.failing).min()?;
+    let ok: Vec<&Candidate> = candidates.iter().filter(|k| k.failing == failing).collect();
+    let cheapest = ok.iter().map(|k| k.verdict.plan.monthly_usd).fold(f64::INFINITY, f64::min);
+    ok.into_iter()
+        .filter(|k| k.verdict.plan.monthly_usd <= cheapest * 1.01)
+        .min_by(|a, b| a.verdict.plan.databases.total_cmp(&b.verdict.plan.databases))
+}
+
+/// `PUSH_COST_RATIO` from the measured costs: the rule pushes an edge iff
+/// `read_rate * ratio >= post_rate`, which is cheapest when `ratio = c_pull / c_push` (a pull is
+/// paid per read, a push per post). USD per operation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PushCost {
+    /// One window write: its request, rows written and read.
+    pub push: f64,
+    /// Pulling one author from D1 on one read: the rows it reads beyond hydration, and the
+    /// statements' share of a database (a database at its headroom, $0.10 a month beyond
+    /// 100,000).
+    pub pull_d1: f64,
+    /// Pulling one hot author from a replica: the request and its duration.
+    pub pull_replica: f64,
+    /// At the workload's means: feed reads per active reader per day, posts per author per day.
+    pub reads_per_day: f64,
+    pub posts_per_day: f64,
+}
+
+pub fn push_cost(c: &Costs, w: &Workload, limits: &Limits, pr: &Prices) -> PushCost {
+    let m = 1e-6;
+    let push = c.fanout_reader.do_calls * pr.do_per_m_requests * m
+        + c.window.delivery.rows_written * pr.do_per_m_rows_written * m
+        + c.window.delivery.rows_read * pr.do_per_m_rows_read * m;
+    let extra_rows = (c.feed_pull_page1.other.rows_read - c.feed_push_page1.other.rows_read).max(0.0);
+    let statement =
+        pr.d1_per_database_month / (limits.d1_statements_per_s * limits.query_headroom * SECONDS_PER_MONTH);
+    let pull_d1 = extra_rows * pr.d1_per_m_rows_read * m + c.feed_pull_page1.other.statements * statement;
+    let pull_replica = c.replica.read_calls
+        * (pr.do_per_m_requests * m + c.replica.do_ms / 1000.0 * pr.do_object_gb * pr.do_per_m_gb_s * m);
+    let mean_day = 86_400.0 / w.peak_to_mean;
+    PushCost {
+        push,
+        pull_d1,
+        pull_replica,
+        reads_per_day: w.feed_reads_per_s * mean_day / (w.users * w.daily_active).max(1.0),
+        posts_per_day: w.posts_per_s * mean_day / w.users,
+    }
 }

@@ -1,7 +1,10 @@
 //! The capacity bench's printed reports (Markdown): the measured table, the model's answer for
 //! one workload, the headline scenario side by side, and the simulation's check.
 
-use super::model::{self, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, Verdict, WindowRows, Workload};
+use super::model::{
+    self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, ReplicaCosts, Verdict, WindowRows,
+    Work, Workload,
+};
 
 /// One row of the headline table: a figure of a plan.
 type Column = Box<dyn Fn(&Plan) -> String>;
@@ -73,6 +76,7 @@ pub fn costs_table(c: &Costs) -> String {
         out.push('\n');
     }
     out.push_str(&window_rows(&c.window));
+    out.push_str(&replica_rows(&c.replica));
     out.push_str(&publish_by_size(c));
     let b = &c.bytes;
     out.push_str(&format!(
@@ -127,16 +131,129 @@ fn shares_line(shares: &[model::Share]) -> String {
         .join("; ")
 }
 
+/// The hot authors' replicas, when the plan has them.
+fn replicas_table(p: &Plan) -> String {
+    let h = &p.hot;
+    if h.replicas <= 0.0 {
+        return String::new();
+    }
+    format!(
+        "\n| hot-author replicas | value |\n|---|---|\n\
+         | hot authors / replicas (resident) | {} / {} ({}) |\n\
+         | replica requests per feed read: pulled / hydrated | {:.2} / {:.2} |\n\
+         | replica requests/s: reads / writes (an author's change to each replica) | {} / {} |\n\
+         | most followed author: replicas, requests/s each | {}, {} |\n\
+         | its database: leases and refreshes | {:.1} statements/s, {} rows read/s |\n\
+         | all hot authors' databases: leases and refreshes | {} statements/s |\n",
+        si(h.authors),
+        si(h.replicas),
+        si(h.resident),
+        h.pulled_per_read,
+        h.hydrated_per_read,
+        si(p.replica_requests_per_s - h.writes_per_s),
+        si(h.writes_per_s),
+        h.top_replicas,
+        si(h.top_requests_per_s / h.top_replicas.max(1.0)),
+        h.top_lease.statements,
+        si(h.top_lease.rows_read),
+        si(h.lease.statements),
+    )
+}
+
+/// The most followed author's post as a burst on its database.
+fn burst_line(b: &model::Burst, limits: &Limits) -> String {
+    if b.delivered <= 0.0 {
+        return "\nA post of the most followed author is pushed to no one (pulled): no fan-out burst.\n\n"
+            .into();
+    }
+    format!(
+        "\nA post of the most followed author ({} followers) is a burst: {} window writes in {} chunks, **{} statements on its database at once**. \
+         At its whole ~{}/s that is {:.0} s with the database saturated (as built: the consumers take chunks as fast as they run); \
+         paced to keep it under {:.0}% beside its steady load it takes {:.0} s (+{:.0} statements/s meanwhile); \
+         the queue alone needs {:.1} s and the consumers {:.0} s. Twitter, 2012: up to 300 s for 31M followers.\n\n",
+        si(b.followers),
+        si(b.delivered),
+        si(b.chunks),
+        si(b.statements),
+        si(limits.d1_statements_per_s),
+        b.seconds_at_budget,
+        100.0 * limits.query_headroom,
+        b.seconds_paced,
+        b.added_per_s,
+        b.seconds_queue,
+        b.seconds_consumers,
+    )
+}
+
+fn failing_names(p: &Plan, limits: &Limits) -> String {
+    // The hand check's bill is the headline's, not this profile's.
+    let names: Vec<String> = model::targets(p, limits)
+        .into_iter()
+        .filter(|t| !t.pass && !t.what.starts_with("bill"))
+        .map(|t| format!("{} ({})", t.what, t.figure))
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join("; ")
+    }
+}
+
+/// The targets of #28, a line each.
+pub fn targets_table(p: &Plan, limits: &Limits) -> String {
+    let mut out = String::from("| target | | figure |\n|---|---|---|\n");
+    for t in model::targets(p, limits) {
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            t.what,
+            if t.pass { "pass" } else { "**FAIL**" },
+            t.figure
+        ));
+    }
+    out
+}
+
+/// Durable Object rows per operation, as the bill counts them.
+fn object_rows(c: &Costs) -> String {
+    let w = &c.window;
+    let r = &c.replica;
+    format!(
+        "| Durable Object operation | requests | rows read | rows written | source |\n|---|---|---|---|---|\n\
+         | window: one delivery | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
+         | window: one page read | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
+         | hot replica: one read | {} | {} | 0 | {source} |\n\
+         | hot replica: an author's change | {:.2} per replica | 0 | {} per replica | {source} |\n\
+         | like serializer: one like | 1 | not measured | not measured | (its commit is D1's, in the like row) |\n",
+        w.delivery.rows_read, w.delivery.rows_written, w.page_read.rows_read, w.page_read.rows_written,
+        r.read_calls, r.read_rows, r.write_calls, r.write_rows,
+        source = if r.measured {
+            "requests measured (`costs.replica`); rows: in memory, none (objects/replica.rs)"
+        } else {
+            "design (#28)"
+        },
+    )
+}
+
 /// One plan in full: databases, objects, queue, subrequests, bill.
 pub fn plan_report(p: &Plan, limits: &Limits) -> String {
     let q = limits.d1_statements_per_s;
     let mut out = format!("### P = {} databases\n\n", p.databases);
     out.push_str("| database | statements/s at peak | share of ~1,000/s | GB at horizon | share of 10 GB | what it is made of |\n|---|---|---|---|---|---|\n");
-    for (name, load, shares) in [
-        ("typical", &p.typical, &p.typical_shares),
-        ("control (DB_0)", &p.control, &p.control_shares),
-        ("most followed celebrity's", &p.celebrity, &p.celebrity_shares),
-    ] {
+    let cold = p.largest_cold.map(|(x, load)| {
+        let name = format!("largest author's below the hot threshold ({} followers)", si(x));
+        let why = vec![model::Share {
+            operation: "its even share plus reads that pull or hydrate it from D1",
+            statements_per_s: load.work.statements,
+        }];
+        (name, load, why)
+    });
+    let mut rows = vec![
+        ("typical".to_string(), p.typical, p.typical_shares.clone()),
+        ("control (DB_0)".to_string(), p.control, p.control_shares.clone()),
+        ("most followed celebrity's".to_string(), p.celebrity, p.celebrity_shares.clone()),
+    ];
+    rows.extend(cold);
+    for (name, load, shares) in &rows {
         out.push_str(&format!(
             "| {name} | {} | {} | {:.2} | {} | {} |\n",
             si(load.work.statements),
@@ -146,6 +263,7 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
             shares_line(shares)
         ));
     }
+    out.push_str(&replicas_table(p));
     out.push_str(&format!("\nBusiest: {}.\n\n", p.busiest));
     out.push_str("| limit | value | against |\n|---|---|---|\n");
     out.push_str(&format!(
@@ -153,9 +271,12 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
         p.databases_touched_per_page, p.page_waves
     ));
     out.push_str(&format!(
-        "| hottest Durable Object: {} | {} req/s | ~{} req/s soft limit ({}) |\n",
+        "| hottest Durable Object: {} | {} req/s (replica {}, like serializer {}, window {}) | ~{} req/s soft limit ({}) |\n",
         p.hottest_object,
         si(p.hottest_object_requests_per_s),
+        si(p.hot.hottest_replica_rps),
+        si(p.like_object_requests_per_s),
+        si(p.window_requests_per_s),
         si(limits.object_requests_per_s),
         pct(p.hottest_object_requests_per_s, limits.object_requests_per_s)
     ));
@@ -170,13 +291,28 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
         pct(p.queue_messages_per_s, limits.queue_messages_per_s)
     ));
     out.push_str(&format!(
-        "| subrequests per feed page / per consumer batch | {:.0} / {} | {} per invocation |\n",
-        p.page_subrequests,
-        si(p.consumer_subrequests),
-        si(limits.subrequests)
+        "| fan-out consumers busy at once (a full chunk ~{} s) | {} | {} per queue |\n",
+        limits.chunk_seconds,
+        si(p.consumers_busy),
+        si(limits.consumer_concurrency)
     ));
     out.push_str(&format!(
-        "| subrequests of one cron pass (it visits every database) | {} | {} per invocation ({}) |\n",
+        "| subrequests / D1 queries per feed page | {:.0} / {:.0} | {} / {} per invocation |\n",
+        p.page_subrequests,
+        p.page_d1_queries,
+        si(limits.subrequests),
+        si(limits.d1_queries_per_invocation)
+    ));
+    out.push_str(&format!(
+        "| subrequests / D1 queries per fan-out consumer batch ({} full chunks) | {} / {} | {} / {} per invocation |\n",
+        p.fanout_batch,
+        si(p.consumer_subrequests),
+        si(p.consumer_d1_queries),
+        si(limits.subrequests),
+        si(limits.d1_queries_per_invocation)
+    ));
+    out.push_str(&format!(
+        "| subrequests of the cron's invocation (a share message per database, 100 a send) | {} | {} per invocation ({}) |\n",
         si(p.cron_subrequests),
         si(limits.subrequests),
         pct(p.cron_subrequests, limits.subrequests)
@@ -185,6 +321,7 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
         "| Worker invocations | {}/s | (HTTP and queue consumer) |\n\n",
         si(p.worker_requests_per_s)
     ));
+    out.push_str(&burst_line(&p.burst, limits));
     out.push_str("| bill line (month, at mean rates) | usage | USD |\n|---|---|---|\n");
     for line in &p.bill {
         out.push_str(&format!("| {} | {} {} | {} |\n", line.item, si(line.usage), line.unit, usd(line.usd)));
@@ -195,7 +332,7 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
 
 fn workload_line(w: &Workload, g: &model::Graph) -> String {
     format!(
-        "Workload ({} mode): {} users, {} follows each (density exponent {}), celebrities {}, {} posts/s, {} feed reads/s ({:.0}% past page 1), {} likes/s, {} comments/s, {} follows/s at peak (mean = peak / {}), {} days kept. Derived: {:.1}% of follows point above the push cap, {:.2} follows per user to celebrities, {:.1} pulled authors per reader, {:.1} window writes per post.",
+        "Workload ({} mode): {} users, {} follows each (density exponent {}), celebrities {}, {} posts/s, {} feed reads/s ({:.0}% past page 1), {} likes/s, {} comments/s, {} follows/s at peak (mean = peak / {:.1}), {} days kept. Derived: {:.1}% of follows point above the push cap, {:.2} follows per user to celebrities, {:.1} pulled authors per reader, {:.1} window writes per post.",
         w.mode.name(),
         si(w.users),
         w.follows_per_user,
@@ -271,25 +408,48 @@ pub fn model_report(
         }
     };
     format!(
-        "{}\n\n{verdict}\n\n{}\n\n{}",
+        "{}\n\n{verdict}\n\n{}\n\n{}\n{}",
         workload_line(w, &plan.graph),
         storage_line(c, w, limits),
+        targets_table(&plan, limits),
         plan_report(&plan, limits)
     )
 }
 
-/// The headline scenario under the three modes, side by side, then each in full.
+/// The headline scenario: as built under the three modes and with hot authors on replicas,
+/// side by side; the replicated candidates; the recommended one in full with its targets; the
+/// push/pull ratio from the costs; and the realistic profile.
 pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
-    let modes = [Mode::Push, Mode::Hybrid, Mode::Pull];
-    let results: Vec<(Workload, Verdict)> = modes
+    let candidates = model::candidates(c, &Workload::headline(Mode::Hybrid), policy, limits, prices);
+    let best = model::best(&candidates);
+    let as_built = Policy { hot_replicas: false, ..*policy };
+    let mut columns: Vec<(String, Verdict)> = [Mode::Push, Mode::Hybrid, Mode::Pull]
         .iter()
         .map(|&m| {
-            let w = Workload::headline(m);
-            let r = model::recommend(c, &w, policy, limits, prices);
-            (w, r)
+            (
+                format!("{} as built", m.name()),
+                model::recommend(c, &Workload::headline(m), &as_built, limits, prices),
+            )
         })
         .collect();
-    let mut out = String::from("| | push | hybrid (defaults) | pull |\n|---|---|---|---|\n");
+    let replicated = Policy { hot_replicas: true, ..*policy };
+    let push = model::candidate(c, &Workload::headline(Mode::Push), &replicated, limits, prices);
+    columns.push((format!("push + replicas ({} followers)", si(replicated.hot_followers)), push.verdict));
+    if let Some(best) = best {
+        columns.push((
+            format!(
+                "**recommended**: {} + replicas, PUSH_MAX_FOLLOWERS {}",
+                best.mode.name(),
+                si(best.policy.push_max_followers)
+            ),
+            best.verdict.clone(),
+        ));
+    }
+    let mut out = format!(
+        "| | {} |\n|---|{}\n",
+        columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(columns.len())
+    );
     let cell = |r: &Verdict, f: &dyn Fn(&Plan) -> String| match r.why_not {
         None => f(&r.plan),
         Some(_) => format!("{} (at the limit)", f(&r.plan)),
@@ -298,20 +458,24 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
         ("databases needed", Box::new(|p: &Plan| format!("{}", p.databases))),
         ("window writes/s", Box::new(|p: &Plan| si(p.window_writes_per_s))),
         ("typical database statements/s", Box::new(|p: &Plan| si(p.typical.work.statements))),
-        ("control database statements/s", Box::new(|p: &Plan| si(p.control.work.statements))),
         ("celebrity's database statements/s", Box::new(|p: &Plan| si(p.celebrity.work.statements))),
+        (
+            "largest author's below the hot threshold, statements/s",
+            Box::new(|p: &Plan| p.largest_cold.map_or("-".into(), |(_, l)| si(l.work.statements))),
+        ),
         (
             "databases touched per feed page",
             Box::new(|p: &Plan| format!("{:.1}", p.databases_touched_per_page)),
         ),
+        ("replica requests/s", Box::new(|p: &Plan| si(p.replica_requests_per_s))),
         ("queue messages/s", Box::new(|p: &Plan| si(p.queue_messages_per_s))),
         ("cost per month", Box::new(|p: &Plan| usd(p.monthly_usd))),
     ];
     for (name, f) in &rows {
-        let cells: Vec<String> = results.iter().map(|(_, r)| cell(r, f.as_ref())).collect();
+        let cells: Vec<String> = columns.iter().map(|(_, r)| cell(r, f.as_ref())).collect();
         out.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
     }
-    let binds: Vec<String> = results
+    let binds: Vec<String> = columns
         .iter()
         .map(|(_, r)| match &r.why_not {
             None => format!("fits; busiest: {}", r.plan.busiest),
@@ -319,35 +483,116 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
         })
         .collect();
     out.push_str(&format!("| what binds first | {} |\n", binds.join(" | ")));
-    let cached = Policy { celebrity_cache: true, ..*policy };
-    let with_cache: Vec<Verdict> =
-        modes.iter().map(|&m| model::recommend(c, &Workload::headline(m), &cached, limits, prices)).collect();
-    let cells: Vec<String> = with_cache
-        .iter()
-        .map(|r| match &r.why_not {
-            None => format!(
-                "{} ({}/month; busiest: {})",
-                r.plan.databases,
-                usd(r.plan.monthly_usd),
-                r.plan.busiest
-            ),
-            Some(why) => format!("none fits: {why}"),
-        })
-        .collect();
-    out.push_str(&format!(
-        "| databases needed if celebrities' reads came from a cache (not built) | {} |\n",
-        cells.join(" | ")
-    ));
     out.push_str(&format!("\n{}\n", storage_line(c, &Workload::headline(Mode::Push), limits)));
-    for (w, r) in &results {
-        let plan = &r.plan;
+    out.push_str("\n## Hot authors on replicas: the candidates\n\n");
+    out.push_str(&candidates_table(&candidates, limits));
+    if let Some(best) = best {
+        let w = Workload { mode: best.mode, ..Workload::headline(best.mode) };
         out.push_str(&format!(
-            "\n## {} mode\n\n{}\n\n{}",
-            w.mode.name(),
-            workload_line(w, &plan.graph),
-            plan_report(plan, limits)
+            "\n## Recommended: {} mode, PUSH_MAX_FOLLOWERS = {}, HOT_REPLICA_FOLLOWERS = {}, fan-out batch {}\n\n{}\n\n{}\n\n{}\n{}\n",
+            best.mode.name(),
+            si(best.policy.push_max_followers),
+            si(best.policy.hot_followers),
+            best.verdict.plan.fanout_batch,
+            workload_line(&w, &best.verdict.plan.graph),
+            targets_table(&best.verdict.plan, limits),
+            object_rows(c),
+            plan_report(&best.verdict.plan, limits),
+        ));
+        out.push_str(&ratio_section(c, &w, limits, prices));
+        out.push_str(&realistic_section(c, best, limits, prices));
+    }
+    out
+}
+
+fn candidates_table(candidates: &[Candidate], limits: &Limits) -> String {
+    let mut out = String::from(
+        "| mode | PUSH_MAX_FOLLOWERS | HOT_REPLICA_FOLLOWERS | databases | touched per page (waves) | hot authors / replicas | busiest database | the celebrity's post (paced) | fan-out batch | cost per month | failing targets |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for k in candidates {
+        let p = &k.verdict.plan;
+        let busiest = [Some(p.typical), Some(p.control), Some(p.celebrity), p.largest_cold.map(|(_, l)| l)]
+            .into_iter()
+            .flatten()
+            .map(|l| l.work.statements)
+            .fold(0.0, f64::max);
+        out.push_str(&format!(
+            "| {} | {} | {} | {}{} | {:.1} ({}) | {} / {} | {} | {:.0} s | {} | {} | {} |\n",
+            k.mode.name(),
+            if k.mode == Mode::Push { "-".into() } else { si(k.policy.push_max_followers) },
+            si(k.policy.hot_followers),
+            p.databases,
+            if k.verdict.why_not.is_some() { " (none fits)" } else { "" },
+            p.databases_touched_per_page,
+            p.page_waves,
+            si(p.hot.authors),
+            si(p.hot.replicas),
+            pct(busiest, limits.d1_statements_per_s),
+            p.burst.seconds,
+            p.fanout_batch,
+            usd(p.monthly_usd),
+            k.failing,
         ));
     }
+    out
+}
+
+/// `PUSH_COST_RATIO` from the measured costs.
+fn ratio_section(c: &Costs, w: &Workload, limits: &Limits, prices: &Prices) -> String {
+    let k = model::push_cost(c, w, limits, prices);
+    format!(
+        "\n## PUSH_COST_RATIO from the costs\n\n| | USD per million |\n|---|---|\n| a push: one window write (request, {:.2} rows written, {:.1} read) | {:.3} |\n| a pull from D1: one author on one read ({:.0} rows read beyond hydration, {:.1} statements of a database's headroom) | {:.4} |\n| a pull from a hot author's replica (request and duration) | {:.3} |\n\nThe rule pushes iff `read_rate * ratio >= post_rate`; the cheaper side wins at `ratio = c_pull / c_push`: **{:.2}** for a D1 pull, **{:.2}** for a replica pull. At this workload's means an active reader reads {:.0} pages a day and an author posts {:.2} posts a day, so every active edge is pushed at any ratio above {:.4}.\n",
+        c.window.delivery.rows_written,
+        c.window.delivery.rows_read,
+        k.push * 1e6,
+        (c.feed_pull_page1.other.rows_read - c.feed_push_page1.other.rows_read).max(0.0),
+        c.feed_pull_page1.other.statements,
+        k.pull_d1 * 1e6,
+        k.pull_replica * 1e6,
+        k.pull_d1 / k.push,
+        k.pull_replica / k.push,
+        k.reads_per_day,
+        k.posts_per_day,
+        k.posts_per_day / k.reads_per_day.max(1e-9),
+    )
+}
+
+/// The realistic profile at the recommended configuration: bill per million users.
+fn realistic_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Prices) -> String {
+    let mut out = String::from(
+        "\n## The realistic profile (Twitter, November 2012)\n\n| users | feed reads/s / posts/s at peak | databases | cost per month | per million users | busiest database | failing targets |\n|---|---|---|---|---|---|---|\n",
+    );
+    for users in [1e6, 10e6, 100e6] {
+        let w = Workload::realistic(users, best.mode);
+        let k = model::candidate(c, &w, &best.policy, limits, prices);
+        let p = &k.verdict.plan;
+        let busiest = [p.typical, p.control, p.celebrity]
+            .iter()
+            .chain(p.largest_cold.iter().map(|(_, l)| l))
+            .map(|l| l.work.statements)
+            .fold(0.0, f64::max);
+        out.push_str(&format!(
+            "| {} | {} / {} | {}{} | {} | {} | {} ({}) | {} |\n",
+            si(users),
+            si(w.feed_reads_per_s),
+            si(w.posts_per_s),
+            p.databases,
+            if k.verdict.why_not.is_some() { " (none fits)" } else { "" },
+            usd(p.monthly_usd),
+            usd(p.monthly_usd / (users / 1e6)),
+            si(busiest),
+            pct(busiest, limits.d1_statements_per_s),
+            failing_names(p, limits),
+        ));
+    }
+    let w = Workload::realistic(10e6, best.mode);
+    let k = model::candidate(c, &w, &best.policy, limits, prices);
+    out.push_str(&format!(
+        "\n### 10M users, realistic, in full\n\n{}\n\n{}\n{}",
+        workload_line(&w, &k.verdict.plan.graph),
+        targets_table(&k.verdict.plan, limits),
+        plan_report(&k.verdict.plan, limits)
+    ));
     out
 }
 
@@ -361,5 +606,28 @@ pub fn window_rows(w: &WindowRows) -> String {
         w.page_read.statements,
         w.page_read.rows_read,
         w.page_read.rows_written
+    )
+}
+
+/// The hot-author replicas' costs (`costs.replica`), measured or the design's.
+pub fn replica_rows(r: &ReplicaCosts) -> String {
+    let w = |w: &Work| {
+        format!(
+            "{:.2} statements, {:.1} rows read, {:.1} rows written",
+            w.statements, w.rows_read, w.rows_written
+        )
+    };
+    format!(
+        "\nHot-author replicas ({}): a page with a hot author makes {:.2} replica requests per hot author ({:.1} ms each) \
+         and puts {} on its database within the lease; a lease renewal {}; a rebuild or counts refresh {}; a publish by \
+         a hot author adds {} on its database and {:.2} object requests per replica.\n",
+        if r.measured { "measured, `costs.replica`" } else { "the design's figures, not measured" },
+        r.read_calls,
+        r.do_ms,
+        w(&r.page_author_db),
+        w(&r.lease),
+        w(&r.refresh),
+        w(&r.publish_author_db),
+        r.write_calls,
     )
 }

@@ -5,6 +5,7 @@
 use super::mastodon::visibility_from_mastodon;
 use super::validate::{Invalid, PostBody};
 use super::visibility::Visibility;
+use super::warning::WarningEdit;
 
 /// Which API's words a request uses: the text's field and the visibility vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,34 +38,37 @@ impl Dialect {
 
     fn nothing_to_change(self) -> Invalid {
         match self {
-            Self::V1 => Invalid::new("body", "give body and/or visibility to change"),
-            Self::Mastodon => Invalid::new("status", "give status to change"),
+            Self::V1 => Invalid::new("body", "give body, visibility, spoiler_text or sensitive to change"),
+            Self::Mastodon => Invalid::new("status", "give status, spoiler_text or sensitive to change"),
         }
     }
 }
 
-/// An edit of a post: its text, its visibility, or both (never neither).
+/// An edit of a post: its text, its visibility, its content warning (at least one of them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostEdit {
     pub text: Option<PostBody>,
     pub visibility: Option<Visibility>,
+    pub warning: WarningEdit,
 }
 
 impl PostEdit {
     /// Reads the edit through `field` (a string field of the request: `None` when absent, an
     /// error when of another type), the text first and then the visibility, so the first wrong
     /// field is the one reported. A text that is not a post's is reported as `body` in both
-    /// dialects (`PostBody::parse`).
+    /// dialects (`PostBody::parse`). `flag` reads a boolean field (`sensitive`).
     pub fn parse<'a>(
         dialect: Dialect,
         field: impl Fn(&'static str) -> Result<Option<&'a str>, Invalid>,
+        flag: impl Fn(&'static str) -> Result<Option<bool>, Invalid>,
     ) -> Result<Self, Invalid> {
         let text = field(dialect.text_field())?.map(PostBody::parse).transpose()?;
         let visibility = field("visibility")?.map(|v| dialect.visibility(v)).transpose()?;
-        if text.is_none() && visibility.is_none() {
+        let warning = WarningEdit::parse(field("spoiler_text")?, flag("sensitive")?)?;
+        if text.is_none() && visibility.is_none() && warning.is_empty() {
             return Err(dialect.nothing_to_change());
         }
-        Ok(Self { text, visibility })
+        Ok(Self { text, visibility, warning })
     }
 }
 
@@ -76,15 +80,25 @@ mod tests {
     type Fields = &'static [(&'static str, Result<&'static str, ()>)];
 
     fn parse(dialect: Dialect, fields: Fields) -> Result<PostEdit, Invalid> {
-        PostEdit::parse(dialect, |name| match fields.iter().find(|(n, _)| *n == name) {
+        let flag = |name: &'static str| match fields.iter().find(|(n, _)| *n == name) {
             None => Ok(None),
-            Some((_, Ok(text))) => Ok(Some(text)),
+            Some((_, Ok(text))) => Ok(Some(*text == "true")),
+            Some((_, Err(()))) => Err(Invalid::new(name, format!("{name} must be a boolean"))),
+        };
+        let field = |name: &'static str| match fields.iter().find(|(n, _)| *n == name) {
+            None => Ok(None),
+            Some((_, Ok(text))) => Ok(Some(*text)),
             Some((_, Err(()))) => Err(Invalid::new(name, format!("{name} must be a string"))),
-        })
+        };
+        PostEdit::parse(dialect, field, flag)
     }
 
     fn edit(text: Option<&str>, visibility: Option<Visibility>) -> Result<PostEdit, Invalid> {
-        Ok(PostEdit { text: text.map(|t| PostBody::parse(t).unwrap()), visibility })
+        Ok(PostEdit {
+            text: text.map(|t| PostBody::parse(t).unwrap()),
+            visibility,
+            warning: WarningEdit::default(),
+        })
     }
 
     #[test]
@@ -97,8 +111,12 @@ mod tests {
             (V1, &[("visibility", Ok("followers"))], edit(None, Some(Followers))),
             (V1, &[("body", Ok("x")), ("visibility", Ok("private"))], edit(Some("x"), Some(Private))),
             // Each API reads only its own words.
-            (V1, &[("status", Ok("x"))], refused("body", "give body and/or visibility to change")),
-            (V1, &[], refused("body", "give body and/or visibility to change")),
+            (
+                V1,
+                &[("status", Ok("x"))],
+                refused("body", "give body, visibility, spoiler_text or sensitive to change"),
+            ),
+            (V1, &[], refused("body", "give body, visibility, spoiler_text or sensitive to change")),
             (
                 V1,
                 &[("visibility", Ok("unlisted"))],
@@ -111,7 +129,11 @@ mod tests {
             (Mastodon, &[("status", Ok("hi"))], edit(Some("hi"), None)),
             (Mastodon, &[("visibility", Ok("unlisted"))], edit(None, Some(Public))),
             (Mastodon, &[("visibility", Ok("direct"))], edit(None, Some(Private))),
-            (Mastodon, &[("body", Ok("x"))], refused("status", "give status to change")),
+            (
+                Mastodon,
+                &[("body", Ok("x"))],
+                refused("status", "give status, spoiler_text or sensitive to change"),
+            ),
             (
                 Mastodon,
                 &[("visibility", Ok("followers"))],
@@ -123,6 +145,16 @@ mod tests {
         for (dialect, fields, expected) in cases {
             assert_eq!(parse(dialect, fields), expected, "{dialect:?} {fields:?}");
         }
+    }
+
+    #[test]
+    fn warnings_alone_are_edits() {
+        let got = parse(Dialect::Mastodon, &[("spoiler_text", Ok(" cw "))]).unwrap();
+        assert_eq!(got.warning, WarningEdit { spoiler_text: Some("cw".into()), sensitive: None });
+        let got = parse(Dialect::V1, &[("sensitive", Ok("true"))]).unwrap();
+        assert_eq!(got.warning, WarningEdit { spoiler_text: None, sensitive: Some(true) });
+        assert_eq!(got.text, None);
+        assert_eq!(parse(Dialect::V1, &[("spoiler_text", Ok("a\u{7}"))]).unwrap_err().field, "spoiler_text");
     }
 
     #[test]

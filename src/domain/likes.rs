@@ -37,6 +37,10 @@ pub struct LikeAnswer {
     pub reply: LikeReply,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<Notice>,
+    /// When the like the request left began (`None`: not liked), for the liker's side
+    /// (`liked_posts`), which the Worker writes from it after the commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liked_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

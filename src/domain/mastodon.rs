@@ -68,6 +68,21 @@ pub fn acct_handle(acct: &str) -> &str {
     acct.trim().trim_start_matches('@').split('@').next().unwrap_or("")
 }
 
+/// The handle an `acct` names on this server (`handle`, `@handle`, `handle@domain` with our
+/// domain, with or without its port, in any case): `None` for an account elsewhere, which no
+/// local account stands for (a search for `bob@mastodon.example` must not find our `bob`).
+pub fn local_acct<'a>(acct: &'a str, domain: &str) -> Option<&'a str> {
+    let acct = acct.trim().trim_start_matches('@');
+    match acct.split_once('@') {
+        None => Some(acct),
+        Some((handle, theirs)) => {
+            let host = domain.rsplit_once(':').map_or(domain, |(host, _)| host);
+            let ours = theirs.eq_ignore_ascii_case(domain) || theirs.eq_ignore_ascii_case(host);
+            ours.then_some(handle)
+        }
+    }
+}
+
 /// The domain part of an origin (`host[:port]`): the one domain every local account is on.
 pub fn domain_of(origin: &str) -> &str {
     origin.split_once("://").map_or(origin, |(_, domain)| domain)
@@ -209,5 +224,19 @@ mod tests {
         assert_eq!(kept_params(Some(" 5")), "limit=5");
         assert_eq!(kept_params(Some("many")), "");
         assert_eq!(kept_params(None), "");
+    }
+
+    #[test]
+    fn local_accts() {
+        let domain = "social.example:8443";
+        assert_eq!(local_acct("bob", domain), Some("bob"));
+        assert_eq!(local_acct("@bob", domain), Some("bob"));
+        assert_eq!(local_acct("bob@social.example:8443", domain), Some("bob"));
+        assert_eq!(local_acct("bob@Social.Example", domain), Some("bob"));
+        assert_eq!(local_acct("@bob@social.example", domain), Some("bob"));
+        assert_eq!(local_acct("bob@mastodon.example", domain), None);
+        assert_eq!(local_acct("bob@social.example.evil", domain), None);
+        assert_eq!(local_acct("bob@", domain), None);
+        assert_eq!(local_acct("bob@127.0.0.1", "127.0.0.1:8787"), Some("bob"));
     }
 }

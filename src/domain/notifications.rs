@@ -211,6 +211,13 @@ impl GroupKey {
         }
     }
 
+    /// The group of a notification as every API names it when the client chose nothing (v1,
+    /// streamed, and v2 without `grouped_types[]`): one rule, so a client merging a streamed
+    /// notification into its group by the key finds the group v2 answered.
+    pub fn default_of(id: i64, kind: Kind, post_id: i64) -> GroupKey {
+        GroupKey::of(id, kind, post_id, &grouped_kinds(&[]))
+    }
+
     /// The path's `{group_key}`: only the canonical spelling of a key (what [`fmt::Display`]
     /// writes) parses.
     pub fn parse(text: &str) -> Option<GroupKey> {
@@ -438,6 +445,9 @@ mod tests {
         assert_eq!(follows, [Kind::Follow], "a mention never groups; unknown names are ignored");
         assert_eq!(GroupKey::of(id, Kind::Favourite, 42, &follows), GroupKey::Ungrouped(id));
         assert!(grouped_kinds(&s(&["reblog"])).is_empty());
+        for kind in Kind::all() {
+            assert_eq!(GroupKey::default_of(id, kind, 42), GroupKey::of(id, kind, 42, &all), "{kind:?}");
+        }
     }
 
     #[test]

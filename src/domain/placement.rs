@@ -109,6 +109,8 @@ pub const TABLES: &[Table] = &[
             "password_hash",
             "pulled_count",
             "live_until",
+            "replicas",
+            "replica_seq",
         ],
         EDGE_PAGE,
     ),
@@ -129,6 +131,8 @@ pub const TABLES: &[Table] = &[
             "touched_at",
             "state_version",
             "taken_down_at",
+            "spoiler_text",
+            "sensitive",
         ],
         TEXT_PAGE,
     ),
@@ -180,7 +184,18 @@ pub const TABLES: &[Table] = &[
         "comments",
         ShardBy::Id("post_id"),
         &["id"],
-        &["id", "post_id", "author_id", "body", "created_at", "deleted_at"],
+        &[
+            "id",
+            "post_id",
+            "author_id",
+            "body",
+            "created_at",
+            "deleted_at",
+            "spoiler_text",
+            "sensitive",
+            "edited_at",
+            "parent_id",
+        ],
         TEXT_PAGE,
     ),
     // A notification's id carries its recipient's shard too (migration 0015); dismiss and
@@ -213,6 +228,31 @@ pub const TABLES: &[Table] = &[
         ShardBy::Id("user_id"),
         &["user_id", "list_id", "account_id"],
         &["user_id", "list_id", "account_id", "created_at"],
+        EDGE_PAGE,
+    ),
+    // The liker's side of likes (migration 0023): a mirror on the liker's home, converged
+    // from the post's `likes` (`services/liked.rs`).
+    table(
+        "liked_posts",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "liked_at"],
+        EDGE_PAGE,
+    ),
+    // A user's bookmarks (migration 0024), on their home only.
+    table(
+        "bookmarks",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "created_at"],
+        EDGE_PAGE,
+    ),
+    // Mutes (migration 0025), on the muter's home only.
+    table(
+        "mutes",
+        ShardBy::Id("user_id"),
+        &["user_id", "muted_id"],
+        &["user_id", "muted_id", "notifications", "expires_at", "created_at"],
         EDGE_PAGE,
     ),
     Table {
@@ -311,6 +351,7 @@ pub const CONTROL_TABLES: &[&str] = &[
     "oauth_apps",
     "oauth_codes",
     "frozen_shards",
+    "sign_in_failures",
 ];
 
 /// Per-user tables a move cannot carry yet, and why (README "Moving a shard").

@@ -9,7 +9,7 @@
 //! the in-flight posts, the rows of the window's candidates, and the viewer's relationship to
 //! each distinct author of the page (once per author, not per row).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use super::cursor::SortKey;
 use super::ids::{ListId, PostId, UserId};
@@ -89,10 +89,22 @@ impl DbReads {
     }
 }
 
+/// A round's read of a replicated author from one of its replicas instead of its database
+/// (`domain/replica.rs`): its posts in the round's bounds, and the window candidates of its.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaRead {
+    pub author: UserId,
+    /// How many replicas the author has (the reader's is picked by hash).
+    pub replicas: u32,
+    pub ids: Vec<PostId>,
+}
+
 /// One round of a read beside the window (wave 2).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RoundPlan {
     pub databases: Vec<DbReads>,
+    /// Replicated authors, read from their replicas beside the databases' batches.
+    pub replicas: Vec<ReplicaRead>,
 }
 
 /// What a round beside the window starts from.
@@ -105,6 +117,11 @@ pub struct RoundInput<'a> {
     pub in_flight_since: i64,
     /// Window candidates: (post, author).
     pub candidates: &'a [(PostId, UserId)],
+    /// Authors with replicas, and how many (served from them, not their database).
+    pub replicated: &'a HashMap<UserId, u32>,
+    /// The viewer's own posts in flight are read (a round's fallback for replicas that could
+    /// not answer reads only those authors).
+    pub with_viewer: bool,
 }
 
 impl RoundPlan {
@@ -113,9 +130,19 @@ impl RoundPlan {
     /// scope, [`full_scope`]), so this plans only the hydration.
     pub fn beside_window(input: &RoundInput<'_>, map: &ShardMap) -> Self {
         let mut pulled = Vec::new();
-        let mut in_flight =
-            vec![InFlight { author: input.viewer, since: input.in_flight_since, outbox_horizon: true }];
+        let viewer = InFlight { author: input.viewer, since: input.in_flight_since, outbox_horizon: true };
+        let mut in_flight: Vec<InFlight> = input.with_viewer.then_some(viewer).into_iter().collect();
+        let mut replicas = Vec::new();
+        // In pull mode everything comes from the full pull (D1).
+        let replicated = |author: &UserId| match input.mode {
+            FanoutMode::Pull => None,
+            _ => input.replicated.get(author).copied(),
+        };
         for edge in input.edges {
+            if let Some(n) = replicated(&edge.author) {
+                replica_slot(&mut replicas, edge.author, n);
+                continue;
+            }
             let cached = input.cached.contains(&edge.author);
             let read = match input.mode {
                 FanoutMode::Pull => None,
@@ -137,7 +164,14 @@ impl RoundPlan {
         if input.mode == FanoutMode::Pull {
             in_flight.clear();
         }
-        Self::assemble(map, &pulled, &in_flight, input.candidates)
+        let mut candidates = Vec::with_capacity(input.candidates.len());
+        for &(post, author) in input.candidates {
+            match replicated(&author) {
+                Some(n) => replica_slot(&mut replicas, author, n).ids.push(post),
+                None => candidates.push((post, author)),
+            }
+        }
+        Self { replicas, ..Self::assemble(map, &pulled, &in_flight, &candidates) }
     }
 
     /// Groups the round's reads by database; each database also reads the viewer's
@@ -165,7 +199,7 @@ impl RoundPlan {
             db.authors = authors.into_iter().collect();
         }
         databases.sort_by_key(|d| d.database);
-        Self { databases }
+        Self { databases, replicas: Vec::new() }
     }
 
     /// The round's batches in the order they run: groups of at most
@@ -176,6 +210,18 @@ impl RoundPlan {
 
     pub fn statements(&self, ids_per_statement: usize) -> usize {
         self.databases.iter().map(|d| d.statements(ids_per_statement)).sum()
+    }
+}
+
+/// The replica read of `author`, added when first needed.
+fn replica_slot(reads: &mut Vec<ReplicaRead>, author: UserId, replicas: u32) -> &mut ReplicaRead {
+    match reads.iter().position(|r| r.author == author) {
+        Some(i) => &mut reads[i],
+        None => {
+            reads.push(ReplicaRead { author, replicas, ids: Vec::new() });
+            let last = reads.len() - 1;
+            &mut reads[last]
+        }
     }
 }
 
@@ -284,6 +330,8 @@ mod tests {
             cached: &[],
             in_flight_since: SINCE,
             candidates: &candidates,
+            replicated: &HashMap::new(),
+            with_viewer: true,
         };
         let plan = RoundPlan::beside_window(&input, &ShardMap::even(1));
         assert_eq!(plan.databases.len(), 1);
@@ -309,6 +357,8 @@ mod tests {
             cached: &[],
             in_flight_since: SINCE,
             candidates: &candidates,
+            replicated: &HashMap::new(),
+            with_viewer: true,
         };
         let plan = RoundPlan::beside_window(&input, &ShardMap::even(4));
         let dbs: Vec<usize> = plan.databases.iter().map(|d| d.database).collect();
@@ -333,6 +383,8 @@ mod tests {
             cached: &[b],
             in_flight_since: SINCE,
             candidates: &[],
+            replicated: &HashMap::new(),
+            with_viewer: true,
         };
         let plan = RoundPlan::beside_window(&input, &ShardMap::even(1));
         let reads = &plan.databases[0].in_flight;
@@ -354,6 +406,8 @@ mod tests {
             cached: &[],
             in_flight_since: SINCE,
             candidates: &candidates,
+            replicated: &HashMap::new(),
+            with_viewer: true,
         };
         let push = RoundPlan::beside_window(&input, &ShardMap::even(1));
         assert_eq!(push.databases[0].in_flight.len(), 2);
@@ -362,6 +416,46 @@ mod tests {
         let pull = RoundPlan::beside_window(&input, &ShardMap::even(1));
         assert!(pull.databases[0].in_flight.is_empty() && pull.databases[0].pulled.is_empty());
         assert_eq!(pull.databases[0].hydrate.len(), 1);
+    }
+
+    #[test]
+    fn replicated_authors_are_read_from_a_replica_and_put_nothing_on_their_database() {
+        let viewer = user(0, 0);
+        let (hot, cold) = (user(64, 1), user(128, 2));
+        let edges = [edge(hot, false, true), edge(cold, true, false)];
+        let candidates = [(post_of(hot, 3), hot), (post_of(cold, 4), cold)];
+        let replicated = HashMap::from([(hot, 5)]);
+        for mode in [FanoutMode::Push, FanoutMode::Hybrid] {
+            let input = RoundInput {
+                viewer,
+                mode,
+                edges: &edges,
+                cached: &[],
+                in_flight_since: SINCE,
+                candidates: &candidates,
+                replicated: &replicated,
+                with_viewer: true,
+            };
+            let plan = RoundPlan::beside_window(&input, &ShardMap::even(4));
+            assert_eq!(
+                plan.replicas,
+                vec![ReplicaRead { author: hot, replicas: 5, ids: vec![post_of(hot, 3)] }]
+            );
+            let dbs: Vec<usize> = plan.databases.iter().map(|d| d.database).collect();
+            assert_eq!(dbs, vec![0, 2], "the viewer's and the cold author's: none for the hot one");
+            assert!(plan.databases.iter().all(|d| !d.authors.contains(&hot)));
+            // A fallback round for replicas that failed reads only their authors.
+            let fallback = RoundInput {
+                with_viewer: false,
+                replicated: &HashMap::new(),
+                edges: &edges[..1],
+                candidates: &candidates[..1],
+                ..input
+            };
+            let plan = RoundPlan::beside_window(&fallback, &ShardMap::even(4));
+            assert_eq!(plan.databases.len(), 1);
+            assert_eq!(plan.databases[0].authors, vec![hot]);
+        }
     }
 
     #[test]
@@ -376,6 +470,8 @@ mod tests {
             cached: &[],
             in_flight_since: SINCE,
             candidates: &[],
+            replicated: &HashMap::new(),
+            with_viewer: true,
         };
         let plan = RoundPlan::beside_window(&input, &ShardMap::even(8));
         assert_eq!(plan.databases.len(), 8);

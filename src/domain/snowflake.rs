@@ -38,6 +38,15 @@ pub fn snowflake(time_ms: i64, random: u64) -> Option<i64> {
     Some(((time_ms << SNOWFLAKE_RANDOM_BITS) | (random as i64 & RANDOM_MASK)).max(1))
 }
 
+/// The ids a row created from `from_ms` to `to_ms` (both included) can have: every id carries
+/// its time in its high bits.
+pub fn id_range_of_times(from_ms: i64, to_ms: i64) -> (i64, i64) {
+    let clamp = |t: i64| t.clamp(0, SNOWFLAKE_MAX_TIME_MS);
+    let lo = clamp(from_ms) << SNOWFLAKE_RANDOM_BITS;
+    let hi = (clamp(to_ms) << SNOWFLAKE_RANDOM_BITS) | ((1i64 << SNOWFLAKE_RANDOM_BITS) - 1);
+    (lo, hi)
+}
+
 /// The id of a row created at `time_ms` on `shard`, with the low bits of `random`.
 pub fn snowflake_in(time_ms: i64, shard: LogicalShard, random: u64) -> Option<i64> {
     let low = ((shard.index() as u64) << ID_RANDOM_BITS) | (random & ((1 << ID_RANDOM_BITS) - 1));

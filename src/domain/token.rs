@@ -63,6 +63,10 @@ struct IssuedClaims {
     scope: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     jti: Option<String>,
+    /// OAuth tokens only: the app it was issued to (RFC 9068's claim), whose alone it is to
+    /// revoke (RFC 7009 2.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
 }
 
 /// Registered claims as they arrive: times are RFC 7519 NumericDates (any JSON number,
@@ -79,6 +83,8 @@ struct Claims {
     scope: Option<String>,
     #[serde(default)]
     jti: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
 }
 
 /// What verification needs besides the token: the time and the longest lifetime accepted.
@@ -99,28 +105,35 @@ pub struct Verified {
     pub scopes: Option<Scopes>,
     /// `jti`, when it is one of ours (a decimal id): what `POST /oauth/revoke` revokes.
     pub token_id: Option<i64>,
+    /// `client_id`: the app an OAuth token was issued to (older tokens do not say).
+    pub client: Option<i64>,
 }
 
 /// Mints a token for `user_id` issued at `iat`, valid until `exp` (unix seconds).
 pub fn issue(secret: &[u8], user_id: UserId, iat: i64, exp: i64) -> String {
-    sign_claims(secret, IssuedClaims { sub: user_id.to_string(), exp, iat, scope: None, jti: None })
+    let claims = IssuedClaims { sub: user_id.to_string(), exp, iat, scope: None, jti: None, client_id: None };
+    sign_claims(secret, claims)
 }
 
-/// Mints an OAuth access token: limited to `scopes`, revocable by its id.
-pub fn issue_scoped(
-    secret: &[u8],
-    user_id: UserId,
-    iat: i64,
-    exp: i64,
-    scopes: Scopes,
-    token_id: i64,
-) -> String {
+/// What an OAuth access token carries beside its user and times.
+#[derive(Debug, Clone, Copy)]
+pub struct Grant {
+    pub scopes: Scopes,
+    /// Its id, for revocation.
+    pub token_id: i64,
+    /// The app it is issued to.
+    pub client: i64,
+}
+
+/// Mints an OAuth access token: limited to `scopes`, revocable by its id, by its app.
+pub fn issue_scoped(secret: &[u8], user_id: UserId, iat: i64, exp: i64, grant: Grant) -> String {
     let claims = IssuedClaims {
         sub: user_id.to_string(),
         exp,
         iat,
-        scope: Some(scopes.to_string()),
-        jti: Some(token_id.to_string()),
+        scope: Some(grant.scopes.to_string()),
+        jti: Some(grant.token_id.to_string()),
+        client_id: Some(grant.client.to_string()),
     };
     sign_claims(secret, claims)
 }
@@ -174,7 +187,9 @@ pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, To
     // An unknown scope grants nothing rather than everything.
     let scopes = claims.scope.as_deref().map(|s| Scopes::parse(s).unwrap_or_default());
     let token_id = claims.jti.as_deref().and_then(|j| j.parse().ok());
-    Ok(Verified { user: sub.ok_or(TokenError::BadSubject)?, issued_at, expires_at, scopes, token_id })
+    let client = claims.client_id.as_deref().and_then(|c| c.parse().ok());
+    let user = sub.ok_or(TokenError::BadSubject)?;
+    Ok(Verified { user, issued_at, expires_at, scopes, token_id, client })
 }
 
 /// `exp` (required), `nbf` and `iat` (optional) against the clock and the lifetime cap;
@@ -239,6 +254,16 @@ mod tests {
     }
 
     #[test]
+    fn oauth_tokens_name_their_scopes_id_and_app() {
+        let grant = Grant { scopes: Scopes::READ, token_id: 77, client: 9 };
+        let t = issue_scoped(SECRET, USER, 1000, 2000, grant);
+        let v = verify(SECRET, &t, at(1500)).unwrap();
+        assert_eq!((v.scopes, v.token_id, v.client), (Some(Scopes::READ), Some(77), Some(9)));
+        let plain = verify(SECRET, &issue(SECRET, USER, 1000, 2000), at(1500)).unwrap();
+        assert_eq!(plain.client, None);
+    }
+
+    #[test]
     fn issued_tokens_verify() {
         let t = issue(SECRET, USER, 1000, 2000);
         assert_eq!(
@@ -248,7 +273,8 @@ mod tests {
                 issued_at: Some(1000.0),
                 expires_at: 2000.0,
                 scopes: None,
-                token_id: None
+                token_id: None,
+                client: None
             })
         );
     }

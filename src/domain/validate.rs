@@ -5,7 +5,7 @@
 use std::fmt;
 
 pub const MAX_BODY_CHARS: usize = 5000;
-pub const MAX_COMMENT_CHARS: usize = 2000;
+pub const MAX_COMMENT_CHARS: usize = 5000;
 pub const MAX_DISPLAY_NAME_CHARS: usize = 50;
 pub const MAX_GROUP_CHARS: usize = 32;
 pub const MAX_LIST_TITLE_CHARS: usize = 255;
@@ -60,7 +60,7 @@ text_type!(
     PostBody
 );
 text_type!(
-    /// A comment's text: trimmed, 1..=2000 characters.
+    /// A comment's text: trimmed, 1..=5000 characters (a Mastodon reply is a status: the same length as a post).
     CommentBody
 );
 text_type!(
@@ -214,7 +214,7 @@ mod tests {
         assert!(PostBody::parse("   ").is_err());
         assert!(PostBody::parse(&"é".repeat(5000)).is_ok());
         assert!(PostBody::parse(&"é".repeat(5001)).is_err());
-        assert!(CommentBody::parse(&"é".repeat(2001)).is_err());
+        assert!(CommentBody::parse(&"é".repeat(5001)).is_err());
         assert_eq!(CommentBody::parse("").map_err(|e| e.field), Err("body"));
     }
 

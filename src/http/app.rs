@@ -11,7 +11,6 @@ use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
 use crate::domain::ids::UserId;
 use crate::domain::live::TicketCodec;
-use crate::domain::oauth::Scopes;
 use crate::domain::sign::constant_time_eq;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
@@ -60,17 +59,10 @@ impl App {
         token::issue(&self.auth_secret, user, now_secs, now_secs + self.config.token_ttl_secs)
     }
 
-    /// An OAuth access token (Mastodon API): limited to `scopes`, revocable by `token_id`.
-    pub fn issue_scoped_token(&self, user: UserId, scopes: Scopes, token_id: i64) -> String {
+    /// An OAuth access token (Mastodon API): limited to its scopes, revocable by its id.
+    pub fn issue_scoped_token(&self, user: UserId, grant: token::Grant) -> String {
         let now_secs = self.now / 1000;
-        token::issue_scoped(
-            &self.auth_secret,
-            user,
-            now_secs,
-            now_secs + self.config.token_ttl_secs,
-            scopes,
-            token_id,
-        )
+        token::issue_scoped(&self.auth_secret, user, now_secs, now_secs + self.config.token_ttl_secs, grant)
     }
 
     /// Verifies a token given other than as the request's bearer (`POST /oauth/revoke`).

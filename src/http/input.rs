@@ -7,6 +7,7 @@ use worker::Request;
 
 use crate::domain::cursor::{CursorCodec, SortKey};
 use crate::domain::ids::UserId;
+use crate::domain::params::{self, Endpoint, Given};
 use crate::domain::validate::{self, IdempotencyKey, Invalid};
 use crate::error::{ApiError, ApiResult};
 
@@ -99,20 +100,39 @@ impl Input {
         self.query.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
-    /// The body as an object: a form (`application/x-www-form-urlencoded`, how most Mastodon
-    /// clients send parameters, every value a string) or JSON.
+    /// The body as an object: a form (`application/x-www-form-urlencoded` or
+    /// `multipart/form-data`, how most Mastodon clients send parameters, every value a string)
+    /// or JSON.
     pub fn form_or_json(&self, allow_empty: bool) -> ApiResult<JsonObject> {
-        if !self.is_form() {
-            return self.json(allow_empty);
+        match self.form_pairs()? {
+            Some(pairs) => Ok(JsonObject(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())),
+            None => self.json(allow_empty),
         }
-        let pairs = url::form_urlencoded::parse(&self.body);
-        Ok(JsonObject(pairs.map(|(k, v)| (k.into_owned(), Value::String(v.into_owned()))).collect()))
     }
 
-    fn is_form(&self) -> bool {
-        self.content_type.as_deref().is_some_and(|t| {
-            t.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")
-        })
+    /// The fields of a form body, in order, repeated ones included; `None` for another body.
+    fn form_pairs(&self) -> ApiResult<Option<Vec<(String, String)>>> {
+        let Some(content_type) = self.content_type.as_deref() else { return Ok(None) };
+        if content_type.trim_start().to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
+            let pairs = url::form_urlencoded::parse(&self.body);
+            return Ok(Some(pairs.map(|(k, v)| (k.into_owned(), v.into_owned())).collect()));
+        }
+        match crate::domain::multipart::boundary(content_type) {
+            Some(boundary) => crate::domain::multipart::fields(&self.body, boundary)
+                .map(Some)
+                .map_err(|why| ApiError::InvalidJson(why.into())),
+            None => Ok(None),
+        }
+    }
+
+    /// Refuses (422, naming it) the first parameter of the body `endpoint` does not build
+    /// ([`params::check`]), before anything changes.
+    pub fn check_params(&self, endpoint: Endpoint) -> ApiResult<()> {
+        let given: Vec<(String, Given)> = match self.form_pairs()? {
+            Some(pairs) => pairs.into_iter().map(|(k, v)| (k, Given::of_text(&v))).collect(),
+            None => self.json(true)?.0.into_iter().map(|(k, v)| (k, given_json(&v))).collect(),
+        };
+        Ok(params::check(endpoint, given.iter().map(|(k, g)| (k.as_str(), *g)))?)
     }
 
     /// Every value of an array parameter (`account_ids`), however a Mastodon client sends it:
@@ -124,9 +144,8 @@ impl Input {
         let wanted = |k: &str| k == name || k == array;
         let mut values: Vec<String> =
             self.query.iter().filter(|(k, _)| wanted(k)).map(|(_, v)| v.clone()).collect();
-        if self.is_form() {
-            let pairs = url::form_urlencoded::parse(&self.body);
-            values.extend(pairs.filter(|(k, _)| wanted(k)).map(|(_, v)| v.into_owned()));
+        if let Some(pairs) = self.form_pairs()? {
+            values.extend(pairs.into_iter().filter(|(k, _)| wanted(k)).map(|(_, v)| v));
             return Ok(values);
         }
         let body = self.json(true)?;
@@ -204,6 +223,18 @@ impl Input {
     }
 }
 
+/// What a JSON value amounts to for [`params::check`].
+fn given_json(value: &Value) -> Given {
+    match value {
+        Value::Null => Given::Nothing,
+        Value::Bool(false) => Given::False,
+        Value::String(s) => Given::of_text(s),
+        Value::Array(items) => items.iter().map(given_json).max().unwrap_or(Given::Nothing),
+        Value::Object(fields) if fields.is_empty() => Given::Nothing,
+        _ => Given::Something,
+    }
+}
+
 pub struct JsonObject(Map<String, Value>);
 
 impl JsonObject {
@@ -229,7 +260,12 @@ impl JsonObject {
     /// A boolean field: JSON `true`/`false`, or a form's string (`crate::domain::mastodon::form_bool`).
     /// Absent or `null` is `None`.
     pub fn flag(&self, name: &'static str) -> ApiResult<Option<bool>> {
-        let not_one = || ApiError::field(name, format!("{name} must be a boolean"));
+        Ok(self.boolean(name)?)
+    }
+
+    /// [`Self::flag`] for the domain's parsers.
+    pub fn boolean(&self, name: &'static str) -> Result<Option<bool>, Invalid> {
+        let not_one = || Invalid::new(name, format!("{name} must be a boolean"));
         match self.0.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -250,6 +286,19 @@ impl JsonObject {
                 .as_u64()
                 .map(Some)
                 .ok_or_else(|| ApiError::field(name, format!("{name} must be a non-negative integer"))),
+        }
+    }
+
+    /// A non-negative integer given as a JSON number or as a decimal string (a form's value).
+    pub fn whole(&self, name: &'static str) -> ApiResult<Option<u64>> {
+        match self.0.get(name) {
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => s
+                .trim()
+                .parse::<u64>()
+                .map(Some)
+                .map_err(|_| ApiError::field(name, format!("{name} must be a non-negative integer"))),
+            _ => self.count(name),
         }
     }
 

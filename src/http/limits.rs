@@ -6,7 +6,7 @@
 //! including ones later refused for bad input: a flood of bad requests is still a flood.
 
 use super::app::App;
-use super::router::{MastodonPublic, MastodonRoute, PublicRoute, Route, UserRoute};
+use super::router::{MastodonPublic, MastodonRoute, Own, PublicRoute, Route, UserRoute};
 use crate::error::{ApiError, ApiResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,9 +58,10 @@ impl LimitClass {
             Route::User(U::Mastodon(M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_))) => {
                 Some(Self::Posts)
             }
-            Route::User(U::Mastodon(M::Favourite(..))) => Some(Self::Likes),
+            Route::User(U::Mastodon(M::Favourite(..) | M::Own(Own::Bookmark(..)))) => Some(Self::Likes),
             Route::User(U::Mastodon(
                 M::AccountAction(..)
+                | M::Own(Own::Mute(..))
                 | M::CreateList
                 | M::UpdateList(_)
                 | M::DeleteList(_)
@@ -69,8 +70,10 @@ impl LimitClass {
             )) => Some(Self::Graph),
             Route::User(U::Publish | U::EditPost(_) | U::DeletePost(_)) => Some(Self::Posts),
             Route::User(U::CreateComment(_) | U::DeleteComment(_)) => Some(Self::Comments),
-            Route::User(U::Like(_) | U::Unlike(_)) => Some(Self::Likes),
-            Route::User(U::Follow(_) | U::Unfollow(_) | U::Block(_) | U::Unblock(_)) => Some(Self::Graph),
+            Route::User(U::Like(_) | U::Unlike(_) | U::Bookmark(..)) => Some(Self::Likes),
+            Route::User(U::Follow(_) | U::Unfollow(_) | U::Block(_) | U::Unblock(_) | U::Mute(..)) => {
+                Some(Self::Graph)
+            }
             _ => None,
         }
     }

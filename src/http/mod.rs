@@ -152,9 +152,8 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Contex
         }
         Route::User(user_route) => {
             let token = app.verified_token(&input)?;
-            let needed = user_route.scope();
-            if token.scopes.is_some_and(|granted| !granted.contains(needed)) {
-                return Err(ApiError::InsufficientScope(needed));
+            if token.scopes.is_some_and(|granted| !user_route.allowed_by(granted)) {
+                return Err(ApiError::InsufficientScope(user_route.scope()));
             }
             if user_route.is_read() {
                 // A read's revocation check (a D1 read) runs beside the handler rather than
@@ -198,6 +197,9 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::Unfollow(id) => graph::unfollow(app, viewer, id).await,
         U::Block(id) => graph::block(app, viewer, id).await,
         U::Unblock(id) => graph::unblock(app, viewer, id).await,
+        U::Mute(id, true) => graph::mute(app, input, viewer, id).await,
+        U::Mute(id, false) => graph::unmute(app, viewer, id).await,
+        U::Mutes => graph::muted(app, input, viewer).await,
         U::Publish => posts::publish(app, input, viewer).await,
         U::GetPost(id) => posts::get(app, viewer, id).await,
         U::EditPost(id) => posts::edit(app, input, viewer, id).await,
@@ -207,6 +209,8 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::Like(id) => engagement::set_like(app, input, viewer, id, true).await,
         U::Unlike(id) => engagement::set_like(app, input, viewer, id, false).await,
         U::Likers(id) => engagement::likers(app, input, viewer, id).await,
+        U::Bookmark(id, on) => engagement::bookmark(app, viewer, id, on).await,
+        U::Saved(which) => engagement::saved(app, input, viewer, which).await,
         U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,
         U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
         U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,

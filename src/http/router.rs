@@ -81,6 +81,9 @@ pub enum UserRoute {
     Unfollow(UserId),
     Block(UserId),
     Unblock(UserId),
+    /// `PUT` / `DELETE /v1/me/mutes/{id}`.
+    Mute(UserId, bool),
+    Mutes,
     Publish,
     GetPost(PostId),
     EditPost(PostId),
@@ -90,6 +93,10 @@ pub enum UserRoute {
     Like(PostId),
     Unlike(PostId),
     Likers(PostId),
+    /// `PUT` / `DELETE /v1/posts/{id}/bookmark`.
+    Bookmark(PostId, bool),
+    /// `GET /v1/me/bookmarks` and `/v1/me/likes`: the viewer's saved posts.
+    Saved(crate::services::saved::Saved),
     ListComments(PostId),
     CreateComment(PostId),
     DeleteComment(CommentId),
@@ -114,7 +121,12 @@ pub enum MastodonRoute {
     },
     Announcements,
     FollowedTags,
+    /// Any method: Mastodon's "none registered" (there is no Web Push).
     PushSubscription,
+    /// `GET /api/v1/accounts/{id}/featured_tags`: none (edgefeed has no hashtags).
+    FeaturedTags(UserId),
+    /// Mastodon's admin API (`/api/v1/admin/...`): nobody is staff through this API.
+    Admin,
     VerifyCredentials,
     Account(UserId),
     LookupAccount,
@@ -123,6 +135,8 @@ pub enum MastodonRoute {
     AccountFollowers(UserId),
     AccountFollowing(UserId),
     AccountAction(UserId, AccountAction),
+    /// The viewer's own collections: bookmarks, favourites, mutes.
+    Own(Own),
     PostStatus,
     /// A status id names a post or a comment (both are statuses to Mastodon).
     Status(PostId),
@@ -165,6 +179,18 @@ pub enum MastodonRoute {
     AccountLists(UserId),
 }
 
+/// The Mastodon routes of the viewer's own collections (`http/mastodon/own.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Own {
+    /// `POST /api/v1/statuses/{id}/bookmark` (`true`) and `unbookmark`.
+    Bookmark(PostId, bool),
+    Bookmarks,
+    Favourites,
+    /// `POST /api/v1/accounts/{id}/mute` (`true`) and `unmute`.
+    Mute(UserId, bool),
+    Mutes,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccountAction {
     Follow,
@@ -179,6 +205,7 @@ impl MastodonRoute {
         !matches!(
             self,
             M::AccountAction(..)
+                | M::Own(Own::Mute(..) | Own::Bookmark(..))
                 | M::PostStatus
                 | M::EditStatus(_)
                 | M::DeleteStatus(_)
@@ -216,6 +243,8 @@ impl UserRoute {
                 | U::GetPost(_)
                 | U::Feed
                 | U::Likers(_)
+                | U::Saved(_)
+                | U::Mutes
                 | U::ListComments(_)
                 | U::Notifications
                 | U::UnreadNotifications
@@ -224,6 +253,15 @@ impl UserRoute {
 }
 
 impl UserRoute {
+    /// Whether a token with `granted` scopes may call the route: the route's [`Self::scope`],
+    /// or for `verify_credentials` also `profile` (Mastodon 4.3: that scope reads one's own
+    /// account and nothing else).
+    pub fn allowed_by(self, granted: Scopes) -> bool {
+        granted.contains(self.scope())
+            || (self == UserRoute::Mastodon(MastodonRoute::VerifyCredentials)
+                && granted.contains(Scopes::PROFILE))
+    }
+
     /// The OAuth scope a scoped token needs for this route: reads `read`, follows and blocks
     /// `follow`, every other write `write` (tokens without scopes may do everything).
     pub fn scope(self) -> Scopes {
@@ -234,9 +272,11 @@ impl UserRoute {
             | U::Unfollow(_)
             | U::Block(_)
             | U::Unblock(_)
-            | U::Mastodon(M::AccountAction(..)) => Scopes::FOLLOW,
+            | U::Mute(..)
+            | U::Mastodon(M::AccountAction(..) | M::Own(Own::Mute(..))) => Scopes::FOLLOW,
             // As Mastodon: push subscriptions need `push`, which apps ask for when they use it.
             U::Mastodon(M::PushSubscription) => Scopes::PUSH,
+            U::Mastodon(M::Admin) => Scopes::ADMIN_READ,
             route if route.is_read() || route == U::LiveTicket => Scopes::READ,
             _ => Scopes::WRITE,
         }
@@ -293,6 +333,12 @@ pub enum TestHook {
     Graph,
     /// Make every statement on one physical database fail as an outage does (or heal it).
     DbOutage,
+    /// A fault on one of a hot author's replicas (or ask which replica a reader reads).
+    ReplicaFault,
+    /// End a sign-in throttle key's window now, as if its period had passed.
+    EndSignInWindow,
+    /// A like's liker-side row (`liked_posts`); optionally delete it behind the like's back.
+    Liked,
 }
 
 impl TestHook {
@@ -312,6 +358,9 @@ impl TestHook {
             "window_v4" => Some(Self::WindowV4),
             "graph" => Some(Self::Graph),
             "db_outage" => Some(Self::DbOutage),
+            "replica_fault" => Some(Self::ReplicaFault),
+            "end_sign_in_window" => Some(Self::EndSignInWindow),
+            "liked" => Some(Self::Liked),
             _ => None,
         }
     }
@@ -406,6 +455,11 @@ pub const ROUTES: &[PathRow] = &[
         &[("PUT", |id| user(id, U::Follow)), ("DELETE", |id| user(id, U::Unfollow))],
     ),
     path("/v1/me/blocks/{id}", &[("PUT", |id| user(id, U::Block)), ("DELETE", |id| user(id, U::Unblock))]),
+    path("/v1/me/mutes", &[("GET", |_| Some(User(U::Mutes)))]),
+    path(
+        "/v1/me/mutes/{id}",
+        &[("PUT", |id| user(id, |u| U::Mute(u, true))), ("DELETE", |id| user(id, |u| U::Mute(u, false)))],
+    ),
     path("/v1/posts", &[("POST", |_| Some(User(U::Publish)))]),
     path(
         "/v1/posts/{id}",
@@ -417,6 +471,15 @@ pub const ROUTES: &[PathRow] = &[
     ),
     path("/v1/posts/{id}/like", &[("PUT", |id| post(id, U::Like)), ("DELETE", |id| post(id, U::Unlike))]),
     path("/v1/posts/{id}/likes", &[("GET", |id| post(id, U::Likers))]),
+    path(
+        "/v1/posts/{id}/bookmark",
+        &[
+            ("PUT", |id| post(id, |p| U::Bookmark(p, true))),
+            ("DELETE", |id| post(id, |p| U::Bookmark(p, false))),
+        ],
+    ),
+    path("/v1/me/bookmarks", &[("GET", |_| Some(User(U::Saved(crate::services::saved::Saved::Bookmarks))))]),
+    path("/v1/me/likes", &[("GET", |_| Some(User(U::Saved(crate::services::saved::Saved::Favourites))))]),
     path(
         "/v1/posts/{id}/comments",
         &[("GET", |id| post(id, U::ListComments)), ("POST", |id| post(id, U::CreateComment))],
@@ -473,7 +536,18 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v2/filters", &[("GET", |_| mastodon(M::Filters { v2: true }))]),
     path("/api/v1/announcements", &[("GET", |_| mastodon(M::Announcements))]),
     path("/api/v1/followed_tags", &[("GET", |_| mastodon(M::FollowedTags))]),
-    path("/api/v1/push/subscription", &[("GET", |_| mastodon(M::PushSubscription))]),
+    path(
+        "/api/v1/push/subscription",
+        &[
+            ("GET", |_| mastodon(M::PushSubscription)),
+            ("POST", |_| mastodon(M::PushSubscription)),
+            ("PUT", |_| mastodon(M::PushSubscription)),
+            ("DELETE", |_| mastodon(M::PushSubscription)),
+        ],
+    ),
+    path("/api/v1/admin/accounts", &[("GET", |_| mastodon(M::Admin))]),
+    path("/api/v2/admin/accounts", &[("GET", |_| mastodon(M::Admin))]),
+    path("/api/v1/admin/reports", &[("GET", |_| mastodon(M::Admin))]),
     path("/api/v1/accounts/verify_credentials", &[("GET", |_| mastodon(M::VerifyCredentials))]),
     path("/api/v1/accounts/lookup", &[("GET", |_| mastodon(M::LookupAccount))]),
     path("/api/v1/accounts/relationships", &[("GET", |_| mastodon(M::Relationships))]),
@@ -482,10 +556,14 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/accounts/{id}/followers", &[("GET", |id| account(id, M::AccountFollowers))]),
     path("/api/v1/accounts/{id}/following", &[("GET", |id| account(id, M::AccountFollowing))]),
     path("/api/v1/accounts/{id}/lists", &[("GET", |id| account(id, M::AccountLists))]),
+    path("/api/v1/accounts/{id}/featured_tags", &[("GET", |id| account(id, M::FeaturedTags))]),
     path("/api/v1/accounts/{id}/follow", &[("POST", |id| account_action(id, AccountAction::Follow))]),
     path("/api/v1/accounts/{id}/unfollow", &[("POST", |id| account_action(id, AccountAction::Unfollow))]),
     path("/api/v1/accounts/{id}/block", &[("POST", |id| account_action(id, AccountAction::Block))]),
     path("/api/v1/accounts/{id}/unblock", &[("POST", |id| account_action(id, AccountAction::Unblock))]),
+    path("/api/v1/accounts/{id}/mute", &[("POST", |id| account(id, |u| M::Own(Own::Mute(u, true))))]),
+    path("/api/v1/accounts/{id}/unmute", &[("POST", |id| account(id, |u| M::Own(Own::Mute(u, false))))]),
+    path("/api/v1/mutes", &[("GET", |_| mastodon(M::Own(Own::Mutes)))]),
     path("/api/v1/statuses", &[("POST", |_| mastodon(M::PostStatus))]),
     path(
         "/api/v1/statuses/{id}",
@@ -499,6 +577,13 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/statuses/{id}/unfavourite", &[("POST", |id| status(id, |p| M::Favourite(p, false)))]),
     path("/api/v1/statuses/{id}/favourited_by", &[("GET", |id| status(id, M::FavouritedBy))]),
     path("/api/v1/statuses/{id}/context", &[("GET", |id| status(id, M::Context))]),
+    path("/api/v1/statuses/{id}/bookmark", &[("POST", |id| status(id, |p| M::Own(Own::Bookmark(p, true))))]),
+    path(
+        "/api/v1/statuses/{id}/unbookmark",
+        &[("POST", |id| status(id, |p| M::Own(Own::Bookmark(p, false))))],
+    ),
+    path("/api/v1/bookmarks", &[("GET", |_| mastodon(M::Own(Own::Bookmarks)))]),
+    path("/api/v1/favourites", &[("GET", |_| mastodon(M::Own(Own::Favourites)))]),
     path("/api/v1/timelines/home", &[("GET", |_| mastodon(M::HomeTimeline))]),
     path("/api/v1/timelines/list/{id}", &[("GET", |id| list(id, M::ListTimeline))]),
     path("/api/v1/lists", &[("GET", |_| mastodon(M::Lists)), ("POST", |_| mastodon(M::CreateList))]),

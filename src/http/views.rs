@@ -54,6 +54,10 @@ pub struct PostView {
     pub like_count: i64,
     pub comment_count: i64,
     pub liked_by_me: bool,
+    /// The content warning (an extension, Mastodon's fields): shown in place of the body until
+    /// the reader opens it (`""`: none); `sensitive` is true whenever there is one.
+    pub spoiler_text: String,
+    pub sensitive: bool,
     /// `"taken_down"` on a post an operator took down (only its author still sees it, by id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moderation: Option<&'static str>,
@@ -75,6 +79,8 @@ impl From<&PostRow> for PostView {
             like_count: p.like_count,
             comment_count: p.comment_count,
             liked_by_me: p.liked_by_me != 0,
+            spoiler_text: p.spoiler_text.clone(),
+            sensitive: p.is_sensitive(),
             moderation: p.is_taken_down().then_some("taken_down"),
         }
     }

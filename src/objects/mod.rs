@@ -5,6 +5,7 @@
 pub mod alarm;
 pub mod live;
 pub mod post_likes;
+pub mod replica;
 pub mod timeline;
 pub mod window_sql;
 

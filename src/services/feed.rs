@@ -4,7 +4,7 @@
 //! `MAX_PARALLEL_DATABASES` at a time); the replies go back to the machine until it hands over
 //! the page. Statements and rows are mapped in `services/feed_io.rs`.
 
-use futures_util::future::{join3, join_all};
+use futures_util::future::{join4, join_all, select, Either};
 
 use super::queue::send::send_job_after_response;
 use crate::context::Ctx;
@@ -16,13 +16,17 @@ use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::queue::{PolicyJob, QueueMessage};
 pub use crate::domain::read::FeedQuery;
 use crate::domain::read::{
-    DbBatch, FeedRead, Finished, HotFound, Next, OnFailure, ReadConfig, Replies, Rows, Step,
+    DbBatch, FeedRead, Finished, HotFound, Next, OnFailure, ReadConfig, ReplicaCall, ReplicaRows, Replies,
+    Rows, Step,
 };
+use crate::domain::replica::{HeldPost, ReplicaAnswer, ReplicaOp};
 use crate::domain::window::{WindowOp, WindowReply};
 use crate::error::{ApiError, ApiResult};
+use crate::objects::replica::Replicas;
 use crate::objects::timeline::Windows;
 use crate::services::feed_io;
 use crate::services::hot as services_hot;
+use crate::services::replicas::{self, Directory};
 use crate::services::tally;
 use crate::store::batch;
 use crate::store::posts::{PostRow, IDS_PER_QUERY};
@@ -40,7 +44,7 @@ pub struct FeedPage {
     pub unavailable: Vec<UserId>,
 }
 
-fn config(ctx: &Ctx) -> ReadConfig {
+fn config(ctx: &Ctx, replicated: Directory) -> ReadConfig {
     ReadConfig {
         mode: ctx.config.policy.mode,
         window_cap: ctx.config.feed_window,
@@ -49,11 +53,13 @@ fn config(ctx: &Ctx) -> ReadConfig {
         ids_per_statement: IDS_PER_QUERY,
         hot_range_len: ctx.config.hot_range_len,
         map: ctx.shard_map().clone(),
+        replicated,
     }
 }
 
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
-    let (mut read, mut next) = FeedRead::start(q.clone(), ctx.now, config(ctx));
+    let replicated = replicas::directory(ctx).await;
+    let (mut read, mut next) = FeedRead::start(q.clone(), ctx.now, config(ctx, replicated));
     let mut windows = None;
     loop {
         next = match next {
@@ -94,9 +100,45 @@ async fn run_step(
             None => HotFound::default(),
         }
     };
-    let (window, hot, batches) = join3(window, hot, run_batches(ctx, viewer, &step.batches)).await;
+    let replica_reads = run_replicas(ctx, &step.replicas);
+    let (window, hot, batches, replicas) =
+        join4(window, hot, run_batches(ctx, viewer, &step.batches), replica_reads).await;
     let ((window, window_failed), Answers { rows: batches, failed, unavailable }) = (window?, batches?);
-    Ok(Replies { window, hot, batches, failed: window_failed || failed, unavailable })
+    Ok(Replies { window, hot, batches, failed: window_failed || failed, unavailable, replicas })
+}
+
+/// A step's replica reads, all at once; each that fails or is not answered within
+/// `REPLICA_READ_TIMEOUT_MS` answers `None` (the read takes that author from D1).
+async fn run_replicas(ctx: &Ctx, calls: &[ReplicaCall]) -> Vec<Option<ReplicaRows<PostRow>>> {
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    let Ok(objects) = Replicas::new(&ctx.env, ctx.io.clone()) else { return vec![None; calls.len()] };
+    let timeout = ctx.config.replica.read_timeout_ms;
+    join_all(calls.iter().map(|call| read_replica(&objects, call, timeout))).await
+}
+
+async fn read_replica(
+    objects: &Replicas,
+    call: &ReplicaCall,
+    timeout_ms: u64,
+) -> Option<ReplicaRows<PostRow>> {
+    let op = ReplicaOp::Read { author: call.author, query: call.query.clone() };
+    let read = std::pin::pin!(objects.call::<ReplicaAnswer>(call.author, call.replica, &op));
+    let timer = std::pin::pin!(worker::Delay::from(std::time::Duration::from_millis(timeout_ms)));
+    let answer = match select(read, timer).await {
+        Either::Left((Ok(answer), _)) => answer,
+        Either::Left((Err(e), _)) => {
+            worker::console_error!("replica {} of {} unavailable: {e}", call.replica, call.author);
+            return None;
+        }
+        Either::Right(_) => {
+            tally::add("replica_reads_timed_out", 1);
+            return None;
+        }
+    };
+    tally::add("replica_reads", 1);
+    answer.map_rows(|post: HeldPost| serde_json::from_value(post.row).ok())
 }
 
 /// With `PROFILE_IO`: the object's own statements and rows per page read (the cost table's

@@ -6,9 +6,10 @@
 
 use crate::context::Ctx;
 use crate::domain::ids::UserId;
+use crate::domain::replica::Change;
 use crate::domain::visibility::Relationship;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{fanout, users};
+use crate::services::{fanout, replicas, users};
 use crate::store::graph::{self, EdgeChange, GroupChange};
 use crate::store::users::UserKey;
 
@@ -56,7 +57,9 @@ pub async fn change_edge(ctx: &Ctx, viewer: UserId, other: UserId, change: EdgeC
         EdgeChange::Unblock => "unblock",
     };
     counterpart(ctx, viewer, other, what).await?;
-    let events = graph::change_edge(ctx.user_db(viewer), change, viewer, other, ctx.now).await?;
+    let sent_at = ctx.clock();
+    let (events, bump) = graph::change_edge(ctx.user_db(viewer), change, viewer, other, ctx.now).await?;
+    replicas::tell(ctx, bump, sent_at, Change::Reread).await;
     fanout::apply_inline(ctx, viewer, &events).await;
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::post_likes::Likes;
-use crate::services::streaming;
+use crate::services::{liked, streaming};
 
 pub async fn set_like(
     ctx: &Ctx,
@@ -21,5 +21,7 @@ pub async fn set_like(
     if let Some(notice) = answer.notice {
         streaming::tell(ctx, notice).await;
     }
+    // shard: the liker's home, after the post's side committed.
+    liked::after_commit(ctx, viewer, post_id, answer.liked_at).await;
     Ok(answer.reply)
 }

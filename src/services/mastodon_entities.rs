@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
+use crate::domain::notifications::GroupKey;
 use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
@@ -115,7 +116,7 @@ pub struct Status {
     text: Option<String>,
     visibility: &'static str,
     sensitive: bool,
-    spoiler_text: &'static str,
+    spoiler_text: String,
     media_attachments: Empty,
     application: Option<()>,
     mentions: Empty,
@@ -145,6 +146,8 @@ struct StatusParts<'a> {
     edited_at: Option<i64>,
     account: Account,
     body: &'a str,
+    spoiler_text: &'a str,
+    sensitive: bool,
     visibility: Visibility,
     favourites: i64,
     favourited: bool,
@@ -163,8 +166,8 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         content: content_html(p.body),
         text: None,
         visibility: visibility_to_mastodon(p.visibility),
-        sensitive: false,
-        spoiler_text: "",
+        sensitive: p.sensitive,
+        spoiler_text: p.spoiler_text.to_owned(),
         media_attachments: [],
         application: None,
         mentions: [],
@@ -214,6 +217,8 @@ impl Status {
             edited_at: p.edited_at,
             account: author_of(origin, accounts, p.author_id, &p.handle, &p.display_name),
             body: &p.body,
+            spoiler_text: &p.spoiler_text,
+            sensitive: p.is_sensitive(),
             visibility: p.visibility,
             favourites: p.like_count,
             favourited: p.liked_by_me != 0,
@@ -225,19 +230,41 @@ impl Status {
 
     /// A comment as a reply to its post (which has the visibility it inherits).
     pub fn of_comment(origin: &str, accounts: &Accounts, c: &CommentRow, post: &PostRow) -> Status {
+        Self::of_reply(origin, accounts, c, post.visibility)
+    }
+
+    /// A reply whose post is gone (its author deleting it): its audience went with the post,
+    /// so it says the narrowest, `direct`.
+    pub fn of_orphan_reply(origin: &str, accounts: &Accounts, c: &CommentRow) -> Status {
+        Self::of_reply(origin, accounts, c, Visibility::Private)
+    }
+
+    fn of_reply(origin: &str, accounts: &Accounts, c: &CommentRow, visibility: Visibility) -> Status {
         let parts = StatusParts {
             id: c.id.to_string(),
             created_at: c.created_at,
-            edited_at: None,
+            edited_at: c.edited_at,
             account: author_of(origin, accounts, c.author_id, &c.handle, &c.display_name),
             body: &c.body,
-            visibility: post.visibility,
+            spoiler_text: &c.spoiler_text,
+            sensitive: c.sensitive,
+            visibility,
             favourites: 0,
             favourited: false,
             replies: 0,
-            reply_to: Some((c.post_id.to_string(), c.post_author_id.to_string())),
+            reply_to: Some(match (c.parent_id, c.parent_author_id) {
+                (Some(parent), Some(author)) => (parent.to_string(), author.to_string()),
+                _ => (c.post_id.to_string(), c.post_author_id.to_string()),
+            }),
         };
         status(origin, parts)
+    }
+
+    /// Whether the viewer bookmarked it (read from the viewer's home beside the page's
+    /// accounts: `services/saved.rs::bookmarked_among`).
+    pub fn bookmarked(mut self, on: bool) -> Status {
+        self.bookmarked = on;
+        self
     }
 
     /// The answer to a delete carries the text, for "delete and redraft".
@@ -277,8 +304,8 @@ impl From<&Mutual> for Relationship {
             followed_by: m.followed_by(),
             blocking: m.blocking(),
             blocked_by: m.blocked_by(),
-            muting: false,
-            muting_notifications: false,
+            muting: m.muting(),
+            muting_notifications: m.muting_notifications(),
             requested: false,
             requested_by: false,
             domain_blocking: false,
@@ -295,7 +322,7 @@ pub struct Notification {
     #[serde(rename = "type")]
     kind: &'static str,
     created_at: String,
-    /// Mastodon 4.3's grouping key; edgefeed does not group v1 notifications.
+    /// Mastodon 4.3's grouping key: the group v2 files it under (`GroupKey::default_of`).
     group_key: String,
     account: Account,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -309,7 +336,8 @@ impl Notification {
             id: n.id.to_string(),
             kind: n.kind.mastodon(),
             created_at: format_rfc3339(snowflake_time(n.id)),
-            group_key: format!("ungrouped-{}", n.id),
+            group_key: GroupKey::default_of(n.id, n.kind, n.post.as_ref().map_or(0, |p| p.id.get()))
+                .to_string(),
             account: Account::new(origin, &n.actor),
             status,
         }

@@ -9,19 +9,22 @@
 //! and deliveries of the author's posts that are still in flight are held, then released here
 //! on reinstatement (and by the reconciliation pass, should this step be cut short).
 
-use super::fanout;
+use super::{fanout, replicas};
 use crate::context::{id_seed, Ctx};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
+use crate::domain::replica::Change;
 use crate::error::{ApiError, ApiResult};
 use crate::store::moderation::{self as store, Applied, AuditRow};
 use crate::store::outbox;
 
 /// Suspends or reinstates `user` (by `entry.action`); whether anything changed.
 pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiResult<bool> {
+    let sent_at = ctx.clock();
     let applied = store::set_suspended(ctx.user_db(user), user, entry, ctx.now, id_seed()?)
         .await?
         .ok_or(ApiError::NotFound("no such user"))?;
+    replicas::tell(ctx, applied.bump, sent_at, Change::Reread).await;
     match entry.action {
         // Also when nothing changed: a retried reinstatement finishes a release cut short.
         Action::Reinstate => {
@@ -39,10 +42,12 @@ pub async fn moderate_user(ctx: &Ctx, user: UserId, entry: &AuditEntry) -> ApiRe
 
 /// Takes down or restores `post` (by `entry.action`); whether anything changed.
 pub async fn moderate_post(ctx: &Ctx, post: PostId, entry: &AuditEntry) -> ApiResult<bool> {
-    let Applied { changed, events } =
+    let sent_at = ctx.clock();
+    let Applied { changed, events, bump } =
         store::set_taken_down(ctx.post_db(post), post, entry, ctx.now, id_seed()?)
             .await?
             .ok_or(ApiError::NotFound("no such post"))?;
+    replicas::tell_post(ctx, bump, sent_at, post).await?;
     // A failed send is resent by the reconciliation pass (the events are in the outbox).
     fanout::announce(ctx, UserId::from_trusted(0), &events).await;
     Ok(changed)

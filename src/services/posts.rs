@@ -8,10 +8,12 @@ use sha2::{Digest, Sha256};
 use crate::context::{id_seed, Ctx};
 use crate::domain::edit::PostEdit;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::Visibility;
+use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{fanout, users};
+use crate::services::{fanout, replicas, users};
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 
 /// A post the viewer may see now, or 404 exactly like one that does not exist.
@@ -63,12 +65,17 @@ pub async fn publish(
     author: UserId,
     text: &PostBody,
     visibility: Visibility,
+    warning: &ContentWarning,
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
-    let idempotency = key.map(|key| {
-        IdempotencyScope::new(author, "publish", key, request_hash(&[visibility.as_str(), text.as_str()]))
-    });
-    commit(ctx, NewPost { author_id: author, body: text, visibility, created_at: ctx.now, idempotency }).await
+    let sensitive = if warning.sensitive { "sensitive" } else { "" };
+    let parts = [visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
+    // A request without a warning keeps the fingerprint it had before warnings existed.
+    let parts = if *warning == ContentWarning::default() { &parts[..2] } else { &parts[..] };
+    let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(parts)));
+    let new =
+        NewPost { author_id: author, body: text, visibility, warning, created_at: ctx.now, idempotency };
+    commit(ctx, new).await
 }
 
 /// Admin: imports `author`'s post with its original time, through the same pipeline. The
@@ -84,13 +91,17 @@ pub async fn import(
     users::visible(ctx, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
-    commit(ctx, NewPost { author_id: author, body: text, visibility, created_at, idempotency }).await
+    let warning = &ContentWarning::default();
+    commit(ctx, NewPost { author_id: author, body: text, visibility, warning, created_at, idempotency }).await
 }
 
-/// Commits a post with its outbox event and announces the fan-out; the post as its author sees it.
+/// Commits a post with its outbox event, tells the author's replicas (if any) and announces
+/// the fan-out; the post as its author sees it.
 async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
     let author = post.author_id;
+    let sent_at = ctx.clock();
     let published = posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await?;
+    replicas::tell_post(ctx, published.bump, sent_at, published.post_id).await?;
     fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     visible(ctx, author, published.post_id).await
 }
@@ -98,7 +109,9 @@ async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
 /// Changes the viewer's own post; the post as it is now.
 pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> ApiResult<PostRow> {
     own(ctx, viewer, id, true).await?;
-    let events = posts::edit(ctx.post_db(id), id, edit.text.as_ref(), edit.visibility, ctx.now).await?;
+    let sent_at = ctx.clock();
+    let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
+    replicas::tell_post(ctx, bump, sent_at, id).await?;
     fanout::announce(ctx, viewer, &events).await;
     visible(ctx, viewer, id).await
 }
@@ -106,7 +119,9 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
 /// Deletes the viewer's own post; the post as it was.
 pub async fn delete(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
     let post = own(ctx, viewer, id, false).await?;
-    let events = posts::delete(ctx.post_db(id), id, ctx.now).await?;
+    let sent_at = ctx.clock();
+    let (events, bump) = posts::delete(ctx.post_db(id), (id, viewer), ctx.now).await?;
+    replicas::tell(ctx, bump, sent_at, Change::Gone(id)).await;
     fanout::announce(ctx, viewer, &events).await;
     Ok(post)
 }

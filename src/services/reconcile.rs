@@ -63,6 +63,10 @@ pub struct ReconcileReport {
     pub orphan_handles_released: usize,
     /// The graph check's slice: edges checked, and mirrors found missing or stale (and converged).
     pub graph: super::graph::GraphRepairs,
+    /// Authors given replicas this pass (they crossed `HOT_REPLICA_FOLLOWERS`).
+    pub authors_replicated: usize,
+    /// The liker-side check's slice: likes compared with `liked_posts`, and pairs converged.
+    pub liked: super::liked::LikedRepairs,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -138,6 +142,8 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
     report.orphan_handles_released = super::users::release_orphan_claims(ctx, db).await?;
     report.graph = super::graph::repair_slice(ctx, db).await?;
+    report.authors_replicated = super::replicas::promote_on(ctx, db).await?;
+    report.liked = super::liked::repair_slice(ctx, db).await?;
     report.databases = 1;
     batch(db, share_statements(ctx, db, &report)?).await?;
     Ok(report)
@@ -191,6 +197,7 @@ async fn database_pass(
     stats::trim_samples(db, LATENCY_SAMPLES_KEPT).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
     crate::store::oauth::purge_expired(db, ctx.now).await?;
+    crate::store::mutes::purge_expired(db, ctx.now).await?;
     Ok(report)
 }
 
@@ -205,6 +212,7 @@ impl ReconcileReport {
         self.inactive_edges_unpushed += part.inactive_edges_unpushed;
         self.held_released += part.held_released;
         self.orphan_handles_released += part.orphan_handles_released;
+        self.authors_replicated += part.authors_replicated;
         let (mine, theirs) = (&mut self.user_counts, part.user_counts);
         mine.followers_count += theirs.followers_count;
         mine.following_count += theirs.following_count;
@@ -213,6 +221,7 @@ impl ReconcileReport {
         self.graph.edges_checked += part.graph.edges_checked;
         self.graph.follower_mirrors += part.graph.follower_mirrors;
         self.graph.block_mirrors += part.graph.block_mirrors;
+        self.liked.add(part.liked);
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

@@ -32,6 +32,9 @@ pub async fn update_payloads(
     let mut authors: Vec<UserId> = shown.iter().map(|p| p.author_id).collect();
     authors.sort_unstable();
     authors.dedup();
+    // A muted author's post leaves the timeline as it does on a read (the viewer's mutes).
+    let muted = crate::store::mutes::muted_among(ctx.user_db(viewer), viewer, &authors).await?;
+    shown.retain(|p| !muted.contains(&p.author_id));
     let accounts = accounts(origin, &users::by_ids(&ctx.shards, &authors).await?);
     Ok(shown.iter().map(|p| to_json(&Status::of_post(origin, &accounts, p))).collect())
 }

@@ -1,19 +1,22 @@
 //! Likers and comments: the lists, comment writes, and count reconciliation.
 
 use serde::Deserialize;
+use wasm_bindgen::JsValue;
 
 use super::graph::{shown_edges, shown_user_page, LIST_ROUNDS};
 use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
 use super::{
-    all, batch, first, first_id, id_list, int, notifications, stmt, text, AnyDb, EdgeKey, IdRow, PostDb,
+    all, batch, first, first_id, id_list, int, notifications, opt_flag, opt_text, run, stmt, text, AnyDb,
+    EdgeKey, IdRow, PostDb,
 };
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::Notice;
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::CommentBody;
+use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::ApiResult;
 
 /// Users who like the post now, newest like first, hiding users with a block either way with
@@ -51,6 +54,12 @@ pub struct CommentRow {
     pub created_at: i64,
     /// The commented post's author (who may delete any comment on it).
     pub post_author_id: UserId,
+    /// The comment replied to (on the same post) and its author; `None`: a reply to the post.
+    pub parent_id: Option<CommentId>,
+    pub parent_author_id: Option<UserId>,
+    pub spoiler_text: String,
+    pub sensitive: bool,
+    pub edited_at: Option<i64>,
 }
 
 impl CommentRow {
@@ -68,6 +77,11 @@ struct StoredComment {
     body: String,
     created_at: i64,
     post_author_id: UserId,
+    parent_id: Option<CommentId>,
+    parent_author_id: Option<UserId>,
+    spoiler_text: String,
+    sensitive: i64,
+    edited_at: Option<i64>,
 }
 
 impl StoredComment {
@@ -81,12 +95,19 @@ impl StoredComment {
             body: self.body,
             created_at: self.created_at,
             post_author_id: self.post_author_id,
+            parent_id: self.parent_id,
+            parent_author_id: self.parent_author_id,
+            spoiler_text: self.spoiler_text,
+            sensitive: self.sensitive != 0,
+            edited_at: self.edited_at,
         }
     }
 }
 
 const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, \
-     p.author_id AS post_author_id FROM comments c JOIN posts p ON p.id = c.post_id";
+     p.author_id AS post_author_id, c.spoiler_text, c.sensitive, c.edited_at, c.parent_id, \
+     pc.author_id AS parent_author_id \
+     FROM comments c JOIN posts p ON p.id = c.post_id LEFT JOIN comments pc ON pc.id = c.parent_id";
 
 /// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
 /// when `notify` (not for imports of old comments), notifies the post's author, atomically.
@@ -95,8 +116,9 @@ const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.cre
 pub async fn create(
     db: PostDb<'_>,
     post: PostId,
+    parent: Option<CommentId>,
     author: UserId,
-    body: &CommentBody,
+    (body, warning): (&CommentBody, &ContentWarning),
     created_at: i64,
     now: i64,
     notify: bool,
@@ -107,9 +129,18 @@ pub async fn create(
         let mut statements = vec![
             stmt(
                 db,
-                "INSERT INTO comments (id, post_id, author_id, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
-                 RETURNING id",
-                &[int(id), int(post), int(author), text(body.as_str()), int(created_at)],
+                "INSERT INTO comments (id, post_id, author_id, body, created_at, spoiler_text, sensitive, parent_id) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                &[
+                    int(id),
+                    int(post),
+                    int(author),
+                    text(body.as_str()),
+                    int(created_at),
+                    text(&warning.spoiler_text),
+                    int(i64::from(warning.sensitive)),
+                    parent.map_or(JsValue::NULL, int),
+                ],
             )?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
         ];
@@ -128,6 +159,16 @@ pub async fn create(
 /// name from the author's home.
 pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
     let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL");
+    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
+        return Ok(None);
+    };
+    let author = super::users::by_ids(shards, &[stored.author_id]).await?;
+    Ok(author.first().map(|a| stored.with_author(a)))
+}
+
+/// A comment not deleted, whatever became of its post (its author may always delete it).
+pub async fn get_own(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
+    let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL");
     let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
         return Ok(None);
     };
@@ -208,6 +249,29 @@ async fn comment_page(
          ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?4"
     );
     all(db_of_post, &sql, &[int(post), int(cursor.primary), int(cursor.id), int(limit as i64)]).await
+}
+
+/// Changes a live comment's text and/or warning (`None`: kept), marking it edited.
+pub async fn edit(
+    db: PostDb<'_>,
+    comment: CommentId,
+    body: Option<&CommentBody>,
+    warning: &WarningEdit,
+    now: i64,
+) -> ApiResult<()> {
+    let sql = format!(
+        "UPDATE comments SET body = COALESCE(?2, body), edited_at = ?3, {} WHERE id = ?1 AND deleted_at IS NULL",
+        super::posts::warning_edit("?4", "?5")
+    );
+    let params = [
+        int(comment),
+        opt_text(body.map(CommentBody::as_str)),
+        int(now),
+        opt_text(warning.spoiler_text.as_deref()),
+        opt_flag(warning.sensitive),
+    ];
+    run(db, &sql, &params).await?;
+    Ok(())
 }
 
 pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> ApiResult<()> {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::posts::{feed_columns, post_columns};
 use super::shards::Shards;
 use super::{all, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
-use crate::domain::ids::{ListId, UserId};
+use crate::domain::ids::{ListId, PostId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
 use crate::domain::read::{Slab, SlabRows};
 use crate::domain::window::Entry;
@@ -67,11 +67,38 @@ pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> ApiResult<D
     stmt(db, &sql, &params)
 }
 
+/// The viewer's likes among posts with ids in `lo..=hi` (a time range: ids carry their time),
+/// from the liker's side of likes (`liked_posts`, the viewer's home): `liked_by_me` of rows a
+/// hot author's replica served. Capped: a page's range holds few likes of one reader.
+pub fn liked_in_statement(
+    db: UserDb<'_>,
+    viewer: UserId,
+    (lo, hi): (i64, i64),
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "SELECT post_id FROM liked_posts WHERE user_id = ?1 AND post_id BETWEEN ?2 AND ?3 LIMIT 2000",
+        &[int(viewer), int(lo), int(hi)],
+    )
+}
+
+#[derive(serde::Deserialize)]
+struct LikedRow {
+    post_id: PostId,
+}
+
+/// What [`liked_in_statement`] answered.
+pub fn liked_of(result: &D1Result) -> ApiResult<Vec<PostId>> {
+    Ok(result.results::<LikedRow>()?.into_iter().map(|r| r.post_id).collect())
+}
+
 /// The reader's edges as the reader's side stores them (whom they follow, each edge's mode
 /// and group, and whether the author counts in `list`, one of the reader's lists: it lives
 /// beside the follows), and for each whether a follow backfill into the reader's window is
 /// unfinished (that event is the reader's: it commits with the follow). One statement on the
-/// reader's database, in the read's first wave beside the window.
+/// reader's database, in the read's first wave beside the window. A followed author the reader
+/// mutes now (`mutes`, beside the follows) is left out: the read neither pulls their posts nor
+/// counts them followed, so window entries of theirs are hidden as unfollowed, at once.
 pub fn edges_statement(
     db: UserDb<'_>,
     viewer: UserId,
@@ -82,8 +109,9 @@ pub fn edges_statement(
            EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ?2 AND {}) AS in_list, \
            EXISTS (SELECT 1 FROM outbox o WHERE o.author_id = f.author_id AND o.kind = 'backfill' \
              AND o.state <> 'done' AND o.reader_id = ?1) AS backfilling \
-         FROM follows f WHERE f.follower_id = ?1",
-        super::lists::MEMBER
+         FROM follows f WHERE f.follower_id = ?1 AND NOT {}",
+        super::lists::MEMBER,
+        super::mutes::muted_sql("?1", "f.author_id", false)
     );
     // No list: an id no list has (ids are positive).
     let list = list.map_or(0, ListId::get);

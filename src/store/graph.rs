@@ -1,5 +1,6 @@
 //! The social graph: follows (with optional group) and blocks.
 
+use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::users::{not_blocked_between, UserRow};
 use serde::Deserialize;
 use worker::D1PreparedStatement;
@@ -201,9 +202,17 @@ pub async fn change_edge(
     actor: UserId,
     other: UserId,
     now: i64,
-) -> ApiResult<Vec<OutboxId>> {
-    let results = batch(db_of_actor, edge_change_batch(db_of_actor, change, actor, other, now)?).await?;
-    Ok(outbox::returned_events(&results))
+) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
+    let mut statements = edge_change_batch(db_of_actor, change, actor, other, now)?;
+    // A block or unblock changes what the actor's replicas say (whom it blocks): last, so the
+    // edge statements keep their order.
+    let bumps = change != EdgeChange::Unfollow;
+    if bumps {
+        statements.push(bump_statement(db_of_actor, actor)?);
+    }
+    let results = batch(db_of_actor, statements).await?;
+    let bump = if bumps { bump_of(results.last())? } else { None };
+    Ok((outbox::returned_events(&results), bump))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -339,9 +348,17 @@ pub struct Mutual {
     followed_by: i64,
     blocking: i64,
     blocked_by: i64,
+    muting: i64,
+    muting_notifications: i64,
 }
 
 impl Mutual {
+    pub fn muting(&self) -> bool {
+        self.muting != 0
+    }
+    pub fn muting_notifications(&self) -> bool {
+        self.muting_notifications != 0
+    }
     pub fn following(&self) -> bool {
         self.following != 0
     }
@@ -362,16 +379,20 @@ impl Mutual {
 /// alone (`follows`, `followers`, `blocks`, `blocked_by` keyed by the viewer), the users from
 /// their own rows.
 pub async fn mutuals(shards: &Shards, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
-    const SQL: &str = "SELECT value AS id, \
+    let sql = format!(
+        "SELECT value AS id, \
         EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = value) AS following, \
         EXISTS (SELECT 1 FROM followers WHERE author_id = ?1 AND follower_id = value) AS followed_by, \
         EXISTS (SELECT 1 FROM blocks WHERE blocker_id = ?1 AND blocked_id = value) AS blocking, \
-        EXISTS (SELECT 1 FROM blocked_by WHERE blocked_id = ?1 AND blocker_id = value) AS blocked_by \
-        FROM json_each(?2)";
+        EXISTS (SELECT 1 FROM blocked_by WHERE blocked_id = ?1 AND blocker_id = value) AS blocked_by, \
+        {} AS muting, {} AS muting_notifications FROM json_each(?2)",
+        super::mutes::muted_sql("?1", "value", false),
+        super::mutes::muted_sql("?1", "value", true)
+    );
     let list = id_list(others);
     let params = [int(viewer), text(&list)];
     let (facts, shown) = futures_util::future::join(
-        all::<Mutual>(shards.user(viewer), SQL, &params),
+        all::<Mutual>(shards.user(viewer), &sql, &params),
         super::users::shown_by_ids(shards, others),
     )
     .await;

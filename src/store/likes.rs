@@ -52,6 +52,7 @@ fn upsert_sql() -> String {
 fn state_sql() -> String {
     format!(
         "SELECT COALESCE((SELECT liked FROM likes WHERE post_id = ?1 AND user_id = ?2), 0) AS liked, \
+         (SELECT liked_at FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1) AS liked_at, \
          (SELECT like_count FROM posts WHERE id = ?1) AS like_count, {} AS visible",
         may_see_sql()
     )
@@ -60,6 +61,7 @@ fn state_sql() -> String {
 #[derive(Deserialize)]
 struct StateRow {
     liked: i64,
+    liked_at: Option<i64>,
     like_count: Option<i64>,
     visible: i64,
 }
@@ -124,7 +126,8 @@ pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> ApiResult<Vec<Option<Like
         let state = state.first().ok_or_else(|| ApiError::Internal("like state row missing".into()))?;
         let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
         let notice = notifications::notice(op_results.get(1), op.now);
-        replies.push((state.visible != 0).then_some(LikeAnswer { reply, notice }));
+        let liked_at = state.liked_at;
+        replies.push((state.visible != 0).then_some(LikeAnswer { reply, notice, liked_at }));
     }
     Ok(replies)
 }

@@ -3,23 +3,28 @@
 //! D1 binds JS numbers (f64), so ids and times are bound through `int`, which is exact for
 //! every value below 2^53 (all our ids and millisecond timestamps).
 
+pub mod bookmarks;
 pub mod counters;
 pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod handles;
+pub mod liked;
 pub mod likes;
 pub mod lists;
 pub mod live;
 pub mod markers;
 pub mod mirror;
 pub mod moderation;
+pub mod mutes;
 pub mod notification_groups;
 pub mod notifications;
 pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod replica;
+pub mod replica_bump;
 pub mod shard_move;
 pub mod shards;
 pub mod snowflake;
@@ -49,6 +54,11 @@ pub fn text(v: &str) -> JsValue {
 
 pub fn opt_text(v: Option<&str>) -> JsValue {
     v.map_or(JsValue::NULL, JsValue::from_str)
+}
+
+/// A flag as SQLite's 0/1, or `NULL`.
+pub fn opt_flag(v: Option<bool>) -> JsValue {
+    v.map_or(JsValue::NULL, |b| int(i64::from(b)))
 }
 
 /// Ids as a JSON array, bound as one parameter with [`text`] and read with `json_each` (any
@@ -197,6 +207,20 @@ impl ObjectD1 {
             rows_read: found.rows_read,
             rows_written: found.rows_written,
         }
+    }
+
+    /// All the work a fresh tally counted, when it touched one database (an object whose
+    /// work is all on one database: a hot author's replica reads only the author's).
+    pub fn only(io: &Io) -> Self {
+        io.databases_touched()
+            .first()
+            .map(|(database, d)| Self {
+                database: *database,
+                statements: d.statements,
+                rows_read: d.rows_read,
+                rows_written: d.rows_written,
+            })
+            .unwrap_or_default()
     }
 
     /// The work done between `before` and `self` (same database).

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::outbox::returned_events;
+use super::replica_bump::{bump_for_post_statement, bump_of, bump_statement, Bump};
 use super::snowflake::insert_with_fresh_id;
 use super::{all, batch, first, int, stmt, text, AnyDb, Count, OnDb, PostDb, UserDb};
 use crate::domain::ids::{OutboxId, PostId, UserId};
@@ -20,6 +21,8 @@ use crate::error::ApiResult;
 pub struct Applied {
     pub changed: bool,
     pub events: Vec<OutboxId>,
+    /// The author's replicas to tell (`store/replica.rs`).
+    pub bump: Option<Bump>,
 }
 
 /// The audit row (id `id`), written only if the statement just before it changed a row. It
@@ -78,20 +81,24 @@ pub async fn set_suspended(
     seed: IdSeed,
 ) -> ApiResult<Option<Applied>> {
     let suspend = entry.action == Action::Suspend;
+    // The replicas' bump first: the audit row's `changes()` is the update's.
     let update = || {
-        Ok(vec![stmt(
-            db,
-            "UPDATE users SET suspended_at = CASE WHEN ?2 = 1 THEN ?3 END \
-             WHERE id = ?1 AND (suspended_at IS NULL) = (?2 = 1)",
-            &[int(user), int(i64::from(suspend)), int(now)],
-        )?])
+        Ok(vec![
+            bump_statement(db, user)?,
+            stmt(
+                db,
+                "UPDATE users SET suspended_at = CASE WHEN ?2 = 1 THEN ?3 END \
+                 WHERE id = ?1 AND (suspended_at IS NULL) = (?2 = 1)",
+                &[int(user), int(i64::from(suspend)), int(now)],
+            )?,
+        ])
     };
     let results = with_audit(db, user.get(), entry, now, seed, update).await?;
-    let changed = super::changed_rows(results.first()) > 0;
+    let changed = super::changed_rows(results.get(1)) > 0;
     if !changed && !exists(db, "SELECT COUNT(*) AS n FROM users WHERE id = ?1", user.get()).await? {
         return Ok(None);
     }
-    Ok(Some(Applied { changed, events: Vec::new() }))
+    Ok(Some(Applied { changed, events: Vec::new(), bump: bump_of(results.first())? }))
 }
 
 /// Takes down or restores (by `entry.action`) a post that is not deleted, with the window
@@ -123,15 +130,17 @@ pub async fn set_taken_down(
             ),
             &[int(post), int(now), int(i64::from(take_down)), super::outbox::shard_param(post)],
         )?;
-        Ok(vec![update, event])
+        // The replicas' bump first: the event's and the audit row's `changes()` stay as they were.
+        Ok(vec![bump_for_post_statement(db, post)?, update, event])
     };
     let results = with_audit(db, post.get(), entry, now, seed, statements).await?;
-    let changed = super::changed_rows(results.first()) > 0;
+    let changed = super::changed_rows(results.get(1)) > 0;
     let sql = "SELECT COUNT(*) AS n FROM posts WHERE id = ?1 AND deleted_at IS NULL";
     if !changed && !exists(db, sql, post.get()).await? {
         return Ok(None);
     }
-    Ok(Some(Applied { changed, events: returned_events(results.get(1..2).unwrap_or_default()) }))
+    let events = returned_events(results.get(2..3).unwrap_or_default());
+    Ok(Some(Applied { changed, events, bump: bump_of(results.first())? }))
 }
 
 async fn exists<'a>(db: impl OnDb<'a>, sql: &str, id: i64) -> ApiResult<bool> {

@@ -174,16 +174,17 @@ pub struct Range<'a> {
 }
 
 /// The read-time rules that SQL can check on the recipient's side (`?1`): no block either way
-/// with the actor; the post (if any) neither deleted nor taken down; the comment not deleted.
+/// with the actor, the actor not muted with notifications (`mutes`); the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
 pub(super) fn shown_sql() -> String {
     format!(
-        "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} \
+        "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
          AND (n.post_id = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
                AND c.deleted_at IS NULL))",
-        not_blocked_between("?1", "n.actor_id")
+        not_blocked_between("?1", "n.actor_id"),
+        super::mutes::muted_sql("?1", "n.actor_id", true)
     )
 }
 

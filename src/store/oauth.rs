@@ -3,9 +3,10 @@
 
 use serde::Deserialize;
 
-use super::{exec, first, int, opt_text, text, AnyDb, ControlDb, UserDb};
+use super::{all, batch, exec, first, int, opt_text, stmt, text, AnyDb, ControlDb, UserDb};
 use crate::domain::ids::UserId;
 use crate::domain::oauth::Scopes;
+use crate::domain::throttle::{Count, Key};
 use crate::error::ApiResult;
 
 #[derive(Debug, Deserialize)]
@@ -118,8 +119,42 @@ pub async fn revoke_token(db: UserDb<'_>, token_id: i64, expires_at: i64) -> Api
     exec(db, SQL, &[int(token_id), int(expires_at)]).await
 }
 
-/// Drops expired codes and revocations of expired tokens (the cron pass).
+#[derive(Deserialize)]
+struct FailureRow {
+    key: String,
+    failures: i64,
+    expires_at: i64,
+}
+
+/// The failed sign-ins of `keys` in their windows still open at `now` (migration 0022).
+pub async fn sign_in_failures(db: ControlDb<'_>, keys: &[Key], now: i64) -> ApiResult<Vec<Count>> {
+    const SQL: &str = "SELECT key, failures, expires_at FROM sign_in_failures \
+                       WHERE key IN (SELECT value FROM json_each(?1)) AND expires_at > ?2";
+    let names = serde_json::Value::from(keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>()).to_string();
+    let rows: Vec<FailureRow> = all(db, SQL, &[text(&names), int(now)]).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Count { name: r.key, failures: r.failures, expires_at: r.expires_at })
+        .collect())
+}
+
+/// Counts one failed sign-in against each key: in its open window, or in a new one from `now`.
+pub async fn count_sign_in_failure(db: ControlDb<'_>, keys: &[Key], now: i64) -> ApiResult<()> {
+    const SQL: &str = "INSERT INTO sign_in_failures (key, failures, expires_at) VALUES (?1, 1, ?2 + ?3) \
+                       ON CONFLICT (key) DO UPDATE SET \
+                         failures = CASE WHEN expires_at <= ?2 THEN 1 ELSE failures + 1 END, \
+                         expires_at = CASE WHEN expires_at <= ?2 THEN ?2 + ?3 ELSE expires_at END";
+    let statements = keys
+        .iter()
+        .map(|k| stmt(db, SQL, &[text(&k.name), int(now), int(k.period_ms)]))
+        .collect::<ApiResult<_>>()?;
+    batch(db, statements).await?;
+    Ok(())
+}
+
+/// Drops expired codes, revocations of expired tokens and ended sign-in windows (the cron pass).
 pub async fn purge_expired(db: AnyDb<'_>, now: i64) -> ApiResult<()> {
+    exec(db, "DELETE FROM sign_in_failures WHERE expires_at <= ?1", &[int(now)]).await?;
     exec(db, "DELETE FROM oauth_codes WHERE expires_at <= ?1", &[int(now)]).await?;
     exec(db, "DELETE FROM revoked_tokens WHERE expires_at <= ?1", &[int(now)]).await
 }

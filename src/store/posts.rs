@@ -5,10 +5,14 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::outbox::{post_event, returned_events};
+use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
-use super::{all, batch, first, first_id, id_list, int, opt_text, run, stmt, text, AnyDb, PostDb, UserDb};
+use super::{
+    all, batch, first, first_id, id_list, int, opt_flag, opt_text, run, stmt, text, AnyDb, PostDb, UserDb,
+};
 use crate::domain::cursor::SortKey;
+use crate::domain::edit::PostEdit;
 use crate::domain::feed::LiveState;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::EventKind;
@@ -16,6 +20,7 @@ use crate::domain::read::{AuthorRelation, FeedRow};
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility};
+use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 
 /// D1 allows 100 bound parameters per statement; one is the viewer.
@@ -36,6 +41,7 @@ pub fn post_columns() -> String {
 pub fn feed_columns() -> String {
     "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
+            p.spoiler_text, p.sensitive, \
             EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
@@ -85,6 +91,11 @@ pub struct PostRow {
     pub comment_count: i64,
     pub liked_by_me: i64,
     taken_down: i64,
+    /// The content warning (`''`: none); rows cached before migration 0021 read as none.
+    #[serde(default)]
+    pub spoiler_text: String,
+    #[serde(default)]
+    sensitive: i64,
     /// The relationship columns: read with the row ([`post_columns`]) or set from the
     /// author's [`AuthorRelationship`] (`FeedRow::attach`).
     #[serde(default)]
@@ -107,6 +118,10 @@ impl PostRow {
 
     pub fn is_taken_down(&self) -> bool {
         self.taken_down != 0
+    }
+
+    pub fn is_sensitive(&self) -> bool {
+        self.sensitive != 0
     }
 
     /// Whether the viewer may open the post by its id now. Rows only ever come from queries
@@ -151,6 +166,10 @@ impl FeedRow for PostRow {
             blocked: self.blocked != 0,
             suspended: self.suspended != 0,
         }
+    }
+
+    fn set_liked_by_me(&mut self, liked: bool) {
+        self.liked_by_me = i64::from(liked);
     }
 }
 
@@ -257,6 +276,7 @@ pub struct NewPost<'a> {
     pub author_id: UserId,
     pub body: &'a PostBody,
     pub visibility: Visibility,
+    pub warning: &'a ContentWarning,
     pub created_at: i64,
     pub idempotency: Option<IdempotencyScope>,
 }
@@ -268,6 +288,8 @@ pub struct Published {
     pub replayed: bool,
     /// The fan-out event to announce (`None` for a replay: the first request announced it).
     pub outbox_id: Option<OutboxId>,
+    /// The author's replicas to tell (`None`: none, or a replay).
+    pub bump: Option<Bump>,
 }
 
 #[derive(Deserialize)]
@@ -286,7 +308,7 @@ async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResul
     match row {
         None => Ok(None),
         Some(r) if r.request_hash == scope.request_hash => {
-            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true }))
+            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true, bump: None }))
         }
         Some(_) => Err(ApiError::Conflict {
             code: "idempotency_key_reused",
@@ -296,6 +318,28 @@ async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResul
 }
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
+fn insert_post_statement(
+    db: UserDb<'_>,
+    post: &NewPost<'_>,
+    id: i64,
+    created_at: i64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive) \
+         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7) RETURNING id",
+        &[
+            int(post.author_id),
+            text(post.body.as_str()),
+            text(post.visibility.as_str()),
+            int(created_at),
+            int(id),
+            text(&post.warning.spoiler_text),
+            int(i64::from(post.warning.sensitive)),
+        ],
+    )
+}
+
 fn publish_statements(
     db: UserDb<'_>,
     post: &NewPost<'_>,
@@ -305,17 +349,7 @@ fn publish_statements(
     // The post's time is its id's: a crowded millisecond moves both (store::snowflake).
     let created_at = snowflake_time(id);
     let mut statements = vec![
-        stmt(
-            db,
-            "INSERT INTO posts (id, author_id, body, visibility, created_at) VALUES (?5, ?1, ?2, ?3, ?4) RETURNING id",
-            &[
-                int(post.author_id),
-                text(post.body.as_str()),
-                text(post.visibility.as_str()),
-                int(created_at),
-                int(id),
-            ],
-        )?,
+        insert_post_statement(db, post, id, created_at)?,
         stmt(
             db,
             &format!(
@@ -337,9 +371,11 @@ fn publish_statements(
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);
-    // (Imports are not publications: their fan-out health is not the product's.)
+    // (Imports are not publications: their fan-out health is not the product's.) Last: the
+    // replicas' change number.
     let published = i64::from(post.created_at == now);
     statements.push(super::stats::count_minute(db, "published", now, published)?);
+    statements.push(bump_statement(db, post.author_id)?);
     Ok(statements)
 }
 
@@ -362,6 +398,7 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
             post_id: PostId::from_trusted(first_id(results.first())?),
             outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
             replayed: false,
+            bump: bump_of(results.last())?,
         }),
         Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;
@@ -380,11 +417,11 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
 /// transition they really made, in commit order.
 pub async fn edit(
     db: PostDb<'_>,
-    post_id: PostId,
-    body: Option<&PostBody>,
-    visibility: Option<Visibility>,
+    (post_id, author): (PostId, UserId),
+    edit: &PostEdit,
     now: i64,
-) -> ApiResult<Vec<OutboxId>> {
+) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
+    let (body, visibility) = (edit.text.as_ref(), edit.visibility);
     let visibility = opt_text(visibility.map(Visibility::as_str));
     let event = stmt(
         db,
@@ -399,17 +436,44 @@ pub async fn edit(
     )?;
     let update = stmt(
         db,
-        "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4, \
-           state_version = state_version + (?3 IS NOT NULL AND (visibility = 'private') <> (?3 = 'private')) \
-         WHERE id = ?1 AND deleted_at IS NULL",
-        &[int(post_id), opt_text(body.map(PostBody::as_str)), visibility, int(now)],
+        &format!(
+            "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4, \
+               state_version = state_version + (?3 IS NOT NULL AND (visibility = 'private') <> (?3 = 'private')), \
+               {} \
+             WHERE id = ?1 AND deleted_at IS NULL",
+            warning_edit("?5", "?6")
+        ),
+        &[
+            int(post_id),
+            opt_text(body.map(PostBody::as_str)),
+            visibility,
+            int(now),
+            opt_text(edit.warning.spoiler_text.as_deref()),
+            opt_flag(edit.warning.sensitive),
+        ],
     )?;
-    Ok(returned_events(&batch(db, vec![event, update]).await?))
+    let bump = bump_statement(db, author)?;
+    let results = batch(db, vec![event, update, bump]).await?;
+    Ok((returned_events(&results[..2.min(results.len())]), bump_of(results.get(2))?))
+}
+
+/// The content warning's part of an edit (the parameters `text` and `flag` hold the new values,
+/// either `NULL` to keep): a status stays sensitive while it has a warning text
+/// (`domain::warning`).
+pub fn warning_edit(text: &str, flag: &str) -> String {
+    format!(
+        "spoiler_text = COALESCE({text}, spoiler_text), \
+         sensitive = (COALESCE({flag}, sensitive) OR COALESCE({text}, spoiler_text) <> '')"
+    )
 }
 
 /// Soft-deletes (the row stays for counts and audit; every read excludes it) and records the
 /// event that removes it from timeline windows.
-pub async fn delete(db: PostDb<'_>, post_id: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn delete(
+    db: PostDb<'_>,
+    (post_id, author): (PostId, UserId),
+    now: i64,
+) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
     let results = batch(
         db,
         vec![
@@ -420,10 +484,11 @@ pub async fn delete(db: PostDb<'_>, post_id: PostId, now: i64) -> ApiResult<Vec<
                 &[int(post_id), int(now)],
             )?,
             post_event(db, EventKind::RemovePost, post_id, now)?,
+            bump_statement(db, author)?,
         ],
     )
     .await?;
-    Ok(returned_events(&results))
+    Ok((returned_events(&results[..2.min(results.len())]), bump_of(results.get(2))?))
 }
 
 /// Drops idempotency keys created before `before` (retries only come within minutes).

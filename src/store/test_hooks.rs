@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    all, batch, exec, first, int, stmt, text, AnyDb, ControlDb, Count, IdRow, OutboxDb, PostDb, UserDb,
+    all, batch, exec, first, int, run, stmt, text, AnyDb, ControlDb, Count, IdRow, OutboxDb, PostDb, UserDb,
 };
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
@@ -191,6 +191,11 @@ pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> ApiResult<usize>
     ];
     let results = batch(db, statements).await?;
     Ok(super::changed_rows(results.first()))
+}
+
+/// Ends a sign-in throttle key's window (`domain::throttle`) as if its period had passed.
+pub async fn end_sign_in_window(db: ControlDb<'_>, key: &str) -> ApiResult<usize> {
+    run(db, "UPDATE sign_in_failures SET expires_at = 0 WHERE key = ?1", &[text(key)]).await
 }
 
 /// Overwrites some of a user's counters (`column` is one of the three counter names, from a

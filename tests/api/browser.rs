@@ -230,6 +230,30 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let comments = author.get(&format!("/v1/posts/{}/comments", id_of(&fresh))).expect(200);
     assert_eq!(comments["items"][0]["body"], "nice one");
 
+    // A post with a content warning shows the warning, its body collapsed until opened.
+    let warned = json!({ "body": "the butler did it", "spoiler_text": "mystery spoilers" });
+    let warned = author.post("/v1/posts", warned).expect(201);
+    browser.wait_for("the new-posts banner again", "return !document.getElementById('new-posts').hidden");
+    browser.click("#new-posts");
+    let top = browser.wait_for(
+        "the warned post on top",
+        "const li = document.querySelector('#feed > li'); return li && li.dataset.id",
+    );
+    assert_eq!(top, id_of(&warned));
+    let first = "document.querySelector('#feed > li:first-child')";
+    let state = format!(
+        "const li = {first}; const d = li.querySelector('details.warning'); \
+         return d && [d.open, d.querySelector('summary').textContent, li.querySelector('.body').checkVisibility()]"
+    );
+    assert_eq!(browser.js(&state, json!([])), json!([false, "mystery spoilers", false]), "collapsed");
+    browser.click("#feed > li:first-child details.warning summary");
+    browser.wait_for(
+        "the warned post opened",
+        &format!("return {first}.querySelector('.body').checkVisibility()"),
+    );
+    let body = browser.js(&format!("return {first}.querySelector('.body').textContent"), json!([]));
+    assert_eq!(body, "the butler did it");
+
     // Notifications: the author follows the reader back. The live socket says there is news,
     // the badge counts it, the list shows it, and opening the list clears the count.
     let me = author.get(&format!("/v1/users?handle={handle}")).expect(200);

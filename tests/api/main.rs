@@ -5,12 +5,14 @@
 mod common;
 
 mod accounts;
+mod apps;
 mod browser;
 mod budgets;
 mod cors;
 mod degraded;
 mod engagement;
 mod errors;
+mod favourites;
 mod feed;
 mod graph;
 mod grouped;
@@ -22,6 +24,7 @@ mod live;
 mod mastodon;
 mod mirror;
 mod moderation;
+mod mutes;
 mod notifications;
 mod openapi;
 mod ordering;
@@ -29,4 +32,5 @@ mod posts;
 mod security;
 mod shards;
 mod streaming;
+mod threads;
 mod window_layout;

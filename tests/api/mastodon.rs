@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::common::*;
 
-const PASSWORD: &str = "correct horse battery staple";
+pub(crate) const PASSWORD: &str = "correct horse battery staple";
 
 /// A user registered with a password (so they can sign in through OAuth).
 pub(crate) fn register_with_password(prefix: &str) -> User {
@@ -51,12 +51,12 @@ fn the_toot_command_line_client_logs_in_posts_follows_reads_favourites_replies_a
     assert!(run_client("toot_client", "toot", &[]).contains("toot flow ok"));
 }
 
-fn form(path: &str, fields: &[(&str, &str)]) -> Resp {
+pub(crate) fn form(path: &str, fields: &[(&str, &str)]) -> Resp {
     let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
     raw("POST", path, &[("content-type", "application/x-www-form-urlencoded")], body.join("&").as_bytes())
 }
 
-fn urlencode(v: &str) -> String {
+pub(crate) fn urlencode(v: &str) -> String {
     v.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
@@ -65,13 +65,13 @@ fn urlencode(v: &str) -> String {
         .collect()
 }
 
-fn app(scopes: &str, redirect: &str) -> (String, String) {
+pub(crate) fn app(scopes: &str, redirect: &str) -> (String, String) {
     let fields = [("client_name", "shape test"), ("redirect_uris", redirect), ("scopes", scopes)];
     let app = form("/api/v1/apps", &fields).expect(200);
     (app["client_id"].as_str().unwrap().to_string(), app["client_secret"].as_str().unwrap().to_string())
 }
 
-fn password_token(user: &User, client: &(String, String), scope: &str) -> Resp {
+pub(crate) fn password_token(user: &User, client: &(String, String), scope: &str) -> Resp {
     let fields = [
         ("grant_type", "password"),
         ("client_id", client.0.as_str()),
@@ -116,7 +116,7 @@ fn tokens_carry_scopes_and_errors_have_mastodons_shape() {
 #[test]
 fn apps_register_only_redirect_uris_that_cannot_run_script_or_leak_the_code() {
     let refused =
-        ["javascript:alert(1)", "data:text/html,x", "https://a.example/cb#frag", "http://evil.example/cb"];
+        ["javascript:alert(1)", "data:text/html,x", "vbscript:x", "https://a.example/cb#frag", "/cb"];
     for uri in refused {
         let r = form("/api/v1/apps", &[("client_name", "redirect test"), ("redirect_uris", uri)]);
         assert_eq!(r.status, 422, "{uri}: {}", r.body);
@@ -127,6 +127,8 @@ fn apps_register_only_redirect_uris_that_cannot_run_script_or_leak_the_code() {
         "http://127.0.0.1:8000/cb",
         "com.example.app:/oauth",
         "urn:ietf:wg:oauth:2.0:oob",
+        "oauth2redirect://com.keylesspalace.tusky/",
+        "http://app.example/cb",
     ];
     for uri in accepted {
         let app =
@@ -143,7 +145,12 @@ fn apps_register_only_redirect_uris_that_cannot_run_script_or_leak_the_code() {
 
 /// Posts the sign-in page's form; the redirect's `Location` (with the code), or the status of
 /// a refusal.
-fn authorize(client_id: &str, redirect: &str, user: &User, extra: &[(&str, &str)]) -> Result<String, u16> {
+pub(crate) fn authorize(
+    client_id: &str,
+    redirect: &str,
+    user: &User,
+    extra: &[(&str, &str)],
+) -> Result<String, u16> {
     let mut fields = vec![
         ("client_id", client_id),
         ("redirect_uri", redirect),

@@ -99,6 +99,10 @@ fn notifications_arrive_once_on_both_user_streams_and_a_subscription_can_change(
         let n: Value = serde_json::from_str(&payload).expect("a Notification");
         assert_eq!((n["type"].clone(), n["account"]["id"].clone()), (json!("favourite"), json!(fan.id)));
         assert_eq!(n["status"]["id"], post.as_str());
+        // The key v2 files it under, so a client merges it into that group.
+        let v2 = author.get("/api/v2/notifications").expect(200);
+        assert_eq!(n["group_key"], v2["notification_groups"][0]["group_key"], "{v2}");
+        assert!(n["group_key"].as_str().unwrap().starts_with(&format!("favourite-{post}-")), "{n}");
     }
     // A repeated like makes no notification, so nothing is sent.
     fan.put(&format!("/v1/posts/{post}/like"), None).expect(200);

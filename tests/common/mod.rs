@@ -227,8 +227,16 @@ fn apply_migrations(persist_dir: &Path, config: &[String], databases: usize) {
     };
     let children: Vec<(usize, Child)> = (0..databases).map(|i| (i, apply(i))).collect();
     for (index, mut child) in children {
-        let ok = child.wait().map(|s| s.success()).unwrap_or(false)
-            || apply(index).wait().map(|s| s.success()).unwrap_or(false);
+        // Other wrangler runs on the machine (a parallel test binary) can hold the metadata
+        // file for a moment: a few retries, spaced.
+        let mut ok = child.wait().map(|s| s.success()).unwrap_or(false);
+        for attempt in 1..=4 {
+            if ok {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(500 * attempt));
+            ok = apply(index).wait().map(|s| s.success()).unwrap_or(false);
+        }
         assert!(ok, "applying migrations to DB_{index} failed");
     }
 }

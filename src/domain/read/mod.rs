@@ -32,7 +32,8 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 pub use step::{
-    AuthorRelation, DbBatch, HotFound, OnFailure, Replies, Rows, Slab, SlabRows, Statement, Step,
+    AuthorRelation, DbBatch, HotFound, OnFailure, ReplicaCall, ReplicaRows, Replies, Rows, Slab, SlabRows,
+    Statement, Step,
 };
 
 use super::activity::ActivityReport;
@@ -57,6 +58,8 @@ pub trait FeedRow {
     /// The relationship the row holds: as a full pull's slab read it with the row, or as
     /// [`FeedRow::attach`] set it.
     fn relation(&self) -> AuthorRelation;
+    /// Whether the viewer likes the post, for a row a replica served (it has no viewer).
+    fn set_liked_by_me(&mut self, liked: bool);
 }
 
 /// One page asked for.
@@ -90,6 +93,8 @@ pub struct ReadConfig {
     /// Entries per hot range (a refill with this many is full).
     pub hot_range_len: usize,
     pub map: ShardMap,
+    /// Authors with replicas and how many (`domain/replica.rs`): read from them, not D1.
+    pub replicated: Rc<HashMap<UserId, u32>>,
 }
 
 /// The finished page, and what the interpreter does after answering.

@@ -39,6 +39,7 @@ impl<R: FeedRow> Reading<R> {
             window: Some((op.clone(), OnFailure::Degrade)),
             hot_lookup: Some(self.in_flight_since()),
             batches: vec![self.home_batch(edges, OnFailure::Fail)],
+            replicas: Vec::new(),
         };
         let mut replies = self.run(step).await;
         let reader = self.reader_of(&mut replies);

@@ -3,18 +3,20 @@
 //! to each author (once per author) and what the hot-range cache lacked; then the merge of
 //! those sources with the window's entries into the page.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::super::cursor::SortKey;
 use super::super::feed::{feed_verdict, Hidden, PageBuilder};
 use super::super::hot::{self, reader_list, HotFill, HotMiss, HotRange};
+use super::super::ids::PostId;
 use super::super::ids::UserId;
 use super::super::merge::{covered_to, merge_newest_first};
-use super::super::plan::{Bounds, DbReads, RoundPlan};
+use super::super::plan::{Bounds, DbReads, ReplicaRead, RoundPlan};
+use super::super::replica::{replica_for, ReplicaQuery};
 use super::super::shard::ShardMap;
-use super::super::snowflake::shard_of_id;
+use super::super::snowflake::{id_range_of_times, shard_of_id};
 use super::super::window::Entry;
-use super::step::{AuthorRelation, DbBatch, OnFailure, Rows, Statement};
+use super::step::{AuthorRelation, DbBatch, OnFailure, ReplicaCall, ReplicaRows, Rows, Statement};
 use super::{FeedRow, Reader};
 
 /// The hot-range cache's part of one read: the usable ranges and their authors, and the time
@@ -63,6 +65,7 @@ enum Part {
     Relationships,
     HotReader,
     HotRange(usize),
+    Liked,
 }
 
 /// A round's batches, and where each answer goes.
@@ -81,6 +84,26 @@ impl RoundReads {
             })
             .collect();
         Self { batches }
+    }
+
+    /// Adds a statement of the reader's own (their home database's batch, made if the round
+    /// has none there): the viewer's likes among the posts in the bounds, for rows a replica
+    /// served (a replica has no viewer).
+    pub fn with_liked(mut self, home: usize, bounds: Bounds) -> Self {
+        let (lo, hi) = id_range_of_times(bounds.after.primary.max(0), bounds.before.primary);
+        let statement = Statement::LikedIn { lo, hi };
+        match self.batches.iter_mut().find(|(b, _)| b.database == home) {
+            Some((batch, parts)) => {
+                batch.statements.push(statement);
+                parts.push(Part::Liked);
+            }
+            None => {
+                let batch =
+                    DbBatch { database: home, statements: vec![statement], on_failure: OnFailure::Omit };
+                self.batches.push((batch, vec![Part::Liked]));
+            }
+        }
+        self
     }
 
     pub fn batches(&self) -> Vec<DbBatch> {
@@ -102,6 +125,7 @@ impl RoundReads {
                 (Part::Relationships, Rows::Relationships(r)) => out.relations.extend(r),
                 (Part::HotReader, Rows::HotAuthors(found)) => out.hot_authors.extend(found),
                 (Part::HotRange(i), Rows::Entries(entries)) => out.ranges.push((*i, entries)),
+                (Part::Liked, Rows::Liked(ids)) => out.liked.extend(ids),
                 _ => {}
             }
         }
@@ -161,6 +185,8 @@ pub(super) struct RoundRows<R> {
     pub relations: Vec<AuthorRelation>,
     hot_authors: Vec<(UserId, i64)>,
     ranges: Vec<(usize, Vec<Entry>)>,
+    /// The viewer's likes among the round's posts (read when replicas serve some rows).
+    liked: HashSet<PostId>,
 }
 
 impl<R> Default for RoundRows<R> {
@@ -171,6 +197,7 @@ impl<R> Default for RoundRows<R> {
             relations: Vec::new(),
             hot_authors: Vec::new(),
             ranges: Vec::new(),
+            liked: HashSet::new(),
         }
     }
 }
@@ -197,6 +224,70 @@ impl<R: FeedRow> RoundRows<R> {
         }
         fills
     }
+}
+
+/// What a round reads from D1 after all because a replica could not answer for it: authors
+/// whose posts in the bounds it could not give (failed, or it does not reach that far down),
+/// and window candidates to hydrate.
+#[derive(Debug, Default)]
+pub(super) struct Fallback {
+    pub authors: Vec<UserId>,
+    pub candidates: Vec<(PostId, UserId)>,
+}
+
+impl<R: FeedRow> RoundRows<R> {
+    /// Takes the replicas' answers (one per read of `reads`, `None` for a failure) as the
+    /// round's rows: each author's posts a source, its candidates hydrated, its relationship
+    /// from the replica (the follow is the reader's). What they could not answer is returned.
+    pub fn absorb_replicas(
+        &mut self,
+        reads: &[ReplicaRead],
+        answers: Vec<Option<ReplicaRows<R>>>,
+    ) -> Fallback {
+        let mut fallback = Fallback::default();
+        let mut answers = answers.into_iter();
+        for read in reads {
+            match answers.next().flatten() {
+                Some(mut answer) if answer.complete => {
+                    for row in answer.posts.iter_mut().chain(answer.found.iter_mut()) {
+                        row.set_liked_by_me(self.liked.contains(&PostId::from_trusted(row.key().id)));
+                    }
+                    self.sources.push(answer.posts);
+                    self.hydrated.extend(answer.found);
+                    fallback.candidates.extend(answer.unknown.iter().map(|id| (*id, read.author)));
+                    self.relations.push(AuthorRelation {
+                        author: read.author,
+                        follows: false,
+                        blocked: answer.blocks_viewer,
+                        suspended: answer.suspended,
+                    });
+                }
+                _ => {
+                    fallback.authors.push(read.author);
+                    fallback.candidates.extend(read.ids.iter().map(|id| (*id, read.author)));
+                }
+            }
+        }
+        fallback
+    }
+}
+
+/// The calls of a round's replica reads: each reader reads its replica of each author.
+pub(super) fn replica_calls(viewer: UserId, reads: &[ReplicaRead], bounds: Bounds) -> Vec<ReplicaCall> {
+    reads
+        .iter()
+        .map(|read| ReplicaCall {
+            author: read.author,
+            replica: replica_for(viewer, read.replicas),
+            query: ReplicaQuery {
+                viewer,
+                after: bounds.after,
+                before: bounds.before,
+                limit: bounds.limit,
+                ids: read.ids.clone(),
+            },
+        })
+        .collect()
 }
 
 /// A feed candidate: an entry from the window (to hydrate) or a post pulled from D1.

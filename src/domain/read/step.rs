@@ -13,6 +13,7 @@ use super::super::cursor::SortKey;
 use super::super::hot::{HotMiss, HotRange};
 use super::super::ids::{ListId, PostId, UserId};
 use super::super::plan::{Bounds, InFlight, ReaderEdge, MAX_PARALLEL_DATABASES};
+use super::super::replica::{ReplicaAnswer, ReplicaQuery};
 use super::super::window::{Entry, WindowOp, WindowReply};
 
 /// What a failed I/O does to the read.
@@ -38,15 +39,17 @@ pub struct Step {
     /// One batch per database (at most one per database), run at most
     /// [`MAX_PARALLEL_DATABASES`] at once.
     pub batches: Vec<DbBatch>,
+    /// Reads of hot authors' replicas (Durable Objects), beside the batches.
+    pub replicas: Vec<ReplicaCall>,
 }
 
 impl Step {
     pub fn window(op: WindowOp, on_failure: OnFailure) -> Self {
-        Self { window: Some((op, on_failure)), hot_lookup: None, batches: Vec::new() }
+        Self { window: Some((op, on_failure)), hot_lookup: None, batches: Vec::new(), replicas: Vec::new() }
     }
 
     pub fn batches(batches: Vec<DbBatch>) -> Self {
-        Self { window: None, hot_lookup: None, batches }
+        Self { window: None, hot_lookup: None, batches, replicas: Vec::new() }
     }
 
     /// The sequential storage waits this step costs: its batches in groups of
@@ -61,6 +64,18 @@ impl Step {
         self.batches.iter().map(|b| (b.database, b.statements.len())).collect()
     }
 }
+
+/// A read of one replica of a hot author (`domain/replica.rs`); a failure or a timeout answers
+/// `None` and the read goes to the author's database instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaCall {
+    pub author: UserId,
+    pub replica: u32,
+    pub query: ReplicaQuery,
+}
+
+/// A replica's answer with its rows as feed rows.
+pub type ReplicaRows<R> = ReplicaAnswer<R>;
 
 /// One database's batch: its statements run in one round trip, answers in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +129,9 @@ pub enum Statement {
     HotRange { author: UserId, below: i64 },
     /// One slab of a full pull.
     Slab(Slab),
+    /// The viewer's likes among posts with ids in `lo..=hi` (the reader's own likes, on their
+    /// home database), for rows served by replicas.
+    LikedIn { lo: i64, hi: i64 },
 }
 
 /// The viewer's relationship to one author as the author's database has it.
@@ -134,6 +152,8 @@ pub enum Rows<R> {
     Relationships(Vec<AuthorRelation>),
     /// `(author, followers)` of hot pulled authors.
     HotAuthors(Vec<(UserId, i64)>),
+    /// Post ids the viewer likes.
+    Liked(Vec<PostId>),
     /// A statement without rows (the activation).
     Done,
 }
@@ -180,6 +200,8 @@ pub struct Replies<R> {
     pub failed: bool,
     /// The databases whose [`OnFailure::Omit`] batch met an outage (their answers are empty).
     pub unavailable: Vec<usize>,
+    /// Per replica call of the step, in order; `None` when it failed.
+    pub replicas: Vec<Option<ReplicaRows<R>>>,
 }
 
 impl<R> Default for Replies<R> {
@@ -190,6 +212,7 @@ impl<R> Default for Replies<R> {
             batches: Vec::new(),
             failed: false,
             unavailable: Vec::new(),
+            replicas: Vec::new(),
         }
     }
 }

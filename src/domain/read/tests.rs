@@ -2,7 +2,8 @@
 //! D1 (posts, edges, relationships, unfinished outbox events), a fake window object and a fake
 //! hot-range cache, so each scenario checks the page and counts what it cost.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use super::*;
 use crate::domain::hot::HotRange;
@@ -24,6 +25,7 @@ struct Row {
     author: UserId,
     visibility: Visibility,
     relation: Option<AuthorRelation>,
+    liked: bool,
 }
 
 impl FeedRow for Row {
@@ -50,6 +52,10 @@ impl FeedRow for Row {
         self.relation = Some(*relation);
     }
 
+    fn set_liked_by_me(&mut self, liked: bool) {
+        self.liked = liked;
+    }
+
     fn relation(&self) -> AuthorRelation {
         self.relation.unwrap_or(AuthorRelation {
             author: self.author,
@@ -70,7 +76,7 @@ struct Post {
 
 impl Post {
     fn row(&self) -> Row {
-        Row { key: self.key, author: self.author, visibility: self.visibility, relation: None }
+        Row { key: self.key, author: self.author, visibility: self.visibility, relation: None, liked: false }
     }
 
     fn entry(&self) -> Entry {
@@ -106,6 +112,11 @@ struct World {
     budget: usize,
     /// Databases in an outage: their batches fail.
     down: Vec<usize>,
+    /// Authors with replicas (and how many); `replicas_down`: every replica read fails.
+    replicated: HashMap<UserId, u32>,
+    replicas_down: bool,
+    /// Posts the viewer likes (the liker's side).
+    liked: Vec<PostId>,
 }
 
 /// A user on a logical shard (the even 4-database map: shards 0-63 on database 0, 64-127 on 1...).
@@ -131,6 +142,9 @@ impl World {
             hot: HotFound::default(),
             budget: 400,
             down: Vec::new(),
+            replicated: HashMap::new(),
+            replicas_down: false,
+            liked: Vec::new(),
         }
     }
 
@@ -169,7 +183,28 @@ impl World {
             ids_per_statement: 90,
             hot_range_len: 50,
             map: ShardMap::even(self.databases),
+            replicated: Rc::new(self.replicated.clone()),
         }
+    }
+
+    /// A replica's answer: it holds every live post of its author.
+    fn replica(&self, call: &ReplicaCall) -> Option<ReplicaRows<Row>> {
+        if self.replicas_down {
+            return None;
+        }
+        let q = &call.query;
+        let live = || self.posts.iter().filter(|p| p.author == call.author && !p.deleted);
+        let mut posts: Vec<&Post> = live().filter(|p| p.key > q.after && p.key < q.before).collect();
+        posts.sort_by_key(|p| std::cmp::Reverse(p.key));
+        let found = live().filter(|p| q.ids.iter().any(|i| i.get() == p.key.id)).map(Post::row).collect();
+        Some(ReplicaRows {
+            posts: posts.into_iter().take(q.limit).map(Post::row).collect(),
+            found,
+            complete: true,
+            unknown: Vec::new(),
+            blocks_viewer: self.blocked.contains(&call.author),
+            suspended: false,
+        })
     }
 
     fn visible_posts(
@@ -216,6 +251,9 @@ impl World {
         match statement {
             Statement::Edges { .. } => Rows::Edges(self.edges.clone()),
             Statement::Activate | Statement::HotAuthors { .. } => Rows::Done,
+            Statement::LikedIn { lo, hi } => {
+                Rows::Liked(self.liked.iter().filter(|id| (*lo..=*hi).contains(&id.get())).copied().collect())
+            }
             Statement::Pulled { authors, bounds } => {
                 let reads: Vec<_> = authors.iter().map(|a| (*a, -1)).collect();
                 Rows::Posts(self.top_each(&reads, bounds))
@@ -292,6 +330,7 @@ struct Cost {
     /// D1 statements per database.
     statements: BTreeMap<usize, usize>,
     window_calls: usize,
+    replica_calls: usize,
 }
 
 fn run(world: &mut World, request: FeedQuery) -> (Finished<Row>, Cost) {
@@ -316,6 +355,8 @@ fn run(world: &mut World, request: FeedQuery) -> (Finished<Row>, Cost) {
         if step.hot_lookup.is_some() {
             replies.hot = world.hot.clone();
         }
+        cost.replica_calls += step.replicas.len();
+        replies.replicas = step.replicas.iter().map(|call| world.replica(call)).collect();
         for b in &step.batches {
             if !world.down.contains(&b.database) {
                 replies.batches.push(b.statements.iter().map(|s| world.answer(s)).collect());
@@ -371,7 +412,7 @@ fn warm_push_page_is_the_window_hydrated_in_two_waves() {
     assert_eq!(keys(&done), all[..5]);
     assert_eq!(done.next, Some(all[4]));
     assert_eq!((done.state, done.gap, done.empty_reason), (FeedState::Ok, None, None));
-    let expected = Cost { waves: 2, statements: stmts(&[(0, 4)]), window_calls: 1 };
+    let expected = Cost { waves: 2, statements: stmts(&[(0, 4)]), window_calls: 1, replica_calls: 0 };
     assert_eq!(cost, expected, "edges; in-flight, hydration, relationships");
     let (mut world, _) = warm_push(4);
     let (_, cost) = read_home(&mut world, 5);
@@ -458,6 +499,43 @@ fn hybrid_cache_hit_serves_the_pulled_author_below_the_boundary() {
     // The pulled author is read only from the boundary up (in flight) and its cached entries
     // hydrated: in-flight, hydration, relationships.
     assert_eq!(cost.statements.get(&3), Some(&3));
+}
+
+#[test]
+fn a_replicated_author_puts_nothing_on_its_database_and_a_failed_replica_falls_back() {
+    for mode in [FanoutMode::Hybrid, FanoutMode::Push] {
+        let (mut world, pulled, all) = hybrid();
+        world.mode = mode;
+        if mode == FanoutMode::Push {
+            let pushed = world.edges[0].author;
+            world.deliver(&[pushed, pulled], SortKey::BOTTOM);
+        }
+        world.replicated.insert(pulled, 3);
+        let liked = world.posts.iter().find(|p| p.author == pulled).map(|p| PostId::from_trusted(p.key.id));
+        world.liked.extend(liked);
+        let (done, cost) = read_home(&mut world, 6);
+        assert_eq!(keys(&done), all[..6], "{mode:?}");
+        let marked: Vec<i64> = done.items.iter().filter(|r| r.liked).map(|r| r.key.id).collect();
+        assert_eq!(
+            marked,
+            world.liked.iter().map(|id| id.get()).collect::<Vec<_>>(),
+            "liked_by_me from the reader's side"
+        );
+        assert_eq!(cost.statements.get(&3), None, "{mode:?}: the replicated author's database is not read");
+        assert_eq!(cost.replica_calls, 1);
+        assert_eq!(cost.waves, 2, "the replica is read beside the batches");
+        // A block by the replicated author (the replica's list) hides its posts.
+        world.blocked.push(pulled);
+        let (done, _) = read_home(&mut world, 6);
+        assert!(done.items.iter().all(|r| r.author != pulled), "{mode:?}");
+        world.blocked.clear();
+        // Every replica failing: the same page, the author read from its database instead.
+        world.replicas_down = true;
+        let (done, cost) = read_home(&mut world, 6);
+        assert_eq!(keys(&done), all[..6], "{mode:?}");
+        assert!(cost.statements.get(&3).is_some_and(|n| *n > 0));
+        assert_eq!(cost.waves, 3, "the fallback is one more wave");
+    }
 }
 
 #[test]

@@ -3,11 +3,13 @@
 
 use super::super::cursor::SortKey;
 use super::super::feed::FeedState;
-use super::super::plan::{Bounds, FeedScope, RoundInput, RoundPlan};
+use std::collections::HashMap;
+
+use super::super::plan::{Bounds, FeedScope, ReaderEdge, RoundInput, RoundPlan};
 use super::super::policy::FanoutMode;
 use super::super::window::{Entry, WindowOp};
 use super::pull::FullPull;
-use super::round::{offer_round, offer_rows, Hot, RoundReads, RoundRows};
+use super::round::{offer_round, offer_rows, replica_calls, Fallback, Hot, RoundReads, RoundRows};
 use super::step::{DbBatch, OnFailure, Step};
 use super::{batch_size, FeedRow, Page, Reader, Reading};
 use crate::domain::hot::HotMiss;
@@ -55,15 +57,21 @@ impl<R: FeedRow> Reading<R> {
             cached: &hot.authors,
             in_flight_since: hot.in_flight_since,
             candidates: &candidates,
+            replicated: &self.cfg.replicated,
+            with_viewer: true,
         };
         let plan = RoundPlan::beside_window(&input, &self.cfg.map);
-        let reads = RoundReads::new(&plan, bounds, misses, &self.cfg.map, self.cfg.ids_per_statement);
+        let mut reads = RoundReads::new(&plan, bounds, misses, &self.cfg.map, self.cfg.ids_per_statement);
+        if !plan.replicas.is_empty() {
+            reads = reads.with_liked(self.home_database(), bounds);
+        }
         let mut pull = (self.cfg.mode == FanoutMode::Pull).then(|| {
             self.posts_pull(reader, self.posts_spec(Some(bounds.after), bounds.before, bounds.limit))
         });
-        let batches = with_pull(reads.batches(), pull.as_ref());
-        let databases: Vec<usize> = batches.iter().map(|b| b.database).collect();
-        let replies = self.run(Step::batches(batches)).await;
+        let mut step = Step::batches(with_pull(reads.batches(), pull.as_ref()));
+        step.replicas = replica_calls(reader.viewer, &plan.replicas, bounds);
+        let databases: Vec<usize> = step.batches.iter().map(|b| b.database).collect();
+        let replies = self.run(step).await;
         let mut rows = RoundRows::default();
         for (database, mut answers) in databases.into_iter().zip(replies.batches) {
             let beside = answers.split_off(reads.statements_on(database).min(answers.len()));
@@ -72,6 +80,8 @@ impl<R: FeedRow> Reading<R> {
                 pull.absorb(database, answer);
             }
         }
+        let fallback = rows.absorb_replicas(&plan.replicas, replies.replicas);
+        self.replica_fallback(reader, bounds, fallback, &mut rows).await;
         rows.attach(reader);
         self.effects.borrow_mut().hot_fills.extend(rows.fills(misses, self.cfg.hot_range_len));
         if let Some(mut pull) = pull {
@@ -79,6 +89,41 @@ impl<R: FeedRow> Reading<R> {
             rows.sources.push(Self::pulled_rows(reader, pull).0);
         }
         rows
+    }
+
+    /// Reads from D1 what the round's replicas could not answer (a failed or slow replica, or
+    /// a range older than it holds): those authors' posts in the bounds and those candidates,
+    /// as a round without replicas would have.
+    async fn replica_fallback(
+        &self,
+        reader: &Reader,
+        bounds: Bounds,
+        fallback: Fallback,
+        rows: &mut RoundRows<R>,
+    ) {
+        if fallback.authors.is_empty() && fallback.candidates.is_empty() {
+            return;
+        }
+        let edges: Vec<ReaderEdge> =
+            reader.edges.iter().filter(|e| fallback.authors.contains(&e.author)).cloned().collect();
+        let input = RoundInput {
+            viewer: reader.viewer,
+            mode: self.cfg.mode,
+            edges: &edges,
+            cached: &[],
+            in_flight_since: self.in_flight_since(),
+            candidates: &fallback.candidates,
+            replicated: &HashMap::new(),
+            with_viewer: false,
+        };
+        let plan = RoundPlan::beside_window(&input, &self.cfg.map);
+        let reads = RoundReads::new(&plan, bounds, &[], &self.cfg.map, self.cfg.ids_per_statement);
+        let batches = reads.batches();
+        let databases: Vec<usize> = batches.iter().map(|b| b.database).collect();
+        let replies = self.run(Step::batches(batches)).await;
+        for (database, answers) in databases.into_iter().zip(replies.batches) {
+            reads.absorb(database, answers, rows);
+        }
     }
 
     /// A round's entries with the cached ones merged in, and its bounds.

@@ -9,6 +9,7 @@ use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::moderation::{parse_operator, parse_reason, Action, AuditEntry, Target};
 use crate::domain::policy::{EdgeMode, DAY_MS};
+use crate::domain::replica::Fault;
 use crate::domain::window::WindowOp;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
@@ -16,7 +17,7 @@ use crate::http::input::{Input, JsonObject};
 use crate::http::router::TestHook;
 use crate::http::views::AuditView;
 use crate::objects::timeline::Windows;
-use crate::services::{fanout, moderation, policy, reconcile, stats};
+use crate::services::{fanout, moderation, policy, reconcile, replicas, stats};
 use crate::store::moderation::AuditRow;
 use crate::store::{mirror, test_hooks};
 
@@ -89,6 +90,11 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
             json(200, &Windows::new(app)?.back_to_v4(reader).await?)
         }
         TestHook::AgePost => age_post(app, &body).await,
+        TestHook::EndSignInWindow => {
+            let key = body.required_str("key")?;
+            let ended = test_hooks::end_sign_in_window(app.control(), key).await?;
+            json(200, &value!({ "key": key, "ended": ended }))
+        }
         TestHook::WindowAlarm => {
             let reader = body.required_id("reader_id", UserId::parse)?;
             json(200, &Windows::new(app)?.run_alarm(reader).await?)
@@ -96,7 +102,36 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Graph => graph_pair(app, &body).await,
         TestHook::Edges => author_edges(app, &body).await,
         TestHook::DbOutage => db_outage(app, &body),
+        TestHook::ReplicaFault => replica_fault(app, &body).await,
+        TestHook::Liked => liked_side(app, &body).await,
     }
+}
+
+/// `{"author_id", "replica": i, "fault": "none" | "slow" | "failing" | "wipe", "ms": n}`: a
+/// fault on one of the author's replicas (`domain/replica.rs` `Fault`); without `replica`, only
+/// asks. Answers the author's replica count as this isolate's directory has it (re-read) and,
+/// with `reader_id`, which replica that reader reads.
+async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let author = body.required_id("author_id", UserId::parse)?;
+    if let Some(replica) = body.count("replica")? {
+        let fault = match body.str("fault")? {
+            Some("slow") => Fault::Slow { ms: body.count("ms")?.unwrap_or(2_000) },
+            Some("failing") => Fault::Failing,
+            Some("wipe") => Fault::Wipe,
+            Some("none") | None => Fault::None,
+            Some(_) => return Err(ApiError::field("fault", "none, slow, failing or wipe")),
+        };
+        let replica = u32::try_from(replica).map_err(|_| ApiError::field("replica", "out of range"))?;
+        replicas::fault(app, author, replica, fault).await?;
+    }
+    replicas::forget_directory();
+    let count = replicas::directory(app).await.get(&author).copied();
+    let reader = match body.has("reader_id") {
+        true => Some(body.required_id("reader_id", UserId::parse)?),
+        false => None,
+    };
+    let reads = reader.zip(count).map(|(r, n)| crate::domain::replica::replica_for(r, n));
+    json(200, &value!({ "replicas": count, "reader_replica": reads }))
 }
 
 /// An author's events on every database; a database in an outage is left out and named
@@ -169,6 +204,18 @@ async fn graph_pair(app: &App, body: &JsonObject) -> ApiResult<Response> {
     .await;
     let (mine, theirs) = (mine?, theirs?);
     json(200, &value!({ "deleted": deleted, "user": mine, "other": theirs }))
+}
+
+/// The liker side of (`user_id`, `post_id`) as stored (`{"liked_at": ms | null}`); with
+/// `"delete": true` it first deletes it (a write lost to a crash between the two sides).
+async fn liked_side(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let user = body.required_id("user_id", UserId::parse)?;
+    let post = body.required_id("post_id", PostId::parse)?;
+    if body.flag("delete")?.unwrap_or(false) {
+        crate::store::liked::write_liker_side(app.user_db(user), user, post, None).await?;
+    }
+    let liked_at = crate::store::liked::liker_side(app.user_db(user), user, post).await?;
+    json(200, &value!({ "liked_at": liked_at }))
 }
 
 /// Puts the edge (reader follows author) into `mode` (`push` or `pull`) the way the policy would.

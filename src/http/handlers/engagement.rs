@@ -11,7 +11,8 @@ use crate::domain::validate::{CommentBody, Invalid};
 use crate::error::ApiResult;
 use crate::http::app::App;
 use crate::http::input::Input;
-use crate::http::views::{CommentView, UserView};
+use crate::http::views::{CommentView, Page, PostView, UserView};
+use crate::services::saved::{self, Saved};
 use crate::services::{comments as service, likes, posts};
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::users::UserRow;
@@ -45,13 +46,30 @@ pub async fn likers(app: &App, input: &Input, viewer: UserId, post: PostId) -> A
     json(200, &page(rows, limit, key, |u| UserView::from(u), &app.cursors, viewer, &list))
 }
 
+/// `PUT` / `DELETE /v1/posts/{id}/bookmark`: `{"bookmarked": bool}` (idempotent).
+pub async fn bookmark(app: &App, viewer: UserId, post: PostId, on: bool) -> ApiResult<Response> {
+    saved::set_bookmark(app, viewer, post, on).await?;
+    json(200, &serde_json::json!({ "bookmarked": on }))
+}
+
+/// `GET /v1/me/bookmarks` and `/v1/me/likes`: the viewer's saved posts they may see now,
+/// newest bookmark (like) first, paged by `cursor`.
+pub async fn saved(app: &App, input: &Input, viewer: UserId, which: Saved) -> ApiResult<Response> {
+    let limit = input.limit()?;
+    let before = input.cursor(&app.cursors, viewer, which.name())?;
+    let page = saved::page(app, viewer, which, before, limit).await?;
+    let items: Vec<PostView> = page.items.iter().map(|(post, _)| PostView::from(post)).collect();
+    let next_cursor = page.next.map(|key| app.cursors.encode(viewer, which.name(), key));
+    json(200, &Page { items, next_cursor })
+}
+
 fn created(comment: &CommentRow) -> ApiResult<Response> {
     json(201, &CommentView::from(comment))
 }
 
 pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
     let text = input.json(false)?.required("body", CommentBody::parse)?;
-    created(&service::add(app, viewer, post, &text).await?)
+    created(&service::add(app, viewer, post, None, &text, &Default::default()).await?)
 }
 
 fn parse_order(text: &str) -> Result<(Order, &'static str), Invalid> {

@@ -48,6 +48,7 @@ pub async fn connect(app: &App, input: &Input) -> ApiResult<Response> {
         expires_at: session.token_expires_at,
         scopes: None,
         token_id: session.token_id,
+        client: None,
     };
     app.confirm_not_revoked(&token).await?;
     let response = Windows::new(app)?.connect_live(&session).await?;

@@ -3,9 +3,11 @@ use worker::Response;
 use super::{json, page};
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::params::Endpoint;
 use crate::domain::time::parse_rfc3339;
 use crate::domain::validate::PostBody;
 use crate::domain::visibility::{visible_levels, Visibility};
+use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
@@ -22,14 +24,22 @@ fn new_post(body: &JsonObject) -> ApiResult<(PostBody, Visibility)> {
     Ok((text, visibility.unwrap_or(Visibility::Public)))
 }
 
+/// A new post's content warning (`spoiler_text`, `sensitive`: the Mastodon fields, an extension).
+fn new_warning(body: &JsonObject) -> ApiResult<ContentWarning> {
+    Ok(ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?)
+}
+
 fn created(post: &PostRow) -> ApiResult<Response> {
     json(201, &PostView::from(post))
 }
 
 pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    let (text, visibility) = new_post(&input.json(false)?)?;
+    input.check_params(Endpoint::Publish)?;
+    let body = input.json(false)?;
+    let (text, visibility) = new_post(&body)?;
+    let warning = new_warning(&body)?;
     let key = input.idempotency_key()?;
-    created(&service::publish(app, viewer, &text, visibility, key.as_ref()).await?)
+    created(&service::publish(app, viewer, &text, visibility, &warning, key.as_ref()).await?)
 }
 
 pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
@@ -37,8 +47,9 @@ pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
 }
 
 pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    input.check_params(Endpoint::Edit)?;
     let body = input.json(false)?;
-    let edit = PostEdit::parse(Dialect::V1, |name| body.string(name))?;
+    let edit = PostEdit::parse(Dialect::V1, |name| body.string(name), |name| body.boolean(name))?;
     json(200, &PostView::from(&service::edit(app, viewer, id, &edit).await?))
 }
 

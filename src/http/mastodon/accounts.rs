@@ -5,10 +5,12 @@ use serde::Serialize;
 use worker::Response;
 
 use super::entities::{Account, Relationship, Status};
-use super::{accounts_of, json, list};
+use super::{json, list, statuses_of};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
-use crate::domain::mastodon::{acct_handle, kept_params, key_of_status, limit, link_header};
+use crate::domain::mastodon::{
+    acct_handle, domain_of, kept_params, key_of_status, limit, link_header, local_acct,
+};
 use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
 use crate::error::{ApiError, ApiResult};
@@ -56,10 +58,15 @@ pub(super) fn handle_of(acct: &str) -> Option<Handle> {
     Handle::parse(&acct_handle(acct).to_ascii_lowercase()).ok()
 }
 
+/// [`handle_of`] for an `acct` that may name an account elsewhere: `None` then.
+fn local_handle(acct: &str, origin: &str) -> Option<Handle> {
+    local_acct(acct, domain_of(origin)).and_then(handle_of)
+}
+
 /// `?acct=handle`: the account with that handle, if the viewer may see it.
 pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let acct = input.query("acct").ok_or_else(|| ApiError::field("acct", "acct is required"))?;
-    let handle = handle_of(acct).ok_or(ApiError::NotFound("no such account"))?;
+    let handle = local_handle(acct, &input.origin).ok_or(ApiError::NotFound("no such account"))?;
     let (user, _) = visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await?;
     json(&Account::new(&input.origin, &user))
 }
@@ -69,7 +76,9 @@ pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
 pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let q = input.query("q").ok_or_else(|| ApiError::field("q", "q is required"))?;
     let mut accounts = Vec::new();
-    if let (Some(handle), true) = (handle_of(q), input.query("type").is_none_or(|t| t == "accounts")) {
+    if let (Some(handle), true) =
+        (local_handle(q, &input.origin), input.query("type").is_none_or(|t| t == "accounts"))
+    {
         match visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await {
             Ok((user, _)) => accounts.push(Account::new(&input.origin, &user)),
             Err(ApiError::NotFound(_)) => {}
@@ -101,8 +110,7 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
-    let accounts = accounts_of(app, input, vec![author]).await?;
-    let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let items = statuses_of(app, input, viewer, &rows).await?;
     // Only `max_id` paging here (no `prev`): an author's list is read top-down.
     let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
     let oldest = rows.last().map(|p| p.id.to_string());
@@ -166,9 +174,17 @@ pub fn users_page(
 }
 
 /// Follow, unfollow, block, unblock; the Relationship after it.
-pub async fn act(app: &App, viewer: UserId, id: UserId, action: AccountAction) -> ApiResult<Response> {
+pub async fn act(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    id: UserId,
+    action: AccountAction,
+) -> ApiResult<Response> {
     match action {
         AccountAction::Follow => {
+            // `notify` and `languages` are refused, not dropped (`domain::params`).
+            input.check_params(crate::domain::params::Endpoint::Follow)?;
             follows::follow(app, viewer, id, || Ok(GroupChange::Keep)).await.map(drop)?
         }
         AccountAction::Unfollow => follows::change_edge(app, viewer, id, EdgeChange::Unfollow).await?,

@@ -8,8 +8,11 @@ mod accounts;
 mod grouped;
 mod lists;
 mod markers;
+mod mutes;
 mod notifications;
 mod oauth;
+mod own;
+mod saved;
 mod startup;
 mod statuses;
 mod streaming;
@@ -72,6 +75,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
         M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags => startup::empty_list(),
+        M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
@@ -81,7 +85,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::AccountStatuses(id) => accounts::statuses(app, input, viewer, id).await,
         M::AccountFollowers(id) => accounts::follow_list(app, input, viewer, id, true).await,
         M::AccountFollowing(id) => accounts::follow_list(app, input, viewer, id, false).await,
-        M::AccountAction(id, action) => accounts::act(app, viewer, id, action).await,
+        M::AccountAction(id, action) => accounts::act(app, input, viewer, id, action).await,
         M::PostStatus => statuses::post(app, input, viewer).await,
         M::Status(id) => statuses::get(app, input, viewer, id).await,
         M::EditStatus(id) => statuses::edit(app, input, viewer, id).await,
@@ -89,15 +93,23 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Favourite(id, on) => statuses::favourite(app, input, viewer, id, on).await,
         M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
         M::Context(id) => statuses::context(app, input, viewer, id).await,
+        M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
+        other => notifications_and_lists(app, input, viewer, other).await,
+    }
+}
+
+/// The notification, marker and list routes of [`user`].
+async fn notifications_and_lists(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
+    match route {
         M::Notifications => notifications::list_all(app, input, viewer).await,
         M::Notification(id) => notifications::get(app, input, viewer, id).await,
         M::ClearNotifications => notifications::clear(app, viewer).await,
         M::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
         M::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
         M::UnreadCount => notifications::unread_count(app, input, viewer).await,
-        M::NotificationRequests => list::<()>(&[], None),
+        M::NotificationRequests | M::FeaturedTags(_) => startup::empty_list(),
         M::NotificationPolicy => json(&notifications::POLICY),
         M::GroupedNotifications => grouped::list(app, input, viewer).await,
         M::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
@@ -116,6 +128,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::RemoveListAccounts(id) => lists::remove_accounts(app, input, viewer, id).await,
         M::ListTimeline(id) => lists::timeline(app, input, viewer, id).await,
         M::AccountLists(id) => lists::holding(app, viewer, id).await,
+        _ => Err(ApiError::NotFound("no such route")),
     }
 }
 
@@ -135,6 +148,27 @@ fn with_link<T: Serialize + ?Sized>(body: &T, link: Option<String>) -> ApiResult
         response.headers_mut().set("link", &link)?;
     }
     Ok(response)
+}
+
+/// A page of posts as Statuses: their authors' accounts and which of them the viewer
+/// bookmarked, read side by side (the bookmarks on the viewer's home).
+async fn statuses_of(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    rows: &[crate::store::posts::PostRow],
+) -> ApiResult<Vec<entities::Status>> {
+    let ids: Vec<_> = rows.iter().map(|p| p.id).collect();
+    let (accounts, marked) = futures_util::future::join(
+        accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()),
+        crate::services::saved::bookmarked_among(app, viewer, &ids),
+    )
+    .await;
+    let (accounts, marked) = (accounts?, marked?);
+    Ok(rows
+        .iter()
+        .map(|p| entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marked.contains(&p.id)))
+        .collect())
 }
 
 /// The accounts (with their counts) of everyone a page of statuses shows: one query.

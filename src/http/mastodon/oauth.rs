@@ -17,6 +17,7 @@ use crate::domain::oauth::{
 use crate::domain::password;
 use crate::domain::sign::constant_time_eq;
 use crate::domain::snowflake::{shard_of_id, with_shard};
+use crate::domain::throttle;
 use crate::domain::token;
 use crate::domain::validate::{Handle, Invalid};
 use crate::error::{ApiError, ApiResult};
@@ -42,7 +43,9 @@ fn oauth_error(code: &'static str, detail: &'static str) -> ApiError {
 }
 
 fn parse_scopes(text: &str) -> Result<Scopes, Invalid> {
-    Scopes::parse(text).ok_or_else(|| Invalid::new("scopes", "scopes are read, write, follow and push"))
+    Scopes::parse(text).ok_or_else(|| {
+        Invalid::new("scopes", "scopes are read, write, follow, push, profile, admin:read and admin:write")
+    })
 }
 
 /// `POST /api/v1/apps`: registers a client; the secret is shown this once.
@@ -56,8 +59,7 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
     if redirect_uris.is_empty() || !redirect_uris.split_whitespace().all(redirect_acceptable) {
         return Err(ApiError::field(
             "redirect_uris",
-            "redirect_uris must be https: URLs, http: URLs on a loopback host, reverse-domain app schemes \
-             (com.example.app:/cb) or the out-of-band URN, without fragments",
+            "redirect_uris must be absolute URIs without fragments, not javascript:, data: or vbscript:",
         ));
     }
     let scopes = body.optional("scopes", parse_scopes)?.unwrap_or(Scopes::READ);
@@ -101,8 +103,25 @@ async fn client(app: &App, body: &JsonObject, secret_required: bool) -> ApiResul
 }
 
 /// The user a handle and password name; one error for every way it can fail (no user, no
-/// password, wrong password, suspended), so the answer does not tell which.
-async fn sign_in(app: &App, username: &str, password: &str) -> ApiResult<UserId> {
+/// password, wrong password, suspended), so the answer does not tell which. Failures count
+/// against the client's address and the account, and over either limit the attempt is refused
+/// before the password is hashed (`domain::throttle`).
+async fn sign_in(app: &App, input: &Input, username: &str, password: &str) -> ApiResult<UserId> {
+    let keys = throttle::keys(input.client_ip.as_deref().unwrap_or("local"), acct_handle(username));
+    if app.config.rate_limits {
+        let counts = store::sign_in_failures(app.control(), &keys, app.now).await?;
+        if let Some(retry_after) = throttle::refused(&keys, &counts, app.now) {
+            return Err(ApiError::RateLimited { retry_after });
+        }
+    }
+    let checked = check_password(app, username, password).await;
+    if matches!(checked, Err(ApiError::OAuth { .. })) && app.config.rate_limits {
+        store::count_sign_in_failure(app.control(), &keys, app.now).await?;
+    }
+    checked
+}
+
+async fn check_password(app: &App, username: &str, password: &str) -> ApiResult<UserId> {
     let refused = || oauth_error("invalid_grant", "the handle or password is wrong");
     let handle = Handle::parse(acct_handle(username)).map_err(|_| refused())?;
     let credentials = crate::services::users::credentials(app, &handle).await?.ok_or_else(refused)?;
@@ -121,7 +140,8 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
     let client = client(app, &body, !proves_by_pkce).await?;
     let (user, scopes) = match body.required_str("grant_type")? {
         "password" => {
-            let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
+            let user =
+                sign_in(app, input, body.required_str("username")?, body.required_str("password")?).await?;
             let asked = body.optional("scope", parse_scopes)?.unwrap_or(Scopes::READ);
             if !client.scopes().contains(asked) {
                 return Err(oauth_error("invalid_scope", "the app was not registered for these scopes"));
@@ -140,7 +160,7 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
     let random = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
     let token_id = with_shard(random, shard_of_id(user.get()));
     let now_secs = app.now.div_euclid(1000);
-    let access = app.issue_scoped_token(user, scopes, token_id);
+    let access = app.issue_scoped_token(user, token::Grant { scopes, token_id, client: client.id });
     json(&serde_json::json!({
         "access_token": access,
         "token_type": "Bearer",
@@ -173,13 +193,18 @@ async fn code_grant(app: &App, body: &JsonObject, client: &AppRow) -> ApiResult<
 }
 
 /// `POST /oauth/revoke` (RFC 7009): revokes one OAuth token; `200 {}` also for a token that is
-/// unknown, foreign or already expired (nothing left to revoke).
+/// unknown, not one of ours or already expired (nothing left to revoke). A valid token issued to
+/// another app (or before tokens named their app) is that app's to revoke: `403
+/// unauthorized_client` (RFC 7009 2.1, as Mastodon answers).
 pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
     let body = input.form_or_json(false)?;
-    client(app, &body, true).await?;
+    let client = client(app, &body, true).await?;
     let policy =
         token::Policy { now_secs: app.now.div_euclid(1000), max_ttl_secs: app.config.token_max_ttl_secs };
     if let Ok(verified) = app.verify_token(body.required_str("token")?, policy) {
+        if verified.token_id.is_some() && verified.client != Some(client.id) {
+            return Err(oauth_error("unauthorized_client", "the token was issued to another client"));
+        }
         if let Some(token_id) = verified.token_id {
             store::revoke_token(app.user_db(verified.user), token_id, (verified.expires_at * 1000.0) as i64)
                 .await?;
@@ -234,7 +259,7 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
         ),
         None => None,
     };
-    let user = sign_in(app, body.required_str("username")?, body.required_str("password")?).await?;
+    let user = sign_in(app, input, body.required_str("username")?, body.required_str("password")?).await?;
     let code = random_token()?;
     let code_hash = sha256_hex(&code);
     let grant = Grant {

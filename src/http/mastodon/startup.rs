@@ -26,8 +26,14 @@ pub fn preferences() -> ApiResult<Response> {
     }))
 }
 
-/// `GET /api/v1/push/subscription`: Mastodon's answer when the token has none registered (and
+/// `GET`, `POST`, `PUT` and `DELETE /api/v1/push/subscription`: Mastodon's answer when the token has none registered (and
 /// none can be: there is no Web Push here).
 pub fn push_subscription() -> ApiResult<Response> {
     Err(ApiError::NotFound("Record not found"))
+}
+
+/// Mastodon's admin API: the token may carry `admin:read` (apps register it), but nobody is
+/// staff here, so every call is refused as Mastodon refuses a user without the role.
+pub fn not_staff() -> ApiResult<Response> {
+    Err(ApiError::Forbidden { code: "forbidden", detail: "This action is not allowed" })
 }

@@ -5,14 +5,17 @@ use worker::Response;
 
 use super::accounts::{status_bound, status_links, users_page};
 use super::entities::{Accounts, Status};
-use super::{accounts_of, json, list};
+use super::{accounts_of, json, list, statuses_of};
 use crate::domain::cursor::SortKey;
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
+use crate::domain::params::Endpoint;
+use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
 use crate::domain::visibility::may_see_author;
 use crate::domain::visibility::Visibility;
+use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
@@ -57,6 +60,11 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
     Ok(Target::Comment(comment, post))
 }
 
+/// Whether a status id the viewer may see names a reply (a comment) rather than a post.
+pub async fn is_reply(app: &App, viewer: UserId, id: PostId) -> ApiResult<bool> {
+    Ok(matches!(target(app, viewer, id).await?, Target::Comment(..)))
+}
+
 fn authors(target: &Target) -> Vec<UserId> {
     match target {
         Target::Post(p) => vec![p.author_id],
@@ -71,16 +79,22 @@ fn status_of(input: &Input, accounts: &Accounts, target: &Target) -> Status {
     }
 }
 
-async fn answer(app: &App, input: &Input, target: &Target) -> ApiResult<Response> {
+async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> ApiResult<Response> {
+    if let Target::Post(post) = target {
+        let statuses = statuses_of(app, input, viewer, std::slice::from_ref(post)).await?;
+        return json(&statuses.first());
+    }
     let accounts = accounts_of(app, input, authors(target)).await?;
     json(&status_of(input, &accounts, target))
 }
 
 /// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a comment on the post (a reply to
-/// a reply comments on the same post: edgefeed's comments are flat).
+/// a reply comments on the same post, with the comment as its parent).
 pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    input.check_params(Endpoint::Publish)?;
     let body = input.form_or_json(false)?;
     let text = body.required_str("status")?;
+    let warning = ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?;
     let reply_to = match body.str("in_reply_to_id")? {
         None | Some("") => None,
         Some(id) => {
@@ -88,39 +102,61 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         }
     };
     if let Some(id) = reply_to {
-        let post = match target(app, viewer, id).await? {
-            Target::Post(post) => post,
-            Target::Comment(_, post) => post,
+        // A reply to a reply keeps its parent (the comment); a reply to a post has none.
+        let (post, parent) = match target(app, viewer, id).await? {
+            Target::Post(post) => (post, None),
+            Target::Comment(parent, post) => (post, Some(parent.id)),
         };
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
-        let comment = comments::add(app, viewer, post.id, &text).await?;
-        return answer(app, input, &Target::Comment(comment, post)).await;
+        let comment = comments::add(app, viewer, post.id, parent, &text, &warning).await?;
+        return answer(app, input, viewer, &Target::Comment(comment, post)).await;
     }
     let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
     let key = input.idempotency_key()?;
-    let post =
-        posts::publish(app, viewer, &text, visibility.unwrap_or(Visibility::Public), key.as_ref()).await?;
-    answer(app, input, &Target::Post(post)).await
+    let visibility = visibility.unwrap_or(Visibility::Public);
+    let post = posts::publish(app, viewer, &text, visibility, &warning, key.as_ref()).await?;
+    answer(app, input, viewer, &Target::Post(post)).await
 }
 
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    answer(app, input, &target(app, viewer, id).await?).await
+    answer(app, input, viewer, &target(app, viewer, id).await?).await
 }
 
-/// `PUT /api/v1/statuses/{id}`: a post's text (and, beyond Mastodon, its visibility).
+/// `PUT /api/v1/statuses/{id}`: a post's or reply's text and content warning (and, beyond
+/// Mastodon, a post's visibility; a reply's is its post's).
 pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    input.check_params(Endpoint::Edit)?;
     let body = input.form_or_json(false)?;
-    let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name))?;
-    answer(app, input, &Target::Post(posts::edit(app, viewer, id, &edit).await?)).await
+    let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name), |name| body.boolean(name))?;
+    let (comment, post) = match target(app, viewer, id).await? {
+        Target::Post(_) => {
+            return answer(app, input, viewer, &Target::Post(posts::edit(app, viewer, id, &edit).await?))
+                .await
+        }
+        Target::Comment(comment, post) => (comment, post),
+    };
+    if edit.visibility.is_some() {
+        return Err(ApiError::field("visibility", "a reply has its post's visibility"));
+    }
+    let text = edit.text.map(|t| CommentBody::parse(t.as_str())).transpose()?;
+    let comment = comments::edit(app, viewer, comment.id, text.as_ref(), &edit.warning).await?;
+    answer(app, input, viewer, &Target::Comment(comment, post)).await
 }
 
 /// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
 /// text.
 pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    let gone = match target(app, viewer, id).await? {
-        Target::Post(_) => Target::Post(posts::delete(app, viewer, id).await?),
-        Target::Comment(c, post) => Target::Comment(comments::remove(app, viewer, c.id).await?, post),
+    let gone = match target(app, viewer, id).await {
+        Ok(Target::Post(_)) => Target::Post(posts::delete(app, viewer, id).await?),
+        Ok(Target::Comment(c, post)) => Target::Comment(comments::remove(app, viewer, c.id).await?, post),
+        // A reply whose post is gone (or hidden): its author may still delete it.
+        Err(ApiError::NotFound(_)) => {
+            let reply = comments::remove(app, viewer, CommentId::from_trusted(id.get())).await?;
+            let accounts = accounts_of(app, input, vec![reply.author_id]).await?;
+            return json(&Status::of_orphan_reply(&input.origin, &accounts, &reply).with_text(&reply.body));
+        }
+        Err(e) => return Err(e),
     };
     let accounts = accounts_of(app, input, authors(&gone)).await?;
     let text = match &gone {
@@ -139,7 +175,7 @@ pub async fn favourite(
     on: bool,
 ) -> ApiResult<Response> {
     likes::set_like(app, viewer, id, on, None).await?;
-    answer(app, input, &Target::Post(posts::visible(app, viewer, id).await?)).await
+    answer(app, input, viewer, &Target::Post(posts::visible(app, viewer, id).await?)).await
 }
 
 pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
@@ -152,18 +188,32 @@ pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId)
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
 
-/// `GET .../context`: a post's replies (its comments, oldest first) as descendants; a reply's
-/// post as its ancestor.
+/// `GET .../context`, in thread order (`domain/thread.rs`: depth first, each level oldest
+/// first) over the post's first [`CONTEXT_REPLIES`] comments the viewer may see: for a post,
+/// its replies as descendants; for a reply, the post and the replies above it as ancestors
+/// (root first) and the replies below it as descendants.
 pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    let (ancestors, descendants): (Vec<Target>, Vec<Target>) = match target(app, viewer, id).await? {
-        Target::Post(post) => {
-            let order = crate::domain::cursor::Order::OldestFirst;
-            let rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
-            let replies = rows.into_iter().take(CONTEXT_REPLIES).map(|c| Target::Comment(c, post.clone()));
-            (Vec::new(), replies.collect())
-        }
-        Target::Comment(_, post) => (vec![Target::Post(post)], Vec::new()),
+    let (focus, post) = match target(app, viewer, id).await? {
+        Target::Post(post) => (None, post),
+        Target::Comment(comment, post) => (Some(comment.id), post),
     };
+    let order = crate::domain::cursor::Order::OldestFirst;
+    let mut rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
+    rows.truncate(CONTEXT_REPLIES);
+    let nodes: Vec<Node> = rows
+        .iter()
+        .map(|c| Node { id: c.id, parent: c.parent_id, key: (c.created_at, c.id.get()) })
+        .collect();
+    let (above, below) = match focus {
+        None => (Vec::new(), thread_order(&nodes).into_iter().map(|(i, _)| i).collect()),
+        Some(id) => (thread::ancestors(&nodes, id), thread::descendants(&nodes, id)),
+    };
+    let reply = |i: &usize| Target::Comment(rows[*i].clone(), post.clone());
+    let descendants: Vec<Target> = below.iter().map(reply).collect();
+    let mut ancestors: Vec<Target> = above.iter().map(reply).collect();
+    if focus.is_some() {
+        ancestors.insert(0, Target::Post(post.clone()));
+    }
     let ids = ancestors.iter().chain(&descendants).flat_map(authors).collect();
     let accounts = accounts_of(app, input, ids).await?;
     let statuses =
@@ -208,8 +258,7 @@ pub async fn timeline(app: &App, input: &Input, source: &Feed<'_>, path: &str) -
     } else {
         below(app, source, limit, max).await?
     };
-    let accounts = accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()).await?;
-    let items: Vec<Status> = rows.iter().map(|p| Status::of_post(&input.origin, &accounts, p)).collect();
+    let items = statuses_of(app, input, source.viewer, &rows).await?;
     let base = format!("{}/api/v1/{path}", input.origin);
     list(&items, status_links(&base, input, &rows, more && !rows.is_empty()))
 }

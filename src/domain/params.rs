@@ -1,0 +1,193 @@
+//! What a client may send that edgefeed does not build. Mastodon clients send parameters for
+//! features edgefeed lacks (polls, scheduled posts, quotes, media); dropping one silently would
+//! publish something other than what the author wrote (a "scheduled" post going out at once), so
+//! each is either honoured elsewhere or refused here with a 422 that names it, before anything
+//! changes. The one table is [`RULES`]; a parameter not in it is either built (`status`,
+//! `spoiler_text`, `visibility`, ...), harmless to accept (`language`: it changes nothing a
+//! reader sees), or unknown to Mastodon too (ignored, as Mastodon does).
+
+use super::validate::Invalid;
+
+/// The routes whose parameters are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `POST /api/v1/statuses` and `POST /v1/posts`.
+    Publish,
+    /// `PUT /api/v1/statuses/{id}` and `PATCH /v1/posts/{id}`.
+    Edit,
+    /// `POST /api/v1/accounts/{id}/follow`.
+    Follow,
+}
+
+/// What a sent value amounts to: nothing (absent, `null`, `""`, `[]`, `{}`), false (`false`,
+/// `"false"`, `"0"`), or something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Given {
+    Nothing,
+    False,
+    Something,
+}
+
+impl Given {
+    /// A form value (every value is a string there).
+    pub fn of_text(text: &str) -> Given {
+        match text.trim() {
+            "" => Given::Nothing,
+            "false" | "0" | "f" | "off" => Given::False,
+            _ => Given::Something,
+        }
+    }
+}
+
+/// When a parameter is refused: as soon as anything is given, or only when it is true.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unless {
+    Nothing,
+    FalseOrNothing,
+}
+
+struct Rule {
+    endpoints: &'static [Endpoint],
+    param: &'static str,
+    unless: Unless,
+    reason: &'static str,
+}
+
+const STATUS: &[Endpoint] = &[Endpoint::Publish, Endpoint::Edit];
+
+const RULES: &[Rule] = &[
+    Rule { endpoints: STATUS, param: "poll", unless: Unless::Nothing, reason: "polls are not supported" },
+    Rule {
+        endpoints: STATUS,
+        param: "media_ids",
+        unless: Unless::Nothing,
+        reason: "media attachments are not supported yet",
+    },
+    Rule {
+        endpoints: &[Endpoint::Edit],
+        param: "media_attributes",
+        unless: Unless::Nothing,
+        reason: "media attachments are not supported yet",
+    },
+    Rule {
+        endpoints: &[Endpoint::Publish],
+        param: "scheduled_at",
+        unless: Unless::Nothing,
+        reason: "scheduled posts are not supported (it would be published at once)",
+    },
+    Rule {
+        endpoints: &[Endpoint::Publish],
+        param: "quoted_status_id",
+        unless: Unless::Nothing,
+        reason: "quote posts are not supported",
+    },
+    Rule {
+        endpoints: &[Endpoint::Follow],
+        param: "notify",
+        unless: Unless::FalseOrNothing,
+        reason: "notifications of an account's new posts are not supported",
+    },
+    Rule {
+        endpoints: &[Endpoint::Follow],
+        param: "languages",
+        unless: Unless::Nothing,
+        reason: "following only some languages is not supported",
+    },
+];
+
+/// The parameter a field name stands for: forms spell arrays and nested objects in brackets
+/// (`media_ids[]`, `poll[options][]`).
+pub fn param_of(key: &str) -> &str {
+    key.split('[').next().unwrap_or(key)
+}
+
+/// The first field of `fields` (name as sent, what it amounts to) the endpoint refuses, as a
+/// 422 naming the parameter.
+pub fn check<'a>(
+    endpoint: Endpoint,
+    fields: impl IntoIterator<Item = (&'a str, Given)>,
+) -> Result<(), Invalid> {
+    for (key, given) in fields {
+        let param = param_of(key);
+        let rule = RULES.iter().find(|r| r.param == param && r.endpoints.contains(&endpoint));
+        let Some(rule) = rule else { continue };
+        let refused = match rule.unless {
+            Unless::Nothing => given != Given::Nothing,
+            Unless::FalseOrNothing => given == Given::Something,
+        };
+        if refused {
+            return Err(Invalid::new(rule.param, format!("{}: {}", rule.param, rule.reason)));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Endpoint::{Edit, Follow, Publish};
+    use Given::{False, Nothing, Something};
+
+    #[test]
+    fn the_table() {
+        let cases: &[(Endpoint, &str, Given, Option<&str>)] = &[
+            (Publish, "poll", Something, Some("poll")),
+            (Publish, "poll[options][]", Something, Some("poll")),
+            (Publish, "poll[expires_in]", Something, Some("poll")),
+            (Publish, "poll", Nothing, None),
+            (Edit, "poll", Something, Some("poll")),
+            (Publish, "media_ids[]", Something, Some("media_ids")),
+            (Publish, "media_ids", Nothing, None),
+            (Publish, "media_ids", False, Some("media_ids")),
+            (Edit, "media_ids", Something, Some("media_ids")),
+            (Edit, "media_attributes[][id]", Something, Some("media_attributes")),
+            (Publish, "media_attributes", Something, None),
+            (Publish, "scheduled_at", Something, Some("scheduled_at")),
+            (Publish, "scheduled_at", Nothing, None),
+            (Publish, "quoted_status_id", Something, Some("quoted_status_id")),
+            (Publish, "quoted_status_id", Nothing, None),
+            // Built or harmless: accepted.
+            (Publish, "language", Something, None),
+            (Publish, "spoiler_text", Something, None),
+            (Publish, "sensitive", Something, None),
+            (Publish, "visibility", Something, None),
+            (Publish, "status", Something, None),
+            (Publish, "something_else", Something, None),
+            // Follows: notify only when asked for, languages when any are named.
+            (Follow, "notify", Something, Some("notify")),
+            (Follow, "notify", False, None),
+            (Follow, "notify", Nothing, None),
+            (Follow, "languages[]", Something, Some("languages")),
+            (Follow, "languages", Nothing, None),
+            (Follow, "reblogs", Something, None),
+            (Follow, "poll", Something, None),
+        ];
+        for (endpoint, key, given, refused) in cases {
+            let got = check(*endpoint, [(*key, *given)]).err().map(|e| e.field);
+            assert_eq!(got, *refused, "{endpoint:?} {key} {given:?}");
+        }
+    }
+
+    #[test]
+    fn the_first_refused_field_is_reported_with_its_reason() {
+        let fields = [("status", Something), ("media_ids[]", Something), ("poll", Something)];
+        let err = check(Publish, fields).unwrap_err();
+        assert_eq!(
+            (err.field, err.reason.as_str()),
+            ("media_ids", "media_ids: media attachments are not supported yet")
+        );
+        assert!(check(Publish, []).is_ok());
+    }
+
+    #[test]
+    fn form_values() {
+        assert_eq!(Given::of_text(""), Nothing);
+        assert_eq!(Given::of_text(" "), Nothing);
+        assert_eq!(Given::of_text("false"), False);
+        assert_eq!(Given::of_text("0"), False);
+        assert_eq!(Given::of_text("true"), Something);
+        assert_eq!(Given::of_text("123"), Something);
+        assert_eq!(param_of("a[b][]"), "a");
+        assert_eq!(param_of("plain"), "plain");
+    }
+}

@@ -1,0 +1,72 @@
+//! Bookmarks (`bookmarks`, migration 0024): a user's saved posts, on the user's home database.
+//! The posts themselves are read from their own databases and checked there
+//! (`services/saved.rs`).
+
+use serde::Deserialize;
+
+use super::{all, exec, id_list, int, text, UserDb};
+use crate::domain::cursor::SortKey;
+use crate::domain::ids::{PostId, UserId};
+use crate::error::ApiResult;
+
+/// Bookmarks `post` (`on`) or removes the bookmark: idempotent (a repeat keeps the first time).
+pub async fn set(db_of_user: UserDb<'_>, user: UserId, post: PostId, on: bool, now: i64) -> ApiResult<()> {
+    if on {
+        exec(
+            db_of_user,
+            "INSERT INTO bookmarks (user_id, post_id, created_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (user_id, post_id) DO NOTHING",
+            &[int(user), int(post), int(now)],
+        )
+        .await
+    } else {
+        exec(db_of_user, "DELETE FROM bookmarks WHERE user_id = ?1 AND post_id = ?2", &[int(user), int(post)])
+            .await
+    }
+}
+
+/// One saved post of a user's list (a bookmark, or a like from `liked_posts`) and when.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct SavedRow {
+    pub post_id: PostId,
+    pub at: i64,
+}
+
+impl SavedRow {
+    pub fn sort_key(&self) -> SortKey {
+        SortKey::new(self.at, self.post_id.get())
+    }
+}
+
+/// `user`'s bookmarks newest first, strictly below `before`.
+pub async fn page(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<SavedRow>> {
+    let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
+    all(
+        db_of_user,
+        "SELECT post_id, created_at AS at FROM bookmarks WHERE user_id = ?1 AND (created_at, post_id) < (?2, ?3) \
+         ORDER BY created_at DESC, post_id DESC LIMIT ?4",
+        &[int(user), int(at), int(id), int(limit as i64)],
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+struct Marked {
+    post_id: PostId,
+}
+
+/// Which of `post_ids` `user` bookmarked, one statement on the user's home.
+pub async fn among(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -> ApiResult<Vec<PostId>> {
+    let rows: Vec<Marked> = all(
+        db_of_user,
+        "SELECT b.post_id FROM json_each(?2) e JOIN bookmarks b ON b.user_id = ?1 AND b.post_id = e.value",
+        &[int(user), text(&id_list(post_ids))],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| r.post_id).collect())
+}

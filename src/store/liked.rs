@@ -1,0 +1,156 @@
+//! The liker's side of likes (`liked_posts`, migration 0023): which posts a user likes, on the
+//! liker's home database. A mirror of the post side's `likes` (the truth, written only by the
+//! post's `PostLikes` object), converged by current state in `services/liked.rs`.
+//!
+//! Each function takes the database of the one side it touches; no statement joins the two.
+
+use serde::Deserialize;
+use worker::D1PreparedStatement;
+
+use super::bookmarks::SavedRow;
+use super::{all, exec, first, id_list, int, stmt, text, AnyDb, PostDb, UserDb};
+use crate::domain::cursor::SortKey;
+use crate::domain::ids::{PostId, UserId};
+use crate::error::ApiResult;
+
+#[derive(Deserialize)]
+struct LikedAt {
+    liked_at: i64,
+}
+
+/// The post side of one (post, user) like: `Some(liked_at)` while it is liked.
+pub async fn post_side(db_of_post: PostDb<'_>, post: PostId, user: UserId) -> ApiResult<Option<i64>> {
+    let row: Option<LikedAt> = first(
+        db_of_post,
+        "SELECT liked_at FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1",
+        &[int(post), int(user)],
+    )
+    .await?;
+    Ok(row.map(|r| r.liked_at))
+}
+
+/// The liker side of one like, as stored.
+pub async fn liker_side(db_of_user: UserDb<'_>, user: UserId, post: PostId) -> ApiResult<Option<i64>> {
+    let row: Option<LikedAt> = first(
+        db_of_user,
+        "SELECT liked_at FROM liked_posts WHERE user_id = ?1 AND post_id = ?2",
+        &[int(user), int(post)],
+    )
+    .await?;
+    Ok(row.map(|r| r.liked_at))
+}
+
+/// Sets the liker side to `state` (a row with that `liked_at`, or none): idempotent.
+pub async fn write_liker_side(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    post: PostId,
+    state: Option<i64>,
+) -> ApiResult<()> {
+    match state {
+        Some(liked_at) => {
+            exec(
+                db_of_user,
+                "INSERT INTO liked_posts (user_id, post_id, liked_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (user_id, post_id) DO UPDATE SET liked_at = excluded.liked_at \
+                 WHERE liked_posts.liked_at <> excluded.liked_at",
+                &[int(user), int(post), int(liked_at)],
+            )
+            .await
+        }
+        None => {
+            exec(
+                db_of_user,
+                "DELETE FROM liked_posts WHERE user_id = ?1 AND post_id = ?2",
+                &[int(user), int(post)],
+            )
+            .await
+        }
+    }
+}
+
+/// Which of `post_ids` `user` likes, as the liker side says (rows `{post_id}`): one statement
+/// on the user's home, for a page of posts read from elsewhere (at most
+/// [`super::posts::IDS_PER_QUERY`]-sized pages are usual; any number binds as one JSON list).
+pub fn liked_among(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    post_ids: &[PostId],
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db_of_user,
+        "SELECT l.post_id FROM json_each(?2) e JOIN liked_posts l ON l.user_id = ?1 AND l.post_id = e.value",
+        &[int(user), text(&id_list(post_ids))],
+    )
+}
+
+/// `user`'s liked posts, newest like first, strictly below `before` (`(liked_at, post_id)`).
+pub async fn page(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<SavedRow>> {
+    let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
+    all(
+        db_of_user,
+        "SELECT post_id, liked_at AS at FROM liked_posts WHERE user_id = ?1 AND (liked_at, post_id) < (?2, ?3) \
+         ORDER BY liked_at DESC, post_id DESC LIMIT ?4",
+        &[int(user), int(at), int(id), int(limit as i64)],
+    )
+    .await
+}
+
+/// A like on the post side, as the repair slice walks them.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct LikeChange {
+    pub post_id: PostId,
+    pub user_id: UserId,
+    pub liked: i64,
+    pub liked_at: i64,
+    pub updated_at: i64,
+}
+
+impl LikeChange {
+    /// What the liker side should hold.
+    pub fn want(&self) -> Option<i64> {
+        (self.liked != 0).then_some(self.liked_at)
+    }
+}
+
+/// The likes on `db` changed after `after` (`(updated_at, post_id, user_id)`) and before
+/// `until`, oldest change first (the `likes_by_update` index).
+pub async fn changed_likes(
+    db: AnyDb<'_>,
+    after: (i64, i64, i64),
+    until: i64,
+    limit: usize,
+) -> ApiResult<Vec<LikeChange>> {
+    all(
+        db,
+        "SELECT post_id, user_id, liked, liked_at, updated_at FROM likes \
+         WHERE (updated_at, post_id, user_id) > (?1, ?2, ?3) AND updated_at < ?4 \
+         ORDER BY updated_at, post_id, user_id LIMIT ?5",
+        &[int(after.0), int(after.1), int(after.2), int(until), int(limit as i64)],
+    )
+    .await
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct LikerRow {
+    pub user_id: UserId,
+    pub post_id: PostId,
+    pub liked_at: i64,
+}
+
+/// The liker-side rows of `pairs` (`(user, post)`, all users at home on `db`): one statement.
+pub async fn liker_rows(db: AnyDb<'_>, pairs: &[(UserId, PostId)]) -> ApiResult<Vec<LikerRow>> {
+    let list: Vec<String> = pairs.iter().map(|(u, p)| format!("[{u},{p}]")).collect();
+    all(
+        db,
+        "SELECT l.user_id, l.post_id, l.liked_at FROM json_each(?1) e JOIN liked_posts l \
+           ON l.user_id = json_extract(e.value, '$[0]') AND l.post_id = json_extract(e.value, '$[1]')",
+        &[text(&format!("[{}]", list.join(",")))],
+    )
+    .await
+}

@@ -1,0 +1,272 @@
+//! Hot authors served from replicas (issue #28 item 1), black-box on 4 databases with the
+//! threshold lowered (`HOT_REPLICA_FOLLOWERS` 3, one replica per 2 followers, so 2 replicas):
+//! a page with a hot author's posts puts no statement on that author's database
+//! (`Server-Timing` per database); an edit, a delete, a visibility change, a takedown and a block
+//! by the author are exact on every reader's very next read (no polling), also while one
+//! replica fails or is slow; a wiped replica rebuilds itself from D1; counts lag by a bound and
+//! are never doubled.
+//!
+//! Its own binary: it needs its own settings (lease, threshold, directory refresh).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::*;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const DATABASES: usize = 4;
+const LEASE_SECONDS: u64 = 4;
+const COUNTS_SECONDS: u64 = 3;
+
+fn setup() {
+    let vars = [
+        ("HOT_REPLICA_FOLLOWERS", "3".to_string()),
+        ("HOT_FOLLOWERS_PER_REPLICA", "2".to_string()),
+        ("REPLICA_LEASE_SECONDS", LEASE_SECONDS.to_string()),
+        ("REPLICA_COUNTS_SECONDS", COUNTS_SECONDS.to_string()),
+        ("HOT_DIRECTORY_TTL_SECONDS", "0".to_string()),
+        ("REPLICA_WRITE_TIMEOUT_MS", "1000".to_string()),
+        ("REPLICA_READ_TIMEOUT_MS", "700".to_string()),
+    ];
+    let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    init_server_on(ServerOptions { label: "hot".into(), vars, port: None }, DATABASES, 1);
+}
+
+/// The database a user's (or post's) id routes to under the even split.
+fn home_of(id: &str) -> usize {
+    let id: u64 = id.parse().expect("a numeric id");
+    (((id >> 3) & 255) as usize) * DATABASES / 256
+}
+
+/// Statements a response's `Server-Timing` counts on `DB_database` (0 when it names none).
+fn statements_on(r: &Resp, database: usize) -> u32 {
+    let header = r.server_timing.as_deref().expect("a Server-Timing header");
+    let tag = format!("d1-{database};desc=\"");
+    let Some(start) = header.find(&tag) else { return 0 };
+    let digits: String = header[start + tag.len()..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().expect("a statement count")
+}
+
+fn replica_hook(author: &User, body: Value) -> Value {
+    let mut body = body;
+    body["author_id"] = json!(author.id);
+    admin("POST", "/v1/admin/test/replica_fault", Some(&body)).expect(200)
+}
+
+/// A hot author (not on `DB_0`, the control database) and `n` followers on other databases,
+/// promoted by a reconciliation pass once its follower count crossed the threshold, with
+/// readers on both of its replicas. Returns the author, its readers and its database.
+fn hot_author(prefix: &str, n: usize) -> (User, Vec<User>, usize) {
+    let author = (0..50)
+        .map(|_| register(&format!("{prefix}_a")))
+        .find(|u| home_of(&u.id) != 0)
+        .expect("an author off the control database");
+    let home = home_of(&author.id);
+    let reader_off_home = || loop {
+        let r = register(&format!("{prefix}_r"));
+        if home_of(&r.id) != home {
+            r.follow(&author);
+            activate(&r);
+            return r;
+        }
+    };
+    let mut readers: Vec<User> = (0..n).map(|_| reader_off_home()).collect();
+    poll("the author promoted to replicas", DEADLINE, || {
+        admin("POST", "/v1/admin/reconcile", None).expect(200);
+        replica_hook(&author, json!({}))["replicas"].as_u64()
+    });
+    // The replica count is fixed at promotion: more readers (until both replicas have one) do
+    // not change it.
+    let replica_of =
+        |r: &User| replica_hook(&author, json!({ "reader_id": r.id }))["reader_replica"].as_u64();
+    let mut on: Vec<u64> = readers.iter().filter_map(replica_of).collect();
+    while !(on.contains(&0) && on.contains(&1)) {
+        assert!(readers.len() < n + 30, "readers on both replicas: {on:?}");
+        let r = reader_off_home();
+        on.extend(replica_of(&r));
+        readers.push(r);
+    }
+    (author, readers, home)
+}
+
+fn feed(reader: &User) -> (Vec<Value>, Resp) {
+    let r = reader.get("/v1/feed?limit=20");
+    assert_eq!(r.status, 200, "{}", r.body);
+    (r.body["items"].as_array().cloned().unwrap_or_default(), r)
+}
+
+fn feed_ids(reader: &User) -> Vec<String> {
+    ids(&feed(reader).0)
+}
+
+/// Waits until every reader's feed holds `post`.
+fn until_everyone_sees(readers: &[User], post: &str) {
+    for r in readers {
+        poll("the post in the reader's feed", DEADLINE, || {
+            feed_ids(r).contains(&post.to_string()).then_some(())
+        });
+    }
+}
+
+fn body_of(reader: &User, post: &str) -> Option<String> {
+    feed(reader).0.iter().find(|i| i["id"] == post).and_then(|i| i["body"].as_str().map(str::to_string))
+}
+
+#[test]
+fn a_page_with_a_hot_author_pushed_or_pulled_puts_no_statement_on_its_database() {
+    setup();
+    let (author, readers, home) = hot_author("hz", 4);
+    // Half the readers pull the author (over a push cap, say), half have it pushed: both kinds
+    // of page read the replica, neither the author's database.
+    for reader in readers.iter().step_by(2) {
+        let body = json!({ "reader_id": reader.id, "author_id": author.id, "mode": "pull" });
+        admin("POST", "/v1/admin/test/edge", Some(&body)).expect(200);
+    }
+    let posts: Vec<String> = (0..3).map(|i| id_of(&author.publish(&format!("hot {i}"), "public"))).collect();
+    until_everyone_sees(&readers, &posts[2]);
+    for reader in &readers {
+        // The first read after a while may renew the replica's lease (one statement, counted
+        // where it runs); within the lease a page costs the author's database nothing.
+        let (items, r) = feed(reader);
+        let (again, r2) = feed(reader);
+        assert_eq!(ids(&items), ids(&again));
+        assert!(statements_on(&r, home) <= 3, "at most a lease renewal or a rebuild: {:?}", r.server_timing);
+        assert_eq!(statements_on(&r2, home), 0, "{:?}", r2.server_timing);
+        assert!(r2.timing("calls") >= 2, "the window and the replica: {:?}", r2.server_timing);
+        for p in &posts {
+            assert!(ids(&again).contains(p));
+        }
+    }
+}
+
+#[test]
+fn edits_deletes_visibility_and_takedowns_are_exact_on_every_next_read() {
+    setup();
+    let (author, readers, _) = hot_author("hx", 4);
+    let kept = id_of(&author.publish("kept", "public"));
+    let edited = id_of(&author.publish("before the edit", "public"));
+    let deleted = id_of(&author.publish("to delete", "public"));
+    let narrowed = id_of(&author.publish("to narrow", "public"));
+    let taken = id_of(&author.publish("to take down", "public"));
+    until_everyone_sees(&readers, &taken);
+
+    author.patch(&format!("/v1/posts/{edited}"), json!({ "body": "after the edit" })).expect(200);
+    author.delete(&format!("/v1/posts/{deleted}")).expect(204);
+    author.patch(&format!("/v1/posts/{narrowed}"), json!({ "visibility": "private" })).expect(200);
+    let reason = json!({ "reason": "test", "operator": "test-op" });
+    admin("POST", &format!("/v1/admin/posts/{taken}/takedown"), Some(&reason)).expect(200);
+    for reader in &readers {
+        let items = feed_ids(reader);
+        assert!(items.contains(&kept), "{items:?}");
+        for gone in [&deleted, &narrowed, &taken] {
+            assert!(!items.contains(gone), "{gone} still shown: {items:?}");
+        }
+        assert_eq!(body_of(reader, &edited).as_deref(), Some("after the edit"));
+    }
+}
+
+#[test]
+fn a_block_either_way_hides_the_hot_author_at_once() {
+    setup();
+    let (author, readers, _) = hot_author("hb", 4);
+    let post = id_of(&author.publish("seen until blocked", "public"));
+    until_everyone_sees(&readers, &post);
+    author.block(&readers[0]);
+    readers[1].block(&author);
+    for reader in &readers[..2] {
+        assert!(!feed_ids(reader).contains(&post), "blocked: no post of the hot author");
+    }
+    for reader in &readers[2..] {
+        assert!(feed_ids(reader).contains(&post));
+    }
+}
+
+/// Which reader reads replica `i`.
+fn reader_on<'a>(author: &User, readers: &'a [User], i: u64) -> &'a User {
+    readers
+        .iter()
+        .find(|r| replica_hook(author, json!({ "reader_id": r.id }))["reader_replica"] == i)
+        .expect("a reader on that replica")
+}
+
+#[test]
+fn a_failing_replica_costs_the_writer_the_lease_and_no_reader_sees_a_stale_post() {
+    setup();
+    let (author, readers, _) = hot_author("hf", 4);
+    let post = id_of(&author.publish("to delete while a replica fails", "public"));
+    until_everyone_sees(&readers, &post);
+    replica_hook(&author, json!({ "replica": 0, "fault": "failing" }));
+    let started = Instant::now();
+    author.delete(&format!("/v1/posts/{post}")).expect(204);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(LEASE_SECONDS), "the delete waited out the lease: {took:?}");
+    for reader in &readers {
+        assert!(!feed_ids(reader).contains(&post), "the readers of the failing replica read D1");
+    }
+    // The replica comes back having missed the delete: its lease ran out, so it re-reads D1.
+    replica_hook(&author, json!({ "replica": 0, "fault": "none" }));
+    let back = reader_on(&author, &readers, 0);
+    let (items, _) = feed(back);
+    assert!(!ids(&items).contains(&post));
+}
+
+#[test]
+fn a_slow_replica_is_read_around_and_never_answers_stale() {
+    setup();
+    let (author, readers, home) = hot_author("hs", 4);
+    let post = id_of(&author.publish("before", "public"));
+    until_everyone_sees(&readers, &post);
+    replica_hook(&author, json!({ "replica": 1, "fault": "slow", "ms": 1500 }));
+    author.patch(&format!("/v1/posts/{post}"), json!({ "body": "after" })).expect(200);
+    let slow = reader_on(&author, &readers, 1);
+    let (_, r) = feed(slow);
+    assert!(statements_on(&r, home) > 0, "past the read timeout the page reads D1: {:?}", r.server_timing);
+    for reader in &readers {
+        assert_eq!(body_of(reader, &post).as_deref(), Some("after"));
+    }
+    replica_hook(&author, json!({ "replica": 1, "fault": "none" }));
+    assert_eq!(body_of(slow, &post).as_deref(), Some("after"), "the slow replica caught up, not stale");
+}
+
+#[test]
+fn a_wiped_replica_rebuilds_itself_from_d1() {
+    setup();
+    let (author, readers, home) = hot_author("hw", 4);
+    let post = id_of(&author.publish("survives a wipe", "public"));
+    until_everyone_sees(&readers, &post);
+    let reader = reader_on(&author, &readers, 0);
+    replica_hook(&author, json!({ "replica": 0, "fault": "wipe" }));
+    let (items, r) = feed(reader);
+    assert!(ids(&items).contains(&post));
+    assert!(statements_on(&r, home) > 0, "the rebuild read D1: {:?}", r.server_timing);
+    let (again, r) = feed(reader);
+    assert_eq!(ids(&items), ids(&again));
+    assert_eq!(statements_on(&r, home), 0, "rebuilt: {:?}", r.server_timing);
+}
+
+#[test]
+fn counts_on_hot_posts_lag_by_a_bound_and_are_never_doubled() {
+    setup();
+    let (author, readers, _) = hot_author("hc", 4);
+    let post = id_of(&author.publish("like me", "public"));
+    until_everyone_sees(&readers, &post);
+    let count = |reader: &User| {
+        feed(reader).0.iter().find(|i| i["id"] == post.as_str()).and_then(|i| i["like_count"].as_i64())
+    };
+    let liked = Instant::now();
+    readers[0].put(&format!("/v1/posts/{post}/like"), None).expect(200);
+    readers[0].put(&format!("/v1/posts/{post}/like"), None).expect(200);
+    let bound = Duration::from_secs(COUNTS_SECONDS + LEASE_SECONDS + 2);
+    for reader in &readers {
+        poll("the like counted on the hot post", bound + Duration::from_secs(5), || {
+            let n = count(reader)?;
+            assert!(n <= 1, "never doubled: {n}");
+            (n == 1).then_some(())
+        });
+    }
+    assert!(liked.elapsed() <= bound + Duration::from_secs(5), "within the stated bound");
+}
