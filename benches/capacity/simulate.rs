@@ -576,7 +576,7 @@ pub fn table(sim: &Value) -> String {
             sim["seed"],
             m["users"],
             sim["databases"],
-            m["users_per_db"].as_array().map(|a| a.iter().map(|v| v.as_u64().unwrap_or(0)).collect::<Vec<_>>()),
+            m["users_per_db"].as_array().map_or_else(Vec::new, |a| a.iter().map(|v| v.as_u64().unwrap_or(0)).collect()),
             m["follows"],
             m["hot_db"],
             m["hot_followers"],
