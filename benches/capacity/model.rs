@@ -733,6 +733,33 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
 
 /// Expected number of `databases` (other than the reader's) holding at least one of `n`
 /// authors placed uniformly at random.
+/// Authors per other database in the measured feed pages (`measure.rs`, `AUTHORS_PER_DB`): the
+/// table's rows per other database are that many authors' rows.
+pub const MEASURED_AUTHORS_PER_DATABASE: f64 = 6.0;
+
+/// A page's work on the reader's own database: the measured reader had
+/// [`MEASURED_AUTHORS_PER_DATABASE`] of its authors there too, whose rows are an other database's
+/// (`base.other`); a reader's authors live there only `1/P` of the time.
+pub fn home_work(base: OpCost, authors: f64, databases: f64) -> Work {
+    let per_author = base.other.rows_read / MEASURED_AUTHORS_PER_DATABASE;
+    let own = (base.home.rows_read - base.other.rows_read).max(0.0);
+    Work { rows_read: own + per_author * authors / databases.max(1.0), ..base.home }
+}
+
+/// A page's work on the other databases it touches: statements per database touched (one batch
+/// each, whatever it holds), rows read per author read there (hydration and relationships read
+/// each author's rows: the simulation found rows per database 4-8x the table's where a database
+/// holds one of the page's authors, not six). `(per database, databases, authors)` for the
+/// databases that pull and for those that only hydrate.
+pub fn other_databases_work(pull: (Work, f64, f64), hydrate: (Work, f64, f64)) -> Work {
+    let part = |(work, databases, authors): (Work, f64, f64)| Work {
+        statements: work.statements * databases,
+        rows_read: work.rows_read / MEASURED_AUTHORS_PER_DATABASE * authors.max(databases),
+        rows_written: work.rows_written * databases,
+    };
+    part(pull).plus(part(hydrate))
+}
+
 pub fn touched_others(databases: f64, n: f64) -> f64 {
     if databases <= 1.0 {
         return 0.0;
@@ -853,13 +880,18 @@ fn page_cost(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, policy: &Policy, p: 
     let pull_dbs = touched_others(p, pulled);
     let all_dbs = touched_others(p, pulled + page_authors);
     let hydrate_only = (all_dbs - pull_dbs).max(0.0);
+    // The share of a page's authors that live on another database than the reader's.
+    let elsewhere = 1.0 - 1.0 / p.max(1.0);
     // A page that pulls anything runs the pull plan's statements on the reader's database.
     let base = if pulled > 0.0 { pull } else { push };
     let calls = hot.calls_per_read();
     PageCost {
         // Liked-by-viewer for hot posts: one statement more in the reader's home batch.
-        home: base.home.plus(c.replica.liked_home.scale(calls.min(1.0))),
-        others: pull.other.scale(pull_dbs).plus(push.other.scale(hydrate_only)),
+        home: home_work(base, pulled + page_authors, p).plus(c.replica.liked_home.scale(calls.min(1.0))),
+        others: other_databases_work(
+            (pull.other, pull_dbs, pulled * elsewhere),
+            (push.other, hydrate_only, page_authors * elsewhere),
+        ),
         touched: all_dbs + 1.0,
         object_calls: base.do_calls,
         replica_calls: calls,
