@@ -743,7 +743,14 @@ pub const MEASURED_AUTHORS_PER_DATABASE: f64 = 6.0;
 pub fn home_work(base: OpCost, authors: f64, databases: f64) -> Work {
     let per_author = base.other.rows_read / MEASURED_AUTHORS_PER_DATABASE;
     let own = (base.home.rows_read - base.other.rows_read).max(0.0);
-    Work { rows_read: own + per_author * authors / databases.max(1.0), ..base.home }
+    // Its authors' statements (an other database's batch) run there only when one lives there.
+    let holds_one = 1.0 - (1.0 - 1.0 / databases.max(1.0)).powf(authors);
+    let own_statements = (base.home.statements - base.other.statements).max(0.0);
+    Work {
+        statements: own_statements + base.other.statements * holds_one,
+        rows_read: own + per_author * authors / databases.max(1.0),
+        ..base.home
+    }
 }
 
 /// A page's work on the other databases it touches: statements per database touched (one batch
