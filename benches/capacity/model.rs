@@ -972,11 +972,27 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("likes", both(&c.like).scale(w.likes_per_s)),
         ("comments", both(&c.comment).scale(w.comments_per_s)),
         ("follows", both(&c.follow).scale(w.follows_per_s)),
-        ("cron pass", c.cron_pass.home.scale(p * w.cron_passes_per_s)),
+        ("cron pass", cron_share(c.cron_pass.home, p).scale(p * w.cron_passes_per_s)),
         ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
     ]
+}
+
+/// The databases the cron table was measured on (`measure.rs`: 4).
+pub const MEASURED_CRON_DATABASES: f64 = 4.0;
+/// Parts of a reconciliation share that probe other databases, a statement each per database
+/// probed (the graph slice and the orphan-claim check), at most this many others
+/// (`domain/shard.rs::prefix_within_databases`, 16).
+pub const CRON_PROBING_PARTS: f64 = 2.0;
+pub const CRON_PROBED_DATABASES: f64 = 16.0;
+
+/// One database's share of a cron pass on `databases` databases: the measured share, with its
+/// probes of the other databases counted for this many of them (the table saw 3).
+pub fn cron_share(measured: Work, databases: f64) -> Work {
+    let probed = |p: f64| (p - 1.0).clamp(0.0, CRON_PROBED_DATABASES);
+    let extra = CRON_PROBING_PARTS * (probed(databases) - probed(MEASURED_CRON_DATABASES));
+    Work { statements: (measured.statements + extra).max(0.0), ..measured }
 }
 
 /// What stays on the control database, wherever the actors live.
