@@ -212,8 +212,12 @@ struct Predicted {
 fn predict(costs: &Costs, w: &Workload) -> Predicted {
     // The hot author is served from replicas (promoted by the setup's reconciliation pass).
     let hot_followers = HOT_THRESHOLD.parse().unwrap_or(1_000.0);
-    let policy =
-        Policy { push_max_followers: PUSH_CAP as f64, hot_replicas: true, hot_followers, ..Policy::default() };
+    let policy = Policy {
+        push_max_followers: PUSH_CAP as f64,
+        hot_replicas: true,
+        hot_followers,
+        ..Policy::default()
+    };
     let plan = model::plan(costs, w, &policy, &Limits::default(), &Prices::default(), DATABASES as f64);
     // The window objects' rows: per delivery and per page read, as the bill counts them
     // (pull pages call no window).
