@@ -129,14 +129,21 @@ fn a_page_with_a_hot_author_pushed_or_pulled_puts_no_statement_on_its_database()
     let posts: Vec<String> = (0..3).map(|i| id_of(&author.publish(&format!("hot {i}"), "public"))).collect();
     until_everyone_sees(&readers, &posts[2]);
     for reader in &readers {
-        // The first read after a while may renew the replica's lease (one statement, counted
-        // where it runs); within the lease a page costs the author's database nothing.
-        let (items, r) = feed(reader);
-        let (again, r2) = feed(reader);
-        assert_eq!(ids(&items), ids(&again));
-        assert!(statements_on(&r, home) <= 3, "at most a lease renewal or a rebuild: {:?}", r.server_timing);
-        assert_eq!(statements_on(&r2, home), 0, "{:?}", r2.server_timing);
-        assert!(r2.timing("calls") >= 2, "the window and the replica: {:?}", r2.server_timing);
+        // A read may renew the replica's lease or refresh its counts (this binary refreshes
+        // every 3 s): at most a rebuild's 3 statements, counted where they run. A page read
+        // right after one costs the author's database nothing (retried should a refresh fall
+        // between the two reads).
+        let again = poll("a page with no statement on the author's database", DEADLINE, || {
+            let (items, r) = feed(reader);
+            assert!(statements_on(&r, home) <= 3, "at most a renewal or a rebuild: {:?}", r.server_timing);
+            let (again, r2) = feed(reader);
+            assert_eq!(ids(&items), ids(&again));
+            assert!(statements_on(&r2, home) <= 3, "{:?}", r2.server_timing);
+            (statements_on(&r2, home) == 0).then(|| {
+                assert!(r2.timing("calls") >= 2, "the window and the replica: {:?}", r2.server_timing);
+                again
+            })
+        });
         for p in &posts {
             assert!(ids(&again).contains(p));
         }
@@ -243,9 +250,12 @@ fn a_wiped_replica_rebuilds_itself_from_d1() {
     let (items, r) = feed(reader);
     assert!(ids(&items).contains(&post));
     assert!(statements_on(&r, home) > 0, "the rebuild read D1: {:?}", r.server_timing);
-    let (again, r) = feed(reader);
-    assert_eq!(ids(&items), ids(&again));
-    assert_eq!(statements_on(&r, home), 0, "rebuilt: {:?}", r.server_timing);
+    // Rebuilt: the next pages cost its database nothing (but a counts refresh, every 3 s here).
+    poll("a page from the rebuilt replica", DEADLINE, || {
+        let (again, r) = feed(reader);
+        assert_eq!(ids(&items), ids(&again));
+        (statements_on(&r, home) == 0).then_some(())
+    });
 }
 
 #[test]
