@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures_util::future::{select, Either};
 use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, State};
 
 use crate::config::Config;
@@ -132,6 +133,23 @@ impl Replicas {
         op: &ReplicaOp,
     ) -> ApiResult<T> {
         super::call(&self.namespace, &self.io, &replica_name(author, i), op).await
+    }
+
+    /// [`Replicas::call`] given `timeout_ms`: `None` when replica `i` has not answered by then
+    /// (a slow replica is read around, or counts as not written).
+    pub async fn call_within<T: serde::de::DeserializeOwned>(
+        &self,
+        author: UserId,
+        i: u32,
+        op: &ReplicaOp,
+        timeout_ms: u64,
+    ) -> Option<ApiResult<T>> {
+        let answer = std::pin::pin!(self.call(author, i, op));
+        let timer = std::pin::pin!(worker::Delay::from(Duration::from_millis(timeout_ms)));
+        match select(answer, timer).await {
+            Either::Left((answer, _)) => Some(answer),
+            Either::Right(_) => None,
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! `MAX_PARALLEL_DATABASES` at a time); the replies go back to the machine until it hands over
 //! the page. Statements and rows are mapped in `services/feed_io.rs`.
 
-use futures_util::future::{join4, join_all, select, Either};
+use futures_util::future::{join4, join_all};
 
 use super::queue::send::send_job_after_response;
 use crate::context::Ctx;
@@ -124,15 +124,14 @@ async fn read_replica(
     timeout_ms: u64,
 ) -> Option<ReplicaRows<PostRow>> {
     let op = ReplicaOp::Read { author: call.author, query: call.query.clone() };
-    let read = std::pin::pin!(objects.call::<ReplicaAnswer>(call.author, call.replica, &op));
-    let timer = std::pin::pin!(worker::Delay::from(std::time::Duration::from_millis(timeout_ms)));
-    let answer = match select(read, timer).await {
-        Either::Left((Ok(answer), _)) => answer,
-        Either::Left((Err(e), _)) => {
+    let answer = match objects.call_within::<ReplicaAnswer>(call.author, call.replica, &op, timeout_ms).await
+    {
+        Some(Ok(answer)) => answer,
+        Some(Err(e)) => {
             worker::console_error!("replica {} of {} unavailable: {e}", call.replica, call.author);
             return None;
         }
-        Either::Right(_) => {
+        None => {
             tally::add("replica_reads_timed_out", 1);
             return None;
         }

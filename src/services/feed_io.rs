@@ -8,6 +8,7 @@ use crate::domain::ids::UserId;
 use crate::domain::read::{Rows, SlabRows, Statement};
 use crate::error::ApiResult;
 use crate::store::feed as pull;
+use crate::store::liked;
 use crate::store::posts::{self, AuthorRelationship, PostRow};
 use crate::store::AnyDb;
 
@@ -33,7 +34,7 @@ pub fn prepare(
             pull::hot_range(db, *author, *below, ctx.config.hot_range_len)
         }
         Statement::Slab(slab) => pull::slab_statement(db, viewer, slab),
-        Statement::LikedIn { lo, hi } => pull::liked_in_statement(ctx.user_db(viewer), viewer, (*lo, *hi)),
+        Statement::LikedIn { lo, hi } => liked::liked_in_statement(ctx.user_db(viewer), viewer, (*lo, *hi)),
     }
 }
 
@@ -56,7 +57,7 @@ pub fn rows(statement: &Statement, result: &D1Result) -> ApiResult<Rows<PostRow>
         Statement::Relationships { .. } => Rows::Relationships(
             result.results::<AuthorRelationship>()?.iter().map(AuthorRelationship::relation).collect(),
         ),
-        Statement::LikedIn { .. } => Rows::Liked(pull::liked_of(result)?),
+        Statement::LikedIn { .. } => Rows::Liked(liked::liked_of(result)?),
         Statement::HotAuthors { .. } => {
             Rows::HotAuthors(result.results::<HotAuthor>()?.into_iter().map(|a| (a.id, a.n)).collect())
         }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_util::future::{join_all, select, Either};
+use futures_util::future::join_all;
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
@@ -109,15 +109,13 @@ pub async fn tell_post(ctx: &Ctx, bump: Option<Bump>, sent_at: i64, post: PostId
 
 /// One replica's write, `false` unless acknowledged within `timeout_ms`.
 async fn write_one(objects: &Replicas, author: UserId, i: u32, op: &ReplicaOp, timeout_ms: u64) -> bool {
-    let write = std::pin::pin!(objects.call::<Applied>(author, i, op));
-    let timer = std::pin::pin!(worker::Delay::from(Duration::from_millis(timeout_ms)));
-    match select(write, timer).await {
-        Either::Left((Ok(_), _)) => true,
-        Either::Left((Err(e), _)) => {
+    match objects.call_within::<Applied>(author, i, op, timeout_ms).await {
+        Some(Ok(_)) => true,
+        Some(Err(e)) => {
             worker::console_error!("replica {i} of {author} not written: {e}");
             false
         }
-        Either::Right(_) => {
+        None => {
             worker::console_error!("replica {i} of {author} not written in {timeout_ms} ms");
             false
         }

@@ -45,24 +45,36 @@ pub async fn page(
     before: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<SavedRow>> {
-    let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
-    all(
-        db_of_user,
-        "SELECT post_id, created_at AS at FROM bookmarks WHERE user_id = ?1 AND (created_at, post_id) < (?2, ?3) \
-         ORDER BY created_at DESC, post_id DESC LIMIT ?4",
-        &[int(user), int(at), int(id), int(limit as i64)],
-    )
-    .await
+    saved_page(db_of_user, ("bookmarks", "created_at"), user, before, limit).await
 }
 
+/// One page of a user's saved posts (`table`: bookmarks or the liker side of likes, keyed by
+/// `(user_id, post_id)` with the time saved in `at`), newest first, strictly below `before`.
+/// Both names are this module's constants, never input.
+pub(super) async fn saved_page(
+    db_of_user: UserDb<'_>,
+    (table, at): (&'static str, &'static str),
+    user: UserId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<SavedRow>> {
+    let (at_before, id_before) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
+    let sql = format!(
+        "SELECT post_id, {at} AS at FROM {table} WHERE user_id = ?1 AND ({at}, post_id) < (?2, ?3) \
+         ORDER BY {at} DESC, post_id DESC LIMIT ?4"
+    );
+    all(db_of_user, &sql, &[int(user), int(at_before), int(id_before), int(limit as i64)]).await
+}
+
+/// A row of post ids (`SELECT post_id ...`).
 #[derive(Deserialize)]
-struct Marked {
-    post_id: PostId,
+pub(super) struct PostIdRow {
+    pub post_id: PostId,
 }
 
 /// Which of `post_ids` `user` bookmarked, one statement on the user's home.
 pub async fn among(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -> ApiResult<Vec<PostId>> {
-    let rows: Vec<Marked> = all(
+    let rows: Vec<PostIdRow> = all(
         db_of_user,
         "SELECT b.post_id FROM json_each(?2) e JOIN bookmarks b ON b.user_id = ?1 AND b.post_id = e.value",
         &[int(user), text(&id_list(post_ids))],

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::posts::{feed_columns, post_columns};
 use super::shards::Shards;
 use super::{all, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
-use crate::domain::ids::{ListId, PostId, UserId};
+use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
 use crate::domain::read::{Slab, SlabRows};
 use crate::domain::window::Entry;
@@ -65,31 +65,6 @@ pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> ApiResult<D
         text(&id_list(&slab.authors)),
     ];
     stmt(db, &sql, &params)
-}
-
-/// The viewer's likes among posts with ids in `lo..=hi` (a time range: ids carry their time),
-/// from the liker's side of likes (`liked_posts`, the viewer's home): `liked_by_me` of rows a
-/// hot author's replica served. Capped: a page's range holds few likes of one reader.
-pub fn liked_in_statement(
-    db: UserDb<'_>,
-    viewer: UserId,
-    (lo, hi): (i64, i64),
-) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
-        "SELECT post_id FROM liked_posts WHERE user_id = ?1 AND post_id BETWEEN ?2 AND ?3 LIMIT 2000",
-        &[int(viewer), int(lo), int(hi)],
-    )
-}
-
-#[derive(serde::Deserialize)]
-struct LikedRow {
-    post_id: PostId,
-}
-
-/// What [`liked_in_statement`] answered.
-pub fn liked_of(result: &D1Result) -> ApiResult<Vec<PostId>> {
-    Ok(result.results::<LikedRow>()?.into_iter().map(|r| r.post_id).collect())
 }
 
 /// The reader's edges as the reader's side stores them (whom they follow, each edge's mode

@@ -5,10 +5,10 @@
 //! Each function takes the database of the one side it touches; no statement joins the two.
 
 use serde::Deserialize;
-use worker::D1PreparedStatement;
+use worker::{D1PreparedStatement, D1Result};
 
-use super::bookmarks::SavedRow;
-use super::{all, exec, first, id_list, int, stmt, text, AnyDb, PostDb, UserDb};
+use super::bookmarks::{saved_page, PostIdRow, SavedRow};
+use super::{all, exec, first, int, stmt, text, AnyDb, PostDb, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
 use crate::error::ApiResult;
@@ -69,19 +69,24 @@ pub async fn write_liker_side(
     }
 }
 
-/// Which of `post_ids` `user` likes, as the liker side says (rows `{post_id}`): one statement
-/// on the user's home, for a page of posts read from elsewhere (at most
-/// [`super::posts::IDS_PER_QUERY`]-sized pages are usual; any number binds as one JSON list).
-pub fn liked_among(
+/// The viewer's likes among posts with ids in `lo..=hi` (a time range: ids carry their time),
+/// one statement on the viewer's home: `liked_by_me` of the rows a hot author's replica served
+/// (`domain/read`, `Statement::LikedIn`). Capped: a page's range holds few likes of one reader.
+pub fn liked_in_statement(
     db_of_user: UserDb<'_>,
     user: UserId,
-    post_ids: &[PostId],
+    (lo, hi): (i64, i64),
 ) -> ApiResult<D1PreparedStatement> {
     stmt(
         db_of_user,
-        "SELECT l.post_id FROM json_each(?2) e JOIN liked_posts l ON l.user_id = ?1 AND l.post_id = e.value",
-        &[int(user), text(&id_list(post_ids))],
+        "SELECT post_id FROM liked_posts WHERE user_id = ?1 AND post_id BETWEEN ?2 AND ?3 LIMIT 2000",
+        &[int(user), int(lo), int(hi)],
     )
+}
+
+/// What [`liked_in_statement`] answered.
+pub fn liked_of(result: &D1Result) -> ApiResult<Vec<PostId>> {
+    Ok(result.results::<PostIdRow>()?.into_iter().map(|r| r.post_id).collect())
 }
 
 /// `user`'s liked posts, newest like first, strictly below `before` (`(liked_at, post_id)`).
@@ -91,14 +96,7 @@ pub async fn page(
     before: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<SavedRow>> {
-    let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
-    all(
-        db_of_user,
-        "SELECT post_id, liked_at AS at FROM liked_posts WHERE user_id = ?1 AND (liked_at, post_id) < (?2, ?3) \
-         ORDER BY liked_at DESC, post_id DESC LIMIT ?4",
-        &[int(user), int(at), int(id), int(limit as i64)],
-    )
-    .await
+    saved_page(db_of_user, ("liked_posts", "liked_at"), user, before, limit).await
 }
 
 /// A like on the post side, as the repair slice walks them.
