@@ -12,7 +12,7 @@ use crate::common::*;
 const PNG_3X2: &str = "89504e470d0a1a0a0000000d49484452000000030000000208060000009d74661a00000011\
                        49444154789c63f8cfc0f01f86199039009b7e0bf572b0b93c0000000049454e44ae426082";
 
-fn png() -> Vec<u8> {
+pub fn png() -> Vec<u8> {
     (0..PNG_3X2.len()).step_by(2).map(|i| u8::from_str_radix(&PNG_3X2[i..i + 2], 16).unwrap()).collect()
 }
 
@@ -169,7 +169,11 @@ fn disguised_files_and_bad_media_ids_are_refused_and_change_nothing() {
     let html = b"<html><script>alert(1)</script></html>";
     let refused = upload(&author, html, "cat.png", &[]);
     assert_eq!(refused.status, 422, "{}", refused.body);
-    assert!(refused.body["error"].as_str().unwrap_or("").contains("PNG, JPEG, GIF and WebP"), "{}", refused.body);
+    assert!(
+        refused.body["error"].as_str().unwrap_or("").contains("PNG, JPEG, GIF and WebP"),
+        "{}",
+        refused.body
+    );
     // No file part; a malformed focus.
     let auth = format!("Bearer {}", author.token);
     let no_file = form(&author, "POST", "/api/v2/media", "description=x");
