@@ -81,6 +81,23 @@ async function start() {
   await reloadFeed();
   connectLive();
   loadUnread().catch(showError);
+  openLink().catch(showError);
+}
+
+// A link to a person or a post (the pages the Mastodon API's `url`s name: `/?user=handle`,
+// `/?post=id`) opens it over the feed.
+async function openLink() {
+  const query = new URLSearchParams(location.search);
+  if (query.has("user")) {
+    const user = await api("GET", `/v1/users?handle=${encodeURIComponent(query.get("user"))}`);
+    await showProfile(user.id);
+  } else if (query.has("post")) {
+    const post = await api("GET", `/v1/posts/${encodeURIComponent(query.get("post"))}`);
+    const list = document.createElement("ol");
+    list.className = "feed";
+    list.append(renderPost(post));
+    showCard([list]);
+  }
 }
 
 async function signUp(event) {
@@ -490,7 +507,6 @@ async function findPerson(event) {
 
 async function showProfile(id) {
   const user = await api("GET", `/v1/users/${id}`);
-  const card = $("profile");
   const title = document.createElement("h2");
   title.textContent = `${user.display_name} @${user.handle}`;
   const counts = document.createElement("p");
@@ -505,13 +521,18 @@ async function showProfile(id) {
     follow.addEventListener("click", attempt(() => setFollow(user, !user.following)));
     children.push(follow);
   }
+  showCard(children);
+}
+
+// The card over the feed (a profile, a linked post), with its Close button.
+function showCard(children) {
+  const card = $("profile");
   const close = document.createElement("button");
   close.type = "button";
   close.className = "link";
   close.textContent = "Close";
   close.addEventListener("click", () => (card.hidden = true));
-  children.push(close);
-  card.replaceChildren(...children);
+  card.replaceChildren(...children, close);
   card.hidden = false;
 }
 

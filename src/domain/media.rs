@@ -230,14 +230,17 @@ pub fn media_ids<'a>(given: impl IntoIterator<Item = &'a str>) -> Result<Vec<i64
             .parse::<i64>()
             .ok()
             .filter(|id| *id > 0)
-            .ok_or_else(|| Invalid::new("media_ids", format!("{text} is not a media id")))?;
+            .ok_or_else(|| Invalid::new("media_ids", format!("media_ids: {text} is not a media id")))?;
         if ids.contains(&id) {
-            return Err(Invalid::new("media_ids", format!("media {id} is named twice")));
+            return Err(Invalid::new("media_ids", format!("media_ids: media {id} is named twice")));
         }
         ids.push(id);
     }
     if ids.len() > MAX_ATTACHMENTS {
-        return Err(Invalid::new("media_ids", format!("a status has at most {MAX_ATTACHMENTS} attachments")));
+        return Err(Invalid::new(
+            "media_ids",
+            format!("media_ids: a status has at most {MAX_ATTACHMENTS} attachments"),
+        ));
     }
     Ok(ids)
 }

@@ -70,10 +70,12 @@ pub fn host_meta(origin: &str) -> String {
 
 /// The handle a WebFinger `resource` names on this server: `acct:handle@domain` (the domain
 /// must be ours), `acct:handle`, `handle@domain` without the scheme (Mastodon accepts it), or the
-/// profile URL `{origin}/@handle`. `None` for anything else, including other domains.
+/// profile page `{origin}/?user=handle` (or Mastodon's `{origin}/@handle`). `None` for anything
+/// else, including other domains.
 pub fn webfinger_handle<'a>(resource: &'a str, origin: &str) -> Option<&'a str> {
     let resource = resource.trim();
-    let profile = resource.strip_prefix(origin).and_then(|rest| rest.strip_prefix("/@"));
+    let path = resource.strip_prefix(origin);
+    let profile = path.and_then(|rest| rest.strip_prefix("/?user=").or_else(|| rest.strip_prefix("/@")));
     let handle = match profile {
         Some(handle) => handle,
         None => {
@@ -90,10 +92,15 @@ pub fn webfinger_handle<'a>(resource: &'a str, origin: &str) -> Option<&'a str> 
     well_formed.then_some(handle)
 }
 
+/// An account's page: the web client opens `?user=` (the Account entity's `url` too).
+pub fn profile_page(origin: &str, handle: &str) -> String {
+    format!("{origin}/?user={handle}")
+}
+
 /// The JRD (RFC 7033) for a local account: its `acct:` subject, its profile page and its
 /// account URI as aliases, and the profile page link.
 pub fn webfinger(origin: &str, handle: &str, account_uri: &str) -> Value {
-    let profile = format!("{origin}/@{handle}");
+    let profile = profile_page(origin, handle);
     json!({
         "subject": format!("acct:{handle}@{}", domain_of(origin)),
         "aliases": [profile, account_uri],
@@ -117,6 +124,7 @@ mod tests {
             "@ana@edge.example",
             " acct:ana@edge.example ",
             "https://edge.example/@ana",
+            "https://edge.example/?user=ana",
         ] {
             assert_eq!(webfinger_handle(resource, ORIGIN), Some("ana"), "{resource}");
         }
@@ -141,9 +149,9 @@ mod tests {
         assert_eq!(jrd["subject"], "acct:ana@edge.example");
         assert_eq!(
             jrd["aliases"],
-            json!(["https://edge.example/@ana", "https://edge.example/api/v1/accounts/7"])
+            json!(["https://edge.example/?user=ana", "https://edge.example/api/v1/accounts/7"])
         );
-        assert_eq!(jrd["links"][0]["href"], "https://edge.example/@ana");
+        assert_eq!(jrd["links"][0]["href"], "https://edge.example/?user=ana");
     }
 
     #[test]

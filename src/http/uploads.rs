@@ -42,5 +42,5 @@ pub fn keeps_attachments(given: &[i64], post: &crate::store::posts::PostRow) -> 
     if given.is_empty() || given == current {
         return Ok(());
     }
-    Err(crate::error::ApiError::field("media_ids", "an edit cannot change a post's attachments"))
+    Err(crate::error::ApiError::field("media_ids", "media_ids: an edit cannot change a post's attachments"))
 }

@@ -64,7 +64,7 @@ impl Account {
     /// `public/header.png`): clients draw them with image decoders that do not all read SVG
     /// (Android's and iOS's do not), and Mastodon always gives a header URL, never `""`.
     pub fn new(origin: &str, u: &UserRow) -> Self {
-        let url = format!("{origin}/@{}", u.handle);
+        let url = crate::domain::wellknown::profile_page(origin, &u.handle);
         let (avatar, header) = (format!("{origin}/avatar.png"), format!("{origin}/header.png"));
         Self {
             id: u.id.to_string(),
@@ -213,12 +213,14 @@ struct StatusParts<'a> {
     replies: i64,
     reply_to: Option<(String, String)>,
     media: Vec<Attachment>,
+    /// The post the web client opens for it (`?post=`): a reply's is its post's.
+    page: crate::domain::ids::PostId,
 }
 
 fn status(origin: &str, p: StatusParts<'_>) -> Status {
     Status {
         uri: format!("{origin}/api/v1/statuses/{}", p.id),
-        url: format!("{origin}/statuses/{}", p.id),
+        url: format!("{origin}/?post={}", p.page),
         id: p.id,
         created_at: format_rfc3339(p.created_at),
         edited_at: p.edited_at.map(format_rfc3339),
@@ -285,6 +287,7 @@ impl Status {
             replies: p.comment_count,
             reply_to: None,
             media: p.attachments(),
+            page: p.id,
         };
         status(origin, parts)
     }
@@ -318,6 +321,7 @@ impl Status {
                 _ => (c.post_id.to_string(), c.post_author_id.to_string()),
             }),
             media: Vec::new(),
+            page: c.post_id,
         };
         status(origin, parts)
     }

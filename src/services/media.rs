@@ -100,10 +100,13 @@ pub async fn for_post(ctx: &Ctx, author: UserId, ids: &[i64]) -> ApiResult<Vec<A
             let row = found.iter().find(|r| r.id.get() == *id);
             match row {
                 Some(row) if row.post_id.is_none() && row.servable() => row.attachment(),
-                Some(_) => {
-                    Err(ApiError::field("media_ids", format!("media {id} is already attached or expired")))
+                Some(_) => Err(ApiError::field(
+                    "media_ids",
+                    format!("media_ids: media {id} is already attached or expired"),
+                )),
+                None => {
+                    Err(ApiError::field("media_ids", format!("media_ids: no upload of yours has id {id}")))
                 }
-                None => Err(ApiError::field("media_ids", format!("no upload of yours has id {id}"))),
             }
         })
         .collect()

@@ -429,7 +429,7 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
         }),
         Err(e) if super::media::is_taken(&e) => Err(ApiError::field(
             "media_ids",
-            "an upload named is attached to another status or has expired: upload it again",
+            "media_ids: an upload named is attached to another status or has expired: upload it again",
         )),
         Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;

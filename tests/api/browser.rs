@@ -311,4 +311,20 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
         "the feed after signing in again",
         "return document.querySelectorAll('#feed > li').length >= 20",
     );
+
+    // The pages the Mastodon API's `url`s name (apps' "open original" and profile links) open
+    // in the client: a post, then a person.
+    let status = author.get(&format!("/api/v1/statuses/{}", id_of(&warned))).expect(200);
+    browser.open(status["url"].as_str().expect("a status url"));
+    let opened = browser.wait_for(
+        "the linked post",
+        "const li = document.querySelector('#profile .post'); return !document.getElementById('profile').hidden && li && li.dataset.id",
+    );
+    assert_eq!(opened, id_of(&warned));
+    browser.open(status["account"]["url"].as_str().expect("an account url"));
+    let title = browser.wait_for(
+        "the linked profile",
+        "const h = document.querySelector('#profile h2'); return h && h.textContent",
+    );
+    assert!(title.as_str().is_some_and(|t| t.ends_with(&format!("@{}", author.handle))), "{title}");
 }

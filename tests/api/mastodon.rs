@@ -226,6 +226,12 @@ fn the_authorization_code_grant_signs_in_through_the_page() {
         send("GET", &format!("/oauth/authorize?client_id={}&redirect_uri={redirect}", client.0), &[], b"");
     assert_eq!(page.status(), 200);
     assert!(page.into_string().unwrap().contains("<form id=\"authorize\""));
+    // A wrong password goes back to the page, the app's request kept, with the error to show.
+    let wrong = authorize(&client.0, redirect, &user, &[("state", "xyz"), ("password", "not it")]);
+    let back = wrong.expect("a redirect back to the sign-in page");
+    assert!(back.starts_with("/oauth/authorize?client_id="), "{back}");
+    assert!(back.contains("state=xyz") && back.contains("error=The+handle+or+password+is+wrong"), "{back}");
+    assert!(!back.contains("code="), "{back}");
     let location = authorize(&client.0, redirect, &user, &[("state", "xyz")]).expect("a code");
     assert!(location.starts_with(redirect) && location.contains("state=xyz"), "{location}");
     let code = code_of(&location);
@@ -464,7 +470,7 @@ fn discovery_documents_lead_to_the_account(user: &User) {
     assert_eq!(jrd.status, 200, "{}", jrd.body);
     assert!(jrd.content_type.starts_with("application/jrd+json"), "{}", jrd.content_type);
     assert_eq!(jrd.body["subject"], format!("acct:{}@{domain}", user.handle));
-    assert_eq!(jrd.body["links"][0]["href"], format!("{base}/@{}", user.handle));
+    assert_eq!(jrd.body["links"][0]["href"], format!("{base}/?user={}", user.handle));
     for resource in [
         "acct:nobody_here@x.example",
         &format!("acct:{}@other.example", user.handle),

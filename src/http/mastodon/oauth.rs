@@ -239,6 +239,23 @@ pub async fn authorize_page(app: &App, input: &Input) -> ApiResult<Response> {
     sign_in_html(page.text().await?)
 }
 
+/// A wrong handle or password on the sign-in page goes back to the page (303), with the app's
+/// request kept and the error for the page's script to show (`public/authorize.js`), rather
+/// than leaving a person with a JSON body in place of the form. (Being over the sign-in limit
+/// stays `429` with `Retry-After`.)
+fn back_to_sign_in(body: &crate::http::input::JsonObject) -> ApiResult<Response> {
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    for name in ["client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"] {
+        if let Some(value) = body.str(name)? {
+            query.append_pair(name, value);
+        }
+    }
+    query.append_pair("error", "The handle or password is wrong.");
+    let mut response = Response::empty()?.with_status(303);
+    response.headers_mut().set("location", &format!("/oauth/authorize?{}", query.finish()))?;
+    Ok(response)
+}
+
 /// `POST /oauth/authorize` (the page's form): checks the client, the redirect URI and the
 /// password, then sends a one-use code to the redirect URI (or shows it, out of band).
 pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
@@ -259,7 +276,11 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
         ),
         None => None,
     };
-    let user = sign_in(app, input, body.required_str("username")?, body.required_str("password")?).await?;
+    let signed_in = sign_in(app, input, body.required_str("username")?, body.required_str("password")?).await;
+    let user = match signed_in {
+        Err(ApiError::OAuth { code: "invalid_grant", .. }) => return back_to_sign_in(&body),
+        other => other?,
+    };
     let code = random_token()?;
     let code_hash = sha256_hex(&code);
     let grant = Grant {

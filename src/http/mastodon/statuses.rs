@@ -117,7 +117,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         if !media.is_empty() {
             return Err(ApiError::field(
                 "media_ids",
-                "replies cannot carry attachments here: post one instead",
+                "media_ids: replies cannot carry attachments here: post one instead",
             ));
         }
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
