@@ -214,6 +214,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,
         U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
         U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,
+        U::LikeComment(id, on) => engagement::like_comment(app, viewer, id, on).await,
         U::Notifications => notifications::list(app, input, viewer).await,
         U::UnreadNotifications => notifications::unread(app, input, viewer).await,
         U::SetNotificationMarker => notifications::set_marker(app, input, viewer).await,
