@@ -307,6 +307,7 @@ function renderPost(post) {
   time.textContent = new Date(post.created_at).toLocaleString();
   item.querySelector(".visibility").textContent = post.visibility === "public" ? "" : `· ${post.visibility}`;
   item.querySelector(".body").textContent = post.body;
+  item.querySelector(".media").replaceChildren(...(post.media || []).map(renderImage));
   collapseIfWarned(item, post);
   setLike(item, post.liked_by_me, post.like_count);
   item.querySelector(".comment-count").textContent = post.comment_count;
@@ -320,16 +321,31 @@ function renderPost(post) {
   return item;
 }
 
-// A post with a content warning shows the warning and keeps the body collapsed until opened.
+// An attachment: its description is the image's alt text; width and height reserve its space
+// before it loads (no jump while scrolling).
+function renderImage(media) {
+  const img = document.createElement("img");
+  img.src = media.url;
+  img.alt = media.description || "";
+  img.width = media.width;
+  img.height = media.height;
+  img.loading = "lazy";
+  return img;
+}
+
+// A post with a content warning shows the warning and keeps the body and its images collapsed
+// until opened.
 function collapseIfWarned(item, post) {
   if (!post.spoiler_text && !post.sensitive) return;
   const body = item.querySelector(".body");
+  const media = item.querySelector(".media");
   const details = document.createElement("details");
   details.className = "warning";
   const summary = document.createElement("summary");
   summary.textContent = post.spoiler_text || "Sensitive content";
   body.replaceWith(details);
-  details.append(summary, body);
+  media.remove();
+  details.append(summary, body, media);
 }
 
 function setLike(item, liked, count) {
@@ -380,10 +396,24 @@ async function publish(event) {
   const form = event.target;
   const post = { body: form.body.value, visibility: form.visibility.value };
   if (form.spoiler_text.value.trim()) post.spoiler_text = form.spoiler_text.value;
+  const file = form.image.files[0];
+  if (file) post.media_ids = [(await upload(file, form.alt.value)).id];
   await api("POST", "/v1/posts", post);
-  form.body.value = "";
-  form.spoiler_text.value = "";
+  form.reset();
   await fetchNewer(true);
+}
+
+// Uploads an image as the request body (the server tells what it is from its bytes).
+async function upload(file, description) {
+  const query = description.trim() ? `?description=${encodeURIComponent(description)}` : "";
+  const response = await fetch(`/v1/media${query}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${state.token}` },
+    body: file,
+  });
+  const data = await response.json();
+  if (!response.ok) throw new ApiError(response.status, data || {});
+  return data;
 }
 
 // ---- notifications -------------------------------------------------------------------------

@@ -42,6 +42,9 @@ pub struct Config {
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
+    /// How long an upload may stay unattached before the cron's sweep removes it, in ms
+    /// (`MEDIA_UNATTACHED_SECONDS`, default a day; `services/media.rs`).
+    pub media_unattached_ms: i64,
     /// The delivery-backlog alert (`BACKLOG_WARN_SECONDS`, `BACKLOG_ALERT_SECONDS`,
     /// `BACKLOG_LAG_WINDOW_SECONDS`; see `domain/backlog.rs`).
     pub backlog: Thresholds,
@@ -91,6 +94,7 @@ impl Config {
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
             replica: replica_config(|name, default, min, max| num(get(name), default, min, max)),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
+            media_unattached_ms: num(get("MEDIA_UNATTACHED_SECONDS"), 86_400, 1, 30 * 86_400) * 1000,
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
         }

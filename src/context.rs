@@ -8,7 +8,7 @@ use std::rc::Rc;
 use worker::{Context, Env};
 
 use crate::config::Config;
-use crate::domain::ids::{CommentId, OutboxId, PostId, UserId};
+use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::shard::ShardMap;
 use crate::domain::snowflake::IdSeed;
 use crate::error::ApiResult;
@@ -81,6 +81,11 @@ impl Ctx {
     /// The database an outbox event lives on (its id names the shard, `store::outbox::new_id_sql`).
     pub fn outbox_db(&self, event: OutboxId) -> OutboxDb<'_> {
         self.shards.outbox(event)
+    }
+
+    /// An upload's database (its uploader's: `media` rows, migration 0027).
+    pub fn media_db(&self, media: MediaId) -> UserDb<'_> {
+        self.shards.media(media)
     }
 
     /// A comment's database (its post's).

@@ -33,7 +33,7 @@ pub enum ApiError {
     MethodNotAllowed { allow: String },
     #[error("{detail}")]
     Conflict { code: &'static str, detail: &'static str },
-    #[error("the request body is larger than 64 KiB")]
+    #[error("the request body is larger than this route accepts (64 KiB; 8 MiB for an upload)")]
     PayloadTooLarge,
     /// An OAuth 2 error (RFC 6749 section 5.2): `code` is the spec's (`invalid_grant`, ...).
     #[error("{detail}")]

@@ -5,9 +5,10 @@ server's base URL and two accounts that have passwords; exits non-zero on the fi
 Flow: register an app, log in with a password (both users), post, follow, read the home
 timeline page by page with max_id until it ends (every post exactly once), favourite and
 unfavourite (exact counts), bookmark and list bookmarks and favourites, mute and unmute,
-reply and read the context, revoke a token, delete.
+reply and read the context, a warned status with an image, revoke a token, delete.
 """
 import sys
+import urllib.request
 
 from mastodon import Mastodon, MastodonAPIError, MastodonError, MastodonNotFoundError, MastodonUnauthorizedError
 
@@ -119,6 +120,18 @@ check(warned["spoiler_text"] == "mystery spoilers" and warned["sensitive"], "a w
 check(reader.status(warned["id"])["spoiler_text"] == "mystery spoilers", "the reader sees the warning")
 edited = author.status_update(warned["id"], "the butler did it", spoiler_text="whodunit")
 check(edited["spoiler_text"] == "whodunit" and edited["sensitive"], "an edit changes the warning")
+# A warned status with an image (issue #30): uploaded with its description and focus, attached,
+# read back by the reader, and its bytes served as they were sent.
+png = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000030000000208060000009d74661a00000011"
+                    "49444154789c63f8cfc0f01f86199039009b7e0bf572b0b93c0000000049454e44ae426082")
+media = author.media_post(png, mime_type="image/png", description="a red dot", focus=(0.5, -0.5))
+check(media["type"] == "image" and media["meta"]["original"]["width"] == 3, f"the upload: {media}")
+pictured = author.status_post("look", media_ids=[media["id"]], spoiler_text="red", sensitive=True)
+check([m["id"] for m in pictured["media_attachments"]] == [media["id"]], "the status carries the image")
+seen_media = reader.status(pictured["id"])["media_attachments"][0]
+check(seen_media["description"] == "a red dot" and seen_media["url"] == media["url"], "the reader sees it")
+with urllib.request.urlopen(seen_media["url"]) as served:
+    check(served.read() == png and served.headers["content-type"] == "image/png", "the bytes, as sent")
 try:
     author.status_post("with a poll", poll=author.make_poll(["yes", "no"], expires_in=300))
     check(False, "a poll is refused, not dropped")

@@ -17,12 +17,13 @@ pub const ANY_METHOD: &str = "GET, HEAD, POST, PUT, PATCH, DELETE";
 /// At most this many request headers are echoed in a preflight's answer.
 const MAX_ECHOED_HEADERS: usize = 32;
 
-/// Paths every origin may call: the Mastodon client API, the token endpoints and the discovery
-/// documents (`/.well-known/`, `/nodeinfo/`). `/oauth/authorize` is not one: it is the HTML
+/// Paths every origin may call: the Mastodon client API, the token endpoints, the discovery
+/// documents (`/.well-known/`, `/nodeinfo/`) and uploads' bytes (`/media/`: apps on other
+/// origins draw them, some into a canvas, which needs CORS). `/oauth/authorize` is not one: it is the HTML
 /// sign-in form, which only the browser's own navigation should reach, so it stays under
 /// `CORS_ORIGINS` with `/v1`.
 pub fn is_open_path(path: &str) -> bool {
-    const PREFIXES: [&str; 3] = ["/api/", "/.well-known/", "/nodeinfo/"];
+    const PREFIXES: [&str; 4] = ["/api/", "/.well-known/", "/nodeinfo/", "/media/"];
     const EXACT: [&str; 2] = ["/oauth/token", "/oauth/revoke"];
     let path_without_slash = path.strip_suffix('/').unwrap_or(path);
     PREFIXES.iter().any(|p| path.starts_with(p)) || EXACT.contains(&path_without_slash)
@@ -184,7 +185,7 @@ mod tests {
         for path in ["/api/v1/timelines/home", "/api/v2/instance", "/oauth/token", "/oauth/revoke/"] {
             assert!(is_open_path(path), "{path}");
         }
-        for path in ["/.well-known/nodeinfo", "/nodeinfo/2.0", "/api/v1/nope"] {
+        for path in ["/.well-known/nodeinfo", "/nodeinfo/2.0", "/api/v1/nope", "/media/1-ab.png"] {
             assert!(is_open_path(path), "{path}");
         }
         for path in ["/oauth/authorize", "/v1/feed", "/", "/api", "/oauth/tokens", "/v1/api/x"] {

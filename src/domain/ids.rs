@@ -74,6 +74,10 @@ id_type!(
     CommentId
 );
 id_type!(
+    /// An upload (a media attachment), on its uploader's shard.
+    MediaId
+);
+id_type!(
     /// A row of the transactional outbox (one fan-out or window event).
     OutboxId
 );

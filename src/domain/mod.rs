@@ -16,6 +16,7 @@ pub mod likes;
 pub mod lists;
 pub mod live;
 pub mod mastodon;
+pub mod media;
 pub mod merge;
 pub mod moderation;
 pub mod multipart;

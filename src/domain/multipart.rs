@@ -18,8 +18,22 @@ pub fn boundary(content_type: &str) -> Option<&str> {
     })
 }
 
+/// One part of a multipart body: its form name, whether it is a file, and its bytes as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part<'a> {
+    pub name: String,
+    pub is_file: bool,
+    pub bytes: &'a [u8],
+}
+
 /// The fields of a multipart body, or why it is not one.
 pub fn fields(body: &[u8], boundary: &str) -> Result<Vec<(String, String)>, &'static str> {
+    let parts = parts(body, boundary)?;
+    Ok(parts.into_iter().map(|p| (p.name, String::from_utf8_lossy(p.bytes).into_owned())).collect())
+}
+
+/// The parts of a multipart body in order (a file's bytes untouched), or why it is not one.
+pub fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<Part<'a>>, &'static str> {
     let delimiter = format!("--{boundary}");
     let delimiter = delimiter.as_bytes();
     let malformed = "the multipart body is malformed";
@@ -34,8 +48,8 @@ pub fn fields(body: &[u8], boundary: &str) -> Result<Vec<(String, String)>, &'st
         let (part, after) = (&rest[..end], &rest[end + 2 + delimiter.len()..]);
         let header_end = find(part, b"\r\n\r\n").ok_or(malformed)?;
         let headers = std::str::from_utf8(&part[..header_end]).map_err(|_| malformed)?;
-        let name = field_name(headers).ok_or("a multipart part has no form-data name")?;
-        out.push((name, String::from_utf8_lossy(&part[header_end + 4..]).into_owned()));
+        let (name, is_file) = disposition(headers).ok_or("a multipart part has no form-data name")?;
+        out.push(Part { name, is_file, bytes: &part[header_end + 4..] });
         rest = after;
     }
 }
@@ -44,8 +58,9 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// The `name` of a part's `Content-Disposition: form-data; name="..."`.
-fn field_name(headers: &str) -> Option<String> {
+/// The `name` of a part's `Content-Disposition: form-data; name="..."`, and whether it names a
+/// `filename` (a file part).
+fn disposition(headers: &str) -> Option<(String, bool)> {
     let disposition = headers.split("\r\n").find_map(|line| {
         let (key, value) = line.split_once(':')?;
         key.trim().eq_ignore_ascii_case("content-disposition").then_some(value)
@@ -54,10 +69,16 @@ fn field_name(headers: &str) -> Option<String> {
     if !params.next()?.trim().eq_ignore_ascii_case("form-data") {
         return None;
     }
-    params.find_map(|p| {
-        let (key, value) = p.trim().split_once('=')?;
-        key.trim().eq_ignore_ascii_case("name").then(|| value.trim().trim_matches('"').to_string())
-    })
+    let (mut name, mut is_file) = (None, false);
+    for p in params {
+        let Some((key, value)) = p.trim().split_once('=') else { continue };
+        match key.trim().to_ascii_lowercase().as_str() {
+            "name" if name.is_none() => name = Some(value.trim().trim_matches('"').to_string()),
+            "filename" => is_file = true,
+            _ => {}
+        }
+    }
+    Some((name?, is_file))
 }
 
 #[cfg(test)]
@@ -86,6 +107,20 @@ mod tests {
         assert_eq!(got, want.map(|(k, v)| (k.to_string(), v.to_string())));
         let empty = "--XX--\r\n";
         assert_eq!(fields(empty.as_bytes(), "XX").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn a_file_part_keeps_its_bytes() {
+        let mut body =
+            b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x\"\r\n\r\n".to_vec();
+        body.extend([0x89, 0xFF, 0x00, b'\r', b'\n', 0xFE]);
+        body.extend(b"\r\n--B\r\nContent-Disposition: form-data; name=\"description\"\r\n\r\nalt\r\n--B--");
+        let got = parts(&body, "B").unwrap();
+        assert_eq!(
+            got[0],
+            Part { name: "file".into(), is_file: true, bytes: &[0x89, 0xFF, 0x00, b'\r', b'\n', 0xFE] }
+        );
+        assert_eq!(got[1], Part { name: "description".into(), is_file: false, bytes: b"alt" });
     }
 
     #[test]

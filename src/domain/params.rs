@@ -1,5 +1,5 @@
 //! What a client may send that edgefeed does not build. Mastodon clients send parameters for
-//! features edgefeed lacks (polls, scheduled posts, quotes, media); dropping one silently would
+//! features edgefeed lacks (polls, scheduled posts, quotes); dropping one silently would
 //! publish something other than what the author wrote (a "scheduled" post going out at once), so
 //! each is either honoured elsewhere or refused here with a 422 that names it, before anything
 //! changes. The one table is [`RULES`]; a parameter not in it is either built (`status`,
@@ -58,16 +58,10 @@ const STATUS: &[Endpoint] = &[Endpoint::Publish, Endpoint::Edit];
 const RULES: &[Rule] = &[
     Rule { endpoints: STATUS, param: "poll", unless: Unless::Nothing, reason: "polls are not supported" },
     Rule {
-        endpoints: STATUS,
-        param: "media_ids",
-        unless: Unless::Nothing,
-        reason: "media attachments are not supported yet",
-    },
-    Rule {
         endpoints: &[Endpoint::Edit],
         param: "media_attributes",
         unless: Unless::Nothing,
-        reason: "media attachments are not supported yet",
+        reason: "an edit cannot change attachments (describe them before posting: PUT /api/v1/media/:id)",
     },
     Rule {
         endpoints: &[Endpoint::Publish],
@@ -136,10 +130,9 @@ mod tests {
             (Publish, "poll[expires_in]", Something, Some("poll")),
             (Publish, "poll", Nothing, None),
             (Edit, "poll", Something, Some("poll")),
-            (Publish, "media_ids[]", Something, Some("media_ids")),
-            (Publish, "media_ids", Nothing, None),
-            (Publish, "media_ids", False, Some("media_ids")),
-            (Edit, "media_ids", Something, Some("media_ids")),
+            // Built (attachments: `domain/media.rs`); an edit may repeat a post's own.
+            (Publish, "media_ids[]", Something, None),
+            (Edit, "media_ids", Something, None),
             (Edit, "media_attributes[][id]", Something, Some("media_attributes")),
             (Publish, "media_attributes", Something, None),
             (Publish, "scheduled_at", Something, Some("scheduled_at")),
@@ -170,11 +163,14 @@ mod tests {
 
     #[test]
     fn the_first_refused_field_is_reported_with_its_reason() {
-        let fields = [("status", Something), ("media_ids[]", Something), ("poll", Something)];
+        let fields = [("status", Something), ("scheduled_at", Something), ("poll", Something)];
         let err = check(Publish, fields).unwrap_err();
         assert_eq!(
             (err.field, err.reason.as_str()),
-            ("media_ids", "media_ids: media attachments are not supported yet")
+            (
+                "scheduled_at",
+                "scheduled_at: scheduled posts are not supported (it would be published at once)"
+            )
         );
         assert!(check(Publish, []).is_ok());
     }

@@ -133,6 +133,7 @@ pub const TABLES: &[Table] = &[
             "taken_down_at",
             "spoiler_text",
             "sensitive",
+            "media",
         ],
         TEXT_PAGE,
     ),
@@ -257,6 +258,33 @@ pub const TABLES: &[Table] = &[
         &["user_id", "post_id", "created_at"],
         EDGE_PAGE,
     ),
+    // Uploads (migration 0027): an id carries its uploader's shard (the post it is attached to
+    // is theirs too); the bytes stay in R2, which every database shares. Gone rows are deleted
+    // by the cron's sweep, on the source too (the copy's next pass deletes them on the target).
+    Table {
+        freeze_deletes: false,
+        ..table(
+            "media",
+            ShardBy::Id("id"),
+            &["id"],
+            &[
+                "id",
+                "user_id",
+                "url_key",
+                "kind",
+                "width",
+                "height",
+                "size",
+                "description",
+                "focus_x",
+                "focus_y",
+                "created_at",
+                "post_id",
+                "gone_at",
+            ],
+            TEXT_PAGE,
+        )
+    },
     // Mutes (migration 0025), on the muter's home only.
     table(
         "mutes",

@@ -139,6 +139,14 @@ impl PostBody {
     pub fn parse(text: &str) -> Result<Self, Invalid> {
         text_body(text, MAX_BODY_CHARS).map(Self)
     }
+
+    /// The text of a post with attachments, which may be blank (a picture alone, as in Mastodon).
+    pub fn parse_beside_media(text: &str, has_media: bool) -> Result<Self, Invalid> {
+        if has_media && text.trim().is_empty() {
+            return Ok(Self(String::new()));
+        }
+        Self::parse(text)
+    }
 }
 
 impl CommentBody {
@@ -212,6 +220,8 @@ mod tests {
     fn bodies_are_trimmed_and_counted_in_characters() {
         assert_eq!(PostBody::parse("  hi \n").map(|b| b.to_string()), Ok("hi".to_string()));
         assert!(PostBody::parse("   ").is_err());
+        assert_eq!(PostBody::parse_beside_media(" ", true).map(|b| b.to_string()), Ok(String::new()));
+        assert!(PostBody::parse_beside_media(" ", false).is_err());
         assert!(PostBody::parse(&"é".repeat(5000)).is_ok());
         assert!(PostBody::parse(&"é".repeat(5001)).is_err());
         assert!(CommentBody::parse(&"é".repeat(5001)).is_err());

@@ -11,8 +11,6 @@ use crate::domain::params::{self, Endpoint, Given};
 use crate::domain::validate::{self, IdempotencyKey, Invalid};
 use crate::error::{ApiError, ApiResult};
 
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
-
 pub struct Input {
     query: Vec<(String, String)>,
     body: Vec<u8>,
@@ -34,10 +32,11 @@ pub struct Input {
 /// stream is cancelled (bounded work for a flood; the client may then lose the connection).
 const DRAIN_BYTES: usize = 1024 * 1024;
 
-/// The body, read chunk by chunk and never buffered past [`MAX_BODY_BYTES`] (plus one chunk),
-/// whether or not `Content-Length` was sent (chunked) or true: past the limit the rest is
-/// discarded as it arrives (up to [`DRAIN_BYTES`]) and the answer is 413.
-async fn read_body(req: &mut Request) -> ApiResult<Vec<u8>> {
+/// The body, read chunk by chunk and never buffered past `limit` (the route's: 64 KiB but for
+/// uploads, `Route::body_limit`) plus one chunk, whether or not `Content-Length` was sent
+/// (chunked) or true: past the limit the rest is discarded as it arrives (up to
+/// [`DRAIN_BYTES`]) and the answer is 413.
+async fn read_body(req: &mut Request, limit: usize) -> ApiResult<Vec<u8>> {
     let Ok(stream) = req.stream() else {
         return Ok(Vec::new()); // no body at all
     };
@@ -46,25 +45,25 @@ async fn read_body(req: &mut Request) -> ApiResult<Vec<u8>> {
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|_| ApiError::InvalidJson("the request body could not be read".into()))?;
         seen += chunk.len();
-        if seen > MAX_BODY_BYTES + DRAIN_BYTES {
+        if seen > limit + DRAIN_BYTES {
             return Err(ApiError::PayloadTooLarge); // dropping the stream cancels it
         }
-        if seen <= MAX_BODY_BYTES {
+        if seen <= limit {
             body.extend_from_slice(&chunk);
         }
     }
-    if seen > MAX_BODY_BYTES {
+    if seen > limit {
         return Err(ApiError::PayloadTooLarge);
     }
     Ok(body)
 }
 
 impl Input {
-    pub async fn read(req: &mut Request) -> ApiResult<Self> {
+    pub async fn read(req: &mut Request, limit: usize) -> ApiResult<Self> {
         let headers = req.headers();
         let declared: Option<usize> =
             headers.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
-        if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        if declared.is_some_and(|n| n > limit) {
             return Err(ApiError::PayloadTooLarge);
         }
         let authorization = headers.get("authorization").ok().flatten();
@@ -77,7 +76,7 @@ impl Input {
         let url = req.url()?;
         let query = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         let origin = url.origin().ascii_serialization();
-        let body = read_body(req).await?;
+        let body = read_body(req, limit).await?;
         Ok(Self {
             query,
             body,
@@ -108,6 +107,35 @@ impl Input {
             Some(pairs) => Ok(JsonObject(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())),
             None => self.json(allow_empty),
         }
+    }
+
+    /// An upload: a `multipart/form-data` body's `file` part and its `description` and `focus`
+    /// fields (how Mastodon clients send one); or, on `/v1` (`raw_allowed`), any other body is
+    /// the file itself, with `description` and `focus` in the query. What the bytes are is
+    /// sniffed later, never taken from the name or the content type.
+    pub fn upload(&self, raw_allowed: bool) -> ApiResult<Upload<'_>> {
+        let boundary = self.content_type.as_deref().and_then(crate::domain::multipart::boundary);
+        let Some(boundary) = boundary else {
+            if !raw_allowed {
+                return Err(ApiError::field(
+                    "file",
+                    "send the file as multipart/form-data, in a part named file",
+                ));
+            }
+            let field = |name: &str| self.query(name).map(str::to_owned);
+            return Ok(Upload { file: &self.body, description: field("description"), focus: field("focus") });
+        };
+        let parts = crate::domain::multipart::parts(&self.body, boundary)
+            .map_err(|why| ApiError::InvalidJson(why.into()))?;
+        let text = |name: &str| {
+            parts
+                .iter()
+                .find(|p| p.name == name && !p.is_file)
+                .map(|p| String::from_utf8_lossy(p.bytes).into_owned())
+        };
+        let file = parts.iter().find(|p| p.name == "file").map(|p| p.bytes);
+        let file = file.ok_or_else(|| ApiError::field("file", "file is required"))?;
+        Ok(Upload { file, description: text("description"), focus: text("focus") })
     }
 
     /// The fields of a form body, in order, repeated ones included; `None` for another body.
@@ -233,6 +261,13 @@ fn given_json(value: &Value) -> Given {
         Value::Object(fields) if fields.is_empty() => Given::Nothing,
         _ => Given::Something,
     }
+}
+
+/// What an upload request carries.
+pub struct Upload<'a> {
+    pub file: &'a [u8],
+    pub description: Option<String>,
+    pub focus: Option<String>,
 }
 
 pub struct JsonObject(Map<String, Value>);

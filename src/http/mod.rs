@@ -7,6 +7,7 @@ pub mod input;
 pub mod limits;
 pub mod mastodon;
 pub mod router;
+pub mod uploads;
 pub mod views;
 
 use std::rc::Rc;
@@ -20,7 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::graph::Direction;
 use crate::store::Io;
 use app::App;
-use handlers::{admin, engagement, feed, graph, live, notifications, posts, shards, users};
+use handlers::{admin, engagement, feed, graph, live, media, notifications, posts, shards, users};
 use input::Input;
 use router::{AdminRoute, PublicRoute, Route, UserRoute};
 
@@ -116,13 +117,16 @@ pub fn server_timing(io: &Io, total_ms: u64) -> String {
 }
 
 /// What every response carries: `nosniff`, and `no-store` (every answer is per-viewer, a
-/// token, or an error, none of which a cache should keep). A `HEAD` request was routed like
+/// token, or an error, none of which a cache should keep; an upload's bytes, the one answer
+/// that is none of those, say how long to keep them). A `HEAD` request was routed like
 /// `GET`; its answer keeps the status and headers, with the length the body would have had,
 /// and drops the body.
 async fn finish(mut response: Response, head: bool) -> Response {
     let headers = response.headers_mut();
     let _ = headers.set("x-content-type-options", "nosniff");
-    let _ = headers.set("cache-control", "no-store");
+    if !headers.has("cache-control").unwrap_or(false) {
+        let _ = headers.set("cache-control", "no-store"); // an upload's bytes set their own
+    }
     if !head {
         return response;
     }
@@ -142,7 +146,7 @@ async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Contex
         // Liveness only: no storage access, so it answers even when D1 is unreachable.
         return handlers::json(200, &serde_json::json!({ "ok": true }));
     }
-    let input = Input::read(req).await?;
+    let input = Input::read(req, route.body_limit()).await?;
     let app = App::new(env, io, invocation)?;
     match route {
         Route::Public(public_route) => {
@@ -179,6 +183,7 @@ async fn public(app: &App, input: &Input, route: PublicRoute) -> ApiResult<Respo
         PublicRoute::Health => handlers::json(200, &serde_json::json!({ "ok": true })),
         PublicRoute::Register => users::register(app, input).await,
         PublicRoute::LiveFeed => live::connect(app, input).await,
+        PublicRoute::Media(file) => media::serve(app, file).await,
         PublicRoute::Mastodon(route) => mastodon::public(app, input, route).await,
     }
 }
@@ -215,6 +220,9 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
         U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,
         U::LikeComment(id, on) => engagement::like_comment(app, viewer, id, on).await,
+        U::Upload => media::upload(app, input, viewer).await,
+        U::GetMedia(id) => media::get(app, viewer, id).await,
+        U::DescribeMedia(id) => media::describe(app, input, viewer, id).await,
         U::Notifications => notifications::list(app, input, viewer).await,
         U::UnreadNotifications => notifications::unread(app, input, viewer).await,
         U::SetNotificationMarker => notifications::set_marker(app, input, viewer).await,

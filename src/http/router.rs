@@ -5,7 +5,8 @@
 //! not compile. The table [`ROUTES`] is the one list of paths and methods: matching and the
 //! `Allow` header of a 405 are both derived from it (with `HEAD` wherever there is a `GET`).
 
-use crate::domain::ids::{CommentId, ListId, NotificationId, PostId, UserId};
+use crate::domain::ids::{CommentId, ListId, MediaId, NotificationId, PostId, UserId};
+use crate::domain::media::{parse_served, ServedFile};
 use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
@@ -29,6 +30,9 @@ pub enum PublicRoute {
     Register,
     /// The live feed socket: authenticated by its one-use ticket, not a header.
     LiveFeed,
+    /// An upload's bytes (`GET /media/{id}-{key}.{ext}`): the unguessable URL is the capability,
+    /// as image tags send no token.
+    Media(ServedFile),
     /// The Mastodon API's routes without a user token.
     Mastodon(MastodonPublic),
 }
@@ -102,6 +106,10 @@ pub enum UserRoute {
     DeleteComment(CommentId),
     /// `POST` (or `PUT`) / `DELETE /v1/comments/{id}/like`.
     LikeComment(CommentId, bool),
+    /// `POST /v1/media`: an upload.
+    Upload,
+    GetMedia(MediaId),
+    DescribeMedia(MediaId),
     Notifications,
     UnreadNotifications,
     SetNotificationMarker,
@@ -140,6 +148,10 @@ pub enum MastodonRoute {
     /// The viewer's own collections: bookmarks, favourites, mutes.
     Own(Own),
     PostStatus,
+    /// `POST /api/v1/media` and `/api/v2/media`.
+    Upload,
+    Media(MediaId),
+    DescribeMedia(MediaId),
     /// A status id names a post or a comment (both are statuses to Mastodon).
     Status(PostId),
     EditStatus(PostId),
@@ -209,6 +221,8 @@ impl MastodonRoute {
             M::AccountAction(..)
                 | M::Own(Own::Mute(..) | Own::Bookmark(..))
                 | M::PostStatus
+                | M::Upload
+                | M::DescribeMedia(_)
                 | M::EditStatus(_)
                 | M::DeleteStatus(_)
                 | M::Favourite(..)
@@ -248,11 +262,28 @@ impl UserRoute {
                 | U::Saved(_)
                 | U::Mutes
                 | U::ListComments(_)
+                | U::GetMedia(_)
                 | U::Notifications
                 | U::UnreadNotifications
         )
     }
 }
+
+impl Route {
+    /// The largest body the route reads: an upload's image, else [`MAX_BODY_BYTES`] (a form's
+    /// or JSON's).
+    pub fn body_limit(self) -> usize {
+        match self {
+            Route::User(UserRoute::Upload | UserRoute::Mastodon(MastodonRoute::Upload)) => {
+                crate::domain::media::MAX_IMAGE_BYTES + MAX_BODY_BYTES
+            }
+            _ => MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// A request body's limit (64 KiB) on every route but uploads.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 impl UserRoute {
     /// Whether a token with `granted` scopes may call the route: the route's [`Self::scope`],
@@ -341,6 +372,8 @@ pub enum TestHook {
     EndSignInWindow,
     /// A like's liker-side row (`liked_posts`); optionally delete it behind the like's back.
     Liked,
+    /// An upload's row and bytes (whether they exist); optionally move its times into the past.
+    Media,
 }
 
 impl TestHook {
@@ -363,6 +396,7 @@ impl TestHook {
             "replica_fault" => Some(Self::ReplicaFault),
             "end_sign_in_window" => Some(Self::EndSignInWindow),
             "liked" => Some(Self::Liked),
+            "media" => Some(Self::Media),
             _ => None,
         }
     }
@@ -487,6 +521,15 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", |id| post(id, U::ListComments)), ("POST", |id| post(id, U::CreateComment))],
     ),
     path("/v1/comments/{id}", &[("DELETE", |id| Some(User(U::DeleteComment(CommentId::parse(id)?))))]),
+    path("/v1/media", &[("POST", |_| Some(User(U::Upload)))]),
+    path(
+        "/v1/media/{id}",
+        &[
+            ("GET", |id| Some(User(U::GetMedia(MediaId::parse(id)?)))),
+            ("PUT", |id| Some(User(U::DescribeMedia(MediaId::parse(id)?)))),
+        ],
+    ),
+    path("/media/{file}", &[("GET", |file| Some(Public(P::Media(parse_served(file)?))))]),
     path(
         "/v1/comments/{id}/like",
         &[
@@ -575,6 +618,15 @@ pub const ROUTES: &[PathRow] = &[
     path("/api/v1/accounts/{id}/unmute", &[("POST", |id| account(id, |u| M::Own(Own::Mute(u, false))))]),
     path("/api/v1/mutes", &[("GET", |_| mastodon(M::Own(Own::Mutes)))]),
     path("/api/v1/statuses", &[("POST", |_| mastodon(M::PostStatus))]),
+    path("/api/v1/media", &[("POST", |_| mastodon(M::Upload))]),
+    path("/api/v2/media", &[("POST", |_| mastodon(M::Upload))]),
+    path(
+        "/api/v1/media/{id}",
+        &[
+            ("GET", |id| mastodon(M::Media(MediaId::parse(id)?))),
+            ("PUT", |id| mastodon(M::DescribeMedia(MediaId::parse(id)?))),
+        ],
+    ),
     path(
         "/api/v1/statuses/{id}",
         &[
@@ -742,15 +794,17 @@ mod tests {
     #[test]
     fn every_row_is_reachable_and_patterns_are_well_formed() {
         for row in ROUTES {
-            let prefixes = ["/v1/", "/api/v1/", "/api/v2/", "/oauth/", "/.well-known/", "/nodeinfo/"];
+            let prefixes =
+                ["/v1/", "/api/v1/", "/api/v2/", "/oauth/", "/.well-known/", "/nodeinfo/", "/media/"];
             assert!(prefixes.iter().any(|p| row.pattern.starts_with(p)), "{}", row.pattern);
             assert!(row.pattern.matches('{').count() <= 1, "{}", row.pattern);
             // An example value of each parameter that parses.
-            let param = [("{hook}", "fault"), ("{group_key}", "ungrouped-7")]
+            let file = "7-0123456789abcdef0123456789abcdef.png";
+            let param = [("{hook}", "fault"), ("{group_key}", "ungrouped-7"), ("{file}", file)]
                 .into_iter()
                 .find_map(|(name, example)| row.pattern.contains(name).then_some(example))
                 .unwrap_or("7");
-            let path = ["{id}", "{hook}", "{group_key}"]
+            let path = ["{id}", "{hook}", "{group_key}", "{file}"]
                 .iter()
                 .fold(row.pattern.to_string(), |p, name| p.replace(name, param));
             for (method, build) in row.methods {

@@ -58,6 +58,8 @@ pub struct PostView {
     /// the reader opens it (`""`: none); `sensitive` is true whenever there is one.
     pub spoiler_text: String,
     pub sensitive: bool,
+    /// The attachments, in order (an extension; `[]`: none).
+    pub media: Vec<MediaView>,
     /// `"taken_down"` on a post an operator took down (only its author still sees it, by id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moderation: Option<&'static str>,
@@ -81,7 +83,40 @@ impl From<&PostRow> for PostView {
             liked_by_me: p.liked_by_me != 0,
             spoiler_text: p.spoiler_text.clone(),
             sensitive: p.is_sensitive(),
+            media: p.attachments().iter().map(MediaView::from).collect(),
             moderation: p.is_taken_down().then_some("taken_down"),
+        }
+    }
+}
+
+/// An upload or attachment (`/v1/media`): `url` is a path on the API's own origin, stable for
+/// the upload's life.
+#[derive(Serialize)]
+pub struct MediaView {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub url: String,
+    pub content_type: &'static str,
+    pub width: u32,
+    pub height: u32,
+    pub size: u64,
+    pub description: String,
+    pub focus: Option<crate::domain::media::Focus>,
+}
+
+impl From<&crate::domain::media::Attachment> for MediaView {
+    fn from(a: &crate::domain::media::Attachment) -> Self {
+        Self {
+            id: a.id.to_string(),
+            kind: "image",
+            url: a.path(),
+            content_type: a.kind.mime(),
+            width: a.width,
+            height: a.height,
+            size: a.size,
+            description: a.description.clone(),
+            focus: a.focus,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Mastodon's JSON entities (Account, Status, Relationship, Notification), built from
 //! edgefeed's rows. Every field Mastodon documents as always present is present: what edgefeed
-//! has no concept of (media, polls, boosts, emojis, bookmarks) gets a neutral value, because
+//! has no concept of (polls, boosts, emojis) gets a neutral value, because
 //! clients crash on missing fields, not on empty ones.
 
 use std::collections::HashMap;
@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
+use crate::domain::media::Attachment;
 use crate::domain::notifications::GroupKey;
 use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
@@ -117,7 +118,7 @@ pub struct Status {
     visibility: &'static str,
     sensitive: bool,
     spoiler_text: String,
-    media_attachments: Empty,
+    media_attachments: Vec<MediaAttachment>,
     application: Option<()>,
     mentions: Empty,
     tags: Empty,
@@ -139,6 +140,64 @@ pub struct Status {
     filtered: Empty,
 }
 
+/// Mastodon's MediaAttachment (images only: `type` is always `image`; no thumbnails are made, so
+/// the preview is the original, and `meta.small` is absent as Mastodon allows).
+#[derive(Debug, Clone, Serialize)]
+pub struct MediaAttachment {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    url: String,
+    preview_url: String,
+    remote_url: Option<()>,
+    preview_remote_url: Option<()>,
+    text_url: Option<()>,
+    meta: MediaMeta,
+    description: Option<String>,
+    blurhash: Option<()>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct MediaMeta {
+    original: MediaSize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    focus: Option<crate::domain::media::Focus>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct MediaSize {
+    width: u32,
+    height: u32,
+    size: String,
+    aspect: f64,
+}
+
+impl MediaAttachment {
+    pub fn new(origin: &str, a: &Attachment) -> MediaAttachment {
+        let url = format!("{origin}{}", a.path());
+        MediaAttachment {
+            id: a.id.to_string(),
+            kind: "image",
+            preview_url: url.clone(),
+            url,
+            remote_url: None,
+            preview_remote_url: None,
+            text_url: None,
+            meta: MediaMeta {
+                original: MediaSize {
+                    width: a.width,
+                    height: a.height,
+                    size: format!("{}x{}", a.width, a.height),
+                    aspect: f64::from(a.width) / f64::from(a.height.max(1)),
+                },
+                focus: a.focus,
+            },
+            description: Some(a.description.clone()).filter(|d| !d.is_empty()),
+            blurhash: None,
+        }
+    }
+}
+
 /// What makes a Status of a post or of a comment.
 struct StatusParts<'a> {
     id: String,
@@ -153,6 +212,7 @@ struct StatusParts<'a> {
     favourited: bool,
     replies: i64,
     reply_to: Option<(String, String)>,
+    media: Vec<Attachment>,
 }
 
 fn status(origin: &str, p: StatusParts<'_>) -> Status {
@@ -168,7 +228,7 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         visibility: visibility_to_mastodon(p.visibility),
         sensitive: p.sensitive,
         spoiler_text: p.spoiler_text.to_owned(),
-        media_attachments: [],
+        media_attachments: p.media.iter().map(|a| MediaAttachment::new(origin, a)).collect(),
         application: None,
         mentions: [],
         tags: [],
@@ -224,6 +284,7 @@ impl Status {
             favourited: p.liked_by_me != 0,
             replies: p.comment_count,
             reply_to: None,
+            media: p.attachments(),
         };
         status(origin, parts)
     }
@@ -256,6 +317,7 @@ impl Status {
                 (Some(parent), Some(author)) => (parent.to_string(), author.to_string()),
                 _ => (c.post_id.to_string(), c.post_author_id.to_string()),
             }),
+            media: Vec::new(),
         };
         status(origin, parts)
     }

@@ -15,6 +15,7 @@ pub mod likes;
 pub mod lists;
 pub mod live;
 pub mod mastodon_entities;
+pub mod media;
 pub mod moderation;
 pub mod mutes;
 pub mod notification_groups;

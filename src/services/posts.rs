@@ -13,7 +13,7 @@ use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{fanout, replicas, users};
+use crate::services::{fanout, media, replicas, users};
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 
 /// A post the viewer may see now, or 404 exactly like one that does not exist.
@@ -58,23 +58,49 @@ fn request_hash(parts: &[&str]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What an author asks to publish.
+pub struct Draft<'a> {
+    pub text: &'a PostBody,
+    pub visibility: Visibility,
+    pub warning: &'a ContentWarning,
+    /// Uploads to attach, in order (`domain::media::media_ids`).
+    pub media: &'a [i64],
+}
+
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
 /// post (and a different request under the key is refused). The post as its author sees it.
 pub async fn publish(
     ctx: &Ctx,
     author: UserId,
-    text: &PostBody,
-    visibility: Visibility,
-    warning: &ContentWarning,
+    draft: &Draft<'_>,
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
+    let Draft { text, visibility, warning, media } = *draft;
     let sensitive = if warning.sensitive { "sensitive" } else { "" };
-    let parts = [visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
-    // A request without a warning keeps the fingerprint it had before warnings existed.
-    let parts = if *warning == ContentWarning::default() { &parts[..2] } else { &parts[..] };
-    let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(parts)));
-    let new =
-        NewPost { author_id: author, body: text, visibility, warning, created_at: ctx.now, idempotency };
+    let media_ids: Vec<String> = media.iter().map(i64::to_string).collect();
+    let mut parts = vec![visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
+    parts.extend(media_ids.iter().map(String::as_str));
+    // A request without a warning or media keeps the fingerprint it had before they existed.
+    if *warning == ContentWarning::default() && media.is_empty() {
+        parts.truncate(2);
+    }
+    let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(&parts)));
+    if let Some(scope) = &idempotency {
+        // A retry answers the post it made (its uploads are attached to it by now).
+        if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await? {
+            return visible(ctx, author, post_id).await;
+        }
+    }
+    let media = &media::for_post(ctx, author, media).await?;
+    let new = NewPost {
+        author_id: author,
+        body: text,
+        visibility,
+        warning,
+        media,
+        created_at: ctx.now,
+        idempotency,
+    };
     commit(ctx, new).await
 }
 
@@ -92,7 +118,11 @@ pub async fn import(
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
     let warning = &ContentWarning::default();
-    commit(ctx, NewPost { author_id: author, body: text, visibility, warning, created_at, idempotency }).await
+    commit(
+        ctx,
+        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency },
+    )
+    .await
 }
 
 /// Commits a post with its outbox event, tells the author's replicas (if any) and announces

@@ -67,6 +67,8 @@ pub struct ReconcileReport {
     pub authors_replicated: usize,
     /// The liker-side check's slice: likes compared with `liked_posts`, and pairs converged.
     pub liked: super::liked::LikedRepairs,
+    /// Uploads never attached in time (now gone), and gone ones whose bytes were removed.
+    pub media: super::media::MediaSweep,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -144,6 +146,7 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.graph = super::graph::repair_slice(ctx, db).await?;
     report.authors_replicated = super::replicas::promote_on(ctx, db).await?;
     report.liked = super::liked::repair_slice(ctx, db).await?;
+    report.media = super::media::sweep(ctx, db).await?;
     report.databases = 1;
     batch(db, share_statements(ctx, db, &report)?).await?;
     Ok(report)
@@ -222,6 +225,8 @@ impl ReconcileReport {
         self.graph.follower_mirrors += part.graph.follower_mirrors;
         self.graph.block_mirrors += part.graph.block_mirrors;
         self.liked.add(part.liked);
+        self.media.expired += part.media.expired;
+        self.media.removed += part.media.removed;
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

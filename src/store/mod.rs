@@ -15,6 +15,7 @@ pub mod likes;
 pub mod lists;
 pub mod live;
 pub mod markers;
+pub mod media;
 pub mod mirror;
 pub mod moderation;
 pub mod mutes;

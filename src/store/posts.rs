@@ -15,6 +15,7 @@ use crate::domain::cursor::SortKey;
 use crate::domain::edit::PostEdit;
 use crate::domain::feed::LiveState;
 use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::media::Attachment;
 use crate::domain::outbox::EventKind;
 use crate::domain::read::{AuthorRelation, FeedRow};
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
@@ -41,7 +42,7 @@ pub fn post_columns() -> String {
 pub fn feed_columns() -> String {
     "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
-            p.spoiler_text, p.sensitive, \
+            p.spoiler_text, p.sensitive, p.media, \
             EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
@@ -96,6 +97,9 @@ pub struct PostRow {
     pub spoiler_text: String,
     #[serde(default)]
     sensitive: i64,
+    /// The attachments (JSON, `domain::media::Attachment`; `NULL`: none; migration 0027).
+    #[serde(default)]
+    media: Option<String>,
     /// The relationship columns: read with the row ([`post_columns`]) or set from the
     /// author's [`AuthorRelationship`] (`FeedRow::attach`).
     #[serde(default)]
@@ -122,6 +126,10 @@ impl PostRow {
 
     pub fn is_sensitive(&self) -> bool {
         self.sensitive != 0
+    }
+
+    pub fn attachments(&self) -> Vec<Attachment> {
+        Attachment::list_of(self.media.as_deref())
     }
 
     /// Whether the viewer may open the post by its id now. Rows only ever come from queries
@@ -277,6 +285,8 @@ pub struct NewPost<'a> {
     pub body: &'a PostBody,
     pub visibility: Visibility,
     pub warning: &'a ContentWarning,
+    /// Uploads of the author's to attach, in order (checked by `services::media::for_post`).
+    pub media: &'a [Attachment],
     pub created_at: i64,
     pub idempotency: Option<IdempotencyScope>,
 }
@@ -317,6 +327,12 @@ async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResul
     }
 }
 
+/// The post an earlier request under `scope` made, if one did (a different request under the
+/// same key is refused with 409).
+pub async fn replayed(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResult<Option<PostId>> {
+    Ok(idempotent_replay(db, scope).await?.map(|p| p.post_id))
+}
+
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
 fn insert_post_statement(
     db: UserDb<'_>,
@@ -326,8 +342,8 @@ fn insert_post_statement(
 ) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
-        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive) \
-         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7) RETURNING id",
+        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media) \
+         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8) RETURNING id",
         &[
             int(post.author_id),
             text(post.body.as_str()),
@@ -336,8 +352,18 @@ fn insert_post_statement(
             int(id),
             text(&post.warning.spoiler_text),
             int(i64::from(post.warning.sensitive)),
+            media_column(post.media)?,
         ],
     )
+}
+
+/// The `media` column of a post with `media` (`NULL` for none).
+fn media_column(media: &[Attachment]) -> ApiResult<worker::wasm_bindgen::JsValue> {
+    if media.is_empty() {
+        return Ok(worker::wasm_bindgen::JsValue::NULL);
+    }
+    let json = serde_json::to_string(media).map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(text(&json))
 }
 
 fn publish_statements(
@@ -368,6 +394,7 @@ fn publish_statements(
             &[int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)],
         )?);
     }
+    statements.extend(super::media::attach_statements(db, id, post.author_id, post.media)?);
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);
@@ -400,6 +427,10 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
             replayed: false,
             bump: bump_of(results.last())?,
         }),
+        Err(e) if super::media::is_taken(&e) => Err(ApiError::field(
+            "media_ids",
+            "an upload named is attached to another status or has expired: upload it again",
+        )),
         Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;
             idempotent_replay(db, scope)
@@ -485,6 +516,7 @@ pub async fn delete(
             )?,
             post_event(db, EventKind::RemovePost, post_id, now)?,
             bump_statement(db, author)?,
+            super::media::gone_statement(db.any(), post_id, now)?,
         ],
     )
     .await?;

@@ -17,7 +17,7 @@ use worker::Env;
 
 use super::handles::{AnyDb, ControlDb, HandleDb, OutboxDb, PostDb, UserDb};
 use super::{Db, Io};
-use crate::domain::ids::{CommentId, OutboxId, PostId, UserId};
+use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::shard::{group_by_database, shard_of_handle, ShardMap};
 use crate::domain::snowflake::{shard_of_id, LogicalShard, LOGICAL_SHARDS};
@@ -76,6 +76,11 @@ impl Shards {
     /// A post's database (its author's).
     pub fn post(&self, post: PostId) -> PostDb<'_> {
         PostDb::new(self.of(shard_of_id(post.get())))
+    }
+
+    /// An upload's database (its uploader's).
+    pub fn media(&self, media: MediaId) -> UserDb<'_> {
+        UserDb::new(self.of(shard_of_id(media.get())))
     }
 
     /// A comment's database (its post's).

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     all, batch, exec, first, int, run, stmt, text, AnyDb, ControlDb, Count, IdRow, OutboxDb, PostDb, UserDb,
 };
-use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::ids::{MediaId, OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::error::ApiResult;
 
@@ -191,6 +191,26 @@ pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> ApiResult<usize>
     ];
     let results = batch(db, statements).await?;
     Ok(super::changed_rows(results.first()))
+}
+
+/// Moves an upload's times `ms` into the past; whether its row exists and is gone.
+pub async fn age_media(db: UserDb<'_>, media: MediaId, ms: i64) -> ApiResult<(bool, bool)> {
+    #[derive(serde::Deserialize)]
+    struct Gone {
+        gone: i64,
+    }
+    let statements = vec![
+        stmt(
+            db,
+            "UPDATE media SET created_at = created_at - ?2, gone_at = gone_at - ?2 WHERE id = ?1",
+            &[int(media), int(ms)],
+        )?,
+        stmt(db, "SELECT gone_at IS NOT NULL AS gone FROM media WHERE id = ?1", &[int(media)])?,
+    ];
+    let results = batch(db, statements).await?;
+    let row: Option<Gone> =
+        results.get(1).map(|r| r.results()).transpose()?.and_then(|rows| rows.into_iter().next());
+    Ok((row.is_some(), row.is_some_and(|r| r.gone != 0)))
 }
 
 /// Ends a sign-in throttle key's window (`domain::throttle`) as if its period had passed.

@@ -230,8 +230,14 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let comments = author.get(&format!("/v1/posts/{}/comments", id_of(&fresh))).expect(200);
     assert_eq!(comments["items"][0]["body"], "nice one");
 
-    // A post with a content warning shows the warning, its body collapsed until opened.
-    let warned = json!({ "body": "the butler did it", "spoiler_text": "mystery spoilers" });
+    // A post with a content warning and an image shows the warning, its body and image
+    // collapsed until opened.
+    let auth = format!("Bearer {}", author.token);
+    let image =
+        raw("POST", "/v1/media?description=a+red+dot", &[("authorization", &auth)], &crate::media::png());
+    let image = image.expect(201)["id"].as_str().unwrap().to_string();
+    let warned =
+        json!({ "body": "the butler did it", "spoiler_text": "mystery spoilers", "media_ids": [image] });
     let warned = author.post("/v1/posts", warned).expect(201);
     browser.wait_for("the new-posts banner again", "return !document.getElementById('new-posts').hidden");
     browser.click("#new-posts");
@@ -243,9 +249,10 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     let first = "document.querySelector('#feed > li:first-child')";
     let state = format!(
         "const li = {first}; const d = li.querySelector('details.warning'); \
-         return d && [d.open, d.querySelector('summary').textContent, li.querySelector('.body').checkVisibility()]"
+         return d && [d.open, d.querySelector('summary').textContent, li.querySelector('.body').checkVisibility(), \
+                      li.querySelector('.media img').checkVisibility()]"
     );
-    assert_eq!(browser.js(&state, json!([])), json!([false, "mystery spoilers", false]), "collapsed");
+    assert_eq!(browser.js(&state, json!([])), json!([false, "mystery spoilers", false, false]), "collapsed");
     browser.click("#feed > li:first-child details.warning summary");
     browser.wait_for(
         "the warned post opened",
@@ -253,6 +260,16 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     );
     let body = browser.js(&format!("return {first}.querySelector('.body').textContent"), json!([]));
     assert_eq!(body, "the butler did it");
+    // The image, from the Worker's /media URL, decoded by the browser at its 3x2 size.
+    let loaded = browser.wait_for(
+        "the image shown",
+        &format!(
+            "const img = {first}.querySelector('details.warning .media img'); \
+             return img && img.complete && img.naturalWidth > 0 && img.checkVisibility() \
+               && [img.naturalWidth, img.naturalHeight, img.alt]"
+        ),
+    );
+    assert_eq!(loaded, json!([3, 2, "a red dot"]));
 
     // Notifications: the author follows the reader back. The live socket says there is news,
     // the badge counts it, the list shows it, and opening the list clears the count.

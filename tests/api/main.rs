@@ -23,6 +23,7 @@ mod in_flight;
 mod lists;
 mod live;
 mod mastodon;
+mod media;
 mod mirror;
 mod moderation;
 mod mutes;

@@ -6,7 +6,7 @@ use worker::Response;
 
 use super::{json, page};
 use crate::domain::cursor::SortKey;
-use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::ids::{MediaId, OutboxId, PostId, UserId};
 use crate::domain::moderation::{parse_operator, parse_reason, Action, AuditEntry, Target};
 use crate::domain::policy::{EdgeMode, DAY_MS};
 use crate::domain::replica::Fault;
@@ -104,6 +104,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::DbOutage => db_outage(app, &body),
         TestHook::ReplicaFault => replica_fault(app, &body).await,
         TestHook::Liked => liked_side(app, &body).await,
+        TestHook::Media => media_state(app, &body).await,
     }
 }
 
@@ -216,6 +217,16 @@ async fn liked_side(app: &App, body: &JsonObject) -> ApiResult<Response> {
     }
     let liked_at = crate::store::liked::liker_side(app.user_db(user), user, post).await?;
     json(200, &value!({ "liked_at": liked_at }))
+}
+
+/// An upload's state (`row`, `gone`, `bytes`: whether its R2 object exists), after moving its
+/// upload and gone times `age_seconds` into the past (the sweep's clocks).
+async fn media_state(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let id = body.required_id("media_id", MediaId::parse)?;
+    let age_ms = body.count("age_seconds")?.unwrap_or(0) as i64 * 1000;
+    let (row, gone) = crate::store::test_hooks::age_media(app.media_db(id), id, age_ms).await?;
+    let bytes = crate::services::media::stored(app, id).await?;
+    json(200, &value!({ "row": row, "gone": gone, "bytes": bytes }))
 }
 
 /// Puts the edge (reader follows author) into `mode` (`push` or `pull`) the way the policy would.

@@ -3,6 +3,7 @@ pub mod engagement;
 pub mod feed;
 pub mod graph;
 pub mod live;
+pub mod media;
 pub mod notifications;
 pub mod posts;
 pub mod shards;

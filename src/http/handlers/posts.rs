@@ -11,15 +11,21 @@ use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
+use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::http::views::PostView;
-use crate::services::posts as service;
+use crate::services::posts::{self as service, Draft};
 use crate::services::users;
 use crate::store::posts::{self, PostRow};
 use crate::store::users::UserKey;
 
-/// A new post from a request body: `body` (required), `visibility` (default public).
-fn new_post(body: &JsonObject) -> ApiResult<(PostBody, Visibility)> {
-    let text = body.required("body", PostBody::parse)?;
+/// A new post from a request body: `body` (required, but may be blank beside attachments),
+/// `visibility` (default public).
+fn new_post(body: &JsonObject, has_media: bool) -> ApiResult<(PostBody, Visibility)> {
+    let text = match body.string("body")? {
+        Some(text) => PostBody::parse_beside_media(text, has_media)?,
+        None if has_media => PostBody::parse_beside_media("", true)?,
+        None => body.required("body", PostBody::parse)?,
+    };
     let visibility = body.optional("visibility", |v| Dialect::V1.visibility(v))?;
     Ok((text, visibility.unwrap_or(Visibility::Public)))
 }
@@ -36,10 +42,12 @@ fn created(post: &PostRow) -> ApiResult<Response> {
 pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
     let body = input.json(false)?;
-    let (text, visibility) = new_post(&body)?;
+    let media = media_ids(input)?;
+    let (text, visibility) = new_post(&body, !media.is_empty())?;
     let warning = new_warning(&body)?;
     let key = input.idempotency_key()?;
-    created(&service::publish(app, viewer, &text, visibility, &warning, key.as_ref()).await?)
+    let draft = Draft { text: &text, visibility, warning: &warning, media: &media };
+    created(&service::publish(app, viewer, &draft, key.as_ref()).await?)
 }
 
 pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
@@ -50,6 +58,10 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     input.check_params(Endpoint::Edit)?;
     let body = input.json(false)?;
     let edit = PostEdit::parse(Dialect::V1, |name| body.string(name), |name| body.boolean(name))?;
+    let media = media_ids(input)?;
+    if !media.is_empty() {
+        keeps_attachments(&media, &service::visible(app, viewer, id).await?)?;
+    }
     json(200, &PostView::from(&service::edit(app, viewer, id, &edit).await?))
 }
 
@@ -83,7 +95,7 @@ pub fn import_time(app: &App, body: &JsonObject) -> ApiResult<i64> {
 pub async fn import(app: &App, input: &Input) -> ApiResult<Response> {
     let body = input.json(false)?;
     let author = body.required_id("author_id", UserId::parse)?;
-    let (text, visibility) = new_post(&body)?;
+    let (text, visibility) = new_post(&body, false)?;
     let created_at = import_time(app, &body)?;
     let key = || input.idempotency_key();
     created(&service::import(app, author, &text, visibility, created_at, key).await?)

@@ -8,6 +8,7 @@ mod accounts;
 mod grouped;
 mod lists;
 mod markers;
+mod media;
 mod mutes;
 mod notifications;
 mod oauth;
@@ -87,6 +88,9 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::AccountFollowing(id) => accounts::follow_list(app, input, viewer, id, false).await,
         M::AccountAction(id, action) => accounts::act(app, input, viewer, id, action).await,
         M::PostStatus => statuses::post(app, input, viewer).await,
+        M::Upload => media::upload(app, input, viewer).await,
+        M::Media(id) => media::get(app, input, viewer, id).await,
+        M::DescribeMedia(id) => media::describe(app, input, viewer, id).await,
         M::Status(id) => statuses::get(app, input, viewer, id).await,
         M::EditStatus(id) => statuses::edit(app, input, viewer, id).await,
         M::DeleteStatus(id) => statuses::delete(app, input, viewer, id).await,

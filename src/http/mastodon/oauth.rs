@@ -306,12 +306,18 @@ pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
     json(&doc)
 }
 
-/// The limits both documents share: no media, no polls, no featured tags, 5000 characters.
+/// The limits both documents share: images only (no video), no polls, no featured tags, 5000
+/// characters.
 fn configuration() -> serde_json::Value {
+    use crate::domain::media::{ImageKind, MAX_ATTACHMENTS, MAX_DIMENSION, MAX_IMAGE_BYTES};
+    let types: Vec<&str> = ImageKind::ALL.iter().map(|k| k.mime()).collect();
     serde_json::json!({
-        "statuses": { "max_characters": 5000, "max_media_attachments": 0, "characters_reserved_per_url": 23 },
+        "statuses": {
+            "max_characters": 5000, "max_media_attachments": MAX_ATTACHMENTS, "characters_reserved_per_url": 23,
+        },
         "media_attachments": {
-            "supported_mime_types": [], "image_size_limit": 0, "image_matrix_limit": 0,
+            "supported_mime_types": types, "image_size_limit": MAX_IMAGE_BYTES,
+            "image_matrix_limit": u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION),
             "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
         },
         "polls": { "max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0 },

@@ -18,7 +18,9 @@ use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
+use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::services::feed::{self, FeedQuery, FeedScope};
+use crate::services::posts::Draft;
 use crate::services::{comments, likes, posts};
 use crate::store::engagement::{self, CommentRow};
 use crate::store::posts::PostRow;
@@ -86,7 +88,12 @@ async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> Ap
 pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
     let body = input.form_or_json(false)?;
-    let text = body.required_str("status")?;
+    let media = media_ids(input)?;
+    let text = match body.str("status")? {
+        Some(text) => text,
+        None if !media.is_empty() => "",
+        None => body.required_str("status")?,
+    };
     let warning = ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?;
     let reply_to = match body.str("in_reply_to_id")? {
         None | Some("") => None,
@@ -100,15 +107,23 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
             Target::Post(post) => (post, None),
             Target::Comment(parent, post) => (post, Some(parent.id)),
         };
+        if !media.is_empty() {
+            return Err(ApiError::field(
+                "media_ids",
+                "replies cannot carry attachments here: post one instead",
+            ));
+        }
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
         let comment = comments::add(app, viewer, post.id, parent, &text, &warning).await?;
         return answer(app, input, viewer, &Target::Comment(Box::new(comment), post)).await;
     }
-    let text = PostBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
+    let text = PostBody::parse_beside_media(text, !media.is_empty())
+        .map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
     let key = input.idempotency_key()?;
     let visibility = visibility.unwrap_or(Visibility::Public);
-    let post = posts::publish(app, viewer, &text, visibility, &warning, key.as_ref()).await?;
+    let draft = Draft { text: &text, visibility, warning: &warning, media: &media };
+    let post = posts::publish(app, viewer, &draft, key.as_ref()).await?;
     answer(app, input, viewer, &Target::Post(post)).await
 }
 
@@ -123,9 +138,10 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     let body = input.form_or_json(false)?;
     let edit = PostEdit::parse(Dialect::Mastodon, |name| body.string(name), |name| body.boolean(name))?;
     let (comment, post) = match target(app, viewer, id).await? {
-        Target::Post(_) => {
+        Target::Post(post) => {
+            keeps_attachments(&media_ids(input)?, &post)?;
             return answer(app, input, viewer, &Target::Post(posts::edit(app, viewer, id, &edit).await?))
-                .await
+                .await;
         }
         Target::Comment(comment, post) => (comment, post),
     };
