@@ -7,6 +7,7 @@
 //! (ARCHITECTURE invariant 13); it would need a queued event applied by current state.
 
 use crate::context::{id_seed, Ctx};
+use crate::domain::cursor::SortKey;
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::validate::CommentBody;
 use crate::domain::visibility::may_see_author;
@@ -16,7 +17,7 @@ use crate::services::{posts, streaming, users};
 use crate::store::comment_likes;
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::posts::PostRow;
-use crate::store::users::UserKey;
+use crate::store::users::{UserKey, UserRow};
 
 const NO_SUCH_COMMENT: ApiError = ApiError::NotFound("no such comment");
 
@@ -40,6 +41,18 @@ pub async fn seen(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<(Commen
         return Err(NO_SUCH_COMMENT);
     }
     Ok((comment, post))
+}
+
+/// Who likes a comment the viewer may see (else 404), newest like first, after `before`.
+pub async fn likers(
+    ctx: &Ctx,
+    viewer: UserId,
+    id: CommentId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<UserRow>> {
+    seen(ctx, viewer, id).await?;
+    comment_likes::likers(&ctx.shards, viewer, id, before, limit).await
 }
 
 /// Likes (`on`) or unlikes a comment the viewer may see (idempotent: the like is one row); the

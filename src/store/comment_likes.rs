@@ -3,7 +3,11 @@
 
 use serde::Deserialize;
 
-use super::{batch, int, stmt, PostDb};
+use super::graph::shown_user_page;
+use super::shards::Shards;
+use super::users::UserRow;
+use super::{all, batch, int, stmt, EdgeKey, PostDb};
+use crate::domain::cursor::SortKey;
 use crate::domain::ids::{CommentId, UserId};
 use crate::error::ApiResult;
 
@@ -51,4 +55,29 @@ pub async fn set(
     let results = batch(db, vec![write, count]).await?;
     let rows: Vec<Counted> = results.get(1).map(|r| r.results()).transpose()?.unwrap_or_default();
     Ok(rows.first().map(|r| r.like_count))
+}
+
+/// Users who like the comment, newest like first, hiding users with a block either way with the
+/// viewer and suspended users ([`shown_user_page`]). The likes are read by the primary key and
+/// sorted: a comment's likes are few next to a post's, so they have no time index (one index
+/// write less per like). Fetches `limit + 1` rows.
+pub async fn likers(
+    shards: &Shards,
+    viewer: UserId,
+    comment: CommentId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<UserRow>> {
+    let db = shards.comment(comment);
+    shown_user_page(shards, viewer, before, limit, |before, want| async move {
+        all::<EdgeKey>(
+            db,
+            "SELECT user_id AS other, created_at AS sort_at FROM comment_likes \
+             WHERE comment_id = ?1 AND (created_at, user_id) < (?2, ?3) \
+             ORDER BY created_at DESC, user_id DESC LIMIT ?4",
+            &[int(comment), int(before.primary), int(before.id), int(want as i64)],
+        )
+        .await
+    })
+    .await
 }

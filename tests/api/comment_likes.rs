@@ -251,6 +251,9 @@ fn mastodon_favourites_a_reply_with_exact_counts() {
         row.map(|c| (c["like_count"].clone(), c["liked_by_me"].clone())),
         Some((json!(2), json!(true)))
     );
+    // Who favourited it, newest first.
+    let by = fan.get(&format!("/api/v1/statuses/{theirs}/favourited_by")).expect(200);
+    assert_eq!(ids(by.as_array().unwrap()), vec![author.id.clone(), fan.id.clone()]);
     // Unfavourite, twice.
     for _ in 0..2 {
         let s = fan.post(&format!("/api/v1/statuses/{theirs}/unfavourite"), json!({})).expect(200);
@@ -260,6 +263,9 @@ fn mastodon_favourites_a_reply_with_exact_counts() {
     let outsider = register("mf_outsider");
     replier.block(&outsider);
     outsider.post(&format!("/api/v1/statuses/{theirs}/favourite"), json!({})).expect(404);
+    outsider.get(&format!("/api/v1/statuses/{theirs}/favourited_by")).expect(404);
+    let by = replier.get(&format!("/api/v1/statuses/{theirs}/favourited_by")).expect(200);
+    assert_eq!(ids(by.as_array().unwrap()), vec![author.id.clone()]);
     let seen = author.get(&format!("/api/v1/statuses/{theirs}")).expect(200);
     assert_eq!((seen["favourites_count"].as_i64(), seen["favourited"].as_bool()), (Some(1), Some(true)));
     // Posts' favourites are unchanged: the root's count is its own.

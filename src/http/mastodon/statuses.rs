@@ -48,10 +48,16 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
         Err(ApiError::NotFound(_)) => {}
         Err(e) => return Err(e),
     }
-    match comments::seen(app, viewer, CommentId::from_trusted(id.get())).await {
-        Ok((comment, post)) => Ok(Target::Comment(Box::new(comment), post)),
-        Err(ApiError::NotFound(_)) => Err(ApiError::NotFound("no such status")),
-        Err(e) => Err(e),
+    let (comment, post) =
+        comments::seen(app, viewer, CommentId::from_trusted(id.get())).await.map_err(as_status)?;
+    Ok(Target::Comment(Box::new(comment), post))
+}
+
+/// A reply's 404 says "status", as a post's does.
+fn as_status(e: ApiError) -> ApiError {
+    match e {
+        ApiError::NotFound(_) => ApiError::NotFound("no such status"),
+        e => e,
     }
 }
 
@@ -192,22 +198,26 @@ pub async fn favourite(
         Err(ApiError::NotFound(_)) => {
             let reply = comments::set_like(app, viewer, CommentId::from_trusted(id.get()), on)
                 .await
-                .map_err(|e| match e {
-                    ApiError::NotFound(_) => ApiError::NotFound("no such status"),
-                    e => e,
-                })?;
+                .map_err(as_status)?;
             answer(app, input, viewer, &Target::Comment(Box::new(reply.0), reply.1)).await
         }
         Err(e) => Err(e),
     }
 }
 
+/// `GET .../favourited_by`: a post's likers, or a reply's (a comment's).
 pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
     let cursor_list = format!("mastodon:likes:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
-    posts::visible(app, viewer, id).await?;
-    let rows = engagement::likers(&app.shards, viewer, id, before, limit).await?;
+    let rows = match posts::visible(app, viewer, id).await {
+        Ok(_) => engagement::likers(&app.shards, viewer, id, before, limit).await?,
+        Err(ApiError::NotFound(_)) => {
+            let reply = CommentId::from_trusted(id.get());
+            comments::likers(app, viewer, reply, before, limit).await.map_err(as_status)?
+        }
+        Err(e) => return Err(e),
+    };
     let base = format!("{}/api/v1/statuses/{id}/favourited_by", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
