@@ -55,9 +55,9 @@ impl LimitClass {
             Route::Public(P::Register | P::Mastodon(MP::Apps | MP::Token | MP::Authorize)) => {
                 Some(Self::Register)
             }
-            Route::User(U::Mastodon(M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_))) => {
-                Some(Self::Posts)
-            }
+            Route::User(U::Mastodon(
+                M::PostStatus | M::EditStatus(_) | M::DeleteStatus(_) | M::Upload | M::DescribeMedia(_),
+            )) => Some(Self::Posts),
             Route::User(U::Mastodon(M::Favourite(..) | M::Own(Own::Bookmark(..)))) => Some(Self::Likes),
             Route::User(U::Mastodon(
                 M::AccountAction(..)
@@ -68,7 +68,10 @@ impl LimitClass {
                 | M::AddListAccounts(_)
                 | M::RemoveListAccounts(_),
             )) => Some(Self::Graph),
-            Route::User(U::Publish | U::EditPost(_) | U::DeletePost(_)) => Some(Self::Posts),
+            // Uploads count as posts: each stores bytes, so a flood of them is what the limit is for.
+            Route::User(U::Publish | U::EditPost(_) | U::DeletePost(_) | U::Upload | U::DescribeMedia(_)) => {
+                Some(Self::Posts)
+            }
             Route::User(U::CreateComment(_) | U::DeleteComment(_)) => Some(Self::Comments),
             Route::User(U::Like(_) | U::Unlike(_) | U::Bookmark(..) | U::LikeComment(..)) => {
                 Some(Self::Likes)
@@ -146,6 +149,8 @@ mod tests {
             (Route::Public(PublicRoute::Mastodon(MastodonPublic::Token)), Some(LimitClass::Register)),
             (Route::Public(PublicRoute::Mastodon(MastodonPublic::Authorize)), Some(LimitClass::Register)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::PostStatus)), Some(LimitClass::Posts)),
+            (Route::User(UserRoute::Mastodon(MastodonRoute::Upload)), Some(LimitClass::Posts)),
+            (Route::User(UserRoute::Upload), Some(LimitClass::Posts)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::Favourite(p, true))), Some(LimitClass::Likes)),
             (Route::User(UserRoute::Mastodon(MastodonRoute::HomeTimeline)), None),
             (Route::User(UserRoute::Mastodon(MastodonRoute::CreateList)), Some(LimitClass::Graph)),

@@ -3,11 +3,11 @@
 //! has no concept of (polls, boosts, emojis) gets a neutral value, because
 //! clients crash on missing fields, not on empty ones.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::domain::ids::UserId;
+use crate::domain::ids::{PostId, UserId};
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
 use crate::domain::media::Attachment;
 use crate::domain::notifications::GroupKey;
@@ -392,8 +392,9 @@ pub struct Notification {
 }
 
 impl Notification {
-    pub fn new(origin: &str, accounts: &Accounts, n: &Hydrated) -> Notification {
-        let status = notification_status(origin, accounts, n);
+    /// `marked`: the viewer's bookmarked posts among the notifications' (`bookmarked_posts`).
+    pub fn new(origin: &str, accounts: &Accounts, n: &Hydrated, marked: &HashSet<PostId>) -> Notification {
+        let status = notification_status(origin, accounts, n, marked);
         Notification {
             id: n.id.to_string(),
             kind: n.kind.mastodon(),
@@ -406,11 +407,22 @@ impl Notification {
     }
 }
 
-/// The status a notification is about: the comment of a mention, the post of a favourite.
-pub fn notification_status(origin: &str, accounts: &Accounts, n: &Hydrated) -> Option<Status> {
+/// The status a notification is about: the comment of a mention, the post of a favourite
+/// (`bookmarked` when in `marked`).
+pub fn notification_status(
+    origin: &str,
+    accounts: &Accounts,
+    n: &Hydrated,
+    marked: &HashSet<PostId>,
+) -> Option<Status> {
     match (&n.comment, &n.post) {
         (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
-        (None, Some(p)) => Some(Status::of_post(origin, accounts, p)),
+        (None, Some(p)) => Some(Status::of_post(origin, accounts, p).bookmarked(marked.contains(&p.id))),
         _ => None,
     }
+}
+
+/// The posts (not replies: bookmarks hold posts) that notifications' statuses are.
+pub fn notified_posts<'a>(rows: impl IntoIterator<Item = &'a Hydrated>) -> Vec<PostId> {
+    rows.into_iter().filter(|n| n.comment.is_none()).filter_map(|n| n.post.as_ref().map(|p| p.id)).collect()
 }

@@ -96,8 +96,5 @@ async fn shown(ctx: &Ctx, viewer: UserId, rows: &[SavedRow]) -> ApiResult<Vec<(P
 
 /// Which of `ids` the viewer bookmarked: one statement on their home (none for no ids).
 pub async fn bookmarked_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<HashSet<PostId>> {
-    if ids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    Ok(bookmarks::among(ctx.user_db(viewer), viewer, ids).await?.into_iter().collect())
+    bookmarks::marked(ctx.user_db(viewer), viewer, ids).await
 }

@@ -3,13 +3,15 @@
 //! post deleted, made private or by someone blocked since is not sent), and notifications,
 //! read through the same rules as the list.
 
+use futures_util::future::join;
+
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::notifications::Notice;
 use crate::error::ApiResult;
 use crate::objects::live::{Rendered, Renderer};
 use crate::objects::timeline::Windows;
-use crate::services::mastodon_entities::{accounts, Notification, Status};
+use crate::services::mastodon_entities::{accounts, notified_posts, Notification, Status};
 use crate::services::notifications;
 use crate::store::posts::{get_visible, PostRow};
 use crate::store::users;
@@ -35,8 +37,15 @@ pub async fn update_payloads(
     // A muted author's post leaves the timeline as it does on a read (the viewer's mutes).
     let muted = crate::store::mutes::muted_among(ctx.user_db(viewer), viewer, &authors).await?;
     shown.retain(|p| !muted.contains(&p.author_id));
-    let accounts = accounts(origin, &users::by_ids(&ctx.shards, &authors).await?);
-    Ok(shown.iter().map(|p| to_json(&Status::of_post(origin, &accounts, p))).collect())
+    let ids: Vec<PostId> = shown.iter().map(|p| p.id).collect();
+    let (found, marked) = join(
+        users::by_ids(&ctx.shards, &authors),
+        crate::store::bookmarks::marked(ctx.user_db(viewer), viewer, &ids),
+    )
+    .await;
+    let (accounts, marked) = (accounts(origin, &found?), marked?);
+    let status = |p: &PostRow| Status::of_post(origin, &accounts, p).bookmarked(marked.contains(&p.id));
+    Ok(shown.iter().map(|p| to_json(&status(p))).collect())
 }
 
 /// The `notification` payload of one of the viewer's notifications, unless it is hidden now.
@@ -48,8 +57,14 @@ pub async fn notification_payload(
 ) -> ApiResult<Option<String>> {
     let Some(found) = notifications::one(ctx, viewer, id).await? else { return Ok(None) };
     let ids = [found.actor.id, viewer];
-    let accounts = accounts(origin, &users::by_ids(&ctx.shards, &ids).await?);
-    Ok(Some(to_json(&Notification::new(origin, &accounts, &found))))
+    let posts = notified_posts([&found]);
+    let (users, marked) = join(
+        users::by_ids(&ctx.shards, &ids),
+        crate::store::bookmarks::marked(ctx.user_db(viewer), viewer, &posts),
+    )
+    .await;
+    let accounts = accounts(origin, &users?);
+    Ok(Some(to_json(&Notification::new(origin, &accounts, &found, &marked?))))
 }
 
 /// The window object's renderer for its Mastodon sockets (registered by `lib.rs`): what is sent

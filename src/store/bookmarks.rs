@@ -2,6 +2,8 @@
 //! The posts themselves are read from their own databases and checked there
 //! (`services/saved.rs`).
 
+use std::collections::HashSet;
+
 use serde::Deserialize;
 
 use super::{all, exec, id_list, int, text, UserDb};
@@ -70,6 +72,14 @@ pub(super) async fn saved_page(
 #[derive(Deserialize)]
 pub(super) struct PostIdRow {
     pub post_id: PostId,
+}
+
+/// [`among`] as a set, with no statement for no ids.
+pub async fn marked(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -> ApiResult<HashSet<PostId>> {
+    if post_ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    Ok(among(db_of_user, user, post_ids).await?.into_iter().collect())
 }
 
 /// Which of `post_ids` `user` bookmarked, one statement on the user's home.

@@ -143,6 +143,34 @@ fn bookmarks_list_newest_first_paged_and_filtered_at_read_time() {
 }
 
 #[test]
+fn notifications_say_whether_their_post_is_bookmarked() {
+    let author = register("bn_author");
+    let fan = register("bn_fan");
+    let (kept, other) =
+        (id_of(&author.publish("bookmarked", "public")), id_of(&author.publish("not", "public")));
+    author.post(&format!("/api/v1/statuses/{kept}/bookmark"), json!({})).expect(200);
+    fan.put(&format!("/v1/posts/{kept}/like"), None).expect(200);
+    fan.put(&format!("/v1/posts/{other}/like"), None).expect(200);
+    let marks = |statuses: &Value| -> Vec<(String, bool)> {
+        let mut got: Vec<(String, bool)> = statuses
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["id"].as_str().unwrap().to_string(), s["bookmarked"].as_bool().unwrap()))
+            .collect();
+        got.sort();
+        got
+    };
+    let mut want = vec![(kept.clone(), true), (other.clone(), false)];
+    want.sort();
+    let v1 = author.get("/api/v1/notifications?types[]=favourite").expect(200);
+    let statuses: Vec<Value> = v1.as_array().unwrap().iter().map(|n| n["status"].clone()).collect();
+    assert_eq!(marks(&Value::Array(statuses)), want, "{v1}");
+    let v2 = author.get("/api/v2/notifications?types[]=favourite").expect(200);
+    assert_eq!(marks(&v2["statuses"]), want, "{v2}");
+}
+
+#[test]
 fn favourites_list_newest_like_first_and_leaves_hidden_posts_out() {
     let author = register("fv_author");
     let reader = register("fv_reader");

@@ -247,3 +247,28 @@ fn an_upload_never_attached_is_removed_after_its_time() {
         (state["row"] == false && state["bytes"] == false).then_some(())
     });
 }
+
+#[test]
+fn two_posts_racing_for_one_upload_attach_it_once() {
+    let author = register("md_race");
+    for round in 0..3 {
+        let id = upload(&author, &png(), "race.png", &[]).expect(200)["id"].as_str().unwrap().to_string();
+        let before = status_count(&author);
+        let racers: Vec<_> = (0..2)
+            .map(|i| {
+                let (author, id) = (author.clone(), id.clone());
+                std::thread::spawn(move || {
+                    author
+                        .post("/v1/posts", json!({ "body": format!("race {round}.{i}"), "media_ids": [id] }))
+                })
+            })
+            .collect();
+        let answers: Vec<Resp> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+        let won: Vec<&Resp> = answers.iter().filter(|r| r.status == 201).collect();
+        assert_eq!(won.len(), 1, "exactly one post gets the upload: {answers:?}");
+        let lost = answers.iter().find(|r| r.status != 201).unwrap();
+        assert_eq!((lost.status, lost.code()), (422, "invalid_field"), "{:?}", lost.body);
+        assert_eq!(won[0].body["media"][0]["id"], id.as_str());
+        assert_eq!(status_count(&author), before + 1, "the losing post was not published");
+    }
+}

@@ -13,11 +13,12 @@
 
 use std::collections::HashSet;
 
+use futures_util::future::join;
 use serde::Serialize;
 use worker::Response;
 
 use super::entities::notification_status as status_of;
-use super::entities::{Account, Accounts, Status};
+use super::entities::{notified_posts, Account, Accounts, Status};
 use super::notifications::{array, bounds, kept, notification_limit, unread_limit, Bounds};
 use super::{accounts_of, json, with_link};
 use crate::domain::ids::{UserId, MAX_ID};
@@ -29,6 +30,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::services::notification_groups::{self as service, Group, GroupPage};
+use crate::services::saved::bookmarked_among;
 
 /// How many accounts `GET .../{group_key}/accounts` answers.
 const GROUP_ACCOUNTS: usize = 80;
@@ -79,12 +81,14 @@ impl NotificationGroup {
 async fn results(app: &App, input: &Input, viewer: UserId, groups: &[Group]) -> ApiResult<GroupedResults> {
     let mut ids: Vec<UserId> = groups.iter().flat_map(|g| g.samples.iter().map(|u| u.id)).collect();
     ids.push(viewer);
-    let accounts: Accounts = accounts_of(app, input, ids).await?;
+    let posts = notified_posts(groups.iter().map(|g| &g.latest));
+    let (accounts, marked) = join(accounts_of(app, input, ids), bookmarked_among(app, viewer, &posts)).await;
+    let (accounts, marked): (Accounts, _) = (accounts?, marked?);
     let mut statuses = Vec::new();
     let mut seen = HashSet::new();
     let mut notification_groups = Vec::with_capacity(groups.len());
     for g in groups {
-        let status = status_of(&input.origin, &accounts, &g.latest);
+        let status = status_of(&input.origin, &accounts, &g.latest, &marked);
         let status_id = g.latest.comment.as_ref().map(|c| c.id.to_string());
         let status_id = status_id.or_else(|| g.latest.post.as_ref().map(|p| p.id.to_string()));
         if let (Some(status), Some(id)) = (status, &status_id) {

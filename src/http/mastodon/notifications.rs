@@ -5,7 +5,7 @@
 use serde::Serialize;
 use worker::Response;
 
-use super::entities::Notification;
+use super::entities::{notified_posts, Notification};
 use super::{accounts_of, json, list};
 use crate::domain::ids::{parse_id, NotificationId, UserId};
 use crate::domain::mastodon::link_header;
@@ -14,6 +14,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::services::notifications::{self as service, Hydrated};
+use crate::services::saved::bookmarked_among;
 use crate::store::notifications::Range;
 
 /// Mastodon's limits for notifications: 40 by default, at most 80 (clamped, not refused).
@@ -29,8 +30,11 @@ pub(super) fn unread_limit(raw: Option<&str>) -> usize {
 async fn render(app: &App, input: &Input, viewer: UserId, rows: &[Hydrated]) -> ApiResult<Vec<Notification>> {
     let mut ids: Vec<UserId> = rows.iter().map(|n| n.actor.id).collect();
     ids.push(viewer);
-    let accounts = accounts_of(app, input, ids).await?;
-    Ok(rows.iter().map(|n| Notification::new(&input.origin, &accounts, n)).collect())
+    let posts = notified_posts(rows);
+    let (accounts, marked) =
+        futures_util::future::join(accounts_of(app, input, ids), bookmarked_among(app, viewer, &posts)).await;
+    let (accounts, marked) = (accounts?, marked?);
+    Ok(rows.iter().map(|n| Notification::new(&input.origin, &accounts, n, &marked)).collect())
 }
 
 fn bound(input: &Input, name: &'static str) -> ApiResult<Option<i64>> {
