@@ -67,6 +67,10 @@ struct Payload {
     /// as `false`, so they stay valid without a version bump.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     f: bool,
+    /// The time a ranked list's scores are taken at (top comments: `domain/top.rs`), fixed by
+    /// its first page. Absent from every other cursor, so theirs are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    s: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,12 +107,22 @@ impl CursorCodec {
     /// As [`Self::encode`], saying (under the same signature) whether the key lay below the
     /// list's window floor: the home feed's next page then skips the window.
     pub fn encode_below_floor(&self, viewer: UserId, list: &str, key: SortKey, below_floor: bool) -> String {
+        self.sign(viewer, list, key, below_floor, None)
+    }
+
+    /// As [`Self::encode`], with the snapshot time a ranked list's scores are taken at.
+    pub fn encode_at(&self, viewer: UserId, list: &str, key: SortKey, snapshot: i64) -> String {
+        self.sign(viewer, list, key, false, Some(snapshot))
+    }
+
+    fn sign(&self, viewer: UserId, list: &str, key: SortKey, f: bool, s: Option<i64>) -> String {
         let payload = Payload {
             v: CURSOR_VERSION,
             u: viewer.get(),
             l: list.to_owned(),
             k: (key.primary, key.id),
-            f: below_floor,
+            f,
+            s,
         };
         let body = B64.encode(serde_json::to_vec(&payload).unwrap_or_default());
         let mut mac = self.mac();
@@ -128,6 +142,18 @@ impl CursorCodec {
         list: &str,
         cursor: &str,
     ) -> Result<(SortKey, bool), CursorError> {
+        self.verify(viewer, list, cursor).map(|p| (SortKey::new(p.k.0, p.k.1), p.f))
+    }
+
+    /// The key and snapshot of a ranked list's cursor ([`Self::encode_at`]); one without a
+    /// snapshot is not one of its cursors.
+    pub fn decode_at(&self, viewer: UserId, list: &str, cursor: &str) -> Result<(SortKey, i64), CursorError> {
+        let payload = self.verify(viewer, list, cursor)?;
+        let snapshot = payload.s.ok_or(CursorError::Malformed)?;
+        Ok((SortKey::new(payload.k.0, payload.k.1), snapshot))
+    }
+
+    fn verify(&self, viewer: UserId, list: &str, cursor: &str) -> Result<Payload, CursorError> {
         let (body, tag) = cursor.split_once('.').ok_or(CursorError::Malformed)?;
         let tag = B64.decode(tag).map_err(|_| CursorError::Malformed)?;
         if tag.len() != TAG_LEN {
@@ -148,7 +174,7 @@ impl CursorCodec {
         if payload.l != list {
             return Err(CursorError::WrongList);
         }
-        Ok((SortKey::new(payload.k.0, payload.k.1), payload.f))
+        Ok(payload)
     }
 }
 
@@ -205,6 +231,21 @@ mod tests {
         let (_, tag) = plain.split_once('.').unwrap_or_default();
         let forged = format!("{}.{tag}", B64.encode(forged));
         assert_eq!(c.decode_below_floor(V5, "feed", &forged), Err(CursorError::BadSignature));
+    }
+
+    #[test]
+    fn a_snapshot_is_signed_and_required_where_asked_for() {
+        let c = codec();
+        let key = SortKey::new(4_598_175_219_545_276_416, 77);
+        let ranked = c.encode_at(V5, "comments:9:top", key, 1_795_940_102_123);
+        assert_eq!(c.decode_at(V5, "comments:9:top", &ranked), Ok((key, 1_795_940_102_123)));
+        let plain = c.encode(V5, "comments:9:top", key);
+        assert_eq!(c.decode_at(V5, "comments:9:top", &plain), Err(CursorError::Malformed));
+        assert_eq!(c.decode_at(V6, "comments:9:top", &ranked), Err(CursorError::WrongViewer));
+        let (body, tag) = ranked.split_once('.').unwrap_or_default();
+        let raw = String::from_utf8_lossy(&B64.decode(body).unwrap_or_default()).replace("123}", "124}");
+        let forged = format!("{}.{tag}", B64.encode(raw));
+        assert_eq!(c.decode_at(V5, "comments:9:top", &forged), Err(CursorError::BadSignature));
     }
 
     #[test]

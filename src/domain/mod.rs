@@ -39,6 +39,7 @@ pub mod thread;
 pub mod throttle;
 pub mod time;
 pub mod token;
+pub mod top;
 pub mod validate;
 pub mod visibility;
 pub mod warning;

@@ -196,8 +196,18 @@ pub const TABLES: &[Table] = &[
             "sensitive",
             "edited_at",
             "parent_id",
+            "like_count",
         ],
         TEXT_PAGE,
+    ),
+    // Comment likes (migration 0028) live with the comment's post; `comments.like_count` is
+    // recomputed by statements, not triggers, so copying both tables counts nothing twice.
+    table(
+        "comment_likes",
+        ShardBy::Id("post_id"),
+        &["comment_id", "user_id"],
+        &["comment_id", "user_id", "post_id", "created_at"],
+        EDGE_PAGE,
     ),
     // A notification's id carries its recipient's shard too (migration 0015); dismiss and
     // clear are real deletes, so the freeze refuses them.

@@ -73,7 +73,9 @@ impl LimitClass {
                 Some(Self::Posts)
             }
             Route::User(U::CreateComment(_) | U::DeleteComment(_)) => Some(Self::Comments),
-            Route::User(U::Like(_) | U::Unlike(_) | U::Bookmark(..)) => Some(Self::Likes),
+            Route::User(U::Like(_) | U::Unlike(_) | U::Bookmark(..) | U::LikeComment(..)) => {
+                Some(Self::Likes)
+            }
             Route::User(U::Follow(_) | U::Unfollow(_) | U::Block(_) | U::Unblock(_) | U::Mute(..)) => {
                 Some(Self::Graph)
             }
@@ -137,6 +139,7 @@ mod tests {
             (Route::User(UserRoute::DeletePost(p)), Some(LimitClass::Posts)),
             (Route::User(UserRoute::CreateComment(p)), Some(LimitClass::Comments)),
             (Route::User(UserRoute::DeleteComment(c)), Some(LimitClass::Comments)),
+            (Route::User(UserRoute::LikeComment(c, true)), Some(LimitClass::Likes)),
             (Route::User(UserRoute::Like(p)), Some(LimitClass::Likes)),
             (Route::User(UserRoute::Unlike(p)), Some(LimitClass::Likes)),
             (Route::User(UserRoute::Follow(u)), Some(LimitClass::Graph)),

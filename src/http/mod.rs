@@ -219,6 +219,7 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,
         U::CreateComment(id) => engagement::create_comment(app, input, viewer, id).await,
         U::DeleteComment(id) => engagement::delete_comment(app, viewer, id).await,
+        U::LikeComment(id, on) => engagement::like_comment(app, viewer, id, on).await,
         U::Upload => media::upload(app, input, viewer).await,
         U::GetMedia(id) => media::get(app, viewer, id).await,
         U::DescribeMedia(id) => media::describe(app, input, viewer, id).await,

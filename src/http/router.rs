@@ -104,6 +104,8 @@ pub enum UserRoute {
     ListComments(PostId),
     CreateComment(PostId),
     DeleteComment(CommentId),
+    /// `POST` (or `PUT`) / `DELETE /v1/comments/{id}/like`.
+    LikeComment(CommentId, bool),
     /// `POST /v1/media`: an upload.
     Upload,
     GetMedia(MediaId),
@@ -529,6 +531,14 @@ pub const ROUTES: &[PathRow] = &[
     ),
     path("/media/{file}", &[("GET", |file| Some(Public(P::Media(parse_served(file)?))))]),
     path(
+        "/v1/comments/{id}/like",
+        &[
+            ("POST", |id| Some(User(U::LikeComment(CommentId::parse(id)?, true)))),
+            ("PUT", |id| Some(User(U::LikeComment(CommentId::parse(id)?, true)))),
+            ("DELETE", |id| Some(User(U::LikeComment(CommentId::parse(id)?, false)))),
+        ],
+    ),
+    path(
         "/v1/notifications",
         &[("GET", |_| Some(User(U::Notifications))), ("DELETE", |_| Some(User(U::ClearNotifications)))],
     ),
@@ -746,6 +756,9 @@ mod tests {
         assert_eq!(route("PATCH", "/v1/posts/9").ok(), Some(User(U::EditPost(pid(9)))));
         assert_eq!(route("GET", "/v1/posts/9/comments").ok(), Some(User(U::ListComments(pid(9)))));
         assert_eq!(route("POST", "/v1/posts/9/comments").ok(), Some(User(U::CreateComment(pid(9)))));
+        let comment = CommentId::from_trusted(7);
+        assert_eq!(route("POST", "/v1/comments/7/like").ok(), Some(User(U::LikeComment(comment, true))));
+        assert_eq!(route("DELETE", "/v1/comments/7/like").ok(), Some(User(U::LikeComment(comment, false))));
         assert_eq!(route("GET", "/v1/users/3/posts").ok(), Some(User(U::AuthorPosts(uid(3)))));
         assert_eq!(route("GET", "/v1/admin/stats").ok(), Some(Admin(A::Stats)));
         assert_eq!(route("POST", "/v1/me/logout").ok(), Some(User(U::Logout)));

@@ -134,6 +134,9 @@ pub struct CommentView {
     pub author: AuthorView,
     pub body: String,
     pub created_at: String,
+    /// Extensions (docs/contract.md "Comment likes and top comments").
+    pub like_count: i64,
+    pub liked_by_me: bool,
 }
 
 impl From<&crate::store::engagement::CommentRow> for CommentView {
@@ -148,6 +151,8 @@ impl From<&crate::store::engagement::CommentRow> for CommentView {
             },
             body: c.body.clone(),
             created_at: format_rfc3339(c.created_at),
+            like_count: c.like_count,
+            liked_by_me: c.liked_by_me,
         }
     }
 }

@@ -1,18 +1,72 @@
 //! Comments: added on a post the viewer may see and act on, removed by the comment's author or
-//! the post's, and the admin's import with an original time. A comment lives on its post's
-//! database, where its notification for the post's author commits in the same batch.
+//! the post's, liked, and the admin's import with an original time. A comment lives on its
+//! post's database, where its notification for the post's author commits in the same batch.
+//!
+//! A comment's like notifies nobody: its recipient (the comment's author) lives on their own
+//! home database, not the post's, so the notification could not commit in the like's batch
+//! (ARCHITECTURE invariant 13); it would need a queued event applied by current state.
 
 use crate::context::{id_seed, Ctx};
+use crate::domain::cursor::SortKey;
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::validate::CommentBody;
+use crate::domain::visibility::may_see_author;
 use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::{ApiError, ApiResult};
 use crate::services::{posts, streaming, users};
+use crate::store::comment_likes;
 use crate::store::engagement::{self as store, CommentRow};
+use crate::store::posts::PostRow;
+use crate::store::users::{UserKey, UserRow};
 
-/// A live comment on a live post, or 404.
-pub async fn get(ctx: &Ctx, id: CommentId) -> ApiResult<CommentRow> {
-    store::get(&ctx.shards, id).await?.ok_or(ApiError::NotFound("no such comment"))
+const NO_SUCH_COMMENT: ApiError = ApiError::NotFound("no such comment");
+
+/// A live comment on a live post (as `viewer` sees it: whether they like it), or 404.
+pub async fn get(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<CommentRow> {
+    store::get(&ctx.shards, viewer, id).await?.ok_or(NO_SUCH_COMMENT)
+}
+
+/// A comment the viewer may see, with its post: the post visible to them and the comment's
+/// author someone they may see (no block either way, not suspended), as in the post's comment
+/// list; else 404 as if it did not exist.
+pub async fn seen(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<(CommentRow, PostRow)> {
+    let hidden = |e: ApiError| match e {
+        ApiError::NotFound(_) => NO_SUCH_COMMENT,
+        e => e,
+    };
+    let comment = get(ctx, viewer, id).await?;
+    let post = posts::visible(ctx, viewer, comment.post_id).await.map_err(hidden)?;
+    let author = users::get_with_relationship(ctx, viewer, UserKey::Id(comment.author_id)).await?;
+    if !author.is_some_and(|(_, rel)| may_see_author(rel)) {
+        return Err(NO_SUCH_COMMENT);
+    }
+    Ok((comment, post))
+}
+
+/// Who likes a comment the viewer may see (else 404), newest like first, after `before`.
+pub async fn likers(
+    ctx: &Ctx,
+    viewer: UserId,
+    id: CommentId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> ApiResult<Vec<UserRow>> {
+    seen(ctx, viewer, id).await?;
+    comment_likes::likers(&ctx.shards, viewer, id, before, limit).await
+}
+
+/// Likes (`on`) or unlikes a comment the viewer may see (idempotent: the like is one row); the
+/// comment with its exact count, and its post.
+pub async fn set_like(
+    ctx: &Ctx,
+    viewer: UserId,
+    id: CommentId,
+    on: bool,
+) -> ApiResult<(CommentRow, PostRow)> {
+    let (comment, post) = seen(ctx, viewer, id).await?;
+    let count =
+        comment_likes::set(ctx.comment_db(id), id, viewer, on, ctx.now).await?.ok_or(NO_SUCH_COMMENT)?;
+    Ok((CommentRow { like_count: count, liked_by_me: on, ..comment }, post))
 }
 
 /// Comments on a post the viewer may see and act on, as a reply to the post or to `parent`, one
@@ -33,7 +87,7 @@ pub async fn add(
     if let Some(notice) = notice {
         streaming::tell(ctx, notice).await;
     }
-    get(ctx, id).await
+    get(ctx, viewer, id).await
 }
 
 /// Changes the viewer's own comment (text and/or warning) on a post they may still see and act
@@ -45,7 +99,7 @@ pub async fn edit(
     text: Option<&CommentBody>,
     warning: &WarningEdit,
 ) -> ApiResult<CommentRow> {
-    let comment = get(ctx, id).await?;
+    let comment = get(ctx, viewer, id).await?;
     posts::open(ctx, viewer, comment.post_id).await.map_err(|e| match e {
         ApiError::NotFound(_) => ApiError::NotFound("no such comment"),
         e => e,
@@ -57,13 +111,13 @@ pub async fn edit(
         });
     }
     store::edit(ctx.comment_db(id), id, text, warning, ctx.now).await?;
-    get(ctx, id).await
+    get(ctx, viewer, id).await
 }
 
 /// By the comment's author (always, also once the post above is gone) or the post's author;
 /// others who can see it get 403. The comment as it was.
 pub async fn remove(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<CommentRow> {
-    let comment = store::get_own(&ctx.shards, id).await?.ok_or(ApiError::NotFound("no such comment"))?;
+    let comment = store::get_own(&ctx.shards, viewer, id).await?.ok_or(NO_SUCH_COMMENT)?;
     // Its author and the post's author may always clean up; anyone else must still see the post.
     if comment.post_author_id != viewer && comment.author_id != viewer {
         posts::visible(ctx, viewer, comment.post_id)
@@ -95,5 +149,5 @@ pub async fn import(
     let (id, _) =
         store::create(ctx.post_db(post), post, None, author, content, created_at, ctx.now, false, id_seed()?)
             .await?;
-    get(ctx, id).await
+    get(ctx, author, id).await
 }

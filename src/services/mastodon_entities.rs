@@ -313,8 +313,8 @@ impl Status {
             spoiler_text: &c.spoiler_text,
             sensitive: c.sensitive,
             visibility,
-            favourites: 0,
-            favourited: false,
+            favourites: c.like_count,
+            favourited: c.liked_by_me,
             replies: 0,
             reply_to: Some(match (c.parent_id, c.parent_author_id) {
                 (Some(parent), Some(author)) => (parent.to_string(), author.to_string()),

@@ -15,6 +15,7 @@ use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::Notice;
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
+use crate::domain::top::{self, CommentOrder};
 use crate::domain::validate::CommentBody;
 use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::ApiResult;
@@ -60,11 +61,17 @@ pub struct CommentRow {
     pub spoiler_text: String,
     pub sensitive: bool,
     pub edited_at: Option<i64>,
+    /// Its likes (migration 0028), and whether the reader asking likes it.
+    pub like_count: i64,
+    pub liked_by_me: bool,
+    /// Its hot score at the page's snapshot (top order only: `domain/top.rs`).
+    pub score: Option<f64>,
 }
 
 impl CommentRow {
-    pub fn sort_key(&self) -> SortKey {
-        SortKey::new(self.created_at, self.id.get())
+    /// Its key in `order`.
+    pub fn key(&self, order: CommentOrder) -> SortKey {
+        order.key(self.created_at, self.id.get(), self.score)
     }
 }
 
@@ -82,6 +89,10 @@ struct StoredComment {
     spoiler_text: String,
     sensitive: i64,
     edited_at: Option<i64>,
+    like_count: i64,
+    liked: i64,
+    #[serde(default)]
+    score: Option<f64>,
 }
 
 impl StoredComment {
@@ -100,14 +111,27 @@ impl StoredComment {
             spoiler_text: self.spoiler_text,
             sensitive: self.sensitive != 0,
             edited_at: self.edited_at,
+            like_count: self.like_count,
+            liked_by_me: self.liked != 0,
+            score: self.score,
         }
     }
 }
 
-const COMMENT_SELECT: &str = "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, \
+const COMMENT_COLUMNS: &str = "c.id, c.post_id, c.author_id, c.body, c.created_at, \
      p.author_id AS post_author_id, c.spoiler_text, c.sensitive, c.edited_at, c.parent_id, \
-     pc.author_id AS parent_author_id \
-     FROM comments c JOIN posts p ON p.id = c.post_id LEFT JOIN comments pc ON pc.id = c.parent_id";
+     pc.author_id AS parent_author_id, c.like_count";
+const COMMENT_FROM: &str =
+    "FROM comments c JOIN posts p ON p.id = c.post_id LEFT JOIN comments pc ON pc.id = c.parent_id";
+
+/// The comment columns with whether `viewer` (a parameter, or `0`: nobody) likes it.
+fn comment_select(viewer: &str) -> String {
+    format!("SELECT {COMMENT_COLUMNS}, {} {COMMENT_FROM}", liked_sql(viewer))
+}
+
+fn liked_sql(viewer: &str) -> String {
+    format!("EXISTS (SELECT 1 FROM comment_likes cl WHERE cl.comment_id = c.id AND cl.user_id = {viewer}) AS liked")
+}
 
 /// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
 /// when `notify` (not for imports of old comments), notifies the post's author, atomically.
@@ -156,10 +180,12 @@ pub async fn create(
 }
 
 /// A live comment (not deleted, on a live post), from its post's database, with its author's
-/// name from the author's home.
-pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
-    let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL");
-    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
+/// name from the author's home, as `viewer` sees it (whether they like it).
+pub async fn get(shards: &Shards, viewer: UserId, id: CommentId) -> ApiResult<Option<CommentRow>> {
+    let sql =
+        format!("{} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL", comment_select("?2"));
+    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id), int(viewer)]).await?
+    else {
         return Ok(None);
     };
     let author = super::users::by_ids(shards, &[stored.author_id]).await?;
@@ -167,9 +193,10 @@ pub async fn get(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>
 }
 
 /// A comment not deleted, whatever became of its post (its author may always delete it).
-pub async fn get_own(shards: &Shards, id: CommentId) -> ApiResult<Option<CommentRow>> {
-    let sql = format!("{COMMENT_SELECT} WHERE c.id = ?1 AND c.deleted_at IS NULL");
-    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id)]).await? else {
+pub async fn get_own(shards: &Shards, viewer: UserId, id: CommentId) -> ApiResult<Option<CommentRow>> {
+    let sql = format!("{} WHERE c.id = ?1 AND c.deleted_at IS NULL", comment_select("?2"));
+    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id), int(viewer)]).await?
+    else {
         return Ok(None);
     };
     let author = super::users::by_ids(shards, &[stored.author_id]).await?;
@@ -177,15 +204,17 @@ pub async fn get_own(shards: &Shards, id: CommentId) -> ApiResult<Option<Comment
 }
 
 /// The live comments among `ids` on one database (a recipient's: comments on their posts),
-/// named by their authors among `authors` (comments by anyone else are left out).
+/// named by their authors among `authors` (comments by anyone else are left out). Notifications
+/// read them, whose statuses say `favourited: false` (docs/mastodon.md): nobody's like is read.
 pub async fn by_ids(db: AnyDb<'_>, ids: &[CommentId], authors: &[UserRow]) -> ApiResult<Vec<CommentRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let list = id_list(ids);
     let sql = format!(
-        "{COMMENT_SELECT} WHERE c.id IN (SELECT value FROM json_each(?1)) AND c.deleted_at IS NULL \
-           AND p.deleted_at IS NULL"
+        "{} WHERE c.id IN (SELECT value FROM json_each(?1)) AND c.deleted_at IS NULL \
+           AND p.deleted_at IS NULL",
+        comment_select("0")
     );
     let stored: Vec<StoredComment> = all(db, &sql, &[text(&list)]).await?;
     Ok(stored
@@ -203,22 +232,20 @@ pub async fn list(
     shards: &Shards,
     viewer: UserId,
     post: PostId,
-    order: Order,
+    order: CommentOrder,
     cursor: Option<SortKey>,
     limit: usize,
 ) -> ApiResult<Vec<CommentRow>> {
     let want = limit + 1;
-    let mut cursor = cursor.unwrap_or(match order {
-        Order::OldestFirst => SortKey::BOTTOM,
-        Order::NewestFirst => SortKey::TOP,
-    });
+    let mut cursor = cursor.unwrap_or(order.start());
     let mut rows = Vec::with_capacity(want);
     for _ in 0..LIST_ROUNDS {
-        let page = comment_page(shards.post(post), post, order, cursor, want).await?;
+        let page = comment_page(shards.post(post), (post, viewer), order, cursor, want).await?;
         let authors: Vec<EdgeKey> =
             page.iter().map(|c| EdgeKey { other: c.author_id, sort_at: c.created_at }).collect();
         let shown = shown_edges(shards, viewer, &authors).await?;
-        let next = page.last().filter(|_| page.len() == want).map(|c| SortKey::new(c.created_at, c.id.get()));
+        let next =
+            page.last().filter(|_| page.len() == want).map(|c| order.key(c.created_at, c.id.get(), c.score));
         for comment in page {
             if let Some(author) = shown.iter().find(|u| u.id == comment.author_id) {
                 rows.push(comment.with_author(author));
@@ -233,22 +260,42 @@ pub async fn list(
     Ok(rows)
 }
 
+/// The time orders walk the `(post_id, created_at, id)` index; top scores every live comment
+/// of the post at the snapshot and sorts them (no index can hold a time-dependent order): its
+/// cost is the post's comment count per page, in rows read (docs/contract.md "Top comments").
 async fn comment_page(
     db_of_post: PostDb<'_>,
-    post: PostId,
-    order: Order,
+    (post, viewer): (PostId, UserId),
+    order: CommentOrder,
     cursor: SortKey,
     limit: usize,
 ) -> ApiResult<Vec<StoredComment>> {
-    let (cmp, dir) = match order {
-        Order::OldestFirst => (">", "ASC"),
-        Order::NewestFirst => ("<", "DESC"),
+    let live = "c.post_id = ?1 AND c.deleted_at IS NULL";
+    let mut params = vec![int(post), int(cursor.primary), int(cursor.id), int(limit as i64), int(viewer)];
+    let sql = match order {
+        CommentOrder::Time(order) => {
+            let (cmp, dir) = match order {
+                Order::OldestFirst => (">", "ASC"),
+                Order::NewestFirst => ("<", "DESC"),
+            };
+            format!(
+                "{} WHERE {live} AND (c.created_at, c.id) {cmp} (?2, ?3) \
+                 ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?4",
+                comment_select("?5")
+            )
+        }
+        CommentOrder::Top { snapshot } => {
+            params[1] = JsValue::from_f64(top::score_of(cursor));
+            params.push(int(snapshot));
+            let score = top::score_sql("c.like_count", "c.created_at", "?6");
+            format!(
+                "SELECT {COMMENT_COLUMNS}, {}, {score} AS score {COMMENT_FROM} \
+                 WHERE {live} AND ({score}, c.id) < (?2, ?3) ORDER BY score DESC, c.id DESC LIMIT ?4",
+                liked_sql("?5")
+            )
+        }
     };
-    let sql = format!(
-        "{COMMENT_SELECT} WHERE c.post_id = ?1 AND c.deleted_at IS NULL AND (c.created_at, c.id) {cmp} (?2, ?3) \
-         ORDER BY c.created_at {dir}, c.id {dir} LIMIT ?4"
-    );
-    all(db_of_post, &sql, &[int(post), int(cursor.primary), int(cursor.id), int(limit as i64)]).await
+    all(db_of_post, &sql, &params).await
 }
 
 /// Changes a live comment's text and/or warning (`None`: kept), marking it edited.
@@ -274,15 +321,17 @@ pub async fn edit(
     Ok(())
 }
 
+/// Marks the comment deleted; its likes go with it (the rows, and the count they make).
 pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> ApiResult<()> {
     batch(
         db,
         vec![
             stmt(
                 db,
-                "UPDATE comments SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
+                "UPDATE comments SET deleted_at = ?2, like_count = 0 WHERE id = ?1 AND deleted_at IS NULL",
                 &[int(comment.id), int(now)],
             )?,
+            stmt(db, "DELETE FROM comment_likes WHERE comment_id = ?1", &[int(comment.id)])?,
             stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(comment.post_id), int(now)])?,
             notifications::off_comment(db, comment.id, comment.post_id)?,
         ],

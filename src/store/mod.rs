@@ -4,6 +4,7 @@
 //! every value below 2^53 (all our ids and millisecond timestamps).
 
 pub mod bookmarks;
+pub mod comment_likes;
 pub mod counters;
 pub mod engagement;
 pub mod feed;

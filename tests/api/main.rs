@@ -8,6 +8,7 @@ mod accounts;
 mod apps;
 mod browser;
 mod budgets;
+mod comment_likes;
 mod cors;
 mod degraded;
 mod engagement;

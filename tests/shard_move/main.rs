@@ -134,7 +134,8 @@ fn drain(w: &World) {
     }
 }
 
-/// Users, posts, follows both ways across shards, a block, likes, comments, a Mastodon list, read feeds.
+/// Users, posts, follows both ways across shards, a block, likes, comments and a comment's like, a
+/// Mastodon list, read feeds.
 fn build(mover: User) -> World {
     let others: Vec<User> = (0..5).map(|i| register(&format!("mv_other{i}"))).collect();
     let mut posts: Vec<String> =
@@ -153,8 +154,11 @@ fn build(mover: User) -> World {
     {
         u.put(&format!("/v1/posts/{p}/like"), None).expect(200);
     }
-    others[0].post(&format!("/v1/posts/{}/comments", posts[0]), json!({ "body": "nice" })).expect(201);
+    let nice =
+        others[0].post(&format!("/v1/posts/{}/comments", posts[0]), json!({ "body": "nice" })).expect(201);
     mover.post(&format!("/v1/posts/{other_post}/comments"), json!({ "body": "thanks" })).expect(201);
+    // A comment like (migration 0028) on the moved shard: its row and the comment's count move.
+    others[0].post(&format!("/v1/comments/{}/like", id_of(&nice)), json!({})).expect(200);
     for u in [&mover].into_iter().chain(&others) {
         activate(u);
     }

@@ -5,8 +5,9 @@ use worker::Response;
 
 use super::posts::import_time;
 use super::{json, page};
-use crate::domain::cursor::{Order, SortKey};
+use crate::domain::cursor::{page_of, Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
+use crate::domain::top::CommentOrder;
 use crate::domain::validate::{CommentBody, Invalid};
 use crate::error::ApiResult;
 use crate::http::app::App;
@@ -72,22 +73,47 @@ pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: Post
     created(&service::add(app, viewer, post, None, &text, &Default::default()).await?)
 }
 
-fn parse_order(text: &str) -> Result<(Order, &'static str), Invalid> {
-    match text {
-        "oldest" => Ok((Order::OldestFirst, "oldest")),
-        "newest" => Ok((Order::NewestFirst, "newest")),
-        _ => Err(Invalid::new("order", "order must be oldest or newest")),
+/// The `order` parameter (default `oldest`) and the `cursor`'s key; a `top` cursor brings the
+/// snapshot its first page was scored at (`domain/top.rs`), a first page takes now.
+fn comment_order(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    post: PostId,
+) -> ApiResult<(CommentOrder, Option<SortKey>, String)> {
+    let order = match input.query("order") {
+        None => CommentOrder::Time(Order::OldestFirst),
+        Some(text) => CommentOrder::parse(text, app.now)
+            .ok_or_else(|| Invalid::new("order", "order must be oldest, newest or top"))?,
+    };
+    let list = format!("comments:{post}:{}", order.name());
+    match (order, input.query("cursor")) {
+        (CommentOrder::Top { .. }, Some(cursor)) => {
+            let (key, snapshot) = app.cursors.decode_at(viewer, &list, cursor)?;
+            Ok((CommentOrder::Top { snapshot }, Some(key), list))
+        }
+        _ => Ok((order, input.cursor(&app.cursors, viewer, &list)?, list)),
     }
 }
 
+/// `GET /v1/posts/{id}/comments?order=oldest|newest|top`.
 pub async fn list_comments(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
     let limit = input.limit()?;
-    let (order, name) = input.query_as("order", parse_order)?.unwrap_or((Order::OldestFirst, "oldest"));
-    let list = format!("comments:{post}:{name}");
-    let cursor = input.cursor(&app.cursors, viewer, &list)?;
+    let (order, cursor, list) = comment_order(app, input, viewer, post)?;
     posts::visible(app, viewer, post).await?;
     let rows = store::list(&app.shards, viewer, post, order, cursor, limit).await?;
-    json(200, &page(rows, limit, CommentRow::sort_key, |c| CommentView::from(c), &app.cursors, viewer, &list))
+    let (rows, last) = page_of(rows, limit, |c| c.key(order));
+    let next_cursor = last.map(|key| match order {
+        CommentOrder::Top { snapshot } => app.cursors.encode_at(viewer, &list, key, snapshot),
+        CommentOrder::Time(_) => app.cursors.encode(viewer, &list, key),
+    });
+    json(200, &Page { items: rows.iter().map(CommentView::from).collect::<Vec<_>>(), next_cursor })
+}
+
+/// `POST` (or `PUT`) / `DELETE /v1/comments/{id}/like`: the comment with its exact count.
+pub async fn like_comment(app: &App, viewer: UserId, id: CommentId, on: bool) -> ApiResult<Response> {
+    let (comment, _) = service::set_like(app, viewer, id, on).await?;
+    json(200, &CommentView::from(&comment))
 }
 
 pub async fn delete_comment(app: &App, viewer: UserId, id: CommentId) -> ApiResult<Response> {

@@ -13,7 +13,6 @@ use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
 use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
-use crate::domain::visibility::may_see_author;
 use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
@@ -25,7 +24,6 @@ use crate::services::posts::Draft;
 use crate::services::{comments, likes, posts};
 use crate::store::engagement::{self, CommentRow};
 use crate::store::posts::PostRow;
-use crate::store::users::UserKey;
 
 /// A home timeline read may come back empty while more of the feed remains (a page whose
 /// candidates were all hidden). Mastodon clients stop at an empty page, so the read goes on
@@ -40,7 +38,8 @@ const MIN_ID_PAGE: usize = 40;
 /// What a status id names: a post the viewer may see, or a comment on one.
 enum Target {
     Post(PostRow),
-    Comment(CommentRow, PostRow),
+    /// Boxed: a comment row is twice a post's size.
+    Comment(Box<CommentRow>, PostRow),
 }
 
 async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
@@ -49,17 +48,17 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
         Err(ApiError::NotFound(_)) => {}
         Err(e) => return Err(e),
     }
-    let not_found = || ApiError::NotFound("no such status");
-    let comment = comments::get(app, CommentId::from_trusted(id.get())).await.map_err(|_| not_found())?;
-    let post = posts::visible(app, viewer, comment.post_id).await.map_err(|_| not_found())?;
-    // The comment's author too must be someone the viewer may see (no block either way, not
-    // suspended), as in the post's comment list.
-    let author =
-        crate::services::users::get_with_relationship(app, viewer, UserKey::Id(comment.author_id)).await?;
-    if !author.is_some_and(|(_, rel)| may_see_author(rel)) {
-        return Err(not_found());
+    let (comment, post) =
+        comments::seen(app, viewer, CommentId::from_trusted(id.get())).await.map_err(as_status)?;
+    Ok(Target::Comment(Box::new(comment), post))
+}
+
+/// A reply's 404 says "status", as a post's does.
+fn as_status(e: ApiError) -> ApiError {
+    match e {
+        ApiError::NotFound(_) => ApiError::NotFound("no such status"),
+        e => e,
     }
-    Ok(Target::Comment(comment, post))
 }
 
 /// Whether a status id the viewer may see names a reply (a comment) rather than a post.
@@ -122,7 +121,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         }
         let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
         let comment = comments::add(app, viewer, post.id, parent, &text, &warning).await?;
-        return answer(app, input, viewer, &Target::Comment(comment, post)).await;
+        return answer(app, input, viewer, &Target::Comment(Box::new(comment), post)).await;
     }
     let text = PostBody::parse_beside_media(text, !media.is_empty())
         .map_err(|e| ApiError::field("status", e.reason))?;
@@ -157,7 +156,7 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     }
     let text = edit.text.map(|t| CommentBody::parse(t.as_str())).transpose()?;
     let comment = comments::edit(app, viewer, comment.id, text.as_ref(), &edit.warning).await?;
-    answer(app, input, viewer, &Target::Comment(comment, post)).await
+    answer(app, input, viewer, &Target::Comment(Box::new(comment), post)).await
 }
 
 /// `DELETE /api/v1/statuses/{id}`: a post, or a reply (comment); the status as it was, with its
@@ -165,7 +164,9 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
 pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let gone = match target(app, viewer, id).await {
         Ok(Target::Post(_)) => Target::Post(posts::delete(app, viewer, id).await?),
-        Ok(Target::Comment(c, post)) => Target::Comment(comments::remove(app, viewer, c.id).await?, post),
+        Ok(Target::Comment(c, post)) => {
+            Target::Comment(Box::new(comments::remove(app, viewer, c.id).await?), post)
+        }
         // A reply whose post is gone (or hidden): its author may still delete it.
         Err(ApiError::NotFound(_)) => {
             let reply = comments::remove(app, viewer, CommentId::from_trusted(id.get())).await?;
@@ -182,7 +183,9 @@ pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> Api
     json(&status_of(input, &accounts, &gone).with_text(text))
 }
 
-/// Favourite / unfavourite: like / unlike (idempotent); the status with its exact count.
+/// Favourite / unfavourite: like / unlike (idempotent); the status with its exact count. A
+/// post's like goes to its object first (the common case: no read before it); an id no post
+/// the viewer may see answers to is tried as a reply (a comment's like, `comments::set_like`).
 pub async fn favourite(
     app: &App,
     input: &Input,
@@ -190,16 +193,31 @@ pub async fn favourite(
     id: PostId,
     on: bool,
 ) -> ApiResult<Response> {
-    likes::set_like(app, viewer, id, on, None).await?;
-    answer(app, input, viewer, &Target::Post(posts::visible(app, viewer, id).await?)).await
+    match likes::set_like(app, viewer, id, on, None).await {
+        Ok(_) => answer(app, input, viewer, &Target::Post(posts::visible(app, viewer, id).await?)).await,
+        Err(ApiError::NotFound(_)) => {
+            let reply = comments::set_like(app, viewer, CommentId::from_trusted(id.get()), on)
+                .await
+                .map_err(as_status)?;
+            answer(app, input, viewer, &Target::Comment(Box::new(reply.0), reply.1)).await
+        }
+        Err(e) => Err(e),
+    }
 }
 
+/// `GET .../favourited_by`: a post's likers, or a reply's (a comment's).
 pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
     let cursor_list = format!("mastodon:likes:{id}");
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
-    posts::visible(app, viewer, id).await?;
-    let rows = engagement::likers(&app.shards, viewer, id, before, limit).await?;
+    let rows = match posts::visible(app, viewer, id).await {
+        Ok(_) => engagement::likers(&app.shards, viewer, id, before, limit).await?,
+        Err(ApiError::NotFound(_)) => {
+            let reply = CommentId::from_trusted(id.get());
+            comments::likers(app, viewer, reply, before, limit).await.map_err(as_status)?
+        }
+        Err(e) => return Err(e),
+    };
     let base = format!("{}/api/v1/statuses/{id}/favourited_by", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
@@ -213,7 +231,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
         Target::Post(post) => (None, post),
         Target::Comment(comment, post) => (Some(comment.id), post),
     };
-    let order = crate::domain::cursor::Order::OldestFirst;
+    let order = crate::domain::top::CommentOrder::Time(crate::domain::cursor::Order::OldestFirst);
     let mut rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
     rows.truncate(CONTEXT_REPLIES);
     let nodes: Vec<Node> = rows
@@ -224,7 +242,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
         None => (Vec::new(), thread_order(&nodes).into_iter().map(|(i, _)| i).collect()),
         Some(id) => (thread::ancestors(&nodes, id), thread::descendants(&nodes, id)),
     };
-    let reply = |i: &usize| Target::Comment(rows[*i].clone(), post.clone());
+    let reply = |i: &usize| Target::Comment(Box::new(rows[*i].clone()), post.clone());
     let descendants: Vec<Target> = below.iter().map(reply).collect();
     let mut ancestors: Vec<Target> = above.iter().map(reply).collect();
     if focus.is_some() {
