@@ -777,6 +777,16 @@ pub fn blend_op(a: OpCost, b: OpCost, k: f64) -> OpCost {
     }
 }
 
+/// Follows of the measured feed reader (`measure.rs`: `AUTHORS_PER_DB` on each of 3 databases):
+/// the table's page rows at home hold its edges statement's rows for that many.
+pub const MEASURED_READER_FOLLOWS: f64 = 18.0;
+/// Rows the reader's edges statement (`store/feed.rs::edges_statement`, on every page: all the
+/// follows with their list, mute and backfill checks) reads per follow, on its home database:
+/// the line through the table's reader (18 follows, 32.4 rows of its own) and the simulation's
+/// readers following only the hot author (7.3 rows: 12.3 at home less the 5 of its liked-posts
+/// check); the simulation's pages alone fit 1.9-2.0 over 1 to 12 follows.
+pub const EDGE_ROWS_PER_FOLLOW: f64 = 1.5;
+
 /// A page's work on the reader's own database, for `(pulled, hydrated)` D1 authors per page:
 /// the measured reader had [`MEASURED_AUTHORS_PER_DATABASE`] of its authors there too, whose
 /// rows are an other database's (`other`); a reader's authors live there only `1/P` of the
@@ -784,10 +794,18 @@ pub fn blend_op(a: OpCost, b: OpCost, k: f64) -> OpCost {
 /// on the pages that pull anything ([`pulls_anything`]; the simulation's hybrid pages pulled
 /// 0.01 authors from D1, and charging all of them the pull plan's own rows put the model at
 /// 2.9x the measured rows).
-pub fn home_work(push: OpCost, pull: OpCost, (pulled, hydrated): (f64, f64), databases: f64) -> Work {
+/// A reader following `follows` reads [`EDGE_ROWS_PER_FOLLOW`] rows more or less per follow than
+/// the measured one.
+pub fn home_work(
+    push: OpCost,
+    pull: OpCost,
+    (pulled, hydrated, follows): (f64, f64, f64),
+    databases: f64,
+) -> Work {
     let base = blend_op(push, pull, pulls_anything(pulled));
     let per_author = |op: OpCost| op.other.rows_read / MEASURED_AUTHORS_PER_DATABASE;
-    let own = (base.home.rows_read - base.other.rows_read).max(0.0);
+    let edges = EDGE_ROWS_PER_FOLLOW * (follows - MEASURED_READER_FOLLOWS);
+    let own = (base.home.rows_read - base.other.rows_read + edges).max(0.0);
     // Its authors' statements (an other database's batch) run there only when one lives there.
     let holds_one = 1.0 - (1.0 - 1.0 / databases.max(1.0)).powf(pulled + hydrated);
     let own_statements = (base.home.statements - base.other.statements).max(0.0);
@@ -913,8 +931,11 @@ fn page_cost(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, policy: &Policy, p: 
     let push = mix(c.feed_push_page1, c.feed_push_page_n);
     let pull = mix(c.feed_pull_page1, c.feed_pull_page_n);
     // A page's items come from about `page_size` distinct authors (fewer if one follows fewer).
-    // Hot authors are pulled and hydrated from their replicas (a request each), not from D1.
-    let page_authors = (policy.page_size.min(w.follows_per_user) - hot.hydrated_per_read).max(0.0);
+    // Hot authors are pulled and hydrated from their replicas (a request each), not from D1:
+    // a pulled one is no D1 author of the page either (the simulation's hybrid readers, who pull
+    // the hot author from its replica, were charged it as one).
+    let page_authors =
+        (policy.page_size.min(w.follows_per_user) - hot.hydrated_per_read - hot.pulled_per_read).max(0.0);
     let pulled = (g.pulled_per_reader - hot.pulled_per_read).max(0.0);
     let pull_dbs = touched_others(p, pulled);
     let all_dbs = touched_others(p, pulled + page_authors);
@@ -926,7 +947,7 @@ fn page_cost(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, policy: &Policy, p: 
     let calls = hot.calls_per_read();
     PageCost {
         // Liked-by-viewer for hot posts: one statement more in the reader's home batch.
-        home: home_work(push, pull, (pulled, page_authors), p)
+        home: home_work(push, pull, (pulled, page_authors, w.follows_per_user), p)
             .plus(c.replica.liked_home.scale(calls.min(1.0))),
         others: other_databases_work(
             (pull.other, pull_dbs, pulled * elsewhere),
@@ -1086,6 +1107,7 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot, p: f64) 
         ("reads that pull or hydrate the celebrity", per_read.scale(w.feed_reads_per_s * top / w.users)),
         ("paging its followers for its posts", paging.scale(top_posts_per_s)),
         ("its own posts (the request and the post's fan-out)", own_posts),
+        ("the cron recounting its followers", cron_recount(w, top, p)),
         ("its replicas' leases and refreshes", hot.top_lease),
     ];
     let mut parts = parts;
@@ -1093,6 +1115,21 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot, p: f64) 
         parts.push(("its posts told to its replicas", c.replica.publish_author_db.scale(top_posts_per_s)));
     }
     (top, parts)
+}
+
+/// Users whose counters one database's cron share checks a pass (`services/reconcile.rs`
+/// `USERS_PER_PASS`): a user is visited every `users per database / 500` passes.
+pub const CRON_USERS_PER_PASS: f64 = 500.0;
+/// Rows the cron's counter check reads per follower of a user it visits (it recounts the
+/// followers: `store/counters.rs`). Measured by the simulation: its hot author's database read
+/// 16.0k (push) and 13.8k (hybrid) rows more than a typical one over 3 passes, for 2,000
+/// followers: 2.67 and 2.31 a follower.
+pub const CRON_ROWS_PER_FOLLOWER: f64 = 2.5;
+
+/// The cron's recount of an author's `followers` on its database, rows read per second.
+pub fn cron_recount(w: &Workload, followers: f64, p: f64) -> Work {
+    let visits = (CRON_USERS_PER_PASS / (w.users / p.max(1.0)).max(1.0)).min(1.0) * w.cron_passes_per_s;
+    Work { rows_read: followers * CRON_ROWS_PER_FOLLOWER * visits, ..Work::default() }
 }
 
 /// With replicas, the busiest database of an author *below* the threshold: one just under it
