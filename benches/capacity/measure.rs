@@ -516,27 +516,38 @@ pub fn measure_window(pool: &mut Pool) -> (WindowRows, Value) {
     }
     drained();
     let middle = counters();
+    type Counts = BTreeMap<String, f64>;
+    fn grew(from: &Counts, to: &Counts, k: &str) -> f64 {
+        to.get(k).copied().unwrap_or(0.0) - from.get(k).copied().unwrap_or(0.0)
+    }
+    fn per(from: &Counts, to: &Counts, prefix: &str, n: f64) -> Work {
+        Work {
+            statements: grew(from, to, &format!("{prefix}_statements")) / n,
+            rows_read: grew(from, to, &format!("{prefix}_rows_read")) / n,
+            rows_written: grew(from, to, &format!("{prefix}_rows_written")) / n,
+        }
+    }
+    // Page 1 (which records the reader's read) and page 2 apart, each between two counts.
+    let (mut first, mut later, mut reads) = (Work::default(), Work::default(), [0.0; 2]);
     for _ in 0..SAMPLES {
+        let start = counters();
         let page = reader.get("/v1/feed?limit=20").expect(200);
+        let between = counters();
         let cursor = page["next_cursor"].as_str().unwrap_or_default().to_string();
         reader.get(&format!("/v1/feed?limit=20&cursor={cursor}")).expect(200);
+        let end = counters();
+        first = first.plus(per(&start, &between, "feed_window", 1.0));
+        later = later.plus(per(&between, &end, "feed_window", 1.0));
+        reads[0] += grew(&start, &between, "feed_window_reads");
+        reads[1] += grew(&between, &end, "feed_window_reads");
     }
-    let after = counters();
-    let grew = |from: &BTreeMap<String, f64>, to: &BTreeMap<String, f64>, k: &str| {
-        to.get(k).copied().unwrap_or(0.0) - from.get(k).copied().unwrap_or(0.0)
-    };
     let ops = grew(&before, &middle, "fanout_window_ops").max(1.0);
-    let reads = grew(&middle, &after, "feed_window_reads").max(1.0);
-    let per = |from, to, prefix: &str, n: f64| Work {
-        statements: grew(from, to, &format!("{prefix}_statements")) / n,
-        rows_read: grew(from, to, &format!("{prefix}_rows_read")) / n,
-        rows_written: grew(from, to, &format!("{prefix}_rows_written")) / n,
-    };
     let rows = WindowRows {
         delivery: per(&before, &middle, "fanout_window", ops),
-        page_read: per(&middle, &after, "feed_window", reads),
+        page_read: first.scale(1.0 / reads[0].max(1.0)),
+        page_n_read: Some(later.scale(1.0 / reads[1].max(1.0))),
     };
-    (rows, json!({ "window_ops": ops, "page_reads": reads, "cap": WINDOW_CAP }))
+    (rows, json!({ "window_ops": ops, "page_reads": reads[0], "page_n_reads": reads[1], "cap": WINDOW_CAP }))
 }
 
 /// Measures the window alone on a fresh push stack (`--measure-window`).

@@ -220,11 +220,13 @@ fn object_rows(c: &Costs) -> String {
     format!(
         "| Durable Object operation | requests | rows read | rows written | source |\n|---|---|---|---|---|\n\
          | window: one delivery | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
-         | window: one page read | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
+         | window: one page read (page 1; later: {}) | 1 | {:.2} | {:.2} | measured (`costs.window`) |\n\
          | hot replica: one read | {} | {} | 0 | {source} |\n\
          | hot replica: an author's change | {:.2} per replica | 0 | {} per replica | {source} |\n\
          | like serializer: one like | 1 | not measured | not measured | (its commit is D1's, in the like row) |\n",
-        w.delivery.rows_read, w.delivery.rows_written, w.page_read.rows_read, w.page_read.rows_written,
+        w.delivery.rows_read, w.delivery.rows_written,
+        w.page_n_read.map_or("not apart".to_string(), |n| format!("{:.2} read, {:.2} written", n.rows_read, n.rows_written)),
+        w.page_read.rows_read, w.page_read.rows_written,
         r.read_calls, r.read_rows, r.write_calls, r.write_rows,
         source = if r.measured {
             "requests measured (`costs.replica`); rows: in memory, none (objects/replica.rs)"
@@ -599,13 +601,16 @@ fn realistic_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Pric
 /// The window object's own rows (Durable Object SQLite) per delivery and per page read.
 pub fn window_rows(w: &WindowRows) -> String {
     format!(
-        "\nWindow object rows (its SQL cursors, a full window of 800): per delivery {:.2} statements, {:.2} rows read, {:.2} rows written; per page read {:.2} statements, {:.2} rows read, {:.2} rows written.\n",
+        "\nWindow object rows (its SQL cursors, a full window of 800): per delivery {:.2} statements, {:.2} rows read, {:.2} rows written; per page 1 read {:.2} statements, {:.2} rows read, {:.2} rows written; per later page {}.\n",
         w.delivery.statements,
         w.delivery.rows_read,
         w.delivery.rows_written,
         w.page_read.statements,
         w.page_read.rows_read,
-        w.page_read.rows_written
+        w.page_read.rows_written,
+        w.page_n_read.map_or("not measured apart (the page 1 figure is the mean of both)".to_string(), |n| {
+            format!("{:.2} statements, {:.2} rows read, {:.2} rows written", n.statements, n.rows_read, n.rows_written)
+        })
     )
 }
 
