@@ -108,14 +108,22 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Adds another database's figures: every database counts the rows it holds, in the same
-    /// batches as the changes it counts (so counting stays exact), and the page is their sum.
+    /// batches as the changes it counts (so counting stays exact), and the page is their sum
+    /// (their most, for a `*_max` figure).
     pub fn merge(&mut self, other: Snapshot) {
         let add = |into: &mut BTreeMap<String, i64>, from: BTreeMap<String, i64>| {
             for (name, n) in from {
                 *into.entry(name).or_default() += n;
             }
         };
-        add(&mut self.counters, other.counters);
+        // A figure named `*_max` is the most of the databases', not their sum.
+        let (maxima, counters): (BTreeMap<String, i64>, BTreeMap<String, i64>) =
+            other.counters.into_iter().partition(|(name, _)| name.ends_with("_max"));
+        for (name, n) in maxima {
+            let kept = self.counters.entry(name).or_default();
+            *kept = (*kept).max(n);
+        }
+        add(&mut self.counters, counters);
         add(&mut self.outbox_by_state, other.outbox_by_state);
         add(&mut self.last_hour, other.last_hour);
         self.lag.merge(other.lag);
@@ -286,4 +294,28 @@ pub async fn set_backlog_mark(db: ControlDb<'_>, was: Option<i64>, state: i64, s
         &[text(BACKLOG_STATE), int(state), int(was)],
     )?;
     batch(db, vec![since, state]).await.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn databases_figures_add_up_but_a_maximum_is_the_most_of_them() {
+        let part = |shares: i64, max: i64| Snapshot {
+            counters: [
+                ("reconcile_shares".to_string(), shares),
+                ("reconcile_share_statements_max".to_string(), max),
+            ]
+            .into_iter()
+            .collect(),
+            ..Snapshot::default()
+        };
+        let mut all = Snapshot::default();
+        for (shares, max) in [(3, 70), (2, 91), (4, 64)] {
+            all.merge(part(shares, max));
+        }
+        assert_eq!(all.counter("reconcile_shares"), 9);
+        assert_eq!(all.counter("reconcile_share_statements_max"), 91);
+    }
 }
