@@ -85,8 +85,9 @@ pub async fn publish(
         parts.truncate(2);
     }
     let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(&parts)));
-    if let Some(scope) = &idempotency {
-        // A retry answers the post it made (its uploads are attached to it by now).
+    if let Some(scope) = idempotency.as_ref().filter(|_| !media.is_empty()) {
+        // A retry with uploads answers the post it made before their check, which would refuse
+        // them as attached by now (without uploads the store's own replay check suffices).
         if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await? {
             return visible(ctx, author, post_id).await;
         }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::snowflake::insert_with_fresh_id;
-use super::{all, batch, first, int, run, stmt, text, AnyDb, UserDb};
+use super::{all, batch, first, id_list, int, opt_num, opt_text, run, stmt, text, AnyDb, UserDb};
 use crate::domain::ids::{MediaId, PostId, UserId};
 use crate::domain::media::{Attachment, Focus, ImageInfo, ImageKind};
 use crate::domain::snowflake::{shard_of_id, IdSeed};
@@ -85,9 +85,6 @@ pub struct NewUpload<'a> {
 pub async fn insert(db: UserDb<'_>, upload: &NewUpload<'_>, seed: IdSeed) -> ApiResult<MediaId> {
     let shard = shard_of_id(upload.user.get());
     let insert = |id: i64| async move {
-        let focus = |f: fn(&Focus) -> f64| {
-            upload.focus.as_ref().map_or(worker::wasm_bindgen::JsValue::NULL, |v| f(v).into())
-        };
         let statement = stmt(
             db,
             "INSERT INTO media (id, user_id, url_key, kind, width, height, size, description, focus_x, focus_y, created_at) \
@@ -101,8 +98,8 @@ pub async fn insert(db: UserDb<'_>, upload: &NewUpload<'_>, seed: IdSeed) -> Api
                 int(upload.image.height),
                 int(upload.size as i64),
                 text(upload.description),
-                focus(|f| f.x),
-                focus(|f| f.y),
+                opt_num(upload.focus.map(|f| f.x)),
+                opt_num(upload.focus.map(|f| f.y)),
                 int(upload.now),
             ],
         )?;
@@ -118,11 +115,10 @@ pub async fn get(db: UserDb<'_>, id: MediaId) -> ApiResult<Option<MediaRow>> {
 
 /// The uploads among `ids` that `user` made, in no order.
 pub async fn of_user(db: UserDb<'_>, user: UserId, ids: &[i64]) -> ApiResult<Vec<MediaRow>> {
-    let list = serde_json::to_string(ids).map_err(|e| ApiError::Internal(e.to_string()))?;
     all(
         db,
         &format!("SELECT {COLUMNS} WHERE m.id IN (SELECT value FROM json_each(?2)) AND m.user_id = ?1"),
-        &[int(user), text(&list)],
+        &[int(user), text(&id_list(ids))],
     )
     .await
 }
@@ -135,7 +131,6 @@ pub async fn describe(
     description: Option<&str>,
     focus: Option<Focus>,
 ) -> ApiResult<bool> {
-    let coordinate = |v: Option<f64>| v.map_or(worker::wasm_bindgen::JsValue::NULL, Into::into);
     let changed = run(
         db,
         "UPDATE media SET description = COALESCE(?3, description), \
@@ -144,9 +139,9 @@ pub async fn describe(
         &[
             int(user),
             int(id),
-            description.map_or(worker::wasm_bindgen::JsValue::NULL, text),
-            coordinate(focus.map(|f| f.x)),
-            coordinate(focus.map(|f| f.y)),
+            opt_text(description),
+            opt_num(focus.map(|f| f.x)),
+            opt_num(focus.map(|f| f.y)),
         ],
     )
     .await?;
@@ -219,12 +214,10 @@ pub async fn gone_page(db: AnyDb<'_>, gone_before: i64, limit: usize) -> ApiResu
 
 /// Deletes the rows of gone uploads whose bytes were removed.
 pub async fn forget(db: AnyDb<'_>, ids: &[MediaId]) -> ApiResult<usize> {
-    let list = serde_json::to_string(&ids.iter().map(|id| id.get()).collect::<Vec<_>>())
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
     run(
         db,
         "DELETE FROM media WHERE id IN (SELECT value FROM json_each(?1)) AND gone_at IS NOT NULL",
-        &[text(&list)],
+        &[text(&id_list(ids))],
     )
     .await
 }

@@ -63,6 +63,11 @@ pub fn opt_flag(v: Option<bool>) -> JsValue {
     v.map_or(JsValue::NULL, |b| int(i64::from(b)))
 }
 
+/// A real number, or `NULL`.
+pub fn opt_num(v: Option<f64>) -> JsValue {
+    v.map_or(JsValue::NULL, JsValue::from_f64)
+}
+
 /// Ids as a JSON array, bound as one parameter with [`text`] and read with `json_each` (any
 /// number of ids in one statement, under D1's 100-parameter limit).
 pub fn id_list<I: Copy + Into<i64>>(ids: &[I]) -> String {

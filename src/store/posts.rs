@@ -359,11 +359,8 @@ fn insert_post_statement(
 
 /// The `media` column of a post with `media` (`NULL` for none).
 fn media_column(media: &[Attachment]) -> ApiResult<worker::wasm_bindgen::JsValue> {
-    if media.is_empty() {
-        return Ok(worker::wasm_bindgen::JsValue::NULL);
-    }
-    let json = serde_json::to_string(media).map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(text(&json))
+    let json = (!media.is_empty()).then(|| serde_json::to_string(media)).transpose();
+    Ok(opt_text(json.map_err(|e| ApiError::Internal(e.to_string()))?.as_deref()))
 }
 
 fn publish_statements(

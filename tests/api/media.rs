@@ -272,3 +272,22 @@ fn two_posts_racing_for_one_upload_attach_it_once() {
         assert_eq!(status_count(&author), before + 1, "the losing post was not published");
     }
 }
+
+#[test]
+fn a_retried_post_with_an_upload_answers_the_post_it_made() {
+    let author = register("md_retry");
+    let id = upload(&author, &png(), "k.png", &[]).expect(200)["id"].as_str().unwrap().to_string();
+    let auth = format!("Bearer {}", author.token);
+    let body = json!({ "body": "once", "media_ids": [id] }).to_string();
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("content-type", "application/json"),
+        ("idempotency-key", "md-retry-1"),
+    ];
+    let first = raw("POST", "/v1/posts", &headers, body.as_bytes()).expect(201);
+    // The retry finds its upload attached (to the post it made) and answers that post.
+    let again = raw("POST", "/v1/posts", &headers, body.as_bytes()).expect(201);
+    assert_eq!(again["id"], first["id"]);
+    assert_eq!(again["media"][0]["id"], id.as_str());
+    assert_eq!(status_count(&author), 1);
+}
