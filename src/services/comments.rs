@@ -26,14 +26,18 @@ pub async fn get(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<CommentR
     store::get(&ctx.shards, viewer, id).await?.ok_or(NO_SUCH_COMMENT)
 }
 
+/// A comment's post hidden from the viewer hides the comment: the same 404 as a missing one.
+fn hidden(e: ApiError) -> ApiError {
+    match e {
+        ApiError::NotFound(_) => NO_SUCH_COMMENT,
+        e => e,
+    }
+}
+
 /// A comment the viewer may see, with its post: the post visible to them and the comment's
 /// author someone they may see (no block either way, not suspended), as in the post's comment
 /// list; else 404 as if it did not exist.
 pub async fn seen(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<(CommentRow, PostRow)> {
-    let hidden = |e: ApiError| match e {
-        ApiError::NotFound(_) => NO_SUCH_COMMENT,
-        e => e,
-    };
     let comment = get(ctx, viewer, id).await?;
     let post = posts::visible(ctx, viewer, comment.post_id).await.map_err(hidden)?;
     let author = users::get_with_relationship(ctx, viewer, UserKey::Id(comment.author_id)).await?;
@@ -100,10 +104,7 @@ pub async fn edit(
     warning: &WarningEdit,
 ) -> ApiResult<CommentRow> {
     let comment = get(ctx, viewer, id).await?;
-    posts::open(ctx, viewer, comment.post_id).await.map_err(|e| match e {
-        ApiError::NotFound(_) => ApiError::NotFound("no such comment"),
-        e => e,
-    })?;
+    posts::open(ctx, viewer, comment.post_id).await.map_err(hidden)?;
     if comment.author_id != viewer {
         return Err(ApiError::Forbidden {
             code: "not_author",

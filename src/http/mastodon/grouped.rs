@@ -13,14 +13,13 @@
 
 use std::collections::HashSet;
 
-use futures_util::future::join;
 use serde::Serialize;
 use worker::Response;
 
 use super::entities::notification_status as status_of;
-use super::entities::{notified_posts, Account, Accounts, Status};
+use super::entities::{notified_posts, Account, Status};
 use super::notifications::{array, bounds, kept, notification_limit, unread_limit, Bounds};
-use super::{accounts_of, json, with_link};
+use super::{accounts_and_bookmarks, accounts_of, json, with_link};
 use crate::domain::ids::{UserId, MAX_ID};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::{grouped_kinds, GroupKey, GroupQuery, KindFilter};
@@ -30,7 +29,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::services::notification_groups::{self as service, Group, GroupPage};
-use crate::services::saved::bookmarked_among;
 
 /// How many accounts `GET .../{group_key}/accounts` answers.
 const GROUP_ACCOUNTS: usize = 80;
@@ -82,8 +80,7 @@ async fn results(app: &App, input: &Input, viewer: UserId, groups: &[Group]) -> 
     let mut ids: Vec<UserId> = groups.iter().flat_map(|g| g.samples.iter().map(|u| u.id)).collect();
     ids.push(viewer);
     let posts = notified_posts(groups.iter().map(|g| &g.latest));
-    let (accounts, marked) = join(accounts_of(app, input, ids), bookmarked_among(app, viewer, &posts)).await;
-    let (accounts, marked): (Accounts, _) = (accounts?, marked?);
+    let (accounts, marked) = accounts_and_bookmarks(app, input, viewer, ids, &posts).await?;
     let mut statuses = Vec::new();
     let mut seen = HashSet::new();
     let mut notification_groups = Vec::with_capacity(groups.len());

@@ -163,16 +163,29 @@ async fn statuses_of(
     rows: &[crate::store::posts::PostRow],
 ) -> ApiResult<Vec<entities::Status>> {
     let ids: Vec<_> = rows.iter().map(|p| p.id).collect();
-    let (accounts, marked) = futures_util::future::join(
-        accounts_of(app, input, rows.iter().map(|p| p.author_id).collect()),
-        crate::services::saved::bookmarked_among(app, viewer, &ids),
-    )
-    .await;
-    let (accounts, marked) = (accounts?, marked?);
+    let authors = rows.iter().map(|p| p.author_id).collect();
+    let (accounts, marked) = accounts_and_bookmarks(app, input, viewer, authors, &ids).await?;
     Ok(rows
         .iter()
         .map(|p| entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marked.contains(&p.id)))
         .collect())
+}
+
+/// The accounts a page names and which of its posts the viewer bookmarked, read side by side
+/// (the bookmarks on the viewer's home): what a page of statuses or notifications needs.
+async fn accounts_and_bookmarks(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    accounts: Vec<UserId>,
+    posts: &[crate::domain::ids::PostId],
+) -> ApiResult<(Accounts, std::collections::HashSet<crate::domain::ids::PostId>)> {
+    let (accounts, marked) = futures_util::future::join(
+        accounts_of(app, input, accounts),
+        crate::services::saved::bookmarked_among(app, viewer, posts),
+    )
+    .await;
+    Ok((accounts?, marked?))
 }
 
 /// The accounts (with their counts) of everyone a page of statuses shows: one query.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use worker::Response;
 
 use super::entities::{notified_posts, Notification};
-use super::{accounts_of, json, list};
+use super::{accounts_and_bookmarks, json, list};
 use crate::domain::ids::{parse_id, NotificationId, UserId};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::KindFilter;
@@ -14,7 +14,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::services::notifications::{self as service, Hydrated};
-use crate::services::saved::bookmarked_among;
 use crate::store::notifications::Range;
 
 /// Mastodon's limits for notifications: 40 by default, at most 80 (clamped, not refused).
@@ -31,9 +30,7 @@ async fn render(app: &App, input: &Input, viewer: UserId, rows: &[Hydrated]) -> 
     let mut ids: Vec<UserId> = rows.iter().map(|n| n.actor.id).collect();
     ids.push(viewer);
     let posts = notified_posts(rows);
-    let (accounts, marked) =
-        futures_util::future::join(accounts_of(app, input, ids), bookmarked_among(app, viewer, &posts)).await;
-    let (accounts, marked) = (accounts?, marked?);
+    let (accounts, marked) = accounts_and_bookmarks(app, input, viewer, ids, &posts).await?;
     Ok(rows.iter().map(|n| Notification::new(&input.origin, &accounts, n, &marked)).collect())
 }
 
