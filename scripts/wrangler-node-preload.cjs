@@ -1,7 +1,7 @@
 // Loaded into wrangler's Node process (NODE_OPTIONS=--require ...) by scripts/dev and the test
 // harness (which loads it into scripts/serve-direct.mjs too: the first fix applies there, the
 // second has no ProxyWorker to patch). Local dev only: nothing here reaches a deployed Worker.
-// Two fixes of the pinned local tooling, each for requests it loses.
+// Three fixes of the pinned local tooling: two for requests it loses, one for a leak that stops it.
 //
 // First: miniflare (pinned wrangler 4.86, the last that runs on Node 20) serves its loopback
 // (workerd -> Node: logs, dev hooks) from a node:http server with Node's default 5 s
@@ -42,13 +42,39 @@ syncBuiltinESMExports();
 // ("edgefeed dev proxy: resent ...") so the log counts them.
 const fs = require("node:fs");
 
-const PROXY_WORKER = /wrangler-dist[\\/]ProxyWorker\.js$/;
-const FORWARD = "void fetch(userWorkerUrl, new Request(request, { headers })).then(";
-// Up to 8 attempts: after a burst several pooled connections can go stale at once, and each
-// stale one fails at once. Every attempt keeps a copy of the request for the next (a copy
-// tees the body).
-const FORWARD_AGAIN = "void edgefeedForward(userWorkerUrl, request, headers).then(";
-const FORWARD_HELPER = `
+// Third: wrangler dev's InspectorProxyWorker (in the same workerd as the ProxyWorker, serving the
+// public port) leaked a connection and memory per subrequest, which stopped the stack after
+// about 10,000 requests (issue 38: 20,000 descriptors, the workerd's limit, and 16,400
+// established connections to wrangler's Node loopback). It subscribes to the runtime's
+// inspector (Runtime and Network domains), so every subrequest the Worker makes (each D1
+// statement batch, object call, queue send) arrives as three or four inspector events, and
+//  - for each event it calls `sendDebugLog`, an un-awaited POST to wrangler's Node process over
+//    the loopback that Node only prints under WRANGLER_LOG=debug. Nothing bounds how many are in
+//    flight: under load thousands are, each on its own pooled connection, and the first fix
+//    keeps every one of them open once idle. Measured: 32 clients for 60 s left 470 connections
+//    open and climbing, with Node's event loop busy parsing the events (45 of its 60 CPU seconds).
+//    Now the POST is sent only when WRANGLER_LOG=debug (when someone reads it);
+//  - it buffers every event until a DevTools window attaches, and none ever does in a test or a
+//    bench run: the workerd grew 360 MB in 90 s. Now, with no DevTools attached, the Network
+//    events (which only a DevTools Network tab shows, and one attached later needs no history
+//    of old subrequests) are not buffered, and the rest is capped at the newest 10,000;
+//  - and it asks the runtime for those Network events on every (re)connection, DevTools or not,
+//    so the runtime serialized them and the proxy's isolate parsed them all the same (its heap
+//    still grew 200 MB in 3 minutes). Now it asks only when DevTools is attached at that moment;
+//    DevTools asks for them itself when it attaches (its Network.enable passes through).
+const DEBUG_LOG = /^debug$/i.test(process.env.WRANGLER_LOG || "");
+const INSPECTOR_BUFFER_CAP = 10000;
+
+// Each patch: the module file it applies to, the helper code put in front of the module, and
+// the exact source texts it replaces. When wrangler's text changes the module is served
+// unpatched with a warning (the pinned wrangler is 4.86; tests/keeps_serving.rs would show a leak).
+const PATCHES = [
+  {
+    file: /wrangler-dist[\\/]ProxyWorker\.js$/,
+    // Up to 8 attempts: after a burst several pooled connections can go stale at once, and each
+    // stale one fails at once. Every attempt keeps a copy of the request for the next (a copy
+    // tees the body).
+    helper: `
 async function edgefeedForward(url, request, headers) {
   let next = request;
   for (let attempt = 1; ; attempt += 1) {
@@ -63,21 +89,63 @@ async function edgefeedForward(url, request, headers) {
     }
   }
 }
-`;
+`,
+    replace: [
+      [
+        "void fetch(userWorkerUrl, new Request(request, { headers })).then(",
+        "void edgefeedForward(userWorkerUrl, request, headers).then(",
+      ],
+    ],
+    warning: "requests lost on a pooled connection are not resent",
+  },
+  {
+    file: /wrangler-dist[\\/]InspectorProxyWorker\.js$/,
+    helper: `
+const EDGEFEED_DEBUG_LOG = ${DEBUG_LOG};
+function edgefeedBufferRuntimeMessage(proxy, msg) {
+  const method = msg && typeof msg.method === "string" ? msg.method : "";
+  if (proxy.websockets.devtools === undefined && method.startsWith("Network.")) return;
+  const buffer = proxy.runtimeMessageBuffer;
+  buffer.push(msg);
+  if (buffer.length > ${INSPECTOR_BUFFER_CAP}) buffer.splice(0, buffer.length - ${INSPECTOR_BUFFER_CAP});
+}
+`,
+    replace: [
+      [
+        'this.sendProxyControllerRequest({ type: "debug-log", args });',
+        'if (EDGEFEED_DEBUG_LOG) this.sendProxyControllerRequest({ type: "debug-log", args });',
+      ],
+      ["this.runtimeMessageBuffer.push(msg);", "edgefeedBufferRuntimeMessage(this, msg);"],
+      [
+        'this.sendRuntimeMessage(\n      { method: "Network.enable"',
+        'if (this.websockets.devtools !== undefined) this.sendRuntimeMessage(\n      { method: "Network.enable"',
+      ],
+    ],
+    warning: "its debug log calls and buffered inspector events grow without bound under load",
+  },
+];
+
+function patched(patch, text) {
+  if (!patch.replace.every(([from]) => text.includes(from))) {
+    process.emitWarning(`edgefeed preload: wrangler's ${patch.file.source} changed; ${patch.warning}`);
+    return null;
+  }
+  return patch.helper + patch.replace.reduce((out, [from, to]) => out.replace(from, to), text);
+}
 
 const readFileSync = fs.readFileSync;
-// Miniflare reads the module as a Buffer (no encoding), so both forms are patched.
-fs.readFileSync = function readFileSyncWithProxyRetry(file, ...rest) {
+// Miniflare reads the modules as Buffers (no encoding), so both forms are patched.
+fs.readFileSync = function readFileSyncPatched(file, ...rest) {
   const content = readFileSync.call(this, file, ...rest);
-  if (typeof file !== "string" || !PROXY_WORKER.test(file)) {
+  const patch = typeof file === "string" && PATCHES.find((p) => p.file.test(file));
+  if (!patch) {
     return content;
   }
   const text = typeof content === "string" ? content : content.toString("utf8");
-  if (!text.includes(FORWARD)) {
-    process.emitWarning("edgefeed preload: wrangler's ProxyWorker changed; requests lost on a pooled connection are not resent");
+  const result = patched(patch, text);
+  if (result === null) {
     return content;
   }
-  const patched = FORWARD_HELPER + text.replace(FORWARD, FORWARD_AGAIN);
-  return typeof content === "string" ? patched : Buffer.from(patched, "utf8");
+  return typeof content === "string" ? result : Buffer.from(result, "utf8");
 };
 syncBuiltinESMExports();

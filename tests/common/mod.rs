@@ -577,9 +577,45 @@ impl Server {
         let Some(pgid) = pgid else { return Vec::new() };
         let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
         let pids = entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok());
+        let established = established_socket_inodes();
         pids.filter_map(|pid| process_memory(pid).filter(|(group, _)| *group == pgid).map(|(_, m)| m))
+            .map(|mut m| {
+                (m.descriptors, m.established) = descriptors(m.pid, &established);
+                m
+            })
             .collect()
     }
+}
+
+/// The inodes of the machine's established TCP sockets (state `01` in `/proc/net/tcp` and
+/// `tcp6`), to tell which of a process's socket descriptors are live connections.
+fn established_socket_inodes() -> std::collections::HashSet<u64> {
+    let mut inodes = std::collections::HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(3) == Some(&"01") {
+                inodes.extend(fields.get(9).and_then(|i| i.parse::<u64>().ok()));
+            }
+        }
+    }
+    inodes
+}
+
+/// A process's open descriptors, and how many of them are established TCP connections.
+fn descriptors(pid: u32, established: &std::collections::HashSet<u64>) -> (u64, u64) {
+    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return (0, 0) };
+    let (mut open, mut connected) = (0, 0);
+    for entry in entries.flatten() {
+        open += 1;
+        let target = std::fs::read_link(entry.path()).unwrap_or_default();
+        let inode = target.to_str().and_then(|t| t.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok());
+        if inode.is_some_and(|i| established.contains(&i)) {
+            connected += 1;
+        }
+    }
+    (open, connected)
 }
 
 /// One process's resident memory ([`Server::resident_by_process`]).
@@ -591,6 +627,11 @@ pub struct ProcessMemory {
     pub rss_kib: u64,
     /// CPU time used so far, user + system (`utime` + `stime`), in milliseconds.
     pub cpu_ms: u64,
+    /// Open file descriptors (`/proc/<pid>/fd`): what ran out when the local stack stopped
+    /// answering (issue 38).
+    pub descriptors: u64,
+    /// Of those, established TCP connections.
+    pub established: u64,
 }
 
 /// A process's group id, resident memory and CPU time, from `/proc/<pid>/stat` (after the
@@ -608,7 +649,7 @@ fn process_memory(pid: u32) -> Option<(u32, ProcessMemory)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let rss = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
     let rss_kib = rss.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some((pgrp, ProcessMemory { pid, name, rss_kib, cpu_ms: ticks * 10 }))
+    Some((pgrp, ProcessMemory { pid, name, rss_kib, cpu_ms: ticks * 10, descriptors: 0, established: 0 }))
 }
 #[derive(Debug)]
 pub struct Resp {
