@@ -115,10 +115,13 @@ pub async fn edit(
     get(ctx, viewer, id).await
 }
 
-/// By the comment's author (always, also once the post above is gone) or the post's author;
-/// others who can see it get 403. The comment as it was.
+/// By the comment's author (also once its post is taken down or hidden from them) or the post's
+/// author; others who can see it get 403. The comment as it was. A deleted post's comments are
+/// 404 for this as for every other operation on them, and stay as they are.
 pub async fn remove(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<CommentRow> {
-    let comment = store::get_own(&ctx.shards, viewer, id).await?.ok_or(NO_SUCH_COMMENT)?;
+    // A post deleted between this read and the batch orders this delete before it, which
+    // nobody can tell apart: the post's deletion hides its comments and touches none.
+    let comment = get(ctx, viewer, id).await?;
     // Its author and the post's author may always clean up; anyone else must still see the post.
     if comment.post_author_id != viewer && comment.author_id != viewer {
         posts::visible(ctx, viewer, comment.post_id)

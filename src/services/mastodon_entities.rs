@@ -297,8 +297,8 @@ impl Status {
         Self::of_reply(origin, accounts, c, post.visibility)
     }
 
-    /// A reply whose post is gone (its author deleting it): its audience went with the post,
-    /// so it says the narrowest, `direct`.
+    /// A reply whose post its author can no longer see (its author deleting it): who else may
+    /// see it is not theirs to know, so it says the narrowest, `direct`.
     pub fn of_orphan_reply(origin: &str, accounts: &Accounts, c: &CommentRow) -> Status {
         Self::of_reply(origin, accounts, c, Visibility::Private)
     }

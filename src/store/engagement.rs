@@ -192,17 +192,6 @@ pub async fn get(shards: &Shards, viewer: UserId, id: CommentId) -> ApiResult<Op
     Ok(author.first().map(|a| stored.with_author(a)))
 }
 
-/// A comment not deleted, whatever became of its post (its author may always delete it).
-pub async fn get_own(shards: &Shards, viewer: UserId, id: CommentId) -> ApiResult<Option<CommentRow>> {
-    let sql = format!("{} WHERE c.id = ?1 AND c.deleted_at IS NULL", comment_select("?2"));
-    let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id), int(viewer)]).await?
-    else {
-        return Ok(None);
-    };
-    let author = super::users::by_ids(shards, &[stored.author_id]).await?;
-    Ok(author.first().map(|a| stored.with_author(a)))
-}
-
 /// The live comments among `ids` on one database (a recipient's: comments on their posts),
 /// named by their authors among `authors` (comments by anyone else are left out). Notifications
 /// read them, whose statuses say `favourited: false` (docs/mastodon.md): nobody's like is read.

@@ -126,7 +126,9 @@ struct FailureRow {
     expires_at: i64,
 }
 
-/// The failed sign-ins of `keys` in their windows still open at `now` (migration 0022).
+/// The failed sign-ins of `keys` in their windows still open at `now` (migration 0022). Its
+/// table takes any key name, so the pair keys (`pair:ADDRESS/ACCOUNT`) of issue 38 live beside
+/// the `ip:` and `acct:` ones of issue 30 without a migration.
 pub async fn sign_in_failures(db: ControlDb<'_>, keys: &[Key], now: i64) -> ApiResult<Vec<Count>> {
     const SQL: &str = "SELECT key, failures, expires_at FROM sign_in_failures \
                        WHERE key IN (SELECT value FROM json_each(?1)) AND expires_at > ?2";

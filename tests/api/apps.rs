@@ -5,7 +5,9 @@
 use serde_json::{json, Value};
 
 use crate::common::*;
-use crate::mastodon::{app, authorize, form, password_token, register_with_password, urlencode, PASSWORD};
+use crate::mastodon::{
+    app, authorize, authorize_from, form, password_token, register_with_password, urlencode, PASSWORD,
+};
 
 fn bearer(user: &User) -> String {
     format!("Bearer {}", user.token)
@@ -328,6 +330,12 @@ fn throttled(r: ureq::Response, most_secs: u64) {
     assert!((1..=most_secs).contains(&retry), "Retry-After {retry}");
 }
 
+/// Ends a sign-in throttle key's window (test hook); how many windows it ended.
+fn end_window(key: &str) -> Value {
+    admin("POST", "/v1/admin/test/end_sign_in_window", Some(&json!({ "key": key }))).expect(200)["ended"]
+        .clone()
+}
+
 #[test]
 fn password_guessing_is_throttled_per_address_and_per_account() {
     let user = register_with_password("apps_guess");
@@ -341,21 +349,77 @@ fn password_guessing_is_throttled_per_address_and_per_account() {
     }
     throttled(sign_in_from(&address, handle, PASSWORD, &client), 300);
     assert_eq!(sign_in_from("203.0.113.1", handle, PASSWORD, &client).status(), 200);
-    // Per account: 20 failures from 20 addresses, then the account waits, from anywhere.
+    // Per account: 20 failures from 20 addresses, then each of them waits, even with the
+    // right password; an address that was not guessing signs in.
     for i in 0..20 {
         let ip = format!("192.0.2.{}", i + 1);
         assert_eq!(sign_in_from(&ip, handle, "wrong password", &client).status(), 400);
     }
-    throttled(sign_in_from("203.0.113.2", handle, PASSWORD, &client), 900);
+    throttled(sign_in_from("192.0.2.1", handle, PASSWORD, &client), 900);
     // The form of the sign-in page counts the same failures and refuses the same way.
-    let page = authorize(&client.0, "urn:ietf:wg:oauth:2.0:oob", &user, &[]);
+    let page = authorize_from(Some("192.0.2.2"), &client.0, "urn:ietf:wg:oauth:2.0:oob", &user, &[]);
     assert_eq!(page.err(), Some(429));
-    // After the window (ended here by the test hook), the right password works again.
-    let end = |key: String| {
-        admin("POST", "/v1/admin/test/end_sign_in_window", Some(&json!({ "key": key }))).expect(200)
-    };
-    assert_eq!(end(format!("acct:{handle}"))["ended"], 1);
     assert_eq!(sign_in_from("203.0.113.2", handle, PASSWORD, &client).status(), 200);
-    end(format!("ip:{address}"));
+    // After the window (ended here by the test hook), the right password works again.
+    assert_eq!(end_window(&format!("acct:{handle}")), 1);
+    assert_eq!(sign_in_from("192.0.2.1", handle, PASSWORD, &client).status(), 200);
+    end_window(&format!("ip:{address}"));
     assert_eq!(sign_in_from(&address, handle, PASSWORD, &client).status(), 200);
+}
+
+/// Issue 38: wrong passwords from a few addresses used to lock the owner out for 15 minutes
+/// (`429 retry after 897 s` from anywhere); now they lock out only the addresses guessing.
+#[test]
+fn guessers_over_the_account_limit_are_refused_but_the_owner_signs_in_from_a_clean_address() {
+    let user = register_with_password("apps_owner");
+    let redirect = "https://owner.example/cb";
+    let client = app("read", redirect);
+    let handle = user.handle.as_str();
+    let guessers = ["198.18.0.1", "198.18.0.2", "198.18.0.3"];
+    // 60 wrong passwords in turns from 3 addresses: the account's 20, then 429 for each.
+    for i in 0..60 {
+        let r = sign_in_from(guessers[i % 3], handle, "wrong password", &client);
+        if i < 20 {
+            assert_eq!(r.status(), 400, "guess {i}");
+        } else {
+            throttled(r, 900);
+        }
+    }
+    // A guessing address is refused even with the right password, by token and by form.
+    for guesser in guessers {
+        throttled(sign_in_from(guesser, handle, PASSWORD, &client), 900);
+    }
+    assert_eq!(authorize_from(Some(guessers[0]), &client.0, redirect, &user, &[]).err(), Some(429));
+    // The owner from a 4th address, clean: signed in, by token (twice) and by form.
+    for _ in 0..2 {
+        let r = sign_in_from("198.18.0.4", handle, PASSWORD, &client);
+        assert_eq!(r.status(), 200);
+        let body: Value = r.into_json().unwrap();
+        assert!(body["access_token"].as_str().is_some_and(|t| !t.is_empty()), "{body}");
+    }
+    let form = authorize_from(Some("198.18.0.4"), &client.0, redirect, &user, &[]);
+    assert!(form.as_ref().is_ok_and(|to| to.contains("code=")), "{form:?}");
+    // A fresh address gets one guess while the account is over, then it is a guesser too.
+    assert_eq!(sign_in_from("198.18.0.5", handle, "wrong password", &client).status(), 400);
+    throttled(sign_in_from("198.18.0.5", handle, PASSWORD, &client), 900);
+}
+
+#[test]
+fn one_address_guessing_one_account_meets_the_pair_limit_before_the_address_limit() {
+    let user = register_with_password("apps_pair");
+    let other = register_with_password("apps_pair_other");
+    let client = app("read", "urn:ietf:wg:oauth:2.0:oob");
+    let handle = user.handle.as_str();
+    let address = "198.18.1.1";
+    for i in 0..10 {
+        assert_eq!(sign_in_from(address, handle, "wrong password", &client).status(), 400, "guess {i}");
+    }
+    throttled(sign_in_from(address, handle, PASSWORD, &client), 900);
+    // Not the address's limit (10 of 25): the same address signs in to another account.
+    assert_eq!(sign_in_from(address, other.handle.as_str(), PASSWORD, &client).status(), 200);
+    // Not the account's (10 of 20): another address signs in to this one.
+    assert_eq!(sign_in_from("198.18.1.2", handle, PASSWORD, &client).status(), 200);
+    // Once the pair's window ends (here by the test hook), the address signs in again.
+    assert_eq!(end_window(&format!("pair:{address}/{handle}")), 1);
+    assert_eq!(sign_in_from(address, handle, PASSWORD, &client).status(), 200);
 }

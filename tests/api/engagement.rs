@@ -249,11 +249,47 @@ fn comments_create_and_delete_rules() {
     commenter.get(&path).expect_problem(404, "not_found");
     commenter.get(&format!("{}/likes", post_path(&post))).expect_problem(404, "not_found");
     commenter.put(&format!("{}/like", post_path(&post)), None).expect_problem(404, "not_found");
-    // Its author may still delete their comment (issue #30): once, then it is gone.
+    // Its comments too, for everyone, their delete included (issue 38).
     let c3_path = format!("/v1/comments/{}", c3["id"].as_str().unwrap());
     other.delete(&c3_path).expect_problem(404, "not_found");
-    assert_eq!(commenter.delete(&c3_path).status, 204);
     commenter.delete(&c3_path).expect_problem(404, "not_found");
+}
+
+/// Issue 38: a deleted post's comments are 404 to every operation, the delete included, by the
+/// comment's author and the post's, on `/v1` and as Mastodon replies, whatever the post's
+/// visibility; a comment on a live post beside them still deletes.
+#[test]
+fn a_deleted_posts_comments_are_404_to_their_delete_too() {
+    let author = register("dd_author");
+    let fan = register("dd_fan");
+    fan.follow(&author);
+    for visibility in ["public", "followers", "private"] {
+        let post = author.publish(&format!("{visibility} post"), visibility);
+        let live = author.publish(&format!("{visibility} post that stays"), visibility);
+        // Only the author sees a private post, so only they comment on it.
+        let commenter = if visibility == "private" { &author } else { &fan };
+        let comment = |post: &Value| {
+            let path = format!("{}/comments", post_path(post));
+            id_of(&commenter.post(&path, json!({ "body": "a comment" })).expect(201))
+        };
+        let (c, on_live) = (comment(&post), comment(&live));
+        let reply = json!({ "status": "a reply", "in_reply_to_id": id_of(&post) });
+        let r = id_of(&commenter.post("/api/v1/statuses", reply).expect(200));
+        commenter.put(&format!("/v1/comments/{c}/like"), None).expect(200);
+        assert_eq!(author.delete(&post_path(&post)).status, 204);
+        for user in [commenter, &author] {
+            for id in [&c, &r] {
+                user.delete(&format!("/v1/comments/{id}")).expect_problem(404, "not_found");
+                let status = user.delete(&format!("/api/v1/statuses/{id}"));
+                assert_eq!(status.status, 404, "{visibility}: {}", status.body);
+                assert!(status.body["error"].is_string(), "{}", status.body);
+            }
+        }
+        commenter.put(&format!("/v1/comments/{c}/like"), None).expect_problem(404, "not_found");
+        commenter.get(&format!("/api/v1/statuses/{r}")).expect(404);
+        assert_eq!(commenter.delete(&format!("/v1/comments/{on_live}")).status, 204, "{visibility}");
+        assert_eq!(author.get(&post_path(&live)).expect(200)["comment_count"], 0, "{visibility}");
+    }
 }
 
 #[test]

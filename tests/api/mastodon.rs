@@ -151,6 +151,17 @@ pub(crate) fn authorize(
     user: &User,
     extra: &[(&str, &str)],
 ) -> Result<String, u16> {
+    authorize_from(None, client_id, redirect, user, extra)
+}
+
+/// [`authorize`] from a client address (`CF-Connecting-IP`; wrangler's own without one).
+pub(crate) fn authorize_from(
+    address: Option<&str>,
+    client_id: &str,
+    redirect: &str,
+    user: &User,
+    extra: &[(&str, &str)],
+) -> Result<String, u16> {
     let mut fields = vec![
         ("client_id", client_id),
         ("redirect_uri", redirect),
@@ -161,12 +172,15 @@ pub(crate) fn authorize(
     fields.extend_from_slice(extra);
     let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
     // Not followed: the redirect goes to the client, which is not running here.
-    let answer = ureq::AgentBuilder::new()
+    let mut request = ureq::AgentBuilder::new()
         .redirects(0)
         .build()
         .post(&format!("{}/oauth/authorize", server().base))
-        .set("content-type", "application/x-www-form-urlencoded")
-        .send_bytes(body.join("&").as_bytes());
+        .set("content-type", "application/x-www-form-urlencoded");
+    if let Some(address) = address {
+        request = request.set("cf-connecting-ip", address);
+    }
+    let answer = request.send_bytes(body.join("&").as_bytes());
     match answer {
         Ok(r) if r.status() == 303 => Ok(r.header("location").unwrap_or_default().to_string()),
         Ok(r) => Err(r.status()),

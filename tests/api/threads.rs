@@ -1,5 +1,5 @@
 //! Threads: a reply to a reply keeps its parent (`in_reply_to_id`), `context` lists ancestors
-//! and descendants in thread order, and a reply's author can always delete it.
+//! and descendants in thread order, and a reply's author can delete it while its post lives.
 
 use serde_json::{json, Value};
 
@@ -46,10 +46,12 @@ fn replies_to_replies_keep_their_parents_and_context_is_in_thread_order() {
     bob.delete(&format!("/api/v1/statuses/{a1}")).expect(200);
     let ctx = author.get(&format!("/api/v1/statuses/{post}/context")).expect(200);
     assert_eq!(ids(&ctx["descendants"]), vec![a.clone(), a2.clone(), b.clone(), b1.clone(), a1x.clone()]);
-    // The post gone: a reply's author may still delete their reply (once); others may not.
-    author.delete(&format!("/api/v1/statuses/{post}")).expect(200);
-    bob.delete(&format!("/api/v1/statuses/{b1}")).expect(404);
+    // A reply's author deletes it and gets its text back (once).
     let gone = ann.delete(&format!("/api/v1/statuses/{b1}")).expect(200);
     assert_eq!((gone["id"].as_str(), gone["text"].as_str()), (Some(b1.as_str()), Some("b1: to b")));
     ann.delete(&format!("/api/v1/statuses/{b1}")).expect(404);
+    // The post gone, its replies are gone for everyone, their authors' deletes included.
+    author.delete(&format!("/api/v1/statuses/{post}")).expect(200);
+    bob.delete(&format!("/api/v1/statuses/{b}")).expect(404);
+    ann.delete(&format!("/api/v1/statuses/{a2}")).expect(404);
 }

@@ -104,8 +104,8 @@ async fn client(app: &App, body: &JsonObject, secret_required: bool) -> ApiResul
 
 /// The user a handle and password name; one error for every way it can fail (no user, no
 /// password, wrong password, suspended), so the answer does not tell which. Failures count
-/// against the client's address and the account, and over either limit the attempt is refused
-/// before the password is hashed (`domain::throttle`).
+/// against the client's address, the address with the account, and the account; an attempt
+/// their rules refuse is refused before the password is hashed (`domain::throttle`).
 async fn sign_in(app: &App, input: &Input, username: &str, password: &str) -> ApiResult<UserId> {
     let keys = throttle::keys(input.client_ip.as_deref().unwrap_or("local"), acct_handle(username));
     if app.config.rate_limits {

@@ -167,9 +167,11 @@ pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> Api
         Ok(Target::Comment(c, post)) => {
             Target::Comment(Box::new(comments::remove(app, viewer, c.id).await?), post)
         }
-        // A reply whose post is gone (or hidden): its author may still delete it.
+        // A reply whose post is hidden from the viewer (taken down, narrowed, a block): its
+        // author may still delete it. A deleted post's replies are 404 (`comments::remove`).
         Err(ApiError::NotFound(_)) => {
-            let reply = comments::remove(app, viewer, CommentId::from_trusted(id.get())).await?;
+            let reply =
+                comments::remove(app, viewer, CommentId::from_trusted(id.get())).await.map_err(as_status)?;
             let accounts = accounts_of(app, input, vec![reply.author_id]).await?;
             return json(&Status::of_orphan_reply(&input.origin, &accounts, &reply).with_text(&reply.body));
         }
