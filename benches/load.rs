@@ -17,10 +17,16 @@
 //! first, no duplicates), and every liked post's count against the likes that got definite
 //! answers.
 //!
-//! `--soak` (or `BENCH_SOAK=1`): instead, 16 clients for 5 minutes (`BENCH_SOAK_SECS`,
-//! `BENCH_SOAK_CLIENTS`) on each stack, with the resident memory of the stack's processes
-//! before, every 30 s and after. Both modes also give each process kind's CPU seconds during the
-//! load (workerd, node, the load generator itself): where the machine's time went.
+//! `--soak` (or `BENCH_SOAK=1`): the endurance run (issue 38). The same 32 clients for 30
+//! minutes or 100,000 requests, whichever comes first (`BENCH_SOAK_SECS`, `BENCH_SOAK_CLIENTS`,
+//! `BENCH_SOAK_REQUESTS`), on each stack, with every stack process's resident memory, open
+//! descriptors and established connections sampled every 5 s, and `GET /v1/health` probed every
+//! second on its own connection. It passes when health answered throughout, no 5xx, every
+//! process stayed under [`DESCRIPTOR_BOUND`] descriptors, memory levelled off (see
+//! [`levels_off`]) and every feed and like count is exact afterwards: the local stack once died
+//! after ~10,000 requests, out of descriptors. Both modes also give each process kind's CPU
+//! seconds during the load (workerd, node, the load generator itself): where the machine's time
+//! went.
 //! `BENCH_STACKS=direct` (or `wrangler`) runs one stack only.
 //!
 //! Writes `bench/LOAD.md` and `bench/load.json` (a run keeps the other mode's figures from the
@@ -55,8 +61,15 @@ const SEED: u64 = 0x10AD_BE7C_5EED;
 /// The request mix, in percent.
 const MIX: [(Kind, u64); 5] =
     [(Kind::Feed, 55), (Kind::Publish, 15), (Kind::Like, 15), (Kind::Comment, 10), (Kind::Follow, 5)];
-/// How often the soak samples resident memory.
-const RSS_EVERY: Duration = Duration::from_secs(30);
+/// How often the soak samples the stack's processes.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+/// How often (and how patiently) the soak's prober asks `/v1/health`.
+const HEALTH_EVERY: Duration = Duration::from_secs(1);
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Open descriptors per stack process the soak allows. At rest on 4 databases the runtime's
+/// workerd holds ~250 (SQLite files, its sockets); the leak of issue 38 took the public workerd
+/// to its limit, 20,000.
+const DESCRIPTOR_BOUND: u64 = 1_000;
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// Targets of issue 31 for the mixed load (32 clients, 4 databases).
 const TARGET_P99_MS: f64 = 1000.0;
@@ -77,6 +90,8 @@ struct Config {
     users: usize,
     clients: usize,
     secs: u64,
+    /// The run also stops after this many requests (the soak: 100,000).
+    max_requests: u64,
     soak: bool,
 }
 
@@ -89,14 +104,18 @@ impl Config {
         let soak =
             std::env::args().any(|a| a == "--soak") || std::env::var("BENCH_SOAK").is_ok_and(|v| v == "1");
         let users = env_num("BENCH_LOAD_USERS", 200) as usize;
-        let (clients, secs) = if soak {
-            (env_num("BENCH_SOAK_CLIENTS", 16), env_num("BENCH_SOAK_SECS", 300))
+        let (clients, secs, max_requests) = if soak {
+            (
+                env_num("BENCH_SOAK_CLIENTS", 32),
+                env_num("BENCH_SOAK_SECS", 1800),
+                env_num("BENCH_SOAK_REQUESTS", 100_000),
+            )
         } else {
-            (env_num("BENCH_LOAD_CLIENTS", 32), env_num("BENCH_LOAD_SECS", 60))
+            (env_num("BENCH_LOAD_CLIENTS", 32), env_num("BENCH_LOAD_SECS", 60), u64::MAX)
         };
         let clients = clients as usize;
         assert!(users > FOLLOWS_PER_USER && users >= clients, "need more users than follows and clients");
-        Config { users, clients, secs, soak }
+        Config { users, clients, secs, max_requests, soak }
     }
     fn mode(&self) -> &'static str {
         if self.soak {
@@ -245,6 +264,8 @@ fn drain() -> Option<f64> {
 #[derive(Default)]
 struct Live {
     requests: AtomicU64,
+    /// Set once the run's request budget is spent: the clients stop.
+    spent: AtomicBool,
     server_errors: AtomicU64,
     no_response: AtomicU64,
     client_errors: AtomicU64,
@@ -480,7 +501,7 @@ fn run_client(
     let seed = SEED ^ ((thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut client =
         Client { world, live, rng: Rng(seed), rec: Recorder::default(), started, thread, sequence: 0 };
-    while Instant::now() < end {
+    while Instant::now() < end && !live.spent.load(Ordering::Relaxed) {
         let user = mine[client.rng.below(mine.len())];
         client.step(user);
     }
@@ -492,18 +513,27 @@ fn rss_snapshot(server: &Server, at_secs: f64) -> Value {
     let procs = server.resident_by_process();
     let mut by_name: BTreeMap<String, u64> = BTreeMap::new();
     let mut cpu_ms_by_name: BTreeMap<String, u64> = BTreeMap::new();
+    // Per process name, the most any one process of that name held (two workerds under wrangler
+    // dev: the public one and the runtime).
+    let (mut descriptors, mut established) = (BTreeMap::<String, u64>::new(), BTreeMap::<String, u64>::new());
     for p in &procs {
         *by_name.entry(p.name.clone()).or_default() += p.rss_kib;
         *cpu_ms_by_name.entry(p.name.clone()).or_default() += p.cpu_ms;
+        let d = descriptors.entry(p.name.clone()).or_default();
+        *d = (*d).max(p.descriptors);
+        let e = established.entry(p.name.clone()).or_default();
+        *e = (*e).max(p.established);
     }
     let each: Vec<Value> = procs
         .iter()
-        .map(|p| json!({ "pid": p.pid, "name": p.name, "rss_kib": p.rss_kib, "cpu_ms": p.cpu_ms }))
+        .map(|p| json!({ "pid": p.pid, "name": p.name, "rss_kib": p.rss_kib, "cpu_ms": p.cpu_ms, "descriptors": p.descriptors, "established": p.established }))
         .collect();
     json!({
         "at_secs": at_secs,
-        "total_kib": server.resident_kib(),
+        "total_kib": procs.iter().map(|p| p.rss_kib).sum::<u64>(),
         "by_name": by_name,
+        "descriptors_by_name": descriptors,
+        "established_by_name": established,
         "cpu_ms_by_name": cpu_ms_by_name,
         "bench_cpu_ms": own_cpu_ms(),
         "processes": each,
@@ -537,13 +567,17 @@ fn cpu_split(before: &Value, after: &Value, secs: f64) -> Value {
     json!({ "cpu_secs": split, "machine_cpu_secs": cores * secs, "share_of_machine": total / (cores * secs) })
 }
 
-/// The progress line every 5 s, and (in the soak) a memory sample every 30 s, until `done`.
-fn watch(live: &Live, server: &Server, started: Instant, soak: bool) -> Vec<Value> {
-    let (mut next_line, mut next_rss) = (PROGRESS_EVERY, RSS_EVERY);
+/// The progress line every 5 s, and (in the soak) a sample of the stack's processes every 5 s,
+/// until `done`; marks the request budget spent when it is.
+fn watch(live: &Live, server: &Server, started: Instant, cfg: Config) -> Vec<Value> {
+    let (mut next_line, mut next_sample) = (PROGRESS_EVERY, SAMPLE_EVERY);
     let mut samples = Vec::new();
     while !live.done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(200));
         let elapsed = started.elapsed();
+        if live.requests.load(Ordering::Relaxed) >= cfg.max_requests {
+            live.spent.store(true, Ordering::Relaxed);
+        }
         if elapsed >= next_line {
             next_line += PROGRESS_EVERY;
             let n = live.requests.load(Ordering::Relaxed);
@@ -556,12 +590,34 @@ fn watch(live: &Live, server: &Server, started: Instant, soak: bool) -> Vec<Valu
                 live.client_errors.load(Ordering::Relaxed),
             );
         }
-        if soak && elapsed >= next_rss {
-            next_rss += RSS_EVERY;
+        if cfg.soak && elapsed >= next_sample {
+            next_sample += SAMPLE_EVERY;
             samples.push(rss_snapshot(server, elapsed.as_secs_f64()));
         }
     }
     samples
+}
+
+/// `GET /v1/health` every [`HEALTH_EVERY`] on a connection of its own, until `done`: whether
+/// the stack kept answering while loaded (the leak of issue 38 ended in health timing out).
+fn probe_health(live: &Live, base: &str) -> Value {
+    let agent = ureq::AgentBuilder::new().timeout(HEALTH_TIMEOUT).build();
+    let (mut latencies, mut failures) = (Vec::new(), Vec::new());
+    let started = Instant::now();
+    while !live.done.load(Ordering::Relaxed) {
+        let t = Instant::now();
+        match agent.get(&format!("{base}/v1/health")).call() {
+            Ok(r) if r.status() == 200 => latencies.push(t.elapsed().as_secs_f64() * 1000.0),
+            Ok(r) => {
+                failures.push(json!({ "at_secs": started.elapsed().as_secs_f64(), "status": r.status() }))
+            }
+            Err(e) => {
+                failures.push(json!({ "at_secs": started.elapsed().as_secs_f64(), "error": e.to_string() }))
+            }
+        }
+        std::thread::sleep(HEALTH_EVERY.saturating_sub(t.elapsed()));
+    }
+    json!({ "answered": latencies.len(), "failed": failures.len(), "latency": latency_figures(&latencies), "failures": failures })
 }
 
 /// The clients for `cfg.secs` seconds; the figures and the memory before, during and after.
@@ -570,22 +626,25 @@ fn run_load(world: &World, server: &Server, cfg: Config) -> Value {
     let before = rss_snapshot(server, 0.0);
     let started = Instant::now();
     let end = started + Duration::from_secs(cfg.secs);
-    let (recorder, samples) = std::thread::scope(|scope| {
+    let recorder = std::thread::scope(|scope| {
         let (live, world) = (&live, world);
         let clients: Vec<_> = (0..cfg.clients)
             .map(|t| scope.spawn(move || run_client(world, live, t, cfg.clients, (started, end))))
             .collect();
-        let watcher = scope.spawn(|| watch(live, server, started, cfg.soak));
+        let watcher = scope.spawn(|| watch(live, server, started, cfg));
+        let prober = scope.spawn(|| probe_health(live, &server.base));
         let mut all = Recorder::default();
         for c in clients {
             all.merge(c.join().expect("a client thread panicked"));
         }
         live.done.store(true, Ordering::Relaxed);
-        (all, watcher.join().expect("the watcher panicked"))
+        (all, watcher.join().expect("the watcher panicked"), prober.join().expect("the prober panicked"))
     });
+    let (recorder, samples, health) = recorder;
     let secs = started.elapsed().as_secs_f64();
     let after = rss_snapshot(server, secs);
     let mut figures = summarize(&recorder, secs);
+    figures["health"] = health;
     figures["cpu"] = cpu_split(&before, &after, secs);
     figures["rss"] = json!({ "before": before, "samples": samples, "after": after });
     figures
@@ -825,6 +884,7 @@ fn main() {
     run["command"] = json!(if cfg.soak { "./scripts/bench load --soak" } else { "./scripts/bench load" });
     run["sizes"] = json!({
         "users": cfg.users, "clients": cfg.clients, "secs": cfg.secs, "databases": DATABASES,
+        "max_requests": (cfg.max_requests != u64::MAX).then_some(cfg.max_requests),
         "follows_per_user": FOLLOWS_PER_USER, "posts_per_user": POSTS_PER_USER, "hot_posts": HOT_POSTS,
         "mix_percent": MIX.iter().map(|(k, w)| (format!("{k:?}").to_lowercase(), *w)).collect::<BTreeMap<_, _>>(),
     });
@@ -984,17 +1044,131 @@ fn memory_rows() -> Vec<Row> {
         ),
         ("resident memory after".into(), Box::new(|s: &Value| kib_by_name(&s["rss"]["after"]))),
         (
-            "resident memory samples (total MiB)".into(),
+            "resident memory samples (total MiB, every tenth of the run)".into(),
+            Box::new(|s: &Value| over_time(s, |x| format!("{:.0}", num(&x["total_kib"]) / 1024.0))),
+        ),
+        (
+            "memory: growth over the run's second half (levels off)".into(),
             Box::new(|s: &Value| {
-                let samples = s["rss"]["samples"].as_array().cloned().unwrap_or_default();
-                let parts: Vec<String> = samples
-                    .iter()
-                    .map(|x| format!("{:.0} s: {:.0}", num(&x["at_secs"]), num(&x["total_kib"]) / 1024.0))
-                    .collect();
-                parts.join(", ")
+                let (half, growth) = second_half_growth(s);
+                format!("{growth:+.0} MiB on {half:.0} MiB at halfway ({})", yes(levels_off(s)))
+            }),
+        ),
+        (
+            format!("open descriptors, peak per process name over the run (bound {DESCRIPTOR_BOUND})"),
+            Box::new(|s: &Value| peaks_by_name(s, "descriptors_by_name")),
+        ),
+        (
+            "open descriptors, busiest process (every tenth of the run)".into(),
+            Box::new(|s: &Value| over_time(s, |x| format!("{:.0}", busiest(&x["descriptors_by_name"])))),
+        ),
+        (
+            "established connections, peak per process name".into(),
+            Box::new(|s: &Value| peaks_by_name(s, "established_by_name")),
+        ),
+        (
+            "health probe (every 1 s, own connection, 10 s timeout)".into(),
+            Box::new(|s: &Value| {
+                let h = &s["health"];
+                format!("{} answered, {} failed; {}", h["answered"], h["failed"], ms_cell(&h["latency"]))
             }),
         ),
     ]
+}
+
+fn samples(stack: &Value) -> Vec<Value> {
+    stack["rss"]["samples"].as_array().cloned().unwrap_or_default()
+}
+
+/// Ten evenly spaced samples of the run (and its last), each as `at s: what`.
+fn over_time(stack: &Value, what: impl Fn(&Value) -> String) -> String {
+    let all = samples(stack);
+    let step = (all.len() / 10).max(1);
+    let last_picked = (all.len().saturating_sub(1)) % step == 0;
+    let picked = all.iter().step_by(step).chain(all.last().filter(|_| !last_picked));
+    picked.map(|x| format!("{:.0} s: {}", num(&x["at_secs"]), what(x))).collect::<Vec<_>>().join(", ")
+}
+
+fn busiest(by_name: &Value) -> f64 {
+    by_name.as_object().map_or(0.0, |m| m.values().map(num).fold(0.0, f64::max))
+}
+
+fn peaks_by_name(stack: &Value, field: &str) -> String {
+    let mut peaks: BTreeMap<String, f64> = BTreeMap::new();
+    for sample in samples(stack) {
+        for (name, n) in sample[field].as_object().cloned().unwrap_or_default() {
+            let peak = peaks.entry(name).or_default();
+            *peak = peak.max(num(&n));
+        }
+    }
+    peaks.iter().map(|(n, v)| format!("{n} {v:.0}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The stack's total resident memory at halfway and its growth from there to the end (MiB),
+/// each the median of the five samples around it: a sample can land on either side of a
+/// garbage collection.
+fn second_half_growth(stack: &Value) -> (f64, f64) {
+    let totals: Vec<f64> = samples(stack).iter().map(|x| num(&x["total_kib"]) / 1024.0).collect();
+    if totals.len() < 10 {
+        return (f64::NAN, f64::NAN);
+    }
+    let around = |i: usize| {
+        let mut near: Vec<f64> = totals[i.saturating_sub(2)..(i + 3).min(totals.len())].to_vec();
+        near.sort_by(f64::total_cmp);
+        near[near.len() / 2]
+    };
+    let half = around(totals.len() / 2);
+    (half, around(totals.len() - 1) - half)
+}
+
+/// Memory levels off when the run's second half adds at most 10% of what the stack held at
+/// halfway (or 64 MiB): a leak of one connection or buffered event per request grows with the
+/// requests, so the second half would add about what the first did.
+fn levels_off(stack: &Value) -> bool {
+    let (half, growth) = second_half_growth(stack);
+    growth <= (0.10 * half).max(64.0)
+}
+
+fn yes(ok: bool) -> &'static str {
+    if ok {
+        "yes"
+    } else {
+        "**no**"
+    }
+}
+
+fn soak_targets(stacks: &[Value]) -> String {
+    let mut md = String::from("\nPass criteria (issue 38, the endurance run):\n\n| criterion | ");
+    let names: Vec<&str> = stacks.iter().map(|s| s["stack"].as_str().unwrap_or("?")).collect();
+    md.push_str(&format!("{} |\n|---|{}\n", names.join(" | "), "---|".repeat(names.len())));
+    let checks: [(String, Box<dyn Fn(&Value) -> bool>); 5] = [
+        (
+            "health answered throughout".into(),
+            Box::new(|s| s["health"]["failed"] == 0 && num(&s["health"]["answered"]) > 0.0),
+        ),
+        (
+            "no 5xx, no request unanswered".into(),
+            Box::new(|s| s["server_errors"] == 0 && s["no_response"] == 0),
+        ),
+        (
+            format!("every process under {DESCRIPTOR_BOUND} descriptors"),
+            Box::new(|s| {
+                samples(s).iter().all(|x| busiest(&x["descriptors_by_name"]) < DESCRIPTOR_BOUND as f64)
+            }),
+        ),
+        ("memory levels off".into(), Box::new(levels_off)),
+        (
+            "feeds and like counts exact afterwards".into(),
+            Box::new(|s| {
+                s["feeds"]["exact"] == s["feeds"]["checked"] && s["likes"]["exact"] == s["likes"]["checked"]
+            }),
+        ),
+    ];
+    for (name, ok) in checks {
+        let cells: Vec<&str> = stacks.iter().map(|s| met(ok(s))).collect();
+        md.push_str(&format!("| {name} | {} |\n", cells.join(" | ")));
+    }
+    md
 }
 
 fn op_names(stacks: &[Value]) -> Vec<String> {
@@ -1036,7 +1210,7 @@ fn section(run: &Value, title: &str, memory: bool) -> String {
         "## {title}\n\nCommand: `{}`. Run {}, {:.0} s in all, {} cores shared with \
          other work. Per stack, a fresh local stack on {} D1 databases, `FANOUT_MODE=push`, production window and \
          chunk sizes, rate limits off; {} users each following {} others (seeded), {} posts each, every window \
-         built; then {} clients for {} s, mix (percent) {}. Each request sent once (a 503 is counted, never \
+         built; then {} clients for {} s{}, mix (percent) {}. Each request sent once (a 503 is counted, never \
          resent).\n\n",
         run["command"].as_str().unwrap_or("?"),
         described(run),
@@ -1048,6 +1222,7 @@ fn section(run: &Value, title: &str, memory: bool) -> String {
         z["posts_per_user"],
         z["clients"],
         z["secs"],
+        z["max_requests"].as_u64().map_or(String::new(), |n| format!(" or {n} requests, whichever came first")),
         z["mix_percent"],
     );
     md.push_str(&table_head(&stacks));
@@ -1058,7 +1233,9 @@ fn section(run: &Value, title: &str, memory: bool) -> String {
         all_rows.extend(memory_rows().into_iter().take(2));
     }
     md.push_str(&rows(&stacks, &all_rows));
-    if !memory {
+    if memory {
+        md.push_str(&soak_targets(&stacks));
+    } else {
         md.push_str(&targets(&stacks));
     }
     md
