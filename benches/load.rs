@@ -1137,11 +1137,13 @@ fn yes(ok: bool) -> &'static str {
     }
 }
 
+type SoakCheck = Box<dyn Fn(&Value) -> bool>;
+
 fn soak_targets(stacks: &[Value]) -> String {
     let mut md = String::from("\nPass criteria (issue 38, the endurance run):\n\n| criterion | ");
     let names: Vec<&str> = stacks.iter().map(|s| s["stack"].as_str().unwrap_or("?")).collect();
     md.push_str(&format!("{} |\n|---|{}\n", names.join(" | "), "---|".repeat(names.len())));
-    let checks: [(String, Box<dyn Fn(&Value) -> bool>); 5] = [
+    let checks: [(String, SoakCheck); 5] = [
         (
             "health answered throughout".into(),
             Box::new(|s| s["health"]["failed"] == 0 && num(&s["health"]["answered"]) > 0.0),
