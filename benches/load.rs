@@ -27,6 +27,9 @@
 //! after ~10,000 requests, out of descriptors. Both modes also give each process kind's CPU
 //! seconds during the load (workerd, node, the load generator itself): where the machine's time
 //! went.
+//! `--soak --steady`: the soak without publishes or comments (feeds 70%, likes 20%, follows
+//! 10%, the last two toggling), so the stored data stays the size setup left it: whether memory
+//! that climbs under the full mix is the growing data's or a leak's.
 //! `BENCH_STACKS=direct` (or `wrangler`) runs one stack only.
 //!
 //! Writes `bench/LOAD.md` and `bench/load.json` (a run keeps the other mode's figures from the
@@ -61,6 +64,10 @@ const SEED: u64 = 0x10AD_BE7C_5EED;
 /// The request mix, in percent.
 const MIX: [(Kind, u64); 5] =
     [(Kind::Feed, 55), (Kind::Publish, 15), (Kind::Like, 15), (Kind::Comment, 10), (Kind::Follow, 5)];
+/// The steady soak's mix: no publishes or comments, so the stored data stays about the size
+/// setup left it (likes and follows toggle). Memory that still climbs here is not the data's.
+const STEADY_MIX: [(Kind, u64); 5] =
+    [(Kind::Feed, 70), (Kind::Publish, 0), (Kind::Like, 20), (Kind::Comment, 0), (Kind::Follow, 10)];
 /// How often the soak samples the stack's processes.
 const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 /// How often (and how patiently) the soak's prober asks `/v1/health`.
@@ -95,6 +102,8 @@ struct Config {
     /// The run also stops after this many requests (the soak: 100,000).
     max_requests: u64,
     soak: bool,
+    /// `--steady` (with `--soak`): [`STEADY_MIX`] instead of [`MIX`].
+    steady: bool,
 }
 
 fn env_num(name: &str, default: u64) -> u64 {
@@ -117,13 +126,21 @@ impl Config {
         };
         let clients = clients as usize;
         assert!(users > FOLLOWS_PER_USER && users >= clients, "need more users than follows and clients");
-        Config { users, clients, secs, max_requests, soak }
+        let steady = soak && std::env::args().any(|a| a == "--steady");
+        Config { users, clients, secs, max_requests, soak, steady }
     }
     fn mode(&self) -> &'static str {
-        if self.soak {
-            "soak"
+        match (self.soak, self.steady) {
+            (true, true) => "soak_steady",
+            (true, false) => "soak",
+            _ => "load",
+        }
+    }
+    fn mix(&self) -> [(Kind, u64); 5] {
+        if self.steady {
+            STEADY_MIX
         } else {
-            "load"
+            MIX
         }
     }
 }
@@ -319,6 +336,7 @@ struct Client<'a> {
     started: Instant,
     thread: usize,
     sequence: u64,
+    mix: [(Kind, u64); 5],
 }
 
 /// Whether an answer says for sure what happened: any status below 500.
@@ -365,9 +383,9 @@ impl Client<'_> {
     }
 
     fn pick(&mut self) -> Kind {
-        let total: u64 = MIX.iter().map(|(_, w)| w).sum();
+        let total: u64 = self.mix.iter().map(|(_, w)| w).sum();
         let mut draw = self.rng.next() % total;
-        for (kind, weight) in MIX {
+        for (kind, weight) in self.mix {
             if draw < weight {
                 return kind;
             }
@@ -496,13 +514,13 @@ fn run_client(
     world: &World,
     live: &Live,
     thread: usize,
-    clients: usize,
+    (clients, mix): (usize, [(Kind, u64); 5]),
     (started, end): (Instant, Instant),
 ) -> Recorder {
     let mine: Vec<usize> = (thread..world.users.len()).step_by(clients).collect();
     let seed = SEED ^ ((thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut client =
-        Client { world, live, rng: Rng(seed), rec: Recorder::default(), started, thread, sequence: 0 };
+        Client { world, live, rng: Rng(seed), rec: Recorder::default(), started, thread, sequence: 0, mix };
     while Instant::now() < end && !live.spent.load(Ordering::Relaxed) {
         let user = mine[client.rng.below(mine.len())];
         client.step(user);
@@ -631,7 +649,9 @@ fn run_load(world: &World, server: &Server, cfg: Config) -> Value {
     let recorder = std::thread::scope(|scope| {
         let (live, world) = (&live, world);
         let clients: Vec<_> = (0..cfg.clients)
-            .map(|t| scope.spawn(move || run_client(world, live, t, cfg.clients, (started, end))))
+            .map(|t| {
+                scope.spawn(move || run_client(world, live, t, (cfg.clients, cfg.mix()), (started, end)))
+            })
             .collect();
         let watcher = scope.spawn(|| watch(live, server, started, cfg));
         let prober = scope.spawn(|| probe_health(live, &server.base));
@@ -883,12 +903,16 @@ fn main() {
     let stacks: Vec<Value> = bench_stacks().into_iter().map(|s| run_stack(s, cfg, started)).collect();
     let mut r = saved;
     let mut run = provenance();
-    run["command"] = json!(if cfg.soak { "./scripts/bench load --soak" } else { "./scripts/bench load" });
+    run["command"] = json!(match cfg.mode() {
+        "soak_steady" => "./scripts/bench load --soak --steady",
+        "soak" => "./scripts/bench load --soak",
+        _ => "./scripts/bench load",
+    });
     run["sizes"] = json!({
         "users": cfg.users, "clients": cfg.clients, "secs": cfg.secs, "databases": DATABASES,
         "max_requests": (cfg.max_requests != u64::MAX).then_some(cfg.max_requests),
         "follows_per_user": FOLLOWS_PER_USER, "posts_per_user": POSTS_PER_USER, "hot_posts": HOT_POSTS,
-        "mix_percent": MIX.iter().map(|(k, w)| (format!("{k:?}").to_lowercase(), *w)).collect::<BTreeMap<_, _>>(),
+        "mix_percent": cfg.mix().iter().filter(|(_, w)| *w > 0).map(|(k, w)| (format!("{k:?}").to_lowercase(), *w)).collect::<BTreeMap<_, _>>(),
     });
     run["stacks"] = json!(stacks);
     run["total_secs"] = json!(started.elapsed().as_secs_f64());
@@ -1250,6 +1274,8 @@ fn render(r: &Value) -> String {
     md.push_str(&section(&r["load"], "Mixed load", false));
     md.push('\n');
     md.push_str(&section(&r["soak"], "Soak", true));
+    md.push('\n');
+    md.push_str(&section(&r["soak_steady"], "Soak at a steady data set (no publishes or comments)", true));
     md.push_str(
         "\nRaw figures (every 5xx's time, per-process memory, per-reader checks): `bench/load.json`. The \
          servers' logs stay in `$TMPDIR/edgefeed-last-wrangler-load-{wrangler,direct}.log`.\n",
