@@ -832,6 +832,16 @@ mod tests {
         assert_eq!(route("POST", "/v1/admin/test/nope").unwrap_err().status(), 404);
     }
 
+    /// The gating test (`tests/api/security.rs`) walks `TestHook::ALL`: every hook is in it
+    /// once, under the name it is routed by.
+    #[test]
+    fn every_test_hook_is_routed_by_its_name_once() {
+        for (name, hook) in TestHook::ALL {
+            assert_eq!(route("POST", &format!("/v1/admin/test/{name}")).ok(), Some(Admin(A::Test(*hook))));
+            assert_eq!(TestHook::ALL.iter().filter(|(_, h)| h == hook).count(), 1, "{name}");
+        }
+    }
+
     #[test]
     fn mastodon_literal_paths_win_over_ids_and_scopes_follow_the_route() {
         use MastodonRoute as M;
