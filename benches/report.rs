@@ -227,18 +227,8 @@ fn main() {
     // `BENCH_ONLY=publish` (or `hot`): the floor and the fan-out (or the hot-author scenario)
     // only, printed (nothing written), for working on it.
     let only = std::env::var("BENCH_ONLY").ok();
-    let mut stacks = Vec::new();
-    for stack in bench_stacks() {
-        let server = start_server_with(
-            ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(full), port: None },
-            databases(),
-            stack,
-        );
-        talk_to(&server);
-        let measured = measure_stack(s, &p, only.as_deref());
-        server.kill();
-        stacks.push(json!({ "key": stack.key(), "name": stack.name(), "figures": measured }));
-    }
+    let stacks: Vec<Value> =
+        bench_stacks().into_iter().map(|stack| run_stack(stack, s, &p, only.as_deref())).collect();
     let r = json!({
         "full": full,
         "cores": thread::available_parallelism().map_or(0, |n| n.get()),
@@ -256,6 +246,27 @@ fn main() {
     std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()).expect("report.json");
     std::fs::write(dir.join("REPORT.md"), &md).expect("REPORT.md");
     println!("{md}");
+}
+
+/// One fresh stack, every figure on it, and the machine's load before and after.
+fn run_stack(stack: Stack, s: Sizes, p: &Progress, only: Option<&str>) -> Value {
+    let server = start_server_with(
+        ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(s.full), port: None },
+        databases(),
+        stack,
+    );
+    talk_to(&server);
+    let load_before = load_average();
+    let measured = measure_stack(s, p, only);
+    let load = json!({ "before": load_before, "after": load_average() });
+    server.kill();
+    json!({ "key": stack.key(), "name": stack.name(), "figures": measured, "load_average": load })
+}
+
+/// The machine's 1-minute load average (`/proc/loadavg`): the cores are shared, so the report
+/// says how busy they were while each stack ran.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split(' ').next()?.parse().ok()
 }
 
 /// Push mode, no abuse limits (the bench registers thousands of users from one address), the
@@ -938,6 +949,28 @@ fn side_by_side(r: &Value) -> String {
     md
 }
 
+/// How busy the machine was while each stack ran (1-minute load average, before and after).
+fn load_line(r: &Value) -> String {
+    let stacks = r["stacks"].as_array().cloned().unwrap_or_default();
+    let each: Vec<String> = stacks
+        .iter()
+        .map(|s| {
+            let l = &s["load_average"];
+            format!(
+                "{} {:.1} -> {:.1}",
+                s["name"].as_str().unwrap_or("?"),
+                num(&l["before"]),
+                num(&l["after"])
+            )
+        })
+        .collect();
+    format!(
+        "Machine load (1-minute load average on {} cores, before -> after): {}.\n\n",
+        r["cores"],
+        each.join(", ")
+    )
+}
+
 /// A stack's figures by key (`wrangler`, `direct`).
 fn figures<'a>(r: &'a Value, key: &str) -> Option<&'a Value> {
     r["stacks"].as_array()?.iter().find(|s| s["key"] == key).map(|s| &s["figures"])
@@ -996,6 +1029,7 @@ fn render(r: &Value) -> String {
         hot::ORDINARY_AUTHORS,
         hot::AUTHOR_POSTS,
     ));
+    md.push_str(&load_line(r));
     md.push_str(&side_by_side(r));
     md.push_str(&tooling_share(r));
     md.push_str(&format!("\nwasm, gzipped (< 500 KB): {wasm_kb:.0} KB, {}.\n", verdict(wasm_kb < 500.0)));
