@@ -1042,6 +1042,7 @@ fn render(r: &Value) -> String {
     }
     md.push_str(&load_summary());
     md.push_str(&unmet_notes(r));
+    md.push_str(&floor_notes(r));
     md.push_str(&format!("\nFan-out modes: {}\n", modes_summary()));
     md.push_str("\nRaw figures: `bench/report.json`.\n");
     md
@@ -1168,4 +1169,91 @@ fn fanout_note(d: &Value) -> Option<String> {
             num(&sp["deliver_ms"]) / num(&sp["window_writes"]).max(1.0),
         )
     })
+}
+
+/// Where a page, a like and the fan-out stand against the floors they are built of, on the
+/// direct stack (the figures' rows: "floors inside the Worker" and below).
+fn floor_notes(r: &Value) -> String {
+    let Some(d) = figures(r, "direct").or_else(|| r["stacks"][0].get("figures")) else {
+        return String::new();
+    };
+    if d["floors"].is_null() {
+        return String::new();
+    }
+    let notes = [pages_floor_note(d), likes_floor_note(d), fanout_floor_note(d)];
+    format!("\n## Against their floors (direct stack)\n\n{}\n", notes.join("\n\n"))
+}
+
+fn pages_floor_note(d: &Value) -> String {
+    let (f, feed) = (&d["floors"], &d["feed"]);
+    let server = &feed["page1_server"];
+    format!(
+        "**Pages.** Page 1 is {:.2}x its composite floor of {:.1} ms: the hop ({:.2} ms), the first wave (a bare \
+         window call {:.2} ms beside a bare batch on the reader's database {:.2} ms) and a bare batch on all {} \
+         databases at once ({:.2} ms). Page 50 (the pull below the window, no object call) is {:.2}x its {:.1} ms. \
+         The storage round trips are the floor's (2 in series); what sits above it is their contents: the \
+         page's server time is {:.0} ms, its D1 batches {:.0} ms summed over the databases (a bare round on \
+         every database: {:.2} ms) and its window call {:.0} ms (a bare one: {:.2} ms). Real statements (the \
+         window's entries, the posts and their authors' relations hydrated on each database) cost the \
+         runtime's one thread several times a `SELECT 1`, and local D1 and object storage commit to the \
+         persist directory's disk (docs/operations.md, \"Where the local runtime's time goes\").",
+        num(&feed["page1_x_composite"]),
+        num(&feed["page1_composite_ms"]),
+        num(&f["hop_ms"]),
+        num(&f["object_ms"]),
+        num(&f["d1_one_ms"]),
+        f["databases"],
+        num(&f["d1_all_ms"]),
+        num(&feed["page50_x_composite"]),
+        num(&feed["page50_composite_ms"]),
+        num(&server["total_ms_p50"]),
+        num(&server["d1_ms_p50"]),
+        num(&f["d1_all_ms"]),
+        num(&server["do_ms_p50"]),
+        num(&f["object_ms"]),
+    )
+}
+
+fn likes_floor_note(d: &Value) -> String {
+    let likes = &d["likes"];
+    let rps = num(&likes["rps_16"]);
+    let commits_per_s = rps * num(&likes["group_commits"]) / num(&likes["requests_committed"]).max(1.0);
+    let series = num(&likes["series_batches_per_s"]);
+    format!(
+        "**Likes.** 16 clients on one post make {rps:.0} likes/s, {:.2}x the {series:.0} bare batches/s the \
+         post's database takes in series. The chain of group commits is not what binds: {} commits for {} \
+         requests is {commits_per_s:.0} commits/s, {:.2}x that rate. Every like also costs the Worker the \
+         token check's D1 read and the object call, and its group a share of the commit and of one liker-side \
+         batch per liker database; locally all of it runs on the one thread the 16 clients share, so the \
+         requests' own round trips set the rate. A like alone is {:.2}x its composite floor of {:.1} ms (the \
+         hop, an object call, three batches in series: the token check, the commit, the liker side).",
+        num(&likes["x_series"]),
+        likes["group_commits"],
+        likes["requests_committed"],
+        commits_per_s / series,
+        num(&likes["single_x_composite"]),
+        num(&likes["single_composite_ms"]),
+    )
+}
+
+fn fanout_floor_note(d: &Value) -> String {
+    let p = &d["publish"];
+    let sp = &p["split"];
+    let calls = num(&p["object_calls_per_s"]);
+    format!(
+        "**Fan-out.** {:.0} window writes/s is {:.2}x the {calls:.0} bare calls/s the same {} readers' objects \
+         take with {} in flight: a bare call costs the runtime about {:.2} ms, a window write about {:.2} ms \
+         ({:.0} ms of window calls for {:.0} writes). The difference is the write itself: {:.1} SQL statements \
+         in the object and its storage commit, which locally goes to the persist directory's disk (on tmpfs \
+         a window write takes about half as long: docs/operations.md).",
+        num(&p["window_writes_per_s"]),
+        num(&p["x_object_rate"]),
+        p["followers_big"],
+        p["object_concurrency"],
+        1000.0 / calls,
+        num(&sp["deliver_ms"]) / num(&sp["window_writes"]).max(1.0),
+        num(&sp["deliver_ms"]),
+        num(&sp["window_writes"]),
+        num(&sp["window_statements_per_write"]),
+    )
 }
