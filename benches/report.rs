@@ -1133,10 +1133,11 @@ fn likes_note(d: &Value) -> Option<String> {
         format!(
             "**Hot-post likes, 16 clients** ({:.2}x health; the count is exact). Every request here changes \
              the like state, so each must reach D1; the post's object commits them in groups ({} requests in \
-             {} commits) and one commit is one D1 batch, serialized per post: {:.0} ops/s is that chain of \
-             batches, each a D1 round trip of a few ms (a single like's server time: {}). Health, which \
-             touches nothing, runs {:.0} req/s on the same thread. Write-behind from the object's own storage \
-             would lift it and is ruled out: D1 is the truth.",
+             {} commits), one D1 batch each, serialized per post, and writes the likers' sides after each. \
+             {:.0} ops/s is bound by each request's own round trips on the runtime's one thread, not by that \
+             chain (\"Against their floors\" below; a single like's server time: {}). Health, which touches \
+             nothing, runs {:.0} req/s on the same thread. Write-behind from the object's own storage would \
+             lift it and is ruled out: D1 is the truth.",
             num(&likes["x_health_rps_16"]),
             likes["requests_committed"],
             likes["group_commits"],
