@@ -14,6 +14,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "report/floors.rs"]
+mod floors;
 #[path = "report/hot.rs"]
 mod hot;
 #[path = "support/placement.rs"]
@@ -225,18 +227,8 @@ fn main() {
     // `BENCH_ONLY=publish` (or `hot`): the floor and the fan-out (or the hot-author scenario)
     // only, printed (nothing written), for working on it.
     let only = std::env::var("BENCH_ONLY").ok();
-    let mut stacks = Vec::new();
-    for stack in bench_stacks() {
-        let server = start_server_with(
-            ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(full), port: None },
-            databases(),
-            stack,
-        );
-        talk_to(&server);
-        let measured = measure_stack(s, &p, only.as_deref());
-        server.kill();
-        stacks.push(json!({ "key": stack.key(), "name": stack.name(), "figures": measured }));
-    }
+    let stacks: Vec<Value> =
+        bench_stacks().into_iter().map(|stack| run_stack(stack, s, &p, only.as_deref())).collect();
     let r = json!({
         "full": full,
         "cores": thread::available_parallelism().map_or(0, |n| n.get()),
@@ -254,6 +246,27 @@ fn main() {
     std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(&r).unwrap()).expect("report.json");
     std::fs::write(dir.join("REPORT.md"), &md).expect("REPORT.md");
     println!("{md}");
+}
+
+/// One fresh stack, every figure on it, and the machine's load before and after.
+fn run_stack(stack: Stack, s: Sizes, p: &Progress, only: Option<&str>) -> Value {
+    let server = start_server_with(
+        ServerOptions { label: format!("report-{}", stack.key()), vars: server_vars(s.full), port: None },
+        databases(),
+        stack,
+    );
+    talk_to(&server);
+    let load_before = load_average();
+    let measured = measure_stack(s, p, only);
+    let load = json!({ "before": load_before, "after": load_average() });
+    server.kill();
+    json!({ "key": stack.key(), "name": stack.name(), "figures": measured, "load_average": load })
+}
+
+/// The machine's 1-minute load average (`/proc/loadavg`): the cores are shared, so the report
+/// says how busy they were while each stack ran.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split(' ').next()?.parse().ok()
 }
 
 /// Push mode, no abuse limits (the bench registers thousands of users from one address), the
@@ -295,8 +308,14 @@ fn measure_stack(s: Sizes, p: &Progress, only: Option<&str>) -> Value {
             measure_publish(&mut r, s, p, &floor);
             return r;
         }
+        if only == Some("likes") {
+            // The floors a like is built of need a reader's: the likes' own stand in.
+            measure_likes(&mut r, s, &floor, health16);
+            return r;
+        }
         let feed = feed_setup(s, p);
         measure_feed(&mut r, &feed, s, p, &floor, health16);
+        feed_floors(&mut r, &feed);
         measure_post_reads(&mut r, &feed, s, health16);
         measure_publish(&mut r, s, p, &floor);
         measure_likes(&mut r, s, &floor, health16);
@@ -313,6 +332,7 @@ fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Valu
     let mut page1_server = Vec::new();
     let mut page50 = Vec::new();
     let mut page50_trips = Vec::new();
+    let mut page50_calls = Vec::new();
     let path50 = format!("/v1/feed?limit=20&cursor={}", feed.page50);
     for i in 0..s.samples {
         p.phase("feed pages 1 and 50", i + 1, s.samples);
@@ -325,6 +345,7 @@ fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Valu
         let resp = feed.reader.get(&path50);
         page50.push(ms(t.elapsed()));
         page50_trips.push(trips(&resp));
+        page50_calls.push(resp.timing("calls") as f64);
     }
     let reader = feed.reader.clone();
     let (rps, lat) = concurrent(16, s.throughput_requests, move |_| {
@@ -337,10 +358,24 @@ fn measure_feed(r: &mut Value, feed: &Feed, s: Sizes, p: &Progress, floor: &Valu
         "page50": latency(&page50, floor),
         "page50_x_page1_p50": pct(&page50, 50.0) / pct(&page1, 50.0),
         "page50_sequential_trips": { "p50": pct(&page50_trips, 50.0), "p99": pct(&page50_trips, 99.0) },
+        "page50_object_calls_p50": pct(&page50_calls, 50.0),
         "rps_16": rps,
         "x_health_rps_16": rps / health16,
         "latency_16": { "p50": pct(&lat, 50.0), "p99": pct(&lat, 99.0) },
     });
+}
+
+/// The floors around the feed reader's page, measured right after its pages, and pages 1 and 50
+/// as multiples of the composite floors they are built of (`report/floors.rs`).
+fn feed_floors(r: &mut Value, feed: &Feed) {
+    let f = floors::single(&feed.reader, num(&r["floor"]["p50"]));
+    let (page1, page50) = (floors::page1(&f), floors::page50(&f));
+    let feed = &mut r["feed"];
+    feed["page1_composite_ms"] = json!(page1);
+    feed["page1_x_composite"] = json!(num(&feed["page1"]["p50"]) / page1);
+    feed["page50_composite_ms"] = json!(page50);
+    feed["page50_x_composite"] = json!(num(&feed["page50"]["p50"]) / page50);
+    r["floors"] = f;
 }
 
 fn measure_post_reads(r: &mut Value, feed: &Feed, s: Sizes, health16: f64) {
@@ -430,7 +465,7 @@ fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
     let small = register("rp_small");
     let big = register("rp_big");
     let small_reader = active_followers(&small, 1, p).remove(0);
-    active_followers(&big, s.big_followers, p);
+    let big_readers = active_followers(&big, s.big_followers, p);
     wait_quiet();
     let rounds = if s.full { 10 } else { 5 };
     let (mut small_pub, mut big_pub, mut big_done) = (Vec::new(), Vec::new(), Vec::new());
@@ -444,7 +479,28 @@ fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
         big_pub.push(publish);
         big_done.push(done);
     }
-    // A small author's post during a big fan-out: until it is in the small author's reader's feed.
+    let during = small_during_big(&small, &small_reader, &big, rounds, p);
+    // The same readers' objects, warm from the fan-outs, called bare at the fan-out's concurrency.
+    let (object_rate, concurrency) = floors::object_calls_per_s(&big_readers);
+    let writes_per_s = s.big_followers as f64 / (pct(&big_done, 50.0) / 1000.0);
+    r["publish"] = json!({
+        "object_calls_per_s": object_rate,
+        "object_concurrency": concurrency,
+        "x_object_rate": writes_per_s / object_rate,
+        "followers_big": s.big_followers,
+        "small": latency(&small_pub, floor),
+        "big": latency(&big_pub, floor),
+        "big_x_small_p50": pct(&big_pub, 50.0) / pct(&small_pub, 50.0),
+        "big_fanout_done_ms": { "p50": pct(&big_done, 50.0), "p99": pct(&big_done, 99.0) },
+        "window_writes_per_s": writes_per_s,
+        "split": split.get(split.len() / 2).cloned().unwrap_or(Value::Null),
+        "small_visible_during_big_ms": { "p50": pct(&during, 50.0), "p99": pct(&during, 99.0) },
+    });
+}
+
+/// A small author's post during a big fan-out: until it is in the small author's reader's feed,
+/// once per round (each waits for the big fan-out to finish before the next).
+fn small_during_big(small: &User, small_reader: &User, big: &User, rounds: usize, p: &Progress) -> Vec<f64> {
     let mut during = Vec::new();
     for i in 0..rounds {
         p.phase("publish: small author during a big fan-out", i + 1, rounds);
@@ -465,16 +521,7 @@ fn measure_publish(r: &mut Value, s: Sizes, p: &Progress, floor: &Value) {
             (o["pending"] == 0).then_some(())
         });
     }
-    r["publish"] = json!({
-        "followers_big": s.big_followers,
-        "small": latency(&small_pub, floor),
-        "big": latency(&big_pub, floor),
-        "big_x_small_p50": pct(&big_pub, 50.0) / pct(&small_pub, 50.0),
-        "big_fanout_done_ms": { "p50": pct(&big_done, 50.0), "p99": pct(&big_done, 99.0) },
-        "window_writes_per_s": s.big_followers as f64 / (pct(&big_done, 50.0) / 1000.0),
-        "split": split.get(split.len() / 2).cloned().unwrap_or(Value::Null),
-        "small_visible_during_big_ms": { "p50": pct(&during, 50.0), "p99": pct(&during, 99.0) },
-    });
+    during
 }
 
 fn measure_likes(r: &mut Value, s: Sizes, floor: &Value, health16: f64) {
@@ -494,33 +541,48 @@ fn measure_likes(r: &mut Value, s: Sizes, floor: &Value, health16: f64) {
             user.delete(&pth).expect(200)
         };
     });
+    // The group commit's own limit, right after: bare batches in series on the post's database.
+    let series = floors::batches_per_s(floors::home_of(&author));
     let count =
         author.get(&format!("/v1/posts/{}", post["id"].as_str().unwrap())).expect(200)["like_count"].clone();
     let after = admin("GET", "/v1/admin/stats", None).expect(200)["likes"].clone();
     let delta = |k: &str| after[k].as_i64().unwrap_or(0) - before[k].as_i64().unwrap_or(0);
-    let one = likers[0].clone();
+    r["likes"] = json!({
+        "rps_16": rps,
+        "x_health_rps_16": rps / health16,
+        "series_batches_per_s": series,
+        "x_series": rps / series,
+        "latency_16": { "p50": pct(&lat, 50.0), "p99": pct(&lat, 99.0) },
+        "final_count": count,
+        "expected_count": 16,
+        "group_commits": delta("group_commits"),
+        "requests_committed": delta("requests_committed"),
+    });
+    measure_like_single(r, &likers[0], &path, s, floor);
+}
+
+/// One client liking and unliking, and its composite floor measured right after
+/// (`report/floors.rs`: the liker's window object and home database stand in for the post's).
+fn measure_like_single(r: &mut Value, one: &User, path: &str, s: Sizes, floor: &Value) {
     let mut server = Vec::new();
     let single: Vec<f64> = (0..s.samples / 2)
         .map(|i| {
             let t = Instant::now();
-            let resp = if i % 2 == 0 { one.delete(&path) } else { one.put(&path, None) };
+            let resp = if i % 2 == 0 { one.delete(path) } else { one.put(path, None) };
             let took = ms(t.elapsed());
             assert_eq!(resp.status, 200, "{}", resp.body);
             server.push(server_ms(&resp));
             took
         })
         .collect();
-    r["likes"] = json!({
-        "rps_16": rps,
-        "x_health_rps_16": rps / health16,
-        "latency_16": { "p50": pct(&lat, 50.0), "p99": pct(&lat, 99.0) },
-        "single": latency(&single, floor),
-        "single_server": breakdown(&server),
-        "final_count": count,
-        "expected_count": 16,
-        "group_commits": delta("group_commits"),
-        "requests_committed": delta("requests_committed"),
-    });
+    let f = floors::single(one, num(&floor["p50"]));
+    let composite = floors::like(&f);
+    let likes = &mut r["likes"];
+    likes["single"] = latency(&single, floor);
+    likes["single_server"] = breakdown(&server);
+    likes["single_composite_ms"] = json!(composite);
+    likes["single_x_composite"] = json!(pct(&single, 50.0) / composite);
+    likes["floors"] = f;
 }
 
 fn wasm_gz_bytes() -> Option<usize> {
@@ -731,6 +793,86 @@ fn like_rows() -> Vec<Row> {
     ]
 }
 
+/// Pages, likes and the fan-out as multiples of the floors they are built of
+/// (`report/floors.rs`): the floors and the pages against theirs.
+fn floor_read_rows() -> Vec<Row> {
+    vec![
+        row(
+            "floors inside the Worker (no hop): a bare object call; a bare D1 batch on one database; one on every \
+             database at once (the hop: the health floor)",
+            |f| {
+                let fl = &f["floors"];
+                let figure = format!(
+                    "object call {:.2} ms; D1 batch {:.2} ms; on all {} at once {:.2} ms; hop {:.2} ms",
+                    num(&fl["object_ms"]),
+                    num(&fl["d1_one_ms"]),
+                    fl["databases"],
+                    num(&fl["d1_all_ms"]),
+                    num(&fl["hop_ms"])
+                );
+                (figure, None)
+            },
+        ),
+        row(
+            "feed page 1 / its composite floor: hop + the longer of a window call and a batch (the first wave) \
+             + a batch on every database (p50 <= 1.5x)",
+            |f| {
+                let x = num(&f["feed"]["page1_x_composite"]);
+                let c = num(&f["feed"]["page1_composite_ms"]);
+                (format!("p50 {:.1} ms = {x:.2}x {c:.1} ms", num(&f["feed"]["page1"]["p50"])), Some(x <= 1.5))
+            },
+        ),
+        row("feed page 50 / its composite floor: hop + a batch + a batch on every database (no window call)", |f| {
+            let feed = &f["feed"];
+            let figure = format!(
+                "p50 {:.1} ms = {:.2}x {:.1} ms; {} object calls (p50)",
+                num(&feed["page50"]["p50"]),
+                num(&feed["page50_x_composite"]),
+                num(&feed["page50_composite_ms"]),
+                feed["page50_object_calls_p50"]
+            );
+            (figure, None)
+        }),
+    ]
+}
+
+/// A like, hot-post likes and the fan-out against theirs.
+fn floor_write_rows() -> Vec<Row> {
+    vec![
+        row("like, 1 client / its composite floor: hop + an object call + 3 batches in series", |f| {
+            let l = &f["likes"];
+            let figure = format!(
+                "p50 {:.1} ms = {:.2}x {:.1} ms",
+                num(&l["single"]["p50"]),
+                num(&l["single_x_composite"]),
+                num(&l["single_composite_ms"])
+            );
+            (figure, None)
+        }),
+        row("hot-post likes, 16 clients / bare D1 batches in series on the post's database (>= 0.5x)", |f| {
+            let l = &f["likes"];
+            let x = num(&l["x_series"]);
+            let figure =
+                format!("{:.0} ops/s = {x:.2}x {:.0} batches/s", num(&l["rps_16"]), num(&l["series_batches_per_s"]));
+            (figure, Some(x >= 0.5 && l["final_count"] == l["expected_count"]))
+        }),
+        row(
+            "fan-out window writes/s / bare calls to the same readers' objects at FANOUT_CONCURRENCY (>= 0.5x)",
+            |f| {
+                let p = &f["publish"];
+                let x = num(&p["x_object_rate"]);
+                let figure = format!(
+                    "{:.0}/s = {x:.2}x {:.0} calls/s ({} in flight)",
+                    num(&p["window_writes_per_s"]),
+                    num(&p["object_calls_per_s"]),
+                    p["object_concurrency"]
+                );
+                (figure, Some(x >= 0.5))
+            },
+        ),
+    ]
+}
+
 fn publish_rows() -> Vec<Row> {
     vec![
         row("publish, 1 follower", |f| (lat(&f["publish"]["small"]), None)),
@@ -791,7 +933,8 @@ fn side_by_side(r: &Value) -> String {
     md.push_str(" target |\n|---|");
     md.push_str(&"---|".repeat(stacks.len() + 1));
     md.push('\n');
-    for row in feed_rows().into_iter().chain(hot_rows()).chain(like_rows()).chain(publish_rows()) {
+    let rows = feed_rows().into_iter().chain(hot_rows()).chain(like_rows()).chain(publish_rows());
+    for row in rows.chain(floor_read_rows()).chain(floor_write_rows()) {
         md.push_str(&format!("| {} |", row.name));
         let mut verdict_cell = "";
         for (i, s) in stacks.iter().enumerate() {
@@ -804,6 +947,28 @@ fn side_by_side(r: &Value) -> String {
         md.push_str(&format!(" {verdict_cell} |\n"));
     }
     md
+}
+
+/// How busy the machine was while each stack ran (1-minute load average, before and after).
+fn load_line(r: &Value) -> String {
+    let stacks = r["stacks"].as_array().cloned().unwrap_or_default();
+    let each: Vec<String> = stacks
+        .iter()
+        .map(|s| {
+            let l = &s["load_average"];
+            format!(
+                "{} {:.1} -> {:.1}",
+                s["name"].as_str().unwrap_or("?"),
+                num(&l["before"]),
+                num(&l["after"])
+            )
+        })
+        .collect();
+    format!(
+        "Machine load (1-minute load average on {} cores, before -> after): {}.\n\n",
+        r["cores"],
+        each.join(", ")
+    )
 }
 
 /// A stack's figures by key (`wrangler`, `direct`).
@@ -864,6 +1029,7 @@ fn render(r: &Value) -> String {
         hot::ORDINARY_AUTHORS,
         hot::AUTHOR_POSTS,
     ));
+    md.push_str(&load_line(r));
     md.push_str(&side_by_side(r));
     md.push_str(&tooling_share(r));
     md.push_str(&format!("\nwasm, gzipped (< 500 KB): {wasm_kb:.0} KB, {}.\n", verdict(wasm_kb < 500.0)));
@@ -876,6 +1042,7 @@ fn render(r: &Value) -> String {
     }
     md.push_str(&load_summary());
     md.push_str(&unmet_notes(r));
+    md.push_str(&floor_notes(r));
     md.push_str(&format!("\nFan-out modes: {}\n", modes_summary()));
     md.push_str("\nRaw figures: `bench/report.json`.\n");
     md
@@ -966,10 +1133,11 @@ fn likes_note(d: &Value) -> Option<String> {
         format!(
             "**Hot-post likes, 16 clients** ({:.2}x health; the count is exact). Every request here changes \
              the like state, so each must reach D1; the post's object commits them in groups ({} requests in \
-             {} commits) and one commit is one D1 batch, serialized per post: {:.0} ops/s is that chain of \
-             batches, each a D1 round trip of a few ms (a single like's server time: {}). Health, which \
-             touches nothing, runs {:.0} req/s on the same thread. Write-behind from the object's own storage \
-             would lift it and is ruled out: D1 is the truth.",
+             {} commits), one D1 batch each, serialized per post, and writes the likers' sides after each. \
+             {:.0} ops/s is bound by each request's own round trips on the runtime's one thread, not by that \
+             chain (\"Against their floors\" below; a single like's server time: {}). Health, which touches \
+             nothing, runs {:.0} req/s on the same thread. Write-behind from the object's own storage would \
+             lift it and is ruled out: D1 is the truth.",
             num(&likes["x_health_rps_16"]),
             likes["requests_committed"],
             likes["group_commits"],
@@ -1002,4 +1170,91 @@ fn fanout_note(d: &Value) -> Option<String> {
             num(&sp["deliver_ms"]) / num(&sp["window_writes"]).max(1.0),
         )
     })
+}
+
+/// Where a page, a like and the fan-out stand against the floors they are built of, on the
+/// direct stack (the figures' rows: "floors inside the Worker" and below).
+fn floor_notes(r: &Value) -> String {
+    let Some(d) = figures(r, "direct").or_else(|| r["stacks"][0].get("figures")) else {
+        return String::new();
+    };
+    if d["floors"].is_null() {
+        return String::new();
+    }
+    let notes = [pages_floor_note(d), likes_floor_note(d), fanout_floor_note(d)];
+    format!("\n## Against their floors (direct stack)\n\n{}\n", notes.join("\n\n"))
+}
+
+fn pages_floor_note(d: &Value) -> String {
+    let (f, feed) = (&d["floors"], &d["feed"]);
+    let server = &feed["page1_server"];
+    format!(
+        "**Pages.** Page 1 is {:.2}x its composite floor of {:.1} ms: the hop ({:.2} ms), the first wave (a bare \
+         window call {:.2} ms beside a bare batch on the reader's database {:.2} ms) and a bare batch on all {} \
+         databases at once ({:.2} ms). Page 50 (the pull below the window, no object call) is {:.2}x its {:.1} ms. \
+         The storage round trips are the floor's (2 in series); what sits above it is their contents: the \
+         page's server time is {:.0} ms, its D1 batches {:.0} ms summed over the databases (a bare round on \
+         every database: {:.2} ms) and its window call {:.0} ms (a bare one: {:.2} ms). Real statements (the \
+         window's entries, the posts and their authors' relations hydrated on each database) cost the \
+         runtime's one thread several times a `SELECT 1`, and local D1 and object storage commit to the \
+         persist directory's disk (docs/operations.md, \"Where the local runtime's time goes\").",
+        num(&feed["page1_x_composite"]),
+        num(&feed["page1_composite_ms"]),
+        num(&f["hop_ms"]),
+        num(&f["object_ms"]),
+        num(&f["d1_one_ms"]),
+        f["databases"],
+        num(&f["d1_all_ms"]),
+        num(&feed["page50_x_composite"]),
+        num(&feed["page50_composite_ms"]),
+        num(&server["total_ms_p50"]),
+        num(&server["d1_ms_p50"]),
+        num(&f["d1_all_ms"]),
+        num(&server["do_ms_p50"]),
+        num(&f["object_ms"]),
+    )
+}
+
+fn likes_floor_note(d: &Value) -> String {
+    let likes = &d["likes"];
+    let rps = num(&likes["rps_16"]);
+    let commits_per_s = rps * num(&likes["group_commits"]) / num(&likes["requests_committed"]).max(1.0);
+    let series = num(&likes["series_batches_per_s"]);
+    format!(
+        "**Likes.** 16 clients on one post make {rps:.0} likes/s, {:.2}x the {series:.0} bare batches/s the \
+         post's database takes in series. The chain of group commits is not what binds: {} commits for {} \
+         requests is {commits_per_s:.0} commits/s, {:.2}x that rate. Every like also costs the Worker the \
+         token check's D1 read and the object call, and its group a share of the commit and of one liker-side \
+         batch per liker database; locally all of it runs on the one thread the 16 clients share, so the \
+         requests' own round trips set the rate. A like alone is {:.2}x its composite floor of {:.1} ms (the \
+         hop, an object call, three batches in series: the token check, the commit, the liker side).",
+        num(&likes["x_series"]),
+        likes["group_commits"],
+        likes["requests_committed"],
+        commits_per_s / series,
+        num(&likes["single_x_composite"]),
+        num(&likes["single_composite_ms"]),
+    )
+}
+
+fn fanout_floor_note(d: &Value) -> String {
+    let p = &d["publish"];
+    let sp = &p["split"];
+    let calls = num(&p["object_calls_per_s"]);
+    format!(
+        "**Fan-out.** {:.0} window writes/s is {:.2}x the {calls:.0} bare calls/s the same {} readers' objects \
+         take with {} in flight: a bare call costs the runtime about {:.2} ms, a window write about {:.2} ms \
+         ({:.0} ms of window calls for {:.0} writes). The difference is the write itself: {:.1} SQL statements \
+         in the object and its storage commit, which locally goes to the persist directory's disk (on tmpfs \
+         a window write takes about half as long: docs/operations.md).",
+        num(&p["window_writes_per_s"]),
+        num(&p["x_object_rate"]),
+        p["followers_big"],
+        p["object_concurrency"],
+        1000.0 / calls,
+        num(&sp["deliver_ms"]) / num(&sp["window_writes"]).max(1.0),
+        num(&sp["deliver_ms"]),
+        num(&sp["window_writes"]),
+        num(&sp["window_statements_per_write"]),
+    )
 }

@@ -38,7 +38,7 @@ pub struct LikeAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<Notice>,
     /// When the like the request left began (`None`: not liked), for the liker's side
-    /// (`liked_posts`), which the Worker writes from it after the commit.
+    /// (`liked_posts`), which the post's object writes from it after the commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub liked_at: Option<i64>,
 }

@@ -348,6 +348,22 @@ impl JsonObject {
         }
     }
 
+    /// A list of ids, each as [`Self::required_id`] takes one; absent or `null` is empty.
+    pub fn ids<T>(&self, name: &'static str, parse: fn(&str) -> Option<T>) -> ApiResult<Vec<T>> {
+        let bad = || ApiError::field(name, format!("{name} must be a list of ids (decimal strings)"));
+        let items = match self.0.get(name) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(bad()),
+        };
+        let one = |v: &Value| match v {
+            Value::String(s) => parse(s),
+            Value::Number(n) => n.as_i64().and_then(|n| parse(&n.to_string())),
+            _ => None,
+        };
+        items.iter().map(|v| one(v).ok_or_else(bad)).collect()
+    }
+
     /// A required string field, validated by a domain type's `parse`.
     pub fn required<T>(&self, name: &'static str, parse: fn(&str) -> Result<T, Invalid>) -> ApiResult<T> {
         Ok(parse(self.required_str(name)?)?)

@@ -374,31 +374,42 @@ pub enum TestHook {
     Liked,
     /// An upload's row and bytes (whether they exist); optionally move its times into the past.
     Media,
+    /// Bare calls to readers' window objects that do nothing, timed inside the Worker: the
+    /// object-call floor the feed read and the fan-out are built on.
+    FloorObject,
+    /// Bare D1 batches (`SELECT 1`), on one database or on every one at once, in series, timed
+    /// inside the Worker: the D1 floor of a page's batches and of the likes' group commit.
+    FloorD1,
 }
 
 impl TestHook {
+    /// Every hook by its path name (`/v1/admin/test/{name}`): the router's table, and what the
+    /// gating test walks to see each one answer 404 without `TEST_HOOKS`.
+    pub const ALL: &'static [(&'static str, TestHook)] = &[
+        ("fault", Self::Fault),
+        ("replay", Self::ReplayOutbox),
+        ("outbox", Self::OutboxState),
+        ("window", Self::WindowState),
+        ("drift", Self::Drift),
+        ("edge", Self::Edge),
+        ("age_reader", Self::AgeReader),
+        ("window_alarm", Self::WindowAlarm),
+        ("edges", Self::Edges),
+        ("age_post", Self::AgePost),
+        ("window_fault", Self::WindowFault),
+        ("window_v4", Self::WindowV4),
+        ("graph", Self::Graph),
+        ("db_outage", Self::DbOutage),
+        ("replica_fault", Self::ReplicaFault),
+        ("end_sign_in_window", Self::EndSignInWindow),
+        ("liked", Self::Liked),
+        ("media", Self::Media),
+        ("floor_object", Self::FloorObject),
+        ("floor_d1", Self::FloorD1),
+    ];
+
     fn parse(name: &str) -> Option<Self> {
-        match name {
-            "fault" => Some(Self::Fault),
-            "replay" => Some(Self::ReplayOutbox),
-            "outbox" => Some(Self::OutboxState),
-            "window" => Some(Self::WindowState),
-            "drift" => Some(Self::Drift),
-            "edge" => Some(Self::Edge),
-            "age_reader" => Some(Self::AgeReader),
-            "window_alarm" => Some(Self::WindowAlarm),
-            "edges" => Some(Self::Edges),
-            "age_post" => Some(Self::AgePost),
-            "window_fault" => Some(Self::WindowFault),
-            "window_v4" => Some(Self::WindowV4),
-            "graph" => Some(Self::Graph),
-            "db_outage" => Some(Self::DbOutage),
-            "replica_fault" => Some(Self::ReplicaFault),
-            "end_sign_in_window" => Some(Self::EndSignInWindow),
-            "liked" => Some(Self::Liked),
-            "media" => Some(Self::Media),
-            _ => None,
-        }
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, hook)| *hook)
     }
 }
 
@@ -819,6 +830,16 @@ mod tests {
             assert_eq!(shapes, 1, "{} listed twice", row.pattern);
         }
         assert_eq!(route("POST", "/v1/admin/test/nope").unwrap_err().status(), 404);
+    }
+
+    /// The gating test (`tests/api/security.rs`) walks `TestHook::ALL`: every hook is in it
+    /// once, under the name it is routed by.
+    #[test]
+    fn every_test_hook_is_routed_by_its_name_once() {
+        for (name, hook) in TestHook::ALL {
+            assert_eq!(route("POST", &format!("/v1/admin/test/{name}")).ok(), Some(Admin(A::Test(*hook))));
+            assert_eq!(TestHook::ALL.iter().filter(|(_, h)| h == hook).count(), 1, "{name}");
+        }
     }
 
     #[test]

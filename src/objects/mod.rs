@@ -56,7 +56,8 @@ pub async fn call<B: Serialize, R: DeserializeOwned>(
             Err(_) => ApiError::Internal(format!("{name}: {text}")),
         });
     }
-    if let Some(d1) = resp.headers().get(OBJECT_D1_HEADER).ok().flatten().and_then(|h| ObjectD1::parse(&h)) {
+    let header = resp.headers().get(OBJECT_D1_HEADER).ok().flatten();
+    for d1 in header.and_then(|h| ObjectD1::parse_list(&h)).unwrap_or_default() {
         io.record_object_d1(d1);
     }
     Ok(resp.json().await?)

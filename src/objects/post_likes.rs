@@ -8,17 +8,28 @@
 //! (`store::likes::commit`). `like_count` is moved by triggers only when a row's state really
 //! changes, in the same transaction, so the count equals the number of liked rows whatever the
 //! interleaving.
+//!
+//! The object also writes the liker's side of each like (`liked_posts` on the liker's home,
+//! `services/liked.rs`) before answering: after a group commits, one batch per liker database
+//! sets each liker's row to the state the group left. Being the post's one writer, it writes
+//! them in commit order (a group's liker writes finish before the next group's start), so no
+//! later like's side can be overwritten by an earlier one's and nothing needs re-reading after
+//! the answer. Those writes run beside the next group's commit, so the chain of commits (the
+//! hot post's limit) still waits on one D1 round trip per group.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
+use futures_util::future::{join, join_all};
 use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, State};
 
 use crate::config::Config;
 use crate::context::Ctx;
 use crate::domain::likes::{LikeAnswer, LikeOp};
 use crate::error::{ApiError, ApiResult};
+use crate::store::liked::{write_liker_sides, LikerSide};
 use crate::store::likes::commit;
 use crate::store::shards::Shards;
 use crate::store::{Io, ObjectD1, PostDb};
@@ -33,8 +44,17 @@ type Answer = Option<LikeAnswer>;
 struct Pending {
     op: LikeOp,
     /// The answer, and this request's share of its group's D1 work (for its caller's
-    /// `Server-Timing`: the statements are the like's, though this object sends them).
-    reply: oneshot::Sender<(ApiResult<Answer>, ObjectD1)>,
+    /// `Server-Timing`: the statements are the like's, though this object sends them): on the
+    /// post's database, and its liker side's on the liker's.
+    reply: oneshot::Sender<(ApiResult<Answer>, Vec<ObjectD1>)>,
+}
+
+/// A group whose commit is done, waiting for its liker sides before its answers go out.
+struct Committed {
+    group: Vec<Pending>,
+    replies: Vec<ApiResult<Answer>>,
+    /// Each request's share of the commit.
+    share: ObjectD1,
 }
 
 #[durable_object]
@@ -63,26 +83,84 @@ async fn commit_group(db: PostDb<'_>, ops: &[LikeOp]) -> Vec<ApiResult<Answer>> 
     }
 }
 
+/// The liker sides a committed group leaves: per user, the state its last answered request
+/// left (later requests of a group see the earlier ones' writes), with that request's index.
+fn liker_sides(group: &[Pending], replies: &[ApiResult<Answer>]) -> Vec<(usize, LikerSide)> {
+    let mut last = BTreeMap::new();
+    for (i, (pending, reply)) in group.iter().zip(replies).enumerate() {
+        if let Ok(Some(answer)) = reply {
+            let op = pending.op;
+            last.insert(op.user_id, (i, (op.user_id, op.post_id, answer.liked_at)));
+        }
+    }
+    last.into_values().collect()
+}
+
+/// Writes the liker sides of a committed group (one batch per liker database, all at once)
+/// and returns each request's share of that work (none for a request whose side a later one
+/// of its user wrote). A failed batch costs only those sides' freshness, never the likes: the
+/// cron's slice (`services/liked.rs::repair_slice`) converges them from the post side.
+async fn write_sides(
+    shards: &Shards,
+    group: &[Pending],
+    replies: &[ApiResult<Answer>],
+) -> Vec<Option<ObjectD1>> {
+    let mut shares = vec![None; group.len()];
+    let by_home = shards.by_home(liker_sides(group, replies), |(_, side)| side.0);
+    let writes = by_home.iter().map(|(db, sides)| async move {
+        let rows: Vec<LikerSide> = sides.iter().map(|(_, side)| *side).collect();
+        (db.index(), write_liker_sides(*db, &rows).await)
+    });
+    for ((database, written), (_, sides)) in join_all(writes).await.into_iter().zip(&by_home) {
+        match written {
+            Ok(rows) => {
+                for ((i, _), (rows_read, rows_written)) in sides.iter().zip(rows) {
+                    shares[*i] = Some(ObjectD1 { database, statements: 1, rows_read, rows_written });
+                }
+            }
+            Err(e) => worker::console_error!("liker sides on DB_{database} not written: {e}"),
+        }
+    }
+    shares
+}
+
+/// Writes a committed group's liker sides, then answers its requests.
+async fn finish(shards: &Shards, committed: Option<Committed>) {
+    let Some(Committed { group, replies, share }) = committed else { return };
+    let sides = write_sides(shards, &group, &replies).await;
+    for ((pending, reply), side) in group.into_iter().zip(replies).zip(sides) {
+        let d1 = std::iter::once(share).chain(side).collect();
+        let _ = pending.reply.send((reply, d1));
+    }
+}
+
 impl PostLikes {
     /// Drains the queue in groups until it is empty. Only one flush runs at a time; requests
-    /// arriving meanwhile join the next group.
-    async fn flush(&self, db: PostDb<'_>) {
+    /// arriving meanwhile join the next group. Each group's commit runs beside the previous
+    /// group's liker-side writes (`liker` counts them apart from the commits' tally on `post`,
+    /// which the commit shares are read from).
+    async fn flush(&self, post: PostDb<'_>, liker: &Shards) {
+        let mut committed: Option<Committed> = None;
         loop {
             let group: Vec<Pending> = {
                 let mut queue = self.queue.borrow_mut();
                 let n = queue.len().min(MAX_GROUP);
                 queue.drain(..n).collect()
             };
+            let previous = finish(liker, committed.take());
             if group.is_empty() {
-                return;
+                previous.await;
+                // Requests that came in while the last sides were written still need a group.
+                if self.queue.borrow().is_empty() {
+                    return;
+                }
+                continue;
             }
             let ops: Vec<LikeOp> = group.iter().map(|p| p.op).collect();
-            let before = ObjectD1::of(db);
-            let replies = commit_group(db, &ops).await;
-            let share = ObjectD1::of(db).since(before).share(group.len());
-            for (pending, reply) in group.into_iter().zip(replies) {
-                let _ = pending.reply.send((reply, share));
-            }
+            let before = ObjectD1::of(post);
+            let (replies, ()) = join(commit_group(post, &ops), previous).await;
+            let share = ObjectD1::of(post).since(before).share(group.len());
+            committed = Some(Committed { group, replies, share });
         }
     }
 }
@@ -113,13 +191,14 @@ impl DurableObject for PostLikes {
             let _guard = FlushGuard(&self.flushing);
             // The object's own round trips are not any request's: counted and dropped.
             let config = Config::from_env(&self.env);
-            match Shards::from_env(&self.env, &config.shard_map, &Rc::default()) {
+            let shards = |io| Shards::from_env(&self.env, &config.shard_map, io);
+            match (shards(&Rc::default()), shards(&Rc::default())) {
                 // One object per post: every queued op is on this post, whose database is its id's.
-                Ok(shards) => self.flush(shards.post(post)).await,
-                Err(e) => {
+                (Ok(commits), Ok(liker)) => self.flush(commits.post(post), &liker).await,
+                (Err(e), _) | (_, Err(e)) => {
                     for pending in self.queue.borrow_mut().drain(..) {
                         let failed = Err(ApiError::Internal(format!("no database: {e}")));
-                        let _ = pending.reply.send((failed, ObjectD1::default()));
+                        let _ = pending.reply.send((failed, Vec::new()));
                     }
                 }
             }
@@ -127,7 +206,7 @@ impl DurableObject for PostLikes {
         match rx.await {
             Ok((Ok(reply), d1)) => {
                 let response = Response::from_json(&reply)?;
-                let _ = response.headers().set(super::OBJECT_D1_HEADER, &d1.to_header());
+                let _ = response.headers().set(super::OBJECT_D1_HEADER, &ObjectD1::list_header(&d1));
                 Ok(response)
             }
             Ok((Err(e), _)) => super::failure(&e),

@@ -85,6 +85,10 @@ impl DurableObject for TimelineWindow {
         if path == TEST_DUMP {
             return self.dump();
         }
+        if path == TEST_NOOP {
+            // Before the schema check and without a body: what is left is the call itself.
+            return Response::ok("");
+        }
         if let Err(e) = self.schema_ready() {
             return Response::error(
                 format!("timeline window unavailable: schema migration failed: {e}"),
@@ -381,6 +385,8 @@ const TEST_DUMP: &str = "/test/dump";
 const TEST_ALARM: &str = "/test/alarm";
 const TEST_FAIL_READS: &str = "/test/fail_reads";
 const TEST_V4: &str = "/test/v4";
+/// The `floor_object` hook's call: answered at once, touching nothing.
+const TEST_NOOP: &str = "/test/noop";
 /// The verified [`Session`] travels from the Worker to the object in this header (the body of
 /// an upgrade request is not ours to use).
 const SESSION_HEADER: &str = "x-edgefeed-live-session";
@@ -498,6 +504,16 @@ impl Windows {
     /// again by its next request); answers `{"entries": n}`.
     pub async fn back_to_v4(&self, reader: UserId) -> ApiResult<serde_json::Value> {
         self.post_json(reader, TEST_V4).await
+    }
+
+    /// Test hook: one call to the reader's object that does nothing (the object-call floor).
+    pub async fn noop(&self, reader: UserId) -> ApiResult<()> {
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post);
+        match self.send(reader, TEST_NOOP, &init).await?.status_code() {
+            200 => Ok(()),
+            status => Err(ApiError::Internal(format!("a bare window call answered {status}"))),
+        }
     }
 
     /// Test hook: runs the reader's object's alarm work now (what its alarm does when it fires).

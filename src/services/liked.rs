@@ -2,12 +2,12 @@
 //! post side's *current* state, as the graph's mirrors are (`services/graph.rs`): the post's
 //! `likes` row is the truth; this side only ever copies it.
 //!
-//! After a like or unlike commits (in the post's `PostLikes` object), the request writes the
-//! liker side from the state the commit left ([`after_commit`]: the favourites list and
-//! `liked_by_me` from this side read the user's own like at once), then, after the answer,
-//! [`converge`] re-reads the post side and writes again while it moved. A crash between the two
-//! sides is repaired by the cron's [`repair_slice`], which walks every database's likes in the
-//! order they changed (`likes_by_update`) and converges each pair whose liker side differs.
+//! The post's `PostLikes` object writes the liker side right after each group commit, before
+//! it answers, in commit order (`objects/post_likes.rs`): the favourites list and `liked_by_me`
+//! from this side read the user's own like at once, and no earlier like's write can land after
+//! a later one's. A crash between the two sides (or a liker database that failed the write) is
+//! repaired by the cron's [`repair_slice`], which walks every database's likes in the order
+//! they changed (`likes_by_update`) and [`converge`]s each pair whose liker side differs.
 
 use serde::Serialize;
 
@@ -24,7 +24,9 @@ const CONVERGE_ROUNDS: usize = 3;
 
 /// Brings `user`'s liker-side row of `post` to what the post side says now: read the post
 /// side, write the liker side, read again and go round while it moved. Whichever converge
-/// writes last has read after its write, so concurrent ones end right (as `converge_pair`).
+/// writes last has read after its write, so concurrent ones end right (as `converge_pair`);
+/// the post's object only ever writes a state already committed, in commit order, so a
+/// converge racing it ends right too (a stale write of its own is seen by its re-read).
 pub async fn converge(ctx: &Ctx, user: UserId, post: PostId) -> ApiResult<()> {
     let mut state = liked::post_side(ctx.post_db(post), post, user).await?;
     for _ in 0..CONVERGE_ROUNDS {
@@ -36,27 +38,6 @@ pub async fn converge(ctx: &Ctx, user: UserId, post: PostId) -> ApiResult<()> {
         state = again;
     }
     Err(ApiError::Internal(format!("like ({user}, {post}) kept changing")))
-}
-
-/// Called after a like or unlike committed with `left` (its `liked_at`, or `None`): writes the
-/// liker side from it now (one statement on the user's home), and converges from the post
-/// side after the answer (the write may race a later like's; the converge settles it). A
-/// failure here costs only the liker side's freshness, never the like: the cron repairs it.
-pub async fn after_commit(ctx: &Ctx, user: UserId, post: PostId, left: Option<i64>) {
-    if let Err(e) = liked::write_liker_side(ctx.user_db(user), user, post, left).await {
-        worker::console_error!("liker side of ({user}, {post}) not written: {e}");
-    }
-    let env = ctx.env.clone();
-    ctx.after_response(async move {
-        let done = match Ctx::new(env) {
-            Ok(ctx) => converge(&ctx, user, post).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = done {
-            worker::console_error!("liker side of ({user}, {post}) not converged: {e}");
-        }
-    })
-    .await;
 }
 
 /// Likes one pass checks per database, in the order they changed.

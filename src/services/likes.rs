@@ -1,13 +1,14 @@
 //! Likes: the post's `PostLikes` object serializes the writes and commits them in groups (see
 //! `objects/post_likes.rs`); whether the viewer may see the post is checked inside that commit,
-//! so the Worker makes no D1 round trip of its own around the object call.
+//! and the liker's side (`liked_posts`) is written by the object too, so the Worker makes no
+//! D1 round trip of its own around the object call.
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::post_likes::Likes;
-use crate::services::{liked, streaming};
+use crate::services::streaming;
 
 pub async fn set_like(
     ctx: &Ctx,
@@ -21,7 +22,5 @@ pub async fn set_like(
     if let Some(notice) = answer.notice {
         streaming::tell(ctx, notice).await;
     }
-    // shard: the liker's home, after the post's side committed.
-    liked::after_commit(ctx, viewer, post_id, answer.liked_at).await;
     Ok(answer.reply)
 }

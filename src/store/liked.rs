@@ -8,7 +8,7 @@ use serde::Deserialize;
 use worker::{D1PreparedStatement, D1Result};
 
 use super::bookmarks::{saved_page, PostIdRow, SavedRow};
-use super::{all, exec, first, int, stmt, text, AnyDb, PostDb, UserDb};
+use super::{all, batch, first, int, stmt, text, AnyDb, OnDb, PostDb, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
 use crate::error::ApiResult;
@@ -40,6 +40,28 @@ pub async fn liker_side(db_of_user: UserDb<'_>, user: UserId, post: PostId) -> A
     Ok(row.map(|r| r.liked_at))
 }
 
+/// The statement that sets the liker side of (`user`, `post`) to `state` (a row with that
+/// `liked_at`, or none): idempotent.
+fn side_statement<'a>(
+    db: impl OnDb<'a>,
+    user: UserId,
+    post: PostId,
+    state: Option<i64>,
+) -> ApiResult<D1PreparedStatement> {
+    match state {
+        Some(liked_at) => stmt(
+            db,
+            "INSERT INTO liked_posts (user_id, post_id, liked_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (user_id, post_id) DO UPDATE SET liked_at = excluded.liked_at \
+             WHERE liked_posts.liked_at <> excluded.liked_at",
+            &[int(user), int(post), int(liked_at)],
+        ),
+        None => {
+            stmt(db, "DELETE FROM liked_posts WHERE user_id = ?1 AND post_id = ?2", &[int(user), int(post)])
+        }
+    }
+}
+
 /// Sets the liker side to `state` (a row with that `liked_at`, or none): idempotent.
 pub async fn write_liker_side(
     db_of_user: UserDb<'_>,
@@ -47,26 +69,28 @@ pub async fn write_liker_side(
     post: PostId,
     state: Option<i64>,
 ) -> ApiResult<()> {
-    match state {
-        Some(liked_at) => {
-            exec(
-                db_of_user,
-                "INSERT INTO liked_posts (user_id, post_id, liked_at) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (user_id, post_id) DO UPDATE SET liked_at = excluded.liked_at \
-                 WHERE liked_posts.liked_at <> excluded.liked_at",
-                &[int(user), int(post), int(liked_at)],
-            )
-            .await
-        }
-        None => {
-            exec(
-                db_of_user,
-                "DELETE FROM liked_posts WHERE user_id = ?1 AND post_id = ?2",
-                &[int(user), int(post)],
-            )
-            .await
-        }
-    }
+    batch(db_of_user, vec![side_statement(db_of_user, user, post, state)?]).await.map(drop)
+}
+
+/// One liker side as the post's object writes it after its group commit: (user, post, state).
+pub type LikerSide = (UserId, PostId, Option<i64>);
+
+/// The liker sides of several likes in one batch, every user at home on `db` (the post's
+/// `PostLikes` object writes its committed group's: `objects/post_likes.rs`). Returns each
+/// statement's rows read and written, in order.
+pub async fn write_liker_sides(db: AnyDb<'_>, sides: &[LikerSide]) -> ApiResult<Vec<(u64, u64)>> {
+    let statements = sides
+        .iter()
+        .map(|&(user, post, state)| side_statement(db, user, post, state))
+        .collect::<ApiResult<_>>()?;
+    let results = batch(db, statements).await?;
+    let rows = |r: &D1Result| {
+        r.meta()
+            .ok()
+            .flatten()
+            .map_or((0, 0), |m| (m.rows_read.unwrap_or(0) as u64, m.rows_written.unwrap_or(0) as u64))
+    };
+    Ok(results.iter().map(rows).collect())
 }
 
 /// The viewer's likes among posts with ids in `lo..=hi` (a time range: ids carry their time),

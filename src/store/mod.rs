@@ -256,6 +256,16 @@ impl ObjectD1 {
         format!("{} {} {} {}", self.database, self.statements, self.rows_read, self.rows_written)
     }
 
+    /// Entries on several databases (a like's commit and its liker side) in one header value.
+    pub fn list_header(entries: &[Self]) -> String {
+        entries.iter().map(|e| e.to_header()).collect::<Vec<_>>().join(",")
+    }
+
+    /// What [`Self::list_header`] (or [`Self::to_header`], a list of one) wrote.
+    pub fn parse_list(header: &str) -> Option<Vec<Self>> {
+        header.split(',').map(Self::parse).collect()
+    }
+
     pub fn parse(header: &str) -> Option<Self> {
         let mut parts = header.split(' ').map(str::parse::<u64>);
         let mut next = || parts.next()?.ok();
@@ -463,6 +473,11 @@ mod tests {
         for bad in ["", "2 10 30", "2 10 30 6 1", "x 10 30 6", "-1 10 30 6"] {
             assert_eq!(ObjectD1::parse(bad), None, "{bad:?}");
         }
+        // A like's commit share and its liker side on another database, in one header.
+        let side = ObjectD1 { database: 0, statements: 1, rows_read: 1, rows_written: 2 };
+        assert_eq!(ObjectD1::parse_list(&ObjectD1::list_header(&[group, side])), Some(vec![group, side]));
+        assert_eq!(ObjectD1::parse_list(&group.to_header()), Some(vec![group]));
+        assert_eq!(ObjectD1::parse_list("2 10 30 6,x"), None);
     }
 
     #[test]

@@ -57,6 +57,12 @@ pub(super) fn outage(index: usize) -> Option<worker::Error> {
     Some(worker::Error::RustError(text))
 }
 
+/// The least D1 work there is, sent as the feed's and the likes' statements are (one
+/// `batch()`): the `floor_d1` hook's unit.
+pub async fn bare_batch(db: AnyDb<'_>) -> ApiResult<()> {
+    batch(db, vec![stmt(db, "SELECT 1", &[])?]).await.map(drop)
+}
+
 /// Consumes one firing of a test fault; true if it fired.
 pub async fn take_fault(db: ControlDb<'_>, name: &str) -> ApiResult<bool> {
     let row: Option<IdRow> = first(

@@ -449,3 +449,27 @@ fn oversized_bodies_are_413_even_without_content_length() {
     assert_hygienic(&r);
     assert_eq!(user.profile()["posts_count"], 1);
 }
+
+/// Every test hook answers `404` as an unknown route does when `TEST_HOOKS` is off (the shipped
+/// `wrangler.toml`), even to the admin token: fault injection, state dumps and the floor
+/// probes exist only on test servers.
+#[test]
+fn test_hooks_are_404_without_test_hooks() {
+    // On the suite's server (hooks on) a hook answers, so the 404 below is the gate's.
+    let on = admin("POST", "/v1/admin/test/floor_d1", Some(&json!({})));
+    assert_eq!(on.status, 200, "{}", on.body);
+    let vars = vec![("TEST_HOOKS".to_string(), "false".to_string())];
+    let off = start_server(ServerOptions { label: "no-test-hooks".into(), vars, port: None });
+    for (name, _) in edgefeed::http::router::TestHook::ALL {
+        let url = format!("{}/v1/admin/test/{name}?all=1", off.base);
+        let request = ureq::post(&url).set("authorization", &format!("Bearer {ADMIN_TOKEN}"));
+        let response = match request.send_string("{}") {
+            Err(ureq::Error::Status(_, r)) | Ok(r) => r,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        assert_eq!(response.status(), 404, "{name} without TEST_HOOKS");
+        let body: Value = response.into_json().expect("a problem document");
+        assert_eq!(body["code"], "not_found", "{name}: {body}");
+    }
+    off.kill();
+}

@@ -105,6 +105,8 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::ReplicaFault => replica_fault(app, &body).await,
         TestHook::Liked => liked_side(app, &body).await,
         TestHook::Media => media_state(app, &body).await,
+        TestHook::FloorObject => super::floors::object(app, &body).await,
+        TestHook::FloorD1 => super::floors::d1(app, input, &body).await,
     }
 }
 

@@ -1,6 +1,7 @@
 pub mod admin;
 pub mod engagement;
 pub mod feed;
+pub mod floors;
 pub mod graph;
 pub mod live;
 pub mod media;
