@@ -98,7 +98,7 @@ pub fn candidates(ranges: &[HotRange], lower: SortKey, upper: SortKey, want: usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::PostId;
+    use crate::ids::PostId;
 
     fn entry(at: i64, id: i64, author: i64) -> Entry {
         Entry {

@@ -137,7 +137,7 @@ impl IdSeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::{parse_id, MAX_ID};
+    use crate::ids::{parse_id, MAX_ID};
 
     /// 2026-11-30T08:15:02.123Z
     const NOW: i64 = 1_796_026_502_123;
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(snowflake(0, 0), Some(1), "id 0 does not exist");
         assert_eq!(snowflake(-1, 0), None, "before 1970");
         assert_eq!(snowflake(SNOWFLAKE_MAX_TIME_MS + 1, 0), None, "after 2109-05-15");
-        assert_eq!(crate::domain::time::format_rfc3339(SNOWFLAKE_MAX_TIME_MS), "2109-05-15T07:35:11.103Z");
+        assert_eq!(crate::time::format_rfc3339(SNOWFLAKE_MAX_TIME_MS), "2109-05-15T07:35:11.103Z");
     }
 
     #[test]

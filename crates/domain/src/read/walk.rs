@@ -12,7 +12,7 @@ use super::pull::FullPull;
 use super::round::{offer_round, offer_rows, replica_calls, Fallback, Hot, RoundReads, RoundRows};
 use super::step::{DbBatch, OnFailure, Step};
 use super::{batch_size, FeedRow, Page, Reader, Reading};
-use crate::domain::hot::HotMiss;
+use crate::hot::HotMiss;
 
 /// Where the window part of a read-down ended.
 enum WindowPart {

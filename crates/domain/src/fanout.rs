@@ -192,8 +192,8 @@ mod tests {
 
     #[test]
     fn merges_each_readers_deliveries_into_one_call() {
-        use crate::domain::ids::PostId;
-        use crate::domain::window::Entry;
+        use crate::ids::PostId;
+        use crate::window::Entry;
         let (r1, r2) = (UserId::from_trusted(1), UserId::from_trusted(2));
         let entry = |post: i64| Entry {
             created_at: post,

@@ -339,7 +339,7 @@ mod tests {
     /// new kind needs a migration that rebuilds the table with it (D1 cannot alter a CHECK).
     #[test]
     fn the_stored_names_are_the_tables_check() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
         let mut files: Vec<_> =
             std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
         files.sort();
@@ -374,7 +374,7 @@ mod tests {
                 _ => {}
             }
         }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("public/v1/openapi.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../public/v1/openapi.json");
         let doc = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok());
         let mut found = Vec::new();
         enums(&doc.unwrap_or_default(), &mut found);

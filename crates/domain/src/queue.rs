@@ -185,9 +185,9 @@ mod tests {
 
     #[test]
     fn a_users_messages_share_a_queue_and_one_queue_takes_everything() {
-        use crate::domain::snowflake::LOGICAL_SHARDS;
+        use crate::snowflake::LOGICAL_SHARDS;
         // Ids whose logical shard is `shard` (the shard bits sit above the random bits).
-        let on = |shard: i64| (shard << crate::domain::snowflake::ID_RANDOM_BITS) | 5;
+        let on = |shard: i64| (shard << crate::snowflake::ID_RANDOM_BITS) | 5;
         let author = UserId::from_trusted(on(3));
         let fanout: QueueMessage = FanoutMessage::start(OutboxId::from_trusted(on(3))).into();
         let live: QueueMessage =

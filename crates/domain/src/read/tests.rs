@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use super::*;
-use crate::domain::hot::HotRange;
-use crate::domain::ids::PostId;
-use crate::domain::plan::{Bounds, InFlight};
-use crate::domain::snowflake::snowflake_in;
-use crate::domain::snowflake::LogicalShard;
-use crate::domain::visibility::{Relationship, Visibility};
-use crate::domain::window::{Entry, WindowOp, WindowReply};
+use crate::hot::HotRange;
+use crate::ids::PostId;
+use crate::plan::{Bounds, InFlight};
+use crate::snowflake::snowflake_in;
+use crate::snowflake::LogicalShard;
+use crate::visibility::{Relationship, Visibility};
+use crate::window::{Entry, WindowOp, WindowReply};
 
 const NOW: i64 = 1_796_026_502_123;
 const MINUTE: i64 = 60_000;
@@ -150,7 +150,7 @@ impl World {
 
     /// `n` posts of `author`, `gap` ms apart, the newest `age` ms old; returns their keys, newest first.
     fn publish(&mut self, author: UserId, n: usize, age: i64, gap: i64) -> Vec<SortKey> {
-        let shard = crate::domain::snowflake::shard_of_id(author.get());
+        let shard = crate::snowflake::shard_of_id(author.get());
         let mut keys = Vec::new();
         for i in 0..n {
             let at = NOW - age - gap * i as i64;
@@ -478,7 +478,7 @@ fn hybrid_merges_pulled_and_pushed_edges_and_refills_the_cache() {
     assert_eq!(cost.statements.get(&3), Some(&3));
     assert_eq!(done.hot_fills, vec![(HotMiss::Reader { reader: world.viewer }, HotFill::Reader(Vec::new()))]);
     // A range miss is read on its author's database in the same batch and stored.
-    let below = crate::domain::hot::boundary_at(NOW, IN_FLIGHT_MS);
+    let below = crate::hot::boundary_at(NOW, IN_FLIGHT_MS);
     world.hot.misses = vec![HotMiss::Range { author: pulled, below }];
     let (done, cost) = read_home(&mut world, 6);
     assert_eq!(cost.waves, 2);
@@ -489,7 +489,7 @@ fn hybrid_merges_pulled_and_pushed_edges_and_refills_the_cache() {
 #[test]
 fn hybrid_cache_hit_serves_the_pulled_author_below_the_boundary() {
     let (mut world, pulled, all) = hybrid();
-    let below = crate::domain::hot::boundary_at(NOW, IN_FLIGHT_MS);
+    let below = crate::hot::boundary_at(NOW, IN_FLIGHT_MS);
     let entries = world.posts.iter().filter(|p| p.author == pulled).map(Post::entry).collect();
     world.hot.ranges = vec![HotRange { author: pulled, below, entries, full: false }];
     let (done, cost) = read_home(&mut world, 6);
@@ -733,7 +733,7 @@ fn group_and_list_feeds_pull_their_authors_only() {
     let (a, b) = (user(70, 1), user(200, 2));
     world.edges[0].group = Some("close".into());
     world.edges[1].in_list = true;
-    let group = crate::domain::validate::GroupName::parse("close").unwrap_or_else(|e| panic!("{e:?}"));
+    let group = crate::validate::GroupName::parse("close").unwrap_or_else(|e| panic!("{e:?}"));
     let mut request = home(world.viewer, 10);
     request.scope = FeedScope::Group(group);
     let (done, cost) = run(&mut world, request.clone());
@@ -744,7 +744,7 @@ fn group_and_list_feeds_pull_their_authors_only() {
         stmts(&[(0, 1), (1, 6)]),
         "edges; a's six slabs (fewer than asked), their rows with relationships"
     );
-    request.scope = FeedScope::List(crate::domain::ids::ListId::from_trusted(9));
+    request.scope = FeedScope::List(crate::ids::ListId::from_trusted(9));
     let (done, _) = run(&mut world, request.clone());
     assert!(done.items.iter().all(|r| r.author == b) && done.items.len() == 6);
     request.after = Some(all[11]);
@@ -753,7 +753,7 @@ fn group_and_list_feeds_pull_their_authors_only() {
     assert_eq!(done.items.len(), 5, "b's posts above its oldest");
     world.edges.clear();
     let mut request = home(world.viewer, 10);
-    request.scope = FeedScope::List(crate::domain::ids::ListId::from_trusted(9));
+    request.scope = FeedScope::List(crate::ids::ListId::from_trusted(9));
     let (empty, _) = run(&mut world, request);
     assert_eq!(empty.empty_reason, Some(EmptyReason::NoFollows));
 }
@@ -833,7 +833,7 @@ fn hybrid_miss() -> (World, FeedQuery) {
 fn list_old() -> (World, FeedQuery) {
     let (mut w, r) = old_below_floor();
     w.edges[0].in_list = true;
-    let r = FeedQuery { scope: FeedScope::List(crate::domain::ids::ListId::from_trusted(9)), ..r };
+    let r = FeedQuery { scope: FeedScope::List(crate::ids::ListId::from_trusted(9)), ..r };
     (w, r)
 }
 

@@ -63,7 +63,7 @@ pub fn idleness(holdings: &Holdings, now: i64, idle_ms: i64) -> Idleness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::policy::DAY_MS;
+    use crate::policy::DAY_MS;
 
     const NOW: i64 = 1_800_000_000_000;
     const IDLE: i64 = 30 * DAY_MS;

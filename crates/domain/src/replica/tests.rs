@@ -1,5 +1,5 @@
 use super::*;
-use crate::domain::snowflake::snowflake;
+use crate::snowflake::snowflake;
 
 const TIMING: Timing = Timing { lease_ms: 10_000, counts_ms: 30_000 };
 const T0: i64 = 1_800_000_000_000;

@@ -2,9 +2,9 @@
 //! one chunk costs in storage waits and statements.
 
 use super::*;
-use crate::domain::fanout::{merge_per_reader, split_lookahead};
-use crate::domain::policy::Rate;
-use crate::domain::visibility::Visibility;
+use crate::fanout::{merge_per_reader, split_lookahead};
+use crate::policy::Rate;
+use crate::visibility::Visibility;
 
 const NOW: i64 = 1_800_000_000_000;
 const EVENT: i64 = 42;

@@ -297,7 +297,7 @@ pub fn full_scope(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::snowflake::{snowflake_in, LogicalShard};
+    use crate::snowflake::{snowflake_in, LogicalShard};
 
     const NOW: i64 = 1_796_026_502_123;
     const SINCE: i64 = NOW - 120_000;

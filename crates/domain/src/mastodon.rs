@@ -154,7 +154,7 @@ pub fn form_bool(text: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::snowflake::snowflake;
+    use crate::snowflake::snowflake;
 
     #[test]
     fn form_booleans_read_as_rails_casts_them() {
