@@ -11,9 +11,9 @@ use crate::config::Config;
 use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::shard::ShardMap;
 use crate::domain::snowflake::IdSeed;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult, StorageKind};
 use crate::store::shards::Shards;
-use crate::store::{AnyDb, ControlDb, HandleDb, Io, OutboxDb, PostDb, UserDb};
+use crate::store::{AnyDb, ControlDb, HandleDb, Io, OutboxDb, PostDb, StoreError, StoreResult, UserDb};
 
 pub struct Ctx {
     pub env: Env,
@@ -111,14 +111,37 @@ impl Ctx {
     /// Runs `job` on every physical database, in waves ([`Shards::across`]).
     pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(AnyDb<'a>) -> Fut) -> ApiResult<Vec<T>>
     where
-        Fut: Future<Output = ApiResult<T>>,
+        Fut: Future<Output = StoreResult<T>>,
     {
-        self.shards.on_every_database(job).await
+        Ok(self.shards.on_every_database(job).await?)
     }
 
     /// The clock read afresh (long jobs record progress times as they go).
     pub fn clock(&self) -> i64 {
         now_ms()
+    }
+}
+
+/// The answer a store failure gets when the service that met it decided nothing else: what
+/// changes the client's next move keeps its own answer (a frozen shard, a database outage: 503
+/// with `Retry-After`; a misconfiguration, named), and the rest is a 500 whose detail only the
+/// logs see. It lives here, not in `error` (below the store, which cannot name it), as the
+/// lowest layer every caller of the store shares (this context, the objects, the services).
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Frozen { detail } => ApiError::Storage { kind: StorageKind::Frozen, detail },
+            StoreError::Unavailable { database, detail } => {
+                ApiError::Storage { kind: StorageKind::Unavailable { database }, detail }
+            }
+            StoreError::Misconfigured(detail) => ApiError::Misconfigured(detail),
+            // Still the blanket 401 of before: which writes mean "the token's user is gone" is
+            // not decided per write yet.
+            StoreError::MissingReference { detail } => {
+                ApiError::Storage { kind: StorageKind::ForeignKey, detail }
+            }
+            other => ApiError::Storage { kind: StorageKind::Other, detail: other.to_string() },
+        }
     }
 }
 

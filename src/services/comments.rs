@@ -56,7 +56,7 @@ pub async fn likers(
     limit: usize,
 ) -> ApiResult<Vec<UserRow>> {
     seen(ctx, viewer, id).await?;
-    comment_likes::likers(&ctx.shards, viewer, id, before, limit).await
+    Ok(comment_likes::likers(&ctx.shards, viewer, id, before, limit).await?)
 }
 
 /// Likes (`on`) or unlikes a comment the viewer may see (idempotent: the like is one row); the

@@ -14,7 +14,9 @@ use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{fanout, media, replicas, users};
+use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
+use crate::store::StoreError;
 
 /// A post the viewer may see now, or 404 exactly like one that does not exist.
 pub async fn visible(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
@@ -88,7 +90,7 @@ pub async fn publish(
     if let Some(scope) = idempotency.as_ref().filter(|_| !media.is_empty()) {
         // A retry with uploads answers the post it made before their check, which would refuse
         // them as attached by now (without uploads the store's own replay check suffices).
-        if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await? {
+        if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await.map_err(publish_error)? {
             return visible(ctx, author, post_id).await;
         }
     }
@@ -131,10 +133,26 @@ pub async fn import(
 async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
     let author = post.author_id;
     let sent_at = ctx.clock();
-    let published = posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await?;
+    let published =
+        posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await.map_err(publish_error)?;
     replicas::tell_post(ctx, published.bump, sent_at, published.post_id).await?;
     fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     visible(ctx, author, published.post_id).await
+}
+
+/// A publish's (or an import's) store failure as its author sees it.
+fn publish_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Conflict { reason: Conflict::KeyReused, .. } => ApiError::Conflict {
+            code: "idempotency_key_reused",
+            detail: "this Idempotency-Key was already used for a different request",
+        },
+        StoreError::Conflict { reason: Conflict::MediaAttached, .. } => ApiError::field(
+            "media_ids",
+            "media_ids: an upload named is attached to another status or has expired: upload it again",
+        ),
+        other => other.into(),
+    }
 }
 
 /// Changes the viewer's own post; the post as it is now.
