@@ -62,15 +62,12 @@ pub enum ApiError {
 }
 
 /// What a storage failure was, as far as its answer (and a Durable Object's caller) needs to
-/// tell. Kinds that mean something only to the write that met them (a UNIQUE violation) are
-/// decided on by the service from the `store::StoreError`; one no service decided on is `Other`.
+/// tell. Kinds that mean something only to the write that met them (a UNIQUE or foreign key
+/// violation) are decided on by the service from the `store::StoreError`; one no service
+/// decided on is `Other`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StorageKind {
-    /// A reference to a row that does not exist. Every write checks its targets first and rows
-    /// are never hard-deleted, so this means the token names a user this service never
-    /// registered.
-    ForeignKey,
     /// A write to a logical shard that is being moved (`RAISE(ABORT, 'shard frozen')` from the
     /// freeze triggers, migrations/0013): retryable, answered 503 with `Retry-After`.
     Frozen,
@@ -121,7 +118,6 @@ impl ApiError {
             Self::InsufficientScope(_) => 403,
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
-            Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
             Self::Storage { kind: StorageKind::Frozen | StorageKind::Unavailable { .. }, .. } => 503,
             Self::Storage { .. } | Self::Internal(_) | Self::Misconfigured(_) => 500,
         }
@@ -143,7 +139,6 @@ impl ApiError {
             Self::OAuth { code, .. } => code,
             Self::InsufficientScope(_) => "insufficient_scope",
             Self::RateLimited { .. } => "rate_limited",
-            Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { kind: StorageKind::Frozen, .. } => "shard_frozen",
             Self::Storage { kind: StorageKind::Unavailable { .. }, .. } => "database_unavailable",
             Self::Storage { .. } | Self::Internal(_) => "internal",
@@ -171,9 +166,6 @@ impl ApiError {
     /// The problem+json document (without internals for 500s).
     pub fn to_problem(&self) -> serde_json::Value {
         let detail = match self {
-            Self::Storage { kind: StorageKind::ForeignKey, .. } => {
-                "the token's user does not exist".to_owned()
-            }
             Self::Storage { kind: StorageKind::Frozen, .. } => {
                 "this data is being moved to another database; retry in a few seconds".to_owned()
             }

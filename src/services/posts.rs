@@ -104,7 +104,9 @@ pub async fn publish(
         created_at: ctx.now,
         idempotency,
     };
-    commit(ctx, new).await
+    // The author is the token's user, confirmed on this request: a post whose author row is gone
+    // (its foreign key) means that user is gone meanwhile.
+    commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await
 }
 
 /// Admin: imports `author`'s post with its original time, through the same pipeline. The
@@ -121,20 +123,23 @@ pub async fn import(
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
     let warning = &ContentWarning::default();
-    commit(
-        ctx,
-        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency },
-    )
-    .await
+    let post =
+        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency };
+    // The author row checked above, gone meanwhile: answered as that check would have.
+    commit(ctx, post, ApiError::field("author_id", "no such user")).await
 }
 
 /// Commits a post with its outbox event, tells the author's replicas (if any) and announces
-/// the fan-out; the post as its author sees it.
-async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
+/// the fan-out; the post as its author sees it. `author_gone` answers a post whose author row
+/// is missing (what that means is the caller's to say).
+async fn commit(ctx: &Ctx, post: NewPost<'_>, author_gone: ApiError) -> ApiResult<PostRow> {
     let author = post.author_id;
     let sent_at = ctx.clock();
-    let published =
-        posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await.map_err(publish_error)?;
+    let published = match posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await {
+        Ok(published) => published,
+        Err(StoreError::MissingReference { .. }) => return Err(author_gone),
+        Err(e) => return Err(publish_error(e)),
+    };
     replicas::tell_post(ctx, published.bump, sent_at, published.post_id).await?;
     fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     visible(ctx, author, published.post_id).await
