@@ -20,7 +20,7 @@ pub fn prepare(
     viewer: UserId,
     statement: &Statement,
 ) -> ApiResult<D1PreparedStatement> {
-    match statement {
+    Ok(match statement {
         Statement::Edges { list } => pull::edges_statement(ctx.user_db(viewer), viewer, *list),
         Statement::Activate => pull::activate_statement(ctx.user_db(viewer), viewer, ctx.now),
         Statement::Pulled { authors, bounds } => pull::pulled_statement(db, viewer, authors, *bounds),
@@ -35,7 +35,7 @@ pub fn prepare(
         }
         Statement::Slab(slab) => pull::slab_statement(db, viewer, slab),
         Statement::LikedIn { lo, hi } => liked::liked_in_statement(ctx.user_db(viewer), viewer, (*lo, *hi)),
-    }
+    }?)
 }
 
 #[derive(serde::Deserialize)]

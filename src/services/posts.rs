@@ -14,7 +14,9 @@ use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{fanout, media, replicas, users};
+use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
+use crate::store::StoreError;
 
 /// A post the viewer may see now, or 404 exactly like one that does not exist.
 pub async fn visible(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
@@ -88,7 +90,7 @@ pub async fn publish(
     if let Some(scope) = idempotency.as_ref().filter(|_| !media.is_empty()) {
         // A retry with uploads answers the post it made before their check, which would refuse
         // them as attached by now (without uploads the store's own replay check suffices).
-        if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await? {
+        if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await.map_err(publish_error)? {
             return visible(ctx, author, post_id).await;
         }
     }
@@ -102,7 +104,9 @@ pub async fn publish(
         created_at: ctx.now,
         idempotency,
     };
-    commit(ctx, new).await
+    // The author is the token's user, confirmed on this request: a post whose author row is gone
+    // (its foreign key) means that user is gone meanwhile.
+    commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await
 }
 
 /// Admin: imports `author`'s post with its original time, through the same pipeline. The
@@ -119,22 +123,41 @@ pub async fn import(
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
     let warning = &ContentWarning::default();
-    commit(
-        ctx,
-        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency },
-    )
-    .await
+    let post =
+        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency };
+    // The author row checked above, gone meanwhile: answered as that check would have.
+    commit(ctx, post, ApiError::field("author_id", "no such user")).await
 }
 
 /// Commits a post with its outbox event, tells the author's replicas (if any) and announces
-/// the fan-out; the post as its author sees it.
-async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
+/// the fan-out; the post as its author sees it. `author_gone` answers a post whose author row
+/// is missing (what that means is the caller's to say).
+async fn commit(ctx: &Ctx, post: NewPost<'_>, author_gone: ApiError) -> ApiResult<PostRow> {
     let author = post.author_id;
     let sent_at = ctx.clock();
-    let published = posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await?;
+    let published = match posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await {
+        Ok(published) => published,
+        Err(StoreError::MissingReference { .. }) => return Err(author_gone),
+        Err(e) => return Err(publish_error(e)),
+    };
     replicas::tell_post(ctx, published.bump, sent_at, published.post_id).await?;
     fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
     visible(ctx, author, published.post_id).await
+}
+
+/// A publish's (or an import's) store failure as its author sees it.
+fn publish_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Conflict { reason: Conflict::KeyReused, .. } => ApiError::Conflict {
+            code: "idempotency_key_reused",
+            detail: "this Idempotency-Key was already used for a different request",
+        },
+        StoreError::Conflict { reason: Conflict::MediaAttached, .. } => ApiError::field(
+            "media_ids",
+            "media_ids: an upload named is attached to another status or has expired: upload it again",
+        ),
+        other => other.into(),
+    }
 }
 
 /// Changes the viewer's own post; the post as it is now.
