@@ -107,7 +107,7 @@ fn a_page_below_the_windows_floor_waits_no_more_round_trips_than_page_one() {
         assert_eq!(resp.status, 200);
         seen.extend(page_ids(&resp));
         // The last pages are left out: with fewer posts left than a page and one, the pull
-        // widens through every slab to the bottom to know it has them all (the read machine's
+        // widens through every slab to the bottom to know it has them all (the domain read's
         // "every slab" rows).
         let below = (page - 1) * 20 >= FEED_WINDOW && page * 20 < total;
         if below {

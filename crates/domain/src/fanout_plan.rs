@@ -1,6 +1,7 @@
-//! The fan-out consumer's I/O order, as a pure step machine: given one queue message and the
-//! replies so far, the next storage step, or the end. `services/fanout` runs each step and
-//! feeds its reply back; it decides nothing itself.
+//! The fan-out consumer's I/O order, as one async function over its I/O: [`carry`] runs one
+//! queue message, awaiting each storage [`Step`] from a [`FanoutIo`] (one method: the step in,
+//! its [`Reply`] out). `services/fanout` implements it over D1, the window objects and the
+//! queue; it decides nothing itself. The tests implement it over a fake storage.
 //!
 //! *What* a step does is `domain/fanout.rs`'s (the plan by the post's state now, the progress
 //! after a chunk); this module says in which order the reads and writes run and which run side
@@ -13,7 +14,7 @@
 //!
 //! A post chunk's window writes are not made by the message: [`Step::WriteWithBatch`] hands
 //! them to the consumer batch, which writes every chunk's operations with one call per reader
-//! (`fanout::merge_per_reader`) and then resumes each plan.
+//! (`fanout::merge_per_reader`) and then lets each message go on.
 
 use super::fanout::{after_chunk, plan, Direction, Next, Plan, PostNow};
 use super::ids::{OutboxId, PostId, UserId};
@@ -169,17 +170,11 @@ pub enum Step {
         delivered: usize,
     },
     MarkDone,
-    /// Nothing more: ack the message.
-    Done,
-    /// Give the message back to the queue.
-    Fail(&'static str),
 }
 
-/// The answer to the last step.
+/// The answer to a step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// Before the first step.
-    Start,
     Event(Option<Event>),
     Post(Option<PostRead>),
     Held(bool),
@@ -192,164 +187,196 @@ pub enum Reply {
     Ok,
 }
 
-/// One message's plan: call [`FanoutPlan::next`] with [`Reply::Start`], then with each step's
-/// reply, until [`Step::Done`] or [`Step::Fail`].
-#[derive(Debug)]
-pub struct FanoutPlan {
-    settings: Settings,
-    state: State,
+/// The fan-out plan's I/O: runs one [`Step`] and answers its [`Reply`] (a read's rows, or
+/// [`Reply::Ok`] for a write, a send, a convergence or a fault point passed). An error ends the
+/// message, which the queue gives another attempt.
+///
+/// `&self`: the plan runs one step at a time, so an implementation keeps what it learns (the
+/// outbox row once read, the fakes' log) in cells.
+// A Worker is single-threaded: the plan's future is never sent, so no `Send` bound is needed.
+#[allow(async_fn_in_trait)]
+pub trait FanoutIo {
+    type Error;
+
+    async fn run(&self, step: Step) -> Result<Reply, Self::Error>;
 }
 
-#[derive(Debug)]
-enum State {
-    Start(Work),
-    Reading(FanoutMessage),
-    Post(PostEvent),
-    Reader(ReaderEvent),
-    Live(LiveStage),
-    /// The last write is made; `Ok` ends the message.
-    Finishing,
-    Over,
-}
-
-impl FanoutPlan {
-    pub fn new(work: Work, settings: Settings) -> Self {
-        Self { settings, state: State::Start(work) }
-    }
-
-    /// The next step, given the reply to the previous one.
-    pub fn next(&mut self, reply: Reply) -> Step {
-        let (state, step) = advance(std::mem::replace(&mut self.state, State::Over), reply, &self.settings);
-        self.state = state;
-        step
-    }
+/// Why a message stopped before its end: its I/O failed, or the plan gives the message back
+/// to the queue (why; a retry reads everything again).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop<E> {
+    Io(E),
+    Fail(&'static str),
 }
 
 const UNEXPECTED: &str = "fan-out plan: a reply that does not answer the step";
 
-fn advance(state: State, reply: Reply, s: &Settings) -> (State, Step) {
-    match (state, reply) {
-        (State::Start(Work::Event { message, dead_letter_sent_at: Some(sent_at) }), _) => {
-            (State::Finishing, Step::MarkDead { event: message.outbox_id, sent_at })
+/// Carries out one message, every step through `io`; `Ok` when nothing more is left to do (the
+/// message is acked).
+pub async fn carry<Io: FanoutIo>(io: &Io, work: Work, settings: Settings) -> Result<(), Stop<Io::Error>> {
+    let run = Run { io, s: settings };
+    match work {
+        Work::Event { message, dead_letter_sent_at: Some(sent_at) } => {
+            run.ok(Step::MarkDead { event: message.outbox_id, sent_at }).await
         }
-        (State::Start(Work::Event { message, .. }), _) => {
-            (State::Reading(message), Step::ReadEvent(message.outbox_id))
-        }
-        (State::Start(Work::Live(reach)), _) => {
-            (State::Live(LiveStage::Post(reach)), Step::ReadPost(reach.live_post_id))
-        }
-        (State::Reading(message), Reply::Event(event)) => on_event(message, event),
-        (State::Post(event), reply) => event.advance(reply, s),
-        (State::Reader(event), reply) => event.advance(reply, s),
-        (State::Live(stage), reply) => stage.advance(reply, s),
-        (State::Finishing, Reply::Ok) => (State::Over, Step::Done),
-        _ => (State::Over, Step::Fail(UNEXPECTED)),
+        Work::Event { message, .. } => run.event(message).await,
+        Work::Live(reach) => run.live(reach).await,
     }
 }
 
-/// An event that is gone or no longer pending has nothing (more) to do.
-fn on_event(message: FanoutMessage, event: Option<Event>) -> (State, Step) {
-    let Some(event) = event.filter(|e| e.state == EventState::Pending) else {
-        return (State::Over, Step::Done);
-    };
-    let start = message.after_follower_id.max(event.cursor);
-    match (event.kind, event.post_id, event.reader) {
-        (EventKind::Post, Some(post_id), _) => {
-            let chunk = PostChunk { event, post_id, start };
-            (chunk.at(PostStage::Stall), Step::FaultPoint(FaultPoint::StallFanout { author: event.author }))
-        }
-        (EventKind::RemovePost, Some(post_id), _) => {
-            (PostChunk { event, post_id, start }.at(PostStage::Post), Step::ReadPost(post_id))
-        }
-        (EventKind::Post | EventKind::RemovePost, None, _) => {
-            (State::Over, Step::Fail("post event without post"))
-        }
-        (_, _, Some(reader)) => {
-            let step = Step::ConvergePair { reader, author: event.author };
-            (State::Reader(ReaderEvent { event, reader, stage: ReaderStage::Converging }), step)
-        }
-        (_, _, None) => (State::Over, Step::Fail("reader event without reader")),
-    }
+/// One message being carried out.
+struct Run<'io, Io> {
+    io: &'io Io,
+    s: Settings,
 }
 
-/// A single-reader event (`remove_author`, `backfill`, `graph_mirror`). Reader-scoped window
-/// operations carry their outbox id: the window applies only the newest one per author, so a
-/// late or repeated unfollow cannot undo a later follow (and back).
-#[derive(Debug, Clone, Copy)]
-struct ReaderEvent {
-    event: Event,
-    reader: UserId,
-    stage: ReaderStage,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum ReaderStage {
-    Converging,
-    Reading,
-    Writing,
-}
-
-impl ReaderEvent {
-    fn at(self, stage: ReaderStage) -> State {
-        State::Reader(Self { stage, ..self })
+impl<Io: FanoutIo> Run<'_, Io> {
+    async fn run(&self, step: Step) -> Result<Reply, Stop<Io::Error>> {
+        self.io.run(step).await.map_err(Stop::Io)
     }
 
-    fn advance(self, reply: Reply, s: &Settings) -> (State, Step) {
-        let Self { event, reader, .. } = self;
-        match (self.stage, reply) {
-            (ReaderStage::Converging, Reply::Ok) if event.kind == EventKind::GraphMirror => {
-                (State::Finishing, Step::MarkDone)
+    /// A step answered [`Reply::Ok`].
+    async fn ok(&self, step: Step) -> Result<(), Stop<Io::Error>> {
+        match self.run(step).await? {
+            Reply::Ok => Ok(()),
+            _ => Err(Stop::Fail(UNEXPECTED)),
+        }
+    }
+
+    async fn post(&self, post_id: PostId) -> Result<Option<PostRead>, Stop<Io::Error>> {
+        match self.run(Step::ReadPost(post_id)).await? {
+            Reply::Post(post) => Ok(post),
+            _ => Err(Stop::Fail(UNEXPECTED)),
+        }
+    }
+
+    async fn chunk(&self, reads: ChunkReads) -> Result<ChunkFound, Stop<Io::Error>> {
+        match self.run(Step::ReadChunk(reads)).await? {
+            Reply::Chunk(found) => Ok(found),
+            _ => Err(Stop::Fail(UNEXPECTED)),
+        }
+    }
+
+    /// An outbox event's step. An event that is gone or no longer pending has nothing (more)
+    /// to do.
+    async fn event(&self, message: FanoutMessage) -> Result<(), Stop<Io::Error>> {
+        let Reply::Event(event) = self.run(Step::ReadEvent(message.outbox_id)).await? else {
+            return Err(Stop::Fail(UNEXPECTED));
+        };
+        let Some(event) = event.filter(|e| e.state == EventState::Pending) else { return Ok(()) };
+        let start = message.after_follower_id.max(event.cursor);
+        match (event.kind, event.post_id, event.reader) {
+            (EventKind::Post, Some(post_id), _) => {
+                self.ok(Step::FaultPoint(FaultPoint::StallFanout { author: event.author })).await?;
+                self.post_chunk(PostChunk { event, post_id, start }).await
             }
-            // The mirror first: once a backfill is done the feed stops pulling this author for
-            // the reader (the in-flight horizon), so fan-out must already page the new follower.
-            (ReaderStage::Converging, Reply::Ok) => {
-                let backfill = (event.kind == EventKind::Backfill).then_some((event.author, s.window_cap));
-                (self.at(ReaderStage::Reading), Step::ReadReader { reader, backfill })
+            (EventKind::RemovePost, Some(post_id), _) => {
+                self.post_chunk(PostChunk { event, post_id, start }).await
             }
-            // A reader without a window has nothing to clean or fill; it is built on first read.
-            (ReaderStage::Reading, Reply::Reader { active: false, .. }) => (State::Finishing, Step::MarkDone),
-            (ReaderStage::Reading, Reply::Reader { active: true, entries }) => {
-                let (author_id, id) = (event.author, event.id.get());
-                let op = match event.kind {
-                    EventKind::Backfill => {
-                        WindowOp::Backfill { author_id, event: id, entries, cap: s.window_cap }
-                    }
-                    _ => WindowOp::RemoveAuthor { author_id, event: id },
-                };
-                (self.at(ReaderStage::Writing), Step::WriteWindow { reader, op })
-            }
-            (ReaderStage::Writing, Reply::Ok) => (State::Finishing, Step::MarkDone),
-            _ => (State::Over, Step::Fail(UNEXPECTED)),
+            (EventKind::Post | EventKind::RemovePost, None, _) => Err(Stop::Fail("post event without post")),
+            (_, _, Some(reader)) => self.reader_event(event, reader).await,
+            (_, _, None) => Err(Stop::Fail("reader event without reader")),
         }
+    }
+
+    /// A single-reader event (`remove_author`, `backfill`, `graph_mirror`). Reader-scoped
+    /// window operations carry their outbox id: the window applies only the newest one per
+    /// author, so a late or repeated unfollow cannot undo a later follow (and back).
+    async fn reader_event(&self, event: Event, reader: UserId) -> Result<(), Stop<Io::Error>> {
+        let author_id = event.author;
+        // The mirror first: once a backfill is done the feed stops pulling this author for the
+        // reader (the in-flight horizon), so fan-out must already page the new follower.
+        self.ok(Step::ConvergePair { reader, author: author_id }).await?;
+        if event.kind == EventKind::GraphMirror {
+            return self.ok(Step::MarkDone).await;
+        }
+        let backfill = (event.kind == EventKind::Backfill).then_some((author_id, self.s.window_cap));
+        let Reply::Reader { active, entries } = self.run(Step::ReadReader { reader, backfill }).await? else {
+            return Err(Stop::Fail(UNEXPECTED));
+        };
+        // A reader without a window has nothing to clean or fill; it is built on first read.
+        if active {
+            let (event_id, cap) = (event.id.get(), self.s.window_cap);
+            let op = match event.kind {
+                EventKind::Backfill => WindowOp::Backfill { author_id, event: event_id, entries, cap },
+                _ => WindowOp::RemoveAuthor { author_id, event: event_id },
+            };
+            self.ok(Step::WriteWindow { reader, op }).await?;
+        }
+        self.ok(Step::MarkDone).await
+    }
+
+    /// One chunk of a post event (`post`: deliver, `remove_post`: remove), decided by the
+    /// post's state read now.
+    async fn post_chunk(&self, chunk: PostChunk) -> Result<(), Stop<Io::Error>> {
+        let post = self.post(chunk.post_id).await?;
+        let direction =
+            if chunk.event.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
+        let plan = plan(direction, post.map(|p| p.now), chunk.start == 0);
+        if plan.hold {
+            return match self.run(Step::Hold).await? {
+                Reply::Held(true) => Ok(()),
+                // Reinstated since the read: the retried message reads the state again and delivers.
+                Reply::Held(false) => Err(Stop::Fail("author reinstated while holding the event; retrying")),
+                _ => Err(Stop::Fail(UNEXPECTED)),
+            };
+        }
+        let (Some(post), false) = (post, plan.is_nothing()) else { return self.ok(Step::MarkDone).await };
+        let reads = chunk_reads(&self.s, plan, chunk.start, &post);
+        let found = if reads.is_empty() { ChunkFound::default() } else { self.chunk(reads).await? };
+        let (ops, jobs, written) = chunk.on_found(post, plan, found, &self.s);
+        if !jobs.is_empty() {
+            self.ok(Step::Send(jobs)).await?;
+        }
+        self.ok(Step::WriteWithBatch(ops)).await?;
+        self.after_written(chunk, written).await
+    }
+
+    /// Records the chunk's progress (a chunk that continues passes the crash point first),
+    /// then sends the continuation or marks the event done.
+    async fn after_written(&self, chunk: PostChunk, written: Written) -> Result<(), Stop<Io::Error>> {
+        let (progress, next) = after_chunk(chunk.start, &written.scanned, written.more);
+        if next != Next::Done {
+            self.ok(Step::FaultPoint(FaultPoint::AfterChunk { author: chunk.event.author })).await?;
+        }
+        self.ok(Step::RecordChunk { progress, delivered: written.delivered }).await?;
+        match next {
+            Next::Continue { after_follower_id } => {
+                let message = FanoutMessage { outbox_id: chunk.event.id, after_follower_id };
+                self.ok(Step::Send(vec![message.into()])).await
+            }
+            Next::Done => self.ok(Step::MarkDone).await,
+        }
+    }
+
+    /// A later page of a post's live readers: the post's state is read again, so a post
+    /// deleted, hidden, taken down or held meanwhile reaches nobody. A full page continues as
+    /// the next [`LiveReach`], sent before this page's writes.
+    async fn live(&self, reach: LiveReach) -> Result<(), Stop<Io::Error>> {
+        let delivers = |p: &PostRead| plan(Direction::Deliver, Some(p.now), false).followers.is_some();
+        let Some(post) = self.post(reach.live_post_id).await?.filter(delivers) else { return Ok(()) };
+        let Some(page) = live_page(&self.s, post.author, reach.after_reader) else { return Ok(()) };
+        let found = self.chunk(ChunkReads { live: Some(page), ..ChunkReads::default() }).await?;
+        let op = post_op(&self.s, reach.live_post_id, &post, Direction::Deliver);
+        let ops: Vec<_> = found.live.iter().map(|&reader| (reader, op.clone())).collect();
+        if let Some(after_reader) = found.live_next {
+            let next = LiveReach { live_post_id: reach.live_post_id, after_reader };
+            self.ok(Step::Send(vec![next.into()])).await?;
+        }
+        if ops.is_empty() {
+            return Ok(());
+        }
+        self.ok(Step::WriteWindows(ops)).await
     }
 }
 
-/// One chunk of a post event (`post`: deliver, `remove_post`: remove), decided by the post's
-/// state read now.
+/// One chunk of a post event.
 #[derive(Debug, Clone, Copy)]
 struct PostChunk {
     event: Event,
     post_id: PostId,
     /// The chunk starts after this follower (the message's or the recorded progress).
     start: i64,
-}
-
-#[derive(Debug)]
-struct PostEvent {
-    chunk: PostChunk,
-    stage: PostStage,
-}
-
-#[derive(Debug)]
-enum PostStage {
-    Stall,
-    Post,
-    Holding,
-    Reading { post: PostRead, plan: Plan },
-    Sending { ops: Vec<(UserId, WindowOp)>, written: Written },
-    Writing(Written),
-    AfterChunk { progress: i64, delivered: usize, next: Next },
-    Recording(Next),
 }
 
 /// What a chunk leaves for after its window writes.
@@ -361,59 +388,16 @@ struct Written {
     delivered: usize,
 }
 
-impl PostEvent {
-    fn advance(self, reply: Reply, s: &Settings) -> (State, Step) {
-        let chunk = self.chunk;
-        match (self.stage, reply) {
-            (PostStage::Stall, Reply::Ok) => (chunk.at(PostStage::Post), Step::ReadPost(chunk.post_id)),
-            (PostStage::Post, Reply::Post(post)) => chunk.on_post(post, s),
-            (PostStage::Holding, Reply::Held(true)) => (State::Over, Step::Done),
-            // Reinstated since the read: the retried message reads the state again and delivers.
-            (PostStage::Holding, Reply::Held(false)) => {
-                (State::Over, Step::Fail("author reinstated while holding the event; retrying"))
-            }
-            (PostStage::Reading { post, plan }, Reply::Chunk(found)) => chunk.on_found(post, plan, found, s),
-            (PostStage::Sending { ops, written }, Reply::Ok) => {
-                (chunk.at(PostStage::Writing(written)), Step::WriteWithBatch(ops))
-            }
-            (PostStage::Writing(written), Reply::Ok) => chunk.on_written(written),
-            (PostStage::AfterChunk { progress, delivered, next }, Reply::Ok) => {
-                (chunk.at(PostStage::Recording(next)), Step::RecordChunk { progress, delivered })
-            }
-            (PostStage::Recording(Next::Continue { after_follower_id }), Reply::Ok) => {
-                let message = FanoutMessage { outbox_id: chunk.event.id, after_follower_id };
-                (State::Finishing, Step::Send(vec![message.into()]))
-            }
-            (PostStage::Recording(Next::Done), Reply::Ok) => (State::Finishing, Step::MarkDone),
-            _ => (State::Over, Step::Fail(UNEXPECTED)),
-        }
-    }
-}
-
 impl PostChunk {
-    fn at(self, stage: PostStage) -> State {
-        State::Post(PostEvent { chunk: self, stage })
-    }
-
-    fn on_post(self, post: Option<PostRead>, s: &Settings) -> (State, Step) {
-        let direction =
-            if self.event.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
-        let plan = plan(direction, post.map(|p| p.now), self.start == 0);
-        if plan.hold {
-            return (self.at(PostStage::Holding), Step::Hold);
-        }
-        let (Some(post), false) = (post, plan.is_nothing()) else {
-            return (State::Finishing, Step::MarkDone);
-        };
-        let reads = chunk_reads(s, plan, self.start, &post);
-        if reads.is_empty() {
-            return self.on_found(post, plan, ChunkFound::default(), s);
-        }
-        (self.at(PostStage::Reading { post, plan }), Step::ReadChunk(reads))
-    }
-
-    /// The chunk's window operations, and the jobs its reads call for (sent first).
-    fn on_found(self, post: PostRead, plan: Plan, found: ChunkFound, s: &Settings) -> (State, Step) {
+    /// The chunk's window operations, the jobs its reads call for (sent first), and what it
+    /// leaves for after the writes.
+    fn on_found(
+        self,
+        post: PostRead,
+        plan: Plan,
+        found: ChunkFound,
+        s: &Settings,
+    ) -> (Vec<(UserId, WindowOp)>, Vec<QueueMessage>, Written) {
         let mut ops = Vec::with_capacity(found.active.len() + found.live.len() + 1);
         if let Some(direction) = plan.followers {
             let op = post_op(s, self.post_id, &post, direction);
@@ -436,22 +420,7 @@ impl PostChunk {
         }
         let delivered = found.active.len() + usize::from(author_active);
         let scanned = found.scanned.iter().map(|f| f.get()).collect();
-        let written = Written { scanned, more: found.more, delivered };
-        if jobs.is_empty() {
-            return (self.at(PostStage::Writing(written)), Step::WriteWithBatch(ops));
-        }
-        (self.at(PostStage::Sending { ops, written }), Step::Send(jobs))
-    }
-
-    /// The progress to record; a chunk that continues passes the crash point first.
-    fn on_written(self, written: Written) -> (State, Step) {
-        let (progress, next) = after_chunk(self.start, &written.scanned, written.more);
-        let delivered = written.delivered;
-        if next == Next::Done {
-            return (self.at(PostStage::Recording(next)), Step::RecordChunk { progress, delivered });
-        }
-        let fault = Step::FaultPoint(FaultPoint::AfterChunk { author: self.event.author });
-        (self.at(PostStage::AfterChunk { progress, delivered, next }), fault)
+        (ops, jobs, Written { scanned, more: found.more, delivered })
     }
 }
 
@@ -508,54 +477,6 @@ fn post_op(s: &Settings, post_id: PostId, post: &PostRead, direction: Direction)
         }
         Direction::Remove => WindowOp::RemovePost { post_id, version, created_at: post.created_at },
     }
-}
-
-/// A later page of a post's live readers: the post's state is read again, so a post deleted,
-/// hidden, taken down or held meanwhile reaches nobody.
-#[derive(Debug)]
-enum LiveStage {
-    Post(LiveReach),
-    Reading { reach: LiveReach, post: PostRead },
-    Sending(Vec<(UserId, WindowOp)>),
-    Writing,
-}
-
-impl LiveStage {
-    fn advance(self, reply: Reply, s: &Settings) -> (State, Step) {
-        match (self, reply) {
-            (Self::Post(reach), Reply::Post(post)) => {
-                let delivers =
-                    |p: &PostRead| plan(Direction::Deliver, Some(p.now), false).followers.is_some();
-                let Some(post) = post.filter(delivers) else { return (State::Over, Step::Done) };
-                let Some(page) = live_page(s, post.author, reach.after_reader) else {
-                    return (State::Over, Step::Done);
-                };
-                let reads = ChunkReads { live: Some(page), ..ChunkReads::default() };
-                (State::Live(Self::Reading { reach, post }), Step::ReadChunk(reads))
-            }
-            (Self::Reading { reach, post }, Reply::Chunk(found)) => {
-                let op = post_op(s, reach.live_post_id, &post, Direction::Deliver);
-                let ops = found.live.iter().map(|&reader| (reader, op.clone())).collect();
-                match found.live_next {
-                    Some(after_reader) => {
-                        let next = LiveReach { live_post_id: reach.live_post_id, after_reader };
-                        (State::Live(Self::Sending(ops)), Step::Send(vec![next.into()]))
-                    }
-                    None => write_live(ops),
-                }
-            }
-            (Self::Sending(ops), Reply::Ok) => write_live(ops),
-            (Self::Writing, Reply::Ok) => (State::Over, Step::Done),
-            _ => (State::Over, Step::Fail(UNEXPECTED)),
-        }
-    }
-}
-
-fn write_live(ops: Vec<(UserId, WindowOp)>) -> (State, Step) {
-    if ops.is_empty() {
-        return (State::Over, Step::Done);
-    }
-    (State::Live(LiveStage::Writing), Step::WriteWindows(ops))
 }
 
 #[cfg(test)]

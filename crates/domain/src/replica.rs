@@ -56,7 +56,8 @@ pub fn replica_name(author: UserId, i: u32) -> String {
 }
 
 /// One post as a replica holds it: its key, and the row hydration returns, as the database read
-/// it (opaque here: the interpreter turns it into a feed row, so new columns need no change).
+/// it (opaque here: the service's `FeedIo`, `services/feed_io.rs`, turns it into a feed row, so
+/// new columns need no change).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldPost {
     pub id: PostId,
@@ -118,7 +119,7 @@ pub struct ReplicaQuery {
 }
 
 /// A replica's answer to a page; its posts are [`HeldPost`]s on the wire, feed rows once the
-/// interpreter has read them (`domain::read::ReplicaRows`).
+/// feed read's `FeedIo` has read them (`domain::read::ReplicaRows`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReplicaAnswer<P = HeldPost> {
     /// The posts in the bounds, newest first, at most the limit.

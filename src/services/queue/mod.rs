@@ -70,7 +70,7 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             }
         }
     }
-    let delivered = deliver_chunks(&ctx, &windows, &faults, chunks).await;
+    let delivered = deliver_chunks(&ctx, &windows, chunks).await;
     profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
     flush_figures(&ctx).await;
 }
@@ -93,13 +93,13 @@ fn parse(messages: Vec<Received>) -> Vec<(Received, QueueMessage)> {
 /// One message to its handler: a policy job, a fan-out message (done, or a post chunk with its
 /// window writes returned), a live page. `dead_letter_sent_at`: the message is a dead letter,
 /// first sent at that time.
-async fn dispatch(
-    ctx: &Ctx,
-    windows: &Windows,
-    faults: &Faults<'_>,
+async fn dispatch<'a>(
+    ctx: &'a Ctx,
+    windows: &'a Windows,
+    faults: &'a Faults<'a>,
     body: QueueMessage,
     dead_letter_sent_at: Option<i64>,
-) -> ApiResult<Option<Pending>> {
+) -> ApiResult<Option<Pending<'a>>> {
     match (body, dead_letter_sent_at) {
         // A dead fan-out message marks its attempt dead (the operator's figure, replayable).
         (QueueMessage::Fanout(message), dead_letter_sent_at) => {
@@ -119,12 +119,7 @@ async fn dispatch(
 /// records each chunk's progress. If a window write fails, every chunk of the batch is retried
 /// (windows dedup by post id and version, so the readers already written lose nothing).
 /// Returns when the window writes were done (the rest is recording progress).
-async fn deliver_chunks(
-    ctx: &Ctx,
-    windows: &Windows,
-    faults: &Faults<'_>,
-    chunks: Vec<(Received, Pending)>,
-) -> i64 {
+async fn deliver_chunks(ctx: &Ctx, windows: &Windows, chunks: Vec<(Received, Pending<'_>)>) -> i64 {
     if chunks.is_empty() {
         return ctx.clock();
     }
@@ -137,10 +132,8 @@ async fn deliver_chunks(
         return delivered;
     }
     let (messages, chunks): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
-    let finished = join_all(
-        chunks.into_iter().map(|chunk| within(MESSAGE_DEADLINE, fanout::finish(ctx, windows, faults, chunk))),
-    )
-    .await;
+    let finished =
+        join_all(chunks.into_iter().map(|chunk| within(MESSAGE_DEADLINE, fanout::finish(chunk)))).await;
     for (message, result) in messages.into_iter().zip(finished) {
         match result {
             Ok(()) => message.ack(),

@@ -1,7 +1,9 @@
-//! The feed read as a pure state machine: given the request and the replies so far, it returns
-//! the next I/O [`Step`] or the finished page ([`Next`]). `services/feed.rs` runs the steps
-//! (window calls, one batch per database, the hot-range cache) and feeds the replies back, so a
-//! page's storage cost is read off this module, not gathered from the calls that make it.
+//! The feed read as one async function over its I/O: [`read`] decides every storage I/O of a
+//! page, one [`Step`] at a time, and awaits each from a [`FeedIo`], the one seam between the
+//! read's logic and storage. `services/feed_io.rs` implements it over the window objects, D1 and
+//! the hot-range cache (each step's parts at once); the tests implement it over a fake world and
+//! count what each step costs, so a page's storage cost is read off this module, not gathered
+//! from the calls that make it.
 //!
 //! The steps of a page:
 //! - **first wave** (home feed), all at once: the reader's window (`Older` or `Newer`), the
@@ -26,10 +28,8 @@ mod walk;
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::future::Future;
-use std::pin::Pin;
+use std::marker::PhantomData;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 pub use step::{
     AuthorRelation, DbBatch, HotFound, OnFailure, ReplicaCall, ReplicaRows, Replies, Rows, Slab, SlabRows,
@@ -46,7 +46,6 @@ use super::policy::FanoutMode;
 use super::shard::ShardMap;
 use super::snowflake::shard_of_id;
 use pull::{FullPull, PullSpec};
-use step::Link;
 
 /// A feed row as the read needs it; `store::posts::PostRow` is one.
 pub trait FeedRow {
@@ -97,7 +96,7 @@ pub struct ReadConfig {
     pub replicated: Rc<HashMap<UserId, u32>>,
 }
 
-/// The finished page, and what the interpreter does after answering.
+/// The finished page, and what the service does after answering.
 #[derive(Debug)]
 pub struct Finished<R> {
     pub items: Vec<R>,
@@ -126,51 +125,31 @@ pub struct Finished<R> {
     pub unavailable: Vec<UserId>,
 }
 
-/// What the interpreter does next.
-#[derive(Debug)]
-pub enum Next<R> {
-    Io(Step),
-    Done(Finished<R>),
-    /// Resumed after the page was finished (an interpreter bug, never a client's).
-    Stalled,
+/// The feed read's I/O: runs one [`Step`], everything in it at once (the window call, the
+/// hot-range lookups, the replica reads, one batch per database), and answers its [`Replies`]
+/// in the step's order. A failure the step absorbs (per its [`OnFailure`]: a degraded window or
+/// batch, an omitted database) is an answer; any other is the error, which ends the read.
+///
+/// `&self`: the read runs one step at a time, so an implementation keeps what it learns (a
+/// binding made on first use, the fakes' counts) in cells.
+// A Worker is single-threaded: the read's future is never sent, so no `Send` bound is needed.
+#[allow(async_fn_in_trait)]
+pub trait FeedIo<R> {
+    type Error;
+
+    async fn run(&self, step: Step) -> Result<Replies<R>, Self::Error>;
 }
 
-type Logic<R> = Pin<Box<dyn Future<Output = Finished<R>>>>;
-
-/// One feed read in progress.
-pub struct FeedRead<R> {
-    link: Rc<Link<R>>,
-    logic: Option<Logic<R>>,
-}
-
-impl<R: FeedRow + 'static> FeedRead<R> {
-    /// Starts a read at `now` (the request's time): the first step (or, never in practice, the
-    /// page).
-    pub fn start(query: FeedQuery, now: i64, config: ReadConfig) -> (Self, Next<R>) {
-        let link = Link::new();
-        let reading =
-            Reading { link: link.clone(), req: query, now, cfg: config, effects: RefCell::default() };
-        let mut read = Self { link, logic: Some(Box::pin(async move { reading.page().await })) };
-        let next = read.poll();
-        (read, next)
-    }
-
-    /// Feeds the last step's replies back: the next step or the page.
-    pub fn resume(&mut self, replies: Replies<R>) -> Next<R> {
-        self.link.answer(replies);
-        self.poll()
-    }
-
-    fn poll(&mut self) -> Next<R> {
-        let Some(logic) = self.logic.as_mut() else { return Next::Stalled };
-        match logic.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(done) => {
-                self.logic = None;
-                Next::Done(done)
-            }
-            Poll::Pending => self.link.take_pending().map_or(Next::Stalled, Next::Io),
-        }
-    }
+/// Reads one page at `now` (the request's time), every step through `io`.
+pub async fn read<R: FeedRow, Io: FeedIo<R>>(
+    io: &Io,
+    query: FeedQuery,
+    now: i64,
+    config: ReadConfig,
+) -> Result<Finished<R>, Io::Error> {
+    let reading =
+        Reading { io, req: query, now, cfg: config, effects: RefCell::default(), rows: PhantomData };
+    reading.page().await
 }
 
 /// The reader's side of their edges, as the first wave read it.
@@ -229,13 +208,15 @@ struct Effects {
     unavailable: BTreeSet<usize>,
 }
 
-/// The read's logic: async over [`Link`], so each `run` is one step handed to the interpreter.
-struct Reading<R> {
-    link: Rc<Link<R>>,
+/// One read in progress: its request, its configuration, what it noted so far, and the I/O
+/// each step goes through.
+struct Reading<'io, R, Io> {
+    io: &'io Io,
     req: FeedQuery,
     now: i64,
     cfg: ReadConfig,
     effects: RefCell<Effects>,
+    rows: PhantomData<fn() -> R>,
 }
 
 type Page<R> = PageBuilder<R>;
@@ -246,10 +227,10 @@ fn batch_size<R>(page: &Page<R>, budget: usize) -> usize {
     (page.room() + page.room() / 2 + 4).min(budget.saturating_sub(page.scanned)).max(1)
 }
 
-impl<R: FeedRow> Reading<R> {
+impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
     /// Runs a step without the [`OnFailure::Omit`] batches of databases already found
     /// unavailable (their answers come back empty, in place), and notes the ones it finds.
-    async fn run(&self, mut step: Step) -> Replies<R> {
+    async fn run(&self, mut step: Step) -> Result<Replies<R>, Io::Error> {
         let skipped: Vec<bool> = step
             .batches
             .iter()
@@ -257,7 +238,7 @@ impl<R: FeedRow> Reading<R> {
             .collect();
         let mut kept = skipped.iter().map(|skip| !skip);
         step.batches.retain(|_| kept.next().unwrap_or(true));
-        let mut replies = self.link.run(step).await;
+        let mut replies = self.io.run(step).await?;
         if skipped.contains(&true) {
             let mut answers = std::mem::take(&mut replies.batches).into_iter();
             replies.batches = skipped
@@ -266,7 +247,7 @@ impl<R: FeedRow> Reading<R> {
                 .collect();
         }
         self.effects.borrow_mut().unavailable.extend(replies.unavailable.iter().copied());
-        replies
+        Ok(replies)
     }
 
     fn database_of(&self, user: UserId) -> usize {
@@ -314,10 +295,10 @@ impl<R: FeedRow> Reading<R> {
     }
 
     /// The reader's edges for a feed without a window (group, list): one statement.
-    async fn load_reader(&self) -> Reader {
+    async fn load_reader(&self) -> Result<Reader, Io::Error> {
         let edges = vec![Statement::Edges { list: self.req.scope.list() }];
-        let mut replies = self.run(Step::batches(vec![self.home_batch(edges, OnFailure::Fail)])).await;
-        self.reader_of(&mut replies)
+        let mut replies = self.run(Step::batches(vec![self.home_batch(edges, OnFailure::Fail)])).await?;
+        Ok(self.reader_of(&mut replies))
     }
 
     /// A full pull of posts over the scope's authors (each row with its relationship).
@@ -332,13 +313,13 @@ impl<R: FeedRow> Reading<R> {
 
     /// Runs a full pull's remaining steps; `false` when a degradable step failed. An omissible
     /// pull goes on without the databases found unavailable (before or during it).
-    async fn drive<T>(&self, pull: &mut FullPull<R, T>) -> bool {
+    async fn pull_through<T>(&self, pull: &mut FullPull<R, T>) -> Result<bool, Io::Error> {
         loop {
             if pull.on_failure() == OnFailure::Omit {
                 self.effects.borrow().unavailable.iter().for_each(|&database| pull.omit(database));
             }
             if pull.is_done() {
-                return true;
+                return Ok(true);
             }
             let statements = pull.statements();
             let on_failure = pull.on_failure();
@@ -346,9 +327,9 @@ impl<R: FeedRow> Reading<R> {
                 .iter()
                 .map(|(database, s)| DbBatch { database: *database, statements: vec![s.clone()], on_failure })
                 .collect();
-            let mut replies = self.run(Step::batches(batches)).await;
+            let mut replies = self.run(Step::batches(batches)).await?;
             if replies.failed {
-                return false;
+                return Ok(false);
             }
             for (i, (database, _)) in statements.iter().enumerate() {
                 if replies.unavailable.contains(database) {
@@ -379,26 +360,26 @@ impl<R: FeedRow> Reading<R> {
         after: Option<SortKey>,
         before: SortKey,
         limit: usize,
-    ) -> (Vec<R>, bool) {
+    ) -> Result<(Vec<R>, bool), Io::Error> {
         let mut pull = self.posts_pull(reader, self.posts_spec(after, before, limit));
-        self.drive(&mut pull).await;
-        Self::pulled_rows(reader, pull)
+        self.pull_through(&mut pull).await?;
+        Ok(Self::pulled_rows(reader, pull))
     }
 
-    async fn page(self) -> Finished<R> {
+    async fn page(self) -> Result<Finished<R>, Io::Error> {
         let limit = self.req.limit;
         let Some(after) = self.req.after else {
             let mut page = PageBuilder::new(limit);
-            let (exhausted, state, reader) = self.read_down(&mut page).await;
+            let (exhausted, state, reader) = self.read_down(&mut page).await?;
             let next = next_cursor_key(&page, exhausted);
-            return self.finish(page, (next, None, state), &reader);
+            return Ok(self.finish(page, (next, None, state), &reader));
         };
         let mut page = PageBuilder::new(limit + 1);
-        let (state, reader) = self.read_up(after, &mut page).await;
+        let (state, reader) = self.read_up(after, &mut page).await?;
         let gap = page.items.len() > limit;
         page.items.truncate(limit);
         let next = if gap { page.items.last().map(R::key) } else { None };
-        self.finish(page, (next, Some(gap), state), &reader)
+        Ok(self.finish(page, (next, Some(gap), state), &reader))
     }
 
     fn finish(

@@ -9,7 +9,7 @@ use super::super::plan::{full_scope, FeedScope};
 use super::super::window::{Entry, WindowOp, WindowReply};
 use super::pull::{FullPull, PullSpec};
 use super::step::{HotFound, OnFailure, Rows, SlabRows, Statement, Step};
-use super::{FeedRow, Reader, Reading};
+use super::{FeedIo, FeedRow, Reader, Reading};
 
 fn without_read(op: &WindowOp) -> WindowOp {
     match op.clone() {
@@ -19,7 +19,7 @@ fn without_read(op: &WindowOp) -> WindowOp {
     }
 }
 
-impl<R: FeedRow> Reading<R> {
+impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
     /// The time from which D1 answers beside cached ranges and the young-post cushion.
     pub(super) fn in_flight_since(&self) -> i64 {
         boundary_at(self.now, self.cfg.in_flight_ms)
@@ -33,7 +33,10 @@ impl<R: FeedRow> Reading<R> {
     /// The first wave: `op` on the window, the reader's edges (their home database) and the
     /// hot ranges the read may use, all at once; then the window's opening. `None`: the window
     /// is unavailable.
-    pub(super) async fn first_wave(&self, op: WindowOp) -> (Option<WindowReply>, Reader, HotFound) {
+    pub(super) async fn first_wave(
+        &self,
+        op: WindowOp,
+    ) -> Result<(Option<WindowReply>, Reader, HotFound), Io::Error> {
         let edges = vec![Statement::Edges { list: None }];
         let step = Step {
             window: Some((op.clone(), OnFailure::Degrade)),
@@ -41,22 +44,27 @@ impl<R: FeedRow> Reading<R> {
             batches: vec![self.home_batch(edges, OnFailure::Fail)],
             replicas: Vec::new(),
         };
-        let mut replies = self.run(step).await;
+        let mut replies = self.run(step).await?;
         let reader = self.reader_of(&mut replies);
         let hot = std::mem::take(&mut replies.hot);
         let window = match replies.window {
             Some(first) if first.initialized => Some(first),
-            Some(first) => self.build_window(first, &op).await,
+            Some(first) => self.build_window(first, &op).await?,
             None => None,
         };
         if let Some(reply) = &window {
             self.effects.borrow_mut().report = reply.report;
         }
-        (window, reader, hot)
+        Ok((window, reader, hot))
     }
 
-    pub(super) async fn window_call(&self, op: WindowOp, on_failure: OnFailure) -> Option<WindowReply> {
-        self.run(Step::window(op, on_failure)).await.window
+    /// A window call; `None` when it failed and `on_failure` let the read go on.
+    pub(super) async fn window_call(
+        &self,
+        op: WindowOp,
+        on_failure: OnFailure,
+    ) -> Result<Option<WindowReply>, Io::Error> {
+        Ok(self.run(Step::window(op, on_failure)).await?.window)
     }
 
     /// Builds a new window from D1: activation (so fan-out delivers to it from now on) and the
@@ -64,25 +72,32 @@ impl<R: FeedRow> Reading<R> {
     /// its backfill delivers to the now active window. Then the snapshot, `Init`, and `op`
     /// again without counting the read (the first call counted it and may have made a report
     /// due: that report is the one kept).
-    async fn build_window(&self, first: WindowReply, op: &WindowOp) -> Option<WindowReply> {
+    /// `None`: a step of it failed, and the window is unavailable to this read.
+    async fn build_window(
+        &self,
+        first: WindowReply,
+        op: &WindowOp,
+    ) -> Result<Option<WindowReply>, Io::Error> {
         let statements = vec![Statement::Activate, Statement::Edges { list: None }];
         let batch = self.home_batch(statements, OnFailure::Degrade);
-        let mut replies = self.run(Step::batches(vec![batch])).await;
+        let mut replies = self.run(Step::batches(vec![batch])).await?;
         if replies.failed {
-            return None;
+            return Ok(None);
         }
         let reader = self.reader_of(&mut replies);
-        let (entries, complete) = self.window_snapshot(&reader).await?;
+        let Some((entries, complete)) = self.window_snapshot(&reader).await? else { return Ok(None) };
         let cap = self.cfg.window_cap;
-        self.window_call(WindowOp::Init { entries, complete, cap }, OnFailure::Degrade).await?;
-        let mut reply = self.window_call(without_read(op), OnFailure::Degrade).await?;
-        reply.report = first.report;
-        Some(reply)
+        let init = WindowOp::Init { entries, complete, cap };
+        if self.window_call(init, OnFailure::Degrade).await?.is_none() {
+            return Ok(None);
+        }
+        let reply = self.window_call(without_read(op), OnFailure::Degrade).await?;
+        Ok(reply.map(|reply| WindowReply { report: first.report, ..reply }))
     }
 
     /// A new window's snapshot: the newest `cap` entries of the viewer and everyone followed,
     /// from every database at once, and whether that is all there is.
-    async fn window_snapshot(&self, reader: &Reader) -> Option<(Vec<Entry>, bool)> {
+    async fn window_snapshot(&self, reader: &Reader) -> Result<Option<(Vec<Entry>, bool)>, Io::Error> {
         let scopes = full_scope(reader.viewer, &reader.edges, &FeedScope::Home, &self.cfg.map);
         let spec = PullSpec {
             rows: SlabRows::Entries,
@@ -93,6 +108,6 @@ impl<R: FeedRow> Reading<R> {
             on_failure: OnFailure::Degrade,
         };
         let mut pull: FullPull<R, Entry> = FullPull::new(spec, scopes, Rows::entries, Entry::key);
-        self.drive(&mut pull).await.then(|| pull.snapshot())
+        Ok(self.pull_through(&mut pull).await?.then(|| pull.snapshot()))
     }
 }

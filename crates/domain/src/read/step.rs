@@ -1,13 +1,8 @@
 //! The I/O a feed read asks for, as data: one [`Step`] is everything that runs at once (one
 //! sequential wait, or `ceil(databases / 6)` of them when more databases than connections are
-//! touched), and [`Replies`] is what it returned, in the same order. The interpreter
-//! (`services/feed.rs`) turns each [`Statement`] into SQL and each answer into [`Rows`].
-
-use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
-use std::rc::Rc;
-use std::task::{Context, Poll};
+//! touched), and [`Replies`] is what it returned, in the same order. The service's
+//! [`super::FeedIo`] (`services/feed_io.rs`) turns each [`Statement`] into SQL and each answer
+//! into [`Rows`].
 
 use super::super::cursor::SortKey;
 use super::super::hot::{HotMiss, HotRange};
@@ -213,52 +208,6 @@ impl<R> Default for Replies<R> {
             failed: false,
             unavailable: Vec::new(),
             replicas: Vec::new(),
-        }
-    }
-}
-
-/// The seam between the read's logic and its interpreter: the logic awaits [`Link::run`],
-/// which parks the step until the driver hands back its replies.
-pub(super) struct Link<R> {
-    pending: RefCell<Option<Step>>,
-    replies: RefCell<Option<Replies<R>>>,
-}
-
-impl<R> Link<R> {
-    pub(super) fn new() -> Rc<Self> {
-        Rc::new(Self { pending: RefCell::new(None), replies: RefCell::new(None) })
-    }
-
-    pub(super) fn run(&self, step: Step) -> RunStep<'_, R> {
-        RunStep { link: self, step: Some(step) }
-    }
-
-    pub(super) fn take_pending(&self) -> Option<Step> {
-        self.pending.borrow_mut().take()
-    }
-
-    pub(super) fn answer(&self, replies: Replies<R>) {
-        *self.replies.borrow_mut() = Some(replies);
-    }
-}
-
-pub(super) struct RunStep<'a, R> {
-    link: &'a Link<R>,
-    step: Option<Step>,
-}
-
-impl<R> Future for RunStep<'_, R> {
-    type Output = Replies<R>;
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Replies<R>> {
-        let this = self.get_mut();
-        if let Some(step) = this.step.take() {
-            *this.link.pending.borrow_mut() = Some(step);
-            return Poll::Pending;
-        }
-        match this.link.replies.borrow_mut().take() {
-            Some(replies) => Poll::Ready(replies),
-            None => Poll::Pending,
         }
     }
 }

@@ -1,9 +1,12 @@
-//! The read machine run against a fake world: every step it asks for is answered from a fake
-//! D1 (posts, edges, relationships, unfinished outbox events), a fake window object and a fake
-//! hot-range cache, so each scenario checks the page and counts what it cost.
+//! The read run against a fake world: its [`FeedIo`] answers every step from a fake D1 (posts,
+//! edges, relationships, unfinished outbox events), a fake window object and a fake hot-range
+//! cache, so each scenario checks the page and counts what it cost.
 
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
+
+use futures_executor::block_on;
 
 use super::*;
 use crate::hot::HotRange;
@@ -96,7 +99,7 @@ struct Window {
     entries: Vec<Entry>,
 }
 
-/// A fake D1 + window + cache that answers the machine's steps.
+/// A fake D1 + window + cache that answers the read's steps.
 struct World {
     viewer: UserId,
     databases: usize,
@@ -333,45 +336,80 @@ struct Cost {
     replica_calls: usize,
 }
 
-fn run(world: &mut World, request: FeedQuery) -> (Finished<Row>, Cost) {
-    let (mut read, mut next) = FeedRead::start(request, NOW, world.config());
-    let mut cost = Cost::default();
-    for _ in 0..100 {
-        let step = match next {
-            Next::Io(step) => step,
-            Next::Done(done) => return (done, cost),
-            Next::Stalled => panic!("stalled"),
-        };
+/// The fake world as the read's I/O: each step answered from it at once, and counted.
+struct Fake<'w> {
+    world: RefCell<&'w mut World>,
+    cost: RefCell<Cost>,
+    steps: Cell<usize>,
+}
+
+impl FeedIo<Row> for Fake<'_> {
+    /// The read failed (a batch that may not fail did), or it ran away.
+    type Error = String;
+
+    async fn run(&self, step: Step) -> Result<Replies<Row>, String> {
+        self.steps.set(self.steps.get() + 1);
+        if self.steps.get() > 100 {
+            return Err("more than 100 steps".into());
+        }
+        self.count(&step);
+        self.world.borrow_mut().reply(&step)
+    }
+}
+
+impl Fake<'_> {
+    fn count(&self, step: &Step) {
+        let mut cost = self.cost.borrow_mut();
         cost.waves += step.waits();
         for (database, n) in step.statements() {
             *cost.statements.entry(database).or_default() += n;
         }
+        cost.window_calls += usize::from(step.window.is_some());
+        cost.replica_calls += step.replicas.len();
+    }
+}
+
+impl World {
+    /// What a step returns; a batch on a database that is down answers by its `on_failure`.
+    fn reply(&mut self, step: &Step) -> Result<Replies<Row>, String> {
         let mut replies = Replies::default();
         if let Some((op, _)) = &step.window {
-            cost.window_calls += 1;
-            replies.window = world.call_window(op);
+            replies.window = self.call_window(op);
             replies.failed = replies.window.is_none();
         }
         if step.hot_lookup.is_some() {
-            replies.hot = world.hot.clone();
+            replies.hot = self.hot.clone();
         }
-        cost.replica_calls += step.replicas.len();
-        replies.replicas = step.replicas.iter().map(|call| world.replica(call)).collect();
+        replies.replicas = step.replicas.iter().map(|call| self.replica(call)).collect();
         for b in &step.batches {
-            if !world.down.contains(&b.database) {
-                replies.batches.push(b.statements.iter().map(|s| world.answer(s)).collect());
+            if !self.down.contains(&b.database) {
+                replies.batches.push(b.statements.iter().map(|s| self.answer(s)).collect());
                 continue;
             }
             match b.on_failure {
-                OnFailure::Fail => panic!("the read fails: DB_{} is down", b.database),
+                OnFailure::Fail => return Err(format!("the read fails: DB_{} is down", b.database)),
                 OnFailure::Degrade => replies.failed = true,
                 OnFailure::Omit => replies.unavailable.push(b.database),
             }
             replies.batches.push(Vec::new());
         }
-        next = read.resume(replies);
+        Ok(replies)
     }
-    panic!("more than 100 steps");
+}
+
+/// Reads one page from the world: the page, or the read's error; and what it cost.
+fn try_run(world: &mut World, request: FeedQuery) -> (Result<Finished<Row>, String>, Cost) {
+    let config = world.config();
+    let fake = Fake { world: RefCell::new(world), cost: RefCell::default(), steps: Cell::new(0) };
+    let done = block_on(read(&fake, request, NOW, config));
+    (done, fake.cost.into_inner())
+}
+
+fn run(world: &mut World, request: FeedQuery) -> (Finished<Row>, Cost) {
+    match try_run(world, request) {
+        (Ok(done), cost) => (done, cost),
+        (Err(e), _) => panic!("{e}"),
+    }
 }
 
 fn read_home(world: &mut World, limit: usize) -> (Finished<Row>, Cost) {
@@ -839,7 +877,7 @@ fn list_old() -> (World, FeedQuery) {
 
 /// The worst case of each kind of page: sequential storage waits (window calls and D1 batches,
 /// not counting the token check the HTTP layer runs beside the first wave) and D1 statements,
-/// as the machine asks for them. `tests/api/budgets.rs` confirms the first row black-box
+/// as the read asks for them. `tests/api/budgets.rs` confirms the first row black-box
 /// (2 sequential round trips, one window call).
 #[test]
 fn worst_case_waves_and_statements_per_scenario() {
@@ -943,6 +981,13 @@ fn the_readers_own_database_down_fails_the_read_and_a_healthy_read_names_no_one(
     let (done, _) = read_home(&mut world, 5);
     assert!(done.unavailable.is_empty());
     world.down = vec![0];
-    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_home(&mut world, 5)));
-    assert!(failed.is_err(), "the edges are read with OnFailure::Fail: the read answers 503");
+    let request = home(world.viewer, 5);
+    let (failed, cost) = try_run(&mut world, request);
+    let failed = failed.err();
+    assert_eq!(
+        failed.as_deref(),
+        Some("the read fails: DB_0 is down"),
+        "the edges are read with OnFailure::Fail: the read answers 503"
+    );
+    assert_eq!(cost.waves, 1, "the first wave fails the read: nothing runs after it");
 }

@@ -11,7 +11,7 @@ use super::super::window::{Entry, WindowOp};
 use super::pull::FullPull;
 use super::round::{offer_round, offer_rows, replica_calls, Fallback, Hot, RoundReads, RoundRows};
 use super::step::{DbBatch, OnFailure, Step};
-use super::{batch_size, FeedRow, Page, Reader, Reading};
+use super::{batch_size, FeedIo, FeedRow, Page, Reader, Reading};
 use crate::hot::HotMiss;
 
 /// Where the window part of a read-down ended.
@@ -36,7 +36,7 @@ fn with_pull<R, T>(mut batches: Vec<DbBatch>, pull: Option<&FullPull<R, T>>) -> 
     batches
 }
 
-impl<R: FeedRow> Reading<R> {
+impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
     /// One round beside the window: the pulled and in-flight posts in the bounds, the rows of
     /// the window's entries, the viewer's relationship to each author, and what the hot-range
     /// cache lacked: one batch per database, all at once. In pull mode for the whole system the
@@ -48,7 +48,7 @@ impl<R: FeedRow> Reading<R> {
         bounds: Bounds,
         entries: &[Entry],
         misses: &[HotMiss],
-    ) -> RoundRows<R> {
+    ) -> Result<RoundRows<R>, Io::Error> {
         let candidates: Vec<_> = entries.iter().map(|e| (e.post_id, e.author_id)).collect();
         let input = RoundInput {
             viewer: reader.viewer,
@@ -71,7 +71,7 @@ impl<R: FeedRow> Reading<R> {
         let mut step = Step::batches(with_pull(reads.batches(), pull.as_ref()));
         step.replicas = replica_calls(reader.viewer, &plan.replicas, bounds);
         let databases: Vec<usize> = step.batches.iter().map(|b| b.database).collect();
-        let replies = self.run(step).await;
+        let replies = self.run(step).await?;
         let mut rows = RoundRows::default();
         for (database, mut answers) in databases.into_iter().zip(replies.batches) {
             let beside = answers.split_off(reads.statements_on(database).min(answers.len()));
@@ -81,14 +81,14 @@ impl<R: FeedRow> Reading<R> {
             }
         }
         let fallback = rows.absorb_replicas(&plan.replicas, replies.replicas);
-        self.replica_fallback(reader, bounds, fallback, &mut rows).await;
+        self.replica_fallback(reader, bounds, fallback, &mut rows).await?;
         rows.attach(reader);
         self.effects.borrow_mut().hot_fills.extend(rows.fills(misses, self.cfg.hot_range_len));
         if let Some(mut pull) = pull {
-            self.drive(&mut pull).await;
+            self.pull_through(&mut pull).await?;
             rows.sources.push(Self::pulled_rows(reader, pull).0);
         }
-        rows
+        Ok(rows)
     }
 
     /// Reads from D1 what the round's replicas could not answer (a failed or slow replica, or
@@ -100,9 +100,9 @@ impl<R: FeedRow> Reading<R> {
         bounds: Bounds,
         fallback: Fallback,
         rows: &mut RoundRows<R>,
-    ) {
+    ) -> Result<(), Io::Error> {
         if fallback.authors.is_empty() && fallback.candidates.is_empty() {
-            return;
+            return Ok(());
         }
         let edges: Vec<ReaderEdge> =
             reader.edges.iter().filter(|e| fallback.authors.contains(&e.author)).cloned().collect();
@@ -120,10 +120,11 @@ impl<R: FeedRow> Reading<R> {
         let reads = RoundReads::new(&plan, bounds, &[], &self.cfg.map, self.cfg.ids_per_statement);
         let batches = reads.batches();
         let databases: Vec<usize> = batches.iter().map(|b| b.database).collect();
-        let replies = self.run(Step::batches(batches)).await;
+        let replies = self.run(Step::batches(batches)).await?;
         for (database, answers) in databases.into_iter().zip(replies.batches) {
             reads.absorb(database, answers, rows);
         }
+        Ok(())
     }
 
     /// A round's entries with the cached ones merged in, and its bounds.
@@ -141,20 +142,24 @@ impl<R: FeedRow> Reading<R> {
 
     /// The window part of a read-down: window entries at or above the floor merged with what is
     /// pulled beside the window, round by round until the page is done or the window is exhausted.
-    async fn window_down(&self, before: SortKey, page: &mut Page<R>) -> (WindowPart, Reader) {
+    async fn window_down(
+        &self,
+        before: SortKey,
+        page: &mut Page<R>,
+    ) -> Result<(WindowPart, Reader), Io::Error> {
         let budget = self.cfg.scan_budget;
         let mut want = batch_size(page, budget);
         let first = WindowOp::Older { before, limit: want, read_at: self.read_at() };
-        let (opened, reader, found) = self.first_wave(first).await;
+        let (opened, reader, found) = self.first_wave(first).await?;
         let Some(mut reply) = opened else {
-            return (WindowPart::PullFrom(before, FeedState::Rebuilding), reader);
+            return Ok((WindowPart::PullFrom(before, FeedState::Rebuilding), reader));
         };
         let floor = reply.floor.unwrap_or(SortKey::TOP);
         if before <= floor && found.misses.is_empty() {
             // The window holds nothing below its floor and a round beside it reads nothing
             // there (in flight, pulled and cached posts all lie above it): straight to the
             // pull. A cache refill is read by a round, so a read with one still runs it.
-            return (WindowPart::PullFrom(before, FeedState::Ok), reader);
+            return Ok((WindowPart::PullFrom(before, FeedState::Ok), reader));
         }
         let hot = Hot::new(found, self.in_flight_since(), floor);
         let mut cursor = before;
@@ -162,22 +167,22 @@ impl<R: FeedRow> Reading<R> {
         loop {
             let entries = self.round_entries(&hot, reply.entries, (floor, cursor), want);
             let bounds = Bounds { before: cursor, after: floor, limit: want };
-            let rows = self.round(&reader, &hot, bounds, &entries, misses).await;
+            let rows = self.round(&reader, &hot, bounds, &entries, misses).await?;
             misses = &[];
             let left_out = |author| self.left_out(author);
             let (covered, duplicates) =
                 offer_round((reader.viewer, &left_out), entries, rows, (want, floor), page);
             self.count_duplicates(duplicates);
             if page.is_full() || page.scanned >= budget {
-                return (WindowPart::Done, reader);
+                return Ok((WindowPart::Done, reader));
             }
             if covered <= floor {
-                return (WindowPart::PullFrom(before.min(floor), FeedState::Ok), reader);
+                return Ok((WindowPart::PullFrom(before.min(floor), FeedState::Ok), reader));
             }
             cursor = page.last_scanned.unwrap_or(covered).min(cursor);
             want = batch_size(page, budget);
             let op = WindowOp::Older { before: cursor, limit: want, read_at: None };
-            reply = self.window_call(op, OnFailure::Fail).await.unwrap_or_default();
+            reply = self.window_call(op, OnFailure::Fail).await?.unwrap_or_default();
         }
     }
 
@@ -194,24 +199,24 @@ impl<R: FeedRow> Reading<R> {
     /// Older-than-cursor page: the window (home feed) or nothing (group and list feeds, served
     /// by the full pull), then the full pull below it. Returns whether every source is
     /// exhausted, the page's state and the reader's edges.
-    pub(super) async fn read_down(&self, page: &mut Page<R>) -> (bool, FeedState, Reader) {
+    pub(super) async fn read_down(&self, page: &mut Page<R>) -> Result<(bool, FeedState, Reader), Io::Error> {
         let before = self.req.before.unwrap_or(SortKey::TOP);
         let budget = self.cfg.scan_budget;
         let (mut cursor, state, reader) = if self.req.scope != FeedScope::Home || self.below_floor() {
-            (before, FeedState::Ok, self.load_reader().await)
+            (before, FeedState::Ok, self.load_reader().await?)
         } else {
-            match self.window_down(before, page).await {
-                (WindowPart::Done, reader) => return (false, FeedState::Ok, reader),
+            match self.window_down(before, page).await? {
+                (WindowPart::Done, reader) => return Ok((false, FeedState::Ok, reader)),
                 (WindowPart::PullFrom(key, state), reader) => (key, state, reader),
             }
         };
         self.effects.borrow_mut().below_floor = self.req.scope == FeedScope::Home && state == FeedState::Ok;
         loop {
             let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
-            let (rows, exhausted) = self.full_pull(&reader, None, cursor, want).await;
+            let (rows, exhausted) = self.full_pull(&reader, None, cursor, want).await?;
             offer_rows(reader.viewer, rows, page);
             if page.is_full() || exhausted || page.scanned >= budget {
-                return (exhausted, state, reader);
+                return Ok((exhausted, state, reader));
             }
             cursor = page.last_scanned.unwrap_or(cursor);
         }
@@ -220,37 +225,48 @@ impl<R: FeedRow> Reading<R> {
     /// Newer-than-cursor read for `?after=`: up to `limit + 1` visible items above the key: the
     /// newest window entries and pulled posts above it (and above the floor), then, if the page
     /// still has room and `after` is below the floor, everything followed in `(after, floor)`.
-    pub(super) async fn read_up(&self, after: SortKey, page: &mut Page<R>) -> (FeedState, Reader) {
+    pub(super) async fn read_up(
+        &self,
+        after: SortKey,
+        page: &mut Page<R>,
+    ) -> Result<(FeedState, Reader), Io::Error> {
         if self.req.scope != FeedScope::Home {
-            let reader = self.load_reader().await;
-            self.read_up_pull(&reader, after, SortKey::TOP, page).await;
-            return (FeedState::Ok, reader);
+            let reader = self.load_reader().await?;
+            self.read_up_pull(&reader, after, SortKey::TOP, page).await?;
+            return Ok((FeedState::Ok, reader));
         }
         let want = self.cfg.scan_budget;
         let op = WindowOp::Newer { after, limit: want, read_at: self.read_at() };
-        let (opened, reader, found) = self.first_wave(op).await;
+        let (opened, reader, found) = self.first_wave(op).await?;
         let Some(reply) = opened else {
-            self.read_up_pull(&reader, after, SortKey::TOP, page).await;
-            return (FeedState::Rebuilding, reader);
+            self.read_up_pull(&reader, after, SortKey::TOP, page).await?;
+            return Ok((FeedState::Rebuilding, reader));
         };
         let floor = reply.floor.unwrap_or(SortKey::TOP);
         let lower = after.max(floor);
         let hot = Hot::new(found, self.in_flight_since(), lower);
         let entries = self.round_entries(&hot, reply.entries, (lower, SortKey::TOP), want);
         let bounds = Bounds { before: SortKey::TOP, after: lower, limit: want };
-        let rows = self.round(&reader, &hot, bounds, &entries, &hot.misses).await;
+        let rows = self.round(&reader, &hot, bounds, &entries, &hot.misses).await?;
         let left_out = |author| self.left_out(author);
         let (_, duplicates) = offer_round((reader.viewer, &left_out), entries, rows, (want, lower), page);
         self.count_duplicates(duplicates);
         if !page.is_full() && after < floor {
-            self.read_up_pull(&reader, after, floor, page).await;
+            self.read_up_pull(&reader, after, floor, page).await?;
         }
-        (FeedState::Ok, reader)
+        Ok((FeedState::Ok, reader))
     }
 
     /// Everything followed in `(after, below)`, newest first, into the page's room.
-    async fn read_up_pull(&self, reader: &Reader, after: SortKey, below: SortKey, page: &mut Page<R>) {
-        let (rows, _) = self.full_pull(reader, Some(after), below, page.room()).await;
+    async fn read_up_pull(
+        &self,
+        reader: &Reader,
+        after: SortKey,
+        below: SortKey,
+        page: &mut Page<R>,
+    ) -> Result<(), Io::Error> {
+        let (rows, _) = self.full_pull(reader, Some(after), below, page.room()).await?;
         offer_rows(reader.viewer, rows, page);
+        Ok(())
     }
 }
