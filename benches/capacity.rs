@@ -26,18 +26,13 @@ mod rng;
 
 #[path = "capacity/measure.rs"]
 mod measure;
-#[path = "capacity/model.rs"]
-mod model;
 #[path = "capacity/replicas.rs"]
 mod replicas;
-#[path = "capacity/report.rs"]
-mod report;
 #[path = "capacity/simulate.rs"]
 mod simulate;
-#[path = "capacity/timing.rs"]
-mod timing;
 
-use model::{Celebrities, Costs, Limits, Mode, Policy, Prices, Workload};
+use edgefeed_capacity::model::{Celebrities, Costs, Limits, Mode, Policy, Prices, Workload};
+use edgefeed_capacity::report;
 use serde_json::json;
 
 const USAGE: &str =

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::model::{self, Celebrities, Costs, Limits, Mode, Policy, Prices, Work, Workload};
-use super::timing::timing_of;
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
 use crate::rng::Rng;
+use edgefeed_capacity::model::{self, Celebrities, Costs, Limits, Mode, Policy, Prices, Work, Workload};
+use edgefeed_capacity::timing::timing_of;
 
 const DATABASES: usize = 16;
 const SEED: u64 = 20_261_201;

@@ -1,7 +1,7 @@
 //! The capacity model (issue #21): pure arithmetic from a workload and the measured
 //! per-operation costs (`bench/costs.json`, written by `./scripts/bench capacity --measure`)
 //! to the load on every database, the limits that bind, and a monthly bill. No I/O here; its
-//! arithmetic is pinned by the unit tests at the end (run by `tests/capacity_model.rs`).
+//! arithmetic is pinned on hand-worked cases in `crates/capacity/tests/model.rs`.
 //!
 //! How load is placed (the same rules as `domain/placement.rs`): users, and with them their
 //! posts, likes and comments on those posts, spread evenly over the P databases by id; an

@@ -1,7 +1,7 @@
 //! The capacity bench's printed reports (Markdown): the measured table, the model's answer for
 //! one workload, the headline scenario side by side, and the simulation's check.
 
-use super::model::{
+use crate::model::{
     self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, ReplicaCosts, Verdict, WindowRows,
     Work, Workload,
 };
