@@ -615,8 +615,7 @@ mod tests {
         assert_eq!(ShardBy::Id("id").sql("NEW."), "((NEW.id >> 3) & 255)");
         assert_eq!(ShardBy::FirstOf("a", "b").sql(""), "((COALESCE(a, b) >> 3) & 255)");
         assert_eq!(ShardBy::Stored("shard").sql("t."), "t.shard");
-        let id =
-            crate::snowflake::snowflake_in(1_796_026_502_123, LogicalShard::new(201), 5).unwrap_or(0);
+        let id = crate::snowflake::snowflake_in(1_796_026_502_123, LogicalShard::new(201), 5).unwrap_or(0);
         assert_eq!((id >> 3) & 255, 201);
     }
 
