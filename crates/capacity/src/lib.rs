@@ -7,6 +7,9 @@
 //! measure the table and to check the model (`--measure`, `--simulate`) is the bench
 //! `benches/capacity.rs`, which uses this crate.
 
+pub mod cli;
 pub mod model;
 pub mod report;
+pub mod saved;
+pub mod simulation;
 pub mod timing;

@@ -171,7 +171,7 @@ pub const REPLICA_POSTS: f64 = 200.0;
 
 /// What the hot-author replicas cost per operation. Every default is the design's figure
 /// (#28); `--measure` and `--measure-replicas` replace them with measured ones
-/// (`capacity/replicas.rs`; `measured` says which the table holds).
+/// (`benches/capacity_runs/replicas.rs`; `measured` says which the table holds).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReplicaCosts {
@@ -749,10 +749,8 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
     hot
 }
 
-/// Expected number of `databases` (other than the reader's) holding at least one of `n`
-/// authors placed uniformly at random.
-/// Authors per other database in the measured feed pages (`measure.rs`, `AUTHORS_PER_DB`): the
-/// table's rows per other database are that many authors' rows.
+/// Authors per other database in the measured feed pages (`benches/capacity_runs/measure.rs`,
+/// `AUTHORS_PER_DB`): the table's rows per other database are that many authors' rows.
 pub const MEASURED_AUTHORS_PER_DATABASE: f64 = 6.0;
 
 /// The share of pages that pull at least one author from D1, with `pulled` such authors per
@@ -777,8 +775,8 @@ pub fn blend_op(a: OpCost, b: OpCost, k: f64) -> OpCost {
     }
 }
 
-/// Follows of the measured feed reader (`measure.rs`: `AUTHORS_PER_DB` on each of 3 databases):
-/// the table's page rows at home hold its edges statement's rows for that many.
+/// Follows of the measured feed reader (`capacity_runs/measure.rs`: `AUTHORS_PER_DB` on each
+/// of 3 databases): the table's page rows at home hold its edges statement's rows for that many.
 pub const MEASURED_READER_FOLLOWS: f64 = 18.0;
 /// Rows the reader's edges statement (`store/feed.rs::edges_statement`, on every page: all the
 /// follows with their list, mute and backfill checks) reads per follow, on its home database:
@@ -830,6 +828,8 @@ pub fn other_databases_work(pull: (Work, f64, f64), hydrate: (Work, f64, f64)) -
     part(pull).plus(part(hydrate))
 }
 
+/// Expected number of `databases` (other than the reader's) holding at least one of `n`
+/// authors placed uniformly at random.
 pub fn touched_others(databases: f64, n: f64) -> f64 {
     if databases <= 1.0 {
         return 0.0;
@@ -1033,7 +1033,7 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
     ]
 }
 
-/// The databases the cron table was measured on (`measure.rs`: 4).
+/// The databases the cron table was measured on (`capacity_runs/measure.rs`: 4).
 pub const MEASURED_CRON_DATABASES: f64 = 4.0;
 /// Parts of a reconciliation share that probe other databases, a statement each per database
 /// probed (the graph slice and the orphan-claim check), at most this many others
