@@ -57,6 +57,77 @@ fn over(usage: f64, included: f64) -> f64 {
     (usage - included).max(0.0)
 }
 
+impl BillLine {
+    /// `usage` beyond `included`, at `usd_per_million` a million.
+    fn per_million(
+        item: &'static str,
+        (usage, unit): (f64, &'static str),
+        included: f64,
+        usd_per_million: f64,
+    ) -> Self {
+        Self { item, usage, unit, usd: over(usage, included) / 1e6 * usd_per_million }
+    }
+
+    /// `usage` beyond `included`, at `usd_each` a unit.
+    fn per_unit(
+        item: &'static str,
+        (usage, unit): (f64, &'static str),
+        included: f64,
+        usd_each: f64,
+    ) -> Self {
+        Self { item, usage, unit, usd: over(usage, included) * usd_each }
+    }
+}
+
+/// What a month uses, at mean rates (peak / `peak_to_mean`), per bill line.
+struct Usage {
+    requests: f64,
+    cpu_ms: f64,
+    rows_read: f64,
+    rows_written: f64,
+    gb: f64,
+    object_requests: f64,
+    gb_s: f64,
+    window_rows_read: f64,
+    window_rows_written: f64,
+    window_gb: f64,
+    queue_ops: f64,
+}
+
+fn usage(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: f64) -> Usage {
+    let month = SECONDS_PER_MONTH / w.peak_to_mean;
+    let reads = w.feed_reads_per_s;
+    let posts = w.posts_per_s;
+    let deliveries = plan.window_writes_per_s;
+    let cpu = (reads * page_cpu_ms
+        + posts * (c.publish.cpu_ms + c.fanout_post.cpu_ms)
+        + deliveries * c.fanout_reader.cpu_ms
+        + w.likes_per_s * c.like.cpu_ms
+        + w.comments_per_s * c.comment.cpu_ms
+        + w.follows_per_s * c.follow.cpu_ms)
+        * month;
+    let d1 = plan.typical.work.scale(p).plus(plan.control.work.plus(plan.typical.work.scale(-1.0)));
+    let do_ms = reads * plan_page_do_ms(c, w)
+        + deliveries * c.fanout_reader.do_ms * c.fanout_reader.do_calls
+        + w.likes_per_s * c.like.do_ms * c.like.do_calls;
+    // Window storage: every holder's window full; its rows as measured per delivery and per
+    // page read (a table from before they were measured: two rows written per delivery).
+    let (window_reads, window_rows) = window_rows(c, w, deliveries);
+    Usage {
+        requests: plan.worker_requests_per_s * month,
+        cpu_ms: cpu,
+        rows_read: d1.rows_read * month,
+        rows_written: d1.rows_written * month,
+        gb: plan.typical.bytes * p / 1e9,
+        object_requests: plan.object_requests_per_s * month,
+        gb_s: do_ms / 1000.0 * pr.do_object_gb * month,
+        window_rows_read: window_reads * month,
+        window_rows_written: window_rows * month,
+        window_gb: w.users * w.window_holders * 800.0 * c.bytes.window_entry / 1e9,
+        queue_ops: plan.queue_messages_per_s * pr.queue_ops_per_message * month,
+    }
+}
+
 /// The monthly bill at mean rates (peak / `peak_to_mean`), line by line.
 pub(super) fn bill(
     c: &Costs,
@@ -66,117 +137,102 @@ pub(super) fn bill(
     page_cpu_ms: f64,
     p: f64,
 ) -> Vec<BillLine> {
-    let month = SECONDS_PER_MONTH / w.peak_to_mean;
-    let reads = w.feed_reads_per_s;
-    let posts = w.posts_per_s;
-    let deliveries = plan.window_writes_per_s;
-    let requests = plan.worker_requests_per_s * month;
-    let cpu = (reads * page_cpu_ms
-        + posts * (c.publish.cpu_ms + c.fanout_post.cpu_ms)
-        + deliveries * c.fanout_reader.cpu_ms
-        + w.likes_per_s * c.like.cpu_ms
-        + w.comments_per_s * c.comment.cpu_ms
-        + w.follows_per_s * c.follow.cpu_ms)
-        * month;
-    let d1 = plan.typical.work.scale(p).plus(plan.control.work.plus(plan.typical.work.scale(-1.0)));
-    let rows_read = d1.rows_read * month;
-    let rows_written = d1.rows_written * month;
-    let gb = plan.typical.bytes * p / 1e9;
-    let object_requests = plan.object_requests_per_s * month;
-    let do_ms = reads * plan_page_do_ms(c, w)
-        + deliveries * c.fanout_reader.do_ms * c.fanout_reader.do_calls
-        + w.likes_per_s * c.like.do_ms * c.like.do_calls;
-    let gb_s = do_ms / 1000.0 * pr.do_object_gb * month;
-    // Window storage: every holder's window full; its rows as measured per delivery and per
-    // page read (a table from before they were measured: two rows written per delivery).
-    let window_gb = w.users * w.window_holders * 800.0 * c.bytes.window_entry / 1e9;
-    let (window_reads, window_rows) = window_rows(c, w, deliveries);
-    let (window_rows_read, window_rows_written) = (window_reads * month, window_rows * month);
-    let queue_ops = plan.queue_messages_per_s * pr.queue_ops_per_message * month;
-    let mut lines = vec![
-        BillLine { item: "Workers Paid base", usage: 1.0, unit: "month", usd: pr.workers_base },
-        BillLine {
-            item: "Workers requests (HTTP and queue consumer invocations)",
-            usage: requests,
-            unit: "requests",
-            usd: over(requests, pr.workers_requests_included) / 1e6 * pr.workers_per_m_requests,
-        },
-        BillLine {
-            item: "Workers CPU",
-            usage: cpu,
-            unit: "CPU-ms",
-            usd: over(cpu, pr.workers_cpu_ms_included) / 1e6 * pr.workers_per_m_cpu_ms,
-        },
-        BillLine {
-            item: "D1 rows read",
-            usage: rows_read,
-            unit: "rows",
-            usd: over(rows_read, pr.d1_rows_read_included) / 1e6 * pr.d1_per_m_rows_read,
-        },
-        BillLine {
-            item: "D1 rows written",
-            usage: rows_written,
-            unit: "rows",
-            usd: over(rows_written, pr.d1_rows_written_included) / 1e6 * pr.d1_per_m_rows_written,
-        },
-        BillLine {
-            item: "D1 storage (end of horizon)",
-            usage: gb,
-            unit: "GB-month",
-            usd: over(gb, pr.d1_gb_included) * pr.d1_per_gb_month,
-        },
-        BillLine {
-            item: "D1 databases (100,000 included)",
-            usage: p,
-            unit: "databases",
-            usd: over(p, pr.d1_databases_included) * pr.d1_per_database_month,
-        },
-        BillLine {
-            item: "Durable Object requests (windows, like serializers)",
-            usage: object_requests,
-            unit: "requests",
-            usd: over(object_requests, pr.do_requests_included) / 1e6 * pr.do_per_m_requests,
-        },
-        BillLine {
-            item: "Durable Object duration (windows, like serializers)",
-            usage: gb_s,
-            unit: "GB-s",
-            usd: over(gb_s, pr.do_gb_s_included) / 1e6 * pr.do_per_m_gb_s,
-        },
-        BillLine {
-            item: "Durable Object storage rows read (windows)",
-            usage: window_rows_read,
-            unit: "rows",
-            usd: over(window_rows_read, pr.do_rows_read_included) / 1e6 * pr.do_per_m_rows_read,
-        },
-        BillLine {
-            item: "Durable Object storage rows written (windows)",
-            usage: window_rows_written,
-            unit: "rows",
-            usd: over(window_rows_written, pr.do_rows_written_included) / 1e6 * pr.do_per_m_rows_written,
-        },
-        BillLine {
-            item: "Durable Object stored data (windows)",
-            usage: window_gb,
-            unit: "GB-month",
-            usd: over(window_gb, pr.do_gb_included) * pr.do_per_gb_month,
-        },
-        BillLine {
-            item: "Queues operations (write, read, delete per message)",
-            usage: queue_ops,
-            unit: "operations",
-            usd: over(queue_ops, pr.queue_ops_included) / 1e6 * pr.queue_per_m_ops,
-        },
-    ];
+    let u = usage(c, w, pr, plan, page_cpu_ms, p);
+    let mut lines =
+        vec![BillLine { item: "Workers Paid base", usage: 1.0, unit: "month", usd: pr.workers_base }];
+    lines.extend(workers_and_d1_lines(&u, pr, p));
+    lines.extend(object_and_queue_lines(&u, pr));
     if plan.hot.replicas > 0.0 {
         lines.extend(replica_lines(c, w, pr, plan));
     }
     lines
 }
 
+fn workers_and_d1_lines(u: &Usage, pr: &Prices, p: f64) -> [BillLine; 6] {
+    [
+        BillLine::per_million(
+            "Workers requests (HTTP and queue consumer invocations)",
+            (u.requests, "requests"),
+            pr.workers_requests_included,
+            pr.workers_per_m_requests,
+        ),
+        BillLine::per_million(
+            "Workers CPU",
+            (u.cpu_ms, "CPU-ms"),
+            pr.workers_cpu_ms_included,
+            pr.workers_per_m_cpu_ms,
+        ),
+        BillLine::per_million(
+            "D1 rows read",
+            (u.rows_read, "rows"),
+            pr.d1_rows_read_included,
+            pr.d1_per_m_rows_read,
+        ),
+        BillLine::per_million(
+            "D1 rows written",
+            (u.rows_written, "rows"),
+            pr.d1_rows_written_included,
+            pr.d1_per_m_rows_written,
+        ),
+        BillLine::per_unit(
+            "D1 storage (end of horizon)",
+            (u.gb, "GB-month"),
+            pr.d1_gb_included,
+            pr.d1_per_gb_month,
+        ),
+        BillLine::per_unit(
+            "D1 databases (100,000 included)",
+            (p, "databases"),
+            pr.d1_databases_included,
+            pr.d1_per_database_month,
+        ),
+    ]
+}
+
+fn object_and_queue_lines(u: &Usage, pr: &Prices) -> [BillLine; 6] {
+    [
+        BillLine::per_million(
+            "Durable Object requests (windows, like serializers)",
+            (u.object_requests, "requests"),
+            pr.do_requests_included,
+            pr.do_per_m_requests,
+        ),
+        BillLine::per_million(
+            "Durable Object duration (windows, like serializers)",
+            (u.gb_s, "GB-s"),
+            pr.do_gb_s_included,
+            pr.do_per_m_gb_s,
+        ),
+        BillLine::per_million(
+            "Durable Object storage rows read (windows)",
+            (u.window_rows_read, "rows"),
+            pr.do_rows_read_included,
+            pr.do_per_m_rows_read,
+        ),
+        BillLine::per_million(
+            "Durable Object storage rows written (windows)",
+            (u.window_rows_written, "rows"),
+            pr.do_rows_written_included,
+            pr.do_per_m_rows_written,
+        ),
+        BillLine::per_unit(
+            "Durable Object stored data (windows)",
+            (u.window_gb, "GB-month"),
+            pr.do_gb_included,
+            pr.do_per_gb_month,
+        ),
+        BillLine::per_million(
+            "Queues operations (write, read, delete per message)",
+            (u.queue_ops, "operations"),
+            pr.queue_ops_included,
+            pr.queue_per_m_ops,
+        ),
+    ]
+}
+
 /// The hot-author replicas' own lines (the allowances are taken by the windows' lines). A
 /// replica read at least once per lease stays in memory, so its duration is billed all month.
-fn replica_lines(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan) -> Vec<BillLine> {
+fn replica_lines(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan) -> [BillLine; 5] {
     let month = SECONDS_PER_MONTH / w.peak_to_mean;
     let hot = &plan.hot;
     let requests = plan.replica_requests_per_s * month;
@@ -185,7 +241,7 @@ fn replica_lines(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan) -> Vec<BillL
     let rows_read = w.feed_reads_per_s * hot.calls_per_read() * c.replica.read_rows * month;
     let rows_written = hot.writes_per_s * c.replica.write_rows * month;
     let gb = hot.replicas * REPLICA_POSTS * c.replica.post_bytes / 1e9;
-    vec![
+    [
         BillLine {
             item: "Durable Object requests (hot replicas: reads, writes)",
             usage: requests,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::workload::{Mode, Policy, Workload};
 
 /// The shape of the follow graph the model derives from the workload.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Graph {
     /// Share of all follow edges that point at authors above the push cap (power-law part).
     pub share_above_cap: f64,

@@ -72,13 +72,10 @@ pub fn replicas_for(c: &Costs, requests: f64) -> (f64, Work) {
     (n, work)
 }
 
-/// Sums, over the hot authors, what their replicas serve and cost. The power law's authors
-/// at or above the threshold are taken in 60 log-spaced bins, each at its mean follower count.
-pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
-    let mut hot = Hot::default();
-    if !policy.hot_replicas {
-        return hot;
-    }
+/// Authors at or above the hot threshold, in groups of like ones: `(authors, followers each,
+/// posts/s at peak each, posts/day at the mean each)`. The named celebrities, then the power
+/// law's authors above the threshold in 60 log-spaced bins, each at its mean follower count.
+fn hot_groups(w: &Workload, policy: &Policy) -> Vec<(f64, f64, f64, f64)> {
     let g = graph(w, policy);
     let tail_mean = (w.follows_per_user - g.celebrity_follows).max(1e-9);
     let law = PowerLaw::with_mean(w.tail, tail_mean, w.users);
@@ -86,7 +83,6 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
         w.celebrities.iter().map(|c| c.count).sum::<f64>() * w.celebrity_posts_per_day / 86_400.0;
     let ordinary_posts_per_s = (w.posts_per_s - celebrity_posts_per_s).max(0.0) / w.users;
     let ordinary_per_day = ordinary_posts_per_s * 86_400.0 / w.peak_to_mean;
-    // (authors, followers each, posts/s at peak each, posts/day at the mean each)
     let mut groups: Vec<(f64, f64, f64, f64)> = w
         .celebrities
         .iter()
@@ -111,6 +107,16 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
             }
         }
     }
+    groups
+}
+
+/// Sums, over the hot authors ([`hot_groups`]), what their replicas serve and cost.
+pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
+    let mut hot = Hot::default();
+    if !policy.hot_replicas {
+        return hot;
+    }
+    let groups = hot_groups(w, policy);
     let top = groups.iter().map(|g| g.1).fold(0.0, f64::max);
     for (count, x, posts_per_s, per_day) in groups {
         let (pulled, on_page) = inclusion(w, policy, x, per_day);

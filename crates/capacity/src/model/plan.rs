@@ -28,7 +28,7 @@ pub struct Share {
 }
 
 /// What the model says for one P.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Plan {
     pub databases: f64,
     pub graph: Graph,
@@ -244,96 +244,109 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     let page = page_cost(c, w, &g, &hot, policy, p);
     let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
     let r = rates(c, w, &g, &hot, &page, p, batch);
+    let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
+    let mut result = Plan {
+        databases: p,
+        graph: g,
+        hot,
+        databases_touched_per_page: page.touched,
+        page_waves: 1.0 + (page.touched / limits.connections).ceil(),
+        window_writes_per_s: r.deliveries,
+        queue_messages_per_s: r.messages,
+        worker_requests_per_s: http + r.consumer_batches,
+        ..Plan::default()
+    };
+    place_loads(&mut result, c, w, policy, (&r, &page));
+    count_objects(&mut result, c, w, &r, &page);
+    count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
+    result.burst = burst(c, w, policy, limits, result.celebrity.work.statements);
+    result.bill = bill(c, w, prices, &result, page.cpu_ms, p);
+    result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
+    result
+}
+
+/// The plan's databases: a typical one, the control database, the most followed celebrity's
+/// and (with replicas) the largest cold author's, what makes up each, and the busiest.
+fn place_loads(plan: &mut Plan, c: &Costs, w: &Workload, policy: &Policy, (r, page): (&Rates, &PageCost)) {
+    let p = plan.databases;
     let spread: Vec<Part> =
-        spread_parts(c, w, &r, &page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
-    let control = control_parts(c, w, &r);
-    let (top, celebrity_extra) = celebrity_parts(c, w, policy, &hot, p);
+        spread_parts(c, w, r, page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
+    let control = control_parts(c, w, r);
+    let (top, celebrity_extra) = celebrity_parts(c, w, policy, &plan.hot, p);
     let typical_work = total(&spread);
     let bytes = stored_bytes(c, w) / p;
-    let typical = DbLoad { work: typical_work, bytes };
-    let control_load = DbLoad { work: typical_work.plus(total(&control)), bytes };
-    let celebrity = DbLoad {
+    plan.typical = DbLoad { work: typical_work, bytes };
+    plan.control = DbLoad { work: typical_work.plus(total(&control)), bytes };
+    plan.celebrity = DbLoad {
         work: typical_work.plus(total(&celebrity_extra)),
         bytes: bytes + top * c.bytes.follow / 2.0,
     };
-    let largest_cold = largest_cold(c, w, policy).map(|(x, work)| {
+    plan.largest_cold = largest_cold(c, w, policy).map(|(x, work)| {
         (x, DbLoad { work: typical_work.plus(work), bytes: bytes + x * c.bytes.follow / 2.0 })
     });
-    let busiest = [
-        ("the control database (DB_0)", control_load.work.statements),
-        ("the most followed celebrity's database", celebrity.work.statements),
+    plan.typical_shares = shares(spread.iter().copied());
+    plan.control_shares = with_even_share(&control, typical_work);
+    plan.celebrity_shares = with_even_share(&celebrity_extra, typical_work);
+    plan.busiest = [
+        ("the control database (DB_0)", plan.control.work.statements),
+        ("the most followed celebrity's database", plan.celebrity.work.statements),
         (
             "the largest author's below the hot threshold",
-            largest_cold.map_or(0.0, |(_, l)| l.work.statements),
+            plan.largest_cold.map_or(0.0, |(_, l)| l.work.statements),
         ),
     ]
     .into_iter()
     .max_by(|a, b| a.1.total_cmp(&b.1))
     .map_or("", |(name, _)| name);
-    let object_requests = r.reads * page.object_calls
+}
+
+/// The plan's Durable Objects: requests to windows and like serializers, to the replicas, and
+/// the busiest object of any kind.
+fn count_objects(plan: &mut Plan, c: &Costs, w: &Workload, r: &Rates, page: &PageCost) {
+    plan.object_requests_per_s = r.reads * page.object_calls
         + r.deliveries * c.fanout_reader.do_calls
         + w.likes_per_s * c.like.do_calls
-        + other_object_requests(c, w, &r);
-    let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
-    // A full chunk asks each of its readers' databases (up to 500) which readers are active.
-    let full = policy.fanout_chunk;
-    let full_chunk_dbs = touched_others(p, full) + 1.0 - (1.0 - 1.0 / p).powf(full);
-    let chunk_d1 = c.fanout_chunk.home.statements + c.fanout_chunk.other.statements * full_chunk_dbs;
-    let (window_rps, like_rps) = (
-        r.reads / (w.users * w.daily_active).max(1.0) + r.deliveries / (w.users * w.window_holders).max(1.0),
-        w.likes_per_s * w.hottest_post_like_share,
-    );
-    let hottest = [
-        ("the hottest post's like serializer", like_rps),
-        ("a hot author's replica", hot.hottest_replica_rps),
-        ("a reader's window (mean)", window_rps),
+        + other_object_requests(c, w, r);
+    plan.replica_requests_per_s = r.reads * page.replica_calls + plan.hot.writes_per_s;
+    plan.window_requests_per_s =
+        r.reads / (w.users * w.daily_active).max(1.0) + r.deliveries / (w.users * w.window_holders).max(1.0);
+    plan.like_object_requests_per_s = w.likes_per_s * w.hottest_post_like_share;
+    (plan.hottest_object, plan.hottest_object_requests_per_s) = [
+        ("the hottest post's like serializer", plan.like_object_requests_per_s),
+        ("a hot author's replica", plan.hot.hottest_replica_rps),
+        ("a reader's window (mean)", plan.window_requests_per_s),
     ]
     .into_iter()
     .max_by(|a, b| a.1.total_cmp(&b.1))
     .unwrap_or(("", 0.0));
+}
+
+/// The plan's invocations against their limits: a fan-out consumer batch of full chunks, the
+/// consumers busy at once, the cron's invocation, a feed page.
+fn count_invocations(
+    plan: &mut Plan,
+    c: &Costs,
+    policy: &Policy,
+    limits: &Limits,
+    (r, page, batch): (&Rates, &PageCost, f64),
+) {
+    let p = plan.databases;
+    // A full chunk asks each of its readers' databases (up to 500) which readers are active.
+    let full = policy.fanout_chunk;
+    let full_chunk_dbs = touched_others(p, full) + 1.0 - (1.0 - 1.0 / p).powf(full);
+    let chunk_d1 = c.fanout_chunk.home.statements + c.fanout_chunk.other.statements * full_chunk_dbs;
+    plan.consumer_subrequests = batch * (full * c.fanout_reader.do_calls + chunk_d1);
+    plan.consumer_d1_queries = batch * chunk_d1;
+    plan.fanout_batch = batch;
+    plan.fanout_batch_that_fits = (limits.d1_queries_per_invocation / chunk_d1.max(1e-9)).floor();
     // Consumer time a second of fan-out takes: a full chunk's wall time, a smaller one pro rata.
-    let consumer_seconds =
-        r.chunks * limits.chunk_seconds * (g.readers_per_chunk / policy.fanout_chunk).clamp(0.0, 1.0);
-    let mut result = Plan {
-        databases: p,
-        graph: g,
-        hot,
-        typical,
-        control: control_load,
-        celebrity,
-        largest_cold,
-        typical_shares: shares(spread.iter().copied()),
-        control_shares: with_even_share(&control, typical_work),
-        celebrity_shares: with_even_share(&celebrity_extra, typical_work),
-        busiest,
-        databases_touched_per_page: page.touched,
-        page_waves: 1.0 + (page.touched / limits.connections).ceil(),
-        window_writes_per_s: r.deliveries,
-        object_requests_per_s: object_requests,
-        replica_requests_per_s: r.reads * page.replica_calls + hot.writes_per_s,
-        hottest_object_requests_per_s: hottest.1,
-        hottest_object: hottest.0,
-        window_requests_per_s: window_rps,
-        like_object_requests_per_s: like_rps,
-        queue_messages_per_s: r.messages,
-        worker_requests_per_s: http + r.consumer_batches,
-        consumer_subrequests: batch * (full * c.fanout_reader.do_calls + chunk_d1),
-        consumer_d1_queries: batch * chunk_d1,
-        fanout_batch: batch,
-        fanout_batch_that_fits: (limits.d1_queries_per_invocation / chunk_d1.max(1e-9)).floor(),
-        consumers_busy: consumer_seconds,
-        // The cron's own invocation sends a share message per database, 100 to a send.
-        cron_subrequests: (p / 100.0).ceil() + c.cron_pass.control.statements.ceil(),
-        page_subrequests: page.subrequests,
-        page_d1_queries: page.home.statements + page.others.statements,
-        burst: Burst::default(),
-        bill: Vec::new(),
-        monthly_usd: 0.0,
-    };
-    result.burst = burst(c, w, policy, limits, celebrity.work.statements);
-    result.bill = bill(c, w, prices, &result, page.cpu_ms, p);
-    result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
-    result
+    plan.consumers_busy = r.chunks
+        * limits.chunk_seconds
+        * (plan.graph.readers_per_chunk / policy.fanout_chunk).clamp(0.0, 1.0);
+    // The cron's own invocation sends a share message per database, 100 to a send.
+    plan.cron_subrequests = (p / 100.0).ceil() + c.cron_pass.control.statements.ceil();
+    plan.page_subrequests = page.subrequests;
+    plan.page_d1_queries = page.home.statements + page.others.statements;
 }
 
 /// Object calls of the operations the page, delivery and like terms leave out: a follow
