@@ -20,6 +20,7 @@ use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::media::Attachment;
 use crate::domain::outbox::EventKind;
 use crate::domain::read::{AuthorRelation, FeedRow};
+use crate::domain::replica::HeldPost;
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility};
@@ -300,15 +301,19 @@ pub struct NewPost<'a> {
     pub idempotency: Option<IdempotencyScope>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a publish answers: the post as its author sees it, read in the publish's own round trip
+/// (the batch's last statement, or beside the key for a replay).
+#[derive(Debug, Clone)]
 pub struct Published {
     pub post_id: PostId,
     /// True when an earlier request with the same key already created the post.
     pub replayed: bool,
+    /// The post as its author sees it (`None`: a replayed post deleted or hidden since).
+    pub post: Option<PostRow>,
     /// The fan-out event to announce (`None` for a replay: the first request announced it).
     pub outbox_id: Option<OutboxId>,
-    /// The author's replicas to tell (`None`: none, or a replay).
-    pub bump: Option<Bump>,
+    /// The author's replicas to tell (`None`: none, or a replay), and the post as they hold it.
+    pub bump: Option<(Bump, HeldPost)>,
 }
 
 #[derive(Deserialize)]
@@ -317,29 +322,37 @@ struct IdempotentRow {
     request_hash: String,
 }
 
-async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> StoreResult<Option<Published>> {
-    let row: Option<IdempotentRow> = first(
-        db,
-        "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2",
-        &[int(scope.user), text(&scope.key)],
-    )
-    .await?;
+/// What an earlier request under `scope` (the viewer's own key) made, in one round trip: its key
+/// and its post as the viewer sees it, side by side. `None` if the key is unused; a different
+/// request under the same key is refused with 409.
+pub async fn replay(db: UserDb<'_>, scope: &IdempotencyScope) -> StoreResult<Option<Published>> {
+    let viewer = scope.user;
+    let key = "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2";
+    let post = format!(
+        "{} WHERE p.id = (SELECT post_id FROM idempotency_keys WHERE user_id = ?1 AND key = ?2) \
+           AND p.deleted_at IS NULL",
+        post_select()
+    );
+    let params = [int(viewer), text(&scope.key)];
+    let results = batch(db, vec![stmt(db, key, &params)?, stmt(db, &post, &params)?]).await?;
+    let row: Option<IdempotentRow> = match results.first() {
+        Some(result) => result.results()?.into_iter().next(),
+        None => None,
+    };
     match row {
         None => Ok(None),
-        Some(r) if r.request_hash == scope.request_hash => {
-            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true, bump: None }))
-        }
+        Some(r) if r.request_hash == scope.request_hash => Ok(Some(Published {
+            post_id: r.post_id,
+            replayed: true,
+            post: rows_of(results.get(1..).unwrap_or_default())?.into_iter().find(|p| p.visible_to(viewer)),
+            outbox_id: None,
+            bump: None,
+        })),
         Some(r) => Err(StoreError::Conflict {
             reason: Conflict::KeyReused,
             detail: format!("the idempotency key made post {} for another request", r.post_id.get()),
         }),
     }
-}
-
-/// The post an earlier request under `scope` made, if one did (a different request under the
-/// same key is refused with 409).
-pub async fn replayed(db: UserDb<'_>, scope: &IdempotencyScope) -> StoreResult<Option<PostId>> {
-    Ok(idempotent_replay(db, scope).await?.map(|p| p.post_id))
 }
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
@@ -404,38 +417,69 @@ fn publish_statements(
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);
-    // (Imports are not publications: their fan-out health is not the product's.) Last: the
-    // replicas' change number.
+    // (Imports are not publications: their fan-out health is not the product's.) Then the
+    // replicas' change number, and last the post as its author sees it, read back in the same
+    // round trip ([`published`]).
     let published = i64::from(post.created_at == now);
     statements.push(super::stats::count_minute(db, "published", now, published)?);
     statements.push(bump_statement(db, post.author_id)?);
+    statements.push(live_statement(db.any(), post.author_id, &[PostId::from_trusted(id)], &post_select())?);
     Ok(statements)
+}
+
+/// The publish batch's answer ([`publish_statements`]): the post's and the event's ids first,
+/// the replicas' bump and the post read back last.
+fn published(results: &[worker::D1Result]) -> StoreResult<Published> {
+    let [.., bump, read_back] = results else {
+        return Err(StoreError::Internal("the publish batch gave too few results".into()));
+    };
+    let post = rows_of(std::slice::from_ref(read_back))?.into_iter().next();
+    let bump = match (bump_of(Some(bump))?, &post) {
+        (Some(bump), Some(post)) => {
+            let row = read_back.results::<serde_json::Value>()?.into_iter().next().unwrap_or_default();
+            Some((bump, held_of_authors_row(row, post)))
+        }
+        (Some(_), None) => return Err(StoreError::Internal("the new post was not read back".into())),
+        (None, _) => None,
+    };
+    Ok(Published {
+        post_id: PostId::from_trusted(first_id(results.first())?),
+        replayed: false,
+        post,
+        outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
+        bump,
+    })
+}
+
+/// A new post as its author's replicas hold it (`store::replica::held_post`'s row: the feed
+/// columns for no viewer), from the row its author read ([`post_columns`]): the same less the
+/// author's relationship to itself (a post in the batch that made it has no likes, so its
+/// `liked_by_me` is 0 for anyone).
+fn held_of_authors_row(mut row: serde_json::Value, post: &PostRow) -> HeldPost {
+    if let Some(columns) = row.as_object_mut() {
+        for relationship in ["viewer_follows", "blocked", "suspended"] {
+            columns.remove(relationship);
+        }
+    }
+    HeldPost { id: post.id, created_at: post.created_at, row }
 }
 
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
 /// so a post never exists without the event that fans it out, and a retried request can never
-/// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
+/// create a second post: a repeat (or a concurrent duplicate) fails the key's primary key and
+/// rolls back, and then the key says what the first request made ([`replay`]). The key is
+/// not read before: a first request is the batch alone, one round trip with its post read back.
 pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) -> StoreResult<Published> {
-    if let Some(scope) = &post.idempotency {
-        if let Some(found) = idempotent_replay(db, scope).await? {
-            return Ok(found);
-        }
-    }
     let post = &post;
     let insert = |id: i64| async move { batch(db, publish_statements(db, post, id, now)?).await };
     // A new id per attempt: the batch is atomic, so a colliding one leaves nothing behind.
     match insert_with_fresh_id(seed, post.created_at, shard_of_id(post.author_id.get()), "posts.id", insert)
         .await
     {
-        Ok(results) => Ok(Published {
-            post_id: PostId::from_trusted(first_id(results.first())?),
-            outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
-            replayed: false,
-            bump: bump_of(results.last())?,
-        }),
+        Ok(results) => published(&results),
         Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;
-            idempotent_replay(db, scope)
+            replay(db, scope)
                 .await?
                 .ok_or_else(|| StoreError::Internal("idempotency key vanished after conflict".into()))
         }

@@ -138,6 +138,26 @@ fn reading_one_post_waits_one_round_trip() {
 }
 
 #[test]
+fn publishing_waits_three_round_trips_with_or_without_a_key_and_a_retry_no_more() {
+    let author = register("rt_publish");
+    let auth = format!("Bearer {}", author.token);
+    let keyed = [("authorization", auth.as_str()), ("idempotency-key", "rt-publish-1")];
+    let send = |headers: &[(&str, &str)]| raw("POST", "/v1/posts", headers, br#"{"body":"timed"}"#);
+    let plain = send(&[("authorization", auth.as_str())]);
+    assert_eq!(plain.status, 201, "{}", plain.body);
+    // The token check, the batch (the post, its event, its key, and the post read back), and
+    // the test hooks' check before the fan-out's announcement: the key is not read first.
+    assert_eq!(plain.timing(SEQUENTIAL), 3, "{:?}", plain.server_timing);
+    let first = send(&keyed);
+    assert_eq!(first.status, 201, "{}", first.body);
+    assert_eq!(first.timing(SEQUENTIAL), 3, "the key costs no trip: {:?}", first.server_timing);
+    // A retry: its batch finds the key taken, then one trip reads the key and its post.
+    let retry = send(&keyed);
+    assert_eq!((retry.status, &retry.body["id"]), (201, &first.body["id"]), "{}", retry.body);
+    assert_eq!(retry.timing(SEQUENTIAL), 3, "{:?}", retry.server_timing);
+}
+
+#[test]
 fn a_revoked_token_is_refused_on_reads_even_though_its_check_runs_beside_them() {
     let user = register("rt_revoked");
     user.get("/v1/feed").expect(200);

@@ -1,17 +1,8 @@
-//! The capacity model's arithmetic (`benches/capacity/model.rs`) and the bench's
-//! `Server-Timing` parser (`benches/capacity/timing.rs`), unit-tested natively: both are pure
-//! code in the bench, run here so the suite pins them.
-
-#[path = "../benches/capacity/model.rs"]
-#[allow(dead_code)]
-mod model;
-
-#[path = "../benches/capacity/timing.rs"]
-#[allow(dead_code)]
-mod timing;
+//! The capacity model's arithmetic (`src/model.rs`), pinned on hand-worked cases through the
+//! crate's public API.
 
 mod model_arithmetic {
-    use super::model::*;
+    use edgefeed_capacity::model::*;
 
     fn work(statements: f64) -> Work {
         Work { statements, rows_read: statements * 2.0, rows_written: 0.0 }
@@ -409,30 +400,5 @@ mod model_arithmetic {
         assert!(close(plan.graph.pulled_per_reader, 10.0));
         assert_eq!(plan.window_writes_per_s, 0.0);
         assert!(close(plan.databases_touched_per_page, 1.0 + 7.0 * (1.0 - (7.0_f64 / 8.0).powf(20.0))));
-    }
-}
-
-mod header_parsing {
-    use super::model::Work;
-    use super::timing::timing_of;
-
-    #[test]
-    fn server_timing_parses_into_per_database_work() {
-        let header =
-            "total;dur=40, d1;desc=\"9 statements in 3 round trips\";dur=30, do;desc=\"2 calls\";dur=6, \
-                      queue;desc=\"1 sends; 3 messages\", storage;desc=\"2 sequential round trips\", \
-                      d1-1;desc=\"5 statements in 2 round trips; 12 rows read; 3 rows written\";dur=20, \
-                      d1-3;desc=\"4 statements in 1 round trips; 7 rows read; 0 rows written\";dur=10, \
-                      d1-databases;desc=\"2 databases touched\"";
-        let t = timing_of(header);
-        assert_eq!(
-            (t.total_ms, t.slowest_db_ms, t.do_ms, t.do_calls, t.queue_messages),
-            (40.0, 20.0, 6.0, 2.0, 3.0)
-        );
-        assert_eq!(t.subrequests, 3.0 + 2.0 + 1.0);
-        assert_eq!(t.per_db[1].0, Work { statements: 5.0, rows_read: 12.0, rows_written: 3.0 });
-        assert_eq!(t.per_db[1].1, 2.0);
-        assert_eq!(t.per_db[3].0.rows_read, 7.0);
-        assert_eq!(t.per_db[0].0, Work::default());
     }
 }

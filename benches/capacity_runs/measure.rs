@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::model::{Bytes, Costs, OpCost, WindowRows, Work};
-use super::timing::{timing_of, Timing};
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
+use edgefeed_capacity::model::{Bytes, Costs, OpCost, WindowRows, Work};
+use edgefeed_capacity::timing::{timing_of, Timing};
 
 const DATABASES: usize = 4;
 const HOME: usize = 1;

@@ -6,7 +6,9 @@
 //! come from `Server-Timing`, the consumer's from its `PROFILE_IO` counters, Durable Object
 //! calls from both and the window objects' rows from the stats' counters; then the model, fed
 //! the measured cost table and each phase's counts, predicts the same figures on the control
-//! database, a typical one and the hot author's, and the two are compared.
+//! database, a typical one and the hot author's, and the two are compared. The model's side
+//! (the predictions, the stacks' shape they assume, the check's table) is the library's,
+//! `edgefeed_capacity::simulation`, which `--simulate-replay` runs again without a stack.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -14,25 +16,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::model::{self, Celebrities, Costs, Limits, Mode, Policy, Prices, Work, Workload};
-use super::timing::timing_of;
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
 use crate::rng::Rng;
+use edgefeed_capacity::model::{Celebrities, Costs, Mode, Work, Workload};
+// The simulated stacks' shape the model's predictions assume, and the check's tolerance.
+use edgefeed_capacity::simulation::{
+    predict, predicted_json, work_json, DATABASES, FLOOR, HOT_THRESHOLD, PUSH_CAP, TOLERANCE,
+};
+use edgefeed_capacity::timing::timing_of;
 
-const DATABASES: usize = 16;
 const SEED: u64 = 20_261_201;
 /// Users of the power-law graph (each follows a few of the others).
 const USERS: usize = 400;
 /// Users who follow only the hot author: with the graph's users, its followers.
 const FANS: usize = 1_600;
 const HOT_FOLLOWERS: usize = USERS + FANS;
-/// Above it: `HOT_AUTHOR_FOLLOWERS` (the hot-range cache) and `HOT_REPLICA_FOLLOWERS` (the
-/// replicas, where built) on the simulated stacks.
-const HOT_THRESHOLD: &str = "1000";
-/// `PUSH_MAX_FOLLOWERS` on the simulated stacks: under the hot author's followers, so hybrid
-/// pulls it for most of them as the headline's celebrities are pulled (push mode ignores it).
-const PUSH_CAP: usize = 500;
 /// Follows per user: uniform on 1..=2*MEAN-1.
 const MEAN_FOLLOWS: usize = 6;
 /// Exponent of the follower-count density the graph is drawn from.
@@ -79,10 +78,6 @@ const GRACE: &str = "60";
 /// re-decision of the hot author's 2,000 edges in the follows and publish phases). A batch
 /// flushes its counters when it ends; a chained job is delivered at once (no batch timeout).
 const QUIET: Duration = Duration::from_secs(8);
-/// A phase's measured figure on a database agrees with the model when within this share...
-pub const TOLERANCE: f64 = 0.20;
-/// ... or within this many units over the whole phase (a handful of rows is noise).
-const FLOOR: f64 = 5.0;
 
 /// On `0..n`, uniformly (by scaling, as the committed run drew it).
 fn pick(rng: &mut Rng, n: usize) -> usize {
@@ -252,51 +247,6 @@ fn phase(name: &str, requests: impl FnOnce() -> Vec<Resp>) -> (String, Measured)
     background(&mut m, &before, &snapshot());
     m.edges = edges();
     (name.to_string(), m)
-}
-
-/// What the model predicts for a phase, in the measured shape.
-struct Predicted {
-    control: Work,
-    typical: Work,
-    hot: Work,
-    do_calls: f64,
-    window: Work,
-}
-
-/// `secs`: how long the phase ran. The model is given a phase's counts as one second's rates,
-/// but the replicas' leases and refreshes go by time (at most one of each per lease and
-/// refresh period, while reads come): over the feed reads they are the model's per-second
-/// figure times the phase's seconds.
-fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
-    // The hot author is served from replicas (promoted by the setup's reconciliation pass).
-    let hot_followers = HOT_THRESHOLD.parse().unwrap_or(1_000.0);
-    let policy = Policy {
-        push_max_followers: PUSH_CAP as f64,
-        hot_replicas: true,
-        hot_followers,
-        ..Policy::default()
-    };
-    let plan = model::plan(costs, w, &policy, &Limits::default(), &Prices::default(), DATABASES as f64);
-    // The window objects' rows: per delivery and per page read, as the bill counts them
-    // (pull pages call no window).
-    let reads = if w.mode == Mode::Pull { 0.0 } else { w.feed_reads_per_s };
-    let window = costs
-        .window
-        .delivery
-        .scale(plan.window_writes_per_s)
-        .plus(costs.window.page(w.page_n_share).scale(reads));
-    let leases = if w.feed_reads_per_s > 0.0 {
-        plan.hot.top_lease.scale((secs - 1.0).max(0.0))
-    } else {
-        Work::default()
-    };
-    Predicted {
-        control: plan.control.work,
-        typical: plan.typical.work,
-        hot: plan.celebrity.work.plus(leases),
-        do_calls: plan.object_requests_per_s + plan.replica_requests_per_s,
-        window,
-    }
 }
 
 /// The population as the model sees it: everyone a window holder and active, the graph's
@@ -548,24 +498,10 @@ fn cron_phase(base: &Workload) -> Ran {
     ran(measured, Workload { cron_passes_per_s: CRON_PASSES as f64, ..base.clone() })
 }
 
-fn work_json(w: Work) -> Value {
-    json!({ "statements": w.statements, "rows_read": w.rows_read, "rows_written": w.rows_written })
-}
-
 fn mean_of(per_db: &[Work], skip: &[usize]) -> Work {
     let kept: Vec<Work> =
         per_db.iter().enumerate().filter(|(i, _)| !skip.contains(i)).map(|(_, w)| *w).collect();
     kept.iter().fold(Work::default(), |a, w| a.plus(*w)).scale(1.0 / kept.len().max(1) as f64)
-}
-
-fn predicted_json(p: &Predicted) -> Value {
-    json!({
-        "control": work_json(p.control),
-        "typical": work_json(p.typical),
-        "hot": work_json(p.hot),
-        "do_calls": p.do_calls,
-        "window_rows": work_json(p.window),
-    })
 }
 
 /// Each phase measured beside the model's prediction: the control database (`DB_0`), a
@@ -599,19 +535,6 @@ fn compare(costs: &Costs, runs: &[Ran], hot_db: usize) -> Vec<Value> {
             })
         })
         .collect()
-}
-
-/// The predictions of a saved run made again by the model as it is now, the measurements
-/// kept (`./scripts/bench capacity --simulate-replay`: no stack).
-pub fn replay(costs: &Costs, sim: &mut Value) {
-    for m in sim["modes"].as_array_mut().into_iter().flatten() {
-        for phase in m["phases"].as_array_mut().into_iter().flatten() {
-            let w: Workload = serde_json::from_value(phase["workload"].clone()).expect("a saved workload");
-            // Runs before phases were timed: one second.
-            let secs = phase["measured"]["secs"].as_f64().unwrap_or(1.0);
-            phase["predicted"] = predicted_json(&predict(costs, &w, secs));
-        }
-    }
 }
 
 /// A fresh stack on [`DATABASES`] databases in `mode`, profiling on, test hooks off,
@@ -732,82 +655,4 @@ pub fn run(costs: &Costs) -> Value {
         "modes": modes,
         "secs": started.elapsed().as_secs_f64(),
     })
-}
-
-fn num(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1e4 {
-        format!("{:.1}k", x / 1e3)
-    } else if a >= 100.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    }
-}
-
-/// Whether a measured figure and its prediction agree (within the share or the floor).
-pub fn within(m: f64, p: f64) -> bool {
-    (m - p).abs() <= (TOLERANCE * m.abs().max(p.abs())).max(FLOOR)
-}
-
-/// The simulation's check, per mode: per phase and figure, measured / predicted on the
-/// control, a typical and the hot author's database, and the Durable Object calls and rows.
-pub fn table(sim: &Value) -> String {
-    let mut out = String::new();
-    for m in sim["modes"].as_array().into_iter().flatten() {
-        out.push_str(&format!(
-            "\n### {} mode\n\nSeed {}, {} users on {} databases ({:?} each), {} follows, hot author on DB_{} with {} followers, {:.0} s.\n\n\
-             | phase | figure | control DB | typical DB | hot author's DB | Durable Objects | within {:.0}% |\n|---|---|---|---|---|---|---|\n",
-            m["mode"].as_str().unwrap_or("?"),
-            sim["seed"],
-            m["users"],
-            sim["databases"],
-            m["users_per_db"].as_array().map_or_else(Vec::new, |a| a.iter().map(|v| v.as_u64().unwrap_or(0)).collect()),
-            m["follows"],
-            m["hot_db"],
-            m["hot_followers"],
-            m["secs"].as_f64().unwrap_or(0.0),
-            100.0 * TOLERANCE,
-        ));
-        for phase in m["phases"].as_array().into_iter().flatten() {
-            out.push_str(&phase_rows(phase));
-        }
-    }
-    out
-}
-
-fn phase_rows(phase: &Value) -> String {
-    let (me, pr) = (&phase["measured"], &phase["predicted"]);
-    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
-    let mut out = String::new();
-    for (i, figure) in ["statements", "rows_read", "rows_written"].iter().enumerate() {
-        let mut ok = true;
-        let mut cell = |m: f64, p: f64| {
-            ok &= within(m, p);
-            format!("{} / {}", num(m), num(p))
-        };
-        let dbs: Vec<String> = ["control", "typical", "hot"]
-            .iter()
-            .map(|db| cell(f(&me[db][figure]), f(&pr[db][figure])))
-            .collect();
-        // Object calls beside statements; the window objects' rows beside D1's.
-        let objects = match *figure {
-            "statements" => cell(f(&me["do_calls"]), f(&pr["do_calls"])) + " calls",
-            other => cell(f(&me["window_rows"][other]), f(&pr["window_rows"][other])) + " window rows",
-        };
-        let name = if i == 0 {
-            format!("{} ({})", phase["phase"].as_str().unwrap_or("?"), phase["requests"])
-        } else {
-            String::new()
-        };
-        out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {objects} | {} |\n",
-            figure.replace('_', " "),
-            dbs[0],
-            dbs[1],
-            dbs[2],
-            if ok { "yes" } else { "**no**" }
-        ));
-    }
-    out
 }

@@ -2,7 +2,7 @@
 //! D1 statements, rows read and written and round trips per database, object calls, queue
 //! messages, and the durations.
 
-use super::model::Work;
+use crate::model::Work;
 
 /// Databases a header is read for (more are added when a header names them).
 pub const DATABASES: usize = 4;
@@ -69,4 +69,30 @@ pub fn timing_of(header: &str) -> Timing {
     }
     t.subrequests += trips + t.do_calls;
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timing_of;
+    use crate::model::Work;
+
+    #[test]
+    fn server_timing_parses_into_per_database_work() {
+        let header =
+            "total;dur=40, d1;desc=\"9 statements in 3 round trips\";dur=30, do;desc=\"2 calls\";dur=6, \
+                      queue;desc=\"1 sends; 3 messages\", storage;desc=\"2 sequential round trips\", \
+                      d1-1;desc=\"5 statements in 2 round trips; 12 rows read; 3 rows written\";dur=20, \
+                      d1-3;desc=\"4 statements in 1 round trips; 7 rows read; 0 rows written\";dur=10, \
+                      d1-databases;desc=\"2 databases touched\"";
+        let t = timing_of(header);
+        assert_eq!(
+            (t.total_ms, t.slowest_db_ms, t.do_ms, t.do_calls, t.queue_messages),
+            (40.0, 20.0, 6.0, 2.0, 3.0)
+        );
+        assert_eq!(t.subrequests, 3.0 + 2.0 + 1.0);
+        assert_eq!(t.per_db[1].0, Work { statements: 5.0, rows_read: 12.0, rows_written: 3.0 });
+        assert_eq!(t.per_db[1].1, 2.0);
+        assert_eq!(t.per_db[3].0.rows_read, 7.0);
+        assert_eq!(t.per_db[0].0, Work::default());
+    }
 }

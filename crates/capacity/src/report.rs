@@ -1,7 +1,7 @@
 //! The capacity bench's printed reports (Markdown): the measured table, the model's answer for
 //! one workload, the headline scenario side by side, and the simulation's check.
 
-use super::model::{
+use crate::model::{
     self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, ReplicaCosts, Verdict, WindowRows,
     Work, Workload,
 };
@@ -238,9 +238,26 @@ fn object_rows(c: &Costs) -> String {
 
 /// One plan in full: databases, objects, queue, subrequests, bill.
 pub fn plan_report(p: &Plan, limits: &Limits) -> String {
-    let q = limits.d1_statements_per_s;
     let mut out = format!("### P = {} databases\n\n", p.databases);
-    out.push_str("| database | statements/s at peak | share of ~1,000/s | GB at horizon | share of 10 GB | what it is made of |\n|---|---|---|---|---|---|\n");
+    out.push_str(&databases_table(p, limits));
+    out.push_str(&replicas_table(p));
+    out.push_str(&format!("\nBusiest: {}.\n\n", p.busiest));
+    out.push_str(&limits_table(p, limits));
+    out.push_str(&burst_line(&p.burst, limits));
+    out.push_str("| bill line (month, at mean rates) | usage | USD |\n|---|---|---|\n");
+    for line in &p.bill {
+        out.push_str(&format!("| {} | {} {} | {} |\n", line.item, si(line.usage), line.unit, usd(line.usd)));
+    }
+    out.push_str(&format!("| **total** | | **{}** |\n", usd(p.monthly_usd)));
+    out
+}
+
+/// A plan's databases: the load at peak and the size at the horizon of each it names.
+fn databases_table(p: &Plan, limits: &Limits) -> String {
+    let q = limits.d1_statements_per_s;
+    let mut out = String::from(
+        "| database | statements/s at peak | share of ~1,000/s | GB at horizon | share of 10 GB | what it is made of |\n|---|---|---|---|---|---|\n",
+    );
     let cold = p.largest_cold.map(|(x, load)| {
         let name = format!("largest author's below the hot threshold ({} followers)", si(x));
         let why = vec![model::Share {
@@ -265,9 +282,20 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
             shares_line(shares)
         ));
     }
-    out.push_str(&replicas_table(p));
-    out.push_str(&format!("\nBusiest: {}.\n\n", p.busiest));
-    out.push_str("| limit | value | against |\n|---|---|---|\n");
+    out
+}
+
+/// A plan's figures against the platform's limits: connections, objects, queues, invocations.
+fn limits_table(p: &Plan, limits: &Limits) -> String {
+    let mut out = String::from("| limit | value | against |\n|---|---|---|\n");
+    out.push_str(&page_and_object_limit_rows(p, limits));
+    out.push_str(&invocation_limit_rows(p, limits));
+    out
+}
+
+/// Connections per feed page, the busiest Durable Object, window writes and queue messages.
+fn page_and_object_limit_rows(p: &Plan, limits: &Limits) -> String {
+    let mut out = String::new();
     out.push_str(&format!(
         "| databases touched per feed page | {:.1} ({} sequential storage waves at 6 connections) | 6 simultaneous connections |\n",
         p.databases_touched_per_page, p.page_waves
@@ -292,6 +320,12 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
         si(limits.queue_messages_per_s),
         pct(p.queue_messages_per_s, limits.queue_messages_per_s)
     ));
+    out
+}
+
+/// Consumers busy at once, and each kind of invocation against its per-invocation limits.
+fn invocation_limit_rows(p: &Plan, limits: &Limits) -> String {
+    let mut out = String::new();
     out.push_str(&format!(
         "| fan-out consumers busy at once (a full chunk ~{} s) | {} | {} per queue |\n",
         limits.chunk_seconds,
@@ -323,12 +357,6 @@ pub fn plan_report(p: &Plan, limits: &Limits) -> String {
         "| Worker invocations | {}/s | (HTTP and queue consumer) |\n\n",
         si(p.worker_requests_per_s)
     ));
-    out.push_str(&burst_line(&p.burst, limits));
-    out.push_str("| bill line (month, at mean rates) | usage | USD |\n|---|---|---|\n");
-    for line in &p.bill {
-        out.push_str(&format!("| {} | {} {} | {} |\n", line.item, si(line.usage), line.unit, usd(line.usd)));
-    }
-    out.push_str(&format!("| **total** | | **{}** |\n", usd(p.monthly_usd)));
     out
 }
 
@@ -424,6 +452,25 @@ pub fn model_report(
 pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
     let candidates = model::candidates(c, &Workload::headline(Mode::Hybrid), policy, limits, prices);
     let best = model::best(&candidates);
+    let mut out = side_by_side(&headline_columns(c, policy, limits, prices, best));
+    out.push_str(&format!("\n{}\n", storage_line(c, &Workload::headline(Mode::Push), limits)));
+    out.push_str("\n## Hot authors on replicas: the candidates\n\n");
+    out.push_str(&candidates_table(&candidates, limits));
+    if let Some(best) = best {
+        out.push_str(&recommended_section(c, best, limits, prices));
+    }
+    out
+}
+
+/// The headline's columns: push, hybrid and pull as built, push with hot authors on replicas,
+/// and the recommended candidate.
+fn headline_columns(
+    c: &Costs,
+    policy: &Policy,
+    limits: &Limits,
+    prices: &Prices,
+    best: Option<&Candidate>,
+) -> Vec<(String, Verdict)> {
     let as_built = Policy { hot_replicas: false, ..*policy };
     let mut columns: Vec<(String, Verdict)> = [Mode::Push, Mode::Hybrid, Mode::Pull]
         .iter()
@@ -447,6 +494,11 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
             best.verdict.clone(),
         ));
     }
+    columns
+}
+
+/// The columns side by side, a row per figure, and what binds first in each.
+fn side_by_side(columns: &[(String, Verdict)]) -> String {
     let mut out = format!(
         "| | {} |\n|---|{}\n",
         columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(" | "),
@@ -485,25 +537,26 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
         })
         .collect();
     out.push_str(&format!("| what binds first | {} |\n", binds.join(" | ")));
-    out.push_str(&format!("\n{}\n", storage_line(c, &Workload::headline(Mode::Push), limits)));
-    out.push_str("\n## Hot authors on replicas: the candidates\n\n");
-    out.push_str(&candidates_table(&candidates, limits));
-    if let Some(best) = best {
-        let w = Workload { mode: best.mode, ..Workload::headline(best.mode) };
-        out.push_str(&format!(
-            "\n## Recommended: {} mode, PUSH_MAX_FOLLOWERS = {}, HOT_REPLICA_FOLLOWERS = {}, fan-out batch {}\n\n{}\n\n{}\n\n{}\n{}\n",
-            best.mode.name(),
-            si(best.policy.push_max_followers),
-            si(best.policy.hot_followers),
-            best.verdict.plan.fanout_batch,
-            workload_line(&w, &best.verdict.plan.graph),
-            targets_table(&best.verdict.plan, limits),
-            object_rows(c),
-            plan_report(&best.verdict.plan, limits),
-        ));
-        out.push_str(&ratio_section(c, &w, limits, prices));
-        out.push_str(&realistic_section(c, best, limits, prices));
-    }
+    out
+}
+
+/// The recommended candidate at the headline in full, with its targets; the push/pull ratio
+/// from the costs; and the realistic profile at that configuration.
+fn recommended_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Prices) -> String {
+    let w = Workload { mode: best.mode, ..Workload::headline(best.mode) };
+    let mut out = format!(
+        "\n## Recommended: {} mode, PUSH_MAX_FOLLOWERS = {}, HOT_REPLICA_FOLLOWERS = {}, fan-out batch {}\n\n{}\n\n{}\n\n{}\n{}\n",
+        best.mode.name(),
+        si(best.policy.push_max_followers),
+        si(best.policy.hot_followers),
+        best.verdict.plan.fanout_batch,
+        workload_line(&w, &best.verdict.plan.graph),
+        targets_table(&best.verdict.plan, limits),
+        object_rows(c),
+        plan_report(&best.verdict.plan, limits),
+    );
+    out.push_str(&ratio_section(c, &w, limits, prices));
+    out.push_str(&realistic_section(c, best, limits, prices));
     out
 }
 

@@ -18,10 +18,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::measure::drained;
-use super::model::{ReplicaCosts, Work};
-use super::timing::{timing_of, Timing};
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
+use edgefeed_capacity::model::{ReplicaCosts, Work};
+use edgefeed_capacity::timing::{timing_of, Timing};
 
 const DATABASES: usize = 4;
 const HOME: usize = 1;
