@@ -14,11 +14,13 @@ mod reads;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use futures_channel::oneshot;
-use futures_util::future::{select, Either};
+use futures_util::future::{join_all, select, Either};
 use futures_util::stream::{self, StreamExt};
 
+use super::deadline::within;
 use super::faults::Faults;
 use super::queue::send::send_batch;
 use super::{graph, tally};
@@ -89,12 +91,6 @@ pub struct Pending<'a> {
     plan: Pin<Box<dyn Future<Output = ApiResult<()>> + 'a>>,
 }
 
-impl Pending<'_> {
-    pub fn ops(&self) -> &[(UserId, WindowOp)] {
-        &self.ops
-    }
-}
-
 /// Carries out one message up to a post chunk's window writes, which are returned (with the
 /// plan parked) so the consumer can write all of a batch's chunks with one call per reader;
 /// `None` when the message is done (a single-reader event, a live page, a held or finished
@@ -117,10 +113,33 @@ pub async fn start<'a>(
     }
 }
 
+/// Delivers a consumer batch's parked chunks: all their window writes with one call per reader
+/// ([`write_windows`]), then each chunk's plan goes on ([`finish`]). Each stage has `limit`.
+/// Answers when the writes were done, and `Err` if they failed (nothing recorded: every chunk
+/// is retried, and windows dedup by post id and version, so the readers already written lose
+/// nothing), else each chunk's outcome in order.
+pub async fn deliver(
+    ctx: &Ctx,
+    windows: &Windows,
+    chunks: Vec<Pending<'_>>,
+    limit: Duration,
+) -> (i64, ApiResult<Vec<ApiResult<()>>>) {
+    if chunks.is_empty() {
+        return (ctx.clock(), Ok(Vec::new()));
+    }
+    let ops = chunks.iter().flat_map(|chunk| chunk.ops.iter().cloned());
+    let written = within(limit, write_windows(ctx, windows, ops)).await;
+    let written_at = ctx.clock();
+    if let Err(e) = written {
+        return (written_at, Err(e));
+    }
+    (written_at, Ok(join_all(chunks.into_iter().map(|chunk| within(limit, finish(chunk)))).await))
+}
+
 /// After a chunk's windows are written: lets its plan go on, which records the chunk's
 /// progress and either continues the event with a new message (at the back of the queue) or
 /// finishes it.
-pub async fn finish(pending: Pending<'_>) -> ApiResult<()> {
+async fn finish(pending: Pending<'_>) -> ApiResult<()> {
     let Pending { written, plan, .. } = pending;
     // The receiver is the parked plan's, alive as long as `plan`.
     let _ = written.send(());
@@ -237,7 +256,7 @@ impl FanoutIo for Storage<'_> {
 /// Runs the operations on the readers' windows, `fanout_concurrency` readers at a time, with
 /// one call per reader: a reader's deliveries (from any number of posts) travel as one
 /// `Deliver`; other operations follow in order. Fails if any call failed.
-pub async fn write_windows(
+async fn write_windows(
     ctx: &Ctx,
     windows: &Windows,
     ops: impl Iterator<Item = (UserId, WindowOp)>,
