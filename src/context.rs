@@ -11,9 +11,9 @@ use crate::config::Config;
 use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::shard::ShardMap;
 use crate::domain::snowflake::IdSeed;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult, StorageKind};
 use crate::store::shards::Shards;
-use crate::store::{AnyDb, ControlDb, HandleDb, Io, OutboxDb, PostDb, UserDb};
+use crate::store::{AnyDb, ControlDb, HandleDb, Io, OutboxDb, PostDb, StoreError, StoreResult, UserDb};
 
 pub struct Ctx {
     pub env: Env,
@@ -111,14 +111,34 @@ impl Ctx {
     /// Runs `job` on every physical database, in waves ([`Shards::across`]).
     pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(AnyDb<'a>) -> Fut) -> ApiResult<Vec<T>>
     where
-        Fut: Future<Output = ApiResult<T>>,
+        Fut: Future<Output = StoreResult<T>>,
     {
-        self.shards.on_every_database(job).await
+        Ok(self.shards.on_every_database(job).await?)
     }
 
     /// The clock read afresh (long jobs record progress times as they go).
     pub fn clock(&self) -> i64 {
         now_ms()
+    }
+}
+
+/// The answer a store failure gets when the service that met it decided nothing else: what
+/// changes the client's next move keeps its own answer (a frozen shard, a database outage: 503
+/// with `Retry-After`; a misconfiguration, named), and the rest is a 500 whose detail only the
+/// logs see. It lives here, not in `error` (below the store, which cannot name it), as the
+/// lowest layer every caller of the store shares (this context, the objects, the services).
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Frozen { detail } => ApiError::Storage { kind: StorageKind::Frozen, detail },
+            StoreError::Unavailable { database, detail } => {
+                ApiError::Storage { kind: StorageKind::Unavailable { database }, detail }
+            }
+            StoreError::Misconfigured(detail) => ApiError::Misconfigured(detail),
+            // A foreign key too: what a missing reference means (the token's user gone, a post
+            // gone) is for the write's service to say; undecided, it is a bug's 500.
+            other => ApiError::Storage { kind: StorageKind::Other, detail: other.to_string() },
+        }
     }
 }
 
@@ -138,4 +158,39 @@ pub fn random_bytes<const N: usize>() -> ApiResult<[u8; N]> {
 /// The random bits for one new row's id attempts (`store::snowflake::insert_with_fresh_id`).
 pub fn id_seed() -> ApiResult<IdSeed> {
     Ok(IdSeed::new(u64::from_le_bytes(random_bytes()?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(e: StoreError) -> (u16, &'static str, Option<u32>) {
+        let e = ApiError::from(e);
+        (e.status(), e.code(), e.retry_after())
+    }
+
+    #[test]
+    fn a_store_failure_no_service_decided_on_keeps_only_the_answers_that_change_a_retry() {
+        let detail = || "DB_1: D1: ...".to_owned();
+        assert_eq!(answer(StoreError::Frozen { detail: detail() }), (503, "shard_frozen", Some(5)));
+        assert_eq!(
+            answer(StoreError::Unavailable { database: 1, detail: detail() }),
+            (503, "database_unavailable", Some(30))
+        );
+        assert_eq!(
+            ApiError::from(StoreError::Unavailable { database: 1, detail: detail() }).unavailable_database(),
+            Some(1)
+        );
+        assert_eq!(
+            answer(StoreError::Misconfigured("no D1 binding DB_0".into())),
+            (500, "misconfigured", None)
+        );
+        // No blanket 401: what a missing reference means is the write's service's to say.
+        assert_eq!(answer(StoreError::MissingReference { detail: detail() }), (500, "internal", None));
+        let unique = StoreError::AlreadyExists { columns: vec!["users.handle".into()], detail: detail() };
+        assert_eq!(answer(unique), (500, "internal", None));
+        assert_eq!(answer(StoreError::NotFound("the author's user row")), (500, "internal", None));
+        let doc = ApiError::from(StoreError::Internal(detail())).to_problem();
+        assert!(!doc.to_string().contains("DB_1"), "{doc}");
+    }
 }

@@ -44,8 +44,9 @@ pub enum ApiError {
     /// A WebSocket route asked for without `Upgrade: websocket` (426).
     #[error("this route is a WebSocket: connect with Upgrade: websocket")]
     UpgradeRequired,
-    /// A storage failure (D1, or a Durable Object's relayed one), classified once where it
-    /// happened so no wrapper on the way up can lose what kind it was.
+    /// A storage failure (D1, or a Durable Object's relayed one), by how it is answered: the
+    /// store classified it where it happened (`store::StoreError`), so no wrapper on the way
+    /// up can lose what kind it was.
     #[error("storage error ({kind:?}): {detail}")]
     Storage { kind: StorageKind, detail: String },
     /// Over a rate limit; `retry_after` seconds go into `Retry-After`.
@@ -60,18 +61,13 @@ pub enum ApiError {
     Misconfigured(String),
 }
 
-/// What a storage failure was, as far as callers need to tell.
+/// What a storage failure was, as far as its answer (and a Durable Object's caller) needs to
+/// tell. Kinds that mean something only to the write that met them (a UNIQUE or foreign key
+/// violation) are decided on by the service from the `store::StoreError`; one no service
+/// decided on is `Other`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StorageKind {
-    /// A reference to a row that does not exist. Every write checks its targets first and rows
-    /// are never hard-deleted, so this means the token names a user this service never
-    /// registered.
-    ForeignKey,
-    /// A UNIQUE / PRIMARY KEY violation; `columns` as SQLite names them (`users.handle`).
-    Unique {
-        columns: Vec<String>,
-    },
     /// A write to a logical shard that is being moved (`RAISE(ABORT, 'shard frozen')` from the
     /// freeze triggers, migrations/0013): retryable, answered 503 with `Retry-After`.
     Frozen,
@@ -82,40 +78,6 @@ pub enum StorageKind {
         database: usize,
     },
     Other,
-}
-
-/// Texts D1 gives when a database cannot answer at all, rather than refusing a statement: the
-/// retryable errors of Cloudflare's D1 docs ("Retry queries") and its overload error.
-const UNAVAILABLE_TEXTS: [&str; 4] = [
-    "Network connection lost",
-    "storage caused object to be reset",
-    "reset because its code was updated",
-    "D1 DB is overloaded",
-];
-
-impl StorageKind {
-    /// Classifies a storage error message from database `database`. D1 reports failures only
-    /// as text, so this is the one place that reads it; everything above matches on the kind.
-    pub fn classify(message: &str, database: usize) -> Self {
-        if UNAVAILABLE_TEXTS.iter().any(|t| message.contains(t)) {
-            return Self::Unavailable { database };
-        }
-        if message.contains("FOREIGN KEY constraint failed") {
-            return Self::ForeignKey;
-        }
-        if message.contains("shard frozen") {
-            return Self::Frozen;
-        }
-        const UNIQUE: &str = "UNIQUE constraint failed: ";
-        let Some(start) = message.find(UNIQUE).map(|i| i + UNIQUE.len()) else {
-            return Self::Other;
-        };
-        // `... UNIQUE constraint failed: t.a, t.b: SQLITE_CONSTRAINT` (the suffix is optional).
-        let rest = &message[start..];
-        let list = rest.split(": ").next().unwrap_or(rest);
-        let columns = list.split(", ").map(|c| c.trim().to_owned()).filter(|c| !c.is_empty()).collect();
-        Self::Unique { columns }
-    }
 }
 
 impl ApiError {
@@ -156,21 +118,9 @@ impl ApiError {
             Self::InsufficientScope(_) => 403,
             Self::RateLimited { .. } => 429,
             Self::InvalidField { .. } => 422,
-            Self::Storage { kind: StorageKind::ForeignKey, .. } => 401,
             Self::Storage { kind: StorageKind::Frozen | StorageKind::Unavailable { .. }, .. } => 503,
             Self::Storage { .. } | Self::Internal(_) | Self::Misconfigured(_) => 500,
         }
-    }
-
-    /// Whether this is a UNIQUE violation on `target`: a column (`users.handle`) or any column
-    /// of a table (`idempotency_keys`).
-    pub fn is_unique_violation(&self, target: &str) -> bool {
-        let Self::Storage { kind: StorageKind::Unique { columns }, .. } = self else {
-            return false;
-        };
-        columns
-            .iter()
-            .any(|c| c == target || c.strip_prefix(target).is_some_and(|rest| rest.starts_with('.')))
     }
 
     /// Stable snake_case machine code; clients switch on this, so never rename one.
@@ -189,7 +139,6 @@ impl ApiError {
             Self::OAuth { code, .. } => code,
             Self::InsufficientScope(_) => "insufficient_scope",
             Self::RateLimited { .. } => "rate_limited",
-            Self::Storage { kind: StorageKind::ForeignKey, .. } => "unauthorized",
             Self::Storage { kind: StorageKind::Frozen, .. } => "shard_frozen",
             Self::Storage { kind: StorageKind::Unavailable { .. }, .. } => "database_unavailable",
             Self::Storage { .. } | Self::Internal(_) => "internal",
@@ -217,9 +166,6 @@ impl ApiError {
     /// The problem+json document (without internals for 500s).
     pub fn to_problem(&self) -> serde_json::Value {
         let detail = match self {
-            Self::Storage { kind: StorageKind::ForeignKey, .. } => {
-                "the token's user does not exist".to_owned()
-            }
             Self::Storage { kind: StorageKind::Frozen, .. } => {
                 "this data is being moved to another database; retry in a few seconds".to_owned()
             }
@@ -303,38 +249,19 @@ mod tests {
     }
 
     #[test]
-    fn storage_errors_are_classified_once_and_keep_their_kind() {
-        let fk = StorageKind::classify("D1_ERROR: FOREIGN KEY constraint failed: SQLITE_CONSTRAINT", 0);
-        assert_eq!(fk, StorageKind::ForeignKey);
-        let err = ApiError::Storage { kind: fk, detail: "likes insert".into() };
-        assert_eq!((err.status(), err.code()), (401, "unauthorized"));
+    fn a_storage_failure_no_service_decided_on_is_a_500_without_internals() {
+        let err = ApiError::Storage { kind: StorageKind::Other, detail: "likes insert".into() };
+        assert_eq!((err.status(), err.code(), err.retry_after()), (500, "internal", None));
         assert!(!err.to_problem().to_string().contains("likes insert"));
-        let unique = StorageKind::classify(
-            "D1_ERROR: UNIQUE constraint failed: idempotency_keys.user_id, idempotency_keys.key: SQLITE_CONSTRAINT",
-            0,
-        );
-        let err = ApiError::Storage { kind: unique, detail: String::new() };
-        assert!(err.is_unique_violation("idempotency_keys"));
-        assert!(err.is_unique_violation("idempotency_keys.key"));
-        assert!(!err.is_unique_violation("idempotency"));
-        assert!(!err.is_unique_violation("users.handle"));
-        let handle = StorageKind::classify("UNIQUE constraint failed: users.handle", 0);
-        assert_eq!(handle, StorageKind::Unique { columns: vec!["users.handle".into()] });
-        assert_eq!(StorageKind::classify("D1_ERROR: no such table: posts", 0), StorageKind::Other);
         // The kind survives a relay through a Durable Object as JSON.
         let relayed: Option<StorageKind> =
-            serde_json::to_string(&StorageKind::ForeignKey).ok().and_then(|j| serde_json::from_str(&j).ok());
-        assert_eq!(relayed, Some(StorageKind::ForeignKey));
+            serde_json::to_string(&StorageKind::Frozen).ok().and_then(|j| serde_json::from_str(&j).ok());
+        assert_eq!(relayed, Some(StorageKind::Frozen));
     }
 
     #[test]
     fn a_frozen_shard_is_a_retryable_503_without_internals() {
-        let kind = StorageKind::classify(
-            "D1_ERROR: shard frozen: SQLITE_CONSTRAINT (trigger posts_frozen_insert)",
-            1,
-        );
-        assert_eq!(kind, StorageKind::Frozen);
-        let err = ApiError::Storage { kind, detail: "INSERT INTO posts".into() };
+        let err = ApiError::Storage { kind: StorageKind::Frozen, detail: "INSERT INTO posts".into() };
         assert_eq!((err.status(), err.code(), err.title()), (503, "shard_frozen", "Service Unavailable"));
         assert_eq!(err.retry_after(), Some(FROZEN_RETRY_AFTER_SECS));
         assert!(!err.to_problem().to_string().contains("INSERT"));
@@ -342,10 +269,6 @@ mod tests {
 
     #[test]
     fn an_unreachable_database_is_a_retryable_503_naming_no_internals_and_survives_a_relay() {
-        for text in ["D1_ERROR: Network connection lost.", "Durable Object storage caused object to be reset"]
-        {
-            assert_eq!(StorageKind::classify(text, 2), StorageKind::Unavailable { database: 2 }, "{text}");
-        }
         let err = ApiError::Storage { kind: StorageKind::Unavailable { database: 2 }, detail: "DB_2".into() };
         assert_eq!((err.status(), err.code()), (503, "database_unavailable"));
         assert_eq!(

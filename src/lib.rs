@@ -3,9 +3,11 @@
 //! Entry points only; see ARCHITECTURE.md for the map. Dependencies run one way:
 //! `http -> services -> store / objects -> domain`.
 
+/// The pure domain, its own crate (`crates/domain`: no `worker`, so Cargo keeps it pure).
+pub use edgefeed_domain as domain;
+
 pub mod config;
 pub mod context;
-pub mod domain;
 pub mod error;
 pub mod http;
 pub mod objects;

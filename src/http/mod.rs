@@ -23,7 +23,7 @@ use crate::store::Io;
 use app::App;
 use handlers::{admin, engagement, feed, graph, live, media, notifications, posts, shards, users};
 use input::Input;
-use router::{AdminRoute, PublicRoute, Route, UserRoute};
+use router::{Access, AdminRoute, Call, Guard, PublicRoute, Route, UserRoute};
 
 pub async fn handle(mut req: Request, env: Env, invocation: Context) -> Response {
     let path = req.path();
@@ -141,39 +141,50 @@ async fn finish(mut response: Response, head: bool) -> Response {
 
 async fn dispatch(req: &mut Request, env: Env, io: Rc<Io>, invocation: Rc<Context>) -> ApiResult<Response> {
     let url = req.url()?;
-    let route = router::route(req.method().as_ref(), url.path())?;
-    if route == Route::Public(PublicRoute::Health) {
+    let call = router::route(req.method().as_ref(), url.path())?;
+    if call.route() == Route::Public(PublicRoute::Health) {
         // Liveness only: no storage access, so it answers even when D1 is unreachable.
         return handlers::json(200, &serde_json::json!({ "ok": true }));
     }
-    let input = Input::read(req, route.body_limit()).await?;
+    let input = Input::read(req, call.route().body_limit()).await?;
     let app = App::new(env, io, invocation)?;
-    match route {
-        Route::Public(public_route) => {
+    match call {
+        Call::Public { route, limit } => {
             // Per client IP; without CF-Connecting-IP (only off Cloudflare) all share one key.
-            limits::check(&app, route, input.client_ip.as_deref().unwrap_or("local")).await?;
-            public(&app, &input, public_route).await
+            limits::check(&app, limit, input.client_ip.as_deref().unwrap_or("local")).await?;
+            public(&app, &input, route).await
         }
-        Route::User(user_route) => {
-            let token = app.verified_token(&input)?;
-            if token.scopes.is_some_and(|granted| !user_route.allowed_by(granted)) {
-                return Err(ApiError::InsufficientScope(user_route.scope()));
-            }
-            if user_route.is_read() {
-                // A read's revocation check (a D1 read) runs beside the handler rather than
-                // before it, saving a sequential round trip: a revoked token still gets 401 and
-                // no data, and a read changes nothing but the reader's own activity figures.
-                let (confirmed, response) =
-                    join(app.confirm_not_revoked(&token), user(&app, &input, token.user, user_route)).await;
-                return confirmed.and(response);
-            }
-            app.confirm_not_revoked(&token).await?;
-            limits::check(&app, route, &token.user.to_string()).await?;
-            user(&app, &input, token.user, user_route).await
-        }
-        Route::Admin(route) => {
+        Call::User { route, guard } => guarded(&app, &input, route, guard).await,
+        Call::Admin { route } => {
             app.require_admin(&input)?;
             admin_route(&app, &input, route).await
+        }
+    }
+}
+
+/// A user endpoint behind its row's guard: the token, its scope, then by the row's access the
+/// revocation check and the limit (per user).
+async fn guarded(app: &App, input: &Input, route: UserRoute, guard: Guard) -> ApiResult<Response> {
+    let token = app.verified_token(input)?;
+    if token.scopes.is_some_and(|granted| !guard.scope.allows(granted)) {
+        return Err(ApiError::InsufficientScope(guard.scope.needed()));
+    }
+    let key = token.user.to_string();
+    match guard.access {
+        Access::Read => {
+            // No read is limited today; one declared with a class would still be counted.
+            limits::check(app, guard.limit, &key).await?;
+            // A read's revocation check (a D1 read) runs beside the handler rather than
+            // before it, saving a sequential round trip: a revoked token still gets 401 and
+            // no data, and a read changes nothing but the reader's own activity figures.
+            let (confirmed, response) =
+                join(app.confirm_not_revoked(&token), user(app, input, token.user, route)).await;
+            confirmed.and(response)
+        }
+        Access::Write => {
+            app.confirm_not_revoked(&token).await?;
+            limits::check(app, guard.limit, &key).await?;
+            user(app, input, token.user, route).await
         }
     }
 }

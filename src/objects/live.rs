@@ -102,7 +102,7 @@ pub fn session_user(socket: &WebSocket) -> Option<UserId> {
     session_of(socket).map(|s| s.user)
 }
 
-fn rust_error(e: crate::error::ApiError) -> worker::Error {
+fn rust_error(e: impl std::fmt::Display) -> worker::Error {
     worker::Error::RustError(e.to_string())
 }
 

@@ -72,14 +72,14 @@ async fn commit_group(db: PostDb<'_>, ops: &[LikeOp]) -> Vec<ApiResult<Answer>> 
         Err(_) if ops.len() > 1 => {
             let mut each = Vec::with_capacity(ops.len());
             for op in ops {
-                let alone = commit(db, std::slice::from_ref(op)).await;
+                let alone = commit(db, std::slice::from_ref(op)).await.map_err(ApiError::from);
                 each.push(alone.and_then(|r| {
                     r.into_iter().next().ok_or_else(|| ApiError::Internal("like commit gave no reply".into()))
                 }));
             }
             each
         }
-        Err(e) => vec![Err(e)],
+        Err(e) => vec![Err(e.into())],
     }
 }
 

@@ -18,6 +18,7 @@ use crate::store::comment_likes;
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::posts::PostRow;
 use crate::store::users::{UserKey, UserRow};
+use crate::store::StoreError;
 
 const NO_SUCH_COMMENT: ApiError = ApiError::NotFound("no such comment");
 
@@ -56,7 +57,7 @@ pub async fn likers(
     limit: usize,
 ) -> ApiResult<Vec<UserRow>> {
     seen(ctx, viewer, id).await?;
-    comment_likes::likers(&ctx.shards, viewer, id, before, limit).await
+    Ok(comment_likes::likers(&ctx.shards, viewer, id, before, limit).await?)
 }
 
 /// Likes (`on`) or unlikes a comment the viewer may see (idempotent: the like is one row); the
@@ -86,8 +87,9 @@ pub async fn add(
     posts::open(ctx, viewer, post).await?;
     let content = (text, warning);
     let db = ctx.post_db(post);
-    let (id, notice) =
-        store::create(db, post, parent, viewer, content, ctx.now, ctx.now, true, id_seed()?).await?;
+    let (id, notice) = store::create(db, post, parent, viewer, content, ctx.now, ctx.now, true, id_seed()?)
+        .await
+        .map_err(|e| post_gone(e, ApiError::NotFound("no such post")))?;
     if let Some(notice) = notice {
         streaming::tell(ctx, notice).await;
     }
@@ -138,6 +140,15 @@ pub async fn remove(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<Comme
     Ok(comment)
 }
 
+/// A comment's store failure: its one foreign key is its post, checked just before, so a
+/// missing reference is the post gone meanwhile, answered as the check would have (`gone`).
+fn post_gone(e: StoreError, gone: ApiError) -> ApiError {
+    match e {
+        StoreError::MissingReference { .. } => gone,
+        other => other.into(),
+    }
+}
+
 /// Admin: imports `author`'s comment on `post` with its original time (no notification). The
 /// author must exist and see the post (else a 422 on `author_id` or `post_id`).
 pub async fn import(
@@ -152,6 +163,7 @@ pub async fn import(
     let content = (text, &ContentWarning::default());
     let (id, _) =
         store::create(ctx.post_db(post), post, None, author, content, created_at, ctx.now, false, id_seed()?)
-            .await?;
+            .await
+            .map_err(|e| post_gone(e, ApiError::field("post_id", "no such post")))?;
     get(ctx, author, id).await
 }

@@ -56,7 +56,7 @@ impl<'a> Faults<'a> {
 
     async fn take(&self, name: String) -> ApiResult<bool> {
         match self.armed_in {
-            Some(db) => test_hooks::take_fault(db, &name).await,
+            Some(db) => Ok(test_hooks::take_fault(db, &name).await?),
             None => Ok(false),
         }
     }

@@ -44,7 +44,9 @@ pub async fn follow(
     if relationship.blocked {
         return Err(ApiError::BLOCKED);
     }
-    let (group, events) = graph::follow(ctx.user_db(viewer), viewer, author, &group, ctx.now).await?;
+    let (group, events) = graph::follow(ctx.user_db(viewer), viewer, author, &group, ctx.now)
+        .await?
+        .ok_or(ApiError::BLOCKED)?;
     fanout::apply_inline(ctx, viewer, &events).await;
     Ok(group)
 }

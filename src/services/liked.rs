@@ -17,7 +17,7 @@ use crate::domain::shard::prefix_within_databases;
 use crate::domain::snowflake::shard_of_id;
 use crate::error::{ApiError, ApiResult};
 use crate::store::liked::{self, LikeChange};
-use crate::store::{batch, stats, AnyDb};
+use crate::store::{batch, stats, AnyDb, StoreResult};
 
 /// Rounds of write-then-check before a converge gives up (a later pass finishes it).
 const CONVERGE_ROUNDS: usize = 3;
@@ -110,8 +110,11 @@ async fn save(
 ) -> ApiResult<LikedRepairs> {
     let next = last.map_or(after, |c| (c.updated_at, c.post_id.get(), c.user_id.get()));
     let values = [next.0, next.1, next.2];
-    let statements =
-        CURSOR.iter().zip(values).map(|(name, v)| stats::set(db, name, v)).collect::<ApiResult<Vec<_>>>()?;
+    let statements = CURSOR
+        .iter()
+        .zip(values)
+        .map(|(name, v)| stats::set(db, name, v))
+        .collect::<StoreResult<Vec<_>>>()?;
     batch(db, statements).await?;
     Ok(report)
 }

@@ -58,5 +58,5 @@ pub async fn add_accounts(ctx: &Ctx, owner: UserId, id: ListId, asked: &[UserId]
 /// Takes accounts out of the list (those not in it are ignored).
 pub async fn remove_accounts(ctx: &Ctx, owner: UserId, id: ListId, asked: &[UserId]) -> ApiResult<()> {
     owned(ctx, owner, id).await?;
-    store::remove(ctx.user_db(owner), owner, id, asked).await
+    Ok(store::remove(ctx.user_db(owner), owner, id, asked).await?)
 }

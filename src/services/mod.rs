@@ -3,6 +3,7 @@
 
 pub mod backlog;
 pub mod comments;
+pub mod deadline;
 pub mod fanout;
 pub mod faults;
 pub mod feed;

@@ -19,13 +19,13 @@ pub async fn mute(ctx: &Ctx, viewer: UserId, other: UserId, mute: Mute) -> ApiRe
     }
     visible_with_relationship(ctx, viewer, UserKey::Id(other)).await?;
     // shard: the viewer's home, the mute's one side.
-    mutes::set(ctx.user_db(viewer), viewer, other, mute, ctx.now).await
+    Ok(mutes::set(ctx.user_db(viewer), viewer, other, mute, ctx.now).await?)
 }
 
 /// Ends a mute (idempotent) of a user the viewer may see.
 pub async fn unmute(ctx: &Ctx, viewer: UserId, other: UserId) -> ApiResult<()> {
     visible_with_relationship(ctx, viewer, UserKey::Id(other)).await?;
-    mutes::remove(ctx.user_db(viewer), viewer, other).await
+    Ok(mutes::remove(ctx.user_db(viewer), viewer, other).await?)
 }
 
 /// A page of the viewer's standing mutes (newest first) with the muted users that are shown

@@ -178,7 +178,7 @@ pub async fn dismiss(ctx: &Ctx, recipient: UserId, key: GroupKey) -> ApiResult<(
     let db = ctx.shards.user(recipient);
     match key {
         GroupKey::Ungrouped(id) => super::notifications::dismiss(ctx, recipient, id).await.map(|_| ()),
-        GroupKey::Grouped { .. } => store::dismiss(db, recipient, key).await,
+        GroupKey::Grouped { .. } => Ok(store::dismiss(db, recipient, key).await?),
     }
 }
 

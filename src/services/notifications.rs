@@ -79,11 +79,11 @@ pub async fn unread(
 
 /// Dismisses one notification of the recipient; whether there was one.
 pub async fn dismiss(ctx: &Ctx, recipient: UserId, id: i64) -> ApiResult<bool> {
-    store::dismiss(ctx.shards.user(recipient), recipient, id).await
+    Ok(store::dismiss(ctx.shards.user(recipient), recipient, id).await?)
 }
 
 pub async fn clear(ctx: &Ctx, recipient: UserId) -> ApiResult<usize> {
-    store::clear(ctx.shards.user(recipient), recipient).await
+    Ok(store::clear(ctx.shards.user(recipient), recipient).await?)
 }
 
 pub(super) async fn with_shown_actors(

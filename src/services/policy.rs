@@ -113,7 +113,7 @@ async fn copy_crossings(
     if due.is_empty() {
         return Ok(0);
     }
-    store::copy_reader_facts(&ctx.shards, reader, &due, report).await
+    Ok(store::copy_reader_facts(&ctx.shards, reader, &due, report).await?)
 }
 
 /// push -> pull. The reader side is marked pull first (every read after it pulls the author
@@ -227,8 +227,8 @@ async fn decide_cap(ctx: &Ctx, facts: &mut AuthorFacts) -> ApiResult<()> {
     } else {
         0.0
     };
-    store::record_author_decision(ctx.user_db(facts.author_id), facts, facts.push_min_read_rate, ctx.now)
-        .await
+    Ok(store::record_author_decision(ctx.user_db(facts.author_id), facts, facts.push_min_read_rate, ctx.now)
+        .await?)
 }
 
 /// The lowest copied read rate a pulled edge needs to be a push candidate (`Policy::push_cut`).

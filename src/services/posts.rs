@@ -1,7 +1,7 @@
 //! Posts: publish (and the admin's import), edit, delete, and the checks an act on a post starts
 //! with: the viewer may see it (else 404, exactly like a post that does not exist), may act on
 //! it (not taken down), wrote it. A change commits with its outbox events and hands them to the
-//! fan-out (`services/fanout.rs`).
+//! fan-out (`services/fanout/`).
 
 use sha2::{Digest, Sha256};
 
@@ -14,7 +14,9 @@ use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{fanout, media, replicas, users};
+use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
+use crate::store::StoreError;
 
 /// A post the viewer may see now, or 404 exactly like one that does not exist.
 pub async fn visible(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
@@ -85,14 +87,19 @@ pub async fn publish(
         parts.truncate(2);
     }
     let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(&parts)));
-    if let Some(scope) = idempotency.as_ref().filter(|_| !media.is_empty()) {
-        // A retry with uploads answers the post it made before their check, which would refuse
-        // them as attached by now (without uploads the store's own replay check suffices).
-        if let Some(post_id) = posts::replayed(ctx.user_db(author), scope).await? {
-            return visible(ctx, author, post_id).await;
-        }
-    }
-    let media = &media::for_post(ctx, author, media).await?;
+    let media = match media::for_post(ctx, author, media).await {
+        Ok(media) => media,
+        // A retry with uploads finds them attached, by the post it made: that post answers it
+        // (the key is read only here, or in the store once the batch finds it taken).
+        Err(refused) => match &idempotency {
+            Some(scope) => match posts::replay(ctx.user_db(author), scope).await.map_err(publish_error)? {
+                Some(replayed) => return answer(replayed),
+                None => return Err(refused),
+            },
+            None => return Err(refused),
+        },
+    };
+    let media = &media;
     let new = NewPost {
         author_id: author,
         body: text,
@@ -102,7 +109,9 @@ pub async fn publish(
         created_at: ctx.now,
         idempotency,
     };
-    commit(ctx, new).await
+    // The author is the token's user, confirmed on this request: a post whose author row is gone
+    // (its foreign key) means that user is gone meanwhile.
+    commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await
 }
 
 /// Admin: imports `author`'s post with its original time, through the same pipeline. The
@@ -119,22 +128,50 @@ pub async fn import(
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
     let warning = &ContentWarning::default();
-    commit(
-        ctx,
-        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency },
-    )
-    .await
+    let post =
+        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency };
+    // The author row checked above, gone meanwhile: answered as that check would have.
+    commit(ctx, post, ApiError::field("author_id", "no such user")).await
 }
 
-/// Commits a post with its outbox event, tells the author's replicas (if any) and announces
-/// the fan-out; the post as its author sees it.
-async fn commit(ctx: &Ctx, post: NewPost<'_>) -> ApiResult<PostRow> {
+/// Commits a post with its outbox event (or finds the one an earlier request under its key
+/// made), tells the author's replicas (if any) and announces the fan-out; the post as its
+/// author sees it, read back in the commit's own round trip. `author_gone` answers a post whose
+/// author row is missing (what that means is the caller's to say).
+async fn commit(ctx: &Ctx, post: NewPost<'_>, author_gone: ApiError) -> ApiResult<PostRow> {
     let author = post.author_id;
     let sent_at = ctx.clock();
-    let published = posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await?;
-    replicas::tell_post(ctx, published.bump, sent_at, published.post_id).await?;
+    let mut published = match posts::publish(ctx.user_db(author), post, ctx.now, id_seed()?).await {
+        Ok(published) => published,
+        Err(StoreError::MissingReference { .. }) => return Err(author_gone),
+        Err(e) => return Err(publish_error(e)),
+    };
+    if let Some((bump, held)) = published.bump.take() {
+        replicas::tell(ctx, Some(bump), sent_at, Change::Post(held)).await;
+    }
     fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
-    visible(ctx, author, published.post_id).await
+    answer(published)
+}
+
+/// The post a publish (or its replay) answers with: 404, exactly like a post that does not
+/// exist, if a replayed one was deleted or hidden since.
+fn answer(published: posts::Published) -> ApiResult<PostRow> {
+    published.post.ok_or(ApiError::NotFound("no such post"))
+}
+
+/// A publish's (or an import's) store failure as its author sees it.
+fn publish_error(e: StoreError) -> ApiError {
+    match e {
+        StoreError::Conflict { reason: Conflict::KeyReused, .. } => ApiError::Conflict {
+            code: "idempotency_key_reused",
+            detail: "this Idempotency-Key was already used for a different request",
+        },
+        StoreError::Conflict { reason: Conflict::MediaAttached, .. } => ApiError::field(
+            "media_ids",
+            "media_ids: an upload named is attached to another status or has expired: upload it again",
+        ),
+        other => other.into(),
+    }
 }
 
 /// Changes the viewer's own post; the post as it is now.

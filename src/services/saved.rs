@@ -96,5 +96,5 @@ async fn shown(ctx: &Ctx, viewer: UserId, rows: &[SavedRow]) -> ApiResult<Vec<(P
 
 /// Which of `ids` the viewer bookmarked: one statement on their home (none for no ids).
 pub async fn bookmarked_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<HashSet<PostId>> {
-    bookmarks::marked(ctx.user_db(viewer), viewer, ids).await
+    Ok(bookmarks::marked(ctx.user_db(viewer), viewer, ids).await?)
 }

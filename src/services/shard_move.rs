@@ -190,7 +190,7 @@ async fn place_handles(db: AnyDb<'_>) -> ApiResult<usize> {
             (h, s)
         })
         .collect();
-    store::place_handles(db, &placed).await
+    Ok(store::place_handles(db, &placed).await?)
 }
 
 async fn copy_page(

@@ -8,8 +8,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use crate::context::Ctx;
-use crate::error::ApiResult;
-use crate::store::{batch, stats};
+use crate::store::{batch, stats, StoreResult};
 
 thread_local! {
     static PENDING: RefCell<BTreeMap<String, i64>> = const { RefCell::new(BTreeMap::new()) };
@@ -57,7 +56,7 @@ pub async fn flush(ctx: &Ctx) -> (usize, usize) {
     let db = spread_database(ctx);
     let write = async {
         let statements =
-            counts.iter().map(|(name, by)| stats::bump(db, name, *by)).collect::<ApiResult<Vec<_>>>()?;
+            counts.iter().map(|(name, by)| stats::bump(db, name, *by)).collect::<StoreResult<Vec<_>>>()?;
         batch(db, statements).await
     };
     let written = write.await;

@@ -14,7 +14,7 @@ use crate::domain::visibility::{may_see_author, Relationship};
 use crate::error::{ApiError, ApiResult};
 use crate::store::snowflake::{attempt_id, ATTEMPTS};
 use crate::store::users::{self, Credentials, UserKey, UserRow};
-use crate::store::AnyDb;
+use crate::store::{AnyDb, StoreError};
 
 /// A claim older than this without its user row is from a crashed sign-up (a sign-up writes
 /// the row right after the claim, within one request).
@@ -38,7 +38,7 @@ pub async fn sign_up(
     let mut attempt = 0;
     loop {
         let id = attempt_id(ctx.now, attempt, home, &mut seed)?;
-        users::claim_handle(directory, handle, id, ctx.now).await?;
+        users::claim_handle(directory, handle, id, ctx.now).await.map_err(taken_handle)?;
         match users::insert(ctx.user_db(UserId::from_trusted(id)), id, handle, display_name, password_hash)
             .await
         {
@@ -47,22 +47,31 @@ pub async fn sign_up(
                 users::release_handle(directory.any(), handle.as_str(), id).await?;
                 attempt += 1;
                 if !e.is_unique_violation("users.id") || attempt == ATTEMPTS {
-                    return Err(e);
+                    return Err(taken_handle(e));
                 }
             }
         }
     }
 }
 
+/// A sign-up's store failure as the client sees it: a handle someone holds (in the directory,
+/// or on the home database's own `users.handle`) is 409 `handle_taken`.
+fn taken_handle(e: StoreError) -> ApiError {
+    if e.is_unique_violation("handles.handle") || e.is_unique_violation("users.handle") {
+        return ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" };
+    }
+    e.into()
+}
+
 /// The user a handle names, by the directory.
 pub async fn resolve(ctx: &Ctx, handle: &Handle) -> ApiResult<Option<UserId>> {
-    users::handle_owner(ctx.handle_db(handle.as_str()), handle).await
+    Ok(users::handle_owner(ctx.handle_db(handle.as_str()), handle).await?)
 }
 
 /// The credentials of the user a handle names (sign-in).
 pub async fn credentials(ctx: &Ctx, handle: &Handle) -> ApiResult<Option<Credentials>> {
     let Some(id) = resolve(ctx, handle).await? else { return Ok(None) };
-    users::credentials(ctx.user_db(id), id).await
+    Ok(users::credentials(ctx.user_db(id), id).await?)
 }
 
 /// A user and what the viewer is to them, from the user's home database (a handle resolved by
@@ -79,7 +88,7 @@ pub async fn get_with_relationship(
             None => return Ok(None),
         },
     };
-    users::get_with_relationship(&ctx.shards, viewer, id).await
+    Ok(users::get_with_relationship(&ctx.shards, viewer, id).await?)
 }
 
 /// A user the viewer may see (exists, no block either way) and what the viewer is to them,

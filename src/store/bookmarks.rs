@@ -6,13 +6,13 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 
+use super::StoreResult;
 use super::{all, exec, id_list, int, text, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
-use crate::error::ApiResult;
 
 /// Bookmarks `post` (`on`) or removes the bookmark: idempotent (a repeat keeps the first time).
-pub async fn set(db_of_user: UserDb<'_>, user: UserId, post: PostId, on: bool, now: i64) -> ApiResult<()> {
+pub async fn set(db_of_user: UserDb<'_>, user: UserId, post: PostId, on: bool, now: i64) -> StoreResult<()> {
     if on {
         exec(
             db_of_user,
@@ -46,7 +46,7 @@ pub async fn page(
     user: UserId,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<SavedRow>> {
+) -> StoreResult<Vec<SavedRow>> {
     saved_page(db_of_user, ("bookmarks", "created_at"), user, before, limit).await
 }
 
@@ -59,7 +59,7 @@ pub(super) async fn saved_page(
     user: UserId,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<SavedRow>> {
+) -> StoreResult<Vec<SavedRow>> {
     let (at_before, id_before) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
     let sql = format!(
         "SELECT post_id, {at} AS at FROM {table} WHERE user_id = ?1 AND ({at}, post_id) < (?2, ?3) \
@@ -75,7 +75,11 @@ pub(super) struct PostIdRow {
 }
 
 /// [`among`] as a set, with no statement for no ids.
-pub async fn marked(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -> ApiResult<HashSet<PostId>> {
+pub async fn marked(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    post_ids: &[PostId],
+) -> StoreResult<HashSet<PostId>> {
     if post_ids.is_empty() {
         return Ok(HashSet::new());
     }
@@ -83,7 +87,7 @@ pub async fn marked(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -
 }
 
 /// Which of `post_ids` `user` bookmarked, one statement on the user's home.
-pub async fn among(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -> ApiResult<Vec<PostId>> {
+pub async fn among(db_of_user: UserDb<'_>, user: UserId, post_ids: &[PostId]) -> StoreResult<Vec<PostId>> {
     let rows: Vec<PostIdRow> = all(
         db_of_user,
         "SELECT b.post_id FROM json_each(?2) e JOIN bookmarks b ON b.user_id = ?1 AND b.post_id = e.value",

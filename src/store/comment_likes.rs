@@ -6,10 +6,10 @@ use serde::Deserialize;
 use super::graph::shown_user_page;
 use super::shards::Shards;
 use super::users::UserRow;
+use super::StoreResult;
 use super::{all, batch, int, stmt, EdgeKey, PostDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{CommentId, UserId};
-use crate::error::ApiResult;
 
 #[derive(Deserialize)]
 struct Counted {
@@ -26,7 +26,7 @@ pub async fn set(
     user: UserId,
     on: bool,
     now: i64,
-) -> ApiResult<Option<i64>> {
+) -> StoreResult<Option<i64>> {
     let write = if on {
         // The SELECT's WHERE also keeps `ON CONFLICT` from parsing as a join constraint.
         stmt(
@@ -67,7 +67,7 @@ pub async fn likers(
     comment: CommentId,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<UserRow>> {
+) -> StoreResult<Vec<UserRow>> {
     let db = shards.comment(comment);
     shown_user_page(shards, viewer, before, limit, |before, want| async move {
         all::<EdgeKey>(

@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
+use super::StoreResult;
 use super::{batch, int, stmt, AnyDb, IdRow};
-use crate::error::ApiResult;
 
 /// What one slice found and fixed, by counter.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -34,7 +34,7 @@ pub async fn repair_user_counts(
     db: AnyDb<'_>,
     after_id: i64,
     limit: usize,
-) -> ApiResult<(UserCountRepairs, i64)> {
+) -> StoreResult<(UserCountRepairs, i64)> {
     #[derive(Deserialize)]
     struct Slice {
         last: Option<i64>,
@@ -51,7 +51,7 @@ pub async fn repair_user_counts(
     let range = format!("SELECT MAX(id) AS last, COUNT(*) AS n FROM ({SLICE})");
     statements.push(stmt(db, &range, &params)?);
     let results = batch(db, statements).await?;
-    let repaired = |i: usize| -> ApiResult<usize> {
+    let repaired = |i: usize| -> StoreResult<usize> {
         Ok(results.get(i).map(|r| r.results::<IdRow>()).transpose()?.map_or(0, |rows| rows.len()))
     };
     let slice: Option<Slice> =

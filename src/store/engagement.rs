@@ -7,6 +7,7 @@ use super::graph::{shown_edges, shown_user_page, LIST_ROUNDS};
 use super::shards::Shards;
 use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
+use super::StoreResult;
 use super::{
     all, batch, first, first_id, id_list, int, notifications, opt_flag, opt_text, run, stmt, text, AnyDb,
     EdgeKey, IdRow, PostDb,
@@ -18,7 +19,6 @@ use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::top::{self, CommentOrder};
 use crate::domain::validate::CommentBody;
 use crate::domain::warning::{ContentWarning, WarningEdit};
-use crate::error::ApiResult;
 
 /// Users who like the post now, newest like first, hiding users with a block either way with
 /// the viewer and suspended users. The likes come from the post's database, the users from
@@ -29,7 +29,7 @@ pub async fn likers(
     post: PostId,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<UserRow>> {
+) -> StoreResult<Vec<UserRow>> {
     let db = shards.post(post);
     shown_user_page(shards, viewer, before, limit, |before, want| async move {
         all::<EdgeKey>(
@@ -147,7 +147,7 @@ pub async fn create(
     now: i64,
     notify: bool,
     seed: IdSeed,
-) -> ApiResult<(CommentId, Option<Notice>)> {
+) -> StoreResult<(CommentId, Option<Notice>)> {
     let insert = |id: i64| async move {
         let created_at = snowflake_time(id);
         let mut statements = vec![
@@ -181,7 +181,7 @@ pub async fn create(
 
 /// A live comment (not deleted, on a live post), from its post's database, with its author's
 /// name from the author's home, as `viewer` sees it (whether they like it).
-pub async fn get(shards: &Shards, viewer: UserId, id: CommentId) -> ApiResult<Option<CommentRow>> {
+pub async fn get(shards: &Shards, viewer: UserId, id: CommentId) -> StoreResult<Option<CommentRow>> {
     let sql =
         format!("{} WHERE c.id = ?1 AND c.deleted_at IS NULL AND p.deleted_at IS NULL", comment_select("?2"));
     let Some(stored) = first::<StoredComment>(shards.comment(id), &sql, &[int(id), int(viewer)]).await?
@@ -195,7 +195,7 @@ pub async fn get(shards: &Shards, viewer: UserId, id: CommentId) -> ApiResult<Op
 /// The live comments among `ids` on one database (a recipient's: comments on their posts),
 /// named by their authors among `authors` (comments by anyone else are left out). Notifications
 /// read them, whose statuses say `favourited: false` (docs/mastodon.md): nobody's like is read.
-pub async fn by_ids(db: AnyDb<'_>, ids: &[CommentId], authors: &[UserRow]) -> ApiResult<Vec<CommentRow>> {
+pub async fn by_ids(db: AnyDb<'_>, ids: &[CommentId], authors: &[UserRow]) -> StoreResult<Vec<CommentRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -224,7 +224,7 @@ pub async fn list(
     order: CommentOrder,
     cursor: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<CommentRow>> {
+) -> StoreResult<Vec<CommentRow>> {
     let want = limit + 1;
     let mut cursor = cursor.unwrap_or(order.start());
     let mut rows = Vec::with_capacity(want);
@@ -258,7 +258,7 @@ async fn comment_page(
     order: CommentOrder,
     cursor: SortKey,
     limit: usize,
-) -> ApiResult<Vec<StoredComment>> {
+) -> StoreResult<Vec<StoredComment>> {
     let live = "c.post_id = ?1 AND c.deleted_at IS NULL";
     let mut params = vec![int(post), int(cursor.primary), int(cursor.id), int(limit as i64), int(viewer)];
     let sql = match order {
@@ -294,7 +294,7 @@ pub async fn edit(
     body: Option<&CommentBody>,
     warning: &WarningEdit,
     now: i64,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     let sql = format!(
         "UPDATE comments SET body = COALESCE(?2, body), edited_at = ?3, {} WHERE id = ?1 AND deleted_at IS NULL",
         super::posts::warning_edit("?4", "?5")
@@ -311,7 +311,7 @@ pub async fn edit(
 }
 
 /// Marks the comment deleted; its likes go with it (the rows, and the count they make).
-pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> ApiResult<()> {
+pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> StoreResult<()> {
     batch(
         db,
         vec![
@@ -331,7 +331,7 @@ pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> ApiResult
 
 /// Recomputes like and comment counts from the relations for posts touched since `since`
 /// and fixes any that drifted; returns the ids it repaired.
-pub async fn repair_counts(db: AnyDb<'_>, since: i64) -> ApiResult<Vec<i64>> {
+pub async fn repair_counts(db: AnyDb<'_>, since: i64) -> StoreResult<Vec<i64>> {
     const LIKES: &str = "(SELECT COUNT(*) FROM likes l WHERE l.post_id = posts.id AND l.liked = 1)";
     const COMMENTS: &str =
         "(SELECT COUNT(*) FROM comments c WHERE c.post_id = posts.id AND c.deleted_at IS NULL)";

@@ -9,12 +9,12 @@ use serde::Deserialize;
 
 use super::posts::{feed_columns, post_columns};
 use super::shards::Shards;
+use super::StoreResult;
 use super::{all, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
 use crate::domain::read::{Slab, SlabRows};
 use crate::domain::window::Entry;
-use crate::error::ApiResult;
 
 use crate::domain::plan::Bounds;
 
@@ -35,7 +35,7 @@ fn scope_sql(extra: &str) -> String {
 /// slab's authors' posts in `(lower, upper)` from its start, newest first, at most its limit.
 /// Feed rows carry the viewer's relationship to their author, so a pull needs no step after its
 /// slabs.
-pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> ApiResult<D1PreparedStatement> {
+pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> StoreResult<D1PreparedStatement> {
     // Posts of suspended authors are left out here rather than filtered after (which would
     // spend the page's scan budget on them); window entries keep them, for reinstatement.
     // The slab's keys are chosen and sorted first, so the row's columns (bodies, the viewer's
@@ -78,7 +78,7 @@ pub fn edges_statement(
     db: UserDb<'_>,
     viewer: UserId,
     list: Option<ListId>,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let sql = format!(
         "SELECT f.author_id, f.push, f.pull, f.group_name, \
            EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ?2 AND {}) AS in_list, \
@@ -94,7 +94,7 @@ pub fn edges_statement(
 }
 
 /// The edges [`edges_statement`] read.
-pub fn edges_of(result: &D1Result) -> ApiResult<Vec<ReaderEdge>> {
+pub fn edges_of(result: &D1Result) -> StoreResult<Vec<ReaderEdge>> {
     #[derive(Deserialize)]
     struct Row {
         author_id: UserId,
@@ -188,7 +188,7 @@ pub fn pulled_statement(
     viewer: UserId,
     authors: &[UserId],
     bounds: Bounds,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let sql = top_posts_sql("SELECT value AS author_id, -1 AS since FROM json_each(?7)");
     let mut params = bound_params(viewer, bounds);
     params.push(text(&id_list(authors)));
@@ -203,7 +203,7 @@ pub fn in_flight_statement(
     viewer: UserId,
     reads: &[InFlight],
     bounds: Bounds,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     // [[author, since, horizon], ...] in one parameter.
     let items: Vec<String> = reads
         .iter()
@@ -223,12 +223,12 @@ pub fn in_flight_statement(
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
 /// the window's snapshot is read: a post committed after this is delivered, one committed
 /// before is in the snapshot (or both, which the window dedups).
-pub fn activate_statement(db: UserDb<'_>, reader: UserId, now: i64) -> ApiResult<D1PreparedStatement> {
+pub fn activate_statement(db: UserDb<'_>, reader: UserId, now: i64) -> StoreResult<D1PreparedStatement> {
     const ACTIVATE: &str = "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL";
     stmt(db, ACTIVATE, &[int(reader), int(now)])
 }
 
-pub async fn is_active_reader(db: UserDb<'_>, reader: UserId) -> ApiResult<bool> {
+pub async fn is_active_reader(db: UserDb<'_>, reader: UserId) -> StoreResult<bool> {
     let row: Option<Count> = first(
         db,
         "SELECT COUNT(*) AS n FROM users WHERE id = ?1 AND feed_active_at IS NOT NULL",
@@ -247,7 +247,7 @@ pub async fn authors_entries(
     reader: UserId,
     authors: &[UserId],
     limit: usize,
-) -> ApiResult<Vec<Entry>> {
+) -> StoreResult<Vec<Entry>> {
     let found = shards
         .across(shards.users_by_database(authors.iter().copied()), |db, authors| async move {
             let mut entries = Vec::new();
@@ -283,7 +283,7 @@ pub async fn backfill_entries(
     reader: UserId,
     author: UserId,
     limit: usize,
-) -> ApiResult<Vec<Entry>> {
+) -> StoreResult<Vec<Entry>> {
     all(
         db_of_author,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
@@ -299,7 +299,12 @@ pub async fn backfill_entries(
 /// An author's newest posts strictly below `below` (ms), in any state but deleted: a hot range
 /// shared by many readers, so visibility is left to each reader's hydration. A statement, to
 /// join the batch of the read that found it missing from the cache.
-pub fn hot_range(db: AnyDb<'_>, author: UserId, below: i64, limit: usize) -> ApiResult<D1PreparedStatement> {
+pub fn hot_range(
+    db: AnyDb<'_>,
+    author: UserId,
+    below: i64,
+    limit: usize,
+) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
@@ -317,7 +322,7 @@ pub fn hot_authors_among(
     db: AnyDb<'_>,
     authors: &[UserId],
     min_followers: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "SELECT u.id, u.followers_count AS n FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) \

@@ -6,12 +6,12 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::shards::Shards;
+use super::StoreResult;
 use super::{all, batch, id_list, int, opt_text, outbox, stmt, text, EdgeKey, IdRow, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::outbox::EventKind;
 use crate::domain::validate::GroupName;
-use crate::error::{ApiError, ApiResult};
 
 /// What a follow request says about the group: leave it, or set it (to a name or to none).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,14 +28,15 @@ struct GroupRow {
 /// Follower side: creates or updates the follow, refusing atomically if the follower's side
 /// knows of a block either way (`blocks` of the follower, authoritative; `blocked_by`, the
 /// mirror of the author's). Returns the follow's group and the outbox event that applies the
-/// author-side mirror and then backfills the follower's window (`EventKind::Backfill`).
+/// author-side mirror and then backfills the follower's window (`EventKind::Backfill`); `None`
+/// if a block refused the follow.
 pub async fn follow(
     db_of_follower: UserDb<'_>,
     follower: UserId,
     author: UserId,
     group: &GroupChange,
     now: i64,
-) -> ApiResult<(Option<String>, Vec<OutboxId>)> {
+) -> StoreResult<Option<(Option<String>, Vec<OutboxId>)>> {
     let db = db_of_follower;
     let (set_group, name) = match group {
         GroupChange::Keep => (0, None),
@@ -60,8 +61,8 @@ pub async fn follow(
     .await?;
     let group: Option<GroupRow> =
         results.first().map(|r| r.results()).transpose()?.and_then(|rows| rows.into_iter().next());
-    let group = group.ok_or(ApiError::BLOCKED)?;
-    Ok((group.group_name, outbox::returned_events(results.get(1..).unwrap_or_default())))
+    let Some(group) = group else { return Ok(None) };
+    Ok(Some((group.group_name, outbox::returned_events(results.get(1..).unwrap_or_default()))))
 }
 
 /// A graph change that commits on the actor's side as one batch of one shape: the edge writes,
@@ -153,7 +154,7 @@ impl EdgeWrite {
         actor: UserId,
         other: UserId,
         now: i64,
-    ) -> ApiResult<D1PreparedStatement> {
+    ) -> StoreResult<D1PreparedStatement> {
         let (a, b) = (int(actor), int(other));
         match self {
             Self::InsertBlock => stmt(
@@ -178,7 +179,7 @@ fn edge_change_batch(
     actor: UserId,
     other: UserId,
     now: i64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<D1PreparedStatement>> {
     let db = db_of_actor;
     let statement = |step| match step {
         Step::Write(write) => write.statement(db, actor, other, now),
@@ -202,7 +203,7 @@ pub async fn change_edge(
     actor: UserId,
     other: UserId,
     now: i64,
-) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
+) -> StoreResult<(Vec<OutboxId>, Option<Bump>)> {
     let mut statements = edge_change_batch(db_of_actor, change, actor, other, now)?;
     // A block or unblock changes what the actor's replicas say (whom it blocks): last, so the
     // edge statements keep their order.
@@ -239,7 +240,7 @@ pub async fn follow_list(
     direction: Direction,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<UserRow>> {
+) -> StoreResult<Vec<UserRow>> {
     let db = shards.user(user);
     shown_user_page(shards, viewer, before, limit, |before, want| {
         edge_page(db, user, direction, before, want)
@@ -258,10 +259,10 @@ pub async fn shown_user_page<F, Fut>(
     before: Option<SortKey>,
     limit: usize,
     page: F,
-) -> ApiResult<Vec<UserRow>>
+) -> StoreResult<Vec<UserRow>>
 where
     F: Fn(SortKey, usize) -> Fut,
-    Fut: std::future::Future<Output = ApiResult<Vec<EdgeKey>>>,
+    Fut: std::future::Future<Output = StoreResult<Vec<EdgeKey>>>,
 {
     let want = limit + 1;
     let mut before = before.unwrap_or(SortKey::TOP);
@@ -287,7 +288,7 @@ async fn edge_page(
     direction: Direction,
     before: SortKey,
     limit: usize,
-) -> ApiResult<Vec<EdgeKey>> {
+) -> StoreResult<Vec<EdgeKey>> {
     let (table, anchor, other) = match direction {
         Direction::Followers => ("followers", "author_id", "follower_id"),
         Direction::Following => ("follows", "follower_id", "author_id"),
@@ -301,7 +302,7 @@ async fn edge_page(
 }
 
 /// The edges' users the viewer may see, in the edges' order, with the edge's time.
-pub async fn shown_edges(shards: &Shards, viewer: UserId, edges: &[EdgeKey]) -> ApiResult<Vec<UserRow>> {
+pub async fn shown_edges(shards: &Shards, viewer: UserId, edges: &[EdgeKey]) -> StoreResult<Vec<UserRow>> {
     if edges.is_empty() {
         return Ok(Vec::new());
     }
@@ -328,7 +329,7 @@ pub async fn blocked_either_way(
     db_of_user: UserDb<'_>,
     user: UserId,
     others: &[UserId],
-) -> ApiResult<Vec<UserId>> {
+) -> StoreResult<Vec<UserId>> {
     let rows: Vec<IdRow> = all(
         db_of_user,
         "SELECT value AS id FROM json_each(?2) WHERE \
@@ -378,7 +379,7 @@ impl Mutual {
 /// not exist, so `blocked_by` is never true here). The four facts come from the viewer's side
 /// alone (`follows`, `followers`, `blocks`, `blocked_by` keyed by the viewer), the users from
 /// their own rows.
-pub async fn mutuals(shards: &Shards, viewer: UserId, others: &[UserId]) -> ApiResult<Vec<Mutual>> {
+pub async fn mutuals(shards: &Shards, viewer: UserId, others: &[UserId]) -> StoreResult<Vec<Mutual>> {
     let sql = format!(
         "SELECT value AS id, \
         EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = value) AS following, \

@@ -8,10 +8,10 @@ use serde::Deserialize;
 use worker::{D1PreparedStatement, D1Result};
 
 use super::bookmarks::{saved_page, PostIdRow, SavedRow};
+use super::StoreResult;
 use super::{all, batch, first, int, stmt, text, AnyDb, OnDb, PostDb, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
-use crate::error::ApiResult;
 
 #[derive(Deserialize)]
 struct LikedAt {
@@ -19,7 +19,7 @@ struct LikedAt {
 }
 
 /// The post side of one (post, user) like: `Some(liked_at)` while it is liked.
-pub async fn post_side(db_of_post: PostDb<'_>, post: PostId, user: UserId) -> ApiResult<Option<i64>> {
+pub async fn post_side(db_of_post: PostDb<'_>, post: PostId, user: UserId) -> StoreResult<Option<i64>> {
     let row: Option<LikedAt> = first(
         db_of_post,
         "SELECT liked_at FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1",
@@ -30,7 +30,7 @@ pub async fn post_side(db_of_post: PostDb<'_>, post: PostId, user: UserId) -> Ap
 }
 
 /// The liker side of one like, as stored.
-pub async fn liker_side(db_of_user: UserDb<'_>, user: UserId, post: PostId) -> ApiResult<Option<i64>> {
+pub async fn liker_side(db_of_user: UserDb<'_>, user: UserId, post: PostId) -> StoreResult<Option<i64>> {
     let row: Option<LikedAt> = first(
         db_of_user,
         "SELECT liked_at FROM liked_posts WHERE user_id = ?1 AND post_id = ?2",
@@ -47,7 +47,7 @@ fn side_statement<'a>(
     user: UserId,
     post: PostId,
     state: Option<i64>,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     match state {
         Some(liked_at) => stmt(
             db,
@@ -68,7 +68,7 @@ pub async fn write_liker_side(
     user: UserId,
     post: PostId,
     state: Option<i64>,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     batch(db_of_user, vec![side_statement(db_of_user, user, post, state)?]).await.map(drop)
 }
 
@@ -78,11 +78,11 @@ pub type LikerSide = (UserId, PostId, Option<i64>);
 /// The liker sides of several likes in one batch, every user at home on `db` (the post's
 /// `PostLikes` object writes its committed group's: `objects/post_likes.rs`). Returns each
 /// statement's rows read and written, in order.
-pub async fn write_liker_sides(db: AnyDb<'_>, sides: &[LikerSide]) -> ApiResult<Vec<(u64, u64)>> {
+pub async fn write_liker_sides(db: AnyDb<'_>, sides: &[LikerSide]) -> StoreResult<Vec<(u64, u64)>> {
     let statements = sides
         .iter()
         .map(|&(user, post, state)| side_statement(db, user, post, state))
-        .collect::<ApiResult<_>>()?;
+        .collect::<StoreResult<_>>()?;
     let results = batch(db, statements).await?;
     let rows = |r: &D1Result| {
         r.meta()
@@ -100,7 +100,7 @@ pub fn liked_in_statement(
     db_of_user: UserDb<'_>,
     user: UserId,
     (lo, hi): (i64, i64),
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     stmt(
         db_of_user,
         "SELECT post_id FROM liked_posts WHERE user_id = ?1 AND post_id BETWEEN ?2 AND ?3 LIMIT 2000",
@@ -109,7 +109,7 @@ pub fn liked_in_statement(
 }
 
 /// What [`liked_in_statement`] answered.
-pub fn liked_of(result: &D1Result) -> ApiResult<Vec<PostId>> {
+pub fn liked_of(result: &D1Result) -> StoreResult<Vec<PostId>> {
     Ok(result.results::<PostIdRow>()?.into_iter().map(|r| r.post_id).collect())
 }
 
@@ -119,7 +119,7 @@ pub async fn page(
     user: UserId,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<SavedRow>> {
+) -> StoreResult<Vec<SavedRow>> {
     saved_page(db_of_user, ("liked_posts", "liked_at"), user, before, limit).await
 }
 
@@ -147,7 +147,7 @@ pub async fn changed_likes(
     after: (i64, i64, i64),
     until: i64,
     limit: usize,
-) -> ApiResult<Vec<LikeChange>> {
+) -> StoreResult<Vec<LikeChange>> {
     all(
         db,
         "SELECT post_id, user_id, liked, liked_at, updated_at FROM likes \
@@ -166,7 +166,7 @@ pub struct LikerRow {
 }
 
 /// The liker-side rows of `pairs` (`(user, post)`, all users at home on `db`): one statement.
-pub async fn liker_rows(db: AnyDb<'_>, pairs: &[(UserId, PostId)]) -> ApiResult<Vec<LikerRow>> {
+pub async fn liker_rows(db: AnyDb<'_>, pairs: &[(UserId, PostId)]) -> StoreResult<Vec<LikerRow>> {
     let list: Vec<String> = pairs.iter().map(|(u, p)| format!("[{u},{p}]")).collect();
     all(
         db,

@@ -7,8 +7,8 @@ use worker::D1PreparedStatement;
 
 use super::users::{not_blocked_between, not_suspended};
 use super::{batch, int, notifications, stats, stmt, PostDb};
+use super::{StoreError, StoreResult};
 use crate::domain::likes::{LikeAnswer, LikeOp, LikeReply};
-use crate::error::{ApiError, ApiResult};
 
 /// "The user `?2` may see and like the post `?1` now": `domain/visibility.rs::may_see` as SQL
 /// (not deleted, not taken down, author not suspended; the author; or no block either way and
@@ -80,7 +80,7 @@ fn group_bucket(n: usize) -> &'static str {
 /// reads: `store/notifications.rs`), and the read of the state it left.
 const STATEMENTS_PER_OP: usize = 3;
 
-fn op_statements(db: PostDb<'_>, op: &LikeOp) -> ApiResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
+fn op_statements(db: PostDb<'_>, op: &LikeOp) -> StoreResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
     Ok([
         stmt(
@@ -96,7 +96,7 @@ fn op_statements(db: PostDb<'_>, op: &LikeOp) -> ApiResult<[D1PreparedStatement;
 /// Commits a group of requests in one atomic batch, each as its own upsert followed by its
 /// notification's write and a read of the state it left, in order; returns one reply per
 /// request (`None`: the user may not see the post, and nothing changed).
-pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> ApiResult<Vec<Option<LikeAnswer>>> {
+pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> StoreResult<Vec<Option<LikeAnswer>>> {
     let mut statements = Vec::with_capacity(ops.len() * STATEMENTS_PER_OP + 4);
     for op in ops {
         statements.extend(op_statements(db, op)?);
@@ -123,7 +123,7 @@ pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> ApiResult<Vec<Option<Like
             .unwrap_or_default()
             .is_empty();
         let state: Vec<StateRow> = op_results.get(2).map(|r| r.results()).transpose()?.unwrap_or_default();
-        let state = state.first().ok_or_else(|| ApiError::Internal("like state row missing".into()))?;
+        let state = state.first().ok_or_else(|| StoreError::Internal("like state row missing".into()))?;
         let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
         let notice = notifications::notice(op_results.get(1), op.now);
         let liked_at = state.liked_at;

@@ -7,13 +7,13 @@
 use serde::Deserialize;
 
 use super::snowflake::insert_with_fresh_id;
+use super::StoreResult;
 use super::{all, batch, changed_rows, first, id_list, int, opt_text, stmt, text, Count, EdgeKey, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::lists::{Candidate, RepliesPolicy, MAX_LISTS, MAX_LIST_ACCOUNTS};
 use crate::domain::snowflake::{shard_of_id, IdSeed};
 use crate::domain::validate::ListTitle;
-use crate::error::ApiResult;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ListRow {
@@ -51,7 +51,7 @@ pub async fn create(
     fields: &ListFields,
     now: i64,
     seed: IdSeed,
-) -> ApiResult<Option<ListRow>> {
+) -> StoreResult<Option<ListRow>> {
     let title = fields.title.as_ref().map(ListTitle::as_str);
     let policy = fields.replies_policy.unwrap_or(RepliesPolicy::List).as_str();
     let exclusive = i64::from(fields.exclusive.unwrap_or(false));
@@ -69,12 +69,12 @@ pub async fn create(
 }
 
 /// The owner's lists, oldest first (as Mastodon lists them).
-pub async fn all_of(db: UserDb<'_>, owner: UserId) -> ApiResult<Vec<ListRow>> {
+pub async fn all_of(db: UserDb<'_>, owner: UserId) -> StoreResult<Vec<ListRow>> {
     let sql = format!("SELECT {COLUMNS} FROM lists WHERE user_id = ?1 ORDER BY id");
     all(db, &sql, &[int(owner)]).await
 }
 
-pub async fn get(db: UserDb<'_>, owner: UserId, id: ListId) -> ApiResult<Option<ListRow>> {
+pub async fn get(db: UserDb<'_>, owner: UserId, id: ListId) -> StoreResult<Option<ListRow>> {
     let sql = format!("SELECT {COLUMNS} FROM lists WHERE user_id = ?1 AND id = ?2");
     first(db, &sql, &[int(owner), int(id)]).await
 }
@@ -85,7 +85,7 @@ pub async fn update(
     owner: UserId,
     id: ListId,
     fields: &ListFields,
-) -> ApiResult<Option<ListRow>> {
+) -> StoreResult<Option<ListRow>> {
     let sql = format!(
         "UPDATE lists SET title = COALESCE(?3, title), replies_policy = COALESCE(?4, replies_policy), \
            exclusive = COALESCE(?5, exclusive) WHERE user_id = ?1 AND id = ?2 RETURNING {COLUMNS}"
@@ -102,7 +102,7 @@ pub async fn update(
 }
 
 /// Deletes the list and its members in one batch; whether there was such a list.
-pub async fn delete(db: UserDb<'_>, owner: UserId, id: ListId) -> ApiResult<bool> {
+pub async fn delete(db: UserDb<'_>, owner: UserId, id: ListId) -> StoreResult<bool> {
     let key = [int(owner), int(id)];
     let results = batch(
         db,
@@ -122,7 +122,7 @@ pub async fn candidates(
     owner: UserId,
     id: ListId,
     accounts: &[UserId],
-) -> ApiResult<(Vec<Candidate>, usize)> {
+) -> StoreResult<(Vec<Candidate>, usize)> {
     #[derive(Deserialize)]
     struct Row {
         account: UserId,
@@ -156,7 +156,7 @@ pub async fn add(
     id: ListId,
     accounts: &[UserId],
     now: i64,
-) -> ApiResult<usize> {
+) -> StoreResult<usize> {
     let sql = format!(
         "INSERT INTO list_accounts (user_id, list_id, account_id, created_at) \
          SELECT ?1, ?2, f.author_id, MAX(?4, f.created_at) FROM json_each(?3) j \
@@ -171,7 +171,7 @@ pub async fn add(
     Ok(changed_rows(results.first()))
 }
 
-pub async fn remove(db: UserDb<'_>, owner: UserId, id: ListId, accounts: &[UserId]) -> ApiResult<()> {
+pub async fn remove(db: UserDb<'_>, owner: UserId, id: ListId, accounts: &[UserId]) -> StoreResult<()> {
     let sql = "DELETE FROM list_accounts WHERE user_id = ?1 AND list_id = ?2 \
                AND account_id IN (SELECT value FROM json_each(?3))";
     batch(db, vec![stmt(db, sql, &[int(owner), int(id), text(&id_list(accounts))])?]).await.map(drop)
@@ -184,7 +184,7 @@ pub async fn member_page(
     id: ListId,
     before: SortKey,
     limit: usize,
-) -> ApiResult<Vec<EdgeKey>> {
+) -> StoreResult<Vec<EdgeKey>> {
     let sql = format!(
         "SELECT la.account_id AS other, la.created_at AS sort_at FROM list_accounts la JOIN follows f ON {MEMBER} \
          WHERE la.user_id = ?1 AND la.list_id = ?2 AND (la.created_at, la.account_id) < (?3, ?4) \
@@ -195,7 +195,7 @@ pub async fn member_page(
 }
 
 /// The owner's lists that hold `account` as a counting member, oldest list first.
-pub async fn holding(db: UserDb<'_>, owner: UserId, account: UserId) -> ApiResult<Vec<ListRow>> {
+pub async fn holding(db: UserDb<'_>, owner: UserId, account: UserId) -> StoreResult<Vec<ListRow>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM lists l WHERE l.user_id = ?1 AND EXISTS (SELECT 1 FROM list_accounts la \
            JOIN follows f ON {MEMBER} WHERE la.user_id = ?1 AND la.list_id = l.id AND la.account_id = ?2) \
@@ -207,6 +207,6 @@ pub async fn holding(db: UserDb<'_>, owner: UserId, account: UserId) -> ApiResul
 /// The statement that takes `author` out of every list of `owner`, for the batch of an unfollow
 /// or a block on the owner's side. It goes after the batch's outbox events: an unfollow's event
 /// is conditional on the `changes()` of the follow's delete just before it.
-pub fn leave_all(db: UserDb<'_>, owner: UserId, author: UserId) -> ApiResult<worker::D1PreparedStatement> {
+pub fn leave_all(db: UserDb<'_>, owner: UserId, author: UserId) -> StoreResult<worker::D1PreparedStatement> {
     stmt(db, "DELETE FROM list_accounts WHERE user_id = ?1 AND account_id = ?2", &[int(owner), int(author)])
 }

@@ -1,24 +1,24 @@
 //! Live readers' leases (migration 0007): who has an open feed socket, for the fan-out.
 
 use super::shards::Shards;
+use super::StoreResult;
 use super::{all, exec, id_list, int, text, ControlDb, IdRow, UserDb};
 use crate::domain::ids::UserId;
-use crate::error::ApiResult;
 
 /// Extends the reader's lease to `until` (ms); never shortens it.
-pub async fn renew_lease(db: ControlDb<'_>, reader: UserId, until: i64) -> ApiResult<()> {
+pub async fn renew_lease(db: ControlDb<'_>, reader: UserId, until: i64) -> StoreResult<()> {
     const SQL: &str = "INSERT INTO live_readers (user_id, until) VALUES (?1, ?2) \
                        ON CONFLICT (user_id) DO UPDATE SET until = MAX(until, excluded.until)";
     exec(db, SQL, &[int(reader), int(until)]).await
 }
 
 /// The reader's last socket closed: they stop counting as live.
-pub async fn end_lease(db: ControlDb<'_>, reader: UserId) -> ApiResult<()> {
+pub async fn end_lease(db: ControlDb<'_>, reader: UserId) -> StoreResult<()> {
     exec(db, "DELETE FROM live_readers WHERE user_id = ?1", &[int(reader)]).await
 }
 
 /// Leases that lapsed (their object stopped renewing them without ending them).
-pub async fn purge_lapsed(db: ControlDb<'_>, now: i64) -> ApiResult<()> {
+pub async fn purge_lapsed(db: ControlDb<'_>, now: i64) -> StoreResult<()> {
     exec(db, "DELETE FROM live_readers WHERE until <= ?1", &[int(now)]).await
 }
 
@@ -35,7 +35,7 @@ pub async fn live_followers(
     now: i64,
     scan: usize,
     unpushed_only: bool,
-) -> ApiResult<(Vec<UserId>, Option<i64>)> {
+) -> StoreResult<(Vec<UserId>, Option<i64>)> {
     let live: Vec<IdRow> = all(
         shards.control(),
         "SELECT user_id AS id FROM live_readers WHERE user_id > ?1 AND until > ?2 ORDER BY user_id LIMIT ?3",
@@ -58,7 +58,7 @@ pub async fn live_followers(
 
 /// Marks on the user's home row that they have a live socket until `until` (ms; never
 /// shortened): what notification writes read to know whether to tell a socket (migration 0018).
-pub async fn mark_live(db_of_user: UserDb<'_>, user: UserId, until: i64) -> ApiResult<()> {
+pub async fn mark_live(db_of_user: UserDb<'_>, user: UserId, until: i64) -> StoreResult<()> {
     const SQL: &str = "UPDATE users SET live_until = MAX(COALESCE(live_until, 0), ?2) WHERE id = ?1";
     exec(db_of_user, SQL, &[int(user), int(until)]).await
 }

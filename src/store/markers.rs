@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use super::{all, batch, int, stmt, text, UserDb};
+use super::{StoreError, StoreResult};
 use crate::domain::ids::UserId;
-use crate::error::{ApiError, ApiResult};
 
 /// A timeline with a marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub struct MarkerRow {
 }
 
 /// The user's markers of these timelines (those never set are left out).
-pub async fn get(db: UserDb<'_>, user: UserId, timelines: &[Timeline]) -> ApiResult<Vec<MarkerRow>> {
+pub async fn get(db: UserDb<'_>, user: UserId, timelines: &[Timeline]) -> StoreResult<Vec<MarkerRow>> {
     let names: Vec<&str> = timelines.iter().map(|t| t.as_str()).collect();
     let names = serde_json::to_string(&names).unwrap_or_default();
     all(
@@ -57,7 +57,7 @@ pub async fn set(
     user: UserId,
     marks: &[(Timeline, i64)],
     now: i64,
-) -> ApiResult<Vec<MarkerRow>> {
+) -> StoreResult<Vec<MarkerRow>> {
     let mut statements = Vec::with_capacity(marks.len());
     for (timeline, last_read_id) in marks {
         statements.push(stmt(
@@ -74,7 +74,7 @@ pub async fn set(
         rows.extend(result.results::<MarkerRow>()?);
     }
     if rows.len() != marks.len() {
-        return Err(ApiError::Internal("a marker write returned no row".into()));
+        return Err(StoreError::Internal("a marker write returned no row".into()));
     }
     Ok(rows)
 }

@@ -7,10 +7,10 @@ use worker::D1PreparedStatement;
 
 use super::snowflake::insert_with_fresh_id;
 use super::{all, batch, first, id_list, int, opt_num, opt_text, run, stmt, text, AnyDb, UserDb};
+use super::{StoreError, StoreResult};
 use crate::domain::ids::{MediaId, PostId, UserId};
 use crate::domain::media::{Attachment, Focus, ImageInfo, ImageKind};
 use crate::domain::snowflake::{shard_of_id, IdSeed};
-use crate::error::{ApiError, ApiResult};
 
 /// An upload as its row holds it, with the state of the post it is attached to.
 #[derive(Debug, Clone, Deserialize)]
@@ -40,9 +40,9 @@ const COLUMNS: &str = "m.id, m.user_id, m.url_key, m.kind, m.width, m.height, m.
      FROM media m LEFT JOIN posts p ON p.id = m.post_id LEFT JOIN users u ON u.id = m.user_id";
 
 impl MediaRow {
-    pub fn kind(&self) -> ApiResult<ImageKind> {
+    pub fn kind(&self) -> StoreResult<ImageKind> {
         ImageKind::from_name(&self.kind)
-            .ok_or_else(|| ApiError::Internal(format!("media {} has kind {}", self.id, self.kind)))
+            .ok_or_else(|| StoreError::Internal(format!("media {} has kind {}", self.id, self.kind)))
     }
 
     pub fn focus(&self) -> Option<Focus> {
@@ -56,7 +56,7 @@ impl MediaRow {
     }
 
     /// As a post keeps it.
-    pub fn attachment(&self) -> ApiResult<Attachment> {
+    pub fn attachment(&self) -> StoreResult<Attachment> {
         Ok(Attachment {
             id: self.id.get(),
             key: self.url_key.clone(),
@@ -82,7 +82,7 @@ pub struct NewUpload<'a> {
 }
 
 /// Inserts the upload's row under a fresh id on its uploader's shard; its id.
-pub async fn insert(db: UserDb<'_>, upload: &NewUpload<'_>, seed: IdSeed) -> ApiResult<MediaId> {
+pub async fn insert(db: UserDb<'_>, upload: &NewUpload<'_>, seed: IdSeed) -> StoreResult<MediaId> {
     let shard = shard_of_id(upload.user.get());
     let insert = |id: i64| async move {
         let statement = stmt(
@@ -109,12 +109,12 @@ pub async fn insert(db: UserDb<'_>, upload: &NewUpload<'_>, seed: IdSeed) -> Api
 }
 
 /// An upload by its id, with its post's state; `None` if there is no such row.
-pub async fn get(db: UserDb<'_>, id: MediaId) -> ApiResult<Option<MediaRow>> {
+pub async fn get(db: UserDb<'_>, id: MediaId) -> StoreResult<Option<MediaRow>> {
     first(db, &format!("SELECT {COLUMNS} WHERE m.id = ?1"), &[int(id)]).await
 }
 
 /// The uploads among `ids` that `user` made, in no order.
-pub async fn of_user(db: UserDb<'_>, user: UserId, ids: &[i64]) -> ApiResult<Vec<MediaRow>> {
+pub async fn of_user(db: UserDb<'_>, user: UserId, ids: &[i64]) -> StoreResult<Vec<MediaRow>> {
     all(
         db,
         &format!("SELECT {COLUMNS} WHERE m.id IN (SELECT value FROM json_each(?2)) AND m.user_id = ?1"),
@@ -130,7 +130,7 @@ pub async fn describe(
     (user, id): (UserId, MediaId),
     description: Option<&str>,
     focus: Option<Focus>,
-) -> ApiResult<bool> {
+) -> StoreResult<bool> {
     let changed = run(
         db,
         "UPDATE media SET description = COALESCE(?3, description), \
@@ -149,13 +149,13 @@ pub async fn describe(
 }
 
 /// The publish batch's statements that attach `media` to post `post` (the trigger of migration
-/// 0027 aborts the batch if one is already another post's or gone: [`is_taken`]).
+/// 0027 aborts the batch if one is already another post's or gone: [`super::error::Conflict::MediaAttached`]).
 pub fn attach_statements(
     db: UserDb<'_>,
     post: i64,
     author: UserId,
     media: &[Attachment],
-) -> ApiResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<D1PreparedStatement>> {
     media
         .iter()
         .map(|a| {
@@ -168,14 +168,9 @@ pub fn attach_statements(
         .collect()
 }
 
-/// Whether a publish failed because an upload it names was attached meanwhile.
-pub fn is_taken(error: &ApiError) -> bool {
-    matches!(error, ApiError::Storage { detail, .. } if detail.contains("media_already_attached"))
-}
-
 /// The delete batch's statement: the post's uploads are gone (no longer served; the sweep
 /// removes their bytes).
-pub fn gone_statement(db: AnyDb<'_>, post: PostId, now: i64) -> ApiResult<D1PreparedStatement> {
+pub fn gone_statement(db: AnyDb<'_>, post: PostId, now: i64) -> StoreResult<D1PreparedStatement> {
     stmt(db, "UPDATE media SET gone_at = ?2 WHERE post_id = ?1 AND gone_at IS NULL", &[int(post), int(now)])
 }
 
@@ -186,7 +181,7 @@ pub async fn expire_unattached(
     unattached_before: i64,
     now: i64,
     limit: usize,
-) -> ApiResult<usize> {
+) -> StoreResult<usize> {
     run(
         db,
         "UPDATE media SET gone_at = ?2 WHERE id IN (SELECT id FROM media \
@@ -202,7 +197,7 @@ struct SweepRow {
 }
 
 /// Up to `limit` uploads gone before `gone_before`: their bytes are to be removed.
-pub async fn gone_page(db: AnyDb<'_>, gone_before: i64, limit: usize) -> ApiResult<Vec<MediaId>> {
+pub async fn gone_page(db: AnyDb<'_>, gone_before: i64, limit: usize) -> StoreResult<Vec<MediaId>> {
     let rows: Vec<SweepRow> = all(
         db,
         "SELECT id FROM media WHERE gone_at IS NOT NULL AND gone_at < ?1 LIMIT ?2",
@@ -213,7 +208,7 @@ pub async fn gone_page(db: AnyDb<'_>, gone_before: i64, limit: usize) -> ApiResu
 }
 
 /// Deletes the rows of gone uploads whose bytes were removed.
-pub async fn forget(db: AnyDb<'_>, ids: &[MediaId]) -> ApiResult<usize> {
+pub async fn forget(db: AnyDb<'_>, ids: &[MediaId]) -> StoreResult<usize> {
     run(
         db,
         "DELETE FROM media WHERE id IN (SELECT value FROM json_each(?1)) AND gone_at IS NOT NULL",

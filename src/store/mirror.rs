@@ -8,11 +8,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::shards::Shards;
+use super::StoreResult;
 use super::{all, batch, first, int, notifications, stmt, text, AnyDb, UserDb};
 use crate::domain::graph::{SideFacts, SideWrites};
 use crate::domain::ids::UserId;
 use crate::domain::notifications::Notice;
-use crate::error::ApiResult;
 
 /// The follower-side row of `user`'s follow of the other, with what its author-side copy carries:
 /// the edge's time and mode flags, and the follower's read facts (their own users row).
@@ -48,7 +48,7 @@ struct SideRow {
 
 /// `user`'s authoritative facts about `other` (their follow and block of them), and the follow's
 /// copy for the other side, in one statement on `user`'s side.
-pub async fn read_side(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> ApiResult<SideRead> {
+pub async fn read_side(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> StoreResult<SideRead> {
     let row: Option<SideRow> = first(
         db_of_user,
         "SELECT f.follower_id IS NOT NULL AS follows, f.created_at, f.push, f.pull, \
@@ -88,7 +88,7 @@ pub async fn write_side(
     writes: SideWrites,
     other_edge: Option<EdgeCopy>,
     now: i64,
-) -> ApiResult<Option<Notice>> {
+) -> StoreResult<Option<Notice>> {
     let db = db_of_user;
     let pair = [int(user), int(other)];
     let mut statements = vec![if writes.blocked_by {
@@ -136,7 +136,7 @@ fn upsert_follower(
     author: UserId,
     follower: UserId,
     e: &EdgeCopy,
-) -> ApiResult<worker::D1PreparedStatement> {
+) -> StoreResult<worker::D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO followers (author_id, follower_id, created_at, push, pull, read_rate, last_read_at, reader_active) \
@@ -210,7 +210,7 @@ pub async fn edge_slice(
     table: EdgeTable,
     after: Pair,
     limit: usize,
-) -> ApiResult<Vec<Pair>> {
+) -> StoreResult<Vec<Pair>> {
     let ((name, a, b), _) = table.columns();
     let sql = format!(
         "SELECT {a} AS a, {b} AS b FROM {name} WHERE ({a}, {b}) > (?1, ?2) ORDER BY {a}, {b} LIMIT ?3"
@@ -220,7 +220,11 @@ pub async fn edge_slice(
 
 /// Of `pairs` (rows of `table`, each `(a, b)`), those whose counterpart is missing on the b
 /// side: primary-key probes on b's home, one statement per database, all sent at once.
-pub async fn missing_counterparts(shards: &Shards, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
+pub async fn missing_counterparts(
+    shards: &Shards,
+    table: EdgeTable,
+    pairs: &[Pair],
+) -> StoreResult<Vec<Pair>> {
     let by_home = shards.users_by_database(pairs.iter().map(|p| UserId::from_trusted(p.b)));
     let groups = by_home
         .into_iter()
@@ -232,7 +236,7 @@ pub async fn missing_counterparts(shards: &Shards, table: EdgeTable, pairs: &[Pa
     Ok(found.into_iter().flatten().collect())
 }
 
-async fn missing_on(db_of_b: AnyDb<'_>, table: EdgeTable, pairs: &[Pair]) -> ApiResult<Vec<Pair>> {
+async fn missing_on(db_of_b: AnyDb<'_>, table: EdgeTable, pairs: &[Pair]) -> StoreResult<Vec<Pair>> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }
@@ -254,7 +258,7 @@ pub async fn delete_mirror(
     user: UserId,
     other: UserId,
     blocked_by: bool,
-) -> ApiResult<usize> {
+) -> StoreResult<usize> {
     let sql = if blocked_by {
         "DELETE FROM blocked_by WHERE blocked_id = ?1 AND blocker_id = ?2"
     } else {
@@ -278,7 +282,7 @@ pub struct SideView {
     pub follower_read_rate: Option<f64>,
 }
 
-pub async fn side_view(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> ApiResult<Option<SideView>> {
+pub async fn side_view(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> StoreResult<Option<SideView>> {
     first(
         db_of_user,
         "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) AS follows, \

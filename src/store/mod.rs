@@ -7,6 +7,7 @@ pub mod bookmarks;
 pub mod comment_likes;
 pub mod counters;
 pub mod engagement;
+pub mod error;
 pub mod feed;
 pub mod graph;
 pub mod handles;
@@ -42,7 +43,7 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement};
 
-use crate::error::{ApiError, ApiResult, StorageKind};
+pub use error::{StoreError, StoreResult};
 pub use handles::{AnyDb, ControlDb, HandleDb, OnDb, OutboxDb, PostDb, UserDb};
 
 /// Binds an integer (a count, a time, or any of the id newtypes).
@@ -305,7 +306,7 @@ impl Db {
         &self,
         statements: usize,
         trip: impl std::future::Future<Output = worker::Result<T>>,
-    ) -> ApiResult<T> {
+    ) -> StoreResult<T> {
         let io = &self.io;
         let statements = statements as u32;
         io.d1_statements.set(io.d1_statements.get() + statements);
@@ -331,7 +332,7 @@ impl Deref for Db {
     }
 }
 
-pub fn stmt<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<D1PreparedStatement> {
+pub fn stmt<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> StoreResult<D1PreparedStatement> {
     Ok(db.on().prepare(sql).bind(params)?)
 }
 
@@ -339,7 +340,7 @@ pub async fn all<'a, T: DeserializeOwned>(
     db: impl OnDb<'a>,
     sql: &str,
     params: &[JsValue],
-) -> ApiResult<Vec<T>> {
+) -> StoreResult<Vec<T>> {
     let db = db.on();
     let result = db.trip(1, stmt(db, sql, params)?.all()).await?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
@@ -351,7 +352,7 @@ pub async fn all_sized<'a, T: DeserializeOwned>(
     db: impl OnDb<'a>,
     sql: &str,
     params: &[JsValue],
-) -> ApiResult<(Vec<T>, Option<u64>)> {
+) -> StoreResult<(Vec<T>, Option<u64>)> {
     let db = db.on();
     let result = db.trip(1, stmt(db, sql, params)?.all()).await?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
@@ -364,12 +365,12 @@ pub async fn first<'a, T: DeserializeOwned>(
     db: impl OnDb<'a>,
     sql: &str,
     params: &[JsValue],
-) -> ApiResult<Option<T>> {
+) -> StoreResult<Option<T>> {
     Ok(all(db, sql, params).await?.into_iter().next())
 }
 
 /// Runs a write; returns the number of rows it changed.
-pub async fn run<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<usize> {
+pub async fn run<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> StoreResult<usize> {
     let db = db.on();
     let result = db.trip(1, stmt(db, sql, params)?.run()).await?;
     db.io.record_rows(db.index, std::slice::from_ref(&result));
@@ -382,7 +383,7 @@ pub fn changed_rows(result: Option<&worker::D1Result>) -> usize {
 }
 
 /// Runs a write whose row count does not matter.
-pub async fn exec<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiResult<()> {
+pub async fn exec<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> StoreResult<()> {
     run(db, sql, params).await.map(|_| ())
 }
 
@@ -390,7 +391,7 @@ pub async fn exec<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> ApiRe
 pub async fn batch<'a>(
     db: impl OnDb<'a>,
     statements: Vec<D1PreparedStatement>,
-) -> ApiResult<Vec<worker::D1Result>> {
+) -> StoreResult<Vec<worker::D1Result>> {
     let db = db.on();
     let n = statements.len();
     let results = db.trip(n, db.d1.batch(statements)).await?;
@@ -400,7 +401,7 @@ pub async fn batch<'a>(
 
 /// The one place a D1 failure (on database `database`) becomes an error: classified by kind
 /// (the message is kept for the logs, never sent).
-pub fn d1_error(database: usize, e: worker::Error) -> ApiError {
+pub fn d1_error(database: usize, e: worker::Error) -> StoreError {
     let message = match &e {
         worker::Error::D1(d1) => {
             let js: &worker::js_sys::Error = d1.as_ref();
@@ -408,10 +409,7 @@ pub fn d1_error(database: usize, e: worker::Error) -> ApiError {
         }
         other => format!("D1: {other}"),
     };
-    ApiError::Storage {
-        kind: StorageKind::classify(&message, database),
-        detail: format!("DB_{database}: {message}"),
-    }
+    error::classify(&message, database, format!("DB_{database}: {message}"))
 }
 
 /// One entry of a list of users (followers, likers, a Mastodon list's members): who, and the
@@ -440,9 +438,9 @@ pub fn returned_ids(results: &[worker::D1Result]) -> Vec<i64> {
 }
 
 /// The `id` of the first row a batch statement returned.
-pub fn first_id(result: Option<&worker::D1Result>) -> ApiResult<i64> {
+pub fn first_id(result: Option<&worker::D1Result>) -> StoreResult<i64> {
     let rows: Vec<IdRow> = result.map(|r| r.results()).transpose()?.unwrap_or_default();
-    rows.first().map(|r| r.id).ok_or_else(|| ApiError::Internal("a RETURNING statement gave no row".into()))
+    rows.first().map(|r| r.id).ok_or_else(|| StoreError::Internal("a RETURNING statement gave no row".into()))
 }
 
 #[cfg(test)]

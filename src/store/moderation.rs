@@ -10,11 +10,11 @@ use worker::D1PreparedStatement;
 use super::outbox::returned_events;
 use super::replica_bump::{bump_for_post_statement, bump_of, bump_statement, Bump};
 use super::snowflake::insert_with_fresh_id;
+use super::StoreResult;
 use super::{all, batch, first, int, stmt, text, AnyDb, Count, OnDb, PostDb, UserDb};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::moderation::{Action, AuditEntry};
 use crate::domain::snowflake::{shard_of_id, IdSeed};
-use crate::error::ApiResult;
 
 /// What one action did: whether it changed anything, and the window events it recorded.
 #[derive(Debug, Default)]
@@ -34,7 +34,7 @@ fn audit_statement<'a>(
     id: i64,
     entry: &AuditEntry,
     now: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let (kind, target) = entry.target.parts();
     stmt(
         db,
@@ -60,8 +60,8 @@ async fn with_audit<'a>(
     entry: &AuditEntry,
     now: i64,
     seed: IdSeed,
-    statements: impl Fn() -> ApiResult<Vec<D1PreparedStatement>>,
-) -> ApiResult<Vec<worker::D1Result>> {
+    statements: impl Fn() -> StoreResult<Vec<D1PreparedStatement>>,
+) -> StoreResult<Vec<worker::D1Result>> {
     insert_with_fresh_id(seed, now, shard_of_id(subject), "audit_log.id", |id| {
         let statements = statements().and_then(|mut s| {
             s.push(audit_statement(db, id, entry, now)?);
@@ -79,7 +79,7 @@ pub async fn set_suspended(
     entry: &AuditEntry,
     now: i64,
     seed: IdSeed,
-) -> ApiResult<Option<Applied>> {
+) -> StoreResult<Option<Applied>> {
     let suspend = entry.action == Action::Suspend;
     // The replicas' bump first: the audit row's `changes()` is the update's.
     let update = || {
@@ -111,7 +111,7 @@ pub async fn set_taken_down(
     entry: &AuditEntry,
     now: i64,
     seed: IdSeed,
-) -> ApiResult<Option<Applied>> {
+) -> StoreResult<Option<Applied>> {
     let take_down = entry.action == Action::Takedown;
     let statements = || {
         let update = stmt(
@@ -143,7 +143,7 @@ pub async fn set_taken_down(
     Ok(Some(Applied { changed, events, bump: bump_of(results.first())? }))
 }
 
-async fn exists<'a>(db: impl OnDb<'a>, sql: &str, id: i64) -> ApiResult<bool> {
+async fn exists<'a>(db: impl OnDb<'a>, sql: &str, id: i64) -> StoreResult<bool> {
     let row: Option<Count> = first(db, sql, &[int(id)]).await?;
     Ok(row.is_some_and(|c| c.n > 0))
 }
@@ -162,7 +162,7 @@ pub struct AuditRow {
 
 /// The audit log in the order actions happened, strictly after `after_id`; `limit + 1` rows so
 /// the caller can tell whether more exist.
-pub async fn audit_page(db: AnyDb<'_>, after_id: i64, limit: usize) -> ApiResult<Vec<AuditRow>> {
+pub async fn audit_page(db: AnyDb<'_>, after_id: i64, limit: usize) -> StoreResult<Vec<AuditRow>> {
     all(
         db,
         "SELECT id, created_at, actor, action, target_kind, target_id, reason FROM audit_log \

@@ -6,11 +6,11 @@ use serde::Deserialize;
 
 use wasm_bindgen::JsValue;
 
+use super::StoreResult;
 use super::{all, exec, id_list, int, run, text, AnyDb, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
 use crate::domain::mutes::Mute;
-use crate::error::ApiResult;
 
 /// The database's clock in ms (a statement's own "now": reads need no bound parameter for it;
 /// second resolution, which is what a timed mute is given in).
@@ -27,7 +27,13 @@ pub fn muted_sql(user: &str, other: &str, notifications: bool) -> String {
 }
 
 /// Mutes `other` (again: the new parameters replace the old, as Mastodon does).
-pub async fn set(db_of_user: UserDb<'_>, user: UserId, other: UserId, mute: Mute, now: i64) -> ApiResult<()> {
+pub async fn set(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    other: UserId,
+    mute: Mute,
+    now: i64,
+) -> StoreResult<()> {
     exec(
         db_of_user,
         "INSERT INTO mutes (user_id, muted_id, notifications, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -38,7 +44,7 @@ pub async fn set(db_of_user: UserDb<'_>, user: UserId, other: UserId, mute: Mute
     .await
 }
 
-pub async fn remove(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> ApiResult<()> {
+pub async fn remove(db_of_user: UserDb<'_>, user: UserId, other: UserId) -> StoreResult<()> {
     exec(db_of_user, "DELETE FROM mutes WHERE user_id = ?1 AND muted_id = ?2", &[int(user), int(other)]).await
 }
 
@@ -63,7 +69,7 @@ pub async fn page(
     user: UserId,
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<MuteRow>> {
+) -> StoreResult<Vec<MuteRow>> {
     let (at, id) = before.map_or((i64::MAX >> 11, i64::MAX >> 11), |k| (k.primary, k.id));
     let sql = format!(
         "SELECT muted_id, notifications, expires_at, created_at FROM mutes \
@@ -75,7 +81,7 @@ pub async fn page(
 
 /// Deletes up to 500 mutes that ended before `now` on `db` (cron; a shard being moved keeps
 /// its rows until the move is done: the freeze refuses deletes there).
-pub async fn purge_expired(db: AnyDb<'_>, now: i64) -> ApiResult<usize> {
+pub async fn purge_expired(db: AnyDb<'_>, now: i64) -> StoreResult<usize> {
     run(
         db,
         "DELETE FROM mutes WHERE (user_id, muted_id) IN (SELECT user_id, muted_id FROM mutes \
@@ -92,7 +98,11 @@ struct Muted {
 }
 
 /// Which of `others` `user` mutes now (posts: any standing mute), one statement on the user's home.
-pub async fn muted_among(db_of_user: UserDb<'_>, user: UserId, others: &[UserId]) -> ApiResult<Vec<UserId>> {
+pub async fn muted_among(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    others: &[UserId],
+) -> StoreResult<Vec<UserId>> {
     if others.is_empty() {
         return Ok(Vec::new());
     }

@@ -20,10 +20,10 @@ use serde::Deserialize;
 
 use super::notifications::{shown_sql, COLUMNS};
 use super::users::not_blocked_between;
+use super::StoreResult;
 use super::{all, batch, int, stmt, text, UserDb};
 use crate::domain::ids::UserId;
 use crate::domain::notifications::{GroupKey, GroupQuery, KindFilter, GROUP_COUNT_CAP, SAMPLE_SCAN};
-use crate::error::ApiResult;
 
 /// The window of a notification id, spelled as `notifications_by_group` indexes it.
 const WINDOW: &str = "((x.id >> 11) / 43200000)";
@@ -133,7 +133,7 @@ pub async fn walk(
     recipient: UserId,
     q: &GroupQuery,
     limit: usize,
-) -> ApiResult<Vec<WalkRow>> {
+) -> StoreResult<Vec<WalkRow>> {
     let ungrouped = q.ungrouped_kinds();
     let sql = walk_sql(if q.oldest_first { &OLDEST_FIRST } else { &NEWEST_FIRST }, &ungrouped);
     let params = [
@@ -196,7 +196,7 @@ fn aggregates_sql() -> String {
 
 /// The figures of these (grouped) groups, one read; none for a group whose post is deleted or
 /// taken down (its author still reads the post itself, so hydrating would not hide it).
-pub async fn aggregates(db: UserDb<'_>, recipient: UserId, spans: &[Span]) -> ApiResult<Vec<Aggregate>> {
+pub async fn aggregates(db: UserDb<'_>, recipient: UserId, spans: &[Span]) -> StoreResult<Vec<Aggregate>> {
     let rows: Vec<serde_json::Value> = spans
         .iter()
         .filter_map(|s| match s.key {
@@ -218,7 +218,7 @@ pub async fn actors(
     recipient: UserId,
     key: GroupKey,
     limit: usize,
-) -> ApiResult<Vec<UserId>> {
+) -> StoreResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Actor {
         actor_id: UserId,
@@ -237,7 +237,7 @@ pub async fn actors(
 }
 
 /// Dismisses every notification of a grouped group (hidden ones too, as Mastodon does).
-pub async fn dismiss(db: UserDb<'_>, recipient: UserId, key: GroupKey) -> ApiResult<()> {
+pub async fn dismiss(db: UserDb<'_>, recipient: UserId, key: GroupKey) -> StoreResult<()> {
     let GroupKey::Grouped { kind, post_id, window } = key else {
         return Ok(());
     };

@@ -10,11 +10,11 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::users::not_blocked_between;
+use super::StoreResult;
 use super::{all, batch, changed_rows, int, stmt, text, PostDb, UserDb};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
 use crate::domain::notifications::{Kind, KindFilter, Notice};
-use crate::error::ApiResult;
 
 /// The next notification id of `recipient` (an SQL expression) made at `now` (a parameter):
 /// `domain/notifications.rs::next_id` in SQL, one seek on the primary key.
@@ -52,7 +52,7 @@ fn insert_sql(
 /// After a like request's upsert: a like that just turned on (its `liked_at` is this request's
 /// time) notifies the post's author; an unlike that left the like off removes it. Never for a
 /// like of your own post.
-pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> ApiResult<D1PreparedStatement> {
+pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<D1PreparedStatement> {
     if op.like {
         let from_where = "FROM posts p JOIN likes l ON l.post_id = p.id AND l.user_id = ?2 \
              WHERE p.id = ?1 AND p.author_id <> ?2 AND l.liked = 1 AND l.liked_at = ?3";
@@ -75,7 +75,7 @@ pub fn on_comment(
     post: PostId,
     author: UserId,
     now: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -89,7 +89,7 @@ pub fn on_comment(
 }
 
 /// A deleted comment takes its notification with it.
-pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> ApiResult<D1PreparedStatement> {
+pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> StoreResult<D1PreparedStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?2) \
            AND kind = '{}' AND post_id = ?2 AND comment_id = ?1",
@@ -107,7 +107,7 @@ pub fn on_follow(
     follower: UserId,
     follow_created_at: i64,
     now: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let sql = insert_sql(
         "?1",
         "?4",
@@ -123,7 +123,7 @@ pub fn on_follow(
 
 /// The author's side no longer has this follower (unfollow, block): the follow notification
 /// goes.
-pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> ApiResult<D1PreparedStatement> {
+pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResult<D1PreparedStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
         Kind::Follow.as_str()
@@ -196,7 +196,7 @@ pub async fn page(
     recipient: UserId,
     range: &Range<'_>,
     limit: usize,
-) -> ApiResult<Vec<StoredNotification>> {
+) -> StoreResult<Vec<StoredNotification>> {
     let order = if range.oldest_first { "ASC" } else { "DESC" };
     let sql = format!(
         "SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id < ?3 AND n.id > ?4 \
@@ -221,7 +221,7 @@ pub async fn unread(
     recipient: UserId,
     kinds: &KindFilter,
     cap: usize,
-) -> ApiResult<Vec<StoredNotification>> {
+) -> StoreResult<Vec<StoredNotification>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id > COALESCE((SELECT last_read_id FROM markers \
            WHERE user_id = ?1 AND timeline = 'notifications'), 0) ORDER BY n.id DESC LIMIT ?3",
@@ -231,7 +231,7 @@ pub async fn unread(
 }
 
 /// Dismisses one notification; whether there was one.
-pub async fn dismiss(db: UserDb<'_>, recipient: UserId, id: i64) -> ApiResult<bool> {
+pub async fn dismiss(db: UserDb<'_>, recipient: UserId, id: i64) -> StoreResult<bool> {
     let results = batch(
         db,
         vec![stmt(
@@ -245,7 +245,7 @@ pub async fn dismiss(db: UserDb<'_>, recipient: UserId, id: i64) -> ApiResult<bo
 }
 
 /// Clears all of a recipient's notifications.
-pub async fn clear(db: UserDb<'_>, recipient: UserId) -> ApiResult<usize> {
+pub async fn clear(db: UserDb<'_>, recipient: UserId) -> StoreResult<usize> {
     let results =
         batch(db, vec![stmt(db, "DELETE FROM notifications WHERE recipient_id = ?1", &[int(recipient)])?])
             .await?;

@@ -3,11 +3,11 @@
 
 use serde::Deserialize;
 
+use super::StoreResult;
 use super::{all, batch, exec, first, int, opt_text, stmt, text, AnyDb, ControlDb, UserDb};
 use crate::domain::ids::UserId;
 use crate::domain::oauth::Scopes;
 use crate::domain::throttle::{Count, Key};
-use crate::error::ApiResult;
 
 #[derive(Debug, Deserialize)]
 pub struct AppRow {
@@ -35,7 +35,7 @@ pub struct NewApp<'a> {
     pub scopes: Scopes,
 }
 
-pub async fn create_app(db: ControlDb<'_>, app: &NewApp<'_>, now: i64) -> ApiResult<i64> {
+pub async fn create_app(db: ControlDb<'_>, app: &NewApp<'_>, now: i64) -> StoreResult<i64> {
     #[derive(Deserialize)]
     struct Id {
         id: i64,
@@ -55,7 +55,7 @@ pub async fn create_app(db: ControlDb<'_>, app: &NewApp<'_>, now: i64) -> ApiRes
     Ok(row.map_or(0, |r| r.id))
 }
 
-pub async fn app_by_client_id(db: ControlDb<'_>, client_id: &str) -> ApiResult<Option<AppRow>> {
+pub async fn app_by_client_id(db: ControlDb<'_>, client_id: &str) -> StoreResult<Option<AppRow>> {
     const SQL: &str = "SELECT id, client_secret_hash, name, website, redirect_uris, scopes \
                        FROM oauth_apps WHERE client_id = ?1";
     first(db, SQL, &[text(client_id)]).await
@@ -73,7 +73,7 @@ pub struct Grant<'a> {
     pub code_challenge: Option<&'a str>,
 }
 
-pub async fn create_code(db: ControlDb<'_>, grant: &Grant<'_>) -> ApiResult<()> {
+pub async fn create_code(db: ControlDb<'_>, grant: &Grant<'_>) -> StoreResult<()> {
     const SQL: &str =
         "INSERT INTO oauth_codes (code_hash, app_id, user_id, scopes, redirect_uri, expires_at, code_challenge) \
                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
@@ -106,14 +106,14 @@ impl CodeRow {
 }
 
 /// Takes the code out (it works once, whatever happens next); `None` if there is none.
-pub async fn take_code(db: ControlDb<'_>, code_hash: &str) -> ApiResult<Option<CodeRow>> {
+pub async fn take_code(db: ControlDb<'_>, code_hash: &str) -> StoreResult<Option<CodeRow>> {
     const SQL: &str = "DELETE FROM oauth_codes WHERE code_hash = ?1 \
                        RETURNING app_id, user_id, scopes, redirect_uri, expires_at, code_challenge";
     first(db, SQL, &[text(code_hash)]).await
 }
 
 /// Revokes one access token by id, remembered until it would have expired anyway.
-pub async fn revoke_token(db: UserDb<'_>, token_id: i64, expires_at: i64) -> ApiResult<()> {
+pub async fn revoke_token(db: UserDb<'_>, token_id: i64, expires_at: i64) -> StoreResult<()> {
     const SQL: &str = "INSERT INTO revoked_tokens (token_id, expires_at) VALUES (?1, ?2) \
                        ON CONFLICT (token_id) DO NOTHING";
     exec(db, SQL, &[int(token_id), int(expires_at)]).await
@@ -129,7 +129,7 @@ struct FailureRow {
 /// The failed sign-ins of `keys` in their windows still open at `now` (migration 0022). Its
 /// table takes any key name, so the pair keys (`pair:ADDRESS/ACCOUNT`) of issue 38 live beside
 /// the `ip:` and `acct:` ones of issue 30 without a migration.
-pub async fn sign_in_failures(db: ControlDb<'_>, keys: &[Key], now: i64) -> ApiResult<Vec<Count>> {
+pub async fn sign_in_failures(db: ControlDb<'_>, keys: &[Key], now: i64) -> StoreResult<Vec<Count>> {
     const SQL: &str = "SELECT key, failures, expires_at FROM sign_in_failures \
                        WHERE key IN (SELECT value FROM json_each(?1)) AND expires_at > ?2";
     let names = serde_json::Value::from(keys.iter().map(|k| k.name.clone()).collect::<Vec<_>>()).to_string();
@@ -141,7 +141,7 @@ pub async fn sign_in_failures(db: ControlDb<'_>, keys: &[Key], now: i64) -> ApiR
 }
 
 /// Counts one failed sign-in against each key: in its open window, or in a new one from `now`.
-pub async fn count_sign_in_failure(db: ControlDb<'_>, keys: &[Key], now: i64) -> ApiResult<()> {
+pub async fn count_sign_in_failure(db: ControlDb<'_>, keys: &[Key], now: i64) -> StoreResult<()> {
     const SQL: &str = "INSERT INTO sign_in_failures (key, failures, expires_at) VALUES (?1, 1, ?2 + ?3) \
                        ON CONFLICT (key) DO UPDATE SET \
                          failures = CASE WHEN expires_at <= ?2 THEN 1 ELSE failures + 1 END, \
@@ -149,13 +149,13 @@ pub async fn count_sign_in_failure(db: ControlDb<'_>, keys: &[Key], now: i64) ->
     let statements = keys
         .iter()
         .map(|k| stmt(db, SQL, &[text(&k.name), int(now), int(k.period_ms)]))
-        .collect::<ApiResult<_>>()?;
+        .collect::<StoreResult<_>>()?;
     batch(db, statements).await?;
     Ok(())
 }
 
 /// Drops expired codes, revocations of expired tokens and ended sign-in windows (the cron pass).
-pub async fn purge_expired(db: AnyDb<'_>, now: i64) -> ApiResult<()> {
+pub async fn purge_expired(db: AnyDb<'_>, now: i64) -> StoreResult<()> {
     exec(db, "DELETE FROM sign_in_failures WHERE expires_at <= ?1", &[int(now)]).await?;
     exec(db, "DELETE FROM oauth_codes WHERE expires_at <= ?1", &[int(now)]).await?;
     exec(db, "DELETE FROM revoked_tokens WHERE expires_at <= ?1", &[int(now)]).await

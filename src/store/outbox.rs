@@ -7,11 +7,11 @@ use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::stats::bump;
+use super::StoreResult;
 use super::{all, batch, first, id_list, int, run, stmt, text, AnyDb, IdRow, OnDb, OutboxDb, UserDb};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::domain::snowflake::{shard_of_id, ID_RANDOM_BITS, SHARD_BITS};
-use crate::error::ApiResult;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct OutboxRow {
@@ -26,7 +26,7 @@ pub struct OutboxRow {
     pub cursor_follower_id: i64,
 }
 
-pub async fn get(db: OutboxDb<'_>, id: OutboxId) -> ApiResult<Option<OutboxRow>> {
+pub async fn get(db: OutboxDb<'_>, id: OutboxId) -> StoreResult<Option<OutboxRow>> {
     first(
         db,
         "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id \
@@ -67,7 +67,7 @@ pub fn reader_event(
     author: UserId,
     now: i64,
     only_if_changed: bool,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let condition = if only_if_changed { "WHERE changes() > 0" } else { "" };
     stmt(
         db,
@@ -87,7 +87,7 @@ pub fn post_event<'a>(
     kind: EventKind,
     post: PostId,
     now: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         &format!(
@@ -113,7 +113,7 @@ pub async fn follower_chunk(
     after: i64,
     limit: usize,
     pushed_only: bool,
-) -> ApiResult<Vec<UserId>> {
+) -> StoreResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Row {
         follower_id: UserId,
@@ -137,7 +137,7 @@ pub async fn follower_chunk(
 /// database in an outage count as active: a delivery to a window never built is kept and
 /// merged by its build (ARCHITECTURE invariant 11), while failing here would hold the author's
 /// whole fan-out, every database's readers, until that one is back.
-pub async fn active_among(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<UserId>> {
+pub async fn active_among(shards: &Shards, readers: &[UserId]) -> StoreResult<Vec<UserId>> {
     let groups = shards.users_by_database(readers.iter().copied());
     let found = shards
         .across(groups, |db, group| async move {
@@ -168,7 +168,7 @@ pub async fn record_chunk(
     last_follower: i64,
     delivered: usize,
     now: i64,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     batch(
         db,
         vec![
@@ -187,7 +187,7 @@ pub async fn record_chunk(
 }
 
 /// Marks an event done; a `post` event also leaves a publish-to-visible latency sample.
-pub async fn mark_done(db: OutboxDb<'_>, row: &OutboxRow, now: i64) -> ApiResult<()> {
+pub async fn mark_done(db: OutboxDb<'_>, row: &OutboxRow, now: i64) -> StoreResult<()> {
     let mut statements = vec![stmt(
         db,
         "UPDATE outbox SET state = 'done', done_at = ?2 WHERE id = ?1 AND state <> 'done'",
@@ -238,7 +238,7 @@ pub async fn mark_done(db: OutboxDb<'_>, row: &OutboxRow, now: i64) -> ApiResult
 /// Only that attempt is over: an event resent (by the sweep or a replay, which renew
 /// `sent_at`) or making progress (chunks renew it) after that message was sent belongs to a
 /// newer attempt, which a late dead letter of the old one must not kill.
-pub async fn mark_dead(db: OutboxDb<'_>, id: OutboxId, message_sent_at: i64) -> ApiResult<()> {
+pub async fn mark_dead(db: OutboxDb<'_>, id: OutboxId, message_sent_at: i64) -> StoreResult<()> {
     batch(
         db,
         vec![
@@ -258,7 +258,7 @@ pub async fn mark_dead(db: OutboxDb<'_>, id: OutboxId, message_sent_at: i64) -> 
 /// Parks a delivery of a suspended author's post until reinstatement ([`release_held`]), if
 /// the author is still suspended as the write commits; false if not (a reinstatement came
 /// between the read and this write: the caller must not drop the event).
-pub async fn hold(db: OutboxDb<'_>, id: OutboxId) -> ApiResult<bool> {
+pub async fn hold(db: OutboxDb<'_>, id: OutboxId) -> StoreResult<bool> {
     let changed = run(
         db,
         "UPDATE outbox SET state = 'held' WHERE id = ?1 AND state = 'pending' \
@@ -271,7 +271,7 @@ pub async fn hold(db: OutboxDb<'_>, id: OutboxId) -> ApiResult<bool> {
 
 /// Held events of an author who is not suspended (any more), back to pending (their progress
 /// kept), to be sent.
-pub async fn release_held(db: UserDb<'_>, author: UserId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn release_held(db: UserDb<'_>, author: UserId, now: i64) -> StoreResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', sent_at = ?2 WHERE state = 'held' AND author_id = ?1 \
@@ -284,7 +284,7 @@ pub async fn release_held(db: UserDb<'_>, author: UserId, now: i64) -> ApiResult
 
 /// Authors with held events who are no longer suspended (a reinstatement cut short before its
 /// release), at most `limit`: the held set is small, so this reads only it.
-pub async fn released_authors_pending(db: AnyDb<'_>, limit: usize) -> ApiResult<Vec<UserId>> {
+pub async fn released_authors_pending(db: AnyDb<'_>, limit: usize) -> StoreResult<Vec<UserId>> {
     let rows: Vec<IdRow> = all(
         db,
         "SELECT DISTINCT o.author_id AS id FROM outbox o JOIN users u ON u.id = o.author_id \
@@ -296,13 +296,13 @@ pub async fn released_authors_pending(db: AnyDb<'_>, limit: usize) -> ApiResult<
 }
 
 /// Returns dead-lettered events to pending (after the cause of their failures is fixed).
-pub async fn revive_dead(db: AnyDb<'_>) -> ApiResult<usize> {
+pub async fn revive_dead(db: AnyDb<'_>) -> StoreResult<usize> {
     run(db, "UPDATE outbox SET state = 'pending', sent_at = NULL WHERE state = 'dead'", &[]).await
 }
 
 /// Pending events with no progress for `grace_ms`: the sender died, or a chain broke.
 /// Their lease is renewed here so two sweeps do not resend the same event back to back.
-pub async fn claim_stuck(db: AnyDb<'_>, now: i64, grace_ms: i64, limit: usize) -> ApiResult<Vec<OutboxId>> {
+pub async fn claim_stuck(db: AnyDb<'_>, now: i64, grace_ms: i64, limit: usize) -> StoreResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET sent_at = ?1 WHERE id IN (SELECT id FROM outbox WHERE state = 'pending' \
@@ -314,6 +314,6 @@ pub async fn claim_stuck(db: AnyDb<'_>, now: i64, grace_ms: i64, limit: usize) -
 }
 
 /// Drops finished events older than `before` (they only matter while they can be replayed).
-pub async fn purge_done(db: AnyDb<'_>, before: i64) -> ApiResult<usize> {
+pub async fn purge_done(db: AnyDb<'_>, before: i64) -> StoreResult<usize> {
     run(db, "DELETE FROM outbox WHERE state = 'done' AND done_at < ?1", &[int(before)]).await
 }

@@ -9,11 +9,11 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::shards::Shards;
+use super::StoreResult;
 use super::{all, exec, first, id_list, int, run, stmt, text, AnyDb, UserDb};
 use crate::domain::activity::ActivityReport;
 use crate::domain::ids::UserId;
 use crate::domain::policy::{CopiedFacts, EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
-use crate::error::ApiResult;
 
 /// Brings the author's posting rate up to date with one post made at `created_at` (an import
 /// carries its own, older time and counts for less), for the publish batch. Same formula as
@@ -23,7 +23,7 @@ pub fn count_post(
     author: UserId,
     created_at: i64,
     now: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let tau_ms = RATE_TAU_DAYS * DAY_MS as f64;
     stmt(
         db,
@@ -40,7 +40,7 @@ pub async fn record_activity(
     db_of_reader: UserDb<'_>,
     reader: UserId,
     report: &ActivityReport,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     exec(
         db_of_reader,
         "UPDATE users SET read_rate = ?2, last_read_at = MAX(COALESCE(last_read_at, 0), ?3) WHERE id = ?1",
@@ -59,7 +59,7 @@ pub async fn copy_reader_facts(
     reader: UserId,
     authors: &[UserId],
     report: &ActivityReport,
-) -> ApiResult<usize> {
+) -> StoreResult<usize> {
     let written = shards
         .across(shards.users_by_database(authors.iter().copied()), |db, authors| async move {
             let mut written = 0;
@@ -87,7 +87,7 @@ pub async fn copied_facts(
     shards: &Shards,
     reader: UserId,
     authors: &[UserId],
-) -> ApiResult<Vec<(UserId, CopiedFacts)>> {
+) -> StoreResult<Vec<(UserId, CopiedFacts)>> {
     #[derive(Deserialize)]
     struct Row {
         author_id: UserId,
@@ -128,7 +128,7 @@ pub struct ReaderFacts {
     has_window: i64,
 }
 
-pub async fn readers_facts(shards: &Shards, readers: &[UserId]) -> ApiResult<Vec<ReaderFacts>> {
+pub async fn readers_facts(shards: &Shards, readers: &[UserId]) -> StoreResult<Vec<ReaderFacts>> {
     let found = shards
         .across(shards.users_by_database(readers.iter().copied()), |db, readers| async move {
             all::<ReaderFacts>(
@@ -215,13 +215,13 @@ const AUTHOR_FACTS: &str =
     "SELECT id AS author_id, post_rate, post_rate_at, post_rate_modes, followers_count, \
      push_min_read_rate FROM users";
 
-pub async fn author_facts(db_of_author: UserDb<'_>, author: UserId) -> ApiResult<Option<AuthorFacts>> {
+pub async fn author_facts(db_of_author: UserDb<'_>, author: UserId) -> StoreResult<Option<AuthorFacts>> {
     first(db_of_author, &format!("{AUTHOR_FACTS} WHERE id = ?1"), &[int(author)]).await
 }
 
 /// Every author the reader follows, from the reader's side (their `follows` and their own row:
 /// the same side), and those authors' facts (their own rows).
-pub async fn reader_edges(shards: &Shards, reader: UserId) -> ApiResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
+pub async fn reader_edges(shards: &Shards, reader: UserId) -> StoreResult<(Vec<EdgeRow>, Vec<AuthorFacts>)> {
     let edges: Vec<EdgeRow> = all(
         shards.user(reader),
         "SELECT f.author_id, f.follower_id, f.push, f.pull, r.read_rate, r.last_read_at, \
@@ -250,7 +250,7 @@ pub async fn pushed_edges(
     author: UserId,
     after: i64,
     limit: usize,
-) -> ApiResult<Vec<EdgeRow>> {
+) -> StoreResult<Vec<EdgeRow>> {
     all(
         db_of_author,
         &format!(
@@ -271,7 +271,7 @@ pub async fn push_candidates(
     cut: f64,
     (rate, after): (f64, i64),
     limit: usize,
-) -> ApiResult<Vec<EdgeRow>> {
+) -> StoreResult<Vec<EdgeRow>> {
     all(
         db_of_author,
         &format!(
@@ -295,7 +295,7 @@ pub async fn cap_threshold(
     author: UserId,
     cap: usize,
     active_since: i64,
-) -> ApiResult<f64> {
+) -> StoreResult<f64> {
     #[derive(Deserialize)]
     struct Row {
         read_rate: f64,
@@ -317,7 +317,7 @@ pub async fn record_author_decision(
     author: &AuthorFacts,
     threshold: f64,
     now: i64,
-) -> ApiResult<()> {
+) -> StoreResult<()> {
     exec(
         db,
         "UPDATE users SET post_rate_modes = ?2, push_min_read_rate = ?3 WHERE id = ?1",
@@ -353,7 +353,7 @@ pub async fn set_reader_phase(
     shards: &Shards,
     edges: &[(UserId, UserId)],
     phase: Phase,
-) -> ApiResult<Vec<(UserId, UserId)>> {
+) -> StoreResult<Vec<(UserId, UserId)>> {
     let groups = shards.by_home(edges.iter().copied(), |(reader, _)| *reader);
     set_phase_on(shards, groups, "follows", phase).await
 }
@@ -364,7 +364,7 @@ pub async fn set_author_phase(
     shards: &Shards,
     edges: &[(UserId, UserId)],
     phase: Phase,
-) -> ApiResult<Vec<(UserId, UserId)>> {
+) -> StoreResult<Vec<(UserId, UserId)>> {
     let groups = shards.by_home(edges.iter().copied(), |(_, author)| *author);
     set_phase_on(shards, groups, "followers", phase).await
 }
@@ -374,7 +374,7 @@ async fn set_phase_on<'a>(
     groups: Vec<(AnyDb<'a>, Vec<(UserId, UserId)>)>,
     table: &'static str,
     phase: Phase,
-) -> ApiResult<Vec<(UserId, UserId)>> {
+) -> StoreResult<Vec<(UserId, UserId)>> {
     let changed = shards
         .across(groups, |db, edges| async move { set_side_phase(db, table, &edges, phase).await })
         .await?;
@@ -386,7 +386,7 @@ async fn set_side_phase(
     table: &str,
     edges: &[(UserId, UserId)],
     phase: Phase,
-) -> ApiResult<Vec<(UserId, UserId)>> {
+) -> StoreResult<Vec<(UserId, UserId)>> {
     #[derive(Deserialize)]
     struct Changed {
         follower_id: UserId,
@@ -420,7 +420,7 @@ pub async fn reader_slice(
     after: i64,
     cutoff: i64,
     limit: usize,
-) -> ApiResult<Vec<(UserId, bool)>> {
+) -> StoreResult<Vec<(UserId, bool)>> {
     #[derive(Deserialize)]
     struct Row {
         id: UserId,
@@ -438,7 +438,7 @@ pub async fn reader_slice(
 }
 
 /// The authors whose edge from `reader` is pushed on the reader's side (or switching).
-pub async fn pushed_authors(db_of_reader: UserDb<'_>, reader: UserId) -> ApiResult<Vec<UserId>> {
+pub async fn pushed_authors(db_of_reader: UserDb<'_>, reader: UserId) -> StoreResult<Vec<UserId>> {
     #[derive(Deserialize)]
     struct Row {
         author_id: UserId,
@@ -454,7 +454,7 @@ pub async fn pushed_authors(db_of_reader: UserDb<'_>, reader: UserId) -> ApiResu
 
 /// Test hook: moves a reader's last read back by `days`, as if they had been away: their own
 /// row, then the copies on their author-side edges (the authors listed from the reader's side).
-pub async fn age_reader(shards: &Shards, reader: UserId, days: i64) -> ApiResult<()> {
+pub async fn age_reader(shards: &Shards, reader: UserId, days: i64) -> StoreResult<()> {
     let ms = days * DAY_MS;
     let db = shards.user(reader);
     exec(

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
+use super::error::Conflict;
 use super::outbox::{post_event, returned_events};
 use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::snowflake::insert_with_fresh_id;
@@ -11,6 +12,7 @@ use super::users::relationship_columns;
 use super::{
     all, batch, first, first_id, id_list, int, opt_flag, opt_text, run, stmt, text, AnyDb, PostDb, UserDb,
 };
+use super::{StoreError, StoreResult};
 use crate::domain::cursor::SortKey;
 use crate::domain::edit::PostEdit;
 use crate::domain::feed::LiveState;
@@ -18,11 +20,11 @@ use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::media::Attachment;
 use crate::domain::outbox::EventKind;
 use crate::domain::read::{AuthorRelation, FeedRow};
+use crate::domain::replica::HeldPost;
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{may_see, Relationship, Visibility};
 use crate::domain::warning::ContentWarning;
-use crate::error::{ApiError, ApiResult};
 
 /// D1 allows 100 bound parameters per statement; one is the viewer.
 pub const IDS_PER_QUERY: usize = 90;
@@ -50,7 +52,7 @@ pub fn feed_columns() -> String {
 
 /// The viewer's (`?1`) relationship to each of `authors` (all on this database): one row per
 /// author, read beside the page's posts.
-pub fn relationships(db: AnyDb<'_>, viewer: UserId, authors: &[UserId]) -> ApiResult<D1PreparedStatement> {
+pub fn relationships(db: AnyDb<'_>, viewer: UserId, authors: &[UserId]) -> StoreResult<D1PreparedStatement> {
     let sql =
         format!("SELECT e.value AS author_id, {} FROM json_each(?2) e", relationship_columns("e.value"));
     stmt(db, &sql, &[int(viewer), text(&id_list(authors))])
@@ -183,7 +185,7 @@ impl FeedRow for PostRow {
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched
 /// queries of at most `IDS_PER_QUERY` ids. Does not filter by visibility; callers do.
-pub async fn load_live(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
+pub async fn load_live(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> StoreResult<Vec<PostRow>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -191,13 +193,21 @@ pub async fn load_live(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResu
 }
 
 /// [`load_live`] as statements, to join a batch with other reads (one round trip).
-pub fn live_statements(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn live_statements(
+    db: AnyDb<'_>,
+    viewer: UserId,
+    ids: &[PostId],
+) -> StoreResult<Vec<D1PreparedStatement>> {
     live_statements_of(db, viewer, ids, &post_select())
 }
 
 /// The feed's hydration of at most [`IDS_PER_QUERY`] ids: [`live_statements`] without the
 /// relationship columns, one statement.
-pub fn feed_live_statement(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> ApiResult<D1PreparedStatement> {
+pub fn feed_live_statement(
+    db: AnyDb<'_>,
+    viewer: UserId,
+    ids: &[PostId],
+) -> StoreResult<D1PreparedStatement> {
     let select = format!("{} FROM posts p JOIN users u ON u.id = p.author_id", feed_columns());
     live_statement(db, viewer, &ids[..ids.len().min(IDS_PER_QUERY)], &select)
 }
@@ -207,7 +217,7 @@ fn live_statements_of(
     viewer: UserId,
     ids: &[PostId],
     select: &str,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<D1PreparedStatement>> {
     ids.chunks(IDS_PER_QUERY).map(|chunk| live_statement(db, viewer, chunk, select)).collect()
 }
 
@@ -216,7 +226,7 @@ fn live_statement(
     viewer: UserId,
     chunk: &[PostId],
     select: &str,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
     let sql = format!("{select} WHERE p.id IN ({}) AND p.deleted_at IS NULL", numbered.join(","));
     let mut params = vec![int(viewer)];
@@ -225,7 +235,7 @@ fn live_statement(
 }
 
 /// The rows of batch results that each returned [`PostRow`]s.
-pub fn rows_of(results: &[worker::D1Result]) -> ApiResult<Vec<PostRow>> {
+pub fn rows_of(results: &[worker::D1Result]) -> StoreResult<Vec<PostRow>> {
     let mut rows = Vec::new();
     for result in results {
         rows.extend(result.results::<PostRow>()?);
@@ -234,7 +244,7 @@ pub fn rows_of(results: &[worker::D1Result]) -> ApiResult<Vec<PostRow>> {
 }
 
 /// One post if the viewer may see it now; `None` otherwise (absent, deleted, or hidden).
-pub async fn get_visible(db: PostDb<'_>, viewer: UserId, id: PostId) -> ApiResult<Option<PostRow>> {
+pub async fn get_visible(db: PostDb<'_>, viewer: UserId, id: PostId) -> StoreResult<Option<PostRow>> {
     Ok(load_live(db.any(), viewer, &[id]).await?.into_iter().find(|p| p.visible_to(viewer)))
 }
 
@@ -247,7 +257,7 @@ pub async fn author_page(
     levels: &[Visibility],
     before: Option<SortKey>,
     limit: usize,
-) -> ApiResult<Vec<PostRow>> {
+) -> StoreResult<Vec<PostRow>> {
     if levels.is_empty() {
         return Ok(Vec::new());
     }
@@ -291,15 +301,19 @@ pub struct NewPost<'a> {
     pub idempotency: Option<IdempotencyScope>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a publish answers: the post as its author sees it, read in the publish's own round trip
+/// (the batch's last statement, or beside the key for a replay).
+#[derive(Debug, Clone)]
 pub struct Published {
     pub post_id: PostId,
     /// True when an earlier request with the same key already created the post.
     pub replayed: bool,
+    /// The post as its author sees it (`None`: a replayed post deleted or hidden since).
+    pub post: Option<PostRow>,
     /// The fan-out event to announce (`None` for a replay: the first request announced it).
     pub outbox_id: Option<OutboxId>,
-    /// The author's replicas to tell (`None`: none, or a replay).
-    pub bump: Option<Bump>,
+    /// The author's replicas to tell (`None`: none, or a replay), and the post as they hold it.
+    pub bump: Option<(Bump, HeldPost)>,
 }
 
 #[derive(Deserialize)]
@@ -308,29 +322,37 @@ struct IdempotentRow {
     request_hash: String,
 }
 
-async fn idempotent_replay(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResult<Option<Published>> {
-    let row: Option<IdempotentRow> = first(
-        db,
-        "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2",
-        &[int(scope.user), text(&scope.key)],
-    )
-    .await?;
+/// What an earlier request under `scope` (the viewer's own key) made, in one round trip: its key
+/// and its post as the viewer sees it, side by side. `None` if the key is unused; a different
+/// request under the same key is refused with 409.
+pub async fn replay(db: UserDb<'_>, scope: &IdempotencyScope) -> StoreResult<Option<Published>> {
+    let viewer = scope.user;
+    let key = "SELECT post_id, request_hash FROM idempotency_keys WHERE user_id = ?1 AND key = ?2";
+    let post = format!(
+        "{} WHERE p.id = (SELECT post_id FROM idempotency_keys WHERE user_id = ?1 AND key = ?2) \
+           AND p.deleted_at IS NULL",
+        post_select()
+    );
+    let params = [int(viewer), text(&scope.key)];
+    let results = batch(db, vec![stmt(db, key, &params)?, stmt(db, &post, &params)?]).await?;
+    let row: Option<IdempotentRow> = match results.first() {
+        Some(result) => result.results()?.into_iter().next(),
+        None => None,
+    };
     match row {
         None => Ok(None),
-        Some(r) if r.request_hash == scope.request_hash => {
-            Ok(Some(Published { post_id: r.post_id, outbox_id: None, replayed: true, bump: None }))
-        }
-        Some(_) => Err(ApiError::Conflict {
-            code: "idempotency_key_reused",
-            detail: "this Idempotency-Key was already used for a different request",
+        Some(r) if r.request_hash == scope.request_hash => Ok(Some(Published {
+            post_id: r.post_id,
+            replayed: true,
+            post: rows_of(results.get(1..).unwrap_or_default())?.into_iter().find(|p| p.visible_to(viewer)),
+            outbox_id: None,
+            bump: None,
+        })),
+        Some(r) => Err(StoreError::Conflict {
+            reason: Conflict::KeyReused,
+            detail: format!("the idempotency key made post {} for another request", r.post_id.get()),
         }),
     }
-}
-
-/// The post an earlier request under `scope` made, if one did (a different request under the
-/// same key is refused with 409).
-pub async fn replayed(db: UserDb<'_>, scope: &IdempotencyScope) -> ApiResult<Option<PostId>> {
-    Ok(idempotent_replay(db, scope).await?.map(|p| p.post_id))
 }
 
 /// The publish batch: the post (with snowflake id `id`), its outbox event, and the key.
@@ -339,7 +361,7 @@ fn insert_post_statement(
     post: &NewPost<'_>,
     id: i64,
     created_at: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media) \
@@ -358,9 +380,9 @@ fn insert_post_statement(
 }
 
 /// The `media` column of a post with `media` (`NULL` for none).
-fn media_column(media: &[Attachment]) -> ApiResult<worker::wasm_bindgen::JsValue> {
+fn media_column(media: &[Attachment]) -> StoreResult<worker::wasm_bindgen::JsValue> {
     let json = (!media.is_empty()).then(|| serde_json::to_string(media)).transpose();
-    Ok(opt_text(json.map_err(|e| ApiError::Internal(e.to_string()))?.as_deref()))
+    Ok(opt_text(json.map_err(|e| StoreError::Internal(e.to_string()))?.as_deref()))
 }
 
 fn publish_statements(
@@ -368,7 +390,7 @@ fn publish_statements(
     post: &NewPost<'_>,
     id: i64,
     now: i64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<D1PreparedStatement>> {
     // The post's time is its id's: a crowded millisecond moves both (store::snowflake).
     let created_at = snowflake_time(id);
     let mut statements = vec![
@@ -395,44 +417,71 @@ fn publish_statements(
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);
-    // (Imports are not publications: their fan-out health is not the product's.) Last: the
-    // replicas' change number.
+    // (Imports are not publications: their fan-out health is not the product's.) Then the
+    // replicas' change number, and last the post as its author sees it, read back in the same
+    // round trip ([`published`]).
     let published = i64::from(post.created_at == now);
     statements.push(super::stats::count_minute(db, "published", now, published)?);
     statements.push(bump_statement(db, post.author_id)?);
+    statements.push(live_statement(db.any(), post.author_id, &[PostId::from_trusted(id)], &post_select())?);
     Ok(statements)
+}
+
+/// The publish batch's answer ([`publish_statements`]): the post's and the event's ids first,
+/// the replicas' bump and the post read back last.
+fn published(results: &[worker::D1Result]) -> StoreResult<Published> {
+    let [.., bump, read_back] = results else {
+        return Err(StoreError::Internal("the publish batch gave too few results".into()));
+    };
+    let post = rows_of(std::slice::from_ref(read_back))?.into_iter().next();
+    let bump = match (bump_of(Some(bump))?, &post) {
+        (Some(bump), Some(post)) => {
+            let row = read_back.results::<serde_json::Value>()?.into_iter().next().unwrap_or_default();
+            Some((bump, held_of_authors_row(row, post)))
+        }
+        (Some(_), None) => return Err(StoreError::Internal("the new post was not read back".into())),
+        (None, _) => None,
+    };
+    Ok(Published {
+        post_id: PostId::from_trusted(first_id(results.first())?),
+        replayed: false,
+        post,
+        outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
+        bump,
+    })
+}
+
+/// A new post as its author's replicas hold it (`store::replica::held_post`'s row: the feed
+/// columns for no viewer), from the row its author read ([`post_columns`]): the same less the
+/// author's relationship to itself (a post in the batch that made it has no likes, so its
+/// `liked_by_me` is 0 for anyone).
+fn held_of_authors_row(mut row: serde_json::Value, post: &PostRow) -> HeldPost {
+    if let Some(columns) = row.as_object_mut() {
+        for relationship in ["viewer_follows", "blocked", "suspended"] {
+            columns.remove(relationship);
+        }
+    }
+    HeldPost { id: post.id, created_at: post.created_at, row }
 }
 
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,
 /// so a post never exists without the event that fans it out, and a retried request can never
-/// create a second post: a concurrent duplicate fails the key's primary key and rolls back.
-pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) -> ApiResult<Published> {
-    if let Some(scope) = &post.idempotency {
-        if let Some(found) = idempotent_replay(db, scope).await? {
-            return Ok(found);
-        }
-    }
+/// create a second post: a repeat (or a concurrent duplicate) fails the key's primary key and
+/// rolls back, and then the key says what the first request made ([`replay`]). The key is
+/// not read before: a first request is the batch alone, one round trip with its post read back.
+pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) -> StoreResult<Published> {
     let post = &post;
     let insert = |id: i64| async move { batch(db, publish_statements(db, post, id, now)?).await };
     // A new id per attempt: the batch is atomic, so a colliding one leaves nothing behind.
     match insert_with_fresh_id(seed, post.created_at, shard_of_id(post.author_id.get()), "posts.id", insert)
         .await
     {
-        Ok(results) => Ok(Published {
-            post_id: PostId::from_trusted(first_id(results.first())?),
-            outbox_id: Some(OutboxId::from_trusted(first_id(results.get(1))?)),
-            replayed: false,
-            bump: bump_of(results.last())?,
-        }),
-        Err(e) if super::media::is_taken(&e) => Err(ApiError::field(
-            "media_ids",
-            "media_ids: an upload named is attached to another status or has expired: upload it again",
-        )),
+        Ok(results) => published(&results),
         Err(e) if e.is_unique_violation("idempotency_keys") => {
             let scope = post.idempotency.as_ref().ok_or(e)?;
-            idempotent_replay(db, scope)
+            replay(db, scope)
                 .await?
-                .ok_or_else(|| ApiError::Internal("idempotency key vanished after conflict".into()))
+                .ok_or_else(|| StoreError::Internal("idempotency key vanished after conflict".into()))
         }
         Err(e) => Err(e),
     }
@@ -448,7 +497,7 @@ pub async fn edit(
     (post_id, author): (PostId, UserId),
     edit: &PostEdit,
     now: i64,
-) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
+) -> StoreResult<(Vec<OutboxId>, Option<Bump>)> {
     let (body, visibility) = (edit.text.as_ref(), edit.visibility);
     let visibility = opt_text(visibility.map(Visibility::as_str));
     let event = stmt(
@@ -501,7 +550,7 @@ pub async fn delete(
     db: PostDb<'_>,
     (post_id, author): (PostId, UserId),
     now: i64,
-) -> ApiResult<(Vec<OutboxId>, Option<Bump>)> {
+) -> StoreResult<(Vec<OutboxId>, Option<Bump>)> {
     let results = batch(
         db,
         vec![
@@ -521,7 +570,7 @@ pub async fn delete(
 }
 
 /// Drops idempotency keys created before `before` (retries only come within minutes).
-pub async fn purge_idempotency_keys(db: AnyDb<'_>, before: i64) -> ApiResult<usize> {
+pub async fn purge_idempotency_keys(db: AnyDb<'_>, before: i64) -> StoreResult<usize> {
     run(db, "DELETE FROM idempotency_keys WHERE created_at < ?1", &[int(before)]).await
 }
 
@@ -553,7 +602,7 @@ impl PostState {
 }
 
 /// The post's current state, deleted or not; `None` if no such row exists.
-pub async fn state(db: PostDb<'_>, post_id: PostId) -> ApiResult<Option<PostState>> {
+pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostState>> {
     first(
         db,
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \

@@ -7,9 +7,9 @@ use wasm_bindgen::JsValue;
 
 use super::posts::feed_columns;
 use super::{all, batch, first, int, run, stmt, AnyDb, PostDb, UserDb};
+use super::{StoreError, StoreResult};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::replica::{HeldPost, Snapshot};
-use crate::error::{ApiError, ApiResult};
 
 #[derive(Deserialize)]
 struct AuthorState {
@@ -23,20 +23,20 @@ struct Blocked {
 }
 
 /// The author's change counter alone (a lease renewal).
-pub async fn seq(db: UserDb<'_>, author: UserId) -> ApiResult<i64> {
+pub async fn seq(db: UserDb<'_>, author: UserId) -> StoreResult<i64> {
     let state: Option<AuthorState> = first(
         db,
         "SELECT replica_seq AS seq, suspended_at IS NOT NULL AS suspended FROM users WHERE id = ?1",
         &[int(author)],
     )
     .await?;
-    state.map(|s| s.seq).ok_or(ApiError::NotFound("no such user"))
+    state.map(|s| s.seq).ok_or(StoreError::NotFound("the author's user row"))
 }
 
 /// Everything a replica holds, in one batch: the counter (first, so the rows are at least as
 /// new as it says), the author's suspension, whom the author blocks, the newest `range` live
 /// posts (no viewer: per-viewer columns are read on the viewer's side).
-pub async fn snapshot(db: UserDb<'_>, author: UserId, range: usize) -> ApiResult<Snapshot> {
+pub async fn snapshot(db: UserDb<'_>, author: UserId, range: usize) -> StoreResult<Snapshot> {
     let posts = format!(
         "{} FROM posts p JOIN users u ON u.id = p.author_id \
          WHERE p.author_id = ?2 AND p.deleted_at IS NULL ORDER BY p.created_at DESC, p.id DESC LIMIT ?3",
@@ -61,7 +61,7 @@ pub async fn snapshot(db: UserDb<'_>, author: UserId, range: usize) -> ApiResult
         .map(|r| r.results::<AuthorState>())
         .transpose()?
         .and_then(|s| s.into_iter().next())
-        .ok_or(ApiError::NotFound("no such user"))?;
+        .ok_or(StoreError::NotFound("the author's user row"))?;
     let blocks = results.get(1).map(|r| r.results::<Blocked>()).transpose()?.unwrap_or_default();
     let rows: Vec<serde_json::Value> = results.get(2).map(|r| r.results()).transpose()?.unwrap_or_default();
     let full = rows.len() >= range;
@@ -75,7 +75,7 @@ pub async fn snapshot(db: UserDb<'_>, author: UserId, range: usize) -> ApiResult
 }
 
 /// One post's row as a replica holds it, `None` when deleted.
-pub async fn held_post(db: PostDb<'_>, post: PostId) -> ApiResult<Option<HeldPost>> {
+pub async fn held_post(db: PostDb<'_>, post: PostId) -> StoreResult<Option<HeldPost>> {
     let sql = format!(
         "{} FROM posts p JOIN users u ON u.id = p.author_id WHERE p.id = ?2 AND p.deleted_at IS NULL",
         feed_columns()
@@ -102,7 +102,7 @@ pub async fn promotion_candidates(
     db: AnyDb<'_>,
     min_followers: i64,
     limit: usize,
-) -> ApiResult<Vec<Candidate>> {
+) -> StoreResult<Vec<Candidate>> {
     all(
         db,
         "SELECT id, followers_count FROM users WHERE followers_count >= ?1 AND replicas = 0 \
@@ -114,7 +114,7 @@ pub async fn promotion_candidates(
 
 /// Gives the author `replicas` replicas (once: a promoted author keeps its count). The
 /// counter moves with it, so a replica built before this is behind.
-pub async fn promote(db: UserDb<'_>, author: UserId, replicas: u32) -> ApiResult<bool> {
+pub async fn promote(db: UserDb<'_>, author: UserId, replicas: u32) -> StoreResult<bool> {
     let changed = run(
         db,
         "UPDATE users SET replicas = ?2, replica_seq = replica_seq + 1 WHERE id = ?1 AND replicas = 0",
@@ -131,6 +131,6 @@ pub struct Replicated {
 }
 
 /// Every author here with replicas (few: the most followed), for the directory.
-pub async fn replicated(db: AnyDb<'_>) -> ApiResult<Vec<Replicated>> {
+pub async fn replicated(db: AnyDb<'_>) -> StoreResult<Vec<Replicated>> {
     all(db, "SELECT id, replicas FROM users WHERE replicas > 0 ORDER BY id LIMIT 10000", &[]).await
 }

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use wasm_bindgen::JsValue;
 
+use super::StoreResult;
 use super::{all, batch, changed_rows, first, int, run, stmt, text, AnyDb};
 use crate::domain::placement::{value_columns, KeyValue, Phase, Table};
 use crate::domain::snowflake::LogicalShard;
-use crate::error::ApiResult;
 
 /// A row as read from the source: column -> value.
 pub type Row = Map<String, Value>;
@@ -59,7 +59,7 @@ pub async fn read_page(
     table: &Table,
     shard: LogicalShard,
     after: &[KeyValue],
-) -> ApiResult<Vec<Row>> {
+) -> StoreResult<Vec<Row>> {
     let mut params = Vec::new();
     let rows = shard_rows(table, &mut params, shard);
     let bound = key_bound(table.key, ">", after, &mut params);
@@ -95,9 +95,8 @@ pub struct Page<'a> {
 /// REPLACE`: a replace would fire the counter triggers' insert side again for a row that is
 /// already there). A [`Phase::Counters`] page only overwrites the counters of rows the target
 /// has.
-pub async fn write_page(db: AnyDb<'_>, table: &Table, page: &Page<'_>) -> ApiResult<PageWrite> {
-    let rows =
-        serde_json::to_string(page.rows).map_err(|e| crate::error::ApiError::Internal(e.to_string()))?;
+pub async fn write_page(db: AnyDb<'_>, table: &Table, page: &Page<'_>) -> StoreResult<PageWrite> {
+    let rows = serde_json::to_string(page.rows).map_err(|e| super::StoreError::Internal(e.to_string()))?;
     if table.phase == Phase::Counters {
         return Ok(PageWrite { copied: run(db, &counters(table), &[text(&rows)]).await?, deleted: 0 });
     }
@@ -111,7 +110,7 @@ fn delete_extras(
     table: &Table,
     page: &Page<'_>,
     rows: &str,
-) -> ApiResult<worker::D1PreparedStatement> {
+) -> StoreResult<worker::D1PreparedStatement> {
     let mut params = Vec::new();
     let of_shard = shard_rows(table, &mut params, page.shard);
     let mut range = key_bound(table.key, ">", page.after, &mut params);
@@ -129,7 +128,7 @@ fn delete_extras(
     stmt(db, &sql, &params)
 }
 
-fn upsert(db: AnyDb<'_>, table: &Table, rows: &str) -> ApiResult<worker::D1PreparedStatement> {
+fn upsert(db: AnyDb<'_>, table: &Table, rows: &str) -> StoreResult<worker::D1PreparedStatement> {
     let set: Vec<String> = value_columns(table).map(|c| format!("{c} = excluded.{c}")).collect();
     let sql = format!(
         "INSERT INTO {} ({}) SELECT {} FROM json_each(?1) j WHERE true ON CONFLICT ({}) DO UPDATE SET {}",
@@ -158,7 +157,7 @@ fn counters(table: &Table) -> String {
 }
 
 /// Handle directory rows without their shard (claimed before migration 0012).
-pub async fn unplaced_handles(db: AnyDb<'_>, limit: usize) -> ApiResult<Vec<String>> {
+pub async fn unplaced_handles(db: AnyDb<'_>, limit: usize) -> StoreResult<Vec<String>> {
     #[derive(Deserialize)]
     struct Row {
         handle: String,
@@ -169,7 +168,7 @@ pub async fn unplaced_handles(db: AnyDb<'_>, limit: usize) -> ApiResult<Vec<Stri
 }
 
 /// Stores each handle's shard (computed in Rust: `domain/shard.rs::shard_of_handle`).
-pub async fn place_handles(db: AnyDb<'_>, placed: &[(String, LogicalShard)]) -> ApiResult<usize> {
+pub async fn place_handles(db: AnyDb<'_>, placed: &[(String, LogicalShard)]) -> StoreResult<usize> {
     let pairs: Vec<Value> = placed.iter().map(|(h, s)| serde_json::json!([h, s.index()])).collect();
     let pairs = Value::Array(pairs).to_string();
     let sql = "UPDATE handles SET shard = (SELECT json_extract(j.value, '$[1]') FROM json_each(?1) j \
@@ -180,7 +179,7 @@ pub async fn place_handles(db: AnyDb<'_>, placed: &[(String, LogicalShard)]) -> 
 
 /// The freeze of a shard on this database: `None`, `frozen` or (only inside a purge batch)
 /// `purging`.
-pub async fn freeze_mode(db: AnyDb<'_>, shard: LogicalShard) -> ApiResult<Option<String>> {
+pub async fn freeze_mode(db: AnyDb<'_>, shard: LogicalShard) -> StoreResult<Option<String>> {
     #[derive(Deserialize)]
     struct Row {
         mode: String,
@@ -192,19 +191,19 @@ pub async fn freeze_mode(db: AnyDb<'_>, shard: LogicalShard) -> ApiResult<Option
 
 /// Freezes the shard here unless an unplaced handle would then be unplaceable (atomic with
 /// that check); false when it was refused for that (or was frozen already: check first).
-pub async fn freeze(db: AnyDb<'_>, shard: LogicalShard, now: i64) -> ApiResult<bool> {
+pub async fn freeze(db: AnyDb<'_>, shard: LogicalShard, now: i64) -> StoreResult<bool> {
     let sql = "INSERT INTO frozen_shards (shard, mode, since) SELECT ?1, 'frozen', ?2 \
                WHERE NOT EXISTS (SELECT 1 FROM handles WHERE shard IS NULL) ON CONFLICT (shard) DO NOTHING";
     Ok(run(db, sql, &[int(shard.index() as i64), int(now)]).await? > 0)
 }
 
-pub async fn unfreeze(db: AnyDb<'_>, shard: LogicalShard) -> ApiResult<usize> {
+pub async fn unfreeze(db: AnyDb<'_>, shard: LogicalShard) -> StoreResult<usize> {
     run(db, "DELETE FROM frozen_shards WHERE shard = ?1", &[int(shard.index() as i64)]).await
 }
 
 /// Deletes one page of the shard's rows of a table here, inside the purge's own window of the
 /// freeze (set `purging`, delete, set `frozen` again, one transaction); returns how many.
-pub async fn purge_page(db: AnyDb<'_>, table: &Table, shard: LogicalShard) -> ApiResult<usize> {
+pub async fn purge_page(db: AnyDb<'_>, table: &Table, shard: LogicalShard) -> StoreResult<usize> {
     let s = int(shard.index() as i64);
     let mut params = Vec::new();
     let rows = shard_rows(table, &mut params, shard);
@@ -251,7 +250,7 @@ fn weighted(columns: &[&str]) -> String {
 }
 
 /// The fingerprint of a table's rows of the shard here.
-pub async fn fingerprint(db: AnyDb<'_>, table: &Table, shard: LogicalShard) -> ApiResult<Fingerprint> {
+pub async fn fingerprint(db: AnyDb<'_>, table: &Table, shard: LogicalShard) -> StoreResult<Fingerprint> {
     let mut params = Vec::new();
     let rows = shard_rows(table, &mut params, shard);
     let sql = format!(

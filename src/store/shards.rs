@@ -17,11 +17,11 @@ use worker::Env;
 
 use super::handles::{AnyDb, ControlDb, HandleDb, OutboxDb, PostDb, UserDb};
 use super::{Db, Io};
+use super::{StoreError, StoreResult};
 use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::shard::{group_by_database, shard_of_handle, ShardMap};
 use crate::domain::snowflake::{shard_of_id, LogicalShard, LOGICAL_SHARDS};
-use crate::error::{ApiError, ApiResult};
 
 /// The binding of the control database (and of the only one in a 1-database deployment).
 pub const CONTROL_BINDING: &str = "DB_0";
@@ -42,7 +42,7 @@ impl Shards {
     /// Counts the `DB_i` bindings and parses `SHARD_MAP` (`spec`) against them. A missing
     /// `DB_0` or an invalid map is a deployment error: every request fails with it (500) rather
     /// than sending a row to the wrong database.
-    pub fn from_env(env: &Env, spec: &str, io: &Rc<Io>) -> ApiResult<Self> {
+    pub fn from_env(env: &Env, spec: &str, io: &Rc<Io>) -> StoreResult<Self> {
         let mut dbs = Vec::new();
         while dbs.len() < LOGICAL_SHARDS {
             match env.d1(&binding(dbs.len())) {
@@ -51,7 +51,7 @@ impl Shards {
             }
         }
         if dbs.is_empty() {
-            return Err(ApiError::Misconfigured(format!("no D1 binding {CONTROL_BINDING}")));
+            return Err(StoreError::Misconfigured(format!("no D1 binding {CONTROL_BINDING}")));
         }
         let map = map_for(spec, dbs.len())?;
         Ok(Self { dbs, map })
@@ -130,9 +130,9 @@ impl Shards {
         &'a self,
         groups: Vec<(AnyDb<'a>, G)>,
         job: impl Fn(AnyDb<'a>, G) -> Fut,
-    ) -> ApiResult<Vec<T>>
+    ) -> StoreResult<Vec<T>>
     where
-        Fut: Future<Output = ApiResult<T>>,
+        Fut: Future<Output = StoreResult<T>>,
     {
         let mut out = Vec::with_capacity(groups.len());
         let mut groups = groups.into_iter().peekable();
@@ -147,9 +147,12 @@ impl Shards {
     }
 
     /// Runs `job` on every physical database (cron work, admin figures), in waves as [`Self::across`].
-    pub async fn on_every_database<'a, T, Fut>(&'a self, job: impl Fn(AnyDb<'a>) -> Fut) -> ApiResult<Vec<T>>
+    pub async fn on_every_database<'a, T, Fut>(
+        &'a self,
+        job: impl Fn(AnyDb<'a>) -> Fut,
+    ) -> StoreResult<Vec<T>>
     where
-        Fut: Future<Output = ApiResult<T>>,
+        Fut: Future<Output = StoreResult<T>>,
     {
         self.across(self.all().map(|db| (db, ())).collect(), |db, ()| job(db)).await
     }
@@ -179,9 +182,9 @@ impl Shards {
 /// (contiguous ranges of logical shards, one per database; for 1 database, all on `DB_0`).
 /// A given map must cover every shard and name only existing databases. Public for
 /// `scripts/deploy --dry-run` (examples/check-shard-map.rs), which checks it before upload.
-pub fn map_for(spec: &str, databases: usize) -> ApiResult<ShardMap> {
+pub fn map_for(spec: &str, databases: usize) -> StoreResult<ShardMap> {
     ShardMap::parse(spec, databases).map_err(|why| {
-        ApiError::Misconfigured(format!("SHARD_MAP is invalid for {databases} database(s): {why}"))
+        StoreError::Misconfigured(format!("SHARD_MAP is invalid for {databases} database(s): {why}"))
     })
 }
 

@@ -3,8 +3,8 @@
 
 use std::future::Future;
 
+use super::{StoreError, StoreResult};
 use crate::domain::snowflake::{snowflake_in, IdSeed, LogicalShard};
-use crate::error::{ApiError, ApiResult};
 
 /// Inserts tried before giving up. An id has 3 random bits per millisecond and shard, so an
 /// attempt collides with probability k/8 when k rows already hold that millisecond on that
@@ -30,10 +30,10 @@ pub fn attempt_time(time_ms: i64, attempt: usize, random: u64) -> i64 {
 }
 
 /// The id attempt `attempt` tries for a row created at `time_ms` on `shard`.
-pub fn attempt_id(time_ms: i64, attempt: usize, shard: LogicalShard, seed: &mut IdSeed) -> ApiResult<i64> {
+pub fn attempt_id(time_ms: i64, attempt: usize, shard: LogicalShard, seed: &mut IdSeed) -> StoreResult<i64> {
     let time = attempt_time(time_ms, attempt, seed.next_bits());
     snowflake_in(time, shard, seed.next_bits())
-        .ok_or_else(|| ApiError::Internal(format!("time {time} ms does not fit a snowflake id")))
+        .ok_or_else(|| StoreError::Internal(format!("time {time} ms does not fit a snowflake id")))
 }
 
 /// Runs `insert` with a fresh id on `shard` until it does not collide on the primary key `pk`
@@ -46,10 +46,10 @@ pub async fn insert_with_fresh_id<T, F, Fut>(
     shard: LogicalShard,
     pk: &str,
     mut insert: F,
-) -> ApiResult<T>
+) -> StoreResult<T>
 where
     F: FnMut(i64) -> Fut,
-    Fut: Future<Output = ApiResult<T>>,
+    Fut: Future<Output = StoreResult<T>>,
 {
     for attempt in 0..ATTEMPTS {
         match insert(attempt_id(time_ms, attempt, shard, &mut seed)?).await {
@@ -57,7 +57,7 @@ where
             done => return done,
         }
     }
-    Err(ApiError::Internal(format!("no free {pk} after {ATTEMPTS} attempts")))
+    Err(StoreError::Internal(format!("no free {pk} after {ATTEMPTS} attempts")))
 }
 
 #[cfg(test)]

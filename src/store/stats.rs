@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
+use super::StoreResult;
 use super::{all, all_sized, batch, first, int, run, stmt, text, AnyDb, ControlDb, Count, OnDb};
-use crate::error::ApiResult;
 
 /// Adds `by` to a named counter; a statement so it joins the batch of the change it counts.
-pub fn bump<'a>(db: impl OnDb<'a>, name: &str, by: i64) -> ApiResult<D1PreparedStatement> {
+pub fn bump<'a>(db: impl OnDb<'a>, name: &str, by: i64) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
@@ -31,7 +31,7 @@ pub fn count_minute<'a>(
     name: &str,
     at_ms: i64,
     by: i64,
-) -> ApiResult<D1PreparedStatement> {
+) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO minute_counts (name, minute, n) VALUES (?1, ?2, ?3) \
@@ -46,7 +46,7 @@ pub async fn minute_sums<'a>(
     db: impl OnDb<'a>,
     from_minute: i64,
     to_minute: i64,
-) -> ApiResult<BTreeMap<String, i64>> {
+) -> StoreResult<BTreeMap<String, i64>> {
     let rows: Vec<NamedValue> = all(
         db,
         "SELECT name, SUM(n) AS value FROM minute_counts WHERE minute >= ?1 AND minute < ?2 GROUP BY name",
@@ -57,12 +57,12 @@ pub async fn minute_sums<'a>(
 }
 
 /// Drops per-minute counts older than `before_minute`.
-pub async fn trim_minutes<'a>(db: impl OnDb<'a>, before_minute: i64) -> ApiResult<usize> {
+pub async fn trim_minutes<'a>(db: impl OnDb<'a>, before_minute: i64) -> StoreResult<usize> {
     run(db, "DELETE FROM minute_counts WHERE minute < ?1", &[int(before_minute)]).await
 }
 
 /// Sets a named value (a time mark, not a counter).
-pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
+pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -71,7 +71,7 @@ pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1Prepare
 }
 
 /// Raises a figure to `value` if it is below (a running maximum).
-pub fn raise<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1PreparedStatement> {
+pub fn raise<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = MAX(value, excluded.value)",
@@ -79,7 +79,7 @@ pub fn raise<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> ApiResult<D1Prepa
     )
 }
 
-pub async fn value<'a>(db: impl OnDb<'a>, name: &str) -> ApiResult<Option<i64>> {
+pub async fn value<'a>(db: impl OnDb<'a>, name: &str) -> StoreResult<Option<i64>> {
     let row: Option<Count> = first(db, "SELECT value AS n FROM stats WHERE name = ?1", &[text(name)]).await?;
     Ok(row.map(|r| r.n))
 }
@@ -143,7 +143,7 @@ pub fn count(counts: &BTreeMap<String, i64>, name: &str) -> i64 {
     counts.get(name).copied().unwrap_or(0)
 }
 
-pub async fn snapshot(db: AnyDb<'_>, now: i64) -> ApiResult<Snapshot> {
+pub async fn snapshot(db: AnyDb<'_>, now: i64) -> StoreResult<Snapshot> {
     let named = |rows: Vec<NamedValue>| rows.into_iter().map(|c| (c.name, c.value)).collect();
     let counters = named(all(db, "SELECT name, value FROM stats ORDER BY name", &[]).await?);
     // Only the unfinished states: an index range as long as the backlog, never the done rows.
@@ -173,7 +173,7 @@ pub async fn snapshot(db: AnyDb<'_>, now: i64) -> ApiResult<Snapshot> {
 
 /// Edges by mode, for the stats: (push, pull, switching), from the counters the author side's
 /// triggers keep (migration 0010), not a count over the edges.
-pub async fn edge_modes(db: AnyDb<'_>) -> ApiResult<(i64, i64, i64)> {
+pub async fn edge_modes(db: AnyDb<'_>) -> StoreResult<(i64, i64, i64)> {
     let count = |name| value(db, name);
     let (push, pull, switching) =
         futures_util::future::join3(count("edges_mode_10"), count("edges_mode_01"), count("edges_mode_11"))
@@ -194,7 +194,7 @@ pub struct Migrations {
 
 /// One database's applied migrations: one statement. Wrangler numbers its rows in the order
 /// it applied them, so the highest id is the newest.
-pub async fn migrations(db: AnyDb<'_>) -> ApiResult<Migrations> {
+pub async fn migrations(db: AnyDb<'_>) -> StoreResult<Migrations> {
     let (rows, size_bytes) = all_sized::<Migrations>(
         db,
         "SELECT (SELECT name FROM d1_migrations ORDER BY id DESC LIMIT 1) AS last, COUNT(*) AS applied \
@@ -206,7 +206,7 @@ pub async fn migrations(db: AnyDb<'_>) -> ApiResult<Migrations> {
 }
 
 /// Keeps the newest `keep` latency samples.
-pub async fn trim_samples<'a>(db: impl OnDb<'a>, keep: i64) -> ApiResult<usize> {
+pub async fn trim_samples<'a>(db: impl OnDb<'a>, keep: i64) -> StoreResult<usize> {
     run(
         db,
         "DELETE FROM latency_samples WHERE id <= (SELECT MAX(id) FROM latency_samples) - ?1",
@@ -243,7 +243,7 @@ impl LagFigures {
 
 /// The oldest pending event (index `outbox_by_state`: a range over the pending rows only)
 /// and the newest 1,000 samples (the head of the `latency_samples_by_kind` range).
-pub async fn lag_figures(db: AnyDb<'_>) -> ApiResult<LagFigures> {
+pub async fn lag_figures(db: AnyDb<'_>) -> StoreResult<LagFigures> {
     let oldest: Option<Count> =
         first(db, "SELECT MIN(created_at) AS n FROM outbox WHERE state = 'pending' HAVING COUNT(*) > 0", &[])
             .await?;
@@ -261,7 +261,7 @@ const BACKLOG_STATE: &str = "backlog_state";
 const BACKLOG_SINCE: &str = "backlog_since";
 
 /// The backlog state recorded on the control database: `(state code, since ms)`.
-pub async fn backlog_mark(db: ControlDb<'_>) -> ApiResult<Option<(i64, i64)>> {
+pub async fn backlog_mark(db: ControlDb<'_>) -> StoreResult<Option<(i64, i64)>> {
     #[derive(Deserialize)]
     struct Row {
         state: i64,
@@ -279,7 +279,12 @@ pub async fn backlog_mark(db: ControlDb<'_>) -> ApiResult<Option<(i64, i64)>> {
 /// Records a new backlog state and since when, only if the recorded state is still `was`
 /// (`None`: nothing recorded): two concurrent readers that saw the same change write it once,
 /// and a stale one never overwrites a newer mark. One batch (a transaction): both rows or none.
-pub async fn set_backlog_mark(db: ControlDb<'_>, was: Option<i64>, state: i64, since: i64) -> ApiResult<()> {
+pub async fn set_backlog_mark(
+    db: ControlDb<'_>,
+    was: Option<i64>,
+    state: i64,
+    since: i64,
+) -> StoreResult<()> {
     let was = was.unwrap_or(-1);
     let since = stmt(
         db,

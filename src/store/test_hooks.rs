@@ -6,12 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::StoreResult;
 use super::{
     all, batch, exec, first, int, run, stmt, text, AnyDb, ControlDb, Count, IdRow, OutboxDb, PostDb, UserDb,
 };
 use crate::domain::ids::{MediaId, OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
-use crate::error::ApiResult;
 
 thread_local! {
     /// The databases the `db_outage` hook marks failing. Isolate-global on purpose: a flag kept
@@ -47,7 +47,7 @@ pub fn set_database_failing(change: Option<(usize, bool)>) -> OutageState {
 
 /// The error every statement on a failing database meets instead of reaching it: the text D1
 /// gives when it loses a database, so it is classified like a real outage
-/// (`error::StorageKind::Unavailable`).
+/// ([`super::StoreError::Unavailable`]).
 pub(super) fn outage(index: usize) -> Option<worker::Error> {
     if !FAILING.with_borrow(|set| set.contains(&index)) {
         return None;
@@ -59,12 +59,12 @@ pub(super) fn outage(index: usize) -> Option<worker::Error> {
 
 /// The least D1 work there is, sent as the feed's and the likes' statements are (one
 /// `batch()`): the `floor_d1` hook's unit.
-pub async fn bare_batch(db: AnyDb<'_>) -> ApiResult<()> {
+pub async fn bare_batch(db: AnyDb<'_>) -> StoreResult<()> {
     batch(db, vec![stmt(db, "SELECT 1", &[])?]).await.map(drop)
 }
 
 /// Consumes one firing of a test fault; true if it fired.
-pub async fn take_fault(db: ControlDb<'_>, name: &str) -> ApiResult<bool> {
+pub async fn take_fault(db: ControlDb<'_>, name: &str) -> StoreResult<bool> {
     let row: Option<IdRow> = first(
         db,
         "UPDATE test_faults SET remaining = remaining - 1 WHERE name = ?1 AND remaining > 0 RETURNING 1 AS id",
@@ -74,7 +74,7 @@ pub async fn take_fault(db: ControlDb<'_>, name: &str) -> ApiResult<bool> {
     Ok(row.is_some())
 }
 
-pub async fn set_fault(db: ControlDb<'_>, name: &str, times: i64) -> ApiResult<()> {
+pub async fn set_fault(db: ControlDb<'_>, name: &str, times: i64) -> StoreResult<()> {
     exec(
         db,
         "INSERT INTO test_faults (name, remaining) VALUES (?1, ?2) \
@@ -86,7 +86,7 @@ pub async fn set_fault(db: ControlDb<'_>, name: &str, times: i64) -> ApiResult<(
 
 /// Makes one outbox event (of any kind, done or not) pending from the start again, as a
 /// redelivery of a stale or duplicated message would find it.
-pub async fn reset_event(db: OutboxDb<'_>, event: OutboxId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_event(db: OutboxDb<'_>, event: OutboxId, now: i64) -> StoreResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL, sent_at = ?2 \
@@ -99,7 +99,7 @@ pub async fn reset_event(db: OutboxDb<'_>, event: OutboxId, now: i64) -> ApiResu
 
 /// Makes a post's fan-out events pending from the start again (a new attempt: `sent_at` is
 /// renewed, so a dead letter of an earlier one cannot kill it).
-pub async fn reset_for_replay(db: PostDb<'_>, post: PostId, now: i64) -> ApiResult<Vec<OutboxId>> {
+pub async fn reset_for_replay(db: PostDb<'_>, post: PostId, now: i64) -> StoreResult<Vec<OutboxId>> {
     let rows: Vec<IdRow> = all(
         db,
         "UPDATE outbox SET state = 'pending', cursor_follower_id = 0, done_at = NULL, sent_at = ?2 \
@@ -135,7 +135,7 @@ pub struct AuthorOutbox {
 
 /// An author's recent events (post events, and reader events about them: those live on the
 /// reader's database) on one database, and how many of them are pending there.
-pub async fn author_outbox_on(db: AnyDb<'_>, author: UserId) -> ApiResult<(Vec<OutboxView>, i64)> {
+pub async fn author_outbox_on(db: AnyDb<'_>, author: UserId) -> StoreResult<(Vec<OutboxView>, i64)> {
     let events: Vec<OutboxView> = all(
         db,
         "SELECT id, kind, post_id, reader_id, state, sent_at, cursor_follower_id, delivered, created_at, done_at \
@@ -153,7 +153,7 @@ pub async fn author_outbox_on(db: AnyDb<'_>, author: UserId) -> ApiResult<(Vec<O
 }
 
 /// The faults scoped to a user (`name:<id>`), from the control database.
-pub async fn faults_of(control: ControlDb<'_>, user: UserId) -> ApiResult<BTreeMap<String, i64>> {
+pub async fn faults_of(control: ControlDb<'_>, user: UserId) -> StoreResult<BTreeMap<String, i64>> {
     #[derive(Deserialize)]
     struct Fault {
         name: String,
@@ -185,7 +185,7 @@ impl AuthorOutbox {
 
 /// Moves a post and its outbox events `ms` into the past, as if it had been published (and
 /// its fan-out stalled) that long ago, so a test need not wait for the in-flight horizon.
-pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> ApiResult<usize> {
+pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> StoreResult<usize> {
     let statements = vec![
         stmt(db, "UPDATE posts SET created_at = created_at - ?2 WHERE id = ?1", &[int(post), int(ms)])?,
         stmt(
@@ -200,7 +200,7 @@ pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> ApiResult<usize>
 }
 
 /// Moves an upload's times `ms` into the past; whether its row exists and is gone.
-pub async fn age_media(db: UserDb<'_>, media: MediaId, ms: i64) -> ApiResult<(bool, bool)> {
+pub async fn age_media(db: UserDb<'_>, media: MediaId, ms: i64) -> StoreResult<(bool, bool)> {
     #[derive(serde::Deserialize)]
     struct Gone {
         gone: i64,
@@ -220,13 +220,13 @@ pub async fn age_media(db: UserDb<'_>, media: MediaId, ms: i64) -> ApiResult<(bo
 }
 
 /// Ends a sign-in throttle key's window (`domain::throttle`) as if its period had passed.
-pub async fn end_sign_in_window(db: ControlDb<'_>, key: &str) -> ApiResult<usize> {
+pub async fn end_sign_in_window(db: ControlDb<'_>, key: &str) -> StoreResult<usize> {
     run(db, "UPDATE sign_in_failures SET expires_at = 0 WHERE key = ?1", &[text(key)]).await
 }
 
 /// Overwrites some of a user's counters (`column` is one of the three counter names, from a
 /// fixed list in the caller: never client text).
-pub async fn set_user_counts(db: UserDb<'_>, user: UserId, set: &[(&'static str, i64)]) -> ApiResult<()> {
+pub async fn set_user_counts(db: UserDb<'_>, user: UserId, set: &[(&'static str, i64)]) -> StoreResult<()> {
     for (column, value) in set {
         debug_assert!(["followers_count", "following_count", "posts_count"].contains(column));
         exec(db, &format!("UPDATE users SET {column} = ?2 WHERE id = ?1"), &[int(user), int(*value)]).await?;
@@ -234,7 +234,7 @@ pub async fn set_user_counts(db: UserDb<'_>, user: UserId, set: &[(&'static str,
     Ok(())
 }
 
-pub async fn set_like_count(db: PostDb<'_>, post: PostId, like_count: i64, now: i64) -> ApiResult<()> {
+pub async fn set_like_count(db: PostDb<'_>, post: PostId, like_count: i64, now: i64) -> StoreResult<()> {
     exec(
         db,
         "UPDATE posts SET like_count = ?2, touched_at = ?3 WHERE id = ?1",
@@ -254,7 +254,7 @@ pub struct EdgeView {
 
 /// An author's edges with their modes and the readers' reported activity, as the author's
 /// side holds them (`followers`: the copies fan-out and the author's policy read).
-pub async fn author_edges(db_of_author: UserDb<'_>, author: UserId) -> ApiResult<Vec<EdgeView>> {
+pub async fn author_edges(db_of_author: UserDb<'_>, author: UserId) -> StoreResult<Vec<EdgeView>> {
     all(
         db_of_author,
         "SELECT follower_id, push, pull, read_rate, last_read_at FROM followers \

@@ -5,10 +5,10 @@ use wasm_bindgen::JsValue;
 
 use super::shards::Shards;
 use super::{all, exec, first, id_list, int, opt_text, text, AnyDb, HandleDb, UserDb};
+use super::{StoreError, StoreResult};
 use crate::domain::ids::UserId;
 use crate::domain::validate::{DisplayName, Handle};
 use crate::domain::visibility::Relationship;
-use crate::error::{ApiError, ApiResult};
 
 /// Columns of a User as selected from `users u`; every user query uses this list so rows
 /// always deserialize into `UserRow`.
@@ -71,27 +71,23 @@ pub fn not_blocked_between(side: &str, other: &str) -> String {
 }
 
 /// Claims `handle` for the new user `user` in the handle directory (on the handle's shard):
-/// the one place handles are unique across databases. `handle_taken` if someone holds it.
-pub async fn claim_handle(db: HandleDb<'_>, handle: &Handle, user: i64, now: i64) -> ApiResult<()> {
+/// the one place handles are unique across databases. [`StoreError::AlreadyExists`] on
+/// `handles.handle` if someone holds it.
+pub async fn claim_handle(db: HandleDb<'_>, handle: &Handle, user: i64, now: i64) -> StoreResult<()> {
     // The row's shard is stored beside it: the freeze of a shard move (migrations/0013)
     // cannot compute the handle's hash in SQL.
     let claim = "INSERT INTO handles (handle, user_id, created_at, shard) VALUES (?1, ?2, ?3, ?4)";
     let shard = int(crate::domain::shard::shard_of_handle(handle.as_str()).index() as i64);
-    match exec(db, claim, &[text(handle.as_str()), int(user), int(now), shard]).await {
-        Err(e) if e.is_unique_violation("handles.handle") => {
-            Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
-        }
-        other => other,
-    }
+    exec(db, claim, &[text(handle.as_str()), int(user), int(now), shard]).await
 }
 
 /// Gives a claim back (a sign-up whose user row was not written); only the claim of `user`.
-pub async fn release_handle(db: AnyDb<'_>, handle: &str, user: i64) -> ApiResult<()> {
+pub async fn release_handle(db: AnyDb<'_>, handle: &str, user: i64) -> StoreResult<()> {
     exec(db, "DELETE FROM handles WHERE handle = ?1 AND user_id = ?2", &[text(handle), int(user)]).await
 }
 
 /// Who holds a handle, by the directory.
-pub async fn handle_owner(db: HandleDb<'_>, handle: &Handle) -> ApiResult<Option<UserId>> {
+pub async fn handle_owner(db: HandleDb<'_>, handle: &Handle) -> StoreResult<Option<UserId>> {
     #[derive(Deserialize)]
     struct Row {
         user_id: UserId,
@@ -103,7 +99,7 @@ pub async fn handle_owner(db: HandleDb<'_>, handle: &Handle) -> ApiResult<Option
 
 /// Claims made between `from` and `to` (ms), for the pass that releases claims left without
 /// a user by a crashed sign-up.
-pub async fn recent_claims(db: AnyDb<'_>, from: i64, to: i64) -> ApiResult<Vec<(String, UserId)>> {
+pub async fn recent_claims(db: AnyDb<'_>, from: i64, to: i64) -> StoreResult<Vec<(String, UserId)>> {
     #[derive(Deserialize)]
     struct Row {
         handle: String,
@@ -119,7 +115,7 @@ pub async fn recent_claims(db: AnyDb<'_>, from: i64, to: i64) -> ApiResult<Vec<(
 }
 
 /// Which of `ids` have a user row (each on its home database).
-pub async fn existing(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserId>> {
+pub async fn existing(shards: &Shards, ids: &[UserId]) -> StoreResult<Vec<UserId>> {
     Ok(by_ids(shards, ids).await?.into_iter().map(|u| u.id).collect())
 }
 
@@ -131,7 +127,7 @@ pub async fn insert(
     handle: &Handle,
     display_name: &DisplayName,
     password_hash: Option<&str>,
-) -> ApiResult<UserRow> {
+) -> StoreResult<UserRow> {
     let sql = "INSERT INTO users (id, handle, display_name, created_at, password_hash) VALUES (?1, ?2, ?3, ?4, ?5) \
                RETURNING id, handle, display_name, created_at, followers_count, following_count, posts_count";
     let params = [
@@ -143,10 +139,7 @@ pub async fn insert(
     ];
     match first::<UserRow>(db, sql, &params).await {
         Ok(Some(user)) => Ok(user),
-        Ok(None) => Err(ApiError::Internal("INSERT ... RETURNING gave no row".into())),
-        Err(e) if e.is_unique_violation("users.handle") => {
-            Err(ApiError::Conflict { code: "handle_taken", detail: "that handle is already taken" })
-        }
+        Ok(None) => Err(StoreError::Internal("INSERT ... RETURNING gave no row".into())),
         Err(e) => Err(e),
     }
 }
@@ -198,7 +191,7 @@ pub async fn get_with_relationship(
     shards: &Shards,
     viewer: UserId,
     id: UserId,
-) -> ApiResult<Option<(UserRow, Relationship)>> {
+) -> StoreResult<Option<(UserRow, Relationship)>> {
     let sql = format!(
         "SELECT {USER_COLUMNS}, u.suspended_at IS NOT NULL AS suspended FROM users u WHERE u.id = ?1"
     );
@@ -221,7 +214,7 @@ async fn viewer_side(
     db_of_viewer: UserDb<'_>,
     viewer: UserId,
     other: UserId,
-) -> ApiResult<Option<ViewerSide>> {
+) -> StoreResult<Option<ViewerSide>> {
     let sql = format!(
         "SELECT EXISTS (SELECT 1 FROM follows WHERE follower_id = ?1 AND author_id = ?2) AS viewer_follows, \
          NOT {} AS blocked",
@@ -253,7 +246,7 @@ impl AuthState {
 
 /// The user's [`AuthState`] (and whether the token `token_id` was revoked by id), or `None` if
 /// there is no such user. One primary-key read and one primary-key probe, one round trip.
-pub async fn auth_state(db: UserDb<'_>, id: UserId, token_id: Option<i64>) -> ApiResult<Option<AuthState>> {
+pub async fn auth_state(db: UserDb<'_>, id: UserId, token_id: Option<i64>) -> StoreResult<Option<AuthState>> {
     const SQL: &str = "SELECT tokens_valid_after, suspended_at IS NOT NULL AS suspended, \
                        EXISTS (SELECT 1 FROM revoked_tokens WHERE token_id = ?2) AS token_revoked \
                        FROM users WHERE id = ?1";
@@ -261,7 +254,7 @@ pub async fn auth_state(db: UserDb<'_>, id: UserId, token_id: Option<i64>) -> Ap
 }
 
 /// Revokes every token of the user issued up to `now_secs` (never moves the mark backwards).
-pub async fn revoke_tokens(db: UserDb<'_>, id: UserId, now_secs: i64) -> ApiResult<()> {
+pub async fn revoke_tokens(db: UserDb<'_>, id: UserId, now_secs: i64) -> StoreResult<()> {
     const REVOKE: &str =
         "UPDATE users SET tokens_valid_after = MAX(COALESCE(tokens_valid_after, 0), ?2) WHERE id = ?1";
     exec(db, REVOKE, &[int(id), int(now_secs)]).await
@@ -282,7 +275,7 @@ impl Credentials {
 }
 
 /// A user's sign-in credentials, by id (a handle is resolved by the directory first).
-pub async fn credentials(db: UserDb<'_>, id: UserId) -> ApiResult<Option<Credentials>> {
+pub async fn credentials(db: UserDb<'_>, id: UserId) -> StoreResult<Option<Credentials>> {
     const SQL: &str =
         "SELECT id, password_hash, suspended_at IS NOT NULL AS suspended FROM users WHERE id = ?1";
     first(db, SQL, &[int(id)]).await
@@ -290,16 +283,16 @@ pub async fn credentials(db: UserDb<'_>, id: UserId) -> ApiResult<Option<Credent
 
 /// The users with these ids (any order; missing ids are left out): one statement per home
 /// database, all sent at once.
-pub async fn by_ids(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
+pub async fn by_ids(shards: &Shards, ids: &[UserId]) -> StoreResult<Vec<UserRow>> {
     rows_by_ids(shards, ids, "").await
 }
 
 /// The users with these ids who are not suspended (any order; missing ids are left out).
-pub async fn shown_by_ids(shards: &Shards, ids: &[UserId]) -> ApiResult<Vec<UserRow>> {
+pub async fn shown_by_ids(shards: &Shards, ids: &[UserId]) -> StoreResult<Vec<UserRow>> {
     rows_by_ids(shards, ids, "AND u.suspended_at IS NULL").await
 }
 
-async fn rows_by_ids(shards: &Shards, ids: &[UserId], and: &str) -> ApiResult<Vec<UserRow>> {
+async fn rows_by_ids(shards: &Shards, ids: &[UserId], and: &str) -> StoreResult<Vec<UserRow>> {
     let sql =
         format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) {and}");
     let groups = shards.users_by_database(ids.iter().copied());

@@ -107,7 +107,7 @@ fn a_page_below_the_windows_floor_waits_no_more_round_trips_than_page_one() {
         assert_eq!(resp.status, 200);
         seen.extend(page_ids(&resp));
         // The last pages are left out: with fewer posts left than a page and one, the pull
-        // widens through every slab to the bottom to know it has them all (the read machine's
+        // widens through every slab to the bottom to know it has them all (the domain read's
         // "every slab" rows).
         let below = (page - 1) * 20 >= FEED_WINDOW && page * 20 < total;
         if below {
@@ -135,6 +135,26 @@ fn reading_one_post_waits_one_round_trip() {
     assert_eq!(resp.status, 200);
     // The post's row and the token's revocation check, side by side.
     assert_eq!(resp.timing(SEQUENTIAL), 1, "{:?}", resp.server_timing);
+}
+
+#[test]
+fn publishing_waits_three_round_trips_with_or_without_a_key_and_a_retry_no_more() {
+    let author = register("rt_publish");
+    let auth = format!("Bearer {}", author.token);
+    let keyed = [("authorization", auth.as_str()), ("idempotency-key", "rt-publish-1")];
+    let send = |headers: &[(&str, &str)]| raw("POST", "/v1/posts", headers, br#"{"body":"timed"}"#);
+    let plain = send(&[("authorization", auth.as_str())]);
+    assert_eq!(plain.status, 201, "{}", plain.body);
+    // The token check, the batch (the post, its event, its key, and the post read back), and
+    // the test hooks' check before the fan-out's announcement: the key is not read first.
+    assert_eq!(plain.timing(SEQUENTIAL), 3, "{:?}", plain.server_timing);
+    let first = send(&keyed);
+    assert_eq!(first.status, 201, "{}", first.body);
+    assert_eq!(first.timing(SEQUENTIAL), 3, "the key costs no trip: {:?}", first.server_timing);
+    // A retry: its batch finds the key taken, then one trip reads the key and its post.
+    let retry = send(&keyed);
+    assert_eq!((retry.status, &retry.body["id"]), (201, &first.body["id"]), "{}", retry.body);
+    assert_eq!(retry.timing(SEQUENTIAL), 3, "{:?}", retry.server_timing);
 }
 
 #[test]

@@ -24,7 +24,7 @@ use worker::Response;
 
 use super::app::App;
 use super::input::Input;
-use super::router::{MastodonPublic, MastodonRoute as M};
+use super::router::{ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -75,7 +75,9 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags => startup::empty_list(),
+        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => {
+            startup::empty_list()
+        }
         M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
@@ -100,39 +102,45 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
-        other => notifications_and_lists(app, input, viewer, other).await,
+        M::Notifications(route) => notification_route(app, input, viewer, route).await,
+        M::Lists(route) => list_route(app, input, viewer, route).await,
     }
 }
 
-/// The notification, marker and list routes of [`user`].
-async fn notifications_and_lists(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
+/// The notification, grouped-notification and marker routes of [`user`].
+async fn notification_route(app: &App, input: &Input, viewer: UserId, route: N) -> ApiResult<Response> {
     match route {
-        M::Notifications => notifications::list_all(app, input, viewer).await,
-        M::Notification(id) => notifications::get(app, input, viewer, id).await,
-        M::ClearNotifications => notifications::clear(app, viewer).await,
-        M::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
-        M::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
-        M::UnreadCount => notifications::unread_count(app, input, viewer).await,
-        M::NotificationRequests | M::FeaturedTags(_) => startup::empty_list(),
-        M::NotificationPolicy => json(&notifications::POLICY),
-        M::GroupedNotifications => grouped::list(app, input, viewer).await,
-        M::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
-        M::NotificationGroup(key) => grouped::get(app, input, viewer, key).await,
-        M::DismissGroup(key) => grouped::dismiss(app, viewer, key).await,
-        M::GroupAccounts(key) => grouped::accounts(app, input, viewer, key).await,
-        M::Markers => markers::get(app, input, viewer).await,
-        M::SetMarkers => markers::set(app, input, viewer).await,
-        M::Lists => lists::all(app, viewer).await,
-        M::CreateList => lists::create(app, input, viewer).await,
-        M::List(id) => lists::get(app, viewer, id).await,
-        M::UpdateList(id) => lists::update(app, input, viewer, id).await,
-        M::DeleteList(id) => lists::delete(app, viewer, id).await,
-        M::ListAccounts(id) => lists::accounts(app, input, viewer, id).await,
-        M::AddListAccounts(id) => lists::add_accounts(app, input, viewer, id).await,
-        M::RemoveListAccounts(id) => lists::remove_accounts(app, input, viewer, id).await,
-        M::ListTimeline(id) => lists::timeline(app, input, viewer, id).await,
-        M::AccountLists(id) => lists::holding(app, viewer, id).await,
-        _ => Err(ApiError::NotFound("no such route")),
+        N::Notifications => notifications::list_all(app, input, viewer).await,
+        N::Notification(id) => notifications::get(app, input, viewer, id).await,
+        N::ClearNotifications => notifications::clear(app, viewer).await,
+        N::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
+        N::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
+        N::UnreadCount => notifications::unread_count(app, input, viewer).await,
+        N::NotificationRequests => startup::empty_list(),
+        N::NotificationPolicy => json(&notifications::POLICY),
+        N::GroupedNotifications => grouped::list(app, input, viewer).await,
+        N::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
+        N::NotificationGroup(key) => grouped::get(app, input, viewer, key).await,
+        N::DismissGroup(key) => grouped::dismiss(app, viewer, key).await,
+        N::GroupAccounts(key) => grouped::accounts(app, input, viewer, key).await,
+        N::Markers => markers::get(app, input, viewer).await,
+        N::SetMarkers => markers::set(app, input, viewer).await,
+    }
+}
+
+/// The list routes of [`user`].
+async fn list_route(app: &App, input: &Input, viewer: UserId, route: ListRoute) -> ApiResult<Response> {
+    match route {
+        ListRoute::Lists => lists::all(app, viewer).await,
+        ListRoute::CreateList => lists::create(app, input, viewer).await,
+        ListRoute::List(id) => lists::get(app, viewer, id).await,
+        ListRoute::UpdateList(id) => lists::update(app, input, viewer, id).await,
+        ListRoute::DeleteList(id) => lists::delete(app, viewer, id).await,
+        ListRoute::ListAccounts(id) => lists::accounts(app, input, viewer, id).await,
+        ListRoute::AddListAccounts(id) => lists::add_accounts(app, input, viewer, id).await,
+        ListRoute::RemoveListAccounts(id) => lists::remove_accounts(app, input, viewer, id).await,
+        ListRoute::ListTimeline(id) => lists::timeline(app, input, viewer, id).await,
+        ListRoute::AccountLists(id) => lists::holding(app, viewer, id).await,
     }
 }
 

@@ -1,9 +1,9 @@
 //! Fan-out: carries outbox events into timeline windows, one bounded chunk of followers per
 //! queue message, and announces freshly committed events to the queue.
 //!
-//! The order of every read and write is the plan's (`domain/fanout_plan.rs`); this module is
-//! its interpreter: it runs each step against D1, the window objects and the queue, and feeds
-//! the reply back. Every step is idempotent: windows dedup by post id, chunk progress is
+//! The order of every read and write is the plan's (`domain/fanout_plan.rs`, an async function
+//! over `FanoutIo`); this module is that I/O: it runs each step against D1, the window objects
+//! and the queue, and answers its reply. Every step is idempotent: windows dedup by post id, chunk progress is
 //! recorded on the outbox row after the chunk is delivered and only moves forward, so any
 //! message may be delivered twice or retried after a partial run. A big fan-out continues as a
 //! *new* message at the back of the queue after each chunk, so one large author cannot hold
@@ -11,14 +11,22 @@
 
 mod reads;
 
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use futures_util::future::{join_all, select, Either};
 use futures_util::stream::{self, StreamExt};
 
+use super::deadline::within;
 use super::faults::Faults;
 use super::queue::send::send_batch;
 use super::{graph, tally};
 use crate::context::Ctx;
 use crate::domain::fanout::merge_per_reader;
-use crate::domain::fanout_plan::{FanoutPlan, Reply, Settings, Step, Work};
+use crate::domain::fanout_plan::{carry, FanoutIo, Reply, Settings, Step, Stop, Work};
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::queue::{FanoutMessage, QueueMessage};
 use crate::domain::window::WindowOp;
@@ -69,118 +77,186 @@ fn starts(events: &[OutboxId]) -> impl Iterator<Item = QueueMessage> + '_ {
 }
 
 /// Carries out one outbox event's message inline (single-reader events applied within a
-/// request): [`start`], then the chunk's window writes, then [`finish`].
+/// request): a post chunk's window writes, if any, are made at once.
 async fn process(ctx: &Ctx, windows: &Windows, faults: &Faults<'_>, id: OutboxId) -> ApiResult<()> {
     let work = Work::Event { message: FanoutMessage::start(id), dead_letter_sent_at: None };
-    let Some(pending) = start(ctx, windows, faults, work).await? else { return Ok(()) };
-    write_windows(ctx, windows, pending.ops().iter().cloned()).await?;
-    finish(ctx, windows, faults, pending).await
+    carry_out(&Storage::new(ctx, windows, faults, ChunkWrites::Now), work).await
 }
 
-/// A post chunk whose window writes wait for the consumer batch's other chunks.
-pub struct Pending {
-    run: Run,
+/// A post chunk whose window writes wait for the consumer batch's other chunks: its message's
+/// plan, parked at [`Step::WriteWithBatch`] until [`finish`] says they are written.
+pub struct Pending<'a> {
     ops: Vec<(UserId, WindowOp)>,
+    written: oneshot::Sender<()>,
+    plan: Pin<Box<dyn Future<Output = ApiResult<()>> + 'a>>,
 }
 
-impl Pending {
-    pub fn ops(&self) -> &[(UserId, WindowOp)] {
-        &self.ops
+/// Carries out one message up to a post chunk's window writes, which are returned (with the
+/// plan parked) so the consumer can write all of a batch's chunks with one call per reader;
+/// `None` when the message is done (a single-reader event, a live page, a held or finished
+/// event).
+pub async fn start<'a>(
+    ctx: &'a Ctx,
+    windows: &'a Windows,
+    faults: &'a Faults<'a>,
+    work: Work,
+) -> ApiResult<Option<Pending<'a>>> {
+    let (handover, parked) = oneshot::channel();
+    let io = Storage::new(ctx, windows, faults, ChunkWrites::ToBatch(RefCell::new(Some(handover))));
+    let plan: Pin<Box<dyn Future<Output = ApiResult<()>> + 'a>> =
+        Box::pin(async move { carry_out(&io, work).await });
+    match select(plan, parked).await {
+        Either::Left((done, _)) => done.map(|()| None),
+        Either::Right((Ok(Parked { ops, written }), plan)) => Ok(Some(Pending { ops, written, plan })),
+        // The plan let its handover go without parking: it is ending on its own.
+        Either::Right((Err(oneshot::Canceled), plan)) => plan.await.map(|()| None),
     }
 }
 
-/// One message's plan, and the outbox row once read (marking the event done needs all of it).
-struct Run {
-    plan: FanoutPlan,
-    row: Option<OutboxRow>,
-}
-
-/// Carries out one message up to a post chunk's window writes, which are returned so the
-/// consumer can write all of a batch's chunks with one call per reader; `None` when the
-/// message is done (a single-reader event, a live page, a held or finished event).
-pub async fn start(
+/// Delivers a consumer batch's parked chunks: all their window writes with one call per reader
+/// ([`write_windows`]), then each chunk's plan goes on ([`finish`]). Each stage has `limit`.
+/// Answers when the writes were done, and `Err` if they failed (nothing recorded: every chunk
+/// is retried, and windows dedup by post id and version, so the readers already written lose
+/// nothing), else each chunk's outcome in order.
+pub async fn deliver(
     ctx: &Ctx,
     windows: &Windows,
-    faults: &Faults<'_>,
-    work: Work,
-) -> ApiResult<Option<Pending>> {
+    chunks: Vec<Pending<'_>>,
+    limit: Duration,
+) -> (i64, ApiResult<Vec<ApiResult<()>>>) {
+    if chunks.is_empty() {
+        return (ctx.clock(), Ok(Vec::new()));
+    }
+    let ops = chunks.iter().flat_map(|chunk| chunk.ops.iter().cloned());
+    let written = within(limit, write_windows(ctx, windows, ops)).await;
+    let written_at = ctx.clock();
+    if let Err(e) = written {
+        return (written_at, Err(e));
+    }
+    (written_at, Ok(join_all(chunks.into_iter().map(|chunk| within(limit, finish(chunk)))).await))
+}
+
+/// After a chunk's windows are written: lets its plan go on, which records the chunk's
+/// progress and either continues the event with a new message (at the back of the queue) or
+/// finishes it.
+async fn finish(pending: Pending<'_>) -> ApiResult<()> {
+    let Pending { written, plan, .. } = pending;
+    // The receiver is the parked plan's, alive as long as `plan`.
+    let _ = written.send(());
+    plan.await
+}
+
+/// The plan, with its settings, over `io`; a step the plan refuses is an internal error (the
+/// message is retried).
+async fn carry_out(io: &Storage<'_>, work: Work) -> ApiResult<()> {
+    let ctx = io.ctx;
     let settings = Settings {
         policy: ctx.config.policy,
         chunk: ctx.config.fanout_chunk,
         window_cap: ctx.config.feed_window,
         now: ctx.now,
     };
-    let run = Run { plan: FanoutPlan::new(work, settings), row: None };
-    drive(ctx, windows, faults, run, Reply::Start).await
+    carry(io, work, settings).await.map_err(|stop| match stop {
+        Stop::Io(e) => e,
+        Stop::Fail(why) => ApiError::Internal(why.into()),
+    })
 }
 
-/// After a chunk's windows are written: records its progress, and either continues the event
-/// with a new message (at the back of the queue) or finishes it.
-pub async fn finish(ctx: &Ctx, windows: &Windows, faults: &Faults<'_>, pending: Pending) -> ApiResult<()> {
-    match drive(ctx, windows, faults, pending.run, Reply::Ok).await? {
-        None => Ok(()),
-        Some(_) => Err(ApiError::Internal("fan-out plan: a chunk wrote twice".into())),
+/// Where a post chunk's window writes go.
+enum ChunkWrites {
+    /// To the windows at once (a message applied inline).
+    Now,
+    /// To the consumer batch (a queue message), once: the plan waits until the batch wrote them.
+    ToBatch(RefCell<Option<oneshot::Sender<Parked>>>),
+}
+
+/// A post chunk's window writes handed to the consumer batch, and where the batch says it
+/// wrote them.
+struct Parked {
+    ops: Vec<(UserId, WindowOp)>,
+    written: oneshot::Sender<()>,
+}
+
+/// The fan-out plan's I/O for one message.
+struct Storage<'a> {
+    ctx: &'a Ctx,
+    windows: &'a Windows,
+    faults: &'a Faults<'a>,
+    /// The outbox row once read (marking the event done needs all of it).
+    row: RefCell<Option<OutboxRow>>,
+    chunk_writes: ChunkWrites,
+}
+
+impl<'a> Storage<'a> {
+    fn new(ctx: &'a Ctx, windows: &'a Windows, faults: &'a Faults<'a>, chunk_writes: ChunkWrites) -> Self {
+        Self { ctx, windows, faults, row: RefCell::new(None), chunk_writes }
+    }
+
+    fn row(&self) -> ApiResult<OutboxRow> {
+        let row = self.row.borrow().clone();
+        row.ok_or_else(|| ApiError::Internal("fan-out plan: an event step before the event".into()))
+    }
+
+    /// A post chunk's window writes: made now (inline), or handed to the consumer batch, which
+    /// lets the plan go on once it wrote every chunk's.
+    async fn write_with_batch(&self, ops: Vec<(UserId, WindowOp)>) -> ApiResult<()> {
+        let handover = match &self.chunk_writes {
+            ChunkWrites::Now => return write_windows(self.ctx, self.windows, ops.into_iter()).await,
+            ChunkWrites::ToBatch(handover) => handover,
+        };
+        let twice = || ApiError::Internal("fan-out plan: a chunk wrote twice".into());
+        let batch = handover.borrow_mut().take().ok_or_else(twice)?;
+        let (written, wait) = oneshot::channel();
+        batch.send(Parked { ops, written }).map_err(|_| twice())?;
+        wait.await.map_err(|_| ApiError::Internal("fan-out: the batch did not write the chunk".into()))
     }
 }
 
-async fn drive(
-    ctx: &Ctx,
-    windows: &Windows,
-    faults: &Faults<'_>,
-    mut run: Run,
-    mut reply: Reply,
-) -> ApiResult<Option<Pending>> {
-    loop {
-        reply = match run.plan.next(reply) {
-            Step::Done => return Ok(None),
-            Step::Fail(why) => return Err(ApiError::Internal(why.into())),
-            Step::WriteWithBatch(ops) => return Ok(Some(Pending { run, ops })),
+impl FanoutIo for Storage<'_> {
+    type Error = ApiError;
+
+    /// Runs one step's I/O; its reply for the plan.
+    async fn run(&self, step: Step) -> ApiResult<Reply> {
+        let ctx = self.ctx;
+        match step {
+            Step::MarkDead { event, sent_at } => {
+                outbox::mark_dead(ctx.outbox_db(event), event, sent_at).await?
+            }
             Step::ReadEvent(id) => {
                 let (row, reply) = reads::event(ctx, id).await?;
-                run.row = row;
-                reply
+                *self.row.borrow_mut() = row;
+                return Ok(reply);
             }
-            step => perform(ctx, windows, faults, run.row.as_ref(), step).await?,
-        };
-    }
-}
-
-/// Runs one step's I/O; its reply for the plan.
-async fn perform(
-    ctx: &Ctx,
-    windows: &Windows,
-    faults: &Faults<'_>,
-    row: Option<&OutboxRow>,
-    step: Step,
-) -> ApiResult<Reply> {
-    let row = || row.ok_or_else(|| ApiError::Internal("fan-out plan: an event step before the event".into()));
-    match step {
-        Step::MarkDead { event, sent_at } => outbox::mark_dead(ctx.outbox_db(event), event, sent_at).await?,
-        Step::FaultPoint(point) => faults.at(point).await?,
-        Step::ReadPost(post) => return reads::post(ctx, post).await,
-        Step::Hold => return Ok(Reply::Held(outbox::hold(ctx.outbox_db(row()?.id), row()?.id).await?)),
-        Step::ConvergePair { reader, author } => graph::converge_pair(ctx, reader, author).await?,
-        Step::ReadReader { reader, backfill } => return reads::reader(ctx, reader, backfill).await,
-        Step::WriteWindow { reader, op } => windows.call(reader, &op).await.map(|_| ())?,
-        Step::ReadChunk(reads) => return reads::chunk(ctx, reads).await,
-        Step::Send(messages) => send_batch(ctx, messages).await?,
-        Step::WriteWindows(ops) => write_windows(ctx, windows, ops.into_iter()).await?,
-        Step::RecordChunk { progress, delivered } => {
-            let id = row()?.id;
-            outbox::record_chunk(ctx.outbox_db(id), id, progress, delivered, ctx.clock()).await?
+            Step::FaultPoint(point) => self.faults.at(point).await?,
+            Step::ReadPost(post) => return reads::post(ctx, post).await,
+            Step::Hold => {
+                let id = self.row()?.id;
+                return Ok(Reply::Held(outbox::hold(ctx.outbox_db(id), id).await?));
+            }
+            Step::ConvergePair { reader, author } => graph::converge_pair(ctx, reader, author).await?,
+            Step::ReadReader { reader, backfill } => return reads::reader(ctx, reader, backfill).await,
+            Step::WriteWindow { reader, op } => self.windows.call(reader, &op).await.map(|_| ())?,
+            Step::ReadChunk(reads) => return reads::chunk(ctx, reads).await,
+            Step::Send(messages) => send_batch(ctx, messages).await?,
+            Step::WriteWindows(ops) => write_windows(ctx, self.windows, ops.into_iter()).await?,
+            Step::WriteWithBatch(ops) => self.write_with_batch(ops).await?,
+            Step::RecordChunk { progress, delivered } => {
+                let id = self.row()?.id;
+                outbox::record_chunk(ctx.outbox_db(id), id, progress, delivered, ctx.clock()).await?
+            }
+            Step::MarkDone => {
+                let row = self.row()?;
+                outbox::mark_done(ctx.outbox_db(row.id), &row, ctx.clock()).await?
+            }
         }
-        Step::MarkDone => outbox::mark_done(ctx.outbox_db(row()?.id), row()?, ctx.clock()).await?,
-        Step::ReadEvent(_) | Step::WriteWithBatch(_) | Step::Done | Step::Fail(_) => {
-            return Err(ApiError::Internal(format!("fan-out plan: {step:?} is the driver's")))
-        }
+        Ok(Reply::Ok)
     }
-    Ok(Reply::Ok)
 }
 
 /// Runs the operations on the readers' windows, `fanout_concurrency` readers at a time, with
 /// one call per reader: a reader's deliveries (from any number of posts) travel as one
 /// `Deliver`; other operations follow in order. Fails if any call failed.
-pub async fn write_windows(
+async fn write_windows(
     ctx: &Ctx,
     windows: &Windows,
     ops: impl Iterator<Item = (UserId, WindowOp)>,

@@ -92,7 +92,7 @@ async fn live_page(ctx: &Ctx, page: Option<LivePage>) -> ApiResult<(Vec<UserId>,
     let Some(LivePage { author, after, scan, unpushed_only }) = page else {
         return Ok((Vec::new(), None));
     };
-    live::live_followers(&ctx.shards, author, after, ctx.now, scan, unpushed_only).await
+    Ok(live::live_followers(&ctx.shards, author, after, ctx.now, scan, unpushed_only).await?)
 }
 
 async fn author_rates(ctx: &Ctx, author: Option<UserId>) -> ApiResult<Option<AuthorRates>> {
@@ -108,7 +108,7 @@ async fn author_rates(ctx: &Ctx, author: Option<UserId>) -> ApiResult<Option<Aut
 
 async fn has_window(ctx: &Ctx, user: Option<UserId>) -> ApiResult<bool> {
     match user {
-        Some(user) => pull::is_active_reader(ctx.user_db(user), user).await,
+        Some(user) => Ok(pull::is_active_reader(ctx.user_db(user), user).await?),
         None => Ok(false),
     }
 }

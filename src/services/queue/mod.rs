@@ -13,6 +13,7 @@ pub mod send;
 use futures_util::future::join_all;
 use worker::{Env, Message, MessageBatch, MessageExt};
 
+use super::deadline::within;
 use super::fanout::{self, Pending};
 use super::faults::Faults;
 use super::{policy, reconcile, tally};
@@ -70,7 +71,7 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
             }
         }
     }
-    let delivered = deliver_chunks(&ctx, &windows, &faults, chunks).await;
+    let delivered = deliver_chunks(&ctx, &windows, chunks).await;
     profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
     flush_figures(&ctx).await;
 }
@@ -93,13 +94,13 @@ fn parse(messages: Vec<Received>) -> Vec<(Received, QueueMessage)> {
 /// One message to its handler: a policy job, a fan-out message (done, or a post chunk with its
 /// window writes returned), a live page. `dead_letter_sent_at`: the message is a dead letter,
 /// first sent at that time.
-async fn dispatch(
-    ctx: &Ctx,
-    windows: &Windows,
-    faults: &Faults<'_>,
+async fn dispatch<'a>(
+    ctx: &'a Ctx,
+    windows: &'a Windows,
+    faults: &'a Faults<'a>,
     body: QueueMessage,
     dead_letter_sent_at: Option<i64>,
-) -> ApiResult<Option<Pending>> {
+) -> ApiResult<Option<Pending<'a>>> {
     match (body, dead_letter_sent_at) {
         // A dead fan-out message marks its attempt dead (the operator's figure, replayable).
         (QueueMessage::Fanout(message), dead_letter_sent_at) => {
@@ -115,34 +116,22 @@ async fn dispatch(
     }
 }
 
-/// Writes the prepared chunks' window operations, one call per reader for all of them, then
-/// records each chunk's progress. If a window write fails, every chunk of the batch is retried
-/// (windows dedup by post id and version, so the readers already written lose nothing).
+/// Delivers the batch's post chunks together ([`fanout::deliver`]) and acks or retries each
+/// chunk's message by its outcome; every one is retried when the window writes failed.
 /// Returns when the window writes were done (the rest is recording progress).
-async fn deliver_chunks(
-    ctx: &Ctx,
-    windows: &Windows,
-    faults: &Faults<'_>,
-    chunks: Vec<(Received, Pending)>,
-) -> i64 {
-    if chunks.is_empty() {
-        return ctx.clock();
-    }
-    let ops = chunks.iter().flat_map(|(_, chunk)| chunk.ops().iter().cloned());
-    let written = within(MESSAGE_DEADLINE, fanout::write_windows(ctx, windows, ops)).await;
-    let delivered = ctx.clock();
-    if let Err(e) = written {
-        worker::console_error!("fan-out of {} chunks failed, will retry: {e}", chunks.len());
-        chunks.iter().for_each(|(message, _)| message.retry());
-        return delivered;
-    }
+async fn deliver_chunks(ctx: &Ctx, windows: &Windows, chunks: Vec<(Received, Pending<'_>)>) -> i64 {
     let (messages, chunks): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
-    let finished = join_all(
-        chunks.into_iter().map(|chunk| within(MESSAGE_DEADLINE, fanout::finish(ctx, windows, faults, chunk))),
-    )
-    .await;
-    for (message, result) in messages.into_iter().zip(finished) {
-        match result {
+    let (written_at, outcomes) = fanout::deliver(ctx, windows, chunks, MESSAGE_DEADLINE).await;
+    let outcomes = match outcomes {
+        Ok(outcomes) => outcomes,
+        Err(e) => {
+            worker::console_error!("fan-out of {} chunks failed, will retry: {e}", messages.len());
+            messages.iter().for_each(|message| message.retry());
+            return written_at;
+        }
+    };
+    for (message, outcome) in messages.into_iter().zip(outcomes) {
+        match outcome {
             Ok(()) => message.ack(),
             Err(e) => {
                 worker::console_error!("recording a fan-out chunk failed: {e}");
@@ -150,23 +139,7 @@ async fn deliver_chunks(
             }
         }
     }
-    delivered
-}
-
-/// `work`, or an error once `limit` has passed (the work is dropped; whatever it committed
-/// stands, and its message is retried, which events applied by current state allow).
-async fn within<T>(
-    limit: std::time::Duration,
-    work: impl std::future::Future<Output = ApiResult<T>>,
-) -> ApiResult<T> {
-    let work = std::pin::pin!(work);
-    let timer = std::pin::pin!(worker::Delay::from(limit));
-    match futures_util::future::select(work, timer).await {
-        futures_util::future::Either::Left((done, _)) => done,
-        futures_util::future::Either::Right(_) => {
-            Err(ApiError::Internal(format!("still running after {limit:?}: given back to the queue")))
-        }
-    }
+    written_at
 }
 
 /// Gives a message back to the queue: at once, except while its shard is frozen for a move

@@ -1,0 +1,62 @@
+//! One post of the most followed author, as a burst on its database.
+
+use serde::Serialize;
+
+use super::costs::Costs;
+use super::workload::{Limits, Mode, Policy, Workload};
+
+/// One post of the most followed author as what it is: a burst on its database. Paging its
+/// followers puts all its chunks' statements there at once; the consumers take them as fast
+/// as they run, so as built the database is saturated until they are done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Burst {
+    pub followers: f64,
+    /// Readers written to (window writes), chunks (queue messages), statements on its database.
+    pub delivered: f64,
+    pub chunks: f64,
+    pub statements: f64,
+    /// At the database's whole ~1,000 statements/s: as built, every other statement there
+    /// waits behind the fan-out meanwhile.
+    pub seconds_at_budget: f64,
+    /// Paced to keep the database under its headroom beside its steady load (not built).
+    pub seconds_paced: f64,
+    /// What the queue (messages/s per queue) and the consumers (concurrency, a chunk's wall
+    /// time) allow, whatever the database does.
+    pub seconds_queue: f64,
+    pub seconds_consumers: f64,
+    /// Until every follower has it, paced: the slowest of the three.
+    pub seconds: f64,
+    /// Statements per second the paced fan-out adds to its database meanwhile.
+    pub added_per_s: f64,
+}
+
+pub fn burst(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, steady: f64) -> Burst {
+    let followers = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
+    let delivered = match w.mode {
+        Mode::Push => followers * w.window_holders,
+        Mode::Hybrid => (followers * w.weekly_active).min(policy.push_max_followers),
+        Mode::Pull => 0.0,
+    };
+    let chunks = (delivered / policy.fanout_chunk).ceil();
+    let statements = c.publish.home.statements
+        + c.fanout_post.home.statements
+        + chunks * c.fanout_chunk.home.statements
+        + delivered * c.fanout_reader.home.statements;
+    let budget = limits.d1_statements_per_s;
+    let spare = (budget * limits.query_headroom - steady).max(1e-9);
+    let seconds_queue = chunks / limits.queue_messages_per_s;
+    let seconds_consumers = chunks * limits.chunk_seconds / limits.consumer_concurrency;
+    let seconds = (statements / spare).max(seconds_queue).max(seconds_consumers);
+    Burst {
+        followers,
+        delivered,
+        chunks,
+        statements,
+        seconds_at_budget: statements / budget,
+        seconds_paced: statements / spare,
+        seconds_queue,
+        seconds_consumers,
+        seconds,
+        added_per_s: statements / seconds.max(1e-9),
+    }
+}

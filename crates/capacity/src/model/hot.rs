@@ -1,0 +1,145 @@
+//! Hot authors served from replicas (#28): how many, and what their replicas serve and cost.
+
+use serde::Serialize;
+
+use super::costs::{
+    Costs, Work, MAX_REPLICAS, MIN_REPLICAS, REPLICA_LEASE_SECONDS, REPLICA_REFRESH_SECONDS,
+    REPLICA_TARGET_RPS,
+};
+use super::graph::{graph, PowerLaw};
+use super::workload::{Mode, Policy, Workload};
+
+/// The hot authors served from replicas (#28), and what their replicas do. All zero when the
+/// policy has no replicas.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Hot {
+    /// Authors at or above the threshold (the power law's and the named celebrities).
+    pub authors: f64,
+    /// Replicas in all: per author `ceil(its replica requests/s / REPLICA_TARGET_RPS)`, at
+    /// least `MIN_REPLICAS`, at most `MAX_REPLICAS`.
+    pub replicas: f64,
+    /// Of them, read at least once per lease (resident: their duration is billed throughout).
+    pub resident: f64,
+    /// Replica requests per feed read for hot authors the reader pulls (every page), and for
+    /// pushed hot authors whose posts are on the page (hydration).
+    pub pulled_per_read: f64,
+    pub hydrated_per_read: f64,
+    /// Replica writes per second: each hot author's changes (its posts) to each of its replicas.
+    pub writes_per_s: f64,
+    /// The leases' and refreshes' D1 work on hot authors' databases, all together, per second.
+    pub lease: Work,
+    /// The most followed author: its replicas, their requests per second, their D1 work.
+    pub top_replicas: f64,
+    pub top_requests_per_s: f64,
+    pub top_lease: Work,
+    /// The most requests per second any one replica serves.
+    pub hottest_replica_rps: f64,
+}
+
+impl Hot {
+    pub fn calls_per_read(&self) -> f64 {
+        self.pulled_per_read + self.hydrated_per_read
+    }
+}
+
+/// How a read of one of its followers meets an author with `x` followers posting `per_day`
+/// posts a day (mean): the share of those reads that pull it (every page), and the chance a
+/// pushed one has a post on the page (its share of the reader's incoming posts, over a page).
+pub fn inclusion(w: &Workload, policy: &Policy, x: f64, per_day: f64) -> (f64, f64) {
+    let incoming_per_day = w.follows_per_user * w.posts_per_s * 86_400.0 / w.peak_to_mean / w.users;
+    let share = (per_day / incoming_per_day.max(1e-9)).min(1.0);
+    let on_page = 1.0 - (1.0 - share).powf(policy.page_size.min(w.follows_per_user));
+    let pulled = match w.mode {
+        Mode::Push => 0.0,
+        Mode::Pull => 1.0,
+        Mode::Hybrid => (1.0 - policy.push_max_followers / (x * w.weekly_active).max(1e-9)).max(0.0),
+    };
+    (pulled, on_page)
+}
+
+/// One author's replicas: their count for `requests` per second, and the D1 work their
+/// leases and refreshes put on its database (a replica read at rate `r` checks at most once
+/// per lease and refreshes at most once per refresh period).
+pub fn replicas_for(c: &Costs, requests: f64) -> (f64, Work) {
+    let n = (requests / REPLICA_TARGET_RPS).ceil().clamp(MIN_REPLICAS, MAX_REPLICAS);
+    let r = requests / n;
+    let work = c
+        .replica
+        .lease
+        .scale(r.min(1.0 / REPLICA_LEASE_SECONDS))
+        .plus(c.replica.refresh.scale(r.min(1.0 / REPLICA_REFRESH_SECONDS)))
+        .scale(n);
+    (n, work)
+}
+
+/// Authors at or above the hot threshold, in groups of like ones: `(authors, followers each,
+/// posts/s at peak each, posts/day at the mean each)`. The named celebrities, then the power
+/// law's authors above the threshold in 60 log-spaced bins, each at its mean follower count.
+fn hot_groups(w: &Workload, policy: &Policy) -> Vec<(f64, f64, f64, f64)> {
+    let g = graph(w, policy);
+    let tail_mean = (w.follows_per_user - g.celebrity_follows).max(1e-9);
+    let law = PowerLaw::with_mean(w.tail, tail_mean, w.users);
+    let celebrity_posts_per_s: f64 =
+        w.celebrities.iter().map(|c| c.count).sum::<f64>() * w.celebrity_posts_per_day / 86_400.0;
+    let ordinary_posts_per_s = (w.posts_per_s - celebrity_posts_per_s).max(0.0) / w.users;
+    let ordinary_per_day = ordinary_posts_per_s * 86_400.0 / w.peak_to_mean;
+    let mut groups: Vec<(f64, f64, f64, f64)> = w
+        .celebrities
+        .iter()
+        .map(|k| {
+            (
+                k.count,
+                k.followers.min(w.users),
+                w.celebrity_posts_per_day / 86_400.0,
+                w.celebrity_posts_per_day,
+            )
+        })
+        .collect();
+    let (lo, hi) = (policy.hot_followers.max(law.x_min), law.max);
+    if hi > lo {
+        let bins = 60;
+        let step = (hi / lo).powf(1.0 / bins as f64);
+        for i in 0..bins {
+            let (a, b) = (lo * step.powi(i), lo * step.powi(i + 1));
+            let (mass, prob) = law.partial(a, b);
+            if prob > 0.0 {
+                groups.push((w.users * prob, mass / prob, ordinary_posts_per_s, ordinary_per_day));
+            }
+        }
+    }
+    groups
+}
+
+/// Sums, over the hot authors ([`hot_groups`]), what their replicas serve and cost.
+pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
+    let mut hot = Hot::default();
+    if !policy.hot_replicas {
+        return hot;
+    }
+    let groups = hot_groups(w, policy);
+    let top = groups.iter().map(|g| g.1).fold(0.0, f64::max);
+    for (count, x, posts_per_s, per_day) in groups {
+        let (pulled, on_page) = inclusion(w, policy, x, per_day);
+        // As built (`domain/plan.rs`), a pushed hot author's replica is also its in-flight
+        // source (posts its fan-out has not delivered yet), so it is read on every page of a
+        // follower, not only when one of its posts is on the page.
+        let on_page = if policy.replica_hydrate_only { on_page } else { 1.0 };
+        let followers_reads = x / w.users;
+        let requests = w.feed_reads_per_s * followers_reads * (pulled + (1.0 - pulled) * on_page);
+        let (n, lease) = replicas_for(c, requests);
+        hot.authors += count;
+        hot.replicas += count * n;
+        if requests / n >= 1.0 / REPLICA_LEASE_SECONDS {
+            hot.resident += count * n;
+        }
+        hot.pulled_per_read += count * followers_reads * pulled * c.replica.read_calls;
+        hot.hydrated_per_read += count * followers_reads * (1.0 - pulled) * on_page * c.replica.read_calls;
+        hot.writes_per_s += count * posts_per_s * n * c.replica.write_calls;
+        hot.lease = hot.lease.plus(lease.scale(count));
+        hot.hottest_replica_rps = hot.hottest_replica_rps.max(requests / n);
+        if x >= top {
+            (hot.top_replicas, hot.top_requests_per_s, hot.top_lease) = (n, requests, lease);
+        }
+    }
+    hot
+}

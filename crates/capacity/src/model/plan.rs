@@ -1,0 +1,366 @@
+//! The model for P databases: the load on a typical database, on the control database and on
+//! the most followed celebrity's, and the figures the limits are checked on.
+
+use serde::Serialize;
+
+use super::bill::{bill, stored_bytes, BillLine};
+use super::burst::{burst, Burst};
+use super::costs::{Costs, OpCost, Work};
+use super::cron::{cron_control, cron_recount, cron_share};
+use super::graph::{graph, Graph};
+use super::hot::{hot_authors, inclusion, Hot};
+use super::page::{page_cost, touched_others, PageCost};
+use super::workload::{Limits, Mode, Policy, Prices, Workload};
+
+/// Load on one database at peak, per second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DbLoad {
+    pub work: Work,
+    /// Bytes stored at the end of the retention horizon.
+    pub bytes: f64,
+}
+
+/// One line of the load breakdown: an operation's statements per second on a database.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Share {
+    pub operation: &'static str,
+    pub statements_per_s: f64,
+}
+
+/// What the model says for one P.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Plan {
+    pub databases: f64,
+    pub graph: Graph,
+    pub hot: Hot,
+    /// A typical database (even share), the control database, and the database of the most
+    /// followed celebrity.
+    pub typical: DbLoad,
+    pub control: DbLoad,
+    pub celebrity: DbLoad,
+    /// With replicas: the database of the largest author below the hot threshold (its
+    /// followers, its load).
+    pub largest_cold: Option<(f64, DbLoad)>,
+    /// What makes up each of those three (statements per second, biggest first).
+    pub typical_shares: Vec<Share>,
+    pub control_shares: Vec<Share>,
+    pub celebrity_shares: Vec<Share>,
+    pub busiest: &'static str,
+    pub databases_touched_per_page: f64,
+    pub page_waves: f64,
+    pub window_writes_per_s: f64,
+    /// Windows' and like serializers' requests; the replicas' (reads and writes) apart.
+    pub object_requests_per_s: f64,
+    pub replica_requests_per_s: f64,
+    /// The busiest Durable Object of any kind, and the other kinds' figures.
+    pub hottest_object_requests_per_s: f64,
+    pub hottest_object: &'static str,
+    pub window_requests_per_s: f64,
+    pub like_object_requests_per_s: f64,
+    pub queue_messages_per_s: f64,
+    pub worker_requests_per_s: f64,
+    /// One fan-out consumer invocation of full chunks (the worst case): subrequests and D1
+    /// queries, at `fanout_batch` messages; the largest batch under the D1 query limit.
+    pub consumer_subrequests: f64,
+    pub consumer_d1_queries: f64,
+    pub fanout_batch: f64,
+    pub fanout_batch_that_fits: f64,
+    /// Consumer invocations busy at once for the fan-out at peak (each queue runs up to
+    /// `Limits::consumer_concurrency`).
+    pub consumers_busy: f64,
+    pub cron_subrequests: f64,
+    pub page_subrequests: f64,
+    /// D1 statements one feed page makes (every database together).
+    pub page_d1_queries: f64,
+    /// One post of the most followed author, as a burst on its database.
+    pub burst: Burst,
+    pub bill: Vec<BillLine>,
+    pub monthly_usd: f64,
+}
+
+/// An operation's name and its work per second.
+type Part = (&'static str, Work);
+
+/// The per-second rates a plan is made of.
+struct Rates {
+    reads: f64,
+    posts: f64,
+    /// Window writes per second.
+    deliveries: f64,
+    /// Fan-out chunks per second, and the databases one chunk's readers live on.
+    chunks: f64,
+    chunk_dbs: f64,
+    messages: f64,
+    consumer_batches: f64,
+    /// D1 work of the replicas' leases (on hot authors' databases) and of the liker-side rows.
+    replica_lease: Work,
+    liker_side: Work,
+}
+
+fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64, batch: f64) -> Rates {
+    let (reads, posts) = (w.feed_reads_per_s, w.posts_per_s);
+    let chunks = posts * g.chunks_per_post;
+    let messages = posts * c.fanout_post.queue_messages
+        + chunks * c.fanout_chunk.queue_messages
+        + w.follows_per_s * c.follow.queue_messages
+        + w.comments_per_s * c.comment.queue_messages
+        + w.likes_per_s * c.like.queue_messages
+        + reads * page.queue_messages;
+    Rates {
+        reads,
+        posts,
+        deliveries: posts * g.deliveries_per_post,
+        chunks,
+        // The chunk asks each of its readers' databases which of them are active.
+        chunk_dbs: touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk),
+        messages,
+        consumer_batches: messages / batch.max(1.0),
+        replica_lease: hot.lease,
+        liker_side: if hot.replicas > 0.0 {
+            c.replica.like_home.scale(w.likes_per_s)
+        } else {
+            Work::default()
+        },
+    }
+}
+
+/// What spreads evenly over the databases (a typical one carries `1/P` of it).
+fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> Vec<Part> {
+    let both = |op: &OpCost| op.home.plus(op.other);
+    vec![
+        ("feed reads", page.home.plus(page.others).scale(r.reads)),
+        ("publish", both(&c.publish).scale(r.posts)),
+        ("fan-out per post", both(&c.fanout_post).scale(r.posts)),
+        (
+            "fan-out per chunk",
+            c.fanout_chunk.home.plus(c.fanout_chunk.other.scale(r.chunk_dbs)).scale(r.chunks),
+        ),
+        ("fan-out per delivered reader", both(&c.fanout_reader).scale(r.deliveries)),
+        ("likes", both(&c.like).scale(w.likes_per_s)),
+        ("comments", both(&c.comment).scale(w.comments_per_s)),
+        ("follows", both(&c.follow).scale(w.follows_per_s)),
+        ("cron pass", cron_share(c.cron_pass.home, p).scale(p * w.cron_passes_per_s)),
+        ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
+        ("hot replicas' leases and refreshes", r.replica_lease),
+        ("likes' liker-side rows (for hot posts)", r.liker_side),
+    ]
+}
+
+/// What stays on the control database, wherever the actors live.
+fn control_parts(c: &Costs, w: &Workload, r: &Rates) -> Vec<Part> {
+    vec![
+        ("feed reads", c.feed_push_page1.control.scale(r.reads)),
+        ("publish", c.publish.control.scale(r.posts)),
+        ("fan-out per post", c.fanout_post.control.scale(r.posts)),
+        ("fan-out per chunk", c.fanout_chunk.control.scale(r.chunks)),
+        ("fan-out per delivered reader", c.fanout_reader.control.scale(r.deliveries)),
+        ("likes", c.like.control.scale(w.likes_per_s)),
+        ("comments", c.comment.control.scale(w.comments_per_s)),
+        ("follows", c.follow.control.scale(w.follows_per_s)),
+        ("cron pass", cron_control(c.cron_pass.control).scale(w.cron_passes_per_s)),
+    ]
+}
+
+/// What the most followed celebrity's database carries beyond its even share: every read
+/// that pulls it or hydrates one of its posts, and its followers paged for its posts. Also
+/// returns its follower count.
+fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot, p: f64) -> (f64, Vec<Part>) {
+    let top = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
+    let top_posts_per_s = if top > 0.0 { w.celebrity_posts_per_day / 86_400.0 } else { 0.0 };
+    let delivered = match w.mode {
+        Mode::Push => top * w.window_holders,
+        Mode::Hybrid => (top * w.weekly_active).min(policy.push_max_followers),
+        Mode::Pull => 0.0,
+    };
+    let pulled = w.mode == Mode::Pull || (w.mode == Mode::Hybrid && top > policy.push_max_followers);
+    // A pulled celebrity is read on every page of its readers; a pushed one only hydrated
+    // when one of its posts is on the page: of a reader's incoming posts, its share.
+    let incoming_per_day = w.follows_per_user * w.posts_per_s * 86_400.0 / w.peak_to_mean / w.users;
+    let share = (w.celebrity_posts_per_day / incoming_per_day.max(1e-9)).min(1.0);
+    let on_page = 1.0 - (1.0 - share).powf(policy.page_size);
+    let per_read = match (policy.hot_replicas, pulled) {
+        (true, true) => c.replica.page_author_db,
+        (true, false) => c.replica.page_author_db.scale(on_page),
+        (false, true) => c.feed_pull_page1.other,
+        (false, false) => c.feed_push_page1.other.scale(on_page),
+    };
+    let chunks = (delivered / policy.fanout_chunk).ceil();
+    let paging = c.fanout_reader.home.scale(delivered).plus(c.fanout_chunk.home.scale(chunks));
+    // Its posts' own statements (the request, the post's part of the fan-out) are in the even
+    // share at 1/P; they all run on its database.
+    let own_posts = c.publish.home.plus(c.fanout_post.home).scale(top_posts_per_s * (1.0 - 1.0 / p.max(1.0)));
+    let parts = vec![
+        ("reads that pull or hydrate the celebrity", per_read.scale(w.feed_reads_per_s * top / w.users)),
+        ("paging its followers for its posts", paging.scale(top_posts_per_s)),
+        ("its own posts (the request and the post's fan-out)", own_posts),
+        ("the cron recounting its followers", cron_recount(w, top, p)),
+        ("its replicas' leases and refreshes", hot.top_lease),
+    ];
+    let mut parts = parts;
+    if policy.hot_replicas {
+        parts.push(("its posts told to its replicas", c.replica.publish_author_db.scale(top_posts_per_s)));
+    }
+    (top, parts)
+}
+
+/// With replicas, the busiest database of an author *below* the threshold: one just under it
+/// is still read from D1 by every read that pulls it or hydrates one of its posts. Its
+/// followers, and what those reads add to its database (per second).
+fn largest_cold(c: &Costs, w: &Workload, policy: &Policy) -> Option<(f64, Work)> {
+    if !policy.hot_replicas {
+        return None;
+    }
+    let x = policy.hot_followers.min(w.users);
+    let per_day = w.posts_per_s / w.users * 86_400.0 / w.peak_to_mean;
+    let (pulled, on_page) = inclusion(w, policy, x, per_day);
+    let reads = w.feed_reads_per_s * x / w.users;
+    let work = c
+        .feed_pull_page1
+        .other
+        .scale(reads * pulled)
+        .plus(c.feed_push_page1.other.scale(reads * (1.0 - pulled) * on_page));
+    Some((x, work))
+}
+
+fn total(parts: &[Part]) -> Work {
+    parts.iter().fold(Work::default(), |acc, (_, w)| acc.plus(*w))
+}
+
+/// A database's breakdown: `parts` and its even share, biggest first.
+fn with_even_share(parts: &[Part], even: Work) -> Vec<Share> {
+    let mut out = shares(parts.iter().copied());
+    out.push(Share {
+        operation: "its even share (as a typical database)",
+        statements_per_s: even.statements,
+    });
+    out.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
+    out
+}
+
+/// The model for `p` databases.
+pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
+    let g = graph(w, policy);
+    let hot = hot_authors(c, w, policy);
+    let page = page_cost(c, w, &g, &hot, policy, p);
+    let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
+    let r = rates(c, w, &g, &hot, &page, p, batch);
+    let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
+    let mut result = Plan {
+        databases: p,
+        graph: g,
+        hot,
+        databases_touched_per_page: page.touched,
+        page_waves: 1.0 + (page.touched / limits.connections).ceil(),
+        window_writes_per_s: r.deliveries,
+        queue_messages_per_s: r.messages,
+        worker_requests_per_s: http + r.consumer_batches,
+        ..Plan::default()
+    };
+    place_loads(&mut result, c, w, policy, (&r, &page));
+    count_objects(&mut result, c, w, &r, &page);
+    count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
+    result.burst = burst(c, w, policy, limits, result.celebrity.work.statements);
+    result.bill = bill(c, w, prices, &result, page.cpu_ms, p);
+    result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
+    result
+}
+
+/// The plan's databases: a typical one, the control database, the most followed celebrity's
+/// and (with replicas) the largest cold author's, what makes up each, and the busiest.
+fn place_loads(plan: &mut Plan, c: &Costs, w: &Workload, policy: &Policy, (r, page): (&Rates, &PageCost)) {
+    let p = plan.databases;
+    let spread: Vec<Part> =
+        spread_parts(c, w, r, page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
+    let control = control_parts(c, w, r);
+    let (top, celebrity_extra) = celebrity_parts(c, w, policy, &plan.hot, p);
+    let typical_work = total(&spread);
+    let bytes = stored_bytes(c, w) / p;
+    plan.typical = DbLoad { work: typical_work, bytes };
+    plan.control = DbLoad { work: typical_work.plus(total(&control)), bytes };
+    plan.celebrity = DbLoad {
+        work: typical_work.plus(total(&celebrity_extra)),
+        bytes: bytes + top * c.bytes.follow / 2.0,
+    };
+    plan.largest_cold = largest_cold(c, w, policy).map(|(x, work)| {
+        (x, DbLoad { work: typical_work.plus(work), bytes: bytes + x * c.bytes.follow / 2.0 })
+    });
+    plan.typical_shares = shares(spread.iter().copied());
+    plan.control_shares = with_even_share(&control, typical_work);
+    plan.celebrity_shares = with_even_share(&celebrity_extra, typical_work);
+    plan.busiest = [
+        ("the control database (DB_0)", plan.control.work.statements),
+        ("the most followed celebrity's database", plan.celebrity.work.statements),
+        (
+            "the largest author's below the hot threshold",
+            plan.largest_cold.map_or(0.0, |(_, l)| l.work.statements),
+        ),
+    ]
+    .into_iter()
+    .max_by(|a, b| a.1.total_cmp(&b.1))
+    .map_or("", |(name, _)| name);
+}
+
+/// The plan's Durable Objects: requests to windows and like serializers, to the replicas, and
+/// the busiest object of any kind.
+fn count_objects(plan: &mut Plan, c: &Costs, w: &Workload, r: &Rates, page: &PageCost) {
+    plan.object_requests_per_s = r.reads * page.object_calls
+        + r.deliveries * c.fanout_reader.do_calls
+        + w.likes_per_s * c.like.do_calls
+        + other_object_requests(c, w, r);
+    plan.replica_requests_per_s = r.reads * page.replica_calls + plan.hot.writes_per_s;
+    plan.window_requests_per_s =
+        r.reads / (w.users * w.daily_active).max(1.0) + r.deliveries / (w.users * w.window_holders).max(1.0);
+    plan.like_object_requests_per_s = w.likes_per_s * w.hottest_post_like_share;
+    (plan.hottest_object, plan.hottest_object_requests_per_s) = [
+        ("the hottest post's like serializer", plan.like_object_requests_per_s),
+        ("a hot author's replica", plan.hot.hottest_replica_rps),
+        ("a reader's window (mean)", plan.window_requests_per_s),
+    ]
+    .into_iter()
+    .max_by(|a, b| a.1.total_cmp(&b.1))
+    .unwrap_or(("", 0.0));
+}
+
+/// The plan's invocations against their limits: a fan-out consumer batch of full chunks, the
+/// consumers busy at once, the cron's invocation, a feed page.
+fn count_invocations(
+    plan: &mut Plan,
+    c: &Costs,
+    policy: &Policy,
+    limits: &Limits,
+    (r, page, batch): (&Rates, &PageCost, f64),
+) {
+    let p = plan.databases;
+    // A full chunk asks each of its readers' databases (up to 500) which readers are active.
+    let full = policy.fanout_chunk;
+    let full_chunk_dbs = touched_others(p, full) + 1.0 - (1.0 - 1.0 / p).powf(full);
+    let chunk_d1 = c.fanout_chunk.home.statements + c.fanout_chunk.other.statements * full_chunk_dbs;
+    plan.consumer_subrequests = batch * (full * c.fanout_reader.do_calls + chunk_d1);
+    plan.consumer_d1_queries = batch * chunk_d1;
+    plan.fanout_batch = batch;
+    plan.fanout_batch_that_fits = (limits.d1_queries_per_invocation / chunk_d1.max(1e-9)).floor();
+    // Consumer time a second of fan-out takes: a full chunk's wall time, a smaller one pro rata.
+    plan.consumers_busy = r.chunks
+        * limits.chunk_seconds
+        * (plan.graph.readers_per_chunk / policy.fanout_chunk).clamp(0.0, 1.0);
+    // The cron's own invocation sends a share message per database, 100 to a send.
+    plan.cron_subrequests = (p / 100.0).ceil() + c.cron_pass.control.statements.ceil();
+    plan.page_subrequests = page.subrequests;
+    plan.page_d1_queries = page.home.statements + page.others.statements;
+}
+
+/// Object calls of the operations the page, delivery and like terms leave out: a follow
+/// backfills the reader's window (one call, measured), a publish and a comment call none
+/// today. The simulation (issue #28) found the follows' calls missing from the count.
+fn other_object_requests(c: &Costs, w: &Workload, r: &Rates) -> f64 {
+    w.follows_per_s * c.follow.do_calls
+        + w.comments_per_s * c.comment.do_calls
+        + r.posts * (c.publish.do_calls + c.fanout_post.do_calls)
+}
+
+fn shares(parts: impl Iterator<Item = (&'static str, Work)>) -> Vec<Share> {
+    let mut out: Vec<Share> =
+        parts.map(|(operation, w)| Share { operation, statements_per_s: w.statements }).collect();
+    out.sort_by(|a, b| b.statements_per_s.total_cmp(&a.statements_per_s));
+    out
+}

@@ -1,0 +1,174 @@
+//! The model's side of the simulation that checks it (`./scripts/bench capacity --simulate`:
+//! `benches/capacity_runs/simulate.rs` drives a seeded graph with a hot author through local
+//! stacks and measures every phase): what the model predicts for a phase, the predictions of a
+//! saved run made again by the model as it is now (`--simulate-replay`, no stack), and the
+//! check's table, measured against predicted.
+
+use serde_json::{json, Value};
+
+use crate::model::{self, Costs, Limits, Mode, Policy, Prices, Work, Workload};
+
+/// Databases of each simulated stack (users land on them by the real id routing).
+pub const DATABASES: usize = 16;
+/// Above it: `HOT_AUTHOR_FOLLOWERS` (the hot-range cache) and `HOT_REPLICA_FOLLOWERS` (the
+/// replicas, where built) on the simulated stacks.
+pub const HOT_THRESHOLD: &str = "1000";
+/// `PUSH_MAX_FOLLOWERS` on the simulated stacks: under the hot author's followers, so hybrid
+/// pulls it for most of them as the headline's celebrities are pulled (push mode ignores it).
+pub const PUSH_CAP: usize = 500;
+/// A phase's measured figure on a database agrees with the model when within this share...
+pub const TOLERANCE: f64 = 0.20;
+/// ... or within this many units over the whole phase (a handful of rows is noise).
+pub const FLOOR: f64 = 5.0;
+
+/// What the model predicts for a phase, in the measured shape.
+pub struct Predicted {
+    pub control: Work,
+    pub typical: Work,
+    pub hot: Work,
+    pub do_calls: f64,
+    pub window: Work,
+}
+
+/// `secs`: how long the phase ran. The model is given a phase's counts as one second's rates,
+/// but the replicas' leases and refreshes go by time (at most one of each per lease and
+/// refresh period, while reads come): over the feed reads they are the model's per-second
+/// figure times the phase's seconds.
+pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
+    // The hot author is served from replicas (promoted by the setup's reconciliation pass).
+    let hot_followers = HOT_THRESHOLD.parse().unwrap_or(1_000.0);
+    let policy = Policy {
+        push_max_followers: PUSH_CAP as f64,
+        hot_replicas: true,
+        hot_followers,
+        ..Policy::default()
+    };
+    let plan = model::plan(costs, w, &policy, &Limits::default(), &Prices::default(), DATABASES as f64);
+    // The window objects' rows: per delivery and per page read, as the bill counts them
+    // (pull pages call no window).
+    let reads = if w.mode == Mode::Pull { 0.0 } else { w.feed_reads_per_s };
+    let window = costs
+        .window
+        .delivery
+        .scale(plan.window_writes_per_s)
+        .plus(costs.window.page(w.page_n_share).scale(reads));
+    let leases = if w.feed_reads_per_s > 0.0 {
+        plan.hot.top_lease.scale((secs - 1.0).max(0.0))
+    } else {
+        Work::default()
+    };
+    Predicted {
+        control: plan.control.work,
+        typical: plan.typical.work,
+        hot: plan.celebrity.work.plus(leases),
+        do_calls: plan.object_requests_per_s + plan.replica_requests_per_s,
+        window,
+    }
+}
+
+/// A figure of D1 work as the saved run holds it.
+pub fn work_json(w: Work) -> Value {
+    json!({ "statements": w.statements, "rows_read": w.rows_read, "rows_written": w.rows_written })
+}
+
+/// A phase's prediction as the saved run holds it (beside its measurement).
+pub fn predicted_json(p: &Predicted) -> Value {
+    json!({
+        "control": work_json(p.control),
+        "typical": work_json(p.typical),
+        "hot": work_json(p.hot),
+        "do_calls": p.do_calls,
+        "window_rows": work_json(p.window),
+    })
+}
+
+/// The predictions of a saved run made again by the model as it is now, the measurements
+/// kept (`./scripts/bench capacity --simulate-replay`: no stack).
+pub fn replay(costs: &Costs, sim: &mut Value) {
+    for m in sim["modes"].as_array_mut().into_iter().flatten() {
+        for phase in m["phases"].as_array_mut().into_iter().flatten() {
+            let w: Workload = serde_json::from_value(phase["workload"].clone()).expect("a saved workload");
+            // Runs before phases were timed: one second.
+            let secs = phase["measured"]["secs"].as_f64().unwrap_or(1.0);
+            phase["predicted"] = predicted_json(&predict(costs, &w, secs));
+        }
+    }
+}
+
+fn num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e4 {
+        format!("{:.1}k", x / 1e3)
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Whether a measured figure and its prediction agree (within the share or the floor).
+pub fn within(m: f64, p: f64) -> bool {
+    (m - p).abs() <= (TOLERANCE * m.abs().max(p.abs())).max(FLOOR)
+}
+
+/// The simulation's check, per mode: per phase and figure, measured / predicted on the
+/// control, a typical and the hot author's database, and the Durable Object calls and rows.
+pub fn table(sim: &Value) -> String {
+    let mut out = String::new();
+    for m in sim["modes"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "\n### {} mode\n\nSeed {}, {} users on {} databases ({:?} each), {} follows, hot author on DB_{} with {} followers, {:.0} s.\n\n\
+             | phase | figure | control DB | typical DB | hot author's DB | Durable Objects | within {:.0}% |\n|---|---|---|---|---|---|---|\n",
+            m["mode"].as_str().unwrap_or("?"),
+            sim["seed"],
+            m["users"],
+            sim["databases"],
+            m["users_per_db"].as_array().map_or_else(Vec::new, |a| a.iter().map(|v| v.as_u64().unwrap_or(0)).collect()),
+            m["follows"],
+            m["hot_db"],
+            m["hot_followers"],
+            m["secs"].as_f64().unwrap_or(0.0),
+            100.0 * TOLERANCE,
+        ));
+        for phase in m["phases"].as_array().into_iter().flatten() {
+            out.push_str(&phase_rows(phase));
+        }
+    }
+    out
+}
+
+fn phase_rows(phase: &Value) -> String {
+    let (me, pr) = (&phase["measured"], &phase["predicted"]);
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let mut out = String::new();
+    for (i, figure) in ["statements", "rows_read", "rows_written"].iter().enumerate() {
+        let mut ok = true;
+        let mut cell = |m: f64, p: f64| {
+            ok &= within(m, p);
+            format!("{} / {}", num(m), num(p))
+        };
+        let dbs: Vec<String> = ["control", "typical", "hot"]
+            .iter()
+            .map(|db| cell(f(&me[db][figure]), f(&pr[db][figure])))
+            .collect();
+        // Object calls beside statements; the window objects' rows beside D1's.
+        let objects = match *figure {
+            "statements" => cell(f(&me["do_calls"]), f(&pr["do_calls"])) + " calls",
+            other => cell(f(&me["window_rows"][other]), f(&pr["window_rows"][other])) + " window rows",
+        };
+        let name = if i == 0 {
+            format!("{} ({})", phase["phase"].as_str().unwrap_or("?"), phase["requests"])
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "| {name} | {} | {} | {} | {} | {objects} | {} |\n",
+            figure.replace('_', " "),
+            dbs[0],
+            dbs[1],
+            dbs[2],
+            if ok { "yes" } else { "**no**" }
+        ));
+    }
+    out
+}

@@ -1,0 +1,657 @@
+//! The fan-out plan carried out against a fake storage (its [`FanoutIo`]): each scenario's
+//! steps in order, and what one chunk costs in storage waits and statements.
+
+use std::cell::{Cell, RefCell};
+
+use futures_executor::block_on;
+
+use super::*;
+use crate::fanout::{merge_per_reader, split_lookahead};
+use crate::policy::Rate;
+use crate::visibility::Visibility;
+
+const NOW: i64 = 1_800_000_000_000;
+const EVENT: i64 = 42;
+const POST: i64 = 500;
+const AUTHOR: i64 = 100;
+const READER: i64 = 7;
+const CAP: usize = 800;
+
+fn user(id: i64) -> UserId {
+    UserId::from_trusted(id)
+}
+
+fn settings(mode: FanoutMode, chunk: usize) -> Settings {
+    let policy =
+        Policy { mode, push_cost_ratio: 10.0, active_days: 7, push_max_followers: 10_000, hysteresis: 2.0 };
+    Settings { policy, chunk, window_cap: CAP, now: NOW }
+}
+
+/// What storage holds, as the fake replies read it.
+#[derive(Debug, Clone)]
+struct World {
+    event: Option<Event>,
+    post: Option<PostRead>,
+    /// The author's followers in id order: (id, edge pushed, has a window). Every live lease
+    /// below is a follower's unless a scenario says otherwise.
+    followers: Vec<(i64, bool, bool)>,
+    /// Open sockets (live leases), by user id.
+    live: Vec<i64>,
+    author_active: bool,
+    rates: Option<AuthorRates>,
+    /// What the hold finds: the author still suspended.
+    still_suspended: bool,
+    reader_active: bool,
+    entries: Vec<Entry>,
+}
+
+fn event(kind: EventKind, cursor: i64) -> Event {
+    let post_event = matches!(kind, EventKind::Post | EventKind::RemovePost);
+    Event {
+        id: OutboxId::from_trusted(EVENT),
+        kind,
+        post_id: post_event.then(|| PostId::from_trusted(POST)),
+        author: user(AUTHOR),
+        reader: (!post_event).then(|| user(READER)),
+        state: EventState::Pending,
+        cursor,
+    }
+}
+
+fn post(visibility: Visibility) -> PostRead {
+    let now = PostNow { visibility, deleted: false, taken_down: false, author_suspended: false };
+    PostRead { author: user(AUTHOR), created_at: 1_000, version: 3, now }
+}
+
+fn deleted() -> PostRead {
+    PostRead { now: PostNow { deleted: true, ..post(Visibility::Public).now }, ..post(Visibility::Public) }
+}
+
+fn world(event: Event, post: Option<PostRead>) -> World {
+    World {
+        event: Some(event),
+        post,
+        followers: Vec::new(),
+        live: Vec::new(),
+        author_active: true,
+        rates: None,
+        still_suspended: true,
+        reader_active: true,
+        entries: Vec::new(),
+    }
+}
+
+/// Followers `ids`, pushed and with a window unless listed.
+fn followers(
+    ids: std::ops::RangeInclusive<i64>,
+    pulled: &[i64],
+    windowless: &[i64],
+) -> Vec<(i64, bool, bool)> {
+    ids.map(|id| (id, !pulled.contains(&id), !windowless.contains(&id))).collect()
+}
+
+/// Rates that moved well past the ones the edges were decided with.
+fn moved_rates() -> AuthorRates {
+    AuthorRates {
+        post_rate: Rate { per_day: 8.0, at: NOW },
+        post_rate_decided: 1.0,
+        followers_count: 5,
+        push_min_read_rate: 0.0,
+    }
+}
+
+fn message(after: i64) -> Work {
+    let message = FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after };
+    Work::Event { message, dead_letter_sent_at: None }
+}
+
+fn reply_to(world: &World, step: &Step) -> Reply {
+    match step {
+        Step::ReadEvent(_) => Reply::Event(world.event),
+        Step::ReadPost(_) => Reply::Post(world.post),
+        Step::Hold => Reply::Held(world.still_suspended),
+        Step::ReadReader { backfill, .. } => {
+            let entries = if backfill.is_some() { world.entries.clone() } else { Vec::new() };
+            Reply::Reader { active: world.reader_active, entries }
+        }
+        Step::ReadChunk(reads) => Reply::Chunk(found(world, reads)),
+        _ => Reply::Ok,
+    }
+}
+
+/// The chunk's lanes as the store answers them (`store/outbox.rs::follower_chunk` and
+/// `active_among`, `store/live.rs::live_followers`, ...).
+fn found(world: &World, reads: &ChunkReads) -> ChunkFound {
+    let mut found = ChunkFound::default();
+    if let Some(page) = reads.followers {
+        let rows: Vec<_> = (world.followers.iter())
+            .filter(|f| f.0 > page.after && (f.1 || !page.pushed_only))
+            .take(page.chunk + 1)
+            .collect();
+        let (scanned, more) = split_lookahead(rows, page.chunk);
+        found.active = scanned.iter().filter(|f| f.2).map(|f| user(f.0)).collect();
+        found.scanned = scanned.iter().map(|f| user(f.0)).collect();
+        found.more = more;
+    }
+    if let Some(page) = reads.live {
+        let leases: Vec<i64> =
+            world.live.iter().copied().filter(|&r| r > page.after).take(page.scan).collect();
+        found.live_next = leases.last().copied().filter(|_| leases.len() == page.scan);
+        let reached = |r: &i64| world.followers.iter().any(|f| f.0 == *r && !(page.unpushed_only && f.1));
+        found.live = leases.iter().filter(|r| reached(r)).map(|&r| user(r)).collect();
+    }
+    found.author_rates = reads.author_rates.and(world.rates);
+    found.author_active = reads.author_window.is_some() && world.author_active;
+    found
+}
+
+/// Storage cost of one message, in production (one database; fault points read nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Cost {
+    /// Round trips one after another: D1, a wave of window calls, a queue send.
+    waits: u32,
+    /// D1 statements (a mirror convergence's are its own: `services/graph.rs`).
+    statements: u32,
+    window_calls: u32,
+    queue_sends: u32,
+    converges: u32,
+}
+
+fn cost_of(step: &Step, reply: &Reply, kind: Option<EventKind>) -> Cost {
+    let d1 = |waits, statements| Cost { waits, statements, ..Cost::default() };
+    let windows = |ops: &[(UserId, WindowOp)]| {
+        let calls = merge_per_reader(ops.iter().cloned()).iter().map(|(_, ops)| ops.len() as u32).sum();
+        Cost { waits: u32::from(calls > 0), window_calls: calls, ..Cost::default() }
+    };
+    match (step, reply) {
+        (Step::MarkDead { .. }, _) => d1(1, 2),
+        (Step::ReadEvent(_) | Step::ReadPost(_) | Step::Hold, _) => d1(1, 1),
+        (Step::ReadReader { backfill, .. }, _) => d1(1, 1 + u32::from(backfill.is_some())),
+        (Step::ConvergePair { .. }, _) => Cost { waits: 3, converges: 1, ..Cost::default() },
+        (Step::ReadChunk(reads), Reply::Chunk(found)) => chunk_cost(reads, found),
+        (Step::WriteWindow { .. }, _) => Cost { waits: 1, window_calls: 1, ..Cost::default() },
+        (Step::WriteWindows(ops) | Step::WriteWithBatch(ops), _) => windows(ops),
+        (Step::Send(_), _) => Cost { waits: 1, queue_sends: 1, ..Cost::default() },
+        (Step::RecordChunk { .. }, _) => d1(1, 3),
+        (Step::MarkDone, _) if kind == Some(EventKind::Post) => d1(1, 5),
+        (Step::MarkDone, _) => d1(1, 2),
+        _ => Cost::default(),
+    }
+}
+
+/// The lanes run side by side: the chunk waits for its longest one.
+fn chunk_cost(reads: &ChunkReads, found: &ChunkFound) -> Cost {
+    let followers = reads.followers.map_or(0, |_| 1 + u32::from(!found.scanned.is_empty()));
+    let live = reads.live.map_or(0, |_| 1 + u32::from(!found.live.is_empty() || found.live_next.is_some()));
+    let rates = u32::from(reads.author_rates.is_some());
+    let author = u32::from(reads.author_window.is_some());
+    let waits = followers.max(live).max(rates).max(author);
+    Cost { waits, statements: followers + live + rates + author, ..Cost::default() }
+}
+
+/// The fake storage as the plan's I/O: each step answered from the world, logged and costed.
+struct Fake<'w> {
+    world: &'w World,
+    steps: RefCell<Vec<Step>>,
+    cost: Cell<Cost>,
+}
+
+impl FanoutIo for Fake<'_> {
+    /// The plan ran away (the fake storage never fails).
+    type Error = String;
+
+    async fn run(&self, step: Step) -> Result<Reply, String> {
+        let reply = reply_to(self.world, &step);
+        let (cost, step_cost) = (self.cost.get(), cost_of(&step, &reply, self.world.event.map(|e| e.kind)));
+        self.cost.set(Cost {
+            waits: cost.waits + step_cost.waits,
+            statements: cost.statements + step_cost.statements,
+            window_calls: cost.window_calls + step_cost.window_calls,
+            queue_sends: cost.queue_sends + step_cost.queue_sends,
+            converges: cost.converges + step_cost.converges,
+        });
+        let mut steps = self.steps.borrow_mut();
+        steps.push(step);
+        if steps.len() > 20 {
+            return Err(format!("more than 20 steps: {steps:?}"));
+        }
+        Ok(reply)
+    }
+}
+
+/// Carries a message out against the world: the steps in order, how the plan ended, and the
+/// steps' cost.
+fn run(work: Work, s: Settings, world: &World) -> (Vec<Step>, Result<(), Stop<String>>, Cost) {
+    let fake = Fake { world, steps: RefCell::default(), cost: Cell::default() };
+    let ended = block_on(carry(&fake, work, s));
+    let steps = fake.steps.into_inner();
+    assert_orders(&steps);
+    (steps, ended, fake.cost.get())
+}
+
+/// The steps of a message carried out to its end (nothing left to do: acked).
+fn steps(work: Work, s: Settings, world: &World) -> Vec<Step> {
+    let (steps, ended, _) = run(work, s, world);
+    assert_eq!(ended, Ok(()), "{steps:?}");
+    steps
+}
+
+/// The steps of a message the plan gives back to the queue, and why.
+fn failing(work: Work, s: Settings, world: &World) -> (Vec<Step>, &'static str) {
+    match run(work, s, world) {
+        (steps, Err(Stop::Fail(why)), _) => (steps, why),
+        (steps, ended, _) => panic!("{ended:?}: {steps:?}"),
+    }
+}
+
+/// The orders ARCHITECTURE.md's invariants 2, 3, 8 and 12 rest on, in every scenario.
+fn assert_orders(steps: &[Step]) {
+    let at = |f: fn(&Step) -> bool| steps.iter().position(f);
+    let read_post = at(|s| matches!(s, Step::ReadPost(_)));
+    let chunk_read = at(|s| matches!(s, Step::ReadChunk(_)));
+    let batch_write = at(|s| matches!(s, Step::WriteWithBatch(_)));
+    let record = at(|s| matches!(s, Step::RecordChunk { .. }));
+    let done = at(|s| matches!(s, Step::MarkDone));
+    let converge = at(|s| matches!(s, Step::ConvergePair { .. }));
+    let reader_io = at(|s| matches!(s, Step::ReadReader { .. } | Step::WriteWindow { .. }));
+    let ordered = |a: Option<usize>, b: Option<usize>| a.zip(b).is_none_or(|(a, b)| a < b);
+    assert!(ordered(read_post, chunk_read), "the post is read before its chunk: {steps:?}");
+    assert!(record.is_none() || ordered(batch_write, record), "windows before progress: {steps:?}");
+    assert!(ordered(record, done), "progress before done: {steps:?}");
+    assert!(reader_io.is_none() || ordered(converge, reader_io), "mirrors first: {steps:?}");
+    if let Some(done) = done {
+        assert_eq!(done + 1, steps.len(), "marking done is the last write: {steps:?}");
+    }
+}
+
+fn deliver(reader: i64) -> (UserId, WindowOp) {
+    let entry =
+        Entry { created_at: 1_000, post_id: PostId::from_trusted(POST), author_id: user(AUTHOR), version: 3 };
+    (user(reader), WindowOp::Deliver { entries: vec![entry], cap: CAP })
+}
+
+fn remove(reader: i64) -> (UserId, WindowOp) {
+    (
+        user(reader),
+        WindowOp::RemovePost { post_id: PostId::from_trusted(POST), version: 3, created_at: 1_000 },
+    )
+}
+
+fn page(after: i64, chunk: usize, pushed_only: bool) -> Option<FollowerPage> {
+    Some(FollowerPage { author: user(AUTHOR), after, chunk, pushed_only })
+}
+
+fn live(after: i64, scan: usize, unpushed_only: bool) -> Option<LivePage> {
+    Some(LivePage { author: user(AUTHOR), after, scan, unpushed_only })
+}
+
+fn opening(kind: EventKind) -> Vec<Step> {
+    let read = Step::ReadEvent(OutboxId::from_trusted(EVENT));
+    match kind {
+        EventKind::Post => vec![
+            read,
+            Step::FaultPoint(FaultPoint::StallFanout { author: user(AUTHOR) }),
+            Step::ReadPost(PostId::from_trusted(POST)),
+        ],
+        _ => vec![read, Step::ReadPost(PostId::from_trusted(POST))],
+    }
+}
+
+fn then(mut head: Vec<Step>, tail: impl IntoIterator<Item = Step>) -> Vec<Step> {
+    head.extend(tail);
+    head
+}
+
+fn continuation(after: i64) -> Step {
+    let message = FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after };
+    Step::Send(vec![message.into()])
+}
+
+#[test]
+fn a_first_chunk_with_more_followers_continues_with_a_new_message() {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Public)));
+    w.followers = followers(1..=5, &[], &[2]);
+    let reads =
+        ChunkReads { followers: page(0, 3, false), author_window: Some(user(AUTHOR)), ..Default::default() };
+    let expected = then(
+        opening(EventKind::Post),
+        [
+            Step::ReadChunk(reads),
+            Step::WriteWithBatch(vec![deliver(1), deliver(3), deliver(AUTHOR)]),
+            Step::FaultPoint(FaultPoint::AfterChunk { author: user(AUTHOR) }),
+            Step::RecordChunk { progress: 3, delivered: 3 },
+            continuation(3),
+        ],
+    );
+    assert_eq!(steps(message(0), settings(FanoutMode::Push, 3), &w), expected);
+}
+
+#[test]
+fn the_last_chunk_marks_the_event_done() {
+    let mut w = world(event(EventKind::Post, 3), Some(post(Visibility::Public)));
+    w.followers = followers(1..=5, &[], &[4]);
+    let reads = ChunkReads { followers: page(3, 3, false), ..Default::default() };
+    let expected = then(
+        opening(EventKind::Post),
+        [
+            Step::ReadChunk(reads),
+            Step::WriteWithBatch(vec![deliver(5)]),
+            Step::RecordChunk { progress: 5, delivered: 1 },
+            Step::MarkDone,
+        ],
+    );
+    let s = settings(FanoutMode::Push, 3);
+    assert_eq!(steps(message(3), s, &w), expected);
+    assert_eq!(steps(message(0), s, &w), expected, "the recorded progress wins over the message's");
+    // A chunk filled exactly by the last followers ends without one more message.
+    w.followers = followers(1..=6, &[], &[4]);
+    assert_eq!(steps(message(3), s, &w)[4], Step::WriteWithBatch(vec![deliver(5), deliver(6)]));
+    assert_eq!(steps(message(3), s, &w)[6], Step::MarkDone);
+}
+
+#[test]
+fn a_post_deleted_before_its_event_runs_delivers_nothing_and_its_removal_reaches_every_window() {
+    let w = world(event(EventKind::Post, 0), Some(deleted()));
+    let s = settings(FanoutMode::Hybrid, 3);
+    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::Post), [Step::MarkDone]));
+    for post in [deleted(), post(Visibility::Private)] {
+        let mut w = world(event(EventKind::RemovePost, 0), Some(post));
+        // 2 is pulled: any window may hold the post from a time its edge was pushed.
+        w.followers = followers(1..=3, &[2], &[3]);
+        let reads = ChunkReads { followers: page(0, 3, false), ..Default::default() };
+        let expected = then(
+            opening(EventKind::RemovePost),
+            [
+                Step::ReadChunk(reads),
+                Step::WriteWithBatch(vec![remove(1), remove(2)]),
+                Step::RecordChunk { progress: 3, delivered: 2 },
+                Step::MarkDone,
+            ],
+        );
+        assert_eq!(steps(message(0), s, &w), expected, "{post:?}");
+    }
+    // A post row that is gone has no version to remove by: nothing to do.
+    let w = world(event(EventKind::RemovePost, 0), None);
+    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::RemovePost), [Step::MarkDone]));
+}
+
+#[test]
+fn a_stale_removal_removes_nothing() {
+    let w = world(event(EventKind::RemovePost, 0), Some(post(Visibility::Public)));
+    let expected = then(opening(EventKind::RemovePost), [Step::MarkDone]);
+    assert_eq!(steps(message(0), settings(FanoutMode::Push, 3), &w), expected);
+}
+
+#[test]
+fn a_suspended_authors_delivery_is_held_unless_reinstated_meanwhile() {
+    let suspended = PostRead {
+        now: PostNow { author_suspended: true, ..post(Visibility::Public).now },
+        ..post(Visibility::Public)
+    };
+    let mut w = world(event(EventKind::Post, 0), Some(suspended));
+    let s = settings(FanoutMode::Hybrid, 3);
+    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::Post), [Step::Hold]));
+    w.still_suspended = false;
+    let reinstated = "author reinstated while holding the event; retrying";
+    assert_eq!(failing(message(0), s, &w), (then(opening(EventKind::Post), [Step::Hold]), reinstated));
+}
+
+#[test]
+fn reader_events_converge_the_mirrors_first() {
+    let s = settings(FanoutMode::Hybrid, 3);
+    let read = Step::ReadEvent(OutboxId::from_trusted(EVENT));
+    let converge = Step::ConvergePair { reader: user(READER), author: user(AUTHOR) };
+    let mut w = world(event(EventKind::Backfill, 0), None);
+    w.entries = vec![Entry {
+        created_at: 900,
+        post_id: PostId::from_trusted(400),
+        author_id: user(AUTHOR),
+        version: 1,
+    }];
+    let backfill =
+        WindowOp::Backfill { author_id: user(AUTHOR), event: EVENT, entries: w.entries.clone(), cap: CAP };
+    let reads = Step::ReadReader { reader: user(READER), backfill: Some((user(AUTHOR), CAP)) };
+    let expected = vec![
+        read.clone(),
+        converge.clone(),
+        reads.clone(),
+        Step::WriteWindow { reader: user(READER), op: backfill },
+        Step::MarkDone,
+    ];
+    assert_eq!(steps(message(0), s, &w), expected);
+    w.reader_active = false;
+    let inactive = vec![read.clone(), converge.clone(), reads, Step::MarkDone];
+    assert_eq!(steps(message(0), s, &w), inactive, "a reader without a window gets no write");
+
+    let w = world(event(EventKind::RemoveAuthor, 0), None);
+    let removal = WindowOp::RemoveAuthor { author_id: user(AUTHOR), event: EVENT };
+    let expected = vec![
+        read.clone(),
+        converge.clone(),
+        Step::ReadReader { reader: user(READER), backfill: None },
+        Step::WriteWindow { reader: user(READER), op: removal },
+        Step::MarkDone,
+    ];
+    assert_eq!(steps(message(0), s, &w), expected);
+
+    let w = world(event(EventKind::GraphMirror, 0), None);
+    assert_eq!(steps(message(0), s, &w), vec![read.clone(), converge, Step::MarkDone]);
+
+    let w = world(Event { reader: None, ..event(EventKind::Backfill, 0) }, None);
+    assert_eq!(failing(message(0), s, &w), (vec![read], "reader event without reader"));
+}
+
+#[test]
+fn hybrid_pushes_to_pushed_edges_reviews_the_author_and_reaches_live_pulled_readers() {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Public)));
+    // 1, 2 and 5 pushed (2 without a window); 3 and 4 pulled; 9 is live but not a follower.
+    w.followers = followers(1..=5, &[3, 4], &[2]);
+    w.live = vec![2, 3, 9];
+    w.rates = Some(moved_rates());
+    let reads = ChunkReads {
+        followers: page(0, 3, true),
+        live: live(0, 30, true),
+        author_rates: Some(user(AUTHOR)),
+        author_window: Some(user(AUTHOR)),
+    };
+    let review = PolicyJob::AuthorEdges { author: user(AUTHOR), after_follower_id: 0, after_rate: None };
+    let expected = then(
+        opening(EventKind::Post),
+        [
+            Step::ReadChunk(reads),
+            Step::Send(vec![review.into()]),
+            Step::WriteWithBatch(vec![deliver(1), deliver(5), deliver(3), deliver(AUTHOR)]),
+            Step::RecordChunk { progress: 5, delivered: 3 },
+            Step::MarkDone,
+        ],
+    );
+    let s = settings(FanoutMode::Hybrid, 3);
+    assert_eq!(steps(message(0), s, &w), expected);
+    w.rates = Some(AuthorRates { post_rate_decided: 8.0, ..moved_rates() });
+    assert!(!steps(message(0), s, &w).iter().any(|s| matches!(s, Step::Send(_))), "rates unmoved: no review");
+}
+
+#[test]
+fn a_full_live_page_continues_as_a_live_reach() {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Public)));
+    w.followers = followers(1..=12, &(1..=12).collect::<Vec<_>>(), &[]);
+    w.live = (1..=12).collect();
+    let found = steps(message(0), settings(FanoutMode::Hybrid, 1), &w);
+    let next = LiveReach { live_post_id: PostId::from_trusted(POST), after_reader: 10 };
+    assert_eq!(found[4], Step::Send(vec![next.into()]), "{found:?}");
+    let Step::WriteWithBatch(ops) = &found[5] else { panic!("{found:?}") };
+    assert_eq!(ops.len(), 11, "ten live readers and the author: {ops:?}");
+
+    // The next page reads the post again, then the leases after the last one reached.
+    let s = settings(FanoutMode::Hybrid, 1);
+    let reach = Work::Live(next);
+    let reads = ChunkReads { live: live(10, 10, true), ..Default::default() };
+    let expected = vec![
+        Step::ReadPost(PostId::from_trusted(POST)),
+        Step::ReadChunk(reads),
+        Step::WriteWindows(vec![deliver(11), deliver(12)]),
+    ];
+    assert_eq!(steps(reach, s, &w), expected);
+    for gone in [Some(deleted()), None, Some(post(Visibility::Private))] {
+        let w = World { post: gone, ..w.clone() };
+        assert_eq!(steps(reach, s, &w), vec![Step::ReadPost(PostId::from_trusted(POST))]);
+    }
+    let push = settings(FanoutMode::Push, 1);
+    assert_eq!(steps(reach, push, &w), vec![Step::ReadPost(PostId::from_trusted(POST))]);
+}
+
+#[test]
+fn pull_mode_writes_only_the_author_and_live_readers() {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Followers)));
+    w.followers = followers(1..=5, &[], &[]);
+    w.live = vec![2, 4];
+    let reads =
+        ChunkReads { live: live(0, 30, false), author_window: Some(user(AUTHOR)), ..Default::default() };
+    let expected = then(
+        opening(EventKind::Post),
+        [
+            Step::ReadChunk(reads),
+            Step::WriteWithBatch(vec![deliver(2), deliver(4), deliver(AUTHOR)]),
+            Step::RecordChunk { progress: 0, delivered: 1 },
+            Step::MarkDone,
+        ],
+    );
+    assert_eq!(steps(message(0), settings(FanoutMode::Pull, 3), &w), expected);
+}
+
+#[test]
+fn a_private_post_reaches_the_author_only_and_an_inactive_author_nobody() {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Private)));
+    w.followers = followers(1..=5, &[], &[]);
+    let reads = ChunkReads { author_window: Some(user(AUTHOR)), ..Default::default() };
+    let s = settings(FanoutMode::Hybrid, 3);
+    let found = steps(message(0), s, &w);
+    assert_eq!(found[3..5], [Step::ReadChunk(reads), Step::WriteWithBatch(vec![deliver(AUTHOR)])]);
+    w.author_active = false;
+    assert_eq!(steps(message(0), s, &w)[4], Step::WriteWithBatch(Vec::new()), "still recorded, as one chunk");
+}
+
+#[test]
+fn dead_letters_finished_events_and_stray_replies() {
+    let w = world(event(EventKind::Post, 0), Some(post(Visibility::Public)));
+    let s = settings(FanoutMode::Hybrid, 3);
+    let first = FanoutMessage::start(OutboxId::from_trusted(EVENT));
+    let dead = Work::Event { message: first, dead_letter_sent_at: Some(77) };
+    let mark = Step::MarkDead { event: OutboxId::from_trusted(EVENT), sent_at: 77 };
+    assert_eq!(steps(dead, s, &w), vec![mark]);
+    for state in [EventState::Done, EventState::Dead, EventState::Held] {
+        let w = World { event: Some(Event { state, ..event(EventKind::Post, 0) }), ..w.clone() };
+        assert_eq!(steps(message(0), s, &w).len(), 1, "only the event is read: {state:?}");
+    }
+    let gone = World { event: None, ..w.clone() };
+    assert_eq!(steps(message(0), s, &gone).len(), 1);
+    assert_eq!(block_on(carry(&Stray, message(0), s)), Err(Stop::Fail(UNEXPECTED)));
+}
+
+/// A pushing author's post: followers 1 to 5, 2 without a window.
+fn pushed() -> World {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Public)));
+    w.followers = followers(1..=5, &[], &[2]);
+    w
+}
+
+/// The same author in hybrid mode: 3 and 4 pulled, live sockets of 2, 3 and a non-follower 9.
+fn mixed() -> World {
+    World { followers: followers(1..=5, &[3, 4], &[2]), live: vec![2, 3, 9], ..pushed() }
+}
+
+fn suspended() -> World {
+    let now = PostNow { author_suspended: true, ..post(Visibility::Public).now };
+    world(event(EventKind::Post, 0), Some(PostRead { now, ..post(Visibility::Public) }))
+}
+
+fn last_chunk() -> World {
+    World { event: Some(event(EventKind::Post, 3)), ..pushed() }
+}
+
+fn one_chunk() -> World {
+    World { followers: followers(1..=3, &[], &[]), ..pushed() }
+}
+
+fn reviewed() -> World {
+    World { rates: Some(moved_rates()), ..mixed() }
+}
+
+fn quiet() -> World {
+    let rates = AuthorRates { post_rate_decided: 8.0, ..moved_rates() };
+    World { rates: Some(rates), live: Vec::new(), ..mixed() }
+}
+
+fn removal() -> World {
+    World {
+        followers: followers(1..=3, &[2], &[3]),
+        ..world(event(EventKind::RemovePost, 0), Some(deleted()))
+    }
+}
+
+fn gone() -> World {
+    world(event(EventKind::Post, 0), Some(deleted()))
+}
+
+fn backfill() -> World {
+    world(event(EventKind::Backfill, 0), None)
+}
+
+fn unfollow() -> World {
+    World { reader_active: false, ..world(event(EventKind::RemoveAuthor, 0), None) }
+}
+
+fn mirror() -> World {
+    world(event(EventKind::GraphMirror, 0), None)
+}
+
+type Scenario = (&'static str, Work, FanoutMode, fn() -> World, [u32; 5]);
+
+/// (scenario, message, mode, storage) -> [waits, D1 statements, window calls, queue sends,
+/// mirror convergences]; chunks of 3 followers.
+fn costed() -> Vec<Scenario> {
+    use FanoutMode::*;
+    let reach = Work::Live(LiveReach { live_post_id: PostId::from_trusted(POST), after_reader: 0 });
+    let first = FanoutMessage::start(OutboxId::from_trusted(EVENT));
+    let dead = Work::Event { message: first, dead_letter_sent_at: Some(77) };
+    vec![
+        ("push: first chunk, more to come", message(0), Push, pushed, [7, 8, 3, 1, 0]),
+        ("push: last chunk", message(3), Push, last_chunk, [7, 12, 2, 0, 0]),
+        ("push: one chunk is all", message(0), Push, one_chunk, [7, 13, 4, 0, 0]),
+        ("hybrid: first chunk, review, live", message(0), Hybrid, reviewed, [8, 16, 4, 1, 0]),
+        ("hybrid: first chunk, quiet", message(0), Hybrid, quiet, [7, 15, 3, 0, 0]),
+        ("pull: author and live readers", message(0), Pull, mixed, [7, 13, 3, 0, 0]),
+        ("remove_post: a chunk", message(0), Hybrid, removal, [7, 9, 2, 0, 0]),
+        ("post deleted before its event", message(0), Hybrid, gone, [3, 7, 0, 0, 0]),
+        ("held: author suspended", message(0), Hybrid, suspended, [3, 3, 0, 0, 0]),
+        ("backfill: reader with a window", message(0), Hybrid, backfill, [7, 5, 1, 0, 1]),
+        ("remove_author: no window", message(0), Hybrid, unfollow, [6, 4, 0, 0, 1]),
+        ("graph_mirror", message(0), Hybrid, mirror, [5, 3, 0, 0, 1]),
+        ("live reach: a later page", reach, Hybrid, mixed, [4, 3, 1, 0, 0]),
+        ("dead letter", dead, Hybrid, pushed, [1, 2, 0, 0, 0]),
+    ]
+}
+
+/// What one message costs, per scenario: waits one after another (D1 round trips, a wave of
+/// window calls, a queue send), D1 statements (one database), window calls, queue sends and
+/// mirror convergences (three waits each; their statements are `services/graph.rs`'s).
+#[test]
+fn storage_waits_and_statements_per_chunk() {
+    for (scenario, work, mode, storage, expected) in costed() {
+        let (steps, ended, cost) = run(work, settings(mode, 3), &storage());
+        assert_eq!(ended, Ok(()), "{scenario}");
+        let found = [cost.waits, cost.statements, cost.window_calls, cost.queue_sends, cost.converges];
+        assert_eq!(found, expected, "{scenario}: {steps:?}");
+    }
+}
+
+/// An I/O that answers every step [`Reply::Ok`], whatever it asked.
+struct Stray;
+
+impl FanoutIo for Stray {
+    type Error = String;
+
+    async fn run(&self, _: Step) -> Result<Reply, String> {
+        Ok(Reply::Ok)
+    }
+}
