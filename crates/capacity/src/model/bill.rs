@@ -4,17 +4,8 @@
 use serde::Serialize;
 
 use super::costs::{Costs, Work, REPLICA_POSTS};
-use super::plan::Plan;
+use super::plan_types::{BillLine, Plan};
 use super::workload::{Limits, Mode, Prices, Workload, SECONDS_PER_MONTH};
-
-/// One line of the monthly bill.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BillLine {
-    pub item: &'static str,
-    pub usage: f64,
-    pub unit: &'static str,
-    pub usd: f64,
-}
 
 /// When the account's D1 storage cap binds: what the graph holds from day one, what posts,
 /// likes and comments add per day at the mean rate, and the day the sum passes the cap.

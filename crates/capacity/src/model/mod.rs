@@ -28,6 +28,7 @@ mod graph;
 mod hot;
 mod page;
 mod plan;
+mod plan_types;
 mod verdict;
 mod workload;
 
@@ -39,5 +40,6 @@ pub use graph::*;
 pub use hot::*;
 pub use page::*;
 pub use plan::*;
+pub use plan_types::*;
 pub use verdict::*;
 pub use workload::*;

@@ -1,82 +1,15 @@
 //! The model for P databases: the load on a typical database, on the control database and on
 //! the most followed celebrity's, and the figures the limits are checked on.
 
-use serde::Serialize;
-
-use super::bill::{bill, stored_bytes, BillLine};
-use super::burst::{burst, Burst};
+use super::bill::{bill, stored_bytes};
+use super::burst::burst;
 use super::costs::{Costs, OpCost, Work};
 use super::cron::{cron_control, cron_recount, cron_share};
 use super::graph::{graph, Graph};
 use super::hot::{hot_authors, inclusion, Hot};
 use super::page::{page_cost, touched_others, PageCost};
+use super::plan_types::{DbLoad, Plan, Share};
 use super::workload::{Limits, Mode, Policy, Prices, Workload};
-
-/// Load on one database at peak, per second.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct DbLoad {
-    pub work: Work,
-    /// Bytes stored at the end of the retention horizon.
-    pub bytes: f64,
-}
-
-/// One line of the load breakdown: an operation's statements per second on a database.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Share {
-    pub operation: &'static str,
-    pub statements_per_s: f64,
-}
-
-/// What the model says for one P.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Plan {
-    pub databases: f64,
-    pub graph: Graph,
-    pub hot: Hot,
-    /// A typical database (even share), the control database, and the database of the most
-    /// followed celebrity.
-    pub typical: DbLoad,
-    pub control: DbLoad,
-    pub celebrity: DbLoad,
-    /// With replicas: the database of the largest author below the hot threshold (its
-    /// followers, its load).
-    pub largest_cold: Option<(f64, DbLoad)>,
-    /// What makes up each of those three (statements per second, biggest first).
-    pub typical_shares: Vec<Share>,
-    pub control_shares: Vec<Share>,
-    pub celebrity_shares: Vec<Share>,
-    pub busiest: &'static str,
-    pub databases_touched_per_page: f64,
-    pub page_waves: f64,
-    pub window_writes_per_s: f64,
-    /// Windows' and like serializers' requests; the replicas' (reads and writes) apart.
-    pub object_requests_per_s: f64,
-    pub replica_requests_per_s: f64,
-    /// The busiest Durable Object of any kind, and the other kinds' figures.
-    pub hottest_object_requests_per_s: f64,
-    pub hottest_object: &'static str,
-    pub window_requests_per_s: f64,
-    pub like_object_requests_per_s: f64,
-    pub queue_messages_per_s: f64,
-    pub worker_requests_per_s: f64,
-    /// One fan-out consumer invocation of full chunks (the worst case): subrequests and D1
-    /// queries, at `fanout_batch` messages; the largest batch under the D1 query limit.
-    pub consumer_subrequests: f64,
-    pub consumer_d1_queries: f64,
-    pub fanout_batch: f64,
-    pub fanout_batch_that_fits: f64,
-    /// Consumer invocations busy at once for the fan-out at peak (each queue runs up to
-    /// `Limits::consumer_concurrency`).
-    pub consumers_busy: f64,
-    pub cron_subrequests: f64,
-    pub page_subrequests: f64,
-    /// D1 statements one feed page makes (every database together).
-    pub page_d1_queries: f64,
-    /// One post of the most followed author, as a burst on its database.
-    pub burst: Burst,
-    pub bill: Vec<BillLine>,
-    pub monthly_usd: f64,
-}
 
 /// An operation's name and its work per second.
 type Part = (&'static str, Work);

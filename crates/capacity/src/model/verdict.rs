@@ -2,7 +2,8 @@
 //! configurations the report weighs.
 
 use super::costs::Costs;
-use super::plan::{plan, Plan, Share};
+use super::plan::plan;
+use super::plan_types::{Plan, Share};
 use super::workload::{Limits, Mode, Policy, Prices, Workload};
 
 /// Whether a plan keeps every database under the headroom, and if not, what breaks it.
