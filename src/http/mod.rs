@@ -225,6 +225,8 @@ async fn user(app: &App, input: &Input, viewer: UserId, route: UserRoute) -> Api
         U::Like(id) => engagement::set_like(app, input, viewer, id, true).await,
         U::Unlike(id) => engagement::set_like(app, input, viewer, id, false).await,
         U::Likers(id) => engagement::likers(app, input, viewer, id).await,
+        U::Repost(id, on) => engagement::repost(app, viewer, id, on).await,
+        U::Reposters(id) => engagement::reposters(app, input, viewer, id).await,
         U::Bookmark(id, on) => engagement::bookmark(app, viewer, id, on).await,
         U::Saved(which) => engagement::saved(app, input, viewer, which).await,
         U::ListComments(id) => engagement::list_comments(app, input, viewer, id).await,

@@ -105,6 +105,10 @@ pub enum UserRoute {
     Like(PostId),
     Unlike(PostId),
     Likers(PostId),
+    /// `PUT` / `DELETE /v1/posts/{id}/repost`: boost, unboost.
+    Repost(PostId, bool),
+    /// `GET /v1/posts/{id}/reposts`: who boosts it.
+    Reposters(PostId),
     /// `PUT` / `DELETE /v1/posts/{id}/bookmark`.
     Bookmark(PostId, bool),
     /// `GET /v1/me/bookmarks` and `/v1/me/likes`: the viewer's saved posts.
@@ -166,6 +170,9 @@ pub enum MastodonRoute {
     DeleteStatus(PostId),
     Favourite(PostId, bool),
     FavouritedBy(PostId),
+    /// `POST .../reblog` and `.../unreblog`.
+    Reblog(PostId, bool),
+    RebloggedBy(PostId),
     Context(PostId),
     HomeTimeline,
     Search,
@@ -605,6 +612,18 @@ pub const ROUTES: &[PathRow] = &[
         "/v1/posts/{id}/likes",
         &[("GET", user(READ, Read, Limit::None, |id| PostId::parse(id).map(U::Likers)))],
     ),
+    // A boost is a post of the booster's (it fans out as one): the posts limit.
+    path(
+        "/v1/posts/{id}/repost",
+        &[
+            ("PUT", user(WRITE, Write, Class(L::Posts), |id| Some(U::Repost(PostId::parse(id)?, true)))),
+            ("DELETE", user(WRITE, Write, Class(L::Posts), |id| Some(U::Repost(PostId::parse(id)?, false)))),
+        ],
+    ),
+    path(
+        "/v1/posts/{id}/reposts",
+        &[("GET", user(READ, Read, Limit::None, |id| PostId::parse(id).map(U::Reposters)))],
+    ),
     path(
         "/v1/posts/{id}/bookmark",
         &[
@@ -848,6 +867,18 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", user(READ, Read, Limit::None, |id| status(id, M::FavouritedBy)))],
     ),
     path(
+        "/api/v1/statuses/{id}/reblog",
+        &[("POST", user(WRITE, Write, Class(L::Posts), |id| status(id, |p| M::Reblog(p, true))))],
+    ),
+    path(
+        "/api/v1/statuses/{id}/unreblog",
+        &[("POST", user(WRITE, Write, Class(L::Posts), |id| status(id, |p| M::Reblog(p, false))))],
+    ),
+    path(
+        "/api/v1/statuses/{id}/reblogged_by",
+        &[("GET", user(READ, Read, Limit::None, |id| status(id, M::RebloggedBy)))],
+    ),
+    path(
         "/api/v1/statuses/{id}/context",
         &[("GET", user(READ, Read, Limit::None, |id| status(id, M::Context)))],
     ),
@@ -1077,6 +1108,9 @@ mod tests {
         PUT    /v1/posts/{id}/like                        write        write likes
         DELETE /v1/posts/{id}/like                        write        write likes
         GET    /v1/posts/{id}/likes                       read         read  -
+        PUT    /v1/posts/{id}/repost                      write        write posts
+        DELETE /v1/posts/{id}/repost                      write        write posts
+        GET    /v1/posts/{id}/reposts                     read         read  -
         PUT    /v1/posts/{id}/bookmark                    write        write likes
         DELETE /v1/posts/{id}/bookmark                    write        write likes
         GET    /v1/me/bookmarks                           read         read  -
@@ -1167,6 +1201,9 @@ mod tests {
         POST   /api/v1/statuses/{id}/favourite            write        write likes
         POST   /api/v1/statuses/{id}/unfavourite          write        write likes
         GET    /api/v1/statuses/{id}/favourited_by        read         read  -
+        POST   /api/v1/statuses/{id}/reblog               write        write posts
+        POST   /api/v1/statuses/{id}/unreblog             write        write posts
+        GET    /api/v1/statuses/{id}/reblogged_by         read         read  -
         GET    /api/v1/statuses/{id}/context              read         read  -
         POST   /api/v1/statuses/{id}/bookmark             write        write likes
         POST   /api/v1/statuses/{id}/unbookmark           write        write likes

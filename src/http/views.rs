@@ -63,17 +63,49 @@ pub struct PostView {
     /// `"taken_down"` on a post an operator took down (only its author still sees it, by id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moderation: Option<&'static str>,
+    /// Boosts of the post (an extension: Mastodon's `reblogs_count`), exact.
+    pub repost_count: i64,
+    /// The viewer boosts the post (set where a page reads the viewer's marks: feeds).
+    pub reposted_by_me: bool,
+    /// On a feed item that reached the reader as a boost: who boosted it, when, and the boost's
+    /// id (the post shown is the original, with its own id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repost: Option<RepostView>,
+}
+
+/// Who brought a feed item to the reader by boosting it.
+#[derive(Serialize)]
+pub struct RepostView {
+    pub id: String,
+    pub by: AuthorView,
+    pub created_at: String,
 }
 
 impl From<&PostRow> for PostView {
     fn from(p: &PostRow) -> Self {
+        match p.original.as_deref() {
+            Some(original) => Self {
+                repost: Some(RepostView {
+                    id: p.id.to_string(),
+                    by: author_view(p),
+                    created_at: format_rfc3339(p.created_at),
+                }),
+                ..Self::of_original(original)
+            },
+            None => Self::of_original(p),
+        }
+    }
+}
+
+fn author_view(p: &PostRow) -> AuthorView {
+    AuthorView { id: p.author_id.to_string(), handle: p.handle.clone(), display_name: p.display_name.clone() }
+}
+
+impl PostView {
+    fn of_original(p: &PostRow) -> Self {
         Self {
             id: p.id.to_string(),
-            author: AuthorView {
-                id: p.author_id.to_string(),
-                handle: p.handle.clone(),
-                display_name: p.display_name.clone(),
-            },
+            author: author_view(p),
             body: p.body.clone(),
             visibility: p.visibility.as_str(),
             created_at: format_rfc3339(p.created_at),
@@ -85,6 +117,9 @@ impl From<&PostRow> for PostView {
             sensitive: p.is_sensitive(),
             media: p.attachments().iter().map(MediaView::from).collect(),
             moderation: p.is_taken_down().then_some("taken_down"),
+            repost_count: p.reblog_count,
+            reposted_by_me: p.reblogged_by_me,
+            repost: None,
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::error::ApiResult;
 use crate::services::feed_io::StorageIo;
 use crate::services::hot as services_hot;
 use crate::services::replicas::{self, Directory};
-use crate::services::tally;
+use crate::services::{originals, tally};
 use crate::store::posts::{PostRow, IDS_PER_QUERY};
 
 pub struct FeedPage {
@@ -45,11 +45,71 @@ fn config(ctx: &Ctx, replicated: Directory) -> ReadConfig {
     }
 }
 
+/// Reads beyond the first a page may take to make up for boosts hidden after it (their
+/// originals are checked once the read has chosen its candidates: `services/boosts.rs`).
+const TOP_UP_READS: usize = 2;
+
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
     let replicated = replicas::directory(ctx).await;
     let io = StorageIo::new(ctx, q.viewer);
-    let done = read::read(&io, q.clone(), ctx.now, config(ctx, replicated)).await?;
+    let mut done =
+        resolved(ctx, q, read::read(&io, q.clone(), ctx.now, config(ctx, replicated.clone())).await?).await?;
+    // Going down, a page whose boosts were hidden continues from its own cursor, exactly where a
+    // client's next request would, so what it adds is what that request would have shown.
+    for _ in 0..TOP_UP_READS {
+        let (Some(next), None) = (done.next, q.after) else { break };
+        if done.items.len() >= q.limit {
+            break;
+        }
+        let more = FeedQuery {
+            limit: q.limit - done.items.len(),
+            before: Some(next),
+            below_floor: done.next_below_floor,
+            ..q.clone()
+        };
+        let more = resolved(
+            ctx,
+            &more,
+            read::read(&io, more.clone(), ctx.now, config(ctx, replicated.clone())).await?,
+        )
+        .await?;
+        done = joined(done, more);
+    }
+    if done.items.is_empty() && done.empty_reason.is_none() {
+        done.empty_reason = Some(EmptyReason::AllFiltered);
+    }
     Ok(finish(ctx, q, done).await)
+}
+
+/// A read's page with its boosts resolved: each shown around its original, or hidden (and
+/// counted with the other hidden candidates).
+async fn resolved(ctx: &Ctx, q: &FeedQuery, mut done: Finished<PostRow>) -> ApiResult<Finished<PostRow>> {
+    let rows = std::mem::take(&mut done.items);
+    let (items, hidden) = originals::resolve(ctx, q.viewer, rows, Some(&done.sources)).await?;
+    done.short |= !hidden.is_empty() && done.next.is_some() && items.len() < q.limit;
+    done.items = items;
+    done.hidden.extend(hidden);
+    Ok(done)
+}
+
+/// A page and the read that continued it: the second's items after the first's, its cursor.
+fn joined(mut first: Finished<PostRow>, second: Finished<PostRow>) -> Finished<PostRow> {
+    first.items.extend(second.items);
+    first.next = second.next;
+    first.next_below_floor = second.next_below_floor;
+    first.scanned += second.scanned;
+    first.hidden.extend(second.hidden);
+    first.short = second.short;
+    first.duplicates += second.duplicates;
+    first.report = first.report.or(second.report);
+    first.hot_fills.extend(second.hot_fills);
+    first.unavailable.extend(second.unavailable);
+    first.unavailable.sort_unstable();
+    first.unavailable.dedup();
+    if !first.items.is_empty() {
+        first.empty_reason = None;
+    }
+    first
 }
 
 /// What follows the page: its tally, the reader's due activity report (through the queue,

@@ -8,7 +8,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::likes::{LikeOp, LikeReply};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::post_likes::Likes;
-use crate::services::streaming;
+use crate::services::{originals, streaming};
 
 pub async fn set_like(
     ctx: &Ctx,
@@ -18,7 +18,17 @@ pub async fn set_like(
     seq: Option<i64>,
 ) -> ApiResult<LikeReply> {
     let op = LikeOp { post_id, user_id: viewer, like, seq, now: ctx.now };
-    let answer = Likes::new(ctx)?.set(op).await?.ok_or(ApiError::NotFound("no such post"))?;
+    let answer = match Likes::new(ctx)?.set(op).await? {
+        Some(answer) => answer,
+        // A boost's id likes its original (as Mastodon): looked up only once the like missed.
+        None => match originals::entry(ctx, viewer, post_id).await?.reblog_of {
+            Some(original) => {
+                let op = LikeOp { post_id: original, ..op };
+                Likes::new(ctx)?.set(op).await?.ok_or(ApiError::NotFound("no such post"))?
+            }
+            None => return Err(ApiError::NotFound("no such post")),
+        },
+    };
     if let Some(notice) = answer.notice {
         streaming::tell(ctx, notice).await;
     }

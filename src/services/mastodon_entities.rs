@@ -3,7 +3,7 @@
 //! has no concept of (polls, boosts, emojis) gets a neutral value, because
 //! clients crash on missing fields, not on empty ones.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -15,6 +15,7 @@ use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
 use crate::services::notifications::Hydrated;
+use crate::services::originals::Marks;
 use crate::store::engagement::CommentRow;
 use crate::store::graph::Mutual;
 use crate::store::posts::PostRow;
@@ -128,7 +129,8 @@ pub struct Status {
     replies_count: i64,
     in_reply_to_id: Option<String>,
     in_reply_to_account_id: Option<String>,
-    reblog: Option<()>,
+    /// A boost: the original as the viewer sees it now (its own `reblog` is always null).
+    reblog: Option<Box<Status>>,
     poll: Option<()>,
     card: Option<()>,
     language: Option<&'static str>,
@@ -210,6 +212,8 @@ struct StatusParts<'a> {
     visibility: Visibility,
     favourites: i64,
     favourited: bool,
+    reblogs: i64,
+    reblogged: bool,
     replies: i64,
     reply_to: Option<(String, String)>,
     media: Vec<Attachment>,
@@ -235,7 +239,7 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         mentions: [],
         tags: [],
         emojis: [],
-        reblogs_count: 0,
+        reblogs_count: p.reblogs,
         favourites_count: p.favourites,
         replies_count: p.replies,
         in_reply_to_account_id: p.reply_to.as_ref().map(|(_, account)| account.clone()),
@@ -245,7 +249,7 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         card: None,
         language: None,
         favourited: p.favourited,
-        reblogged: false,
+        reblogged: p.reblogged,
         muted: false,
         bookmarked: false,
         pinned: false,
@@ -272,7 +276,20 @@ fn author_of(origin: &str, accounts: &Accounts, id: UserId, handle: &str, displa
 }
 
 impl Status {
+    /// A post, or a boost (`original` attached by `services/boosts.rs::resolve`) as Mastodon
+    /// shows one: the booster's status around the original's, with no content of its own; its
+    /// flags repeat the original's (clients read either).
     pub fn of_post(origin: &str, accounts: &Accounts, p: &PostRow) -> Status {
+        let Some(original) = p.original.as_deref() else { return Self::of_original(origin, accounts, p) };
+        let inner = Self::of_original(origin, accounts, original);
+        let mut outer = Self::of_original(origin, accounts, p);
+        (outer.favourited, outer.reblogged) = (inner.favourited, inner.reblogged);
+        (outer.url, outer.media_attachments) = (inner.url.clone(), Vec::new());
+        outer.reblog = Some(Box::new(inner));
+        outer
+    }
+
+    fn of_original(origin: &str, accounts: &Accounts, p: &PostRow) -> Status {
         let parts = StatusParts {
             id: p.id.to_string(),
             created_at: p.created_at,
@@ -284,6 +301,8 @@ impl Status {
             visibility: p.visibility,
             favourites: p.like_count,
             favourited: p.liked_by_me != 0,
+            reblogs: p.reblog_count,
+            reblogged: p.reblogged_by_me,
             replies: p.comment_count,
             reply_to: None,
             media: p.attachments(),
@@ -315,6 +334,8 @@ impl Status {
             visibility,
             favourites: c.like_count,
             favourited: c.liked_by_me,
+            reblogs: 0,
+            reblogged: false,
             replies: 0,
             reply_to: Some(match (c.parent_id, c.parent_author_id) {
                 (Some(parent), Some(author)) => (parent.to_string(), author.to_string()),
@@ -330,6 +351,7 @@ impl Status {
     /// accounts: `services/saved.rs::bookmarked_among`).
     pub fn bookmarked(mut self, on: bool) -> Status {
         self.bookmarked = on;
+        self.reblog = self.reblog.map(|inner| Box::new(inner.bookmarked(on)));
         self
     }
 
@@ -396,8 +418,8 @@ pub struct Notification {
 }
 
 impl Notification {
-    /// `marked`: the viewer's bookmarked posts among the notifications' (`bookmarked_posts`).
-    pub fn new(origin: &str, accounts: &Accounts, n: &Hydrated, marked: &HashSet<PostId>) -> Notification {
+    /// `marked`: the viewer's marks on the notifications' posts (`services/saved.rs::marks_among`).
+    pub fn new(origin: &str, accounts: &Accounts, n: &Hydrated, marked: &Marks) -> Notification {
         let status = notification_status(origin, accounts, n, marked);
         Notification {
             id: n.id.to_string(),
@@ -417,11 +439,11 @@ pub fn notification_status(
     origin: &str,
     accounts: &Accounts,
     n: &Hydrated,
-    marked: &HashSet<PostId>,
+    marked: &Marks,
 ) -> Option<Status> {
     match (&n.comment, &n.post) {
         (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
-        (None, Some(p)) => Some(Status::of_post(origin, accounts, p).bookmarked(marked.contains(&p.id))),
+        (None, Some(p)) => Some(Status::of_post(origin, accounts, p).bookmarked(marked.bookmarked(p.id))),
         _ => None,
     }
 }

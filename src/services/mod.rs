@@ -2,6 +2,7 @@
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
 pub mod backlog;
+pub mod boosts;
 pub mod comments;
 pub mod deadline;
 pub mod fanout;
@@ -21,6 +22,7 @@ pub mod moderation;
 pub mod mutes;
 pub mod notification_groups;
 pub mod notifications;
+pub mod originals;
 pub mod policy;
 pub mod posts;
 pub mod queue;

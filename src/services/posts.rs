@@ -13,14 +13,22 @@ use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{fanout, media, replicas, users};
+use crate::services::{boosts, fanout, media, originals, replicas, users};
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::StoreError;
 
-/// A post the viewer may see now, or 404 exactly like one that does not exist.
+/// The post an act on `id` is about, the viewer may see now, or 404 exactly like one that does
+/// not exist: a boost's id names its original (a favourite, a bookmark, a reply, the likers of
+/// a boost are the original's, as in Mastodon).
 pub async fn visible(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
-    posts::get_visible(ctx.post_db(id), viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
+    originals::subject(ctx, viewer, id).await
+}
+
+/// The row `id` names, boost or post, the viewer may see now (a single status's view, which
+/// shows a boost as the booster's entry around its original).
+pub async fn entry(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    originals::entry(ctx, viewer, id).await
 }
 
 /// A post the viewer may see and act on now (comment, edit): a taken-down post, which only its
@@ -39,7 +47,7 @@ pub async fn open(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
 /// A post the viewer may see and also wrote: 404 if hidden, 403 if visible but someone else's.
 /// A taken-down post may be deleted by its author, not edited (`open` refuses it with 409).
 async fn own(ctx: &Ctx, viewer: UserId, id: PostId, open: bool) -> ApiResult<PostRow> {
-    let post = if open { self::open(ctx, viewer, id).await? } else { visible(ctx, viewer, id).await? };
+    let post = if open { self::open(ctx, viewer, id).await? } else { entry(ctx, viewer, id).await? };
     if post.author_id != viewer {
         return Err(ApiError::Forbidden {
             code: "not_author",
@@ -102,7 +110,8 @@ pub async fn publish(
     let media = &media;
     let new = NewPost {
         author_id: author,
-        body: text,
+        body: text.as_str(),
+        reblog_of: None,
         visibility,
         warning,
         media,
@@ -128,8 +137,16 @@ pub async fn import(
     let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
     let warning = &ContentWarning::default();
-    let post =
-        NewPost { author_id: author, body: text, visibility, warning, media: &[], created_at, idempotency };
+    let post = NewPost {
+        author_id: author,
+        body: text.as_str(),
+        reblog_of: None,
+        visibility,
+        warning,
+        media: &[],
+        created_at,
+        idempotency,
+    };
     // The author row checked above, gone meanwhile: answered as that check would have.
     commit(ctx, post, ApiError::field("author_id", "no such user")).await
 }
@@ -177,6 +194,9 @@ fn publish_error(e: StoreError) -> ApiError {
 /// Changes the viewer's own post; the post as it is now.
 pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> ApiResult<PostRow> {
     own(ctx, viewer, id, true).await?;
+    if entry(ctx, viewer, id).await?.reblog_of.is_some() {
+        return Err(ApiError::NotFound("no such post"));
+    }
     let sent_at = ctx.clock();
     let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
     replicas::tell_post(ctx, bump, sent_at, id).await?;
@@ -187,6 +207,11 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
 /// Deletes the viewer's own post; the post as it was.
 pub async fn delete(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
     let post = own(ctx, viewer, id, false).await?;
+    // Deleting one's boost is an unboost: its mirror turns off with it.
+    if let Some(original) = post.reblog_of {
+        boosts::remove(ctx, &post, original).await?;
+        return Ok(post);
+    }
     let sent_at = ctx.clock();
     let (events, bump) = posts::delete(ctx.post_db(id), (id, viewer), ctx.now).await?;
     replicas::tell(ctx, bump, sent_at, Change::Gone(id)).await;

@@ -5,8 +5,6 @@
 //! an author blocked either way or suspended, a followers-only post without the follow, are
 //! left out (the rows stay: a restored post or a lifted block shows again).
 
-use std::collections::HashSet;
-
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
@@ -50,7 +48,7 @@ pub struct SavedPage {
 pub async fn set_bookmark(ctx: &Ctx, viewer: UserId, id: PostId, on: bool) -> ApiResult<PostRow> {
     let post = posts::visible(ctx, viewer, id).await?;
     // shard: the viewer's home, where their bookmarks live.
-    bookmarks::set(ctx.user_db(viewer), viewer, id, on, ctx.now).await?;
+    bookmarks::set(ctx.user_db(viewer), viewer, post.id, on, ctx.now).await?;
     Ok(post)
 }
 
@@ -92,9 +90,4 @@ async fn shown(ctx: &Ctx, viewer: UserId, rows: &[SavedRow]) -> ApiResult<Vec<(P
         .iter()
         .filter_map(|r| posts.iter().find(|p| p.id == r.post_id).map(|p| (p.clone(), r.sort_key())))
         .collect())
-}
-
-/// Which of `ids` the viewer bookmarked: one statement on their home (none for no ids).
-pub async fn bookmarked_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<HashSet<PostId>> {
-    Ok(bookmarks::marked(ctx.user_db(viewer), viewer, ids).await?)
 }

@@ -37,14 +37,21 @@ pub async fn update_payloads(
     // A muted author's post leaves the timeline as it does on a read (the viewer's mutes).
     let muted = crate::store::mutes::muted_among(ctx.user_db(viewer), viewer, &authors).await?;
     shown.retain(|p| !muted.contains(&p.author_id));
-    let ids: Vec<PostId> = shown.iter().map(|p| p.id).collect();
-    let (found, marked) = join(
+    // A boost goes out around its original, if the viewer may see that now.
+    let (mut shown, _) = crate::services::originals::resolve(ctx, viewer, shown, None).await?;
+    let ids: Vec<PostId> = shown.iter().map(|p| p.shown().id).collect();
+    let mut authors: Vec<UserId> = shown.iter().flat_map(|p| [p.author_id, p.shown().author_id]).collect();
+    authors.sort_unstable();
+    authors.dedup();
+    let (found, marks) = join(
         users::by_ids(&ctx.shards, &authors),
-        crate::store::bookmarks::marked(ctx.user_db(viewer), viewer, &ids),
+        crate::services::originals::marks_among(ctx, viewer, &ids),
     )
     .await;
-    let (accounts, marked) = (accounts(origin, &found?), marked?);
-    let status = |p: &PostRow| Status::of_post(origin, &accounts, p).bookmarked(marked.contains(&p.id));
+    let (accounts, marks) = (accounts(origin, &found?), marks?);
+    marks.apply(&mut shown);
+    let status =
+        |p: &PostRow| Status::of_post(origin, &accounts, p).bookmarked(marks.bookmarked(p.shown().id));
     Ok(shown.iter().map(|p| to_json(&status(p))).collect())
 }
 
@@ -58,11 +65,9 @@ pub async fn notification_payload(
     let Some(found) = notifications::one(ctx, viewer, id).await? else { return Ok(None) };
     let ids = [found.actor.id, viewer];
     let posts = notified_posts([&found]);
-    let (users, marked) = join(
-        users::by_ids(&ctx.shards, &ids),
-        crate::store::bookmarks::marked(ctx.user_db(viewer), viewer, &posts),
-    )
-    .await;
+    let (users, marked) =
+        join(users::by_ids(&ctx.shards, &ids), crate::services::originals::marks_among(ctx, viewer, &posts))
+            .await;
     let accounts = accounts(origin, &users?);
     Ok(Some(to_json(&Notification::new(origin, &accounts, &found, &marked?))))
 }

@@ -16,10 +16,12 @@ use crate::domain::likes::{LikeAnswer, LikeOp, LikeReply};
 /// Everything it reads lives on the post's (its author's) side: the author-side copies of the
 /// follow (`followers`) and of blocks either way.
 /// The like tests over HTTP pin it against the rule (stranger, follower, blocked, deleted).
+/// A boost is no post to like (migration 0029): its id is refused here, and the service
+/// likes its original instead.
 fn may_see_sql() -> String {
     format!(
         "EXISTS (SELECT 1 FROM posts p WHERE p.id = ?1 AND p.deleted_at IS NULL AND p.taken_down_at IS NULL \
-           AND {} AND ( \
+           AND p.reblog_of IS NULL AND {} AND ( \
            p.author_id = ?2 \
            OR ({} \
                AND (p.visibility = 'public' \

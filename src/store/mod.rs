@@ -26,6 +26,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod reblogs;
 pub mod replica;
 pub mod replica_bump;
 pub mod shard_move;
@@ -62,6 +63,11 @@ pub fn opt_text(v: Option<&str>) -> JsValue {
 /// A flag as SQLite's 0/1, or `NULL`.
 pub fn opt_flag(v: Option<bool>) -> JsValue {
     v.map_or(JsValue::NULL, |b| int(i64::from(b)))
+}
+
+/// An integer, or `NULL`.
+pub fn opt_int(v: Option<i64>) -> JsValue {
+    v.map_or(JsValue::NULL, int)
 }
 
 /// A real number, or `NULL`.

@@ -2,6 +2,8 @@
 //! is `domain/mutes.rs`. Reads elsewhere on that database (the feed's edges, notifications,
 //! relationships) check a mute through [`muted_sql`], expiry included, at read time.
 
+use std::collections::HashSet;
+
 use serde::Deserialize;
 
 use wasm_bindgen::JsValue;
@@ -109,5 +111,16 @@ pub async fn muted_among(
     let sql =
         format!("SELECT e.value AS id FROM json_each(?2) e WHERE {}", muted_sql("?1", "e.value", false));
     let rows: Vec<Muted> = all(db_of_user, &sql, &[int(user), text(&id_list(others))]).await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// Everyone `user` mutes now (posts: any standing mute): read beside reads that learn the
+/// authors only as they go (a page's boosted originals), one statement on the user's home.
+pub async fn muted_now(db_of_user: UserDb<'_>, user: UserId) -> StoreResult<HashSet<UserId>> {
+    let sql = format!(
+        "SELECT m.muted_id AS id FROM mutes m WHERE m.user_id = ?1 \
+           AND (m.expires_at IS NULL OR m.expires_at > {NOW_MS})"
+    );
+    let rows: Vec<Muted> = all(db_of_user, &sql, &[int(user)]).await?;
     Ok(rows.into_iter().map(|r| r.id).collect())
 }

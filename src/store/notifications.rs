@@ -12,6 +12,7 @@ use worker::D1PreparedStatement;
 use super::users::not_blocked_between;
 use super::StoreResult;
 use super::{all, batch, changed_rows, int, stmt, text, PostDb, UserDb};
+use crate::domain::boosts::BoostMirror;
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
 use crate::domain::notifications::{Kind, KindFilter, Notice};
@@ -66,6 +67,36 @@ pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<D1PreparedStatemen
         Kind::Favourite.as_str()
     );
     stmt(db, &sql, &[int(op.post_id), int(op.user_id)])
+}
+
+/// Before the original's `reblogs` mirror is written (`store/reblogs.rs::converge`): a boost the
+/// mirror does not hold yet notifies the original's author (never for a boost of one's own
+/// post). A repeated convergence finds the row held and does nothing, so a dismissed
+/// notification stays dismissed.
+pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedStatement> {
+    let sql = insert_sql(
+        "p.author_id",
+        "?4",
+        Kind::Reblog,
+        "?3",
+        "?1",
+        "0",
+        "FROM posts p WHERE p.id = ?1 AND p.author_id <> ?3 \
+           AND NOT EXISTS (SELECT 1 FROM reblogs r WHERE r.post_id = ?1 AND r.boost_id = ?2)",
+    );
+    stmt(db, &sql, &[int(boost.original), int(boost.boost), int(boost.booster), int(boost.now)])
+}
+
+/// After the mirror turned a boost off: its notification goes, unless the booster boosts the
+/// post again meanwhile (a new boost row, active).
+pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedStatement> {
+    let sql = format!(
+        "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
+           AND kind = '{}' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
+           AND NOT EXISTS (SELECT 1 FROM reblogs WHERE post_id = ?1 AND booster_id = ?2 AND active = 1)",
+        Kind::Reblog.as_str()
+    );
+    stmt(db, &sql, &[int(boost.original), int(boost.booster)])
 }
 
 /// A new comment notifies the post's author (unless they wrote it).

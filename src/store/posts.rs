@@ -10,7 +10,8 @@ use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::snowflake::insert_with_fresh_id;
 use super::users::relationship_columns;
 use super::{
-    all, batch, first, first_id, id_list, int, opt_flag, opt_text, run, stmt, text, AnyDb, PostDb, UserDb,
+    all, batch, first, first_id, id_list, int, opt_flag, opt_int, opt_text, run, stmt, text, AnyDb, PostDb,
+    UserDb,
 };
 use super::{StoreError, StoreResult};
 use crate::domain::cursor::SortKey;
@@ -44,7 +45,7 @@ pub fn post_columns() -> String {
 pub fn feed_columns() -> String {
     "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
-            p.spoiler_text, p.sensitive, p.media, \
+            p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, \
             EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
@@ -102,6 +103,19 @@ pub struct PostRow {
     /// The attachments (JSON, `domain::media::Attachment`; `NULL`: none; migration 0027).
     #[serde(default)]
     media: Option<String>,
+    /// A boost's original (migration 0029; rows cached before it read as none).
+    #[serde(default)]
+    pub reblog_of: Option<PostId>,
+    #[serde(default)]
+    pub reblog_count: i64,
+    /// A boost's original as the viewer sees it now, attached by `services/boosts.rs` to the
+    /// boosts a read shows (never read from SQL or held by a replica).
+    #[serde(skip)]
+    pub original: Option<Box<PostRow>>,
+    /// The viewer has an active boost of this post (set beside the page by
+    /// `services/boosts.rs::mark_reblogged`; a row alone does not know).
+    #[serde(skip)]
+    pub reblogged_by_me: bool,
     /// The relationship columns: read with the row ([`post_columns`]) or set from the
     /// author's [`AuthorRelationship`] (`FeedRow::attach`).
     #[serde(default)]
@@ -143,6 +157,11 @@ impl PostRow {
 
     pub fn sort_key(&self) -> SortKey {
         SortKey::new(self.created_at, self.id.get())
+    }
+
+    /// What a status shows: the original of a boost whose original is attached, else the row.
+    pub fn shown(&self) -> &PostRow {
+        self.original.as_deref().unwrap_or(self)
     }
 }
 
@@ -292,7 +311,10 @@ impl IdempotencyScope {
 
 pub struct NewPost<'a> {
     pub author_id: UserId,
-    pub body: &'a PostBody,
+    /// The text (`''` for a boost, which has none of its own).
+    pub body: &'a str,
+    /// The original, for a boost.
+    pub reblog_of: Option<PostId>,
     pub visibility: Visibility,
     pub warning: &'a ContentWarning,
     /// Uploads of the author's to attach, in order (checked by `services::media::for_post`).
@@ -364,17 +386,18 @@ fn insert_post_statement(
 ) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
-        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media) \
-         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8) RETURNING id",
+        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of) \
+         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9) RETURNING id",
         &[
             int(post.author_id),
-            text(post.body.as_str()),
+            text(post.body),
             text(post.visibility.as_str()),
             int(created_at),
             int(id),
             text(&post.warning.spoiler_text),
             int(i64::from(post.warning.sensitive)),
             media_column(post.media)?,
+            opt_int(post.reblog_of.map(PostId::get)),
         ],
     )
 }
@@ -585,6 +608,8 @@ pub struct PostState {
     taken_down: i64,
     author_suspended: i64,
     pub state_version: i64,
+    /// A boost's original (migration 0029).
+    pub reblog_of: Option<PostId>,
 }
 
 impl PostState {
@@ -607,7 +632,8 @@ pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostSt
         db,
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
                 taken_down_at IS NOT NULL AS taken_down, state_version, \
-                (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended \
+                (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended, \
+                reblog_of \
          FROM posts WHERE id = ?1",
         &[int(post_id)],
     )

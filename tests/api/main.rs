@@ -6,6 +6,7 @@ mod common;
 
 mod accounts;
 mod apps;
+mod boosts;
 mod browser;
 mod budgets;
 mod comment_likes;

@@ -38,11 +38,22 @@ pub enum Hidden {
     Visibility,
     /// Taken down, or its author suspended, by an operator.
     Moderated,
+    /// A boost of a post by an author the reader mutes.
+    Muted,
+    /// A boost of a post the feed already holds at an earlier entry (`domain/boosts.rs`).
+    Duplicate,
 }
 
 impl Hidden {
-    pub const ALL: [Hidden; 5] =
-        [Hidden::Deleted, Hidden::Blocked, Hidden::Unfollowed, Hidden::Visibility, Hidden::Moderated];
+    pub const ALL: [Hidden; 7] = [
+        Hidden::Deleted,
+        Hidden::Blocked,
+        Hidden::Unfollowed,
+        Hidden::Visibility,
+        Hidden::Moderated,
+        Hidden::Muted,
+        Hidden::Duplicate,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,6 +62,8 @@ impl Hidden {
             Hidden::Unfollowed => "unfollowed",
             Hidden::Visibility => "visibility",
             Hidden::Moderated => "moderated",
+            Hidden::Muted => "muted",
+            Hidden::Duplicate => "duplicate",
         }
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod activity;
 pub mod backlog;
+pub mod boosts;
 pub mod cors;
 pub mod cursor;
 pub mod edit;

@@ -28,6 +28,8 @@ pub enum Kind {
     Favourite,
     /// A comment on the recipient's post (Mastodon's `mention`).
     Reply,
+    /// A boost of the recipient's post.
+    Reblog,
 }
 
 /// How a kind's notifications group in Mastodon's grouped notifications ([`GroupKey`]).
@@ -56,7 +58,7 @@ pub struct KindRow {
 /// Every kind, in [`Kind`]'s order: the one place a kind is named. Filters, group keys, the
 /// entities' `type` and the store's SQL derive from it; what makes a notification (the
 /// statement in the batch of its change) is `store/notifications.rs`.
-pub const KINDS: [KindRow; 3] = [
+pub const KINDS: [KindRow; 4] = [
     KindRow { kind: Kind::Follow, stored: "follow", mastodon: "follow", grouping: Grouping::Window },
     KindRow {
         kind: Kind::Favourite,
@@ -65,6 +67,7 @@ pub const KINDS: [KindRow; 3] = [
         grouping: Grouping::PostAndWindow,
     },
     KindRow { kind: Kind::Reply, stored: "reply", mastodon: "mention", grouping: Grouping::Never },
+    KindRow { kind: Kind::Reblog, stored: "reblog", mastodon: "reblog", grouping: Grouping::PostAndWindow },
 ];
 
 impl Kind {
@@ -332,7 +335,7 @@ mod tests {
         }
         assert_eq!(Kind::Reply.mastodon(), "mention");
         assert_eq!(Kind::parse("mention"), None);
-        assert_eq!(Kind::v1_names(), "follow, favourite, reply");
+        assert_eq!(Kind::v1_names(), "follow, favourite, reply, reblog");
     }
 
     /// The stored names are the CHECK of the newest migration that creates `notifications`: a
@@ -394,7 +397,7 @@ mod tests {
         assert_eq!(f.json(), r#"["follow","reply"]"#);
         assert_eq!(KindFilter::parse_v1("follow,boost"), None);
         assert_eq!(KindFilter::parse_v1(""), None);
-        assert_eq!(KindFilter::default().kinds().len(), 3);
+        assert_eq!(KindFilter::default().kinds().len(), 4);
     }
 
     #[test]
@@ -406,7 +409,8 @@ mod tests {
             KindFilter::from_mastodon(&[], &s(&["follow", "reblog"])).kinds(),
             &[Kind::Favourite, Kind::Reply]
         );
-        assert!(KindFilter::from_mastodon(&s(&["reblog"]), &[]).kinds().is_empty());
+        assert_eq!(KindFilter::from_mastodon(&s(&["reblog"]), &[]).kinds(), &[Kind::Reblog]);
+        assert!(KindFilter::from_mastodon(&s(&["poll"]), &[]).kinds().is_empty());
         assert!(KindFilter::from_mastodon(&s(&["follow"]), &s(&["follow"])).kinds().is_empty());
     }
 
@@ -441,10 +445,11 @@ mod tests {
         assert_eq!(GroupKey::of(id, Kind::Follow, 0, &all).to_string(), format!("follow-{w}"));
         assert_eq!(GroupKey::of(id, Kind::Reply, 42, &all).to_string(), format!("ungrouped-{id}"));
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let follows = grouped_kinds(&s(&["follow", "mention", "reblog"]));
+        let follows = grouped_kinds(&s(&["follow", "mention", "poll"]));
         assert_eq!(follows, [Kind::Follow], "a mention never groups; unknown names are ignored");
         assert_eq!(GroupKey::of(id, Kind::Favourite, 42, &follows), GroupKey::Ungrouped(id));
-        assert!(grouped_kinds(&s(&["reblog"])).is_empty());
+        assert!(grouped_kinds(&s(&["poll"])).is_empty());
+        assert_eq!(grouped_kinds(&s(&["reblog"])), [Kind::Reblog], "a post's boosts group like its likes");
         for kind in Kind::all() {
             assert_eq!(GroupKey::default_of(id, kind, 42), GroupKey::of(id, kind, 42, &all), "{kind:?}");
         }
@@ -496,7 +501,7 @@ mod tests {
             above: 0,
             oldest_first: false,
         };
-        assert_eq!(q.grouped_kinds().kinds(), &[Kind::Favourite]);
+        assert_eq!(q.grouped_kinds().kinds(), &[Kind::Favourite, Kind::Reblog]);
         assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply]);
         assert_eq!(q.key_of(5, Kind::Reply, 1), GroupKey::Ungrouped(5));
     }

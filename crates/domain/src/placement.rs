@@ -134,6 +134,8 @@ pub const TABLES: &[Table] = &[
             "spoiler_text",
             "sensitive",
             "media",
+            "reblog_of",
+            "reblog_count",
         ],
         TEXT_PAGE,
     ),
@@ -199,6 +201,15 @@ pub const TABLES: &[Table] = &[
             "like_count",
         ],
         TEXT_PAGE,
+    ),
+    // Who boosted a post (migration 0029): the mirror on the original's database, placed by
+    // the original; `posts.reblog_count` moves with it by triggers (overwritten below).
+    table(
+        "reblogs",
+        ShardBy::Id("post_id"),
+        &["post_id", "boost_id"],
+        &["post_id", "boost_id", "booster_id", "created_at", "active"],
+        EDGE_PAGE,
     ),
     // Comment likes (migration 0028) live with the comment's post; `comments.like_count` is
     // recomputed by statements, not triggers, so copying both tables counts nothing twice.
@@ -359,7 +370,13 @@ pub const TABLES: &[Table] = &[
     ),
     Table {
         phase: Phase::Counters,
-        ..table("posts", ShardBy::Id("id"), &["id"], &["id", "like_count", "comment_count"], EDGE_PAGE)
+        ..table(
+            "posts",
+            ShardBy::Id("id"),
+            &["id"],
+            &["id", "like_count", "comment_count", "reblog_count"],
+            EDGE_PAGE,
+        )
     },
     Table {
         phase: Phase::Counters,

@@ -14,7 +14,7 @@ use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::{CommentView, Page, PostView, UserView};
 use crate::services::saved::{self, Saved};
-use crate::services::{comments as service, likes, posts};
+use crate::services::{boosts, comments as service, likes, posts};
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::users::UserRow;
 
@@ -129,4 +129,23 @@ pub async fn import_comment(app: &App, input: &Input) -> ApiResult<Response> {
     let author = body.required_id("author_id", UserId::parse)?;
     let created_at = import_time(app, &body)?;
     created(&service::import(app, post, author, &text, created_at).await?)
+}
+
+/// `PUT` / `DELETE /v1/posts/{id}/repost`: boost (idempotent: a repeat answers the same boost),
+/// unboost (nothing to undo is no error). The boost as a feed item (the original, with
+/// `repost`), or after an unboost the original.
+pub async fn repost(app: &App, viewer: UserId, post: PostId, on: bool) -> ApiResult<Response> {
+    let row =
+        if on { boosts::boost(app, viewer, post).await? } else { boosts::unboost(app, viewer, post).await? };
+    json(200, &PostView::from(&row))
+}
+
+/// `GET /v1/posts/{id}/reposts`: who boosts the post now, newest boost first.
+pub async fn reposters(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
+    let limit = input.limit()?;
+    let list = format!("reposts:{post}");
+    let before = input.cursor(&app.cursors, viewer, &list)?;
+    let rows = boosts::boosters(app, viewer, post, before, limit).await?;
+    let key = |u: &UserRow| SortKey::new(u.sort_at, u.id.get());
+    json(200, &page(rows, limit, key, |u| UserView::from(u), &app.cursors, viewer, &list))
 }

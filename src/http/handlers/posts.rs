@@ -1,6 +1,7 @@
 use worker::Response;
 
-use super::{json, page};
+use super::json;
+use crate::domain::cursor::page_of;
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::params::Endpoint;
@@ -12,9 +13,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::{Input, JsonObject};
 use crate::http::uploads::{keeps_attachments, media_ids};
-use crate::http::views::PostView;
+use crate::http::views::{Page, PostView};
 use crate::services::posts::{self as service, Draft};
-use crate::services::users;
+use crate::services::{originals, users};
 use crate::store::posts::{self, PostRow};
 use crate::store::users::UserKey;
 
@@ -77,7 +78,12 @@ pub async fn author_posts(app: &App, input: &Input, viewer: UserId, author: User
     let (_, rel) = users::visible_with_relationship(app, viewer, UserKey::Id(author)).await?;
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
-    json(200, &page(rows, limit, PostRow::sort_key, |p| PostView::from(p), &app.cursors, viewer, &list))
+    // The author's boosts are among their posts, each shown around its original (left out if
+    // the viewer may not see that now); the cursor is the last row's, shown or not.
+    let (rows, last) = page_of(rows, limit, PostRow::sort_key);
+    let (rows, _) = originals::resolve(app, viewer, rows, None).await?;
+    let items = rows.iter().map(PostView::from).collect::<Vec<_>>();
+    json(200, &Page { items, next_cursor: last.map(|k| app.cursors.encode(viewer, &list, k)) })
 }
 
 /// An imported item's original time: RFC 3339, not in the future (a post from the future would

@@ -110,7 +110,11 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
-    let items = statuses_of(app, input, viewer, &rows).await?;
+    let exclude_reblogs =
+        input.query("exclude_reblogs").is_some_and(|v| v.trim() == "true" || v.trim() == "1");
+    let shown: Vec<PostRow> =
+        rows.iter().filter(|p| !exclude_reblogs || p.reblog_of.is_none()).cloned().collect();
+    let items = statuses_of(app, input, viewer, &shown).await?;
     // Only `max_id` paging here (no `prev`): an author's list is read top-down.
     let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
     let oldest = rows.last().map(|p| p.id.to_string());

@@ -19,7 +19,7 @@ use worker::Response;
 use super::entities::notification_status as status_of;
 use super::entities::{notified_posts, Account, Status};
 use super::notifications::{array, bounds, kept, notification_limit, unread_limit, Bounds};
-use super::{accounts_and_bookmarks, accounts_of, json, with_link};
+use super::{accounts_and_marks, accounts_of, json, with_link};
 use crate::domain::ids::{UserId, MAX_ID};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::{grouped_kinds, GroupKey, GroupQuery, KindFilter};
@@ -80,7 +80,7 @@ async fn results(app: &App, input: &Input, viewer: UserId, groups: &[Group]) -> 
     let mut ids: Vec<UserId> = groups.iter().flat_map(|g| g.samples.iter().map(|u| u.id)).collect();
     ids.push(viewer);
     let posts = notified_posts(groups.iter().map(|g| &g.latest));
-    let (accounts, marked) = accounts_and_bookmarks(app, input, viewer, ids, &posts).await?;
+    let (accounts, marked) = accounts_and_marks(app, input, viewer, ids, &posts).await?;
     let mut statuses = Vec::new();
     let mut seen = HashSet::new();
     let mut notification_groups = Vec::with_capacity(groups.len());

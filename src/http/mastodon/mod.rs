@@ -98,6 +98,8 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::DeleteStatus(id) => statuses::delete(app, input, viewer, id).await,
         M::Favourite(id, on) => statuses::favourite(app, input, viewer, id, on).await,
         M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
+        M::Reblog(id, on) => statuses::reblog(app, input, viewer, id, on).await,
+        M::RebloggedBy(id) => statuses::reblogged_by(app, input, viewer, id).await,
         M::Context(id) => statuses::context(app, input, viewer, id).await,
         M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
@@ -162,38 +164,43 @@ fn with_link<T: Serialize + ?Sized>(body: &T, link: Option<String>) -> ApiResult
     Ok(response)
 }
 
-/// A page of posts as Statuses: their authors' accounts and which of them the viewer
-/// bookmarked, read side by side (the bookmarks on the viewer's home).
+/// A page of posts as Statuses: each boost with its original (resolved here unless a feed read
+/// did, and left out if the viewer may not see the original now), their authors' accounts and
+/// the viewer's marks (bookmarked, boosted), read side by side.
 async fn statuses_of(
     app: &App,
     input: &Input,
     viewer: UserId,
     rows: &[crate::store::posts::PostRow],
 ) -> ApiResult<Vec<entities::Status>> {
-    let ids: Vec<_> = rows.iter().map(|p| p.id).collect();
-    let authors = rows.iter().map(|p| p.author_id).collect();
-    let (accounts, marked) = accounts_and_bookmarks(app, input, viewer, authors, &ids).await?;
+    let (mut rows, _) = crate::services::originals::resolve(app, viewer, rows.to_vec(), None).await?;
+    let ids: Vec<_> = rows.iter().map(|p| p.shown().id).collect();
+    let authors = rows.iter().flat_map(|p| [p.author_id, p.shown().author_id]).collect();
+    let (accounts, marks) = accounts_and_marks(app, input, viewer, authors, &ids).await?;
+    marks.apply(&mut rows);
     Ok(rows
         .iter()
-        .map(|p| entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marked.contains(&p.id)))
+        .map(|p| {
+            entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marks.bookmarked(p.shown().id))
+        })
         .collect())
 }
 
-/// The accounts a page names and which of its posts the viewer bookmarked, read side by side
-/// (the bookmarks on the viewer's home): what a page of statuses or notifications needs.
-async fn accounts_and_bookmarks(
+/// The accounts a page names and the viewer's marks on its posts, read side by side (the marks
+/// on the viewer's home): what a page of statuses or notifications needs.
+async fn accounts_and_marks(
     app: &App,
     input: &Input,
     viewer: UserId,
     accounts: Vec<UserId>,
     posts: &[crate::domain::ids::PostId],
-) -> ApiResult<(Accounts, std::collections::HashSet<crate::domain::ids::PostId>)> {
-    let (accounts, marked) = futures_util::future::join(
+) -> ApiResult<(Accounts, crate::services::originals::Marks)> {
+    let (accounts, marks) = futures_util::future::join(
         accounts_of(app, input, accounts),
-        crate::services::saved::bookmarked_among(app, viewer, posts),
+        crate::services::originals::marks_among(app, viewer, posts),
     )
     .await;
-    Ok((accounts?, marked?))
+    Ok((accounts?, marks?))
 }
 
 /// The accounts (with their counts) of everyone a page of statuses shows: one query.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use worker::Response;
 
 use super::entities::{notified_posts, Notification};
-use super::{accounts_and_bookmarks, json, list};
+use super::{accounts_and_marks, json, list};
 use crate::domain::ids::{parse_id, NotificationId, UserId};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::KindFilter;
@@ -30,7 +30,7 @@ async fn render(app: &App, input: &Input, viewer: UserId, rows: &[Hydrated]) -> 
     let mut ids: Vec<UserId> = rows.iter().map(|n| n.actor.id).collect();
     ids.push(viewer);
     let posts = notified_posts(rows);
-    let (accounts, marked) = accounts_and_bookmarks(app, input, viewer, ids, &posts).await?;
+    let (accounts, marked) = accounts_and_marks(app, input, viewer, ids, &posts).await?;
     Ok(rows.iter().map(|n| Notification::new(&input.origin, &accounts, n, &marked)).collect())
 }
 
@@ -191,6 +191,6 @@ mod tests {
     #[test]
     fn every_kind_has_a_mastodon_type() {
         let types: Vec<&str> = Kind::all().map(Kind::mastodon).collect();
-        assert_eq!(types, ["follow", "favourite", "mention"]);
+        assert_eq!(types, ["follow", "favourite", "mention", "reblog"]);
     }
 }

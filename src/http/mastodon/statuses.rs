@@ -21,7 +21,7 @@ use crate::http::input::Input;
 use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::services::feed::{self, FeedQuery, FeedScope};
 use crate::services::posts::Draft;
-use crate::services::{comments, likes, posts};
+use crate::services::{boosts, comments, likes, posts};
 use crate::store::engagement::{self, CommentRow};
 use crate::store::posts::PostRow;
 
@@ -133,8 +133,15 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     answer(app, input, viewer, &Target::Post(post)).await
 }
 
+/// A boost's id shows the boost (the booster's status around the original), as in Mastodon.
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    answer(app, input, viewer, &target(app, viewer, id).await?).await
+    match posts::entry(app, viewer, id).await {
+        Ok(row) if row.reblog_of.is_some() => answer(app, input, viewer, &Target::Post(row)).await,
+        Ok(_) | Err(ApiError::NotFound(_)) => {
+            answer(app, input, viewer, &target(app, viewer, id).await?).await
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `PUT /api/v1/statuses/{id}`: a post's or reply's text and content warning (and, beyond
@@ -205,6 +212,26 @@ pub async fn favourite(
         }
         Err(e) => Err(e),
     }
+}
+
+/// `POST .../reblog`: the boost (Mastodon's reblog status, the original inside); `.../unreblog`:
+/// the original. A reply (a comment) is not a post of its own here yet: 404, as for any id the
+/// viewer may not boost. `visibility` is not taken: a boost has its original's reach
+/// (`domain/boosts.rs::boost_visibility`).
+pub async fn reblog(app: &App, input: &Input, viewer: UserId, id: PostId, on: bool) -> ApiResult<Response> {
+    let row =
+        if on { boosts::boost(app, viewer, id).await? } else { boosts::unboost(app, viewer, id).await? };
+    answer(app, input, viewer, &Target::Post(row)).await
+}
+
+/// `GET .../reblogged_by`: who boosts the post now, newest first.
+pub async fn reblogged_by(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    let limit = limit(input.query("limit"));
+    let cursor_list = format!("mastodon:reblogs:{id}");
+    let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
+    let rows = boosts::boosters(app, viewer, id, before, limit).await?;
+    let base = format!("{}/api/v1/statuses/{id}/reblogged_by", input.origin);
+    users_page(app, input, viewer, rows, limit, &base, &cursor_list)
 }
 
 /// `GET .../favourited_by`: a post's likers, or a reply's (a comment's).

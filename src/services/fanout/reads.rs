@@ -4,6 +4,7 @@
 use futures_util::future::{join, join4};
 
 use crate::context::Ctx;
+use crate::domain::boosts::BoostMirror;
 use crate::domain::fanout::{split_lookahead, PostNow};
 use crate::domain::fanout_plan::{ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply};
 use crate::domain::ids::{OutboxId, PostId, UserId};
@@ -11,7 +12,7 @@ use crate::domain::policy::AuthorRates;
 use crate::error::ApiResult;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
-use crate::store::{feed as pull, live, policy as edges};
+use crate::store::{feed as pull, live, policy as edges, reblogs};
 
 /// The outbox row (kept by the caller: marking it done needs all of it), and the plan's view.
 pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Reply)> {
@@ -28,9 +29,22 @@ pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Rep
     Ok((row, Reply::Event(event)))
 }
 
-/// The post's state now.
+/// The post's state now. A boost's event first makes the original's side agree with it
+/// (`store/reblogs.rs::converge`, idempotent): the request did so already unless it stopped
+/// between the two databases, and then the outbox's resend of this event repairs it.
 pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
     let post = posts::state(ctx.post_db(post_id), post_id).await?;
+    if let Some((state, original)) = post.as_ref().and_then(|p| Some((p, p.reblog_of?))) {
+        let mirror = BoostMirror {
+            original,
+            boost: post_id,
+            booster: state.author_id,
+            created_at: state.created_at,
+            active: !state.is_deleted(),
+            now: ctx.now,
+        };
+        reblogs::converge(ctx.post_db(original), &mirror).await?;
+    }
     Ok(Reply::Post(post.as_ref().map(post_read)))
 }
 

@@ -123,6 +123,10 @@ pub struct Finished<R> {
     /// unavailable during the read: their posts are left out of this page, which is complete
     /// for everyone else. Empty on a healthy read.
     pub unavailable: Vec<UserId>,
+    /// The authors whose posts the scope holds (the followed authors it holds, and the viewer
+    /// on the home feed): where an earlier entry of a boosted post may come from
+    /// (`domain/boosts.rs`).
+    pub sources: Vec<UserId>,
 }
 
 /// The feed read's I/O: runs one [`Step`], everything in it at once (the window call, the
@@ -270,13 +274,18 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
     /// The authors of the scope (and the viewer, on the home feed) whose database was
     /// unavailable, by id.
     fn unavailable_authors(&self, reader: &Reader) -> Vec<UserId> {
-        let scope = &self.req.scope;
-        let followed = reader.edges.iter().filter(|e| scope.holds(e)).map(|e| e.author);
-        let own = (*scope == FeedScope::Home).then_some(reader.viewer);
-        let mut out: Vec<UserId> = followed.chain(own).filter(|a| self.left_out(*a)).collect();
+        let mut out: Vec<UserId> = self.sources(reader).into_iter().filter(|a| self.left_out(*a)).collect();
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The authors of the scope, and the viewer on the home feed.
+    fn sources(&self, reader: &Reader) -> Vec<UserId> {
+        let scope = &self.req.scope;
+        let followed = reader.edges.iter().filter(|e| scope.holds(e)).map(|e| e.author);
+        let own = (*scope == FeedScope::Home).then_some(reader.viewer);
+        followed.chain(own).collect()
     }
 
     /// A batch of the reader's own rows, on their home database.
@@ -398,6 +407,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         });
         let short = page.items.len() < q.limit && next.is_some();
         let unavailable = self.unavailable_authors(reader);
+        let sources = self.sources(reader);
         let effects = self.effects.into_inner();
         Finished {
             items: std::mem::take(&mut page.items),
@@ -414,6 +424,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
             report: effects.report,
             hot_fills: effects.hot_fills,
             unavailable,
+            sources,
         }
     }
 }

@@ -1,0 +1,159 @@
+//! The read side of boosts: what a post id names for an act (a boost's original), a page's
+//! boosts resolved to their originals as the viewer may see them now, with the feed's
+//! one-entry-per-post rule (`domain/boosts.rs`), and the viewer's marks on a page's posts
+//! (bookmarked, boosted). Reads only: every service that shows posts sits on it.
+
+use std::collections::{HashMap, HashSet};
+
+use futures_util::future::{join, join_all};
+
+use crate::context::Ctx;
+use crate::domain::boosts::{self, EarlierEntries, OriginalNow};
+use crate::domain::cursor::SortKey;
+use crate::domain::feed::Hidden;
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::read::FeedRow;
+use crate::error::{ApiError, ApiResult};
+use crate::store::posts::{self, PostRow};
+use crate::store::{bookmarks, mutes, reblogs};
+
+/// The post an act on `id` is about: `id` itself, or the original when `id` is a boost (a
+/// boost of a boost is a boost of the original, as are a favourite or a bookmark of one). The
+/// viewer must see it now, else 404 exactly like a post that does not exist.
+pub async fn subject(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    let row = entry(ctx, viewer, id).await?;
+    match row.reblog_of {
+        Some(original) => entry(ctx, viewer, original).await,
+        None => Ok(row),
+    }
+}
+
+/// The row `id` names as the viewer may see it (a boost is visible where its booster's posts
+/// are; what it shows is checked by [`resolve`]).
+pub async fn entry(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
+    posts::get_visible(ctx.post_db(id), viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
+}
+
+/// What a read of a page's originals found.
+#[derive(Default)]
+struct Originals {
+    rows: HashMap<PostId, PostRow>,
+    /// Per original, the keys of its active boosts by the feed's sources (feeds only).
+    source_boosts: HashMap<PostId, Vec<SortKey>>,
+    muted: HashSet<UserId>,
+}
+
+/// The originals among `ids` as the viewer sees them, one batch per database they live on, and
+/// the viewer's mutes beside them: one round trip.
+async fn originals(
+    ctx: &Ctx,
+    viewer: UserId,
+    ids: Vec<PostId>,
+    sources: Option<&[UserId]>,
+) -> ApiResult<Originals> {
+    let mut by_database: HashMap<usize, Vec<PostId>> = HashMap::new();
+    for id in ids {
+        by_database.entry(ctx.post_db(id).index()).or_default().push(id);
+    }
+    let reads = by_database.values().map(|ids| reblogs::originals(ctx.post_db(ids[0]), viewer, ids, sources));
+    let (found, muted) = join(join_all(reads), mutes::muted_now(ctx.user_db(viewer), viewer)).await;
+    let mut out = Originals { muted: muted?, ..Originals::default() };
+    for read in found {
+        let (rows, boosts) = read?;
+        out.rows.extend(rows.into_iter().map(|p| (p.id, p)));
+        for b in boosts {
+            out.source_boosts.entry(b.post_id).or_default().push(b.key());
+        }
+    }
+    Ok(out)
+}
+
+/// A page's rows with each boost's original attached, and the boosts the viewer may not see
+/// through (or, on a feed, that repeat a post the feed holds at an earlier entry) left out, with
+/// why. `sources` is the feed's authors (`domain::read::Finished::sources`), `None` off a feed
+/// (a profile, a single status), where only visibility applies.
+pub async fn resolve(
+    ctx: &Ctx,
+    viewer: UserId,
+    rows: Vec<PostRow>,
+    sources: Option<&[UserId]>,
+) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
+    let unresolved = |r: &PostRow| r.reblog_of.filter(|_| r.original.is_none());
+    let mut wanted: Vec<PostId> = rows.iter().filter_map(unresolved).collect();
+    if wanted.is_empty() {
+        return Ok((rows, Vec::new()));
+    }
+    wanted.sort_unstable();
+    wanted.dedup();
+    let found = originals(ctx, viewer, wanted, sources).await?;
+    let in_feed: HashSet<UserId> = sources.unwrap_or_default().iter().copied().collect();
+    let (mut shown, mut hidden) = (Vec::with_capacity(rows.len()), Vec::new());
+    for mut row in rows {
+        let Some(original_id) = unresolved(&row) else {
+            shown.push(row);
+            continue;
+        };
+        let original = found.rows.get(&original_id);
+        let now = OriginalNow {
+            live: original.map(|p| p.live_state(viewer)),
+            author_muted: original.is_some_and(|p| found.muted.contains(&p.author_id)),
+        };
+        let verdict = match sources {
+            Some(_) => {
+                let earlier = EarlierEntries {
+                    author_in_feed: original.is_some_and(|p| in_feed.contains(&p.author_id)),
+                    boosts_in_feed: found.source_boosts.get(&original_id).map_or(&[], Vec::as_slice),
+                };
+                boosts::entry_verdict(row.sort_key(), now, earlier)
+            }
+            None => boosts::original_verdict(now),
+        };
+        match (verdict, original) {
+            (Ok(()), Some(original)) => {
+                row.original = Some(Box::new(original.clone()));
+                shown.push(row);
+            }
+            (Err(reason), _) => hidden.push(reason),
+            (Ok(()), None) => hidden.push(Hidden::Deleted),
+        }
+    }
+    Ok((shown, hidden))
+}
+
+/// The viewer's marks on a page's posts, both read on their home, side by side.
+#[derive(Debug, Default)]
+pub struct Marks {
+    bookmarked: HashSet<PostId>,
+    /// Their boosts are their posts (`posts.reblog_of`).
+    reblogged: HashSet<PostId>,
+}
+
+impl Marks {
+    pub fn bookmarked(&self, id: PostId) -> bool {
+        self.bookmarked.contains(&id)
+    }
+
+    /// Sets `reblogged_by_me` on each row's shown post (a boost's original).
+    pub fn apply(&self, rows: &mut [PostRow]) {
+        for row in rows {
+            match row.original.as_deref_mut() {
+                Some(original) => original.reblogged_by_me = self.reblogged.contains(&original.id),
+                None => row.reblogged_by_me = self.reblogged.contains(&row.id),
+            }
+        }
+    }
+}
+
+/// Which of `ids` the viewer boosts (none for no ids): what `/v1`'s views mark.
+pub async fn boost_marks(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<Marks> {
+    let reblogged = reblogs::reblogged_among(ctx.user_db(viewer), viewer, ids).await?;
+    Ok(Marks { reblogged, ..Marks::default() })
+}
+
+/// Which of `ids` the viewer bookmarked and boosts (none for no ids).
+pub async fn marks_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<Marks> {
+    let db = ctx.user_db(viewer);
+    let (bookmarked, reblogged) =
+        join(bookmarks::marked(db, viewer, ids), reblogs::reblogged_among(db, viewer, ids)).await;
+    Ok(Marks { bookmarked: bookmarked?, reblogged: reblogged? })
+}
