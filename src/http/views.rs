@@ -65,8 +65,11 @@ pub struct PostView {
     pub moderation: Option<&'static str>,
     /// Boosts of the post (an extension: Mastodon's `reblogs_count`), exact.
     pub repost_count: i64,
-    /// The viewer boosts the post (set where a page reads the viewer's marks: feeds).
-    pub reposted_by_me: bool,
+    /// Whether the viewer boosts the post: on the answers of `PUT` and `DELETE .../repost`
+    /// (elsewhere not read: the viewer's boosts are on their home, a round trip a feed page does
+    /// not spend).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reposted_by_me: Option<bool>,
     /// On a feed item that reached the reader as a boost: who boosted it, when, and the boost's
     /// id (the post shown is the original, with its own id).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -9,6 +9,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::replica::Change;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
+use crate::services::faults::Faults;
 use crate::services::originals::{entry, subject};
 use crate::services::{fanout, replicas};
 use crate::store::posts::{self, NewPost, PostRow};
@@ -66,9 +67,10 @@ pub async fn boost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRow>
         }
         Err(e) => return Err(e.into()),
     };
+    Faults::of(ctx).boost_mirror_lost(booster).await?;
     converge(ctx, &mirror_of(&row, original.id, true, ctx.now)).await?;
     let mut original = entry(ctx, booster, original.id).await?;
-    original.reblogged_by_me = true;
+    original.reblogged_by_me = Some(true);
     row.original = Some(Box::new(original));
     Ok(row)
 }
@@ -81,7 +83,7 @@ pub async fn unboost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRo
         remove(ctx, &live, original.id).await?;
     }
     let mut original = entry(ctx, booster, original.id).await?;
-    original.reblogged_by_me = false;
+    original.reblogged_by_me = Some(false);
     Ok(original)
 }
 
@@ -92,6 +94,7 @@ pub async fn remove(ctx: &Ctx, boost: &PostRow, original: PostId) -> ApiResult<(
     let (events, bump) = posts::delete(ctx.post_db(boost.id), (boost.id, boost.author_id), ctx.now).await?;
     replicas::tell(ctx, bump, sent_at, Change::Gone(boost.id)).await;
     fanout::announce(ctx, boost.author_id, &events).await;
+    Faults::of(ctx).boost_mirror_lost(boost.author_id).await?;
     converge(ctx, &mirror_of(boost, original, false, ctx.now)).await
 }
 

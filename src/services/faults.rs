@@ -28,6 +28,15 @@ impl<'a> Faults<'a> {
         self.take(format!("skip_announce:{actor}")).await.unwrap_or(false)
     }
 
+    /// `boost_mirror_lost:{booster}`: a crash between a boost's two databases (the booster's row
+    /// and its outbox event committed, the original's side not yet written): an error.
+    pub async fn boost_mirror_lost(&self, booster: UserId) -> ApiResult<()> {
+        match self.take(format!("boost_mirror_lost:{booster}")).await? {
+            true => Err(ApiError::Internal("injected fault: stopped before the original's side".into())),
+            false => Ok(()),
+        }
+    }
+
     /// A fault point of the fan-out plan: an error when its fault fires.
     pub async fn at(&self, point: FaultPoint) -> ApiResult<()> {
         match point {

@@ -52,28 +52,29 @@ const TOP_UP_READS: usize = 2;
 pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
     let replicated = replicas::directory(ctx).await;
     let io = StorageIo::new(ctx, q.viewer);
-    let mut done =
-        resolved(ctx, q, read::read(&io, q.clone(), ctx.now, config(ctx, replicated.clone())).await?).await?;
-    // Going down, a page whose boosts were hidden continues from its own cursor, exactly where a
-    // client's next request would, so what it adds is what that request would have shown.
+    let one = |query: FeedQuery| {
+        let config = config(ctx, replicated.clone());
+        let io = &io;
+        async move { resolved(ctx, &query, read::read(io, query.clone(), ctx.now, config).await?).await }
+    };
+    let (mut done, mut hid) = one(q.clone()).await?;
+    // Going down, a page short by the boosts it hid continues from its own cursor, exactly where
+    // a client's next request would, so what it adds is what that request would have shown. (A
+    // page short because the read spent its scan budget stays short: that is its contract.)
     for _ in 0..TOP_UP_READS {
-        let (Some(next), None) = (done.next, q.after) else { break };
+        let (Some(next), None, true) = (done.next, q.after, hid) else { break };
         if done.items.len() >= q.limit {
             break;
         }
-        let more = FeedQuery {
-            limit: q.limit - done.items.len(),
+        let rest = q.limit - done.items.len();
+        let (more, more_hid) = one(FeedQuery {
+            limit: rest,
             before: Some(next),
             below_floor: done.next_below_floor,
             ..q.clone()
-        };
-        let more = resolved(
-            ctx,
-            &more,
-            read::read(&io, more.clone(), ctx.now, config(ctx, replicated.clone())).await?,
-        )
+        })
         .await?;
-        done = joined(done, more);
+        (done, hid) = (joined(done, more), more_hid);
     }
     if done.items.is_empty() && done.empty_reason.is_none() {
         done.empty_reason = Some(EmptyReason::AllFiltered);
@@ -82,14 +83,18 @@ pub async fn read(ctx: &Ctx, q: &FeedQuery) -> ApiResult<FeedPage> {
 }
 
 /// A read's page with its boosts resolved: each shown around its original, or hidden (and
-/// counted with the other hidden candidates).
-async fn resolved(ctx: &Ctx, q: &FeedQuery, mut done: Finished<PostRow>) -> ApiResult<Finished<PostRow>> {
+/// counted with the other hidden candidates); and whether it hid any.
+async fn resolved(
+    ctx: &Ctx,
+    q: &FeedQuery,
+    mut done: Finished<PostRow>,
+) -> ApiResult<(Finished<PostRow>, bool)> {
     let rows = std::mem::take(&mut done.items);
     let (items, hidden) = originals::resolve(ctx, q.viewer, rows, Some(&done.sources)).await?;
-    done.short |= !hidden.is_empty() && done.next.is_some() && items.len() < q.limit;
     done.items = items;
+    let hid = !hidden.is_empty();
     done.hidden.extend(hidden);
-    Ok(done)
+    Ok((done, hid))
 }
 
 /// A page and the read that continued it: the second's items after the first's, its cursor.

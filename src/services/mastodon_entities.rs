@@ -302,7 +302,7 @@ impl Status {
             favourites: p.like_count,
             favourited: p.liked_by_me != 0,
             reblogs: p.reblog_count,
-            reblogged: p.reblogged_by_me,
+            reblogged: p.reblogged_by_me.unwrap_or(false),
             replies: p.comment_count,
             reply_to: None,
             media: p.attachments(),

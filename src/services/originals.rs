@@ -137,17 +137,11 @@ impl Marks {
     pub fn apply(&self, rows: &mut [PostRow]) {
         for row in rows {
             match row.original.as_deref_mut() {
-                Some(original) => original.reblogged_by_me = self.reblogged.contains(&original.id),
-                None => row.reblogged_by_me = self.reblogged.contains(&row.id),
+                Some(original) => original.reblogged_by_me = Some(self.reblogged.contains(&original.id)),
+                None => row.reblogged_by_me = Some(self.reblogged.contains(&row.id)),
             }
         }
     }
-}
-
-/// Which of `ids` the viewer boosts (none for no ids): what `/v1`'s views mark.
-pub async fn boost_marks(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<Marks> {
-    let reblogged = reblogs::reblogged_among(ctx.user_db(viewer), viewer, ids).await?;
-    Ok(Marks { reblogged, ..Marks::default() })
 }
 
 /// Which of `ids` the viewer bookmarked and boosts (none for no ids).

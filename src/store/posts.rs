@@ -112,10 +112,11 @@ pub struct PostRow {
     /// boosts a read shows (never read from SQL or held by a replica).
     #[serde(skip)]
     pub original: Option<Box<PostRow>>,
-    /// The viewer has an active boost of this post (set beside the page by
-    /// `services/boosts.rs::mark_reblogged`; a row alone does not know).
+    /// Whether the viewer has an active boost of this post, where it was read (a page's marks,
+    /// `services/originals.rs::Marks`, or a boost's own answer); `None`: not read (a row alone
+    /// does not know: the viewer's boosts are on their home).
     #[serde(skip)]
-    pub reblogged_by_me: bool,
+    pub reblogged_by_me: Option<bool>,
     /// The relationship columns: read with the row ([`post_columns`]) or set from the
     /// author's [`AuthorRelationship`] (`FeedRow::attach`).
     #[serde(default)]

@@ -338,3 +338,174 @@ fn mastodon_reblog_unreblog_reblogged_by_and_the_home_timeline() {
         masto(&reader, "GET", &format!("/api/v1/accounts/{}/statuses?exclude_reblogs=true", booster.id));
     assert_eq!(without, json!([]));
 }
+
+fn arm(fault: &str) {
+    admin("POST", "/v1/admin/test/fault", Some(&json!({ "name": fault }))).expect(200);
+}
+
+fn boosters_of(user: &User, post: &str) -> Vec<String> {
+    ids(&collect_pages(user, &format!("/v1/posts/{post}/reposts?limit=50")))
+}
+
+#[test]
+fn a_crash_between_the_boosters_database_and_the_originals_is_repaired_by_the_outbox() {
+    let author = register("bc_author");
+    let post = id_of(&author.publish("crash me", "public"));
+
+    // The request stops after the booster's batch: the boost's own event converges the
+    // original's side when the queue delivers it.
+    let booster = register("bc_booster");
+    arm(&format!("boost_mirror_lost:{}", booster.id));
+    assert_eq!(booster.put(&format!("/v1/posts/{post}/repost"), None).status, 500);
+    poll("the event to converge the original's side", DEADLINE, || {
+        (count_of(&author, &post) == 1).then_some(())
+    });
+    assert_eq!(boosters_of(&author, &post), vec![booster.id.clone()]);
+    assert_eq!(repost(&booster, &post)["repost_count"], 1, "the retry finds the same boost");
+
+    // The queue send lost too: only the reconciliation's resend can repair it, and does.
+    let late = register("bc_late");
+    lose_next_announce(&late);
+    arm(&format!("boost_mirror_lost:{}", late.id));
+    assert_eq!(late.put(&format!("/v1/posts/{post}/repost"), None).status, 500);
+    assert_eq!(count_of(&author, &post), 1, "the original's side has not heard of it");
+    assert!(!boosters_of(&author, &post).contains(&late.id));
+    poll("the sweep to resend the boost's event", DEADLINE, || {
+        admin("POST", "/v1/admin/reconcile", None).expect(200);
+        (count_of(&author, &post) == 2).then_some(())
+    });
+    assert!(boosters_of(&author, &post).contains(&late.id));
+    let notified = author.get("/v1/notifications").expect(200);
+    let actors: Vec<&str> =
+        notified["items"].as_array().unwrap().iter().filter_map(|n| n["actor"]["id"].as_str()).collect();
+    assert!(actors.contains(&late.id.as_str()), "the repair notifies too: {notified}");
+
+    // The same crash on the unboost.
+    lose_next_announce(&late);
+    arm(&format!("boost_mirror_lost:{}", late.id));
+    assert_eq!(late.delete(&format!("/v1/posts/{post}/repost")).status, 500);
+    poll("the sweep to resend the unboost's event", DEADLINE, || {
+        admin("POST", "/v1/admin/reconcile", None).expect(200);
+        (count_of(&author, &post) == 1).then_some(())
+    });
+    assert_eq!(boosters_of(&author, &post), vec![booster.id.clone()]);
+}
+
+/// What the oracle test did: live posts (id -> author), live boosts (boost id -> booster,
+/// original) and follows (reader -> authors).
+#[derive(Default)]
+struct Model {
+    posts: std::collections::BTreeMap<u64, String>,
+    boosts: std::collections::BTreeMap<u64, (String, u64)>,
+    follows: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+impl Model {
+    /// A reader's whole feed as (shown post id, booster id if it came as a boost), newest entry
+    /// first: their own and followed authors' posts, and boosts by them, each post once at its
+    /// earliest entry. Ids are snowflakes, so an entry's id orders it as its full key does.
+    fn feed(&self, reader: &str) -> Vec<(String, Option<String>)> {
+        let mut sources = self.follows.get(reader).cloned().unwrap_or_default();
+        sources.insert(reader.to_string());
+        let mut entries: Vec<(u64, u64, Option<String>)> = self
+            .posts
+            .iter()
+            .filter(|(_, author)| sources.contains(*author))
+            .map(|(id, _)| (*id, *id, None))
+            .collect();
+        entries.extend(
+            self.boosts
+                .iter()
+                .filter(|(_, (booster, _))| sources.contains(booster))
+                .map(|(id, (booster, original))| (*id, *original, Some(booster.clone()))),
+        );
+        entries.sort();
+        let mut seen = HashSet::new();
+        let mut shown: Vec<(String, Option<String>)> = entries
+            .into_iter()
+            .filter(|(_, original, _)| seen.insert(*original))
+            .map(|(_, original, by)| (original.to_string(), by))
+            .collect();
+        shown.reverse();
+        shown
+    }
+}
+
+/// Every page of the reader's feed, `limit` at a time, as the model states it.
+fn scrolled(reader: &User, limit: usize) -> Vec<(String, Option<String>)> {
+    collect_pages(reader, &format!("/v1/feed?limit={limit}"))
+        .iter()
+        .map(|i| (id_of(i), i["repost"]["by"]["id"].as_str().map(str::to_string)))
+        .collect()
+}
+
+#[test]
+fn feed_oracle_with_boosts_unboosts_follows_and_unfollows_in_the_churn() {
+    let users: Vec<User> = (0..6).map(|_| register("bo_oracle")).collect();
+    let mut model = Model::default();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for u in &users {
+        activate(u);
+        for i in 0..2 {
+            let post = u.publish(&format!("{} #{i}", u.handle), "public");
+            model.posts.insert(id_of(&post).parse().unwrap(), u.id.clone());
+        }
+    }
+    let check = |model: &Model, round: usize| {
+        for (r, reader) in users.iter().enumerate() {
+            let want = model.feed(&reader.id);
+            let limit = 1 + (r + round) % 4;
+            poll(&format!("round {round}: {}'s feed equals the model", reader.handle), DEADLINE, || {
+                (scrolled(reader, limit) == want).then_some(())
+            });
+        }
+    };
+    for round in 0..4 {
+        for _ in 0..10 {
+            let (a, b) = (next(users.len()), next(users.len()));
+            let (actor, other) = (&users[a], &users[b]);
+            match next(6) {
+                0 => {
+                    let post = actor.publish("churn", "public");
+                    model.posts.insert(id_of(&post).parse().unwrap(), actor.id.clone());
+                }
+                1 | 2 => {
+                    let posts: Vec<u64> = model.posts.keys().copied().collect();
+                    let original = posts[next(posts.len())];
+                    let answer = repost(actor, &original.to_string());
+                    let boost: u64 = answer["repost"]["id"].as_str().unwrap().parse().unwrap();
+                    model.boosts.insert(boost, (actor.id.clone(), original));
+                }
+                3 => {
+                    let mine: Vec<(u64, u64)> = model
+                        .boosts
+                        .iter()
+                        .filter(|(_, (by, _))| *by == actor.id)
+                        .map(|(id, (_, original))| (*id, *original))
+                        .collect();
+                    if let Some(&(boost, original)) = mine.first() {
+                        unrepost(actor, &original.to_string());
+                        model.boosts.remove(&boost);
+                    }
+                }
+                4 if a != b => {
+                    actor.follow(other);
+                    model.follows.entry(actor.id.clone()).or_default().insert(other.id.clone());
+                }
+                _ if a != b => {
+                    actor.unfollow(other);
+                    model.follows.entry(actor.id.clone()).or_default().remove(&other.id);
+                }
+                _ => {}
+            }
+        }
+        check(&model, round);
+    }
+    assert!(model.boosts.len() >= 3, "the churn boosted: {}", model.boosts.len());
+}

@@ -10,7 +10,6 @@ use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::PostView;
 use crate::services::feed::{self, FeedQuery, FeedScope};
-use crate::services::originals;
 
 #[derive(Serialize)]
 struct FeedResponse {
@@ -44,9 +43,7 @@ pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     }
     let scope = group.map_or(FeedScope::Home, FeedScope::Group);
     let below_floor = below_floor.unwrap_or(false);
-    let mut page = feed::read(app, &FeedQuery { viewer, limit, before, below_floor, after, scope }).await?;
-    let shown: Vec<_> = page.items.iter().map(|p| p.shown().id).collect();
-    originals::boost_marks(app, viewer, &shown).await?.apply(&mut page.items);
+    let page = feed::read(app, &FeedQuery { viewer, limit, before, below_floor, after, scope }).await?;
     let encode = |k, below_floor| app.cursors.encode_below_floor(viewer, &list, k, below_floor);
     json(
         200,
