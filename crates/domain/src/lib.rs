@@ -18,6 +18,7 @@ pub mod lists;
 pub mod live;
 pub mod mastodon;
 pub mod media;
+pub mod mentions;
 pub mod merge;
 pub mod moderation;
 pub mod multipart;
