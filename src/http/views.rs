@@ -70,10 +70,20 @@ pub struct PostView {
     /// not spend).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reposted_by_me: Option<bool>,
+    /// The accounts the post mentions (an extension: Mastodon's `mentions`), in the order first
+    /// mentioned.
+    pub mentions: Vec<MentionView>,
     /// On a feed item that reached the reader as a boost: who boosted it, when, and the boost's
     /// id (the post shown is the original, with its own id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repost: Option<RepostView>,
+}
+
+/// An account a post mentions.
+#[derive(Serialize)]
+pub struct MentionView {
+    pub id: String,
+    pub handle: String,
 }
 
 /// Who brought a feed item to the reader by boosting it.
@@ -120,6 +130,11 @@ impl PostView {
             sensitive: p.is_sensitive(),
             media: p.attachments().iter().map(MediaView::from).collect(),
             moderation: p.is_taken_down().then_some("taken_down"),
+            mentions: p
+                .mentioned()
+                .into_iter()
+                .map(|m| MentionView { id: m.id.to_string(), handle: m.handle })
+                .collect(),
             repost_count: p.reblog_count,
             reposted_by_me: p.reblogged_by_me,
             repost: None,

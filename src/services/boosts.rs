@@ -11,7 +11,7 @@ use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::services::faults::Faults;
 use crate::services::originals::{entry, subject};
-use crate::services::{fanout, replicas};
+use crate::services::{fanout, replicas, streaming};
 use crate::store::posts::{self, NewPost, PostRow};
 use crate::store::reblogs;
 use crate::store::users::UserRow;
@@ -42,6 +42,7 @@ pub async fn boost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRow>
         author_id: booster,
         body: "",
         reblog_of: Some(original.id),
+        mentions: None,
         visibility,
         warning: &ContentWarning::default(),
         media: &[],
@@ -113,7 +114,10 @@ fn mirror_of(boost: &PostRow, original: PostId, active: bool, now: i64) -> Boost
 /// request, and again by the boost's outbox event (`services/fanout`), so a crash between the
 /// two databases is repaired when the outbox resends the event.
 pub async fn converge(ctx: &Ctx, mirror: &BoostMirror) -> ApiResult<()> {
-    Ok(reblogs::converge(ctx.post_db(mirror.original), mirror).await?)
+    if let Some(notice) = reblogs::converge(ctx.post_db(mirror.original), mirror).await? {
+        streaming::tell(ctx, notice).await;
+    }
+    Ok(())
 }
 
 /// Users who boost the post `id` names now (newest first; `limit + 1` rows fetched).

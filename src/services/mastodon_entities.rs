@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mastodon::{content_html, visibility_to_mastodon};
 use crate::domain::media::Attachment;
+use crate::domain::mentions::Mentioned;
 use crate::domain::notifications::GroupKey;
 use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
@@ -121,7 +122,7 @@ pub struct Status {
     spoiler_text: String,
     media_attachments: Vec<MediaAttachment>,
     application: Option<()>,
-    mentions: Empty,
+    mentions: Vec<StatusMention>,
     tags: Empty,
     emojis: Empty,
     reblogs_count: i64,
@@ -140,6 +141,26 @@ pub struct Status {
     bookmarked: bool,
     pinned: bool,
     filtered: Empty,
+}
+
+/// Mastodon's Status::Mention: an account the status mentions.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusMention {
+    id: String,
+    username: String,
+    url: String,
+    acct: String,
+}
+
+impl StatusMention {
+    fn new(origin: &str, m: &Mentioned) -> Self {
+        Self {
+            id: m.id.to_string(),
+            username: m.handle.clone(),
+            url: crate::domain::wellknown::profile_page(origin, &m.handle),
+            acct: m.handle.clone(),
+        }
+    }
 }
 
 /// Mastodon's MediaAttachment (images only: `type` is always `image`; no thumbnails are made, so
@@ -217,6 +238,7 @@ struct StatusParts<'a> {
     replies: i64,
     reply_to: Option<(String, String)>,
     media: Vec<Attachment>,
+    mentioned: Vec<Mentioned>,
     /// The post the web client opens for it (`?post=`): a reply's is its post's.
     page: crate::domain::ids::PostId,
 }
@@ -236,7 +258,7 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         spoiler_text: p.spoiler_text.to_owned(),
         media_attachments: p.media.iter().map(|a| MediaAttachment::new(origin, a)).collect(),
         application: None,
-        mentions: [],
+        mentions: p.mentioned.iter().map(|m| StatusMention::new(origin, m)).collect(),
         tags: [],
         emojis: [],
         reblogs_count: p.reblogs,
@@ -306,6 +328,7 @@ impl Status {
             replies: p.comment_count,
             reply_to: None,
             media: p.attachments(),
+            mentioned: p.mentioned(),
             page: p.id,
         };
         status(origin, parts)
@@ -342,6 +365,7 @@ impl Status {
                 _ => (c.post_id.to_string(), c.post_author_id.to_string()),
             }),
             media: Vec::new(),
+            mentioned: Vec::new(),
             page: c.post_id,
         };
         status(origin, parts)

@@ -18,6 +18,7 @@ pub mod lists;
 pub mod live;
 pub mod mastodon_entities;
 pub mod media;
+pub mod mentions;
 pub mod moderation;
 pub mod mutes;
 pub mod notification_groups;

@@ -8,6 +8,8 @@ use futures_util::future::join;
 use crate::context::Ctx;
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::{Kind, KindFilter};
+use crate::domain::shard::group_by_database;
+use crate::domain::snowflake::shard_of_id;
 use crate::error::ApiResult;
 use crate::store::engagement::{self, CommentRow};
 use crate::store::graph::LIST_ROUNDS;
@@ -103,6 +105,19 @@ pub(super) async fn with_shown_actors(
 /// Attaches the posts and comments (both on the recipient's database: their own posts, and
 /// comments on them) in two reads side by side; a notification whose post or comment is
 /// gone by now is left out.
+/// The notifications' posts the recipient may see now, each read on its own database: their
+/// own (a like, a boost, a reply of theirs) on their home, a mention's on its author's.
+async fn posts_seen(ctx: &Ctx, recipient: UserId, ids: Vec<PostId>) -> ApiResult<Vec<PostRow>> {
+    let placed = ids.into_iter().map(|id| (shard_of_id(id.get()), id));
+    let groups: Vec<_> =
+        group_by_database(ctx.shard_map(), placed).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
+    let read = ctx
+        .shards
+        .across(groups, |db, ids| async move { posts::load_live(db, recipient, &ids).await })
+        .await?;
+    Ok(read.into_iter().flatten().filter(|p| p.visible_to(recipient)).collect())
+}
+
 pub(super) async fn hydrate(
     ctx: &Ctx,
     recipient: UserId,
@@ -117,11 +132,9 @@ pub(super) async fn hydrate(
         .map(|(r, _)| CommentId::from_trusted(r.comment_id))
         .collect();
     let authors: Vec<UserRow> = rows.iter().map(|(_, a)| a.clone()).collect();
-    let (posts, comments) = join(
-        posts::load_live(db.any(), recipient, &post_ids),
-        engagement::by_ids(db.any(), &comment_ids, &authors),
-    )
-    .await;
+    let (posts, comments) =
+        join(posts_seen(ctx, recipient, post_ids), engagement::by_ids(db.any(), &comment_ids, &authors))
+            .await;
     let (posts, comments) = (posts?, comments?);
     Ok(rows
         .into_iter()

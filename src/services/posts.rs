@@ -8,12 +8,13 @@ use sha2::{Digest, Sha256};
 use crate::context::{id_seed, Ctx};
 use crate::domain::edit::PostEdit;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::mentions::Mentioned;
 use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{boosts, fanout, media, originals, replicas, users};
+use crate::services::{boosts, fanout, media, mentions, originals, replicas, users};
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::StoreError;
@@ -75,6 +76,10 @@ pub struct Draft<'a> {
     pub warning: &'a ContentWarning,
     /// Uploads to attach, in order (`domain::media::media_ids`).
     pub media: &'a [i64],
+    /// This server's domain, as `@handle@domain` mentions name it (the request's host).
+    pub domain: &'a str,
+    /// Mastodon's `allowed_mentions`: the only accounts the post may mention (`None`: any).
+    pub allowed_mentions: Option<&'a [UserId]>,
 }
 
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
@@ -85,7 +90,7 @@ pub async fn publish(
     draft: &Draft<'_>,
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
-    let Draft { text, visibility, warning, media } = *draft;
+    let Draft { text, visibility, warning, media, .. } = *draft;
     let sensitive = if warning.sensitive { "sensitive" } else { "" };
     let media_ids: Vec<String> = media.iter().map(i64::to_string).collect();
     let mut parts = vec![visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
@@ -108,10 +113,13 @@ pub async fn publish(
         },
     };
     let media = &media;
+    let mentioned = mentions_of(ctx, draft).await?;
+    let column = Mentioned::column(&mentioned);
     let new = NewPost {
         author_id: author,
         body: text.as_str(),
         reblog_of: None,
+        mentions: column.as_deref(),
         visibility,
         warning,
         media,
@@ -120,7 +128,26 @@ pub async fn publish(
     };
     // The author is the token's user, confirmed on this request: a post whose author row is gone
     // (its foreign key) means that user is gone meanwhile.
-    commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await
+    let post = commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await?;
+    mentions::notify(ctx, (post.id, author, post.visibility), &post.mentioned(), true).await?;
+    Ok(post)
+}
+
+/// The accounts the draft mentions; `422` when `allowed_mentions` leaves one out (Mastodon's
+/// rule: the post is refused, not trimmed).
+async fn mentions_of(ctx: &Ctx, draft: &Draft<'_>) -> ApiResult<Vec<Mentioned>> {
+    let mentioned = mentions::resolve(ctx, draft.text.as_str(), draft.domain).await?;
+    if let Some(allowed) = draft.allowed_mentions {
+        let unexpected: Vec<String> =
+            mentioned.iter().filter(|m| !allowed.contains(&m.id)).map(|m| m.id.to_string()).collect();
+        if !unexpected.is_empty() {
+            return Err(ApiError::field(
+                "allowed_mentions",
+                format!("the post mentions accounts allowed_mentions leaves out: {}", unexpected.join(", ")),
+            ));
+        }
+    }
+    Ok(mentioned)
 }
 
 /// Admin: imports `author`'s post with its original time, through the same pipeline. The
@@ -141,6 +168,7 @@ pub async fn import(
         author_id: author,
         body: text.as_str(),
         reblog_of: None,
+        mentions: None,
         visibility,
         warning,
         media: &[],

@@ -16,6 +16,7 @@ use crate::domain::boosts::BoostMirror;
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
 use crate::domain::notifications::{Kind, KindFilter, Notice};
+use crate::domain::visibility::Visibility;
 
 /// The next notification id of `recipient` (an SQL expression) made at `now` (a parameter):
 /// `domain/notifications.rs::next_id` in SQL, one seek on the primary key.
@@ -97,6 +98,60 @@ pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1Prepared
         Kind::Reblog.as_str()
     );
     stmt(db, &sql, &[int(boost.original), int(boost.booster)])
+}
+
+/// On a mentioned user's home: a post of `author` that mentions `recipient` notifies them, once,
+/// if they may see it (public; followers-only while they follow the author: their side of the
+/// follow is here) and neither blocks the other nor mutes the author's notifications. A
+/// repeated call (the post's redelivered event) finds it made and does nothing.
+pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<D1PreparedStatement> {
+    let from_where = format!(
+        "WHERE ?1 <> ?2 AND {} AND NOT {} \
+           AND (?4 = 'public' OR (?4 = 'followers' AND EXISTS (SELECT 1 FROM follows f \
+             WHERE f.follower_id = ?1 AND f.author_id = ?2)))",
+        not_blocked_between("?1", "?2"),
+        super::mutes::muted_sql("?1", "?2", true)
+    );
+    let sql = insert_sql("?1", "?5", Kind::Mention, "?2", "?3", "0", &from_where);
+    let params = [
+        int(mention.recipient),
+        int(mention.author),
+        int(mention.post),
+        text(mention.visibility.as_str()),
+        int(now),
+    ];
+    stmt(db, &sql, &params)
+}
+
+/// The mention's notification goes (its post deleted or narrowed).
+pub fn off_mention(db: UserDb<'_>, mention: &MentionOf) -> StoreResult<D1PreparedStatement> {
+    let sql = format!(
+        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2 AND post_id = ?3",
+        Kind::Mention.as_str()
+    );
+    stmt(db, &sql, &[int(mention.recipient), int(mention.author), int(mention.post)])
+}
+
+/// Makes (`on`) or takes back a mention's notification on the recipient's home; what to tell
+/// their live socket, if one was made for an open one.
+pub async fn set_mention(
+    db: UserDb<'_>,
+    mention: &MentionOf,
+    on: bool,
+    now: i64,
+) -> StoreResult<Option<Notice>> {
+    let statement = if on { on_mention(db, mention, now)? } else { off_mention(db, mention)? };
+    let results = batch(db, vec![statement]).await?;
+    Ok(if on { notice(results.first(), now) } else { None })
+}
+
+/// One mentioned user of one post.
+#[derive(Debug, Clone, Copy)]
+pub struct MentionOf {
+    pub recipient: UserId,
+    pub author: UserId,
+    pub post: PostId,
+    pub visibility: Visibility,
 }
 
 /// A new comment notifies the post's author (unless they wrote it).
@@ -208,14 +263,17 @@ pub struct Range<'a> {
 /// with the actor, the actor not muted with notifications (`mutes`); the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
 pub(super) fn shown_sql() -> String {
+    // A mention's post is its author's, on another database: checked where it is read
+    // (`services/notifications.rs::posts_seen`), and its deletion takes the row back.
     format!(
         "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
-         AND (n.post_id = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
+         AND (n.post_id = 0 OR n.kind = '{}' OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
                AND c.deleted_at IS NULL))",
         not_blocked_between("?1", "n.actor_id"),
-        super::mutes::muted_sql("?1", "n.actor_id", true)
+        super::mutes::muted_sql("?1", "n.actor_id", true),
+        Kind::Mention.as_str()
     )
 }
 

@@ -19,6 +19,7 @@ use crate::domain::edit::PostEdit;
 use crate::domain::feed::LiveState;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::media::Attachment;
+use crate::domain::mentions::Mentioned;
 use crate::domain::outbox::EventKind;
 use crate::domain::read::{AuthorRelation, FeedRow};
 use crate::domain::replica::HeldPost;
@@ -45,7 +46,7 @@ pub fn post_columns() -> String {
 pub fn feed_columns() -> String {
     "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
-            p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, \
+            p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, p.mentions, \
             EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
@@ -108,6 +109,10 @@ pub struct PostRow {
     pub reblog_of: Option<PostId>,
     #[serde(default)]
     pub reblog_count: i64,
+    /// Whom the post mentions (JSON, `domain::mentions::Mentioned`; `NULL`: nobody; migration
+    /// 0030).
+    #[serde(default)]
+    mentions: Option<String>,
     /// A boost's original as the viewer sees it now, attached by `services/boosts.rs` to the
     /// boosts a read shows (never read from SQL or held by a replica).
     #[serde(skip)]
@@ -147,6 +152,10 @@ impl PostRow {
 
     pub fn attachments(&self) -> Vec<Attachment> {
         Attachment::list_of(self.media.as_deref())
+    }
+
+    pub fn mentioned(&self) -> Vec<Mentioned> {
+        Mentioned::list_of(self.mentions.as_deref())
     }
 
     /// Whether the viewer may open the post by its id now. Rows only ever come from queries
@@ -316,6 +325,8 @@ pub struct NewPost<'a> {
     pub body: &'a str,
     /// The original, for a boost.
     pub reblog_of: Option<PostId>,
+    /// Whom it mentions, resolved (`domain::mentions::Mentioned::column`; `None`: nobody).
+    pub mentions: Option<&'a str>,
     pub visibility: Visibility,
     pub warning: &'a ContentWarning,
     /// Uploads of the author's to attach, in order (checked by `services::media::for_post`).
@@ -387,8 +398,8 @@ fn insert_post_statement(
 ) -> StoreResult<D1PreparedStatement> {
     stmt(
         db,
-        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of) \
-         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9) RETURNING id",
+        "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of, \
+           mentions) VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10) RETURNING id",
         &[
             int(post.author_id),
             text(post.body),
@@ -399,6 +410,7 @@ fn insert_post_statement(
             int(i64::from(post.warning.sensitive)),
             media_column(post.media)?,
             opt_int(post.reblog_of.map(PostId::get)),
+            opt_text(post.mentions),
         ],
     )
 }
@@ -599,7 +611,7 @@ pub async fn purge_idempotency_keys(db: AnyDb<'_>, before: i64) -> StoreResult<u
 }
 
 /// A post's state as window events need it, read when the event is applied.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct PostState {
     pub author_id: UserId,
     pub created_at: i64,
@@ -611,6 +623,8 @@ pub struct PostState {
     pub state_version: i64,
     /// A boost's original (migration 0029).
     pub reblog_of: Option<PostId>,
+    /// Whom it mentions (migration 0030, JSON).
+    pub mentions: Option<String>,
 }
 
 impl PostState {
@@ -634,7 +648,7 @@ pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostSt
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
                 taken_down_at IS NOT NULL AS taken_down, state_version, \
                 (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended, \
-                reblog_of \
+                reblog_of, mentions \
          FROM posts WHERE id = ?1",
         &[int(post_id)],
     )

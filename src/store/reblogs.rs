@@ -18,6 +18,7 @@ use super::{
 use crate::domain::boosts::BoostMirror;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::notifications::Notice;
 
 /// The booster's live boost of `original`, as the booster sees it (one at most: the partial
 /// unique index `posts_one_boost`).
@@ -65,8 +66,9 @@ pub async fn reblogged_among(db: UserDb<'_>, viewer: UserId, ids: &[PostId]) -> 
 /// batch on the original's database: a new active boost inserts its row (its count moves by
 /// trigger) after notifying; an inactive one turns the row off (or records it off, if the
 /// mirror never saw it on) and takes the notification back. Idempotent in any order: an
-/// insert of an existing row does nothing, and nothing turns a row back on.
-pub async fn converge(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<()> {
+/// insert of an existing row does nothing, and nothing turns a row back on. The notification
+/// made, if it was made for a recipient with a live socket open: what to tell them.
+pub async fn converge(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<Option<Notice>> {
     let row = [
         int(boost.original),
         int(boost.boost),
@@ -95,8 +97,8 @@ pub async fn converge(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<()> {
             notifications::off_reblog(db, boost)?,
         ]
     };
-    batch(db, statements).await?;
-    Ok(())
+    let results = batch(db, statements).await?;
+    Ok(if boost.active { notifications::notice(results.first(), boost.now) } else { None })
 }
 
 /// Users who boost the post now, newest boost first, hiding users with a block either way with

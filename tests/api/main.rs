@@ -25,6 +25,7 @@ mod lists;
 mod live;
 mod mastodon;
 mod media;
+mod mentions;
 mod mirror;
 mod moderation;
 mod mutes;

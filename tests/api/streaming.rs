@@ -183,3 +183,27 @@ fn the_event_stream_opens_with_a_comment_and_refuses_a_bad_token() {
     let refused = raw("GET", "/api/v1/streaming/user", &[("authorization", "Bearer nope")], b"");
     assert_eq!(refused.status, 401);
 }
+
+#[test]
+fn a_boost_arrives_as_an_update_carrying_the_reblog_and_its_original_author_is_notified_live() {
+    let author = register("stb_author");
+    let booster = register("stb_booster");
+    let reader = register("stb_reader");
+    reader.follow(&booster);
+    activate(&reader);
+    let post = id_of(&author.publish("boost me live", "public"));
+    let mut home = stream(&reader, "stream=user");
+    let mut notified = stream(&author, "stream=user:notification");
+    let boost = booster.put(&format!("/v1/posts/{post}/repost"), None).expect(200);
+    let (event, payload, _) = next_frame(&mut home, DEADLINE);
+    assert_eq!(event, "update");
+    let status: Value = serde_json::from_str(&payload).expect("a Status");
+    assert_eq!(status["id"], boost["repost"]["id"], "the update is the boost: {status}");
+    assert_eq!(status["account"]["id"], booster.id.as_str());
+    assert_eq!(status["reblog"]["id"], post.as_str());
+    assert!(status["reblog"]["content"].as_str().is_some_and(|c| c.contains("boost me live")), "{status}");
+    let (event, payload, _) = next_frame(&mut notified, DEADLINE);
+    assert_eq!(event, "notification");
+    let n: Value = serde_json::from_str(&payload).expect("a Notification");
+    assert_eq!((n["type"].clone(), n["status"]["id"].clone()), (json!("reblog"), json!(post)));
+}

@@ -41,7 +41,30 @@
 
 use std::ops::Range;
 
+use serde::{Deserialize, Serialize};
+
+use super::ids::UserId;
 use super::validate::Handle;
+
+/// A mention resolved to its account, as a post keeps it (`posts.mentions`, a JSON array, so
+/// every path that carries the post carries it; migration 0030).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mentioned {
+    pub id: UserId,
+    pub handle: String,
+}
+
+impl Mentioned {
+    /// The stored column's accounts (`NULL` or unreadable: none).
+    pub fn list_of(json: Option<&str>) -> Vec<Mentioned> {
+        json.and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default()
+    }
+
+    /// The column for `list` (`None` for none).
+    pub fn column(list: &[Mentioned]) -> Option<String> {
+        (!list.is_empty()).then(|| serde_json::to_string(list).unwrap_or_default())
+    }
+}
 
 /// The most distinct mentions (local and remote together, [`Mentions::total`]) a post may carry.
 /// The parser finds them all; callers refuse a post over this ([`Mentions::over_limit`]) rather
@@ -224,6 +247,16 @@ fn resolve(raw: &RawMatch<'_>, local_domain: &str) -> Option<Target> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stored_column_round_trips_and_junk_reads_as_none() {
+        let list = vec![Mentioned { id: UserId::from_trusted(7), handle: "alice".into() }];
+        let column = Mentioned::column(&list);
+        assert_eq!(Mentioned::list_of(column.as_deref()), list);
+        assert_eq!(Mentioned::column(&[]), None);
+        assert!(Mentioned::list_of(Some("not json")).is_empty());
+        assert!(Mentioned::list_of(None).is_empty());
+    }
 
     const DOMAIN: &str = "edgefeed.example";
 

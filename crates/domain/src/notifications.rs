@@ -30,6 +30,8 @@ pub enum Kind {
     Reply,
     /// A boost of the recipient's post.
     Reblog,
+    /// A post that mentions the recipient (`@handle`).
+    Mention,
 }
 
 /// How a kind's notifications group in Mastodon's grouped notifications ([`GroupKey`]).
@@ -58,7 +60,7 @@ pub struct KindRow {
 /// Every kind, in [`Kind`]'s order: the one place a kind is named. Filters, group keys, the
 /// entities' `type` and the store's SQL derive from it; what makes a notification (the
 /// statement in the batch of its change) is `store/notifications.rs`.
-pub const KINDS: [KindRow; 4] = [
+pub const KINDS: [KindRow; 5] = [
     KindRow { kind: Kind::Follow, stored: "follow", mastodon: "follow", grouping: Grouping::Window },
     KindRow {
         kind: Kind::Favourite,
@@ -68,6 +70,8 @@ pub const KINDS: [KindRow; 4] = [
     },
     KindRow { kind: Kind::Reply, stored: "reply", mastodon: "mention", grouping: Grouping::Never },
     KindRow { kind: Kind::Reblog, stored: "reblog", mastodon: "reblog", grouping: Grouping::PostAndWindow },
+    // Mastodon has one `mention` for both: a reply to your post mentions you there.
+    KindRow { kind: Kind::Mention, stored: "mention", mastodon: "mention", grouping: Grouping::Never },
 ];
 
 impl Kind {
@@ -94,8 +98,10 @@ impl Kind {
         self.row().mastodon
     }
 
-    fn of_mastodon(name: &str) -> Option<Kind> {
-        Kind::all().find(|k| k.mastodon() == name)
+    /// Whether Mastodon's `name` (in `types[]`, `exclude_types[]`, `grouped_types[]`) names
+    /// this kind (`mention` names two: a mention and a reply).
+    fn is_mastodon(self, name: &str) -> bool {
+        self.mastodon() == name
     }
 
     pub fn grouping(self) -> Grouping {
@@ -140,8 +146,8 @@ impl KindFilter {
     /// Mastodon's `types[]` and `exclude_types[]`, intersected as Mastodon does: types it has and
     /// we never make (`reblog`, `poll`, ...) match nothing; unknown excluded types are ignored.
     pub fn from_mastodon(types: &[String], exclude: &[String]) -> KindFilter {
-        let wanted = |k: &Kind| types.is_empty() || types.iter().any(|t| Kind::of_mastodon(t) == Some(*k));
-        let excluded = |k: &Kind| exclude.iter().any(|t| Kind::of_mastodon(t) == Some(*k));
+        let wanted = |k: &Kind| types.is_empty() || types.iter().any(|t| k.is_mastodon(t));
+        let excluded = |k: &Kind| exclude.iter().any(|t| k.is_mastodon(t));
         KindFilter(Kind::all().filter(|k| wanted(k) && !excluded(k)).collect())
     }
 
@@ -258,7 +264,7 @@ impl fmt::Display for GroupKey {
 /// Mastodon's `grouped_types[]`: the kinds that may group. Absent: every kind that groups;
 /// unknown names are ignored.
 pub fn grouped_kinds(names: &[String]) -> Vec<Kind> {
-    let named = |k: &Kind| names.is_empty() || names.iter().any(|n| Kind::of_mastodon(n) == Some(*k));
+    let named = |k: &Kind| names.is_empty() || names.iter().any(|n| k.is_mastodon(n));
     Kind::all().filter(|k| k.groups() && named(k)).collect()
 }
 
@@ -331,11 +337,13 @@ mod tests {
         }
         for kind in Kind::all() {
             assert_eq!(Kind::parse(kind.as_str()), Some(kind));
-            assert_eq!(Kind::of_mastodon(kind.mastodon()), Some(kind));
+            assert!(kind.is_mastodon(kind.mastodon()));
         }
         assert_eq!(Kind::Reply.mastodon(), "mention");
-        assert_eq!(Kind::parse("mention"), None);
-        assert_eq!(Kind::v1_names(), "follow, favourite, reply, reblog");
+        assert_eq!(Kind::parse("mention"), Some(Kind::Mention));
+        assert_eq!(Kind::v1_names(), "follow, favourite, reply, reblog, mention");
+        let mentions: Vec<Kind> = Kind::all().filter(|k| k.is_mastodon("mention")).collect();
+        assert_eq!(mentions, [Kind::Reply, Kind::Mention], "Mastodon's mention is both");
     }
 
     /// The stored names are the CHECK of the newest migration that creates `notifications`: a
@@ -382,7 +390,9 @@ mod tests {
         let mut found = Vec::new();
         enums(&doc.unwrap_or_default(), &mut found);
         let stored: Vec<String> = Kind::all().map(|k| k.as_str().to_string()).collect();
-        let mastodon: Vec<String> = Kind::all().map(|k| k.mastodon().to_string()).collect();
+        let mut mastodon: Vec<String> = Kind::all().map(|k| k.mastodon().to_string()).collect();
+        let mut once = std::collections::HashSet::new();
+        mastodon.retain(|name| once.insert(name.clone()));
         let of_kinds: Vec<&Vec<String>> =
             found.iter().filter(|e| e.contains(&"favourite".to_string())).collect();
         assert_eq!(of_kinds.len(), 3, "/v1 kind, Mastodon type, group type: {found:?}");
@@ -397,17 +407,17 @@ mod tests {
         assert_eq!(f.json(), r#"["follow","reply"]"#);
         assert_eq!(KindFilter::parse_v1("follow,boost"), None);
         assert_eq!(KindFilter::parse_v1(""), None);
-        assert_eq!(KindFilter::default().kinds().len(), 4);
+        assert_eq!(KindFilter::default().kinds().len(), 5);
     }
 
     #[test]
     fn mastodon_types_and_exclusions_intersect() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(KindFilter::from_mastodon(&[], &[]).kinds(), Kind::all().collect::<Vec<_>>());
-        assert_eq!(KindFilter::from_mastodon(&s(&["mention"]), &[]).kinds(), &[Kind::Reply]);
+        assert_eq!(KindFilter::from_mastodon(&s(&["mention"]), &[]).kinds(), &[Kind::Reply, Kind::Mention]);
         assert_eq!(
             KindFilter::from_mastodon(&[], &s(&["follow", "reblog"])).kinds(),
-            &[Kind::Favourite, Kind::Reply]
+            &[Kind::Favourite, Kind::Reply, Kind::Mention]
         );
         assert_eq!(KindFilter::from_mastodon(&s(&["reblog"]), &[]).kinds(), &[Kind::Reblog]);
         assert!(KindFilter::from_mastodon(&s(&["poll"]), &[]).kinds().is_empty());
@@ -502,7 +512,7 @@ mod tests {
             oldest_first: false,
         };
         assert_eq!(q.grouped_kinds().kinds(), &[Kind::Favourite, Kind::Reblog]);
-        assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply]);
+        assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply, Kind::Mention]);
         assert_eq!(q.key_of(5, Kind::Reply, 1), GroupKey::Ungrouped(5));
     }
 }

@@ -136,6 +136,7 @@ pub const TABLES: &[Table] = &[
             "media",
             "reblog_of",
             "reblog_count",
+            "mentions",
         ],
         TEXT_PAGE,
     ),

@@ -47,7 +47,9 @@ pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Resp
     let (text, visibility) = new_post(&body, !media.is_empty())?;
     let warning = new_warning(&body)?;
     let key = input.idempotency_key()?;
-    let draft = Draft { text: &text, visibility, warning: &warning, media: &media };
+    let domain = crate::domain::mastodon::domain_of(&input.origin);
+    let draft =
+        Draft { text: &text, visibility, warning: &warning, media: &media, domain, allowed_mentions: None };
     created(&service::publish(app, viewer, &draft, key.as_ref()).await?)
 }
 

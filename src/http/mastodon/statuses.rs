@@ -128,12 +128,28 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
     let key = input.idempotency_key()?;
     let visibility = visibility.unwrap_or(Visibility::Public);
-    let draft = Draft { text: &text, visibility, warning: &warning, media: &media };
+    let allowed = allowed_mentions(input)?;
+    let domain = crate::domain::mastodon::domain_of(&input.origin);
+    let allowed_mentions = allowed.as_deref();
+    let draft = Draft { text: &text, visibility, warning: &warning, media: &media, domain, allowed_mentions };
     let post = posts::publish(app, viewer, &draft, key.as_ref()).await?;
     answer(app, input, viewer, &Target::Post(post)).await
 }
 
 /// A boost's id shows the boost (the booster's status around the original), as in Mastodon.
+/// `allowed_mentions[]`: account ids (`None` when not given).
+fn allowed_mentions(input: &Input) -> ApiResult<Option<Vec<UserId>>> {
+    let given = input.values_of("allowed_mentions")?;
+    if given.is_empty() {
+        return Ok(None);
+    }
+    let ids = given.iter().map(|id| {
+        UserId::parse(id)
+            .ok_or_else(|| ApiError::field("allowed_mentions", "allowed_mentions: not an account id"))
+    });
+    Ok(Some(ids.collect::<ApiResult<Vec<_>>>()?))
+}
+
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     match posts::entry(app, viewer, id).await {
         Ok(row) if row.reblog_of.is_some() => answer(app, input, viewer, &Target::Post(row)).await,

@@ -8,8 +8,11 @@ use crate::domain::boosts::BoostMirror;
 use crate::domain::fanout::{split_lookahead, PostNow};
 use crate::domain::fanout_plan::{ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply};
 use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
+use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
+use crate::services::mentions;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
 use crate::store::{feed as pull, live, policy as edges, reblogs};
@@ -30,8 +33,9 @@ pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Rep
 }
 
 /// The post's state now. A boost's event first makes the original's side agree with it
-/// (`store/reblogs.rs::converge`, idempotent): the request did so already unless it stopped
-/// between the two databases, and then the outbox's resend of this event repairs it.
+/// (`store/reblogs.rs::converge`), and a post's event its mentioned users' notifications
+/// (`services/mentions.rs::notify`), both idempotent: the request did so already unless it
+/// stopped between the databases, and then the outbox's resend of this event repairs it.
 pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
     let post = posts::state(ctx.post_db(post_id), post_id).await?;
     if let Some((state, original)) = post.as_ref().and_then(|p| Some((p, p.reblog_of?))) {
@@ -44,6 +48,15 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
             now: ctx.now,
         };
         reblogs::converge(ctx.post_db(original), &mirror).await?;
+    }
+    if let Some(state) = post.as_ref().filter(|p| p.mentions.is_some()) {
+        // Likewise the mentioned users' notifications, made or taken back by the post's state.
+        let live = !state.is_deleted()
+            && !state.is_taken_down()
+            && !state.author_is_suspended()
+            && state.visibility != Visibility::Private;
+        let mentioned = Mentioned::list_of(state.mentions.as_deref());
+        mentions::notify(ctx, (post_id, state.author_id, state.visibility), &mentioned, live).await?;
     }
     Ok(Reply::Post(post.as_ref().map(post_read)))
 }
