@@ -107,21 +107,30 @@ fn walk_sql(d: &Direction, ungrouped: &KindFilter) -> String {
     )
 }
 
+/// D1 refuses a compound SELECT of more than 5 terms ("too many terms in compound SELECT"), so
+/// the per-kind reads are nested: each nested compound holds at most this many.
+const KINDS_PER_COMPOUND: usize = 4;
+
 /// The ungrouped rows, read kind by kind on `notifications_by_kind`: read by id with the
-/// kinds as a filter, a reply page would step over every like.
+/// kinds as a filter, a reply page would step over every like. The kinds' reads are nested in
+/// compounds of [`KINDS_PER_COMPOUND`], each one term of the walk's own compound.
 fn ungrouped_sql(kinds: &KindFilter, order: &str) -> String {
     let shown = shown_sql();
-    kinds
+    let reads: Vec<String> = kinds
         .kinds()
         .iter()
         .map(|k| {
             format!(
-                "UNION ALL SELECT * FROM (SELECT {COLUMNS}, {ROLE_UNGROUPED} AS role FROM notifications n \
+                "SELECT * FROM (SELECT {COLUMNS}, {ROLE_UNGROUPED} AS role FROM notifications n \
                    INDEXED BY notifications_by_kind WHERE {shown} AND n.kind = '{kind}' AND n.id < ?3 \
                    AND n.id > ?4 ORDER BY n.id {order} LIMIT ?5)",
                 kind = k.as_str()
             )
         })
+        .collect();
+    reads
+        .chunks(KINDS_PER_COMPOUND)
+        .map(|chunk| format!("UNION ALL SELECT * FROM ({})", chunk.join(" UNION ALL ")))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -329,3 +329,26 @@ fn v2_unread_count_counts_groups_above_the_marker() {
     form(&author, "/api/v1/markers", &format!("notifications[last_read_id]={last_a}")).expect(200);
     assert_eq!(count(""), 2, "b's likes and the mention are above the marker");
 }
+
+#[test]
+fn no_grouped_type_reads_every_kind_ungrouped() {
+    let author = register("gu_author");
+    let fan = register("gu_fan");
+    let post = id_of(&author.publish(&format!("hello @{}", fan.handle), "public"));
+    like(&fan, &post);
+    fan.put(&format!("/v1/posts/{post}/repost"), None).expect(200);
+    for user in [&author, &fan] {
+        let page = grouped(user, "?grouped_types[]=");
+        let groups = groups_of(&page);
+        let types: Vec<&str> = groups.iter().filter_map(|g| g["type"].as_str()).collect();
+        let keys: Vec<String> = groups.iter().map(|g| g["group_key"].as_str().unwrap().to_string()).collect();
+        assert!(keys.iter().all(|k| k.starts_with("ungrouped-")), "{page}");
+        if user.id == author.id {
+            assert_eq!(types, ["reblog", "favourite"], "{page}");
+        } else {
+            assert_eq!(types, ["mention"], "{page}");
+        }
+        let count = user.get("/api/v2/notifications/unread_count?grouped_types[]=").expect(200);
+        assert_eq!(count["count"], if user.id == author.id { 2 } else { 1 }, "{count}");
+    }
+}
