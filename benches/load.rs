@@ -30,7 +30,11 @@
 //! `--soak --steady`: the soak without publishes or comments (feeds 70%, likes 20%, follows
 //! 10%, the last two toggling), so the stored data stays the size setup left it: whether memory
 //! that climbs under the full mix is the growing data's or a leak's.
-//! `BENCH_STACKS=direct` (or `wrangler`) runs one stack only.
+//! `BENCH_STACKS=direct` (or `wrangler`) runs one stack only. `EDGEFEED_PERSIST_ROOT=/dev/shm`
+//! keeps the stacks' local stores in memory (tests/common `persist_root`): on a shared virtual
+//! disk workerd's fsyncs stall wrangler dev (issue 38's health-probe stalls). Each stack's
+//! figures say where its stores were (`persist_root`) and how many requests wrangler dev's proxy
+//! sent again (`proxy_resends`).
 //!
 //! Writes `bench/LOAD.md` and `bench/load.json` (a run keeps the other mode's figures from the
 //! last one). Run: `./scripts/bench load [--soak]` (`BENCH_RENDER_ONLY=1` re-renders).
@@ -868,6 +872,10 @@ fn run_stack(stack: Stack, cfg: Config, started: Instant) -> Value {
     figures["loadavg_before"] = json!(loadavg_before);
     figures["log"] = json!(std::env::temp_dir().join(format!("edgefeed-last-wrangler-{}.log", server.label)));
     figures["posts_created"] = json!(lock(&world.posts).len());
+    // Requests wrangler dev's proxy lost on a connection and sent again
+    // (scripts/wrangler-node-preload.cjs logs each one), and where the stores were kept.
+    figures["proxy_resends"] = json!(server.log().matches("edgefeed dev proxy: resent").count());
+    figures["persist_root"] = json!(persist_root());
     figures["stack_secs"] = json!(stack_started.elapsed().as_secs_f64());
     server.kill();
     clock.phase(&format!(

@@ -2,6 +2,7 @@
 // harness (which loads it into scripts/serve-direct.mjs too: the first fix applies there, the
 // second has no ProxyWorker to patch). Local dev only: nothing here reaches a deployed Worker.
 // Three fixes of the pinned local tooling: two for requests it loses, one for a leak that stops it.
+// And one opt-in measurement (EDGEFEED_DEV_LAGLOG, at the end) that changes nothing it serves.
 //
 // First: miniflare (pinned wrangler 4.86, the last that runs on Node 20) serves its loopback
 // (workerd -> Node: logs, dev hooks) from a node:http server with Node's default 5 s
@@ -149,3 +150,109 @@ fs.readFileSync = function readFileSyncPatched(file, ...rest) {
   return typeof content === "string" ? result : Buffer.from(result, "utf8");
 };
 syncBuiltinESMExports();
+
+// Opt-in measurement (EDGEFEED_DEV_LAGLOG=path): once this process creates an http server, one
+// JSON line a second appended to path: this Node process's event-loop delay (max, mean, p99 over
+// the second, and a 1 s interval timer's drift), its CPU ms, the requests its servers received
+// by path (the loopback: /core/log, custom services...), those still unanswered and the oldest's
+// age, and from what it printed: the request log lines (and their slowest duration), the QUEUE
+// batches (count, slowest), the proxy's resends. The lines other than request logs (and request
+// logs of 2 s or more) are copied with a timestamp to path.lines. Off by default: it costs a
+// timer and a counter per request. What it showed for issue 38's stalls: Node was never the
+// blocked one (event-loop delay at most 0.3 s, every loopback request answered within 0.25 s,
+// no QUEUE batch over 1.7 s, while the runtime's requests waited 5-23 s); the runtime's thread
+// was waiting on the disk (docs/operations.md, EDGEFEED_PERSIST_ROOT).
+const LAGLOG = process.env.EDGEFEED_DEV_LAGLOG;
+if (LAGLOG) {
+  const { monitorEventLoopDelay } = require("node:perf_hooks");
+  let started = false;
+  const inflight = new Set();
+  let stats = null;
+  const fresh = () => ({ byPath: {}, slowestAnswerMs: 0, logLines: 0, slowestLogMs: 0, queueBatches: 0, slowestQueueMs: 0, queueMsgs: 0, resends: 0 });
+  stats = fresh();
+  const linesPath = `${LAGLOG}.lines`;
+  const bucket = (url) => {
+    const path = String(url || "").split("?")[0];
+    return path.startsWith("/core/") || path.length < 40 ? path : path.slice(0, 40);
+  };
+  const note = (text) => {
+    for (const line of String(text).split("\n")) {
+      // eslint-disable-next-line no-control-regex
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
+      if (!plain.trim()) continue;
+      const req = /^\[wrangler:info\] (GET|PUT|POST|DELETE|PATCH|HEAD|OPTIONS) \S+ \d+ .*\((\d+)ms\)/.exec(plain);
+      if (req) {
+        stats.logLines += 1;
+        stats.slowestLogMs = Math.max(stats.slowestLogMs, Number(req[2]));
+        if (Number(req[2]) < 2000) continue;
+      }
+      const queue = /QUEUE \S+ (\d+)\/(\d+) \((\d+)ms\)/.exec(plain);
+      if (queue) {
+        stats.queueBatches += 1;
+        stats.queueMsgs += Number(queue[2]);
+        stats.slowestQueueMs = Math.max(stats.slowestQueueMs, Number(queue[3]));
+      }
+      if (plain.includes("edgefeed dev proxy: resent")) stats.resends += 1;
+      fs.appendFileSync(linesPath, `${Date.now()} ${process.pid} ${plain}\n`);
+    }
+  };
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write;
+    stream.write = function writeNoted(chunk, ...rest) {
+      try {
+        note(chunk);
+      } catch {}
+      return write.call(this, chunk, ...rest);
+    };
+  }
+  const start = () => {
+    if (started) return;
+    started = true;
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    let last = Date.now();
+    let cpu = process.cpuUsage();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      const used = process.cpuUsage(cpu);
+      cpu = process.cpuUsage();
+      let oldest = 0;
+      for (const token of inflight) oldest = Math.max(oldest, now - token.t);
+      const record = {
+        t: now,
+        pid: process.pid,
+        driftMs: now - last - 1000,
+        lagMaxMs: delay.max / 1e6,
+        lagMeanMs: Math.round(delay.mean / 1e4) / 100,
+        lagP99Ms: delay.percentile(99) / 1e6,
+        cpuMs: Math.round((used.user + used.system) / 1000),
+        inflight: inflight.size,
+        oldestInflightMs: oldest,
+        ...stats,
+      };
+      last = now;
+      delay.reset();
+      stats = fresh();
+      fs.appendFileSync(LAGLOG, JSON.stringify(record) + "\n");
+    }, 1000);
+    timer.unref();
+  };
+  const patchedCreate = http.createServer;
+  http.createServer = function createServerMeasured(...args) {
+    const server = patchedCreate.apply(this, args);
+    start();
+    server.on("request", (req, res) => {
+      const t = Date.now();
+      const key = bucket(req.url);
+      stats.byPath[key] = (stats.byPath[key] || 0) + 1;
+      const token = { t };
+      inflight.add(token);
+      res.on("close", () => {
+        inflight.delete(token);
+        stats.slowestAnswerMs = Math.max(stats.slowestAnswerMs, Date.now() - t);
+      });
+    });
+    return server;
+  };
+  syncBuiltinESMExports();
+}

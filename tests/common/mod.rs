@@ -351,6 +351,18 @@ fn wrangler_node_options() -> String {
     format!("--require \"{}\" {inherited}", preload.display()).trim_end().to_string()
 }
 
+/// Where each server's persist dir (its local D1 and Durable Object SQLite files, and its log)
+/// is made: `EDGEFEED_PERSIST_ROOT` when set, else the temp dir. workerd runs every SQLite
+/// commit's fsync, and the WAL deletions of Durable Objects it evicts, on its one event-loop
+/// thread, so on a slow or shared disk the whole stack waits on the disk: a memory file system
+/// (`EDGEFEED_PERSIST_ROOT=/dev/shm`) takes the disk out of what a load run measures.
+pub fn persist_root() -> PathBuf {
+    match std::env::var_os("EDGEFEED_PERSIST_ROOT") {
+        Some(root) if !root.is_empty() => PathBuf::from(root),
+        _ => std::env::temp_dir(),
+    }
+}
+
 fn spawn_server_watchdog(persist_dir: &Path, pgid_path: &Path, log_path: &Path, last_log: &Path) {
     let script = format!(
         "while kill -0 {parent} 2>/dev/null; do sleep 0.5; done; \
@@ -420,8 +432,7 @@ impl Server {
             .map(|d| d.as_nanos())
             .unwrap_or_default();
         let label = if options.label.is_empty() { String::new() } else { format!("{}-", options.label) };
-        let persist_dir =
-            std::env::temp_dir().join(format!("edgefeed-test-{label}{}-{stamp}", std::process::id()));
+        let persist_dir = persist_root().join(format!("edgefeed-test-{label}{}-{stamp}", std::process::id()));
         std::fs::create_dir_all(&persist_dir).expect("create the persist dir");
         let log_path = persist_dir.join("wrangler.log");
         let pgid_path = persist_dir.join("launch.pgid");
