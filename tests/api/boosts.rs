@@ -509,3 +509,34 @@ fn feed_oracle_with_boosts_unboosts_follows_and_unfollows_in_the_churn() {
     }
     assert!(model.boosts.len() >= 3, "the churn boosted: {}", model.boosts.len());
 }
+
+/// What a boost costs, through `Server-Timing` (the figures the note and docs quote).
+#[test]
+fn a_boost_and_a_page_holding_one_wait_the_round_trips_stated() {
+    const SEQUENTIAL: &str = "sequential round trips";
+    let author = register("bt_author");
+    let booster = register("bt_booster");
+    let reader = register("bt_reader");
+    reader.follow(&booster);
+    activate(&reader);
+    let post = id_of(&author.publish("cost me", "public"));
+    let boost = booster.put(&format!("/v1/posts/{post}/repost"), None);
+    assert_eq!(boost.status, 200);
+    // Measured 7: the token's user and its revocation, the post read, the booster's batch (the
+    // row, its event, the rates, the replicas' number, read back), the test-fault check (test
+    // hooks only), the original's batch (its notification, the mirror row), the original read
+    // back.
+    assert!(boost.timing(SEQUENTIAL) <= 7, "{:?}", boost.server_timing);
+    eprintln!("boost: {:?}", boost.server_timing);
+    wait_drained(&booster);
+    let page = reader.get("/v1/feed?limit=5");
+    assert_eq!(shown(page.body["items"].as_array().unwrap(), &post).len(), 1);
+    // A page inside the window waits two (tests/api/budgets.rs); its boosts' originals one more.
+    assert_eq!(page.timing(SEQUENTIAL), 3, "{:?}", page.server_timing);
+    eprintln!("page with a boost: {:?}", page.server_timing);
+    let undo = booster.delete(&format!("/v1/posts/{post}/repost"));
+    assert_eq!(undo.status, 200);
+    // Measured 8: as a boost, with the booster's live boost looked up after the post read.
+    assert!(undo.timing(SEQUENTIAL) <= 8, "{:?}", undo.server_timing);
+    eprintln!("unboost: {:?}", undo.server_timing);
+}
