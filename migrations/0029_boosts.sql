@@ -52,13 +52,13 @@ CREATE TRIGGER reblogs_frozen_delete BEFORE DELETE ON reblogs
   WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.post_id >> 3) & 255) AND f.mode = 'frozen')
   BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
 
--- Notifications gain the kind `reblog`: SQLite cannot change a CHECK, so the table is rebuilt
--- with its indexes and triggers (0015, 0017) as they were.
+-- Notifications gain the kinds `reblog` and `mention` (0030's mentions): SQLite cannot change a
+-- CHECK, so the table is rebuilt once, with its indexes and triggers (0015, 0017) as they were.
 ALTER TABLE notifications RENAME TO notifications_before_0029;
 CREATE TABLE notifications (
   recipient_id INTEGER NOT NULL,
   id           INTEGER NOT NULL,
-  kind         TEXT    NOT NULL CHECK (kind IN ('follow', 'favourite', 'reply', 'reblog')),
+  kind         TEXT    NOT NULL CHECK (kind IN ('follow', 'favourite', 'reply', 'reblog', 'mention')),
   actor_id     INTEGER NOT NULL,
   post_id      INTEGER NOT NULL DEFAULT 0,
   comment_id   INTEGER NOT NULL DEFAULT 0,

@@ -9,7 +9,6 @@ use futures_util::future::join_all;
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::{mentions, Mentioned, MAX_MENTIONS};
-use crate::domain::validate::Handle;
 use crate::domain::visibility::Visibility;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{streaming, users};
@@ -23,7 +22,7 @@ pub async fn resolve(ctx: &Ctx, text: &str, domain: &str) -> ApiResult<Vec<Menti
     if found.over_limit() {
         return Err(ApiError::field("status", format!("a post may mention at most {MAX_MENTIONS} accounts")));
     }
-    let owners = join_all(found.local.iter().map(|handle| owner(ctx, handle))).await;
+    let owners = join_all(found.local.iter().map(|handle| users::resolve(ctx, handle))).await;
     let mut resolved = Vec::new();
     for (handle, owner) in found.local.iter().zip(owners) {
         if let Some(id) = owner? {
@@ -31,10 +30,6 @@ pub async fn resolve(ctx: &Ctx, text: &str, domain: &str) -> ApiResult<Vec<Menti
         }
     }
     Ok(resolved)
-}
-
-async fn owner(ctx: &Ctx, handle: &Handle) -> ApiResult<Option<UserId>> {
-    users::resolve(ctx, handle).await
 }
 
 /// Makes (`live`: the post is there and may be seen) or takes back each mentioned user's

@@ -221,8 +221,8 @@ fn publish_error(e: StoreError) -> ApiError {
 
 /// Changes the viewer's own post; the post as it is now.
 pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> ApiResult<PostRow> {
-    own(ctx, viewer, id, true).await?;
-    if entry(ctx, viewer, id).await?.reblog_of.is_some() {
+    // A boost's id names its original here (`visible`): a boost has no text of its own to edit.
+    if own(ctx, viewer, id, true).await?.id != id {
         return Err(ApiError::NotFound("no such post"));
     }
     let sent_at = ctx.clock();

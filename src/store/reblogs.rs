@@ -13,7 +13,7 @@ use super::posts::{self, post_select, PostRow};
 use super::shards::Shards;
 use super::users::UserRow;
 use super::{
-    all, batch, id_list, int, notifications, stmt, text, AnyDb, EdgeKey, PostDb, StoreResult, UserDb,
+    all, batch, first, id_list, int, notifications, stmt, text, AnyDb, EdgeKey, PostDb, StoreResult, UserDb,
 };
 use crate::domain::boosts::BoostMirror;
 use crate::domain::cursor::SortKey;
@@ -25,8 +25,7 @@ use crate::domain::notifications::Notice;
 pub async fn live_boost(db: UserDb<'_>, booster: UserId, original: PostId) -> StoreResult<Option<PostRow>> {
     let sql =
         format!("{} WHERE p.author_id = ?1 AND p.reblog_of = ?2 AND p.deleted_at IS NULL", post_select());
-    let rows: Vec<PostRow> = all(db, &sql, &[int(booster), int(original)]).await?;
-    Ok(rows.into_iter().next())
+    first(db, &sql, &[int(booster), int(original)]).await
 }
 
 #[derive(Deserialize)]
@@ -35,30 +34,18 @@ struct Reblogged {
 }
 
 /// Which of `ids` the viewer boosts now: one statement on the viewer's home (their boosts are
-/// their posts), beside a page's other marks.
-pub fn reblogged_statement(
-    db: UserDb<'_>,
-    viewer: UserId,
-    ids: &[PostId],
-) -> StoreResult<D1PreparedStatement> {
-    stmt(
+/// their posts), beside a page's other marks; none for no ids.
+pub async fn reblogged_among(db: UserDb<'_>, viewer: UserId, ids: &[PostId]) -> StoreResult<HashSet<PostId>> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let rows: Vec<Reblogged> = all(
         db,
         "SELECT reblog_of FROM posts WHERE author_id = ?1 AND deleted_at IS NULL \
            AND reblog_of IN (SELECT value FROM json_each(?2))",
         &[int(viewer), text(&id_list(ids))],
     )
-}
-
-/// Which of `ids` the viewer boosts now ([`reblogged_statement`]; none for no ids).
-pub async fn reblogged_among(db: UserDb<'_>, viewer: UserId, ids: &[PostId]) -> StoreResult<HashSet<PostId>> {
-    if ids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    let results = batch(db, vec![reblogged_statement(db, viewer, ids)?]).await?;
-    let rows: Vec<Reblogged> = match results.first() {
-        Some(result) => result.results()?,
-        None => Vec::new(),
-    };
+    .await?;
     Ok(rows.into_iter().map(|r| r.reblog_of).collect())
 }
 
