@@ -173,6 +173,8 @@ pub enum MastodonRoute {
     /// `POST .../reblog` and `.../unreblog`.
     Reblog(PostId, bool),
     RebloggedBy(PostId),
+    /// `GET .../quotes`: the statuses quoting it.
+    Quotes(PostId),
     Context(PostId),
     HomeTimeline,
     Search,
@@ -180,6 +182,17 @@ pub enum MastodonRoute {
     Notifications(NotificationRoute),
     /// Lists and their timelines.
     Lists(ListRoute),
+    /// Direct conversations (`http/mastodon/conversations.rs`).
+    Conversations(ConversationRoute),
+}
+
+/// The Mastodon routes of conversations: the list, one removed, one marked read or unread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConversationRoute {
+    Conversations,
+    Remove(PostId),
+    /// `POST .../read` (`false`) and `.../unread` (`true`).
+    Unread(PostId, bool),
 }
 
 /// The Mastodon routes of notifications (`http/mastodon/notifications.rs`), grouped
@@ -510,6 +523,10 @@ fn notes(route: NotificationRoute) -> Option<UserRoute> {
 
 fn lists(route: ListRoute) -> Option<UserRoute> {
     mastodon(M::Lists(route))
+}
+
+fn conversation(id: &str, route: impl Fn(PostId) -> ConversationRoute) -> Option<UserRoute> {
+    mastodon(M::Conversations(route(PostId::parse(id)?)))
 }
 
 fn account(id: &str, route: fn(UserId) -> MastodonRoute) -> Option<UserRoute> {
@@ -879,6 +896,10 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", user(READ, Read, Limit::None, |id| status(id, M::RebloggedBy)))],
     ),
     path(
+        "/api/v1/statuses/{id}/quotes",
+        &[("GET", user(READ, Read, Limit::None, |id| status(id, M::Quotes)))],
+    ),
+    path(
         "/api/v1/statuses/{id}/context",
         &[("GET", user(READ, Read, Limit::None, |id| status(id, M::Context)))],
     ),
@@ -896,6 +917,32 @@ pub const ROUTES: &[PathRow] = &[
     path(
         "/api/v1/bookmarks",
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Bookmarks))))],
+    ),
+    // Conversations are the viewer's own rows: their writes are not limited.
+    path(
+        "/api/v1/conversations",
+        &[(
+            "GET",
+            user(READ, Read, Limit::None, |_| mastodon(M::Conversations(ConversationRoute::Conversations))),
+        )],
+    ),
+    path(
+        "/api/v1/conversations/{id}",
+        &[("DELETE", user(WRITE, Write, Limit::None, |id| conversation(id, ConversationRoute::Remove)))],
+    ),
+    path(
+        "/api/v1/conversations/{id}/read",
+        &[(
+            "POST",
+            user(WRITE, Write, Limit::None, |id| conversation(id, |c| ConversationRoute::Unread(c, false))),
+        )],
+    ),
+    path(
+        "/api/v1/conversations/{id}/unread",
+        &[(
+            "POST",
+            user(WRITE, Write, Limit::None, |id| conversation(id, |c| ConversationRoute::Unread(c, true))),
+        )],
     ),
     path(
         "/api/v1/favourites",
@@ -1204,10 +1251,15 @@ mod tests {
         POST   /api/v1/statuses/{id}/reblog               write        write posts
         POST   /api/v1/statuses/{id}/unreblog             write        write posts
         GET    /api/v1/statuses/{id}/reblogged_by         read         read  -
+        GET    /api/v1/statuses/{id}/quotes               read         read  -
         GET    /api/v1/statuses/{id}/context              read         read  -
         POST   /api/v1/statuses/{id}/bookmark             write        write likes
         POST   /api/v1/statuses/{id}/unbookmark           write        write likes
         GET    /api/v1/bookmarks                          read         read  -
+        GET    /api/v1/conversations                      read         read  -
+        DELETE /api/v1/conversations/{id}                 write        write -
+        POST   /api/v1/conversations/{id}/read            write        write -
+        POST   /api/v1/conversations/{id}/unread          write        write -
         GET    /api/v1/favourites                         read         read  -
         GET    /api/v1/timelines/home                     read         read  -
         GET    /api/v1/timelines/list/{id}                read         read  -
@@ -1314,7 +1366,7 @@ mod tests {
         let reads = ["POST /api/v1/push/subscription", "PUT /api/v1/push/subscription"];
         let reads = [&reads[..], &["DELETE /api/v1/push/subscription"]].concat();
         // Writes to the caller's own rows that a flood cannot grow: logout, the notifications'
-        // clear, dismiss and markers, a live ticket (signed, stores nothing); and the OAuth
+        // clear, dismiss and markers, conversations' read state and removal, a live ticket (signed, stores nothing); and the OAuth
         // revocation (authenticated by the client's secret, only ends a token).
         let unlimited = [
             "POST /v1/me/logout",
@@ -1328,6 +1380,10 @@ mod tests {
             "POST /api/v1/notifications/{id}/dismiss",
             "POST /api/v2/notifications/{group_key}/dismiss",
             "POST /api/v1/markers",
+            // A conversation's read state and removal: the caller's own rows, changed in place.
+            "DELETE /api/v1/conversations/{id}",
+            "POST /api/v1/conversations/{id}/read",
+            "POST /api/v1/conversations/{id}/unread",
         ];
         let unlimited = [&unlimited[..], &reads].concat();
         // A ticket only opens the read-only live socket.

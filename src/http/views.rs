@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::domain::quotes::QuoteState;
+
 use crate::domain::time::format_rfc3339;
 use crate::store::moderation::AuditRow;
 use crate::store::posts::PostRow;
@@ -77,6 +79,22 @@ pub struct PostView {
     /// id (the post shown is the original, with its own id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repost: Option<RepostView>,
+    /// Quotes of the post (an extension: Mastodon's `quotes_count`), exact.
+    pub quote_count: i64,
+    /// On a quote: the quoted post as the reader may see it now, or why not (an extension:
+    /// Mastodon 4.5's `quote`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quote: Option<QuoteView>,
+}
+
+/// A quote's quoted post: `state` says whether it is shown (`accepted`) or why not (`deleted`,
+/// `unauthorized`, `blocked_account`, `muted_account`); `post` is there when shown and read.
+#[derive(Serialize)]
+pub struct QuoteView {
+    pub id: String,
+    pub state: QuoteState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post: Option<Box<PostView>>,
 }
 
 /// An account a post mentions.
@@ -138,6 +156,12 @@ impl PostView {
             repost_count: p.reblog_count,
             reposted_by_me: p.reblogged_by_me,
             repost: None,
+            quote_count: p.quote_count,
+            quote: p.quote_of.map(|id| QuoteView {
+                id: id.to_string(),
+                state: p.quoted.as_ref().map_or(QuoteState::Accepted, |q| q.state),
+                post: p.quoted.as_ref().and_then(|q| q.post.as_ref()).map(|q| Box::new(Self::of_original(q))),
+            }),
         }
     }
 }

@@ -28,7 +28,8 @@ use crate::store::{live as leases, users};
 
 /// What renders a Mastodon socket's frames for its viewer: the `update` payloads (Status JSON)
 /// of posts, oldest first, leaving out those the viewer may not see now; the `notification`
-/// payload of one notification, `None` if it is hidden now.
+/// payload of one notification, `None` if it is hidden now; the `conversation` payload of one
+/// of the viewer's conversations (by its post's id), `None` if it is hidden now.
 ///
 /// Why handed in: rendering reads D1 through the services (visibility, notifications, the
 /// Mastodon entities), a layer above this object, so the crate root (`lib.rs`) registers
@@ -40,6 +41,7 @@ use crate::store::{live as leases, users};
 pub struct Renderer {
     pub updates: RenderUpdates,
     pub notification: RenderNotification,
+    pub conversation: RenderNotification,
 }
 
 /// `(ctx, viewer, origin, posts)`: the `update` payloads.
@@ -341,6 +343,21 @@ pub async fn notify(state: &State, env: &Env, reader: UserId, id: i64) -> usize 
     })
     .await;
     v1.len() + sent
+}
+
+/// A conversation of the reader's that a direct post started: Mastodon sockets on `direct` get
+/// it rendered (unless hidden by now).
+pub async fn conversation(state: &State, env: &Env, reader: UserId, post: i64) -> usize {
+    if mastodon_sockets(state).is_empty() {
+        return 0;
+    }
+    let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return 0 };
+    let ctx = &ctx;
+    stream_event(state, Event::Conversation, |origin| async move {
+        let payload = logged("a conversation", (render.conversation)(ctx, reader, &origin, post).await);
+        payload.into_iter().collect()
+    })
+    .await
 }
 
 /// A message from a Mastodon client: subscribing or unsubscribing `user` and

@@ -97,11 +97,7 @@ impl DurableObject for TimelineWindow {
         }
         match path.as_str() {
             LIVE_CONNECT => self.accept_socket(&req).await,
-            LIVE_NOTIFY => {
-                let notice: Notice = req.json().await?;
-                let sent = sockets::notify(&self.state, &self.env, notice.recipient, notice.id).await;
-                Response::from_json(&serde_json::json!({ "sent": sent }))
-            }
+            LIVE_NOTIFY | LIVE_CONVERSATION => self.tell_live(&path, req).await,
             LIVE_CLOSE => {
                 let close: CloseLive = req.json().await?;
                 let closed = sockets::close_ended(&self.state, close.now_secs, close.revocation);
@@ -352,6 +348,19 @@ impl TimelineWindow {
     /// Test hook: puts the window's storage back into schema version 4's layout and forgets
     /// that the schema is ready, so the next request migrates it as it would an object last
     /// written by that code (`window_sql::back_to_v4`).
+    /// A notification or a conversation for the reader's Mastodon sockets (`/v1` sockets hear
+    /// only of notifications).
+    async fn tell_live(&self, path: &str, mut req: Request) -> Result<Response> {
+        let notice: Notice = req.json().await?;
+        let (state, env) = (&self.state, &self.env);
+        let sent = if path == LIVE_NOTIFY {
+            sockets::notify(state, env, notice.recipient, notice.id).await
+        } else {
+            sockets::conversation(state, env, notice.recipient, notice.id).await
+        };
+        Response::from_json(&serde_json::json!({ "sent": sent }))
+    }
+
     fn back_to_v4(&self) -> Result<Response> {
         let entries = window_sql::back_to_v4(&self.sql)?;
         *self.schema.borrow_mut() = Schema::Missing;
@@ -380,6 +389,8 @@ impl TimelineWindow {
 const LIVE_CONNECT: &str = "/live/connect";
 const LIVE_CLOSE: &str = "/live/close";
 const LIVE_NOTIFY: &str = "/live/notify";
+/// A conversation a direct post started (`Notice::id`: the post).
+const LIVE_CONVERSATION: &str = "/live/conversation";
 /// Test hooks (reached only through `/v1/admin/test/*`, which answers 404 without TEST_HOOKS).
 const TEST_DUMP: &str = "/test/dump";
 const TEST_ALARM: &str = "/test/alarm";
@@ -470,6 +481,17 @@ impl Windows {
         match self.send(notice.recipient, LIVE_NOTIFY, &init).await?.status_code() {
             200 => Ok(()),
             status => Err(ApiError::Internal(format!("a live notification answered {status}"))),
+        }
+    }
+
+    /// Tells the participant's open `direct` streams about a conversation just recorded.
+    pub async fn converse(&self, notice: Notice) -> ApiResult<()> {
+        let mut init = RequestInit::new();
+        let body = serde_json::to_string(&notice).unwrap_or_default();
+        init.with_method(Method::Post).with_body(Some(body.into()));
+        match self.send(notice.recipient, LIVE_CONVERSATION, &init).await?.status_code() {
+            200 => Ok(()),
+            status => Err(ApiError::Internal(format!("a live conversation answered {status}"))),
         }
     }
 

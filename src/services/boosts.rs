@@ -6,6 +6,7 @@ use crate::context::{id_seed, Ctx};
 use crate::domain::boosts::{self, BoostMirror, Refusal};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::quotes::QuotePolicy;
 use crate::domain::replica::Change;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
@@ -41,6 +42,8 @@ pub async fn boost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRow>
     let new = NewPost {
         author_id: booster,
         body: "",
+        quote_of: None,
+        quote_policy: QuotePolicy::default(),
         reblog_of: Some(original.id),
         mentions: None,
         visibility,

@@ -12,6 +12,7 @@ use crate::domain::mastodon::{content_html, visibility_to_mastodon};
 use crate::domain::media::Attachment;
 use crate::domain::mentions::Mentioned;
 use crate::domain::notifications::GroupKey;
+use crate::domain::quotes::{QuotePolicy, QuoteState};
 use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
@@ -105,6 +106,22 @@ pub fn accounts(origin: &str, users: &[UserRow]) -> Accounts {
     users.iter().map(|u| (u.id, Account::new(origin, u))).collect()
 }
 
+/// Mastodon's Conversation: a direct post's participants as the viewer has them.
+#[derive(Debug, Serialize)]
+pub struct Conversation {
+    id: String,
+    unread: bool,
+    /// The other participants (the viewer left out).
+    accounts: Vec<Account>,
+    last_status: Option<Status>,
+}
+
+impl Conversation {
+    pub fn new(id: PostId, unread: bool, accounts: Vec<Account>, last_status: Status) -> Self {
+        Self { id: id.to_string(), unread, accounts, last_status: Some(last_status) }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Status {
     id: String,
@@ -132,6 +149,10 @@ pub struct Status {
     in_reply_to_account_id: Option<String>,
     /// A boost: the original as the viewer sees it now (its own `reblog` is always null).
     reblog: Option<Box<Status>>,
+    /// A quote (Mastodon 4.5): the quoted status as the viewer sees it now, or why none.
+    quote: Option<Quote>,
+    quotes_count: i64,
+    quote_approval: QuoteApproval,
     poll: Option<()>,
     card: Option<()>,
     language: Option<&'static str>,
@@ -141,6 +162,38 @@ pub struct Status {
     bookmarked: bool,
     pinned: bool,
     filtered: Empty,
+}
+
+/// Mastodon 4.5's Quote: the quoted status resolved for the viewer (with its state), or, one
+/// level down and where a read did not resolve it, the ShallowQuote (its id).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Quote {
+    Full { state: QuoteState, quoted_status: Option<Box<Status>> },
+    Shallow { state: QuoteState, quoted_status_id: Option<String> },
+}
+
+/// Mastodon 4.5's quote approval: who is quoted automatically (no manual approval here: a quote
+/// the policy does not allow is refused).
+#[derive(Debug, Serialize)]
+pub struct QuoteApproval {
+    automatic: Vec<&'static str>,
+    manual: [(); 0],
+    /// `automatic` when anyone may quote it, else `unknown` (the row does not say who asks).
+    current_user: &'static str,
+}
+
+impl QuoteApproval {
+    fn of(policy: QuotePolicy, visibility: Visibility) -> Self {
+        let public = visibility == Visibility::Public;
+        let automatic = match policy {
+            QuotePolicy::Public if public => vec!["public"],
+            QuotePolicy::Followers if public => vec!["followers"],
+            _ => Vec::new(),
+        };
+        let everyone = public && policy == QuotePolicy::Public;
+        Self { automatic, manual: [], current_user: if everyone { "automatic" } else { "unknown" } }
+    }
 }
 
 /// Mastodon's Status::Mention: an account the status mentions.
@@ -241,6 +294,8 @@ struct StatusParts<'a> {
     mentioned: Vec<Mentioned>,
     /// The post the web client opens for it (`?post=`): a reply's is its post's.
     page: crate::domain::ids::PostId,
+    quotes: i64,
+    quote_policy: QuotePolicy,
 }
 
 fn status(origin: &str, p: StatusParts<'_>) -> Status {
@@ -267,6 +322,9 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         in_reply_to_account_id: p.reply_to.as_ref().map(|(_, account)| account.clone()),
         in_reply_to_id: p.reply_to.map(|(id, _)| id),
         reblog: None,
+        quote: None,
+        quotes_count: p.quotes,
+        quote_approval: QuoteApproval::of(p.quote_policy, p.visibility),
         poll: None,
         card: None,
         language: None,
@@ -330,8 +388,18 @@ impl Status {
             media: p.attachments(),
             mentioned: p.mentioned(),
             page: p.id,
+            quotes: p.quote_count,
+            quote_policy: p.quote_policy(),
         };
-        status(origin, parts)
+        let mut status = status(origin, parts);
+        status.quote = p.quote_of.map(|id| match p.quoted.as_deref() {
+            Some(quoted) => Quote::Full {
+                state: quoted.state,
+                quoted_status: quoted.post.as_ref().map(|q| Box::new(Self::of_original(origin, accounts, q))),
+            },
+            None => Quote::Shallow { state: QuoteState::Accepted, quoted_status_id: Some(id.to_string()) },
+        });
+        status
     }
 
     /// A comment as a reply to its post (which has the visibility it inherits).
@@ -367,6 +435,8 @@ impl Status {
             media: Vec::new(),
             mentioned: Vec::new(),
             page: c.post_id,
+            quotes: 0,
+            quote_policy: QuotePolicy::Nobody,
         };
         status(origin, parts)
     }

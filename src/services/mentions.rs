@@ -4,14 +4,14 @@
 //! event (`services/fanout/reads.rs`), so a crash between the databases is repaired when the
 //! outbox resends it. Rules: `domain/mentions.rs`.
 
-use futures_util::future::join_all;
+use futures_util::future::{join, join_all};
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::{mentions, Mentioned, MAX_MENTIONS};
 use crate::domain::visibility::Visibility;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{streaming, users};
+use crate::services::{direct, streaming, users};
 use crate::store::notifications::{self, MentionOf};
 
 /// The accounts `text` mentions on this server (`domain`: the request's host, as accounts'
@@ -33,21 +33,44 @@ pub async fn resolve(ctx: &Ctx, text: &str, domain: &str) -> ApiResult<Vec<Menti
 }
 
 /// Makes (`live`: the post is there and may be seen) or takes back each mentioned user's
-/// notification, and tells the live sockets of those notified now. Idempotent.
+/// notification, and tells the live sockets of those notified now. A direct post also records
+/// each participant's conversation (in the recipient's notification batch; the author's apart),
+/// and tells their `direct` streams. Idempotent.
 pub async fn notify(
     ctx: &Ctx,
     (post, author, visibility): (PostId, UserId, Visibility),
     mentioned: &[Mentioned],
     live: bool,
 ) -> ApiResult<()> {
+    let conversation = (live && visibility == Visibility::Private)
+        .then(|| direct::Conversation::of(post, author, mentioned));
+    let conversation = conversation.as_ref();
     let writes = mentioned.iter().filter(|m| m.id != author).map(|m| {
-        let mention = MentionOf { recipient: m.id, author, post, visibility };
-        async move { notifications::set_mention(ctx.user_db(m.id), &mention, live, ctx.now).await }
+        let mention = MentionOf { recipient: m.id, author, post };
+        async move {
+            let db = ctx.user_db(m.id);
+            let also = conversation.map(|c| c.record(db, m.id, ctx.now)).transpose()?;
+            notifications::set_mention(db, &mention, live, ctx.now, also).await
+        }
     });
-    for made in join_all(writes).await {
-        if let Some(notice) = made? {
+    let (made, started) = join(join_all(writes), async {
+        match conversation {
+            Some(c) => c.record_author(ctx).await,
+            None => Ok(None),
+        }
+    })
+    .await;
+    for made in made {
+        let (notice, joined) = made?;
+        if let Some(notice) = notice {
             streaming::tell(ctx, notice).await;
         }
+        if let Some(joined) = joined {
+            streaming::tell_conversation(ctx, joined).await;
+        }
+    }
+    if let Some(started) = started? {
+        streaming::tell_conversation(ctx, started).await;
     }
     Ok(())
 }

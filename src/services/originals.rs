@@ -12,9 +12,12 @@ use crate::domain::boosts::{self, EarlierEntries, OriginalNow};
 use crate::domain::cursor::SortKey;
 use crate::domain::feed::Hidden;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::quotes::{quote_state, QuoteState, QuotedNow};
 use crate::domain::read::FeedRow;
+use crate::domain::shard::group_by_database;
+use crate::domain::snowflake::shard_of_id;
 use crate::error::{ApiError, ApiResult};
-use crate::store::posts::{self, PostRow};
+use crate::store::posts::{self, PostRow, Quoted};
 use crate::store::{bookmarks, mutes, reblogs};
 
 /// The post an act on `id` is about: `id` itself, or the original when `id` is a boost (a
@@ -72,7 +75,60 @@ async fn originals(
 /// through (or, on a feed, that repeat a post the feed holds at an earlier entry) left out, with
 /// why. `sources` is the feed's authors (`domain::read::Finished::sources`), `None` off a feed
 /// (a profile, a single status), where only visibility applies.
+///
+/// Then each quote shown gets what it shows the viewer now ([`attach_quotes`]).
 pub async fn resolve(
+    ctx: &Ctx,
+    viewer: UserId,
+    rows: Vec<PostRow>,
+    sources: Option<&[UserId]>,
+) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
+    let (mut shown, hidden) = resolve_boosts(ctx, viewer, rows, sources).await?;
+    attach_quotes(ctx, viewer, &mut shown).await?;
+    Ok((shown, hidden))
+}
+
+/// Each quote among the rows (a boost's original included) with its quoted post as the viewer
+/// sees it now, or the state that says why it shows none (`domain/quotes.rs::quote_state`):
+/// one batch per database the quoted posts live on, beside the viewer's mutes.
+async fn attach_quotes(ctx: &Ctx, viewer: UserId, rows: &mut [PostRow]) -> ApiResult<()> {
+    let mut wanted: Vec<PostId> =
+        rows.iter().filter_map(|r| r.shown().quote_of.filter(|_| r.shown().quoted.is_none())).collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    wanted.sort_unstable();
+    wanted.dedup();
+    let ids = wanted.iter().map(|&id| (shard_of_id(id.get()), id));
+    let groups: Vec<_> =
+        group_by_database(ctx.shard_map(), ids).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
+    let (read, muted) = join(
+        ctx.shards.across(groups, |db, ids| async move { posts::load_live(db, viewer, &ids).await }),
+        mutes::muted_now(ctx.user_db(viewer), viewer),
+    )
+    .await;
+    let (found, muted): (Vec<PostRow>, _) = (read?.into_iter().flatten().collect(), muted?);
+    for row in rows.iter_mut() {
+        let shown = match row.original.as_deref_mut() {
+            Some(original) => original,
+            None => row,
+        };
+        let Some(id) = shown.quote_of.filter(|_| shown.quoted.is_none()) else { continue };
+        let post = found.iter().find(|p| p.id == id && !(p.is_taken_down() && p.author_id != viewer));
+        let state = quote_state(QuotedNow {
+            exists: post.is_some(),
+            visible: post.is_some_and(|p| p.visible_to(viewer)),
+            relationship: post.map(|p| p.relationship(viewer)).unwrap_or_default(),
+            author_muted: post.is_some_and(|p| muted.contains(&p.author_id)),
+        });
+        let post = post.filter(|_| state == QuoteState::Accepted).cloned();
+        shown.quoted = Some(Box::new(Quoted { id, state, post }));
+    }
+    Ok(())
+}
+
+/// [`resolve`]'s first part: the boosts.
+async fn resolve_boosts(
     ctx: &Ctx,
     viewer: UserId,
     rows: Vec<PostRow>,
@@ -150,4 +206,15 @@ pub async fn marks_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult
     let (bookmarked, reblogged) =
         join(bookmarks::marked(db, viewer, ids), reblogs::reblogged_among(db, viewer, ids)).await;
     Ok(Marks { bookmarked: bookmarked?, reblogged: reblogged? })
+}
+
+/// Those of `ids` the viewer may see now and not taken down (in no particular order): read
+/// where they live, grouped by database, one batch each, side by side.
+pub async fn visible_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
+    let ids = ids.iter().map(|&id| (shard_of_id(id.get()), id));
+    let groups: Vec<_> =
+        group_by_database(ctx.shard_map(), ids).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
+    let read =
+        ctx.shards.across(groups, |db, ids| async move { posts::load_live(db, viewer, &ids).await }).await?;
+    Ok(read.into_iter().flatten().filter(|p| p.visible_to(viewer) && !p.is_taken_down()).collect())
 }

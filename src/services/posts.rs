@@ -9,12 +9,13 @@ use crate::context::{id_seed, Ctx};
 use crate::domain::edit::PostEdit;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::Mentioned;
+use crate::domain::quotes::QuotePolicy;
 use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{boosts, fanout, media, mentions, originals, replicas, users};
+use crate::services::{boosts, fanout, media, mentions, originals, quotes, replicas, users};
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::StoreError;
@@ -80,6 +81,9 @@ pub struct Draft<'a> {
     pub domain: &'a str,
     /// Mastodon's `allowed_mentions`: the only accounts the post may mention (`None`: any).
     pub allowed_mentions: Option<&'a [UserId]>,
+    /// The post it quotes (`services/quotes.rs::check`), and who may quote this one.
+    pub quote: Option<PostId>,
+    pub quote_policy: QuotePolicy,
 }
 
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
@@ -91,15 +95,9 @@ pub async fn publish(
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
     let Draft { text, visibility, warning, media, .. } = *draft;
-    let sensitive = if warning.sensitive { "sensitive" } else { "" };
-    let media_ids: Vec<String> = media.iter().map(i64::to_string).collect();
-    let mut parts = vec![visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
-    parts.extend(media_ids.iter().map(String::as_str));
-    // A request without a warning or media keeps the fingerprint it had before they existed.
-    if *warning == ContentWarning::default() && media.is_empty() {
-        parts.truncate(2);
-    }
-    let idempotency = key.map(|key| IdempotencyScope::new(author, "publish", key, request_hash(&parts)));
+    let quoted = quote_of(ctx, author, draft).await?;
+    let idempotency =
+        key.map(|key| IdempotencyScope::new(author, "publish", key, fingerprint(draft, quoted)));
     let media = match media::for_post(ctx, author, media).await {
         Ok(media) => media,
         // A retry with uploads finds them attached, by the post it made: that post answers it
@@ -120,6 +118,8 @@ pub async fn publish(
         body: text.as_str(),
         reblog_of: None,
         mentions: column.as_deref(),
+        quote_of: quoted,
+        quote_policy: draft.quote_policy,
         visibility,
         warning,
         media,
@@ -130,7 +130,35 @@ pub async fn publish(
     // (its foreign key) means that user is gone meanwhile.
     let post = commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await?;
     mentions::notify(ctx, (post.id, author, post.visibility), &post.mentioned(), true).await?;
+    if let Some(mirror) = quotes::mirror_of(ctx, &post, true) {
+        quotes::converge(ctx, &mirror).await?;
+    }
     Ok(post)
+}
+
+/// What a publish request asks for, as [`request_hash`] takes it.
+fn fingerprint(draft: &Draft<'_>, quoted: Option<PostId>) -> String {
+    let Draft { text, visibility, warning, media, .. } = *draft;
+    let sensitive = if warning.sensitive { "sensitive" } else { "" };
+    let media_ids: Vec<String> = media.iter().map(i64::to_string).collect();
+    let mut parts = vec![visibility.as_str(), text.as_str(), &warning.spoiler_text, sensitive];
+    parts.extend(media_ids.iter().map(String::as_str));
+    // A request without a warning or media keeps the fingerprint it had before they existed.
+    if *warning == ContentWarning::default() && media.is_empty() {
+        parts.truncate(2);
+    }
+    let quote = quoted.map(|id| format!("quote:{id}:{}", draft.quote_policy.as_str()));
+    parts.extend(quote.as_deref());
+    request_hash(&parts)
+}
+
+/// The post the draft quotes, checked before anything is written (a boost's id names its
+/// original): `None` for no quote.
+async fn quote_of(ctx: &Ctx, author: UserId, draft: &Draft<'_>) -> ApiResult<Option<PostId>> {
+    match draft.quote {
+        Some(id) => Ok(Some(quotes::check(ctx, author, id).await?.id)),
+        None => Ok(None),
+    }
 }
 
 /// The accounts the draft mentions; `422` when `allowed_mentions` leaves one out (Mastodon's
@@ -169,6 +197,8 @@ pub async fn import(
         body: text.as_str(),
         reblog_of: None,
         mentions: None,
+        quote_of: None,
+        quote_policy: QuotePolicy::default(),
         visibility,
         warning,
         media: &[],
@@ -244,6 +274,10 @@ pub async fn delete(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow>
     let (events, bump) = posts::delete(ctx.post_db(id), (id, viewer), ctx.now).await?;
     replicas::tell(ctx, bump, sent_at, Change::Gone(id)).await;
     fanout::announce(ctx, viewer, &events).await;
+    // A quote's count drops at once; its event converges the mirror again if this stops here.
+    if let Some(mirror) = quotes::mirror_of(ctx, &post, false) {
+        quotes::converge(ctx, &mirror).await?;
+    }
     Ok(post)
 }
 

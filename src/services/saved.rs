@@ -8,13 +8,11 @@
 use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{PostId, UserId};
-use crate::domain::shard::group_by_database;
-use crate::domain::snowflake::shard_of_id;
 use crate::error::ApiResult;
-use crate::services::posts;
+use crate::services::{originals, posts};
 use crate::store::bookmarks::{self, SavedRow};
 use crate::store::liked;
-use crate::store::posts::{load_live, PostRow};
+use crate::store::posts::PostRow;
 
 /// Reads of the list one page makes at most while the posts it finds are hidden.
 const PAGE_READS: usize = 4;
@@ -80,12 +78,8 @@ pub async fn page(
 
 /// The rows' posts the viewer may see now, in the rows' order, each with its saved key.
 async fn shown(ctx: &Ctx, viewer: UserId, rows: &[SavedRow]) -> ApiResult<Vec<(PostRow, SortKey)>> {
-    let ids = rows.iter().map(|r| (shard_of_id(r.post_id.get()), r.post_id));
-    let groups: Vec<_> =
-        group_by_database(ctx.shard_map(), ids).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
-    let read = ctx.shards.across(groups, |db, ids| async move { load_live(db, viewer, &ids).await }).await?;
-    let posts: Vec<PostRow> =
-        read.into_iter().flatten().filter(|p| p.visible_to(viewer) && !p.is_taken_down()).collect();
+    let ids: Vec<PostId> = rows.iter().map(|r| r.post_id).collect();
+    let posts = originals::visible_among(ctx, viewer, &ids).await?;
     Ok(rows
         .iter()
         .filter_map(|r| posts.iter().find(|p| p.id == r.post_id).map(|p| (p.clone(), r.sort_key())))

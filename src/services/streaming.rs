@@ -74,7 +74,11 @@ pub async fn notification_payload(
 
 /// The window object's renderer for its Mastodon sockets (registered by `lib.rs`): what is sent
 /// is read for the viewer when it is sent, through the same rules as a read.
-pub const RENDERER: Renderer = Renderer { updates: render_updates, notification: render_notification };
+pub const RENDERER: Renderer = Renderer {
+    updates: render_updates,
+    notification: render_notification,
+    conversation: render_conversation,
+};
 
 fn render_updates<'a>(
     ctx: &'a Ctx,
@@ -92,6 +96,52 @@ fn render_notification<'a>(
     id: i64,
 ) -> Rendered<'a, Option<String>> {
     Box::pin(notification_payload(ctx, viewer, origin, id))
+}
+
+fn render_conversation<'a>(
+    ctx: &'a Ctx,
+    viewer: UserId,
+    origin: &'a str,
+    post: i64,
+) -> Rendered<'a, Option<String>> {
+    Box::pin(conversation_payload(ctx, viewer, origin, post))
+}
+
+/// The `conversation` payload of one of the viewer's conversations, unless hidden now.
+pub async fn conversation_payload(
+    ctx: &Ctx,
+    viewer: UserId,
+    origin: &str,
+    post: i64,
+) -> ApiResult<Option<String>> {
+    let id = PostId::from_trusted(post);
+    match crate::services::direct::one(ctx, viewer, id).await {
+        Ok(shown) => {
+            let rendered = crate::services::direct::entities(ctx, viewer, origin, vec![shown]).await?;
+            Ok(rendered.first().map(to_json))
+        }
+        Err(crate::error::ApiError::NotFound(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Tells a participant's `direct` streams about a conversation just recorded, after the answer
+/// (best effort, as [`tell`]).
+pub async fn tell_conversation(ctx: &Ctx, notice: Notice) {
+    let env = ctx.env.clone();
+    ctx.after_response(async move {
+        let told = match Ctx::new(env) {
+            Ok(ctx) => match Windows::new(&ctx) {
+                Ok(windows) => windows.converse(notice).await,
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        if let Err(e) = told {
+            worker::console_error!("live conversation {} not told: {e}", notice.id);
+        }
+    })
+    .await;
 }
 
 /// Tells the recipient's live sockets about a notification just made, after the answer (best

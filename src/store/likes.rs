@@ -12,7 +12,7 @@ use crate::domain::likes::{LikeAnswer, LikeOp, LikeReply};
 
 /// "The user `?2` may see and like the post `?1` now": `domain/visibility.rs::may_see` as SQL
 /// (not deleted, not taken down, author not suspended; the author; or no block either way and
-/// public, or followers-only and following).
+/// public, or followers-only and following, or mentioned by it: `may_see_post`).
 /// Everything it reads lives on the post's (its author's) side: the author-side copies of the
 /// follow (`followers`) and of blocks either way.
 /// The like tests over HTTP pin it against the rule (stranger, follower, blocked, deleted).
@@ -26,7 +26,9 @@ fn may_see_sql() -> String {
            OR ({} \
                AND (p.visibility = 'public' \
                     OR (p.visibility = 'followers' \
-                        AND EXISTS (SELECT 1 FROM followers f WHERE f.author_id = p.author_id AND f.follower_id = ?2))))))",
+                        AND EXISTS (SELECT 1 FROM followers f WHERE f.author_id = p.author_id AND f.follower_id = ?2)) \
+                    OR EXISTS (SELECT 1 FROM json_each(COALESCE(p.mentions, '[]')) m \
+                        WHERE json_extract(m.value, '$.id') = ?2)))))",
         not_suspended("p.author_id"),
         not_blocked_between("p.author_id", "?2")
     )

@@ -5,6 +5,7 @@
 
 pub mod bookmarks;
 pub mod comment_likes;
+pub mod conversations;
 pub mod counters;
 pub mod engagement;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod quotes;
 pub mod reblogs;
 pub mod replica;
 pub mod replica_bump;

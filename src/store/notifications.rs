@@ -16,7 +16,7 @@ use crate::domain::boosts::BoostMirror;
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
 use crate::domain::notifications::{Kind, KindFilter, Notice};
-use crate::domain::visibility::Visibility;
+use crate::domain::quotes::QuoteMirror;
 
 /// The next notification id of `recipient` (an SQL expression) made at `now` (a parameter):
 /// `domain/notifications.rs::next_id` in SQL, one seek on the primary key.
@@ -100,26 +100,45 @@ pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1Prepared
     stmt(db, &sql, &[int(boost.original), int(boost.booster)])
 }
 
+/// A quote the quoted post's mirror does not hold yet notifies the quoted post's author (never
+/// for quoting oneself); the notification's post is the quote. A repeated convergence finds the
+/// row held and does nothing.
+pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedStatement> {
+    let sql = insert_sql(
+        "p.author_id",
+        "?4",
+        Kind::Quote,
+        "?3",
+        "?2",
+        "0",
+        "FROM posts p WHERE p.id = ?1 AND p.author_id <> ?3 \
+           AND NOT EXISTS (SELECT 1 FROM quotes q WHERE q.post_id = ?1 AND q.quote_id = ?2)",
+    );
+    stmt(db, &sql, &[int(quote.quoted), int(quote.quote), int(quote.quoter), int(quote.now)])
+}
+
+/// A quote gone: its notification goes with it.
+pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedStatement> {
+    let sql = format!(
+        "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
+           AND kind = '{}' AND actor_id = ?3 AND post_id = ?2 AND comment_id = 0",
+        Kind::Quote.as_str()
+    );
+    stmt(db, &sql, &[int(quote.quoted), int(quote.quote), int(quote.quoter)])
+}
+
 /// On a mentioned user's home: a post of `author` that mentions `recipient` notifies them, once,
-/// if they may see it (public; followers-only while they follow the author: their side of the
-/// follow is here) and neither blocks the other nor mutes the author's notifications. A
-/// repeated call (the post's redelivered event) finds it made and does nothing.
+/// unless either blocks the other or the recipient mutes the author's notifications (a mention
+/// lets its account see the post whatever its visibility: `domain/visibility.rs::may_see_post`).
+/// A repeated call (the post's redelivered event) finds it made and does nothing.
 pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<D1PreparedStatement> {
     let from_where = format!(
-        "WHERE ?1 <> ?2 AND {} AND NOT {} \
-           AND (?4 = 'public' OR (?4 = 'followers' AND EXISTS (SELECT 1 FROM follows f \
-             WHERE f.follower_id = ?1 AND f.author_id = ?2)))",
+        "WHERE ?1 <> ?2 AND {} AND NOT {}",
         not_blocked_between("?1", "?2"),
         super::mutes::muted_sql("?1", "?2", true)
     );
-    let sql = insert_sql("?1", "?5", Kind::Mention, "?2", "?3", "0", &from_where);
-    let params = [
-        int(mention.recipient),
-        int(mention.author),
-        int(mention.post),
-        text(mention.visibility.as_str()),
-        int(now),
-    ];
+    let sql = insert_sql("?1", "?4", Kind::Mention, "?2", "?3", "0", &from_where);
+    let params = [int(mention.recipient), int(mention.author), int(mention.post), int(now)];
     stmt(db, &sql, &params)
 }
 
@@ -134,15 +153,21 @@ pub fn off_mention(db: UserDb<'_>, mention: &MentionOf) -> StoreResult<D1Prepare
 
 /// Makes (`on`) or takes back a mention's notification on the recipient's home; what to tell
 /// their live socket, if one was made for an open one.
+/// `also`: a statement of the same recipient's committed in the same batch (a direct post's
+/// conversation row, `store/conversations.rs::record`); its notice is the second.
 pub async fn set_mention(
     db: UserDb<'_>,
     mention: &MentionOf,
     on: bool,
     now: i64,
-) -> StoreResult<Option<Notice>> {
+    also: Option<D1PreparedStatement>,
+) -> StoreResult<(Option<Notice>, Option<Notice>)> {
     let statement = if on { on_mention(db, mention, now)? } else { off_mention(db, mention)? };
-    let results = batch(db, vec![statement]).await?;
-    Ok(if on { notice(results.first(), now) } else { None })
+    let results = batch(db, std::iter::once(statement).chain(also).collect()).await?;
+    if !on {
+        return Ok((None, None));
+    }
+    Ok((notice(results.first(), now), notice(results.get(1), now)))
 }
 
 /// One mentioned user of one post.
@@ -151,7 +176,6 @@ pub struct MentionOf {
     pub recipient: UserId,
     pub author: UserId,
     pub post: PostId,
-    pub visibility: Visibility,
 }
 
 /// A new comment notifies the post's author (unless they wrote it).
@@ -263,17 +287,18 @@ pub struct Range<'a> {
 /// with the actor, the actor not muted with notifications (`mutes`); the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
 pub(super) fn shown_sql() -> String {
-    // A mention's post is its author's, on another database: checked where it is read
-    // (`services/notifications.rs::posts_seen`), and its deletion takes the row back.
+    // A mention's or a quote's post is its author's, on another database: checked where it is
+    // read (`services/notifications.rs::posts_seen`), and its deletion takes the row back.
     format!(
         "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
-         AND (n.post_id = 0 OR n.kind = '{}' OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
+         AND (n.post_id = 0 OR n.kind IN ('{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
                AND c.deleted_at IS NULL))",
         not_blocked_between("?1", "n.actor_id"),
         super::mutes::muted_sql("?1", "n.actor_id", true),
-        Kind::Mention.as_str()
+        Kind::Mention.as_str(),
+        Kind::Quote.as_str()
     )
 }
 

@@ -21,11 +21,12 @@ use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::media::Attachment;
 use crate::domain::mentions::Mentioned;
 use crate::domain::outbox::EventKind;
+use crate::domain::quotes::{QuotePolicy, QuoteState};
 use crate::domain::read::{AuthorRelation, FeedRow};
 use crate::domain::replica::HeldPost;
 use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::validate::{IdempotencyKey, PostBody};
-use crate::domain::visibility::{may_see, Relationship, Visibility};
+use crate::domain::visibility::{may_see_post, Relationship, Visibility};
 use crate::domain::warning::ContentWarning;
 
 /// D1 allows 100 bound parameters per statement; one is the viewer.
@@ -47,6 +48,7 @@ pub fn feed_columns() -> String {
     "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
             p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, p.mentions, \
+            p.quote_of, p.quote_policy, p.quote_count, \
             EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
@@ -82,6 +84,14 @@ impl AuthorRelationship {
     }
 }
 
+/// A quote's quoted post as a viewer sees it now: its state, and the post when it is shown.
+#[derive(Debug, Clone)]
+pub struct Quoted {
+    pub id: PostId,
+    pub state: QuoteState,
+    pub post: Option<PostRow>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct PostRow {
     pub id: PostId,
@@ -113,6 +123,18 @@ pub struct PostRow {
     /// 0030).
     #[serde(default)]
     mentions: Option<String>,
+    /// The quoted post, for a quote (migration 0032; rows cached before it read as none).
+    #[serde(default)]
+    pub quote_of: Option<PostId>,
+    /// Who may quote this post (`domain::quotes::QuotePolicy`).
+    #[serde(default)]
+    quote_policy: Option<String>,
+    #[serde(default)]
+    pub quote_count: i64,
+    /// What a quote shows the viewer now, attached by `services/originals.rs::resolve` (never
+    /// read from SQL or held by a replica).
+    #[serde(skip)]
+    pub quoted: Option<Box<Quoted>>,
     /// A boost's original as the viewer sees it now, attached by `services/boosts.rs` to the
     /// boosts a read shows (never read from SQL or held by a replica).
     #[serde(skip)]
@@ -154,15 +176,24 @@ impl PostRow {
         Attachment::list_of(self.media.as_deref())
     }
 
+    pub fn quote_policy(&self) -> QuotePolicy {
+        self.quote_policy.as_deref().and_then(QuotePolicy::parse).unwrap_or_default()
+    }
+
     pub fn mentioned(&self) -> Vec<Mentioned> {
         Mentioned::list_of(self.mentions.as_deref())
+    }
+
+    /// Whether the post mentions `user` (who may then see it though followers-only or direct).
+    pub fn mentions(&self, user: UserId) -> bool {
+        self.mentions.is_some() && self.mentioned().iter().any(|m| m.id == user)
     }
 
     /// Whether the viewer may open the post by its id now. Rows only ever come from queries
     /// that exclude deleted posts; a taken-down post stays visible to its author alone.
     pub fn visible_to(&self, viewer: UserId) -> bool {
         (!self.is_taken_down() || self.author_id == viewer)
-            && may_see(self.relationship(viewer), self.visibility, false)
+            && may_see_post(self.relationship(viewer), self.visibility, self.mentions(viewer))
     }
 
     pub fn sort_key(&self) -> SortKey {
@@ -189,6 +220,7 @@ impl FeedRow for PostRow {
             relationship: self.relationship(viewer),
             visibility: self.visibility,
             taken_down: self.is_taken_down(),
+            mentions_viewer: self.mentions(viewer),
         }
     }
 
@@ -327,6 +359,9 @@ pub struct NewPost<'a> {
     pub reblog_of: Option<PostId>,
     /// Whom it mentions, resolved (`domain::mentions::Mentioned::column`; `None`: nobody).
     pub mentions: Option<&'a str>,
+    /// The quoted post, for a quote (checked by `services::quotes::check`).
+    pub quote_of: Option<PostId>,
+    pub quote_policy: QuotePolicy,
     pub visibility: Visibility,
     pub warning: &'a ContentWarning,
     /// Uploads of the author's to attach, in order (checked by `services::media::for_post`).
@@ -399,7 +434,7 @@ fn insert_post_statement(
     stmt(
         db,
         "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of, \
-           mentions) VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+           mentions, quote_of, quote_policy) VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
         &[
             int(post.author_id),
             text(post.body),
@@ -411,6 +446,8 @@ fn insert_post_statement(
             media_column(post.media)?,
             opt_int(post.reblog_of.map(PostId::get)),
             opt_text(post.mentions),
+            opt_int(post.quote_of.map(PostId::get)),
+            text(post.quote_policy.as_str()),
         ],
     )
 }
@@ -625,6 +662,8 @@ pub struct PostState {
     pub reblog_of: Option<PostId>,
     /// Whom it mentions (migration 0030, JSON).
     pub mentions: Option<String>,
+    /// The quoted post, for a quote (migration 0032).
+    pub quote_of: Option<PostId>,
 }
 
 impl PostState {
@@ -648,7 +687,7 @@ pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostSt
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
                 taken_down_at IS NOT NULL AS taken_down, state_version, \
                 (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended, \
-                reblog_of, mentions \
+                reblog_of, mentions, quote_of \
          FROM posts WHERE id = ?1",
         &[int(post_id)],
     )

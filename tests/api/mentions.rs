@@ -1,6 +1,6 @@
 //! Mentions (`@handle` in a post): resolved when the post is published, listed on the post
 //! (`mentions` on `/v1` and on the Mastodon Status), and one `mention` notification for each
-//! account named that may see the post, none for one that blocks or mutes the author; Mastodon's
+//! account named (a mention lets it see the post), none for one that blocks or mutes the author; Mastodon's
 //! `allowed_mentions` refuses a post naming anyone else.
 
 use std::time::Duration;
@@ -61,7 +61,7 @@ fn a_mention_lists_the_account_and_notifies_it_once() {
 }
 
 #[test]
-fn only_accounts_that_may_see_the_post_and_neither_block_nor_mute_its_author_are_notified() {
+fn every_account_named_is_notified_whatever_the_visibility_unless_it_blocks_or_mutes_the_author() {
     let author = register("mv_author");
     let (blocker, muter, stranger, follower) =
         (register("mv_blocker"), register("mv_muter"), register("mv_stranger"), register("mv_follower"));
@@ -78,8 +78,10 @@ fn only_accounts_that_may_see_the_post_and_neither_block_nor_mute_its_author_are
     let bodies = |u: &User| -> Vec<String> {
         mentions_from(u, &author).iter().map(|n| n["post"]["body"].as_str().unwrap().to_string()).collect()
     };
-    assert_eq!(bodies(&stranger), vec![format!("public: {all}")]);
-    assert_eq!(bodies(&follower), vec![format!("followers: {all}"), format!("public: {all}")]);
+    // A mention opens a followers-only or direct post to its account (Mastodon's rule).
+    let every = vec![format!("private: {all}"), format!("followers: {all}"), format!("public: {all}")];
+    assert_eq!(bodies(&stranger), every);
+    assert_eq!(bodies(&follower), every);
 }
 
 #[test]

@@ -207,3 +207,22 @@ fn a_boost_arrives_as_an_update_carrying_the_reblog_and_its_original_author_is_n
     let n: Value = serde_json::from_str(&payload).expect("a Notification");
     assert_eq!((n["type"].clone(), n["status"]["id"].clone()), (json!("reblog"), json!(post)));
 }
+
+#[test]
+fn a_direct_post_streams_a_conversation_on_direct_and_nothing_there_for_others() {
+    let author = register("std_author");
+    let bob = register("std_bob");
+    let mut direct = stream(&bob, "stream=direct");
+    let mut notifications_only = stream(&bob, "stream=user:notification");
+    let body = serde_json::json!({ "status": format!("@{} psst", bob.handle), "visibility": "direct" });
+    let posted = author.post("/api/v1/statuses", body).expect(200);
+    let (event, payload, streams) = next_frame(&mut direct, DEADLINE);
+    assert_eq!((event.as_str(), streams), ("conversation", json!(["direct"])));
+    let conversation: Value = serde_json::from_str(&payload).expect("a Conversation");
+    assert_eq!(conversation["last_status"]["id"], posted["id"], "{conversation}");
+    assert_eq!(conversation["unread"], true);
+    assert_eq!(conversation["accounts"][0]["id"], author.id.as_str());
+    let (event, _, _) = next_frame(&mut notifications_only, DEADLINE);
+    assert_eq!(event, "notification", "the mention, not the conversation");
+    assert_quiet(&mut notifications_only, "a conversation is for direct alone");
+}

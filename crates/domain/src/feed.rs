@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::cursor::SortKey;
-use super::visibility::{may_see, Relationship, Visibility};
+use super::visibility::{may_see_post, Relationship, Visibility};
 
 /// Where a feed page came from, as the API reports it in `state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,9 +74,12 @@ pub struct LiveState {
     pub relationship: Relationship,
     pub visibility: Visibility,
     pub taken_down: bool,
+    /// The post mentions the viewer.
+    pub mentions_viewer: bool,
 }
 
-/// The home-feed rule: the viewer's own posts, and posts of authors the viewer follows now,
+/// The home-feed rule: the viewer's own posts, posts of authors the viewer follows now, and
+/// direct posts that mention the viewer (delivered to the mentioned, `services/direct.rs`),
 /// that the viewer may see now.
 pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     let live = live.ok_or(Hidden::Deleted)?;
@@ -89,10 +92,11 @@ pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     if rel.blocked && !rel.is_self {
         return Err(Hidden::Blocked);
     }
-    if !rel.is_self && !rel.follows {
+    let addressed = live.mentions_viewer && live.visibility == Visibility::Private;
+    if !rel.is_self && !rel.follows && !addressed {
         return Err(Hidden::Unfollowed);
     }
-    if !may_see(rel, live.visibility, false) {
+    if !may_see_post(rel, live.visibility, live.mentions_viewer) {
         return Err(Hidden::Visibility);
     }
     Ok(())
@@ -193,7 +197,31 @@ mod tests {
 
     fn live(follows: bool, blocked: bool, visibility: Visibility) -> Option<LiveState> {
         let relationship = Relationship { is_self: false, follows, blocked, suspended: false };
-        Some(LiveState { relationship, visibility, taken_down: false })
+        Some(LiveState { relationship, visibility, taken_down: false, mentions_viewer: false })
+    }
+
+    #[test]
+    fn a_direct_post_reaches_the_mentioned_without_a_follow_and_nobody_else() {
+        let to_me = |blocked| {
+            let relationship = Relationship { is_self: false, follows: false, blocked, suspended: false };
+            Some(LiveState {
+                relationship,
+                visibility: Visibility::Private,
+                taken_down: false,
+                mentions_viewer: true,
+            })
+        };
+        assert_eq!(feed_verdict(to_me(false)), Ok(()));
+        assert_eq!(feed_verdict(to_me(true)), Err(Hidden::Blocked));
+        assert_eq!(
+            feed_verdict(live(true, false, Visibility::Private)),
+            Err(Hidden::Visibility),
+            "a follower"
+        );
+        // A mention in a followers-only post opens it, not a place in a non-follower's feed.
+        let mut followers_only = to_me(false).unwrap();
+        followers_only.visibility = Visibility::Followers;
+        assert_eq!(feed_verdict(Some(followers_only)), Err(Hidden::Unfollowed));
     }
 
     #[test]
@@ -207,6 +235,7 @@ mod tests {
             relationship: Relationship::to_self(),
             visibility: Visibility::Private,
             taken_down: false,
+            mentions_viewer: false,
         };
         assert_eq!(feed_verdict(Some(own)), Ok(()));
         let taken_down = LiveState { taken_down: true, ..own };

@@ -32,6 +32,7 @@ pub mod placement;
 pub mod plan;
 pub mod policy;
 pub mod queue;
+pub mod quotes;
 pub mod read;
 pub mod replica;
 pub mod shard;

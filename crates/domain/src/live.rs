@@ -177,12 +177,13 @@ pub fn news_posts(delivered: &[Entry], top: Option<SortKey>) -> Vec<PostId> {
 }
 
 /// The Mastodon streams a socket can carry: `user` (home timeline updates, deletes and
-/// notifications) and `user:notification` (notifications only). Others (`public`, `hashtag`,
-/// `list`, `direct`) are not built.
+/// notifications), `user:notification` (notifications only) and `direct` (conversations).
+/// Others (`public`, `hashtag`, `list`) are not built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
     User,
     UserNotification,
+    Direct,
 }
 
 impl Stream {
@@ -190,6 +191,7 @@ impl Stream {
         match name {
             "user" => Some(Stream::User),
             "user:notification" => Some(Stream::UserNotification),
+            "direct" => Some(Stream::Direct),
             _ => None,
         }
     }
@@ -198,6 +200,7 @@ impl Stream {
         match self {
             Stream::User => "user",
             Stream::UserNotification => "user:notification",
+            Stream::Direct => "direct",
         }
     }
 
@@ -205,6 +208,7 @@ impl Stream {
         match self {
             Stream::User => 1,
             Stream::UserNotification => 2,
+            Stream::Direct => 4,
         }
     }
 }
@@ -217,6 +221,8 @@ pub enum Event {
     /// A status gone from it (`delete`).
     Delete,
     Notification,
+    /// A conversation with a new direct post (`conversation`), on `direct` alone.
+    Conversation,
 }
 
 impl Event {
@@ -225,6 +231,7 @@ impl Event {
             Event::Update => "update",
             Event::Delete => "delete",
             Event::Notification => "notification",
+            Event::Conversation => "conversation",
         }
     }
 }
@@ -258,6 +265,12 @@ impl MastodonStream {
     pub fn carrying(&self, event: Event) -> Vec<&'static str> {
         let has = |s: Stream| self.streams & s.bit() != 0;
         let mut names = Vec::new();
+        if event == Event::Conversation {
+            if has(Stream::Direct) {
+                names.push(Stream::Direct.name());
+            }
+            return names;
+        }
         if has(Stream::User) {
             names.push(Stream::User.name());
         }
@@ -422,9 +435,16 @@ mod tests {
         m.set(Stream::User, true);
         assert_eq!(m.carrying(Event::Notification), ["user", "user:notification"]);
         assert_eq!(m.carrying(Event::Delete), ["user"]);
+        assert!(m.carrying(Event::Conversation).is_empty(), "conversations go to direct alone");
+        m.set(Stream::Direct, true);
+        assert_eq!(m.carrying(Event::Conversation), ["direct"]);
         m.set(Stream::User, false);
         m.set(Stream::UserNotification, false);
         assert!(m.carrying(Event::Notification).is_empty());
+        assert_eq!(
+            ClientMessage::parse(r#"{"type":"subscribe","stream":"direct"}"#),
+            ClientMessage::Subscribe(Stream::Direct)
+        );
     }
 
     #[test]

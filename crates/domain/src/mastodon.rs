@@ -7,8 +7,7 @@ use super::visibility::Visibility;
 
 /// Mastodon's four visibilities onto edgefeed's three. `unlisted` (public, but kept out of
 /// public timelines) is `public`: edgefeed has no public timelines to keep it out of. `direct`
-/// (only the mentioned) is `private` (only the author): edgefeed has no mentions, and the
-/// narrower audience is the safe side.
+/// (the author and the mentioned) is `private`, which means exactly that.
 pub fn visibility_from_mastodon(text: &str) -> Option<Visibility> {
     match text {
         "public" | "unlisted" => Some(Visibility::Public),

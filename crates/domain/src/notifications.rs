@@ -32,6 +32,8 @@ pub enum Kind {
     Reblog,
     /// A post that mentions the recipient (`@handle`).
     Mention,
+    /// A post that quotes the recipient's (Mastodon 4.5's `quote`).
+    Quote,
 }
 
 /// How a kind's notifications group in Mastodon's grouped notifications ([`GroupKey`]).
@@ -60,7 +62,7 @@ pub struct KindRow {
 /// Every kind, in [`Kind`]'s order: the one place a kind is named. Filters, group keys, the
 /// entities' `type` and the store's SQL derive from it; what makes a notification (the
 /// statement in the batch of its change) is `store/notifications.rs`.
-pub const KINDS: [KindRow; 5] = [
+pub const KINDS: [KindRow; 6] = [
     KindRow { kind: Kind::Follow, stored: "follow", mastodon: "follow", grouping: Grouping::Window },
     KindRow {
         kind: Kind::Favourite,
@@ -72,6 +74,7 @@ pub const KINDS: [KindRow; 5] = [
     KindRow { kind: Kind::Reblog, stored: "reblog", mastodon: "reblog", grouping: Grouping::PostAndWindow },
     // Mastodon has one `mention` for both: a reply to your post mentions you there.
     KindRow { kind: Kind::Mention, stored: "mention", mastodon: "mention", grouping: Grouping::Never },
+    KindRow { kind: Kind::Quote, stored: "quote", mastodon: "quote", grouping: Grouping::Never },
 ];
 
 impl Kind {
@@ -341,7 +344,7 @@ mod tests {
         }
         assert_eq!(Kind::Reply.mastodon(), "mention");
         assert_eq!(Kind::parse("mention"), Some(Kind::Mention));
-        assert_eq!(Kind::v1_names(), "follow, favourite, reply, reblog, mention");
+        assert_eq!(Kind::v1_names(), "follow, favourite, reply, reblog, mention, quote");
         let mentions: Vec<Kind> = Kind::all().filter(|k| k.is_mastodon("mention")).collect();
         assert_eq!(mentions, [Kind::Reply, Kind::Mention], "Mastodon's mention is both");
     }
@@ -407,7 +410,7 @@ mod tests {
         assert_eq!(f.json(), r#"["follow","reply"]"#);
         assert_eq!(KindFilter::parse_v1("follow,boost"), None);
         assert_eq!(KindFilter::parse_v1(""), None);
-        assert_eq!(KindFilter::default().kinds().len(), 5);
+        assert_eq!(KindFilter::default().kinds().len(), 6);
     }
 
     #[test]
@@ -417,7 +420,7 @@ mod tests {
         assert_eq!(KindFilter::from_mastodon(&s(&["mention"]), &[]).kinds(), &[Kind::Reply, Kind::Mention]);
         assert_eq!(
             KindFilter::from_mastodon(&[], &s(&["follow", "reblog"])).kinds(),
-            &[Kind::Favourite, Kind::Reply, Kind::Mention]
+            &[Kind::Favourite, Kind::Reply, Kind::Mention, Kind::Quote]
         );
         assert_eq!(KindFilter::from_mastodon(&s(&["reblog"]), &[]).kinds(), &[Kind::Reblog]);
         assert!(KindFilter::from_mastodon(&s(&["poll"]), &[]).kinds().is_empty());
@@ -512,7 +515,7 @@ mod tests {
             oldest_first: false,
         };
         assert_eq!(q.grouped_kinds().kinds(), &[Kind::Favourite, Kind::Reblog]);
-        assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply, Kind::Mention]);
+        assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply, Kind::Mention, Kind::Quote]);
         assert_eq!(q.key_of(5, Kind::Reply, 1), GroupKey::Ungrouped(5));
     }
 }

@@ -70,12 +70,6 @@ const RULES: &[Rule] = &[
         reason: "scheduled posts are not supported (it would be published at once)",
     },
     Rule {
-        endpoints: &[Endpoint::Publish],
-        param: "quoted_status_id",
-        unless: Unless::Nothing,
-        reason: "quote posts are not supported",
-    },
-    Rule {
         endpoints: &[Endpoint::Follow],
         param: "notify",
         unless: Unless::FalseOrNothing,
@@ -137,8 +131,8 @@ mod tests {
             (Publish, "media_attributes", Something, None),
             (Publish, "scheduled_at", Something, Some("scheduled_at")),
             (Publish, "scheduled_at", Nothing, None),
-            (Publish, "quoted_status_id", Something, Some("quoted_status_id")),
-            (Publish, "quoted_status_id", Nothing, None),
+            // Built (quotes: `domain/quotes.rs`).
+            (Publish, "quoted_status_id", Something, None),
             // Built or harmless: accepted.
             (Publish, "language", Something, None),
             (Publish, "spoiler_text", Something, None),

@@ -137,6 +137,9 @@ pub const TABLES: &[Table] = &[
             "reblog_of",
             "reblog_count",
             "mentions",
+            "quote_of",
+            "quote_policy",
+            "quote_count",
         ],
         TEXT_PAGE,
     ),
@@ -210,6 +213,15 @@ pub const TABLES: &[Table] = &[
         ShardBy::Id("post_id"),
         &["post_id", "boost_id"],
         &["post_id", "boost_id", "booster_id", "created_at", "active"],
+        EDGE_PAGE,
+    ),
+    // Who quoted a post (migration 0032): the mirror on the quoted post's database, as
+    // `reblogs`; `posts.quote_count` moves with it by triggers (overwritten below).
+    table(
+        "quotes",
+        ShardBy::Id("post_id"),
+        &["post_id", "quote_id"],
+        &["post_id", "quote_id", "quoter_id", "created_at", "active"],
         EDGE_PAGE,
     ),
     // Comment likes (migration 0028) live with the comment's post; `comments.like_count` is
@@ -297,6 +309,14 @@ pub const TABLES: &[Table] = &[
             TEXT_PAGE,
         )
     },
+    // Conversations (migration 0031): each participant's row on their own home.
+    table(
+        "conversations",
+        ShardBy::Id("user_id"),
+        &["user_id", "post_id"],
+        &["user_id", "post_id", "author_id", "accounts", "unread", "removed", "updated_at"],
+        EDGE_PAGE,
+    ),
     // Mutes (migration 0025), on the muter's home only.
     table(
         "mutes",
@@ -375,7 +395,7 @@ pub const TABLES: &[Table] = &[
             "posts",
             ShardBy::Id("id"),
             &["id"],
-            &["id", "like_count", "comment_count", "reblog_count"],
+            &["id", "like_count", "comment_count", "reblog_count", "quote_count"],
             EDGE_PAGE,
         )
     },

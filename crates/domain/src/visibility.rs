@@ -11,7 +11,8 @@ pub enum Visibility {
     Public,
     /// The author and the author's current followers.
     Followers,
-    /// The author only.
+    /// The author and the accounts the post mentions (Mastodon's `direct`; with no mentions,
+    /// the author alone).
     Private,
 }
 
@@ -70,6 +71,13 @@ pub fn may_see(rel: Relationship, visibility: Visibility, deleted: bool) -> bool
     !deleted && visible_levels(rel).contains(&visibility)
 }
 
+/// Whether the viewer may see a post that mentions them (`mentioned`) or not: a mentioned
+/// account also sees a followers-only or direct post, as in Mastodon (a mention is an
+/// invitation), unless a block either way or a suspension hides the author.
+pub fn may_see_post(rel: Relationship, visibility: Visibility, mentioned: bool) -> bool {
+    visible_levels(rel).contains(&visibility) || (mentioned && may_see_author(rel) && !rel.blocked)
+}
+
 /// Whether the viewer may see the author's profile and lists at all.
 pub fn may_see_author(rel: Relationship) -> bool {
     rel.is_self || !(rel.blocked || rel.suspended)
@@ -120,6 +128,18 @@ mod tests {
         let rel = Relationship { is_self: false, follows: true, blocked: true, suspended: false };
         assert!(!may_see(rel, Public, false));
         assert!(!may_see_author(rel));
+    }
+
+    #[test]
+    fn a_mention_opens_followers_only_and_direct_posts_but_not_past_a_block() {
+        for v in [Public, Followers, Private] {
+            assert!(may_see_post(STRANGER, v, true), "{v:?}");
+            assert!(!may_see_post(BLOCKED, v, true), "{v:?}");
+            assert!(!may_see_post(SUSPENDED, v, true), "{v:?}");
+        }
+        assert!(!may_see_post(STRANGER, Private, false));
+        assert!(!may_see_post(FOLLOWER, Private, false));
+        assert!(may_see_post(FOLLOWER, Followers, false));
     }
 
     #[test]

@@ -5,8 +5,9 @@ use crate::domain::cursor::page_of;
 use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::params::Endpoint;
+use crate::domain::quotes::QuotePolicy;
 use crate::domain::time::parse_rfc3339;
-use crate::domain::validate::PostBody;
+use crate::domain::validate::{Invalid, PostBody};
 use crate::domain::visibility::{visible_levels, Visibility};
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
@@ -48,13 +49,33 @@ pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Resp
     let warning = new_warning(&body)?;
     let key = input.idempotency_key()?;
     let domain = crate::domain::mastodon::domain_of(&input.origin);
-    let draft =
-        Draft { text: &text, visibility, warning: &warning, media: &media, domain, allowed_mentions: None };
-    created(&service::publish(app, viewer, &draft, key.as_ref()).await?)
+    let quote =
+        body.optional("quote_of", |v| PostId::parse(v).ok_or(Invalid::new("quote_of", "not a post id")))?;
+    let quote_policy = body.optional("quote_policy", |v| {
+        QuotePolicy::parse(v).ok_or(Invalid::new("quote_policy", "one of public, followers, nobody"))
+    })?;
+    let draft = Draft {
+        text: &text,
+        visibility,
+        warning: &warning,
+        media: &media,
+        domain,
+        allowed_mentions: None,
+        quote,
+        quote_policy: quote_policy.unwrap_or_default(),
+    };
+    let post = service::publish(app, viewer, &draft, key.as_ref()).await?;
+    created(&resolved(app, viewer, post).await?)
 }
 
 pub async fn get(app: &App, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    json(200, &PostView::from(&service::visible(app, viewer, id).await?))
+    json(200, &PostView::from(&resolved(app, viewer, service::visible(app, viewer, id).await?).await?))
+}
+
+/// A post as a single answer shows it: a quote with what it shows the viewer now.
+async fn resolved(app: &App, viewer: UserId, post: PostRow) -> ApiResult<PostRow> {
+    let (rows, _) = originals::resolve(app, viewer, vec![post.clone()], None).await?;
+    Ok(rows.into_iter().next().unwrap_or(post))
 }
 
 pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {

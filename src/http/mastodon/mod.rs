@@ -5,6 +5,7 @@
 //! services it calls do.
 
 mod accounts;
+mod conversations;
 mod grouped;
 mod lists;
 mod markers;
@@ -100,12 +101,14 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::FavouritedBy(id) => statuses::favourited_by(app, input, viewer, id).await,
         M::Reblog(id, on) => statuses::reblog(app, input, viewer, id, on).await,
         M::RebloggedBy(id) => statuses::reblogged_by(app, input, viewer, id).await,
+        M::Quotes(id) => statuses::quotes(app, input, viewer, id).await,
         M::Context(id) => statuses::context(app, input, viewer, id).await,
         M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
         M::Search => accounts::search(app, input, viewer).await,
         M::Notifications(route) => notification_route(app, input, viewer, route).await,
         M::Lists(route) => list_route(app, input, viewer, route).await,
+        M::Conversations(route) => conversations::route(app, input, viewer, route).await,
     }
 }
 

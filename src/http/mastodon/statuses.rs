@@ -11,13 +11,14 @@ use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
+use crate::domain::quotes::QuotePolicy;
 use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
 use crate::domain::visibility::Visibility;
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
-use crate::http::input::Input;
+use crate::http::input::{Input, JsonObject};
 use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::services::feed::{self, FeedQuery, FeedScope};
 use crate::services::posts::Draft;
@@ -101,13 +102,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         None => body.required_str("status")?,
     };
     let warning = ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?;
-    let reply_to = match body.str("in_reply_to_id")? {
-        None | Some("") => None,
-        Some(id) => {
-            Some(PostId::parse(id).ok_or_else(|| ApiError::field("in_reply_to_id", "not a status id"))?)
-        }
-    };
-    if let Some(id) = reply_to {
+    if let Some(id) = status_id(&body, "in_reply_to_id")? {
         // A reply to a reply keeps its parent (the comment); a reply to a post has none.
         let (post, parent) = match target(app, viewer, id).await? {
             Target::Post(post) => (post, None),
@@ -127,13 +122,40 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         .map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
     let key = input.idempotency_key()?;
-    let visibility = visibility.unwrap_or(Visibility::Public);
     let allowed = allowed_mentions(input)?;
-    let domain = crate::domain::mastodon::domain_of(&input.origin);
-    let allowed_mentions = allowed.as_deref();
-    let draft = Draft { text: &text, visibility, warning: &warning, media: &media, domain, allowed_mentions };
+    let (quote, quote_policy) = quote_fields(&body)?;
+    let draft = Draft {
+        text: &text,
+        visibility: visibility.unwrap_or(Visibility::Public),
+        warning: &warning,
+        media: &media,
+        domain: crate::domain::mastodon::domain_of(&input.origin),
+        allowed_mentions: allowed.as_deref(),
+        quote,
+        quote_policy,
+    };
     let post = posts::publish(app, viewer, &draft, key.as_ref()).await?;
     answer(app, input, viewer, &Target::Post(post)).await
+}
+
+/// A status id field (absent or empty: none; else a status id, or 422 on it).
+fn status_id(body: &JsonObject, field: &'static str) -> ApiResult<Option<PostId>> {
+    match body.str(field)? {
+        None | Some("") => Ok(None),
+        Some(id) => PostId::parse(id).map(Some).ok_or_else(|| ApiError::field(field, "not a status id")),
+    }
+}
+
+/// Mastodon 4.5's `quoted_status_id` (a status id, else 422) and `quote_approval_policy`
+/// (`public`, `followers`, `nobody`; default `public`).
+fn quote_fields(body: &JsonObject) -> ApiResult<(Option<PostId>, QuotePolicy)> {
+    let quote = status_id(body, "quoted_status_id")?;
+    let policy = match body.str("quote_approval_policy")? {
+        None | Some("") => QuotePolicy::default(),
+        Some(p) => QuotePolicy::parse(p)
+            .ok_or_else(|| ApiError::field("quote_approval_policy", "one of public, followers, nobody"))?,
+    };
+    Ok((quote, policy))
 }
 
 /// A boost's id shows the boost (the booster's status around the original), as in Mastodon.
@@ -248,6 +270,23 @@ pub async fn reblogged_by(app: &App, input: &Input, viewer: UserId, id: PostId) 
     let rows = boosts::boosters(app, viewer, id, before, limit).await?;
     let base = format!("{}/api/v1/statuses/{id}/reblogged_by", input.origin);
     users_page(app, input, viewer, rows, limit, &base, &cursor_list)
+}
+
+/// `GET .../quotes`: the statuses quoting a post the viewer may see that they may see now,
+/// newest first; `Link` `next` by the last quote's id (`max_id`), keeping `limit`.
+pub async fn quotes(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
+    let limit = limit(input.query("limit"));
+    let before = match input.query("max_id").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(raw) => Some(PostId::parse(raw).ok_or_else(|| ApiError::field("max_id", "not a status id"))?),
+    };
+    let (rows, next) = crate::services::quotes::page(app, viewer, id, before, limit).await?;
+    let items = statuses_of(app, input, viewer, &rows).await?;
+    let kept = crate::domain::mastodon::kept_params(input.query("limit"));
+    let sep = if kept.is_empty() { String::new() } else { format!("&{kept}") };
+    let link =
+        next.map(|n| format!("<{}/api/v1/statuses/{id}/quotes?max_id={n}{sep}>; rel=\"next\"", input.origin));
+    list(&items, link)
 }
 
 /// `GET .../favourited_by`: a post's likers, or a reply's (a comment's).

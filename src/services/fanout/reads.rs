@@ -10,9 +10,10 @@ use crate::domain::fanout_plan::{ChunkFound, ChunkReads, Event, FollowerPage, Li
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
+use crate::domain::quotes::QuoteMirror;
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::mentions;
+use crate::services::{direct, mentions, quotes};
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
 use crate::store::{feed as pull, live, policy as edges, reblogs};
@@ -49,14 +50,27 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
         };
         reblogs::converge(ctx.post_db(original), &mirror).await?;
     }
+    if let Some((state, quoted)) = post.as_ref().and_then(|p| Some((p, p.quote_of?))) {
+        // Likewise the quoted post's mirror, with the quote's notification.
+        let mirror = QuoteMirror {
+            quoted,
+            quote: post_id,
+            quoter: state.author_id,
+            created_at: state.created_at,
+            active: !state.is_deleted(),
+            now: ctx.now,
+        };
+        quotes::converge(ctx, &mirror).await?;
+    }
     if let Some(state) = post.as_ref().filter(|p| p.mentions.is_some()) {
         // Likewise the mentioned users' notifications, made or taken back by the post's state.
-        let live = !state.is_deleted()
-            && !state.is_taken_down()
-            && !state.author_is_suspended()
-            && state.visibility != Visibility::Private;
+        // A direct post also reaches the homes of those it mentions.
+        let live = !state.is_deleted() && !state.is_taken_down() && !state.author_is_suspended();
         let mentioned = Mentioned::list_of(state.mentions.as_deref());
         mentions::notify(ctx, (post_id, state.author_id, state.visibility), &mentioned, live).await?;
+        if live && state.visibility == Visibility::Private {
+            direct::deliver(ctx, post_id, state, &mentioned).await?;
+        }
     }
     Ok(Reply::Post(post.as_ref().map(post_read)))
 }
