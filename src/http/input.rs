@@ -190,6 +190,21 @@ impl Input {
         Ok(values)
     }
 
+    /// Whether the request names the field at all (`name` or `name[]`, in the query, the form
+    /// or the JSON body), even with no value: an empty list given is not a list left out.
+    pub fn names(&self, name: &str) -> ApiResult<bool> {
+        let array = format!("{name}[]");
+        let wanted = |k: &str| k == name || k == array;
+        if self.query.iter().any(|(k, _)| wanted(k)) {
+            return Ok(true);
+        }
+        if let Some(pairs) = self.form_pairs()? {
+            return Ok(pairs.iter().any(|(k, _)| wanted(k)));
+        }
+        let body = self.json(true)?;
+        Ok(body.0.contains_key(name) || body.0.contains_key(&array))
+    }
+
     /// The raw body, for the few routes whose fields nest (Mastodon's markers).
     pub fn body(&self) -> &[u8] {
         &self.body

@@ -79,12 +79,25 @@ pub struct PostView {
     /// id (the post shown is the original, with its own id).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub repost: Option<RepostView>,
+    /// On a reply (an extension: Mastodon's `in_reply_to_id`, `in_reply_to_account_id`): the
+    /// post, reply or comment it answers, and that one's author.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<ReplyView>,
     /// Quotes of the post (an extension: Mastodon's `quotes_count`), exact.
     pub quote_count: i64,
     /// On a quote: the quoted post as the reader may see it now, or why not (an extension:
     /// Mastodon 4.5's `quote`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quote: Option<QuoteView>,
+}
+
+/// What a reply answers.
+#[derive(Serialize)]
+pub struct ReplyView {
+    pub id: String,
+    pub author_id: String,
+    /// The post at the root of the thread (whose comments list the reply).
+    pub thread_id: String,
 }
 
 /// A quote's quoted post: `state` says whether it is shown (`accepted`) or why not (`deleted`,
@@ -156,6 +169,11 @@ impl PostView {
             repost_count: p.reblog_count,
             reposted_by_me: p.reblogged_by_me,
             repost: None,
+            in_reply_to: p.in_reply_to_id.zip(p.in_reply_to_account_id).map(|(id, author)| ReplyView {
+                id: id.to_string(),
+                author_id: author.to_string(),
+                thread_id: p.thread_id.map_or_else(String::new, |t| t.to_string()),
+            }),
             quote_count: p.quote_count,
             quote: p.quote_of.map(|id| QuoteView {
                 id: id.to_string(),

@@ -44,6 +44,7 @@ pub async fn boost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRow>
         body: "",
         quote_of: None,
         quote_policy: QuotePolicy::default(),
+        reply: None,
         reblog_of: Some(original.id),
         mentions: None,
         visibility,

@@ -13,18 +13,19 @@ use crate::domain::validate::CommentBody;
 use crate::domain::visibility::may_see_author;
 use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::{ApiError, ApiResult};
-use crate::services::{posts, streaming, users};
+use crate::services::{posts, replies, streaming, users};
 use crate::store::comment_likes;
 use crate::store::engagement::{self as store, CommentRow};
-use crate::store::posts::PostRow;
+use crate::store::posts::{PostRow, ReplyTo};
 use crate::store::users::{UserKey, UserRow};
 use crate::store::StoreError;
 
 const NO_SUCH_COMMENT: ApiError = ApiError::NotFound("no such comment");
 
-/// A live comment on a live post (as `viewer` sees it: whether they like it), or 404.
+/// A live comment on a live post (as `viewer` sees it: whether they like it), or 404. A row
+/// that mirrors a reply post is no comment to act on: the post is (`/v1/posts/{id}`).
 pub async fn get(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<CommentRow> {
-    store::get(&ctx.shards, viewer, id).await?.ok_or(NO_SUCH_COMMENT)
+    store::get(&ctx.shards, viewer, id).await?.filter(|c| !c.reply_post).ok_or(NO_SUCH_COMMENT)
 }
 
 /// A comment's post hidden from the viewer hides the comment: the same 404 as a missing one.
@@ -166,4 +167,58 @@ pub async fn import(
             .await
             .map_err(|e| post_gone(e, ApiError::field("post_id", "no such post")))?;
     get(ctx, author, id).await
+}
+
+/// The status `id` names as a reply's parent, which the viewer must see and may act on (else
+/// 404, as a missing one): a post (a boost's id names its original), a reply post, or a comment
+/// of the old kind.
+pub async fn reply_target(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<replies::Target> {
+    match posts::open(ctx, viewer, id).await {
+        Ok(post) => {
+            let root = post.thread_id.unwrap_or(post.id);
+            if root != post.id {
+                // The thread's root takes the reply's row: it must still take replies.
+                posts::open(ctx, viewer, root).await?;
+            }
+            let to = ReplyTo { parent: post.id.get(), parent_author: post.author_id, root };
+            return Ok(replies::Target { to, widest: post.visibility });
+        }
+        Err(ApiError::NotFound(_)) => {}
+        Err(e) => return Err(e),
+    }
+    let (comment, post) = seen(ctx, viewer, CommentId::from_trusted(id.get())).await?;
+    posts::open(ctx, viewer, post.id).await?;
+    let to = ReplyTo { parent: comment.id.get(), parent_author: comment.author_id, root: post.id };
+    Ok(replies::Target { to, widest: post.visibility })
+}
+
+/// The rows the viewer may see: a row that mirrors a reply post is shown only if the reply post
+/// is visible to the viewer now (it may be narrower than its thread, or its author blocked), and
+/// as the post is now (its text, warning and likes are the post's). One read across the
+/// databases of the page's reply posts, none without any.
+pub async fn visible_rows(ctx: &Ctx, viewer: UserId, rows: Vec<CommentRow>) -> ApiResult<Vec<CommentRow>> {
+    let ids: Vec<PostId> =
+        rows.iter().filter(|c| c.reply_post).map(|c| PostId::from_trusted(c.id.get())).collect();
+    if ids.is_empty() {
+        return Ok(rows);
+    }
+    let shown = crate::services::originals::visible_among(ctx, viewer, &ids).await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|c| {
+            if !c.reply_post {
+                return Some(c);
+            }
+            let post = shown.iter().find(|p| p.id.get() == c.id.get())?;
+            Some(CommentRow {
+                body: post.body.clone(),
+                spoiler_text: post.spoiler_text.clone(),
+                sensitive: post.is_sensitive(),
+                edited_at: post.edited_at,
+                like_count: post.like_count,
+                liked_by_me: post.liked_by_me != 0,
+                ..c
+            })
+        })
+        .collect())
 }

@@ -384,7 +384,10 @@ impl Status {
             reblogs: p.reblog_count,
             reblogged: p.reblogged_by_me.unwrap_or(false),
             replies: p.comment_count,
-            reply_to: None,
+            reply_to: p
+                .in_reply_to_id
+                .zip(p.in_reply_to_account_id)
+                .map(|(id, to)| (id.to_string(), to.to_string())),
             media: p.attachments(),
             mentioned: p.mentioned(),
             page: p.id,

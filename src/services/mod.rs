@@ -31,6 +31,7 @@ pub mod queue;
 pub mod quotes;
 pub mod reconcile;
 pub mod replicas;
+pub mod replies;
 pub mod saved;
 pub mod shard_move;
 pub mod stats;

@@ -14,6 +14,7 @@ use crate::domain::feed::Hidden;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::quotes::{quote_state, QuoteState, QuotedNow};
 use crate::domain::read::FeedRow;
+use crate::domain::replies::in_feed;
 use crate::domain::shard::group_by_database;
 use crate::domain::snowflake::shard_of_id;
 use crate::error::{ApiError, ApiResult};
@@ -83,7 +84,18 @@ pub async fn resolve(
     rows: Vec<PostRow>,
     sources: Option<&[UserId]>,
 ) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
-    let (mut shown, hidden) = resolve_boosts(ctx, viewer, rows, sources).await?;
+    let (mut shown, mut hidden) = resolve_boosts(ctx, viewer, rows, sources).await?;
+    if let Some(sources) = sources {
+        // A reply stays in a feed only while the feed follows the account it answers
+        // (Mastodon's rule, checked again here whatever delivered it).
+        let sources: HashSet<UserId> = sources.iter().copied().collect();
+        let before = shown.len();
+        shown.retain(|row| {
+            let shown = row.shown();
+            in_feed(shown.author_id, shown.in_reply_to_account_id, viewer, &sources)
+        });
+        hidden.extend(std::iter::repeat_n(Hidden::Unfollowed, before - shown.len()));
+    }
     attach_quotes(ctx, viewer, &mut shown).await?;
     Ok((shown, hidden))
 }

@@ -12,10 +12,10 @@ use crate::domain::mentions::Mentioned;
 use crate::domain::quotes::QuotePolicy;
 use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
-use crate::domain::visibility::Visibility;
+use crate::domain::visibility::{narrower, Visibility};
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{boosts, fanout, media, mentions, originals, quotes, replicas, users};
+use crate::services::{boosts, fanout, media, mentions, originals, quotes, replicas, replies, users};
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::StoreError;
@@ -84,6 +84,8 @@ pub struct Draft<'a> {
     /// The post it quotes (`services/quotes.rs::check`), and who may quote this one.
     pub quote: Option<PostId>,
     pub quote_policy: QuotePolicy,
+    /// What it replies to, checked (`services/comments.rs::reply_target`).
+    pub reply: Option<replies::Target>,
 }
 
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
@@ -94,8 +96,9 @@ pub async fn publish(
     draft: &Draft<'_>,
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
-    let Draft { text, visibility, warning, media, .. } = *draft;
-    let quoted = quote_of(ctx, author, draft).await?;
+    let Draft { text, warning, media, .. } = *draft;
+    let (quoted, reply) = links_of(ctx, author, draft).await?;
+    let visibility = reply.as_ref().map_or(draft.visibility, |r| narrower(draft.visibility, r.widest));
     let idempotency =
         key.map(|key| IdempotencyScope::new(author, "publish", key, fingerprint(draft, quoted)));
     let media = match media::for_post(ctx, author, media).await {
@@ -120,6 +123,7 @@ pub async fn publish(
         mentions: column.as_deref(),
         quote_of: quoted,
         quote_policy: draft.quote_policy,
+        reply: reply.map(|r| r.to),
         visibility,
         warning,
         media,
@@ -129,11 +133,22 @@ pub async fn publish(
     // The author is the token's user, confirmed on this request: a post whose author row is gone
     // (its foreign key) means that user is gone meanwhile.
     let post = commit(ctx, new, ApiError::InvalidToken("the token's user does not exist")).await?;
-    mentions::notify(ctx, (post.id, author, post.visibility), &post.mentioned(), true).await?;
-    if let Some(mirror) = quotes::mirror_of(ctx, &post, true) {
+    converge_links(ctx, &post).await?;
+    Ok(post)
+}
+
+/// After a publish: what the new post names on other databases, each made to agree with it
+/// (its mentions' notifications and conversations, a quote's mirror, a reply's thread row); its
+/// outbox event does the same again, so a stop between the databases loses nothing.
+async fn converge_links(ctx: &Ctx, post: &PostRow) -> ApiResult<()> {
+    mentions::notify(ctx, (post.id, post.author_id, post.visibility), &post.mentioned(), true).await?;
+    if let Some(mirror) = quotes::mirror_of(ctx, post, true) {
         quotes::converge(ctx, &mirror).await?;
     }
-    Ok(post)
+    if let Some(mirror) = replies::mirror_of(ctx, post, true) {
+        replies::converge(ctx, &mirror).await?;
+    }
+    Ok(())
 }
 
 /// What a publish request asks for, as [`request_hash`] takes it.
@@ -149,16 +164,23 @@ fn fingerprint(draft: &Draft<'_>, quoted: Option<PostId>) -> String {
     }
     let quote = quoted.map(|id| format!("quote:{id}:{}", draft.quote_policy.as_str()));
     parts.extend(quote.as_deref());
+    let reply = draft.reply.map(|r| format!("reply:{}", r.to.parent));
+    parts.extend(reply.as_deref());
     request_hash(&parts)
 }
 
-/// The post the draft quotes, checked before anything is written (a boost's id names its
-/// original): `None` for no quote.
-async fn quote_of(ctx: &Ctx, author: UserId, draft: &Draft<'_>) -> ApiResult<Option<PostId>> {
-    match draft.quote {
-        Some(id) => Ok(Some(quotes::check(ctx, author, id).await?.id)),
-        None => Ok(None),
-    }
+/// The post the draft quotes (checked before anything is written; a boost's id names its
+/// original) and what it replies to (checked by the caller); `None` for none.
+async fn links_of(
+    ctx: &Ctx,
+    author: UserId,
+    draft: &Draft<'_>,
+) -> ApiResult<(Option<PostId>, Option<replies::Target>)> {
+    let quoted = match draft.quote {
+        Some(id) => Some(quotes::check(ctx, author, id).await?.id),
+        None => None,
+    };
+    Ok((quoted, draft.reply))
 }
 
 /// The accounts the draft mentions; `422` when `allowed_mentions` leaves one out (Mastodon's
@@ -199,6 +221,7 @@ pub async fn import(
         mentions: None,
         quote_of: None,
         quote_policy: QuotePolicy::default(),
+        reply: None,
         visibility,
         warning,
         media: &[],
@@ -259,7 +282,9 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
     let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
     replicas::tell_post(ctx, bump, sent_at, id).await?;
     fanout::announce(ctx, viewer, &events).await;
-    visible(ctx, viewer, id).await
+    let post = visible(ctx, viewer, id).await?;
+    replies::edited(ctx, &post).await?;
+    Ok(post)
 }
 
 /// Deletes the viewer's own post; the post as it was.
@@ -277,6 +302,10 @@ pub async fn delete(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow>
     // A quote's count drops at once; its event converges the mirror again if this stops here.
     if let Some(mirror) = quotes::mirror_of(ctx, &post, false) {
         quotes::converge(ctx, &mirror).await?;
+    }
+    // Likewise a reply's row in its thread.
+    if let Some(mirror) = replies::mirror_of(ctx, &post, false) {
+        replies::converge(ctx, &mirror).await?;
     }
     Ok(post)
 }

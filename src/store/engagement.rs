@@ -66,6 +66,9 @@ pub struct CommentRow {
     pub liked_by_me: bool,
     /// Its hot score at the page's snapshot (top order only: `domain/top.rs`).
     pub score: Option<f64>,
+    /// The row mirrors a reply post of the same id (migration 0033), whose own row decides who
+    /// may see it.
+    pub reply_post: bool,
 }
 
 impl CommentRow {
@@ -93,6 +96,8 @@ struct StoredComment {
     liked: i64,
     #[serde(default)]
     score: Option<f64>,
+    #[serde(default)]
+    reply_post: i64,
 }
 
 impl StoredComment {
@@ -114,13 +119,14 @@ impl StoredComment {
             like_count: self.like_count,
             liked_by_me: self.liked != 0,
             score: self.score,
+            reply_post: self.reply_post != 0,
         }
     }
 }
 
 const COMMENT_COLUMNS: &str = "c.id, c.post_id, c.author_id, c.body, c.created_at, \
      p.author_id AS post_author_id, c.spoiler_text, c.sensitive, c.edited_at, c.parent_id, \
-     pc.author_id AS parent_author_id, c.like_count";
+     pc.author_id AS parent_author_id, c.like_count, c.reply_post";
 const COMMENT_FROM: &str =
     "FROM comments c JOIN posts p ON p.id = c.post_id LEFT JOIN comments pc ON pc.id = c.parent_id";
 
@@ -307,6 +313,78 @@ pub async fn edit(
         opt_flag(warning.sensitive),
     ];
     run(db, &sql, &params).await?;
+    Ok(())
+}
+
+/// A reply post as its thread's root mirrors it in `comments` (migration 0033): from the reply's
+/// row as it is now.
+pub struct ReplyMirror<'a> {
+    pub reply: PostId,
+    pub root: PostId,
+    /// The comment or reply post it answers in the thread (`None`: the root itself).
+    pub parent: Option<i64>,
+    pub author: UserId,
+    pub body: &'a str,
+    pub spoiler_text: &'a str,
+    pub sensitive: bool,
+    pub created_at: i64,
+    /// The reply is there (not deleted): never turned back on once off.
+    pub active: bool,
+    pub now: i64,
+}
+
+/// Makes the root's thread agree with a reply post, in one batch on the root's database: a live
+/// reply's row is inserted (its count moves by trigger) after notifying the root's author, once;
+/// a gone one is marked deleted (or recorded deleted, if the mirror never saw it) and its
+/// notification taken back. Idempotent in any order. The notification made, if its recipient
+/// has a live socket open.
+pub async fn mirror_reply(db: PostDb<'_>, m: &ReplyMirror<'_>) -> StoreResult<Option<Notice>> {
+    let deleted_at = if m.active { JsValue::NULL } else { int(m.now) };
+    let upsert = if m.active {
+        "DO NOTHING"
+    } else {
+        "DO UPDATE SET deleted_at = COALESCE(comments.deleted_at, excluded.deleted_at), like_count = 0"
+    };
+    let row = stmt(
+        db,
+        &format!(
+            "INSERT INTO comments (id, post_id, author_id, body, created_at, spoiler_text, sensitive, parent_id, \
+               deleted_at, reply_post) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1) ON CONFLICT (id) {upsert}"
+        ),
+        &[
+            int(m.reply),
+            int(m.root),
+            int(m.author),
+            text(m.body),
+            int(m.created_at),
+            text(m.spoiler_text),
+            int(i64::from(m.sensitive)),
+            m.parent.map_or(JsValue::NULL, int),
+            deleted_at,
+        ],
+    )?;
+    let touched = stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(m.root), int(m.now)])?;
+    let comment = CommentId::from_trusted(m.reply.get());
+    let statements = if m.active {
+        vec![notifications::on_comment(db, m.reply.get(), m.root, m.author, m.now)?, row, touched]
+    } else {
+        vec![row, touched, notifications::off_comment(db, comment, m.root)?]
+    };
+    let results = batch(db, statements).await?;
+    Ok(if m.active { notifications::notice(results.first(), m.now) } else { None })
+}
+
+/// A reply post's edit, carried to its thread's mirror row.
+pub async fn mirror_edit(
+    db: PostDb<'_>,
+    reply: PostId,
+    body: &str,
+    warning: (&str, bool),
+    now: i64,
+) -> StoreResult<()> {
+    let sql = "UPDATE comments SET body = ?2, spoiler_text = ?3, sensitive = ?4, edited_at = ?5 \
+               WHERE id = ?1 AND reply_post = 1 AND deleted_at IS NULL";
+    run(db, sql, &[int(reply), text(body), text(warning.0), int(i64::from(warning.1)), int(now)]).await?;
     Ok(())
 }
 

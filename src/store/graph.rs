@@ -341,6 +341,26 @@ pub async fn blocked_either_way(
     Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
 }
 
+/// Which of `others` follow `account`, from the account's side (`followers`, the mirror the
+/// fan-out reads): one statement on the account's home, none for nobody.
+pub async fn followers_among(
+    db_of_account: UserDb<'_>,
+    account: UserId,
+    others: &[UserId],
+) -> StoreResult<Vec<UserId>> {
+    if others.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<IdRow> = all(
+        db_of_account,
+        "SELECT value AS id FROM json_each(?2) \
+         WHERE EXISTS (SELECT 1 FROM followers f WHERE f.author_id = ?1 AND f.follower_id = value)",
+        &[int(account), text(&id_list(others))],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| UserId::from_trusted(r.id)).collect())
+}
+
 /// Both directions of follows and blocks between the viewer and each of `others`.
 #[derive(Debug, Deserialize)]
 pub struct Mutual {

@@ -178,7 +178,9 @@ pub struct MentionOf {
     pub post: PostId,
 }
 
-/// A new comment notifies the post's author (unless they wrote it).
+/// A new comment notifies the post's author (unless they wrote it). Before a reply post's
+/// mirror row is written (`store/engagement.rs::mirror_reply`): only the first time, so a
+/// dismissed notification stays dismissed when the reply's event converges again.
 pub fn on_comment(
     db: PostDb<'_>,
     comment: i64,
@@ -193,7 +195,8 @@ pub fn on_comment(
         "?3",
         "?2",
         "?1",
-        "FROM posts p WHERE p.id = ?2 AND p.author_id <> ?3",
+        "FROM posts p WHERE p.id = ?2 AND p.author_id <> ?3 \
+           AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.id = ?1 AND c.reply_post = 1)",
     );
     stmt(db, &sql, &[int(comment), int(post), int(author), int(now)])
 }

@@ -48,7 +48,7 @@ pub fn feed_columns() -> String {
     "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
             p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, p.mentions, \
-            p.quote_of, p.quote_policy, p.quote_count, \
+            p.quote_of, p.quote_policy, p.quote_count, p.in_reply_to_id, p.in_reply_to_account_id, p.thread_id, \
             EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
@@ -131,6 +131,14 @@ pub struct PostRow {
     quote_policy: Option<String>,
     #[serde(default)]
     pub quote_count: i64,
+    /// A reply's parent (a post, a reply post or a comment), its author, and the thread's root
+    /// post (migration 0033; rows cached before it read as none).
+    #[serde(default)]
+    pub in_reply_to_id: Option<i64>,
+    #[serde(default)]
+    pub in_reply_to_account_id: Option<UserId>,
+    #[serde(default)]
+    pub thread_id: Option<PostId>,
     /// What a quote shows the viewer now, attached by `services/originals.rs::resolve` (never
     /// read from SQL or held by a replica).
     #[serde(skip)]
@@ -351,6 +359,14 @@ impl IdempotencyScope {
     }
 }
 
+/// A reply's place: its parent (a post or a comment id), the parent's author, the thread's root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyTo {
+    pub parent: i64,
+    pub parent_author: UserId,
+    pub root: PostId,
+}
+
 pub struct NewPost<'a> {
     pub author_id: UserId,
     /// The text (`''` for a boost, which has none of its own).
@@ -362,6 +378,8 @@ pub struct NewPost<'a> {
     /// The quoted post, for a quote (checked by `services::quotes::check`).
     pub quote_of: Option<PostId>,
     pub quote_policy: QuotePolicy,
+    /// What a reply replies to (checked by `services::replies::target`).
+    pub reply: Option<ReplyTo>,
     pub visibility: Visibility,
     pub warning: &'a ContentWarning,
     /// Uploads of the author's to attach, in order (checked by `services::media::for_post`).
@@ -434,7 +452,8 @@ fn insert_post_statement(
     stmt(
         db,
         "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of, \
-           mentions, quote_of, quote_policy) VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12) RETURNING id",
+           mentions, quote_of, quote_policy, in_reply_to_id, in_reply_to_account_id, thread_id) \
+         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING id",
         &[
             int(post.author_id),
             text(post.body),
@@ -448,6 +467,9 @@ fn insert_post_statement(
             opt_text(post.mentions),
             opt_int(post.quote_of.map(PostId::get)),
             text(post.quote_policy.as_str()),
+            opt_int(post.reply.map(|r| r.parent)),
+            opt_int(post.reply.map(|r| r.parent_author.get())),
+            opt_int(post.reply.map(|r| r.root.get())),
         ],
     )
 }
@@ -664,6 +686,10 @@ pub struct PostState {
     pub mentions: Option<String>,
     /// The quoted post, for a quote (migration 0032).
     pub quote_of: Option<PostId>,
+    /// A reply's parent, its author and the thread's root (migration 0033).
+    pub in_reply_to_id: Option<i64>,
+    pub in_reply_to_account_id: Option<UserId>,
+    pub thread_id: Option<PostId>,
 }
 
 impl PostState {
@@ -687,7 +713,7 @@ pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostSt
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
                 taken_down_at IS NOT NULL AS taken_down, state_version, \
                 (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended, \
-                reblog_of, mentions, quote_of \
+                reblog_of, mentions, quote_of, in_reply_to_id, in_reply_to_account_id, thread_id \
          FROM posts WHERE id = ?1",
         &[int(post_id)],
     )

@@ -35,6 +35,7 @@ mod openapi;
 mod ordering;
 mod posts;
 mod quotes;
+mod replies;
 mod security;
 mod shards;
 mod streaming;

@@ -98,7 +98,17 @@ fn allowed_mentions_refuses_a_post_naming_anyone_else_and_too_many_mentions_are_
     };
     let refused = masto_post(&author, &form(&[&bob]));
     assert_eq!(refused.status, 422, "{}", refused.body);
-    assert!(refused.body["error"].as_str().unwrap().contains(&carol.id), "{}", refused.body);
+    let unexpected: Vec<&str> = refused.body["unexpected_accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(unexpected, vec![carol.id.as_str()], "Mastodon's shape: {}", refused.body);
+    // An empty list allows nobody (JSON `[]`), as Mastodon.
+    let json_post = author.post("/api/v1/statuses", json!({ "status": text, "allowed_mentions": [] }));
+    assert_eq!(json_post.status, 422, "{}", json_post.body);
+    assert_eq!(json_post.body["unexpected_accounts"].as_array().unwrap().len(), 2);
     assert!(mentions_from(&bob, &author).is_empty(), "nothing was posted");
     let posted = masto_post(&author, &form(&[&bob, &carol]));
     assert_eq!(posted.status, 200, "{}", posted.body);

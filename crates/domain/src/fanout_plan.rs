@@ -68,6 +68,9 @@ pub struct PostRead {
     pub created_at: i64,
     pub version: i64,
     pub now: PostNow,
+    /// A reply to someone else's post: the account replied to, whom a follower must also
+    /// follow to get it (Mastodon's rule; a self-reply reaches every follower).
+    pub reply_to: Option<UserId>,
 }
 
 /// The author's followers after `after` from the author's side, `chunk` of them read with one
@@ -79,6 +82,8 @@ pub struct FollowerPage {
     pub after: i64,
     pub chunk: usize,
     pub pushed_only: bool,
+    /// Deliver only to those who also follow this account (a reply's [`PostRead::reply_to`]).
+    pub must_follow: Option<UserId>,
 }
 
 /// The author's followers with an open socket (a live lease) after `after`, `scan` leases at
@@ -89,6 +94,8 @@ pub struct LivePage {
     pub after: i64,
     pub scan: usize,
     pub unpushed_only: bool,
+    /// As [`FollowerPage::must_follow`].
+    pub must_follow: Option<UserId>,
 }
 
 /// A chunk's reads, run side by side (each lane waits only for its own reads).
@@ -355,7 +362,9 @@ impl<Io: FanoutIo> Run<'_, Io> {
     async fn live(&self, reach: LiveReach) -> Result<(), Stop<Io::Error>> {
         let delivers = |p: &PostRead| plan(Direction::Deliver, Some(p.now), false).followers.is_some();
         let Some(post) = self.post(reach.live_post_id).await?.filter(delivers) else { return Ok(()) };
-        let Some(page) = live_page(&self.s, post.author, reach.after_reader) else { return Ok(()) };
+        let Some(page) = live_page(&self.s, post.author, reach.after_reader, post.reply_to) else {
+            return Ok(());
+        };
         let found = self.chunk(ChunkReads { live: Some(page), ..ChunkReads::default() }).await?;
         let op = post_op(&self.s, reach.live_post_id, &post, Direction::Deliver);
         let ops: Vec<_> = found.live.iter().map(|&reader| (reader, op.clone())).collect();
@@ -428,15 +437,18 @@ impl PostChunk {
 /// first chunk of a delivery the author's own window and (hybrid) the author's rates.
 fn chunk_reads(s: &Settings, plan: Plan, start: i64, post: &PostRead) -> ChunkReads {
     let first_delivery = start == 0 && plan.followers == Some(Direction::Deliver);
+    // Removals go to every follower (removing what a window lacks is harmless).
+    let must_follow = post.reply_to.filter(|_| plan.followers == Some(Direction::Deliver));
     let followers = recipients(s.policy.mode, plan.followers).map(|pushed_only| FollowerPage {
         author: post.author,
         after: start,
         chunk: s.chunk,
         pushed_only,
+        must_follow,
     });
     ChunkReads {
         followers,
-        live: live_page(s, post.author, 0).filter(|_| first_delivery),
+        live: live_page(s, post.author, 0, must_follow).filter(|_| first_delivery),
         author_rates: (first_delivery && s.policy.mode == FanoutMode::Hybrid).then_some(post.author),
         author_window: plan.author.then_some(post.author),
     }
@@ -458,13 +470,13 @@ fn recipients(mode: FanoutMode, followers: Option<Direction>) -> Option<bool> {
 /// everyone in pull mode; nobody in push mode, where every reader with a window is pushed). The
 /// post goes into their windows as if pushed, which is what tells their sockets. A full page
 /// continues as a [`LiveReach`], so a big author's live readers are reached a page at a time.
-fn live_page(s: &Settings, author: UserId, after: i64) -> Option<LivePage> {
+fn live_page(s: &Settings, author: UserId, after: i64, must_follow: Option<UserId>) -> Option<LivePage> {
     let unpushed_only = match s.policy.mode {
         FanoutMode::Push => return None,
         FanoutMode::Pull => false,
         FanoutMode::Hybrid => true,
     };
-    Some(LivePage { author, after, scan: s.chunk * LIVE_SCAN_PER_CHUNK, unpushed_only })
+    Some(LivePage { author, after, scan: s.chunk * LIVE_SCAN_PER_CHUNK, unpushed_only, must_follow })
 }
 
 /// The window operation that brings a reader's window to the post's current state.

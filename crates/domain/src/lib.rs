@@ -35,6 +35,7 @@ pub mod queue;
 pub mod quotes;
 pub mod read;
 pub mod replica;
+pub mod replies;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;

@@ -71,6 +71,20 @@ pub fn may_see(rel: Relationship, visibility: Visibility, deleted: bool) -> bool
     !deleted && visible_levels(rel).contains(&visibility)
 }
 
+/// The narrower of two visibilities: a reply is never seen more widely than what it answers.
+pub fn narrower(a: Visibility, b: Visibility) -> Visibility {
+    let rank = |v: Visibility| match v {
+        Visibility::Public => 0,
+        Visibility::Followers => 1,
+        Visibility::Private => 2,
+    };
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
 /// Whether the viewer may see a post that mentions them (`mentioned`) or not: a mentioned
 /// account also sees a followers-only or direct post, as in Mastodon (a mention is an
 /// invitation), unless a block either way or a suspension hides the author.
@@ -140,6 +154,13 @@ mod tests {
         assert!(!may_see_post(STRANGER, Private, false));
         assert!(!may_see_post(FOLLOWER, Private, false));
         assert!(may_see_post(FOLLOWER, Followers, false));
+    }
+
+    #[test]
+    fn a_reply_takes_the_narrower_visibility() {
+        assert_eq!(narrower(Public, Followers), Followers);
+        assert_eq!(narrower(Private, Public), Private);
+        assert_eq!(narrower(Public, Public), Public);
     }
 
     #[test]

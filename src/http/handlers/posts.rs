@@ -16,7 +16,7 @@ use crate::http::input::{Input, JsonObject};
 use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::http::views::{Page, PostView};
 use crate::services::posts::{self as service, Draft};
-use crate::services::{originals, users};
+use crate::services::{comments, originals, replies, users};
 use crate::store::posts::{self, PostRow};
 use crate::store::users::UserKey;
 
@@ -41,6 +41,28 @@ fn created(post: &PostRow) -> ApiResult<Response> {
     json(201, &PostView::from(post))
 }
 
+/// `quote_of` (a post id) and `quote_policy` (an extension: Mastodon 4.5's quotes).
+fn quote_fields(body: &JsonObject) -> ApiResult<(Option<PostId>, QuotePolicy)> {
+    let quote =
+        body.optional("quote_of", |v| PostId::parse(v).ok_or(Invalid::new("quote_of", "not a post id")))?;
+    let quote_policy = body.optional("quote_policy", |v| {
+        QuotePolicy::parse(v).ok_or(Invalid::new("quote_policy", "one of public, followers, nobody"))
+    })?;
+    Ok((quote, quote_policy.unwrap_or_default()))
+}
+
+/// `in_reply_to` (an extension: a post, reply post or comment id the viewer may see and act on,
+/// else 422), checked.
+async fn reply_of(app: &App, viewer: UserId, body: &JsonObject) -> ApiResult<Option<replies::Target>> {
+    let id = body
+        .optional("in_reply_to", |v| PostId::parse(v).ok_or(Invalid::new("in_reply_to", "not a post id")))?;
+    let Some(id) = id else { return Ok(None) };
+    comments::reply_target(app, viewer, id).await.map(Some).map_err(|e| match e {
+        ApiError::NotFound(_) => ApiError::field("in_reply_to", "no such post or comment"),
+        e => e,
+    })
+}
+
 pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
     let body = input.json(false)?;
@@ -48,21 +70,17 @@ pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Resp
     let (text, visibility) = new_post(&body, !media.is_empty())?;
     let warning = new_warning(&body)?;
     let key = input.idempotency_key()?;
-    let domain = crate::domain::mastodon::domain_of(&input.origin);
-    let quote =
-        body.optional("quote_of", |v| PostId::parse(v).ok_or(Invalid::new("quote_of", "not a post id")))?;
-    let quote_policy = body.optional("quote_policy", |v| {
-        QuotePolicy::parse(v).ok_or(Invalid::new("quote_policy", "one of public, followers, nobody"))
-    })?;
+    let (quote, quote_policy) = quote_fields(&body)?;
     let draft = Draft {
         text: &text,
         visibility,
         warning: &warning,
         media: &media,
-        domain,
+        domain: crate::domain::mastodon::domain_of(&input.origin),
         allowed_mentions: None,
         quote,
-        quote_policy: quote_policy.unwrap_or_default(),
+        quote_policy,
+        reply: reply_of(app, viewer, &body).await?,
     };
     let post = service::publish(app, viewer, &draft, key.as_ref()).await?;
     created(&resolved(app, viewer, post).await?)

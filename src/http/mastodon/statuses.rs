@@ -22,7 +22,7 @@ use crate::http::input::{Input, JsonObject};
 use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::services::feed::{self, FeedQuery, FeedScope};
 use crate::services::posts::Draft;
-use crate::services::{boosts, comments, likes, posts};
+use crate::services::{boosts, comments, likes, mentions, posts};
 use crate::store::engagement::{self, CommentRow};
 use crate::store::posts::PostRow;
 
@@ -90,8 +90,8 @@ async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> Ap
     json(&status_of(input, &accounts, target))
 }
 
-/// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a comment on the post (a reply to
-/// a reply comments on the same post, with the comment as its parent).
+/// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a reply (a post of the viewer's
+/// in the thread of the status it answers: `services/replies.rs`).
 pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
     let body = input.form_or_json(false)?;
@@ -102,22 +102,10 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         None => body.required_str("status")?,
     };
     let warning = ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?;
-    if let Some(id) = status_id(&body, "in_reply_to_id")? {
-        // A reply to a reply keeps its parent (the comment); a reply to a post has none.
-        let (post, parent) = match target(app, viewer, id).await? {
-            Target::Post(post) => (post, None),
-            Target::Comment(parent, post) => (post, Some(parent.id)),
-        };
-        if !media.is_empty() {
-            return Err(ApiError::field(
-                "media_ids",
-                "media_ids: replies cannot carry attachments here: post one instead",
-            ));
-        }
-        let text = CommentBody::parse(text).map_err(|e| ApiError::field("status", e.reason))?;
-        let comment = comments::add(app, viewer, post.id, parent, &text, &warning).await?;
-        return answer(app, input, viewer, &Target::Comment(Box::new(comment), post)).await;
-    }
+    let reply = match status_id(&body, "in_reply_to_id")? {
+        Some(id) => Some(comments::reply_target(app, viewer, id).await.map_err(as_status)?),
+        None => None,
+    };
     let text = PostBody::parse_beside_media(text, !media.is_empty())
         .map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
@@ -133,9 +121,31 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         allowed_mentions: allowed.as_deref(),
         quote,
         quote_policy,
+        reply,
     };
+    if let Some(refused) = unexpected_mentions(app, input, &draft).await? {
+        return Ok(refused);
+    }
     let post = posts::publish(app, viewer, &draft, key.as_ref()).await?;
     answer(app, input, viewer, &Target::Post(post)).await
+}
+
+/// Mastodon's refusal of a post that mentions someone `allowed_mentions` leaves out: `422` with
+/// the accounts in `unexpected_accounts` (what clients show), before anything is written.
+async fn unexpected_mentions(app: &App, input: &Input, draft: &Draft<'_>) -> ApiResult<Option<Response>> {
+    let Some(allowed) = draft.allowed_mentions else { return Ok(None) };
+    let mentioned = mentions::resolve(app, draft.text.as_str(), draft.domain).await?;
+    let unexpected: Vec<UserId> = mentioned.iter().map(|m| m.id).filter(|id| !allowed.contains(id)).collect();
+    if unexpected.is_empty() {
+        return Ok(None);
+    }
+    let accounts = accounts_of(app, input, unexpected.clone()).await?;
+    let listed: Vec<_> = unexpected.iter().filter_map(|id| accounts.get(id)).collect();
+    let body = serde_json::json!({
+        "error": "Validation failed: the post mentions accounts allowed_mentions leaves out",
+        "unexpected_accounts": listed,
+    });
+    Ok(Some(Response::from_json(&body)?.with_status(422)))
 }
 
 /// A status id field (absent or empty: none; else a status id, or 422 on it).
@@ -163,7 +173,8 @@ fn quote_fields(body: &JsonObject) -> ApiResult<(Option<PostId>, QuotePolicy)> {
 fn allowed_mentions(input: &Input) -> ApiResult<Option<Vec<UserId>>> {
     let given = input.values_of("allowed_mentions")?;
     if given.is_empty() {
-        return Ok(None);
+        // `allowed_mentions: []` allows nobody; only a list left out allows anyone.
+        return Ok(input.names("allowed_mentions")?.then(Vec::new));
     }
     let ids = given.iter().map(|id| {
         UserId::parse(id)
@@ -312,12 +323,21 @@ pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId)
 /// (root first) and the replies below it as descendants.
 pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let (focus, post) = match target(app, viewer, id).await? {
+        // A reply post sits in its root's thread, as a comment does.
+        Target::Post(reply) if reply.thread_id.is_some() => {
+            let root = reply.thread_id.unwrap_or(reply.id);
+            (
+                Some(CommentId::from_trusted(reply.id.get())),
+                posts::visible(app, viewer, root).await.map_err(as_status)?,
+            )
+        }
         Target::Post(post) => (None, post),
         Target::Comment(comment, post) => (Some(comment.id), post),
     };
     let order = crate::domain::top::CommentOrder::Time(crate::domain::cursor::Order::OldestFirst);
     let mut rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
     rows.truncate(CONTEXT_REPLIES);
+    let rows = comments::visible_rows(app, viewer, rows).await?;
     let nodes: Vec<Node> = rows
         .iter()
         .map(|c| Node { id: c.id, parent: c.parent_id, key: (c.created_at, c.id.get()) })
@@ -332,11 +352,56 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     if focus.is_some() {
         ancestors.insert(0, Target::Post(post.clone()));
     }
-    let ids = ancestors.iter().chain(&descendants).flat_map(authors).collect();
-    let accounts = accounts_of(app, input, ids).await?;
-    let statuses =
-        |targets: &[Target]| targets.iter().map(|t| status_of(input, &accounts, t)).collect::<Vec<_>>();
-    json(&serde_json::json!({ "ancestors": statuses(&ancestors), "descendants": statuses(&descendants) }))
+    let (ancestors, descendants) = thread_statuses(app, input, viewer, &ancestors, &descendants).await?;
+    json(&serde_json::json!({ "ancestors": ancestors, "descendants": descendants }))
+}
+
+/// A thread's statuses in order: a reply post (a comment row that mirrors one) as the post itself
+/// shows (the Status its author got when posting it), the others from their rows.
+async fn thread_statuses(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    ancestors: &[Target],
+    descendants: &[Target],
+) -> ApiResult<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
+    let all: Vec<&Target> = ancestors.iter().chain(descendants).collect();
+    let reply_posts: Vec<PostId> = all
+        .iter()
+        .filter_map(|t| match t {
+            Target::Comment(c, _) if c.reply_post => Some(PostId::from_trusted(c.id.get())),
+            Target::Post(p) => Some(p.id),
+            Target::Comment(..) => None,
+        })
+        .collect();
+    let posts = crate::services::originals::visible_among(app, viewer, &reply_posts).await?;
+    let mut in_order: Vec<PostRow> = Vec::new();
+    for id in &reply_posts {
+        in_order.extend(posts.iter().find(|p| p.id == *id).cloned());
+    }
+    let rendered = statuses_of(app, input, viewer, &in_order).await?;
+    let rendered: Vec<(String, serde_json::Value)> = in_order
+        .iter()
+        .zip(rendered)
+        .map(|(p, s)| (p.id.to_string(), serde_json::to_value(s).unwrap_or_default()))
+        .collect();
+    let accounts = accounts_of(app, input, all.iter().flat_map(|t| authors(t)).collect()).await?;
+    let from_row = |t: &Target| serde_json::to_value(status_of(input, &accounts, t)).unwrap_or_default();
+    let id_of = |t: &Target| match t {
+        Target::Post(p) => p.id.to_string(),
+        Target::Comment(c, _) => c.id.to_string(),
+    };
+    let shown = |targets: &[Target]| -> Vec<serde_json::Value> {
+        targets
+            .iter()
+            .filter_map(|t| match rendered.iter().find(|(id, _)| *id == id_of(t)) {
+                Some((_, status)) => Some(status.clone()),
+                None if matches!(t, Target::Comment(c, _) if !c.reply_post) => Some(from_row(t)),
+                None => None,
+            })
+            .collect()
+    };
+    Ok((shown(ancestors), shown(descendants)))
 }
 
 /// The feed a timeline reads: the viewer's, home or one of their lists.

@@ -13,10 +13,11 @@ use crate::domain::policy::AuthorRates;
 use crate::domain::quotes::QuoteMirror;
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::{direct, mentions, quotes};
+use crate::services::{direct, mentions, quotes, replies};
+use crate::store::engagement::ReplyMirror;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
-use crate::store::{feed as pull, live, policy as edges, reblogs};
+use crate::store::{feed as pull, graph, live, policy as edges, reblogs};
 
 /// The outbox row (kept by the caller: marking it done needs all of it), and the plan's view.
 pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Reply)> {
@@ -62,6 +63,10 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
         };
         quotes::converge(ctx, &mirror).await?;
     }
+    if let Some(state) = post.as_ref().filter(|p| p.thread_id.is_some()) {
+        // Likewise a reply's row in its thread, from the reply as it is now.
+        reply_mirror(ctx, post_id, state).await?;
+    }
     if let Some(state) = post.as_ref().filter(|p| p.mentions.is_some()) {
         // Likewise the mentioned users' notifications, made or taken back by the post's state.
         // A direct post also reaches the homes of those it mentions.
@@ -75,11 +80,42 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
     Ok(Reply::Post(post.as_ref().map(post_read)))
 }
 
+async fn reply_mirror(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResult<()> {
+    let row = if state.is_deleted() {
+        None
+    } else {
+        posts::load_live(ctx.post_db(post_id).any(), state.author_id, &[post_id]).await?.into_iter().next()
+    };
+    match row {
+        Some(row) => match replies::mirror_of(ctx, &row, true) {
+            Some(mirror) => replies::converge(ctx, &mirror).await,
+            None => Ok(()),
+        },
+        None => {
+            let Some(root) = state.thread_id else { return Ok(()) };
+            let mirror = ReplyMirror {
+                reply: post_id,
+                root,
+                parent: state.in_reply_to_id.filter(|parent| *parent != root.get()),
+                author: state.author_id,
+                body: "",
+                spoiler_text: "",
+                sensitive: false,
+                created_at: state.created_at,
+                active: false,
+                now: ctx.now,
+            };
+            replies::converge(ctx, &mirror).await
+        }
+    }
+}
+
 fn post_read(p: &PostState) -> PostRead {
     PostRead {
         author: p.author_id,
         created_at: p.created_at,
         version: p.state_version,
+        reply_to: p.in_reply_to_account_id.filter(|account| *account != p.author_id),
         now: PostNow {
             visibility: p.visibility,
             deleted: p.is_deleted(),
@@ -120,20 +156,31 @@ pub async fn chunk(ctx: &Ctx, reads: ChunkReads) -> ApiResult<Reply> {
 /// them with a window (from their own rows): `(scanned, more, active)`. Progress moves by the
 /// scanned page, so followers without a window are passed over, not revisited.
 async fn followers(ctx: &Ctx, page: Option<FollowerPage>) -> ApiResult<(Vec<UserId>, bool, Vec<UserId>)> {
-    let Some(FollowerPage { author, after, chunk, pushed_only }) = page else {
+    let Some(FollowerPage { author, after, chunk, pushed_only, must_follow }) = page else {
         return Ok((Vec::new(), false, Vec::new()));
     };
     let page = outbox::follower_chunk(ctx.user_db(author), author, after, chunk + 1, pushed_only).await?;
     let (scanned, more) = split_lookahead(page, chunk);
     let active = outbox::active_among(&ctx.shards, &scanned).await?;
-    Ok((scanned, more, active))
+    Ok((scanned, more, also_following(ctx, must_follow, active).await?))
+}
+
+/// A reply's recipients: those of `readers` who also follow the account replied to (`None`:
+/// all of them). Read on that account's side, one statement per chunk.
+async fn also_following(ctx: &Ctx, account: Option<UserId>, readers: Vec<UserId>) -> ApiResult<Vec<UserId>> {
+    match account {
+        Some(account) => Ok(graph::followers_among(ctx.user_db(account), account, &readers).await?),
+        None => Ok(readers),
+    }
 }
 
 async fn live_page(ctx: &Ctx, page: Option<LivePage>) -> ApiResult<(Vec<UserId>, Option<i64>)> {
-    let Some(LivePage { author, after, scan, unpushed_only }) = page else {
+    let Some(LivePage { author, after, scan, unpushed_only, must_follow }) = page else {
         return Ok((Vec::new(), None));
     };
-    Ok(live::live_followers(&ctx.shards, author, after, ctx.now, scan, unpushed_only).await?)
+    let (readers, next) =
+        live::live_followers(&ctx.shards, author, after, ctx.now, scan, unpushed_only).await?;
+    Ok((also_following(ctx, must_follow, readers).await?, next))
 }
 
 async fn author_rates(ctx: &Ctx, author: Option<UserId>) -> ApiResult<Option<AuthorRates>> {

@@ -60,7 +60,7 @@ fn event(kind: EventKind, cursor: i64) -> Event {
 
 fn post(visibility: Visibility) -> PostRead {
     let now = PostNow { visibility, deleted: false, taken_down: false, author_suspended: false };
-    PostRead { author: user(AUTHOR), created_at: 1_000, version: 3, now }
+    PostRead { author: user(AUTHOR), created_at: 1_000, version: 3, now, reply_to: None }
 }
 
 fn deleted() -> PostRead {
@@ -278,11 +278,11 @@ fn remove(reader: i64) -> (UserId, WindowOp) {
 }
 
 fn page(after: i64, chunk: usize, pushed_only: bool) -> Option<FollowerPage> {
-    Some(FollowerPage { author: user(AUTHOR), after, chunk, pushed_only })
+    Some(FollowerPage { author: user(AUTHOR), after, chunk, pushed_only, must_follow: None })
 }
 
 fn live(after: i64, scan: usize, unpushed_only: bool) -> Option<LivePage> {
-    Some(LivePage { author: user(AUTHOR), after, scan, unpushed_only })
+    Some(LivePage { author: user(AUTHOR), after, scan, unpushed_only, must_follow: None })
 }
 
 fn opening(kind: EventKind) -> Vec<Step> {
@@ -654,4 +654,21 @@ impl FanoutIo for Stray {
     async fn run(&self, _: Step) -> Result<Reply, String> {
         Ok(Reply::Ok)
     }
+}
+
+#[test]
+fn a_reply_goes_only_to_followers_who_follow_the_account_replied_to_and_is_removed_from_all() {
+    let s = settings(FanoutMode::Hybrid, 10);
+    let replied = user(READER + 100);
+    let reply = PostRead { reply_to: Some(replied), ..post(Visibility::Public) };
+    let deliver = plan(Direction::Deliver, Some(reply.now), true);
+    let reads = chunk_reads(&s, deliver, 0, &reply);
+    assert_eq!(reads.followers.and_then(|p| p.must_follow), Some(replied));
+    assert_eq!(reads.live.and_then(|p| p.must_follow), Some(replied));
+    let gone = PostRead { now: PostNow { deleted: true, ..reply.now }, ..reply };
+    let remove = plan(Direction::Remove, Some(gone.now), true);
+    assert_eq!(chunk_reads(&s, remove, 0, &gone).followers.and_then(|p| p.must_follow), None);
+    // A post that replies to nobody else goes to every follower.
+    let own = chunk_reads(&s, deliver, 0, &post(Visibility::Public));
+    assert_eq!(own.followers.and_then(|p| p.must_follow), None);
 }
