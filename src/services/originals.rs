@@ -14,7 +14,7 @@ use crate::domain::feed::Hidden;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::quotes::{quote_state, QuoteState, QuotedNow};
 use crate::domain::read::FeedRow;
-use crate::domain::replies::in_feed;
+use crate::domain::replies::{self, in_feed};
 use crate::domain::shard::group_by_database;
 use crate::domain::snowflake::shard_of_id;
 use crate::error::{ApiError, ApiResult};
@@ -90,10 +90,8 @@ pub async fn resolve(
         // (Mastodon's rule, checked again here whatever delivered it).
         let sources: HashSet<UserId> = sources.iter().copied().collect();
         let before = shown.len();
-        shown.retain(|row| {
-            let shown = row.shown();
-            in_feed(shown.author_id, shown.in_reply_to_account_id, viewer, &sources)
-        });
+        // A boost of a reply is the booster's entry, shown as boosts are (as Mastodon).
+        shown.retain(|row| in_feed(row.author_id, row.in_reply_to_account_id, viewer, &sources));
         hidden.extend(std::iter::repeat_n(Hidden::Unfollowed, before - shown.len()));
     }
     attach_quotes(ctx, viewer, &mut shown).await?;
@@ -168,8 +166,14 @@ async fn resolve_boosts(
         };
         let verdict = match sources {
             Some(_) => {
+                // The original is an earlier entry only if the feed shows it itself (a reply to
+                // an account the feed does not follow is not shown, so its boost is not a repeat).
+                let shows_itself = |p: &PostRow| {
+                    in_feed.contains(&p.author_id)
+                        && replies::in_feed(p.author_id, p.in_reply_to_account_id, viewer, &in_feed)
+                };
                 let earlier = EarlierEntries {
-                    author_in_feed: original.is_some_and(|p| in_feed.contains(&p.author_id)),
+                    author_in_feed: original.is_some_and(shows_itself),
                     boosts_in_feed: found.source_boosts.get(&original_id).map_or(&[], Vec::as_slice),
                 };
                 boosts::entry_verdict(row.sort_key(), now, earlier)

@@ -391,26 +391,30 @@ fn a_crash_between_the_boosters_database_and_the_originals_is_repaired_by_the_ou
     assert_eq!(boosters_of(&author, &post), vec![booster.id.clone()]);
 }
 
-/// What the oracle test did: live posts (id -> author), live boosts (boost id -> booster,
-/// original) and follows (reader -> authors).
+/// What the oracle test did: live posts (id -> author, and for a reply the account it
+/// answers), live boosts (boost id -> booster, original) and follows (reader -> authors).
 #[derive(Default)]
 struct Model {
-    posts: std::collections::BTreeMap<u64, String>,
+    posts: std::collections::BTreeMap<u64, (String, Option<String>)>,
     boosts: std::collections::BTreeMap<u64, (String, u64)>,
     follows: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Model {
     /// A reader's whole feed as (shown post id, booster id if it came as a boost), newest entry
-    /// first: their own and followed authors' posts, and boosts by them, each post once at its
-    /// earliest entry. Ids are snowflakes, so an entry's id orders it as its full key does.
+    /// first: their own and followed authors' posts (a reply only if it answers its author, the
+    /// reader or someone the reader follows: Mastodon's rule), and boosts by them, each post once
+    /// at its earliest entry. Ids are snowflakes, so an entry's id orders it as its full key does.
     fn feed(&self, reader: &str) -> Vec<(String, Option<String>)> {
         let mut sources = self.follows.get(reader).cloned().unwrap_or_default();
         sources.insert(reader.to_string());
+        let shows = |author: &String, to: &Option<String>| {
+            sources.contains(author) && to.as_ref().is_none_or(|to| to == author || sources.contains(to))
+        };
         let mut entries: Vec<(u64, u64, Option<String>)> = self
             .posts
             .iter()
-            .filter(|(_, author)| sources.contains(*author))
+            .filter(|(_, (author, to))| shows(author, to))
             .map(|(id, _)| (*id, *id, None))
             .collect();
         entries.extend(
@@ -440,7 +444,7 @@ fn scrolled(reader: &User, limit: usize) -> Vec<(String, Option<String>)> {
 }
 
 #[test]
-fn feed_oracle_with_boosts_unboosts_follows_and_unfollows_in_the_churn() {
+fn feed_oracle_with_boosts_unboosts_replies_follows_and_unfollows_in_the_churn() {
     let users: Vec<User> = (0..6).map(|_| register("bo_oracle")).collect();
     let mut model = Model::default();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -454,7 +458,7 @@ fn feed_oracle_with_boosts_unboosts_follows_and_unfollows_in_the_churn() {
         activate(u);
         for i in 0..2 {
             let post = u.publish(&format!("{} #{i}", u.handle), "public");
-            model.posts.insert(id_of(&post).parse().unwrap(), u.id.clone());
+            model.posts.insert(id_of(&post).parse().unwrap(), (u.id.clone(), None));
         }
     }
     let check = |model: &Model, round: usize| {
@@ -470,10 +474,19 @@ fn feed_oracle_with_boosts_unboosts_follows_and_unfollows_in_the_churn() {
         for _ in 0..10 {
             let (a, b) = (next(users.len()), next(users.len()));
             let (actor, other) = (&users[a], &users[b]);
-            match next(6) {
+            match next(8) {
                 0 => {
                     let post = actor.publish("churn", "public");
-                    model.posts.insert(id_of(&post).parse().unwrap(), actor.id.clone());
+                    model.posts.insert(id_of(&post).parse().unwrap(), (actor.id.clone(), None));
+                }
+                6 | 7 => {
+                    // A reply to any live post (a reply too), to another's or one's own.
+                    let posts: Vec<u64> = model.posts.keys().copied().collect();
+                    let parent = posts[next(posts.len())];
+                    let body = json!({ "body": "a reply", "in_reply_to": parent.to_string() });
+                    let reply = actor.post("/v1/posts", body).expect(201);
+                    let to = model.posts[&parent].0.clone();
+                    model.posts.insert(id_of(&reply).parse().unwrap(), (actor.id.clone(), Some(to)));
                 }
                 1 | 2 => {
                     let posts: Vec<u64> = model.posts.keys().copied().collect();
@@ -508,6 +521,9 @@ fn feed_oracle_with_boosts_unboosts_follows_and_unfollows_in_the_churn() {
         check(&model, round);
     }
     assert!(model.boosts.len() >= 3, "the churn boosted: {}", model.boosts.len());
+    let replies =
+        model.posts.values().filter(|(author, to)| to.as_ref().is_some_and(|to| to != author)).count();
+    assert!(replies >= 3, "the churn replied to others: {replies}");
 }
 
 /// What a boost costs, through `Server-Timing` (the figures the note and docs quote).
