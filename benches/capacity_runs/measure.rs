@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
-use edgefeed_capacity::model::{Bytes, Costs, OpCost, WindowRows, Work};
+use edgefeed_capacity::model::{Bytes, Costs, OpCost, PathCosts, WindowRows, Work};
 use edgefeed_capacity::timing::{timing_of, Timing};
 
 const DATABASES: usize = 4;
@@ -349,6 +349,42 @@ fn measure_like_and_comment(pool: &mut Pool) -> (OpCost, OpCost, Value) {
     )
 }
 
+/// The delivery paths beyond an original post (#39): a boost, a reply, a quote of a post on
+/// `DB_2`, and a post mentioning (publicly, or directly) an account on `DB_2`, each by a user
+/// on `HOME`. Each touches the one other database, as a like does.
+fn measure_paths(pool: &mut Pool) -> (PathCosts, Value) {
+    let posts = posts_on_other(pool, SAMPLES * 3);
+    let mentioned = pool.users_on(&[OTHERS[0]]).remove(0);
+    drained();
+    let actor = pool.users_on(&[HOME]).remove(0);
+    let mut samples: [Samples; 5] = Default::default();
+    let [boosts, replies, quotes, mentions, directs] = &mut samples;
+    for i in 0..SAMPLES {
+        let (a, b, c) = (&posts[3 * i], &posts[3 * i + 1], &posts[3 * i + 2]);
+        boosts.run(|| actor.put(&format!("/v1/posts/{a}/repost"), None));
+        replies.run(|| actor.post("/v1/posts", json!({ "body": "measured reply", "in_reply_to": b })));
+        quotes.run(|| actor.post("/v1/posts", json!({ "body": "measured quote", "quote_of": c })));
+        let text = format!("hello @{} ({i})", mentioned.handle);
+        mentions.run(|| actor.post("/v1/posts", json!({ "body": text, "visibility": "public" })));
+        directs.run(|| actor.post("/v1/posts", json!({ "body": text, "visibility": "private" })));
+    }
+    let paths = PathCosts {
+        boost: boosts.cost(1.0, true),
+        reply: replies.cost(1.0, true),
+        quote: quotes.cost(1.0, true),
+        mention: mentions.cost(1.0, true),
+        direct: directs.cost(1.0, true),
+    };
+    let raw = json!({
+        "boost": boosts.raw(),
+        "reply": replies.raw(),
+        "quote": quotes.raw(),
+        "mention": mentions.raw(),
+        "direct": directs.raw(),
+    });
+    (paths, raw)
+}
+
 fn measure_follow(pool: &mut Pool) -> (OpCost, Value) {
     let followers = pool.users_on(&[HOME; SAMPLES]);
     let authors = pool.users_on(&[OTHERS[0]; SAMPLES]);
@@ -577,6 +613,8 @@ pub fn run() -> (Costs, Value) {
         measure_publish(&mut pool);
     phase("likes and comments");
     let (like, comment, engage_raw) = measure_like_and_comment(&mut pool);
+    phase("boosts, replies, quotes, mentions, direct posts");
+    let (paths, paths_raw) = measure_paths(&mut pool);
     phase("follows");
     let (follow, follow_raw) = measure_follow(&mut pool);
     phase("cron pass");
@@ -614,12 +652,14 @@ pub fn run() -> (Costs, Value) {
         rate_copy_rows_per_read: feed_raw["rate_copy_rows_per_read"].as_f64().unwrap_or(0.0),
         window,
         replica,
+        paths,
     };
     let raw = json!({
         "feed_push": feed_raw,
         "feed_pull": pull_raw,
         "publish": publish_raw,
         "engagement": engage_raw,
+        "paths": paths_raw,
         "follow": follow_raw,
         "cron": cron_raw,
         "bytes": bytes_raw,

@@ -275,8 +275,14 @@ fn publish_error(e: StoreError) -> ApiError {
 /// Changes the viewer's own post; the post as it is now.
 pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> ApiResult<PostRow> {
     // A boost's id names its original here (`visible`): a boost has no text of its own to edit.
-    if own(ctx, viewer, id, true).await?.id != id {
+    let post = own(ctx, viewer, id, true).await?;
+    if post.id != id {
         return Err(ApiError::NotFound("no such post"));
+    }
+    // A reply is never seen more widely than what it answers: its visibility only narrows.
+    let widens = edit.visibility.is_some_and(|v| narrower(v, post.visibility) != v);
+    if post.in_reply_to_id.is_some() && widens {
+        return Err(ApiError::field("visibility", "a reply's visibility may only narrow"));
     }
     let sent_at = ctx.clock();
     let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;

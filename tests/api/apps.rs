@@ -53,14 +53,13 @@ type Refused = (&'static str, Value, &'static [(&'static str, &'static str)]);
 #[test]
 fn parameters_edgefeed_does_not_build_are_refused_and_change_nothing() {
     let user = register("apps_params");
-    let refused: [Refused; 5] = [
+    let refused: [Refused; 4] = [
         (
             "poll",
             json!({ "options": ["a", "b"], "expires_in": 300 }),
             &[("poll[options][]", "a"), ("poll[expires_in]", "300")],
         ),
         ("scheduled_at", json!("2099-01-01T00:00:00Z"), &[("scheduled_at", "2099-01-01T00:00:00Z")]),
-        ("quoted_status_id", json!("12345"), &[("quoted_status_id", "12345")]),
         ("media_ids", json!(["1"]), &[("media_ids[]", "1")]),
         ("media_ids", json!("1"), &[("media_ids", "1")]),
     ];
@@ -182,9 +181,14 @@ fn replies_take_the_advertised_length_and_their_author_edits_them() {
     assert_eq!(edited["in_reply_to_id"], id_of(&post).as_str());
     let theirs = call("PUT", &path, Some(&author.token), Some(&json!({ "status": "hijacked" })));
     assert_eq!(theirs.status, 403, "{}", theirs.body);
-    let visibility = call("PUT", &path, Some(&replier.token), Some(&json!({ "visibility": "direct" })));
-    assert_eq!(visibility.status, 422, "a reply's visibility is its post's");
-    assert_eq!(call("GET", &path, Some(&author.token), None).expect(200)["content"], "<p>shorter now</p>");
+    // A reply is a post: its visibility may narrow, never widen past what it answers.
+    let narrowed = call("PUT", &path, Some(&replier.token), Some(&json!({ "visibility": "private" })));
+    assert_eq!(narrowed.expect(200)["visibility"], "private");
+    let widened = call("PUT", &path, Some(&replier.token), Some(&json!({ "visibility": "public" })));
+    assert_eq!(widened.status, 422, "{}", widened.body);
+    assert_eq!(call("GET", &path, Some(&replier.token), None).expect(200)["content"], "<p>shorter now</p>");
+    // Followers-only now: the author of the post it answers does not follow the replier.
+    assert_eq!(call("GET", &path, Some(&author.token), None).status, 404);
 }
 
 #[test]

@@ -135,6 +135,34 @@ pub struct Costs {
     /// The hot-author replicas (#28): the design's figures until `--measure` measures them.
     #[serde(default)]
     pub replica: ReplicaCosts,
+    /// The delivery paths beyond an original post (#39), their requests; a table from before
+    /// they were measured has none.
+    #[serde(default)]
+    pub paths: PathCosts,
+}
+
+/// The requests of the paths a post reaches a reader by besides being an original of a followed
+/// author (#39), each measured as `--measure` measures a like: `home` on the actor's database,
+/// `other` on the one other database it touches (the original's, the quoted post's, the thread
+/// root's, the mentioned account's). A boost, a reply and a quote are posts of the actor's, so
+/// their fan-out costs what a post's does (`fanout_*`); a reply's recipients are the followers who
+/// also follow the account replied to, one more statement per chunk on that account's database.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PathCosts {
+    /// `PUT /v1/posts/{id}/repost`: the boost post and the original's mirror, with its
+    /// notification.
+    pub boost: OpCost,
+    /// `POST /v1/posts` with `in_reply_to`: the reply post and its thread's row, with the
+    /// notification.
+    pub reply: OpCost,
+    /// `POST /v1/posts` with `quote_of`: the quote and the quoted post's mirror.
+    pub quote: OpCost,
+    /// A public post mentioning one account: the post, and the notification on the mentioned
+    /// account's database.
+    pub mention: OpCost,
+    /// A direct (`private`) post to one account: the post, the notification and both
+    /// conversations.
+    pub direct: OpCost,
 }
 
 // The hot-author replica design's parameters (#28): the design's figures until measured.
