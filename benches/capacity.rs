@@ -5,7 +5,8 @@
 //!
 //! `--measure` rebuilds the cost table `bench/costs.json` from local stacks
 //! (`capacity_runs/measure.rs`, ~5 minutes); `--measure-window` only the window object's rows
-//! per delivery and page read (into it); `--measure-replicas` only the hot-author replicas'
+//! per delivery and page read (into it); `--measure-paths` only the delivery paths' requests
+//! (boost, reply, quote, mention, direct); `--measure-replicas` only the hot-author replicas'
 //! costs (`capacity_runs/replicas.rs`, into it); `--simulate` checks the model against a seeded
 //! graph with a hot author driven through local stacks in push and hybrid mode
 //! (`capacity_runs/simulate.rs`, ~45 minutes on a busy 2-core machine, `bench/simulation.json`;
@@ -56,6 +57,12 @@ fn main() {
             let (replica, raw) = replicas::run();
             into_costs(&dir, "replica", json!(replica), raw);
             println!("{}", report::replica_rows(&replica));
+        }
+        Action::MeasurePaths => {
+            // Only the delivery paths' requests, into the table the last full measurement left.
+            let (paths, raw) = measure::run_paths();
+            into_costs(&dir, "paths", json!(paths), raw);
+            println!("{}", serde_json::to_string_pretty(&paths).unwrap_or_default());
         }
         Action::Simulate => simulate(&dir),
         arithmetic => {

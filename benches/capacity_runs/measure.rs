@@ -595,6 +595,15 @@ pub fn run_window() -> (WindowRows, Value) {
     measured
 }
 
+/// Only the delivery paths' requests (`--measure-paths`), on a push stack of their own.
+pub fn run_paths() -> (PathCosts, Value) {
+    let server = start("capacity-paths", "push", MEASURE_CHUNK);
+    let (_, map) = shard_map();
+    let measured = measure_paths(&mut Pool::new(map, DATABASES));
+    server.kill();
+    measured
+}
+
 /// Measures every operation; returns the table and the raw figures.
 pub fn run() -> (Costs, Value) {
     let started = Instant::now();

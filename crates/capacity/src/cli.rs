@@ -8,7 +8,7 @@
 use crate::model::{Celebrities, Mode, Policy, Workload};
 
 pub const USAGE: &str =
-    "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --simulate | --simulate-replay
+    "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --measure-paths | --simulate | --simulate-replay
   | --headline] [--databases P]
   [--mode push|hybrid|pull] [--users N] [--daily-active S] [--weekly-active S] [--window-holders S]
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
@@ -33,6 +33,8 @@ pub enum Action {
     MeasureWindow,
     /// Only the hot-author replicas' costs, into the table.
     MeasureReplicas,
+    /// Only the delivery paths' requests (boost, reply, quote, mention, direct), into the table.
+    MeasurePaths,
     /// Check the model on a seeded graph driven through local stacks.
     Simulate,
 }
@@ -43,6 +45,7 @@ impl Action {
             "--measure" => Self::Measure,
             "--measure-window" => Self::MeasureWindow,
             "--measure-replicas" => Self::MeasureReplicas,
+            "--measure-paths" => Self::MeasurePaths,
             "--simulate" => Self::Simulate,
             "--simulate-replay" => Self::SimulateReplay,
             "--headline" => Self::Headline,
@@ -52,7 +55,10 @@ impl Action {
 
     /// Whether it drives local stacks (the bench's), not only arithmetic on the saved tables.
     pub fn drives_stacks(self) -> bool {
-        matches!(self, Self::Measure | Self::MeasureWindow | Self::MeasureReplicas | Self::Simulate)
+        matches!(
+            self,
+            Self::Measure | Self::MeasureWindow | Self::MeasureReplicas | Self::MeasurePaths | Self::Simulate
+        )
     }
 }
 
