@@ -14,6 +14,7 @@ use crate::domain::feed::Hidden;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::quotes::{quote_state, QuoteState, QuotedNow};
 use crate::domain::read::FeedRow;
+use crate::domain::visibility::Visibility;
 use crate::domain::replies::{self, in_feed};
 use crate::domain::shard::group_by_database;
 use crate::domain::snowflake::shard_of_id;
@@ -90,8 +91,12 @@ pub async fn resolve(
         // (Mastodon's rule, checked again here whatever delivered it).
         let sources: HashSet<UserId> = sources.iter().copied().collect();
         let before = shown.len();
-        // A boost of a reply is the booster's entry, shown as boosts are (as Mastodon).
-        shown.retain(|row| in_feed(row.author_id, row.in_reply_to_account_id, viewer, &sources));
+        // A boost of a reply is the booster's entry, shown as boosts are (as Mastodon); a direct
+        // reply addressed to the reader is theirs whoever it answers.
+        shown.retain(|row| {
+            let addressed = row.visibility == Visibility::Private && row.mentions(viewer);
+            addressed || in_feed(row.author_id, row.in_reply_to_account_id, viewer, &sources)
+        });
         hidden.extend(std::iter::repeat_n(Hidden::Unfollowed, before - shown.len()));
     }
     attach_quotes(ctx, viewer, &mut shown).await?;
