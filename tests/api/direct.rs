@@ -148,3 +148,22 @@ fn conversations_page_newest_first_by_link() {
     let refused = bob.get("/api/v1/conversations?max_id=abc");
     assert_eq!((refused.status, refused.body["error"].clone()), (422, json!("not an id")));
 }
+
+#[test]
+fn a_direct_reply_reaches_the_home_of_everyone_it_addresses() {
+    let (alice, bob, carol) = (register("dr_alice"), register("dr_bob"), register("dr_carol"));
+    activate(&bob);
+    let dm = direct(&alice, &format!("@{} @{} hi both", bob.handle, carol.handle));
+    // Carol answers both; bob follows nobody, alice included (the account replied to).
+    let body = json!({
+        "status": format!("@{} @{} hello", alice.handle, bob.handle),
+        "visibility": "direct",
+        "in_reply_to_id": dm,
+    });
+    let reply = carol.post("/api/v1/statuses", body).expect(200);
+    assert_eq!((reply["visibility"].clone(), reply["in_reply_to_id"].clone()), (json!("direct"), json!(dm)));
+    let id = id_of(&reply);
+    poll("the direct reply in bob's home", DEADLINE, || home_ids(&bob).contains(&id).then_some(()));
+    assert!(home_ids(&bob).contains(&dm), "and the post it answers");
+    assert_eq!(alice.get(&format!("/api/v1/statuses/{id}")).status, 200);
+}
