@@ -165,26 +165,8 @@ async fn resolve_boosts(
             continue;
         };
         let original = found.rows.get(&original_id);
-        let now = OriginalNow {
-            live: original.map(|p| p.live_state(viewer)),
-            author_muted: original.is_some_and(|p| found.muted.contains(&p.author_id)),
-        };
-        let verdict = match sources {
-            Some(_) => {
-                // The original is an earlier entry only if the feed shows it itself (a reply to
-                // an account the feed does not follow is not shown, so its boost is not a repeat).
-                let shows_itself = |p: &PostRow| {
-                    in_feed.contains(&p.author_id)
-                        && replies::in_feed(p.author_id, p.in_reply_to_account_id, viewer, &in_feed)
-                };
-                let earlier = EarlierEntries {
-                    author_in_feed: original.is_some_and(shows_itself),
-                    boosts_in_feed: found.source_boosts.get(&original_id).map_or(&[], Vec::as_slice),
-                };
-                boosts::entry_verdict(row.sort_key(), now, earlier)
-            }
-            None => boosts::original_verdict(now),
-        };
+        let feed = sources.map(|_| &in_feed);
+        let verdict = verdict_of(viewer, &row, (original_id, original), &found, feed);
         match (verdict, original) {
             (Ok(()), Some(original)) => {
                 row.original = Some(Box::new(original.clone()));
@@ -195,6 +177,33 @@ async fn resolve_boosts(
         }
     }
     Ok((shown, hidden))
+}
+
+/// Whether a boost is shown through its original (found or not): on a feed (`in_feed`, its
+/// sources) with the one-entry-per-post rule, elsewhere by visibility alone.
+fn verdict_of(
+    viewer: UserId,
+    boost: &PostRow,
+    (original_id, original): (PostId, Option<&PostRow>),
+    found: &Originals,
+    in_feed: Option<&HashSet<UserId>>,
+) -> Result<(), Hidden> {
+    let now = OriginalNow {
+        live: original.map(|p| p.live_state(viewer)),
+        author_muted: original.is_some_and(|p| found.muted.contains(&p.author_id)),
+    };
+    let Some(in_feed) = in_feed else { return boosts::original_verdict(now) };
+    // The original is an earlier entry only if the feed shows it itself (a reply to an account
+    // the feed does not follow is not shown, so its boost is not a repeat).
+    let shows_itself = |p: &PostRow| {
+        in_feed.contains(&p.author_id)
+            && replies::in_feed(p.author_id, p.in_reply_to_account_id, viewer, in_feed)
+    };
+    let earlier = EarlierEntries {
+        author_in_feed: original.is_some_and(shows_itself),
+        boosts_in_feed: found.source_boosts.get(&original_id).map_or(&[], Vec::as_slice),
+    };
+    boosts::entry_verdict(boost.sort_key(), now, earlier)
 }
 
 /// The viewer's marks on a page's posts, both read on their home, side by side.
