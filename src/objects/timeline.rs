@@ -475,23 +475,21 @@ impl Windows {
 
     /// Tells the recipient's open sockets about a new notification (a no-op without one).
     pub async fn notify(&self, notice: Notice) -> ApiResult<()> {
-        let mut init = RequestInit::new();
-        let body = serde_json::to_string(&notice).unwrap_or_default();
-        init.with_method(Method::Post).with_body(Some(body.into()));
-        match self.send(notice.recipient, LIVE_NOTIFY, &init).await?.status_code() {
-            200 => Ok(()),
-            status => Err(ApiError::Internal(format!("a live notification answered {status}"))),
-        }
+        self.tell(notice, LIVE_NOTIFY).await
     }
 
     /// Tells the participant's open `direct` streams about a conversation just recorded.
     pub async fn converse(&self, notice: Notice) -> ApiResult<()> {
+        self.tell(notice, LIVE_CONVERSATION).await
+    }
+
+    async fn tell(&self, notice: Notice, path: &str) -> ApiResult<()> {
         let mut init = RequestInit::new();
         let body = serde_json::to_string(&notice).unwrap_or_default();
         init.with_method(Method::Post).with_body(Some(body.into()));
-        match self.send(notice.recipient, LIVE_CONVERSATION, &init).await?.status_code() {
+        match self.send(notice.recipient, path, &init).await?.status_code() {
             200 => Ok(()),
-            status => Err(ApiError::Internal(format!("a live conversation answered {status}"))),
+            status => Err(ApiError::Internal(format!("a live notice ({path}) answered {status}"))),
         }
     }
 

@@ -128,36 +128,29 @@ pub async fn conversation_payload(
 /// Tells a participant's `direct` streams about a conversation just recorded, after the answer
 /// (best effort, as [`tell`]).
 pub async fn tell_conversation(ctx: &Ctx, notice: Notice) {
-    let env = ctx.env.clone();
-    ctx.after_response(async move {
-        let told = match Ctx::new(env) {
-            Ok(ctx) => match Windows::new(&ctx) {
-                Ok(windows) => windows.converse(notice).await,
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        };
-        if let Err(e) = told {
-            worker::console_error!("live conversation {} not told: {e}", notice.id);
-        }
-    })
-    .await;
+    tell_live(ctx, notice, true).await;
 }
 
 /// Tells the recipient's live sockets about a notification just made, after the answer (best
 /// effort: the notification is stored; a lost notice only means the socket hears of it later).
 pub async fn tell(ctx: &Ctx, notice: Notice) {
+    tell_live(ctx, notice, false).await;
+}
+
+async fn tell_live(ctx: &Ctx, notice: Notice, conversation: bool) {
     let env = ctx.env.clone();
     ctx.after_response(async move {
         let told = match Ctx::new(env) {
             Ok(ctx) => match Windows::new(&ctx) {
+                Ok(windows) if conversation => windows.converse(notice).await,
                 Ok(windows) => windows.notify(notice).await,
                 Err(e) => Err(e),
             },
             Err(e) => Err(e),
         };
         if let Err(e) = told {
-            worker::console_error!("live notification {} not told: {e}", notice.id);
+            let what = if conversation { "conversation" } else { "notification" };
+            worker::console_error!("live {what} {} not told: {e}", notice.id);
         }
     })
     .await;
