@@ -194,16 +194,21 @@ pub async fn reply_target(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<re
 
 /// The rows the viewer may see: a row that mirrors a reply post is shown only if the reply post
 /// is visible to the viewer now (it may be narrower than its thread, or its author blocked), and
-/// as the post is now (its text, warning and likes are the post's). One read across the
-/// databases of the page's reply posts, none without any.
-pub async fn visible_rows(ctx: &Ctx, viewer: UserId, rows: Vec<CommentRow>) -> ApiResult<Vec<CommentRow>> {
+/// as the post is now (its text, warning and likes are the post's). With them, the reply posts
+/// shown (for a caller that renders them as posts). One read across the databases of the page's
+/// reply posts, none without any.
+pub async fn visible_rows(
+    ctx: &Ctx,
+    viewer: UserId,
+    rows: Vec<CommentRow>,
+) -> ApiResult<(Vec<CommentRow>, Vec<PostRow>)> {
     let ids: Vec<PostId> =
         rows.iter().filter(|c| c.reply_post).map(|c| PostId::from_trusted(c.id.get())).collect();
     if ids.is_empty() {
-        return Ok(rows);
+        return Ok((rows, Vec::new()));
     }
     let shown = crate::services::originals::visible_among(ctx, viewer, &ids).await?;
-    Ok(rows
+    let rows = rows
         .into_iter()
         .filter_map(|c| {
             if !c.reply_post {
@@ -220,5 +225,6 @@ pub async fn visible_rows(ctx: &Ctx, viewer: UserId, rows: Vec<CommentRow>) -> A
                 ..c
             })
         })
-        .collect())
+        .collect();
+    Ok((rows, shown))
 }

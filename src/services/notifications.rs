@@ -8,13 +8,11 @@ use futures_util::future::join;
 use crate::context::Ctx;
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::{Kind, KindFilter};
-use crate::domain::shard::group_by_database;
-use crate::domain::snowflake::shard_of_id;
 use crate::error::ApiResult;
 use crate::store::engagement::{self, CommentRow};
 use crate::store::graph::LIST_ROUNDS;
 use crate::store::notifications::{self as store, Range, StoredNotification};
-use crate::store::posts::{self, PostRow};
+use crate::store::posts::PostRow;
 use crate::store::users::{self, UserRow};
 
 /// One notification, ready to render.
@@ -108,14 +106,8 @@ pub(super) async fn with_shown_actors(
 /// The notifications' posts the recipient may see now, each read on its own database: their
 /// own (a like, a boost, a reply of theirs) on their home, a mention's on its author's.
 async fn posts_seen(ctx: &Ctx, recipient: UserId, ids: Vec<PostId>) -> ApiResult<Vec<PostRow>> {
-    let placed = ids.into_iter().map(|id| (shard_of_id(id.get()), id));
-    let groups: Vec<_> =
-        group_by_database(ctx.shard_map(), placed).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
-    let read = ctx
-        .shards
-        .across(groups, |db, ids| async move { posts::load_live(db, recipient, &ids).await })
-        .await?;
-    Ok(read.into_iter().flatten().filter(|p| p.visible_to(recipient)).collect())
+    let read = crate::services::originals::live_among(ctx, recipient, &ids).await?;
+    Ok(read.into_iter().filter(|p| p.visible_to(recipient)).collect())
 }
 
 pub(super) async fn hydrate(

@@ -85,17 +85,17 @@ pub async fn resolve(
     rows: Vec<PostRow>,
     sources: Option<&[UserId]>,
 ) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
-    let (mut shown, mut hidden) = resolve_boosts(ctx, viewer, rows, sources).await?;
-    if let Some(sources) = sources {
+    let feed: Option<HashSet<UserId>> = sources.map(|s| s.iter().copied().collect());
+    let (mut shown, mut hidden) = resolve_boosts(ctx, viewer, rows, (sources, feed.as_ref())).await?;
+    if let Some(sources) = &feed {
         // A reply stays in a feed only while the feed follows the account it answers
         // (Mastodon's rule, checked again here whatever delivered it).
-        let sources: HashSet<UserId> = sources.iter().copied().collect();
         let before = shown.len();
         // A boost of a reply is the booster's entry, shown as boosts are (as Mastodon); a direct
         // reply addressed to the reader is theirs whoever it answers.
         shown.retain(|row| {
             let addressed = row.visibility == Visibility::Private && row.mentions(viewer);
-            addressed || in_feed(row.author_id, row.in_reply_to_account_id, viewer, &sources)
+            addressed || in_feed(row.author_id, row.in_reply_to_account_id, viewer, sources)
         });
         hidden.extend(std::iter::repeat_n(Hidden::Unfollowed, before - shown.len()));
     }
@@ -114,15 +114,9 @@ async fn attach_quotes(ctx: &Ctx, viewer: UserId, rows: &mut [PostRow]) -> ApiRe
     }
     wanted.sort_unstable();
     wanted.dedup();
-    let ids = wanted.iter().map(|&id| (shard_of_id(id.get()), id));
-    let groups: Vec<_> =
-        group_by_database(ctx.shard_map(), ids).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
-    let (read, muted) = join(
-        ctx.shards.across(groups, |db, ids| async move { posts::load_live(db, viewer, &ids).await }),
-        mutes::muted_now(ctx.user_db(viewer), viewer),
-    )
-    .await;
-    let (found, muted): (Vec<PostRow>, _) = (read?.into_iter().flatten().collect(), muted?);
+    let (found, muted) =
+        join(live_among(ctx, viewer, &wanted), mutes::muted_now(ctx.user_db(viewer), viewer)).await;
+    let (found, muted) = (found?, muted?);
     for row in rows.iter_mut() {
         let shown = match row.original.as_deref_mut() {
             Some(original) => original,
@@ -142,12 +136,12 @@ async fn attach_quotes(ctx: &Ctx, viewer: UserId, rows: &mut [PostRow]) -> ApiRe
     Ok(())
 }
 
-/// [`resolve`]'s first part: the boosts.
+/// [`resolve`]'s first part: the boosts. On a feed, its sources as a list and as a set.
 async fn resolve_boosts(
     ctx: &Ctx,
     viewer: UserId,
     rows: Vec<PostRow>,
-    sources: Option<&[UserId]>,
+    (sources, feed): (Option<&[UserId]>, Option<&HashSet<UserId>>),
 ) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
     let unresolved = |r: &PostRow| r.reblog_of.filter(|_| r.original.is_none());
     let mut wanted: Vec<PostId> = rows.iter().filter_map(unresolved).collect();
@@ -157,7 +151,6 @@ async fn resolve_boosts(
     wanted.sort_unstable();
     wanted.dedup();
     let found = originals(ctx, viewer, wanted, sources).await?;
-    let in_feed: HashSet<UserId> = sources.unwrap_or_default().iter().copied().collect();
     let (mut shown, mut hidden) = (Vec::with_capacity(rows.len()), Vec::new());
     for mut row in rows {
         let Some(original_id) = unresolved(&row) else {
@@ -165,7 +158,6 @@ async fn resolve_boosts(
             continue;
         };
         let original = found.rows.get(&original_id);
-        let feed = sources.map(|_| &in_feed);
         let verdict = verdict_of(viewer, &row, (original_id, original), &found, feed);
         match (verdict, original) {
             (Ok(()), Some(original)) => {
@@ -238,13 +230,20 @@ pub async fn marks_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult
     Ok(Marks { bookmarked: bookmarked?, reblogged: reblogged? })
 }
 
-/// Those of `ids` the viewer may see now and not taken down (in no particular order): read
-/// where they live, grouped by database, one batch each, side by side.
+/// Those of `ids` the viewer may see now and not taken down (in no particular order).
 pub async fn visible_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
+    let read = live_among(ctx, viewer, ids).await?;
+    Ok(read.into_iter().filter(|p| p.visible_to(viewer) && !p.is_taken_down()).collect())
+}
+
+/// The live rows of `ids` as `viewer` reads them (with their relationship to the viewer), in no
+/// particular order and not yet checked for what the viewer may see: read where they live,
+/// grouped by database, one batch each, side by side.
+pub async fn live_among(ctx: &Ctx, viewer: UserId, ids: &[PostId]) -> ApiResult<Vec<PostRow>> {
     let ids = ids.iter().map(|&id| (shard_of_id(id.get()), id));
     let groups: Vec<_> =
         group_by_database(ctx.shard_map(), ids).into_iter().map(|(i, g)| (ctx.database(i), g)).collect();
     let read =
         ctx.shards.across(groups, |db, ids| async move { posts::load_live(db, viewer, &ids).await }).await?;
-    Ok(read.into_iter().flatten().filter(|p| p.visible_to(viewer) && !p.is_taken_down()).collect())
+    Ok(read.into_iter().flatten().collect())
 }

@@ -104,7 +104,7 @@ pub async fn list_comments(app: &App, input: &Input, viewer: UserId, post: PostI
     let rows = store::list(&app.shards, viewer, post, order, cursor, limit).await?;
     let (rows, last) = page_of(rows, limit, |c| c.key(order));
     // The cursor moves by what was scanned; hidden reply posts only leave the page shorter.
-    let rows = service::visible_rows(app, viewer, rows).await?;
+    let (rows, _) = service::visible_rows(app, viewer, rows).await?;
     let next_cursor = last.map(|key| match order {
         CommentOrder::Top { snapshot } => app.cursors.encode_at(viewer, &list, key, snapshot),
         CommentOrder::Time(_) => app.cursors.encode(viewer, &list, key),

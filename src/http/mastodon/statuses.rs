@@ -337,7 +337,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     let order = crate::domain::top::CommentOrder::Time(crate::domain::cursor::Order::OldestFirst);
     let mut rows = engagement::list(&app.shards, viewer, post.id, order, None, CONTEXT_REPLIES).await?;
     rows.truncate(CONTEXT_REPLIES);
-    let rows = comments::visible_rows(app, viewer, rows).await?;
+    let (rows, mut posts) = comments::visible_rows(app, viewer, rows).await?;
     let nodes: Vec<Node> = rows
         .iter()
         .map(|c| Node { id: c.id, parent: c.parent_id, key: (c.created_at, c.id.get()) })
@@ -352,52 +352,47 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     if focus.is_some() {
         ancestors.insert(0, Target::Post(post.clone()));
     }
-    let (ancestors, descendants) = thread_statuses(app, input, viewer, &ancestors, &descendants).await?;
+    posts.push(post);
+    let (ancestors, descendants) =
+        thread_statuses(app, input, viewer, (&ancestors, &descendants), &posts).await?;
     json(&serde_json::json!({ "ancestors": ancestors, "descendants": descendants }))
 }
 
-/// A thread's statuses in order: a reply post (a comment row that mirrors one) as the post itself
-/// shows (the Status its author got when posting it), the others from their rows.
+/// A thread's statuses in order: a post (the root, a reply post, whose comment row mirrors it)
+/// as the post itself shows (the Status its author got when posting it), from `posts`, the ones
+/// already read and checked; a comment of the old kind from its row.
 async fn thread_statuses(
     app: &App,
     input: &Input,
     viewer: UserId,
-    ancestors: &[Target],
-    descendants: &[Target],
+    (ancestors, descendants): (&[Target], &[Target]),
+    posts: &[PostRow],
 ) -> ApiResult<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
     let all: Vec<&Target> = ancestors.iter().chain(descendants).collect();
-    let reply_posts: Vec<PostId> = all
+    let post_of = |t: &Target| match t {
+        Target::Post(p) => Some(p.id),
+        Target::Comment(c, _) if c.reply_post => Some(PostId::from_trusted(c.id.get())),
+        Target::Comment(..) => None,
+    };
+    let in_order: Vec<PostRow> = all
         .iter()
-        .filter_map(|t| match t {
-            Target::Comment(c, _) if c.reply_post => Some(PostId::from_trusted(c.id.get())),
-            Target::Post(p) => Some(p.id),
-            Target::Comment(..) => None,
-        })
+        .filter_map(|t| post_of(t))
+        .filter_map(|id| posts.iter().find(|p| p.id == id).cloned())
         .collect();
-    let posts = crate::services::originals::visible_among(app, viewer, &reply_posts).await?;
-    let mut in_order: Vec<PostRow> = Vec::new();
-    for id in &reply_posts {
-        in_order.extend(posts.iter().find(|p| p.id == *id).cloned());
-    }
     let rendered = statuses_of(app, input, viewer, &in_order).await?;
-    let rendered: Vec<(String, serde_json::Value)> = in_order
+    let rendered: Vec<(PostId, serde_json::Value)> = in_order
         .iter()
         .zip(rendered)
-        .map(|(p, s)| (p.id.to_string(), serde_json::to_value(s).unwrap_or_default()))
+        .map(|(p, s)| (p.id, serde_json::to_value(s).unwrap_or_default()))
         .collect();
-    let accounts = accounts_of(app, input, all.iter().flat_map(|t| authors(t)).collect()).await?;
-    let from_row = |t: &Target| serde_json::to_value(status_of(input, &accounts, t)).unwrap_or_default();
-    let id_of = |t: &Target| match t {
-        Target::Post(p) => p.id.to_string(),
-        Target::Comment(c, _) => c.id.to_string(),
-    };
+    let comments: Vec<&Target> = all.iter().copied().filter(|t| post_of(t).is_none()).collect();
+    let accounts = accounts_of(app, input, comments.iter().flat_map(|t| authors(t)).collect()).await?;
     let shown = |targets: &[Target]| -> Vec<serde_json::Value> {
         targets
             .iter()
-            .filter_map(|t| match rendered.iter().find(|(id, _)| *id == id_of(t)) {
-                Some((_, status)) => Some(status.clone()),
-                None if matches!(t, Target::Comment(c, _) if !c.reply_post) => Some(from_row(t)),
-                None => None,
+            .filter_map(|t| match post_of(t) {
+                Some(id) => rendered.iter().find(|(p, _)| *p == id).map(|(_, status)| status.clone()),
+                None => Some(serde_json::to_value(status_of(input, &accounts, t)).unwrap_or_default()),
             })
             .collect()
     };
