@@ -234,6 +234,30 @@ pub struct CommentView {
     pub liked_by_me: bool,
 }
 
+impl CommentView {
+    /// A reply post as a comment on its thread's root.
+    pub fn of_reply(p: &PostRow) -> Self {
+        Self {
+            id: p.id.to_string(),
+            post_id: p.thread_id.unwrap_or(p.id).to_string(),
+            author: author_view(p),
+            body: p.body.clone(),
+            created_at: format_rfc3339(p.created_at),
+            like_count: p.like_count,
+            liked_by_me: p.liked_by_me != 0,
+        }
+    }
+}
+
+impl From<&crate::services::comments::Comment> for CommentView {
+    fn from(c: &crate::services::comments::Comment) -> Self {
+        match c {
+            crate::services::comments::Comment::Reply(reply) => Self::of_reply(reply),
+            crate::services::comments::Comment::Old(old) => Self::from(old),
+        }
+    }
+}
+
 impl From<&crate::store::engagement::CommentRow> for CommentView {
     fn from(c: &crate::store::engagement::CommentRow) -> Self {
         Self {

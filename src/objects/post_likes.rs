@@ -27,8 +27,10 @@ use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Respo
 
 use crate::config::Config;
 use crate::context::Ctx;
+use crate::domain::ids::PostId;
 use crate::domain::likes::{LikeAnswer, LikeOp};
 use crate::error::{ApiError, ApiResult};
+use crate::store::engagement::mirror_like_count;
 use crate::store::liked::{write_liker_sides, LikerSide};
 use crate::store::likes::commit;
 use crate::store::shards::Shards;
@@ -124,10 +126,27 @@ async fn write_sides(
     shares
 }
 
-/// Writes a committed group's liker sides, then answers its requests.
+/// A reply's count copied to its thread's row, as the group left it. The object is the post's
+/// one writer and finishes groups in commit order, so the last copy written is the latest; a
+/// failed write leaves the copy behind until the next like (the copy only orders the comments
+/// view's `top`; every shown count is read from the post).
+async fn copy_to_thread(shards: &Shards, group: &[Pending], replies: &[ApiResult<Answer>]) {
+    let last = group.iter().zip(replies).rev().find_map(|(pending, reply)| match reply {
+        Ok(Some(answer)) => Some((pending.op.post_id, *answer)),
+        _ => None,
+    });
+    let Some((post, LikeAnswer { thread: Some(root), reply, .. })) = last else { return };
+    let root = PostId::from_trusted(root);
+    if let Err(e) = mirror_like_count(shards.post(root), post, reply.like_count).await {
+        worker::console_error!("thread row of reply {post} not given its count: {e}");
+    }
+}
+
+/// Writes a committed group's liker sides (and a reply's thread row), then answers its requests.
 async fn finish(shards: &Shards, committed: Option<Committed>) {
     let Some(Committed { group, replies, share }) = committed else { return };
-    let sides = write_sides(shards, &group, &replies).await;
+    let (sides, ()) =
+        join(write_sides(shards, &group, &replies), copy_to_thread(shards, &group, &replies)).await;
     for ((pending, reply), side) in group.into_iter().zip(replies).zip(sides) {
         let d1 = std::iter::once(share).chain(side).collect();
         let _ = pending.reply.send((reply, d1));

@@ -1,24 +1,27 @@
-//! Comments: added on a post the viewer may see and act on, removed by the comment's author or
-//! the post's, liked, and the admin's import with an original time. A comment lives on its
-//! post's database, where its notification for the post's author commits in the same batch.
+//! Comments: the `/v1` comments API as a view of a post's replies. A comment written now is a
+//! reply post (`services/replies.rs`): the commenter's post, with its parent's visibility,
+//! addressed to the account it answers, listed in its thread's rows (`store/engagement.rs`).
+//! Comments of the old kind (rows on the commented post's database, written before replies
+//! were posts) are still read, liked and deleted here until they are moved into posts.
 //!
-//! A comment's like notifies nobody: its recipient (the comment's author) lives on their own
-//! home database, not the post's, so the notification could not commit in the like's batch
-//! (ARCHITECTURE invariant 13); it would need a queued event applied by current state.
+//! An old comment's like notifies nobody: its recipient (the comment's author) lives on their
+//! own home database, not the post's, so the notification could not commit in the like's batch
+//! (ARCHITECTURE invariant 13); a reply post's like notifies as any post's.
 
-use crate::context::{id_seed, Ctx};
+use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::{CommentId, PostId, UserId};
-use crate::domain::validate::CommentBody;
+use crate::domain::quotes::QuotePolicy;
+use crate::domain::validate::{CommentBody, IdempotencyKey, PostBody};
 use crate::domain::visibility::may_see_author;
 use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::{ApiError, ApiResult};
-use crate::services::{posts, replies, streaming, users};
+use crate::services::posts::Draft;
+use crate::services::{likes, posts, replies, users};
 use crate::store::comment_likes;
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::posts::{PostRow, ReplyTo};
 use crate::store::users::{UserKey, UserRow};
-use crate::store::StoreError;
 
 const NO_SUCH_COMMENT: ApiError = ApiError::NotFound("no such comment");
 
@@ -75,28 +78,6 @@ pub async fn set_like(
     Ok((CommentRow { like_count: count, liked_by_me: on, ..comment }, post))
 }
 
-/// Comments on a post the viewer may see and act on, as a reply to the post or to `parent`, one
-/// of its comments (the caller found it on this post); the new comment.
-pub async fn add(
-    ctx: &Ctx,
-    viewer: UserId,
-    post: PostId,
-    parent: Option<CommentId>,
-    text: &CommentBody,
-    warning: &ContentWarning,
-) -> ApiResult<CommentRow> {
-    posts::open(ctx, viewer, post).await?;
-    let content = (text, warning);
-    let db = ctx.post_db(post);
-    let (id, notice) = store::create(db, post, parent, viewer, content, ctx.now, ctx.now, true, id_seed()?)
-        .await
-        .map_err(|e| post_gone(e, ApiError::NotFound("no such post")))?;
-    if let Some(notice) = notice {
-        streaming::tell(ctx, notice).await;
-    }
-    get(ctx, viewer, id).await
-}
-
 /// Changes the viewer's own comment (text and/or warning) on a post they may still see and act
 /// on; the comment as it is now. Someone else's is 403, as for posts.
 pub async fn edit(
@@ -141,32 +122,96 @@ pub async fn remove(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<Comme
     Ok(comment)
 }
 
-/// A comment's store failure: its one foreign key is its post, checked just before, so a
-/// missing reference is the post gone meanwhile, answered as the check would have (`gone`).
-fn post_gone(e: StoreError, gone: ApiError) -> ApiError {
-    match e {
-        StoreError::MissingReference { .. } => gone,
-        other => other.into(),
+/// What a comment id names: a reply post (every comment since replies are posts), or a comment
+/// of the old kind.
+pub enum Comment {
+    Reply(PostRow),
+    Old(CommentRow),
+}
+
+/// Comments on a post (or reply, or old comment) the viewer may see and act on: their reply
+/// post, as wide as what it answers (and no wider), its mentions parsed with `domain`.
+pub async fn add(
+    ctx: &Ctx,
+    viewer: UserId,
+    on: PostId,
+    text: &PostBody,
+    domain: &str,
+    key: Option<&IdempotencyKey>,
+) -> ApiResult<PostRow> {
+    let target = reply_target(ctx, viewer, on).await?;
+    let draft = Draft {
+        text,
+        visibility: target.widest,
+        warning: &ContentWarning::default(),
+        media: &[],
+        domain,
+        allowed_mentions: None,
+        quote: None,
+        quote_policy: QuotePolicy::default(),
+        reply: Some(target),
+    };
+    posts::publish(ctx, viewer, &draft, key).await
+}
+
+/// The comment `id` names as the viewer may see it now (an old comment: as it is, for the
+/// caller's own checks), or 404. A post that is no reply, or a boost, is no comment.
+async fn named(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<Comment> {
+    match posts::entry(ctx, viewer, PostId::from_trusted(id.get())).await {
+        Ok(post) if post.thread_id.is_some() && post.reblog_of.is_none() => Ok(Comment::Reply(post)),
+        Ok(_) => Err(NO_SUCH_COMMENT),
+        Err(ApiError::NotFound(_)) => Ok(Comment::Old(get(ctx, viewer, id).await?)),
+        Err(e) => Err(e),
     }
 }
 
-/// Admin: imports `author`'s comment on `post` with its original time (no notification). The
-/// author must exist and see the post (else a 422 on `author_id` or `post_id`).
+/// Likes (`on`) or unlikes a comment the viewer may see (idempotent); the comment with its
+/// exact count.
+pub async fn like(ctx: &Ctx, viewer: UserId, id: CommentId, on: bool) -> ApiResult<Comment> {
+    match named(ctx, viewer, id).await? {
+        Comment::Reply(mut reply) => {
+            let now = likes::set_like(ctx, viewer, reply.id, on, None).await?;
+            (reply.like_count, reply.liked_by_me) = (now.like_count, i64::from(now.liked));
+            Ok(Comment::Reply(reply))
+        }
+        Comment::Old(old) => Ok(Comment::Old(set_like(ctx, viewer, old.id, on).await?.0)),
+    }
+}
+
+/// Deletes a comment: by its author, or by the author of the post it comments on (a reply
+/// post: the thread's root), as the comments API always allowed.
+pub async fn delete(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<()> {
+    match named(ctx, viewer, id).await? {
+        Comment::Reply(reply) if reply.author_id == viewer => {
+            posts::delete(ctx, viewer, reply.id).await?;
+        }
+        Comment::Reply(reply) => {
+            posts::delete_in_own_thread(ctx, viewer, reply).await?;
+        }
+        Comment::Old(old) => {
+            remove(ctx, viewer, old.id).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Admin: imports `author`'s comment on `post` with its original time: their reply post (no
+/// notification: `domain/replies.rs::notifies`). The author must exist and be able to reply
+/// to the post (else a 422 on `author_id` or `post_id`).
 pub async fn import(
     ctx: &Ctx,
     post: PostId,
     author: UserId,
-    text: &CommentBody,
+    text: &PostBody,
     created_at: i64,
-) -> ApiResult<CommentRow> {
+) -> ApiResult<PostRow> {
     users::visible(ctx, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
-    posts::visible(ctx, author, post).await.map_err(|_| ApiError::field("post_id", "no such post"))?;
-    let content = (text, &ContentWarning::default());
-    let (id, _) =
-        store::create(ctx.post_db(post), post, None, author, content, created_at, ctx.now, false, id_seed()?)
-            .await
-            .map_err(|e| post_gone(e, ApiError::field("post_id", "no such post")))?;
-    get(ctx, author, id).await
+    let target = reply_target(ctx, author, post).await.map_err(|e| match e {
+        ApiError::NotFound(_) => ApiError::field("post_id", "no such post"),
+        e => e,
+    })?;
+    let reply = Some(target);
+    posts::import(ctx, author, (text, target.widest), created_at, reply, || Ok(None)).await
 }
 
 /// The status `id` names as a reply's parent, which the viewer must see and may act on (else

@@ -94,7 +94,7 @@ pub async fn resolve(
         // A boost of a reply is the booster's entry, shown as boosts are (as Mastodon); a direct
         // reply addressed to the reader is theirs whoever it answers.
         shown.retain(|row| {
-            let addressed = row.visibility == Visibility::Private && row.mentions(viewer);
+            let addressed = row.visibility == Visibility::Private && row.addresses(viewer);
             addressed || in_feed(row.author_id, row.in_reply_to_account_id, viewer, sources)
         });
         hidden.extend(std::iter::repeat_n(Hidden::Unfollowed, before - shown.len()));

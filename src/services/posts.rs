@@ -200,18 +200,21 @@ async fn mentions_of(ctx: &Ctx, draft: &Draft<'_>) -> ApiResult<Vec<Mentioned>> 
     Ok(mentioned)
 }
 
-/// Admin: imports `author`'s post with its original time, through the same pipeline. The
-/// author must exist (else a 422 on `author_id`), which is checked before `key` is read.
+/// Admin: imports `author`'s post (or, with `reply`, their reply, checked by the caller) with
+/// its original time, through the same pipeline. The author must exist (else a 422 on
+/// `author_id`), which is checked before `key` is read.
 pub async fn import(
     ctx: &Ctx,
     author: UserId,
-    text: &PostBody,
-    visibility: Visibility,
+    (text, visibility): (&PostBody, Visibility),
     created_at: i64,
+    reply: Option<replies::Target>,
     key: impl FnOnce() -> ApiResult<Option<IdempotencyKey>>,
 ) -> ApiResult<PostRow> {
     users::visible(ctx, author, author).await.map_err(|_| ApiError::field("author_id", "no such user"))?;
-    let fingerprint = request_hash(&[visibility.as_str(), text.as_str(), &created_at.to_string()]);
+    let mut parts = vec![visibility.as_str().to_owned(), text.as_str().to_owned(), created_at.to_string()];
+    parts.extend(reply.map(|r| format!("reply:{}", r.to.parent)));
+    let fingerprint = request_hash(&parts.iter().map(String::as_str).collect::<Vec<_>>());
     let idempotency = key()?.map(|key| IdempotencyScope::new(author, "import", &key, fingerprint));
     let warning = &ContentWarning::default();
     let post = NewPost {
@@ -221,15 +224,20 @@ pub async fn import(
         mentions: None,
         quote_of: None,
         quote_policy: QuotePolicy::default(),
-        reply: None,
-        visibility,
+        reply: reply.map(|r| r.to),
+        visibility: reply.map_or(visibility, |r| narrower(visibility, r.widest)),
         warning,
         media: &[],
         created_at,
         idempotency,
     };
     // The author row checked above, gone meanwhile: answered as that check would have.
-    commit(ctx, post, ApiError::field("author_id", "no such user")).await
+    let post = commit(ctx, post, ApiError::field("author_id", "no such user")).await?;
+    // An old reply's row notifies nobody (`domain/replies.rs::notifies`): an import is old news.
+    if let Some(mirror) = replies::mirror_of(ctx, &post, true) {
+        replies::converge(ctx, &mirror).await?;
+    }
+    Ok(post)
 }
 
 /// Commits a post with its outbox event (or finds the one an earlier request under its key
@@ -301,10 +309,29 @@ pub async fn delete(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow>
         boosts::remove(ctx, &post, original).await?;
         return Ok(post);
     }
+    retract(ctx, post).await
+}
+
+/// Deletes a reply the viewer may see in a thread they own (the `/v1` comments API lets a
+/// post's author delete any comment on it, and a comment is a reply post): as its author would.
+pub async fn delete_in_own_thread(ctx: &Ctx, viewer: UserId, reply: PostRow) -> ApiResult<PostRow> {
+    let root = reply.thread_id.ok_or(ApiError::NotFound("no such comment"))?;
+    if visible(ctx, viewer, root).await?.author_id != viewer {
+        return Err(ApiError::Forbidden {
+            code: "not_author",
+            detail: "only the comment's author or the post's author may delete it",
+        });
+    }
+    retract(ctx, reply).await
+}
+
+/// Deletes a post (not a boost) whoever asked: its windows, replicas and mirrors follow.
+async fn retract(ctx: &Ctx, post: PostRow) -> ApiResult<PostRow> {
+    let (id, author) = (post.id, post.author_id);
     let sent_at = ctx.clock();
-    let (events, bump) = posts::delete(ctx.post_db(id), (id, viewer), ctx.now).await?;
+    let (events, bump) = posts::delete(ctx.post_db(id), (id, author), ctx.now).await?;
     replicas::tell(ctx, bump, sent_at, Change::Gone(id)).await;
-    fanout::announce(ctx, viewer, &events).await;
+    fanout::announce(ctx, author, &events).await;
     // A quote's count drops at once; its event converges the mirror again if this stops here.
     if let Some(mirror) = quotes::mirror_of(ctx, &post, false) {
         quotes::converge(ctx, &mirror).await?;

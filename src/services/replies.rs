@@ -37,6 +37,7 @@ pub fn mirror_of<'a>(ctx: &Ctx, reply: &'a PostRow, active: bool) -> Option<Repl
         sensitive: reply.is_sensitive(),
         created_at: reply.created_at,
         active,
+        notify: crate::domain::replies::notifies(reply.created_at, ctx.now),
         now: ctx.now,
     })
 }

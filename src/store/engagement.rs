@@ -5,20 +5,18 @@ use wasm_bindgen::JsValue;
 
 use super::graph::{shown_edges, shown_user_page, LIST_ROUNDS};
 use super::shards::Shards;
-use super::snowflake::insert_with_fresh_id;
 use super::users::UserRow;
 use super::StoreResult;
 use super::{
-    all, batch, first, first_id, id_list, int, notifications, opt_flag, opt_text, run, stmt, text, AnyDb,
-    EdgeKey, IdRow, PostDb,
+    all, batch, first, id_list, int, notifications, opt_flag, opt_text, run, stmt, text, AnyDb, EdgeKey,
+    IdRow, PostDb,
 };
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::notifications::Notice;
-use crate::domain::snowflake::{shard_of_id, snowflake_time, IdSeed};
 use crate::domain::top::{self, CommentOrder};
 use crate::domain::validate::CommentBody;
-use crate::domain::warning::{ContentWarning, WarningEdit};
+use crate::domain::warning::WarningEdit;
 
 /// Users who like the post now, newest like first, hiding users with a block either way with
 /// the viewer and suspended users. The likes come from the post's database, the users from
@@ -137,52 +135,6 @@ fn comment_select(viewer: &str) -> String {
 
 fn liked_sql(viewer: &str) -> String {
     format!("EXISTS (SELECT 1 FROM comment_likes cl WHERE cl.comment_id = c.id AND cl.user_id = {viewer}) AS liked")
-}
-
-/// Adds a comment (a snowflake id from `created_at`), marks the post for the count check and,
-/// when `notify` (not for imports of old comments), notifies the post's author, atomically.
-/// The notice, when the author has a live socket to tell.
-#[allow(clippy::too_many_arguments)]
-pub async fn create(
-    db: PostDb<'_>,
-    post: PostId,
-    parent: Option<CommentId>,
-    author: UserId,
-    (body, warning): (&CommentBody, &ContentWarning),
-    created_at: i64,
-    now: i64,
-    notify: bool,
-    seed: IdSeed,
-) -> StoreResult<(CommentId, Option<Notice>)> {
-    let insert = |id: i64| async move {
-        let created_at = snowflake_time(id);
-        let mut statements = vec![
-            stmt(
-                db,
-                "INSERT INTO comments (id, post_id, author_id, body, created_at, spoiler_text, sensitive, parent_id) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
-                &[
-                    int(id),
-                    int(post),
-                    int(author),
-                    text(body.as_str()),
-                    int(created_at),
-                    text(&warning.spoiler_text),
-                    int(i64::from(warning.sensitive)),
-                    parent.map_or(JsValue::NULL, int),
-                ],
-            )?,
-            stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(post), int(now)])?,
-        ];
-        if notify {
-            statements.push(notifications::on_comment(db, id, post, author, now)?);
-        }
-        let results = batch(db, statements).await?;
-        Ok((first_id(results.first())?, notifications::notice(results.get(2), now)))
-    };
-    let (id, notice) =
-        insert_with_fresh_id(seed, created_at, shard_of_id(post.get()), "comments.id", insert).await?;
-    Ok((CommentId::from_trusted(id), notice))
 }
 
 /// A live comment (not deleted, on a live post), from its post's database, with its author's
@@ -330,6 +282,8 @@ pub struct ReplyMirror<'a> {
     pub created_at: i64,
     /// The reply is there (not deleted): never turned back on once off.
     pub active: bool,
+    /// Its row's arrival notifies the root's author (`domain/replies.rs::notifies`).
+    pub notify: bool,
     pub now: i64,
 }
 
@@ -365,13 +319,23 @@ pub async fn mirror_reply(db: PostDb<'_>, m: &ReplyMirror<'_>) -> StoreResult<Op
     )?;
     let touched = stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(m.root), int(m.now)])?;
     let comment = CommentId::from_trusted(m.reply.get());
-    let statements = if m.active {
+    let statements = if m.active && m.notify {
         vec![notifications::on_comment(db, m.reply.get(), m.root, m.author, m.now)?, row, touched]
+    } else if m.active {
+        vec![row, touched]
     } else {
         vec![row, touched, notifications::off_comment(db, comment, m.root)?]
     };
     let results = batch(db, statements).await?;
-    Ok(if m.active { notifications::notice(results.first(), m.now) } else { None })
+    Ok(if m.active && m.notify { notifications::notice(results.first(), m.now) } else { None })
+}
+
+/// A reply post's like count, copied to its thread's row (the comments view's `top` order scores
+/// by the row's count).
+pub async fn mirror_like_count(db: PostDb<'_>, reply: PostId, count: i64) -> StoreResult<()> {
+    let sql = "UPDATE comments SET like_count = ?2 WHERE id = ?1 AND reply_post = 1 AND deleted_at IS NULL";
+    run(db, sql, &[int(reply), int(count)]).await?;
+    Ok(())
 }
 
 /// A reply post's edit, carried to its thread's mirror row.

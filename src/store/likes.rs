@@ -12,7 +12,8 @@ use crate::domain::likes::{LikeAnswer, LikeOp, LikeReply};
 
 /// "The user `?2` may see and like the post `?1` now": `domain/visibility.rs::may_see` as SQL
 /// (not deleted, not taken down, author not suspended; the author; or no block either way and
-/// public, or followers-only and following, or mentioned by it: `may_see_post`).
+/// public, or followers-only and following, or addressed by it (mentioned or replied to):
+/// `may_see_post`).
 /// Everything it reads lives on the post's (its author's) side: the author-side copies of the
 /// follow (`followers`) and of blocks either way.
 /// The like tests over HTTP pin it against the rule (stranger, follower, blocked, deleted).
@@ -27,6 +28,7 @@ fn may_see_sql() -> String {
                AND (p.visibility = 'public' \
                     OR (p.visibility = 'followers' \
                         AND EXISTS (SELECT 1 FROM followers f WHERE f.author_id = p.author_id AND f.follower_id = ?2)) \
+                    OR p.in_reply_to_account_id = ?2 \
                     OR EXISTS (SELECT 1 FROM json_each(COALESCE(p.mentions, '[]')) m \
                         WHERE json_extract(m.value, '$.id') = ?2)))))",
         not_suspended("p.author_id"),
@@ -57,7 +59,8 @@ fn state_sql() -> String {
     format!(
         "SELECT COALESCE((SELECT liked FROM likes WHERE post_id = ?1 AND user_id = ?2), 0) AS liked, \
          (SELECT liked_at FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1) AS liked_at, \
-         (SELECT like_count FROM posts WHERE id = ?1) AS like_count, {} AS visible",
+         (SELECT like_count FROM posts WHERE id = ?1) AS like_count, \
+         (SELECT thread_id FROM posts WHERE id = ?1) AS thread_id, {} AS visible",
         may_see_sql()
     )
 }
@@ -67,6 +70,7 @@ struct StateRow {
     liked: i64,
     liked_at: Option<i64>,
     like_count: Option<i64>,
+    thread_id: Option<i64>,
     visible: i64,
 }
 
@@ -130,8 +134,8 @@ pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> StoreResult<Vec<Option<Li
         let state = state.first().ok_or_else(|| StoreError::Internal("like state row missing".into()))?;
         let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
         let notice = notifications::notice(op_results.get(1), op.now);
-        let liked_at = state.liked_at;
-        replies.push((state.visible != 0).then_some(LikeAnswer { reply, notice, liked_at }));
+        let (liked_at, thread) = (state.liked_at, state.thread_id);
+        replies.push((state.visible != 0).then_some(LikeAnswer { reply, notice, liked_at, thread }));
     }
     Ok(replies)
 }

@@ -192,16 +192,19 @@ impl PostRow {
         Mentioned::list_of(self.mentions.as_deref())
     }
 
-    /// Whether the post mentions `user` (who may then see it though followers-only or direct).
-    pub fn mentions(&self, user: UserId) -> bool {
-        self.mentions.is_some() && self.mentioned().iter().any(|m| m.id == user)
+    /// Whether the post is addressed to `user` (who may then see it though followers-only or
+    /// direct): it mentions them, or it is a reply to them (Mastodon's clients mention the
+    /// account replied to; a `/v1` comment addresses it without a mention).
+    pub fn addresses(&self, user: UserId) -> bool {
+        self.in_reply_to_account_id == Some(user)
+            || (self.mentions.is_some() && self.mentioned().iter().any(|m| m.id == user))
     }
 
     /// Whether the viewer may open the post by its id now. Rows only ever come from queries
     /// that exclude deleted posts; a taken-down post stays visible to its author alone.
     pub fn visible_to(&self, viewer: UserId) -> bool {
         (!self.is_taken_down() || self.author_id == viewer)
-            && may_see_post(self.relationship(viewer), self.visibility, self.mentions(viewer))
+            && may_see_post(self.relationship(viewer), self.visibility, self.addresses(viewer))
     }
 
     pub fn sort_key(&self) -> SortKey {
@@ -228,7 +231,7 @@ impl FeedRow for PostRow {
             relationship: self.relationship(viewer),
             visibility: self.visibility,
             taken_down: self.is_taken_down(),
-            mentions_viewer: self.mentions(viewer),
+            addresses_viewer: self.addresses(viewer),
         }
     }
 

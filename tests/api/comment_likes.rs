@@ -100,10 +100,13 @@ fn a_comment_the_viewer_may_not_see_cannot_be_liked_and_nothing_changes() {
     let blocker = register("cv_blocker");
     blocker.block(&follower);
     blocker.post(&like_path(&c), json!({})).expect_problem(404, "not_found");
-    // The post's author blocking the viewer hides the post and so the comment.
+    // The post's author blocking the viewer hides the post and its thread; the comment is the
+    // commenter's reply post, which the block does not hide (as a reply in Mastodon).
     let shut_out = register("cv_shut_out");
     author.block(&shut_out);
-    shut_out.post(&like_path(&c), json!({})).expect_problem(404, "not_found");
+    shut_out.get(&comments_path(&open)).expect_problem(404, "not_found");
+    assert_eq!(shut_out.post(&like_path(&c), json!({})).expect(200)["like_count"], 1);
+    assert_eq!(shut_out.delete(&like_path(&c)).expect(200)["like_count"], 0);
     assert_eq!(count_seen_by(&author, &open, &c), (0, false));
     // Someone who may see it can.
     assert_eq!(stranger.post(&like_path(&c), json!({})).expect(200)["like_count"], 1);

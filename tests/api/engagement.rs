@@ -249,17 +249,19 @@ fn comments_create_and_delete_rules() {
     commenter.get(&path).expect_problem(404, "not_found");
     commenter.get(&format!("{}/likes", post_path(&post))).expect_problem(404, "not_found");
     commenter.put(&format!("{}/like", post_path(&post)), None).expect_problem(404, "not_found");
-    // Its comments too, for everyone, their delete included (issue 38).
+    // Its comments are reply posts, which outlive it: only their own author still deletes them.
     let c3_path = format!("/v1/comments/{}", c3["id"].as_str().unwrap());
     other.delete(&c3_path).expect_problem(404, "not_found");
-    commenter.delete(&c3_path).expect_problem(404, "not_found");
+    author.delete(&c3_path).expect_problem(404, "not_found");
+    assert_eq!(commenter.delete(&c3_path).status, 204);
 }
 
-/// Issue 38: a deleted post's comments are 404 to every operation, the delete included, by the
-/// comment's author and the post's, on `/v1` and as Mastodon replies, whatever the post's
-/// visibility; a comment on a live post beside them still deletes.
+/// A comment is a reply post (issue 39), and replies outlive the post they answer (as in
+/// Mastodon): once the post is deleted its author can no longer act on its comments (its thread
+/// is gone: 404), while each comment's own author still deletes it, on `/v1` and as a Mastodon
+/// status, whatever the post's visibility; a comment on a live post beside them still deletes.
 #[test]
-fn a_deleted_posts_comments_are_404_to_their_delete_too() {
+fn a_deleted_posts_comments_stay_their_authors_to_delete() {
     let author = register("dd_author");
     let fan = register("dd_fan");
     fan.follow(&author);
@@ -277,17 +279,19 @@ fn a_deleted_posts_comments_are_404_to_their_delete_too() {
         let r = id_of(&commenter.post("/api/v1/statuses", reply).expect(200));
         commenter.put(&format!("/v1/comments/{c}/like"), None).expect(200);
         assert_eq!(author.delete(&post_path(&post)).status, 204);
-        for user in [commenter, &author] {
-            user.delete(&format!("/v1/comments/{c}")).expect_problem(404, "not_found");
-            let status = user.delete(&format!("/api/v1/statuses/{c}"));
-            assert_eq!(status.status, 404, "{visibility}: {}", status.body);
-            assert!(status.body["error"].is_string(), "{}", status.body);
-            // A reply is a post of its own: never acted on as a comment, and it outlives the post.
-            user.delete(&format!("/v1/comments/{r}")).expect_problem(404, "not_found");
+        author.get(&format!("{}/comments", post_path(&post))).expect_problem(404, "not_found");
+        if commenter.id != author.id {
+            author.delete(&format!("/v1/comments/{c}")).expect_problem(404, "not_found");
         }
-        commenter.put(&format!("/v1/comments/{c}/like"), None).expect_problem(404, "not_found");
+        // The comment outlives its post, still liked, until its author deletes it.
+        assert_eq!(commenter.get(&format!("/api/v1/statuses/{c}")).expect(200)["favourites_count"], 1);
+        assert_eq!(commenter.delete(&format!("/v1/comments/{c}")).status, 204, "{visibility}");
+        commenter.delete(&format!("/v1/comments/{c}")).expect_problem(404, "not_found");
+        commenter.get(&format!("/api/v1/statuses/{c}")).expect(404);
+        // A Mastodon reply is the same kind of thing: a comment to the /v1 API.
         commenter.get(&format!("/api/v1/statuses/{r}")).expect(200);
-        commenter.delete(&format!("/api/v1/statuses/{r}")).expect(200);
+        assert_eq!(commenter.delete(&format!("/v1/comments/{r}")).status, 204, "{visibility}");
+        commenter.delete(&format!("/api/v1/statuses/{r}")).expect(404);
         assert_eq!(commenter.delete(&format!("/v1/comments/{on_live}")).status, 204, "{visibility}");
         assert_eq!(author.get(&post_path(&live)).expect(200)["comment_count"], 0, "{visibility}");
     }

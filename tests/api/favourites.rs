@@ -116,14 +116,15 @@ fn bookmarks_list_newest_first_paged_and_filtered_at_read_time() {
     other.block(&reader);
     let (ids, _, _) = walk(&reader, "/api/v1/bookmarks?limit=2");
     assert_eq!(ids, vec![posts[4].clone(), posts[0].clone()]);
-    // Bad targets: a hidden or missing post is 404; a comment (the /v1 comments API's) is
-    // refused (bookmarks hold posts); a reply is a post and is bookmarked as one.
+    // Bad targets: a hidden or missing post is 404. A comment (the /v1 comments API's) is a
+    // reply post, and a reply is bookmarked as any post.
     reader.post(&format!("/api/v1/statuses/{blocker_post}/bookmark"), json!({})).expect(404);
     reader.post("/api/v1/statuses/99999999/bookmark", json!({})).expect(404);
     let comment = reader.post(&format!("/v1/posts/{}/comments", posts[4]), json!({ "body": "a comment" }));
-    let refused =
-        reader.post(&format!("/api/v1/statuses/{}/bookmark", id_of(&comment.expect(201))), json!({}));
-    assert_eq!(refused.status, 422, "{}", refused.body);
+    let comment = id_of(&comment.expect(201));
+    let kept = reader.post(&format!("/api/v1/statuses/{comment}/bookmark"), json!({})).expect(200);
+    assert_eq!(kept["bookmarked"], true);
+    reader.post(&format!("/api/v1/statuses/{comment}/unbookmark"), json!({})).expect(200);
     let reply = reader
         .post("/api/v1/statuses", json!({ "status": "a reply", "in_reply_to_id": posts[4] }))
         .expect(200);

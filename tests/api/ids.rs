@@ -71,7 +71,9 @@ fn post_and_comment_ids_sort_like_their_created_at() {
         .collect();
     assert_time_ordered(&comments);
     let listed = collect_pages(&author, &format!("/v1/users/{}/posts?limit=2", author.id));
-    let mut expected: Vec<(i64, i64)> = posts.iter().map(|p| (created_ms(p), num(&p["id"]))).collect();
+    // A comment is its author's reply post: listed with their posts.
+    let mut expected: Vec<(i64, i64)> =
+        posts.iter().chain(&comments).map(|p| (created_ms(p), num(&p["id"]))).collect();
     expected.sort_by(|a, b| b.cmp(a));
     let got: Vec<(i64, i64)> = listed.iter().map(|p| (created_ms(p), num(&p["id"]))).collect();
     assert_eq!(got, expected, "newest first by (created_at, id)");

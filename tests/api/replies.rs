@@ -125,3 +125,73 @@ fn a_reply_is_never_wider_than_what_it_answers_and_a_narrow_one_is_hidden_from_t
     let refused = stranger.post("/api/v1/statuses", json!({ "status": "hi", "in_reply_to_id": hidden }));
     assert_eq!(refused.status, 404);
 }
+
+fn comments_of(user: &User, post: &str) -> Vec<String> {
+    ids(user.get(&format!("/v1/posts/{post}/comments")).expect(200)["items"].as_array().unwrap())
+}
+
+fn kinds_for(user: &User, post: &str) -> Vec<String> {
+    let notes = user.get("/api/v1/notifications?limit=40").expect(200);
+    notes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["status"]["id"] == post)
+        .map(|n| n["type"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The `/v1` comments API is a view of a post's replies: a comment is the commenter's reply
+/// post, as wide as the post and addressed to its author; liked, bookmarked and deleted as a
+/// post (its like notifies its author), also by the post's author; an import notifies nobody.
+#[test]
+fn a_comment_is_a_reply_post_seen_by_whom_its_visibility_allows() {
+    let (author, fan, both, outsider) =
+        (register("cv_author"), register("cv_fan"), register("cv_both"), register("cv_outsider"));
+    fan.follow(&author);
+    both.follow(&author);
+    both.follow(&fan);
+    outsider.follow(&author);
+    let post = id_of(&author.publish("followers only", "followers"));
+    let comment = fan.post(&format!("/v1/posts/{post}/comments"), json!({ "body": "seen by whom?" }));
+    let comment = id_of(&comment.expect(201));
+    let status = fan.get(&format!("/api/v1/statuses/{comment}")).expect(200);
+    assert_eq!(status["in_reply_to_id"], post.as_str(), "{status}");
+    assert_eq!(status["visibility"], "private", "as wide as the post it answers");
+    // Its author sees it though not following the commenter (it answers them); a follower of
+    // both does; a follower of the post's author only does not, in the thread or by its id.
+    author.get(&format!("/api/v1/statuses/{comment}")).expect(200);
+    assert_eq!(comments_of(&author, &post), vec![comment.clone()]);
+    assert_eq!(comments_of(&both, &post), vec![comment.clone()]);
+    assert!(comments_of(&outsider, &post).is_empty());
+    outsider.get(&format!("/api/v1/statuses/{comment}")).expect(404);
+    assert_eq!(kinds_for(&author, &comment), vec!["mention"], "Mastodon shows a reply as a mention");
+
+    // Liked through the comments API: the post's like, notifying the commenter.
+    let liked = author.post(&format!("/v1/comments/{comment}/like"), json!({})).expect(200);
+    assert_eq!((liked["like_count"].as_i64(), liked["liked_by_me"].as_bool()), (Some(1), Some(true)));
+    author.post(&format!("/v1/comments/{comment}/like"), json!({})).expect(200);
+    let status = author.get(&format!("/api/v1/statuses/{comment}")).expect(200);
+    assert_eq!((status["favourites_count"].as_i64(), status["favourited"].as_bool()), (Some(1), Some(true)));
+    poll("the commenter's favourite notification", DEADLINE, || {
+        kinds_for(&fan, &comment).contains(&"favourite".to_owned()).then_some(())
+    });
+    // The post's author deletes it from their thread: the reply post is gone for everyone.
+    outsider.delete(&format!("/v1/comments/{comment}")).expect_problem(404, "not_found");
+    both.delete(&format!("/v1/comments/{comment}")).expect_problem(403, "not_author");
+    assert_eq!(author.delete(&format!("/v1/comments/{comment}")).status, 204);
+    fan.get(&format!("/api/v1/statuses/{comment}")).expect(404);
+    assert!(comments_of(&author, &post).is_empty());
+    assert_eq!(author.get(&format!("/v1/posts/{post}")).expect(200)["comment_count"], 0);
+
+    // An imported comment is a reply post at its original time, and old news: no notification.
+    let at = "2026-01-02T03:04:05.000Z";
+    let body = json!({ "post_id": post, "author_id": fan.id, "body": "from the archive", "created_at": at });
+    let imported = id_of(&admin("POST", "/v1/admin/import/comments", Some(&body)).expect(201));
+    let status = fan.get(&format!("/api/v1/statuses/{imported}")).expect(200);
+    assert_eq!(status["created_at"], at);
+    assert_eq!(status["in_reply_to_id"], post.as_str());
+    assert_eq!(comments_of(&author, &post), vec![imported.clone()]);
+    wait_drained(&fan);
+    assert!(kinds_for(&author, &imported).is_empty(), "{:?}", kinds_for(&author, &imported));
+}

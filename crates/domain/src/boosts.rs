@@ -96,7 +96,7 @@ pub fn original_verdict(original: OriginalNow) -> Result<(), Hidden> {
         },
         taken_down: live.taken_down,
         // A boost is never of a direct post; a mention opens nothing through someone else's.
-        mentions_viewer: false,
+        addresses_viewer: false,
     };
     feed_verdict(Some(through_boost))?;
     if original.author_muted && !live.relationship.is_self {
@@ -143,7 +143,7 @@ mod tests {
 
     fn original(relationship: Relationship, visibility: Visibility) -> OriginalNow {
         OriginalNow {
-            live: Some(LiveState { relationship, visibility, taken_down: false, mentions_viewer: false }),
+            live: Some(LiveState { relationship, visibility, taken_down: false, addresses_viewer: false }),
             author_muted: false,
         }
     }

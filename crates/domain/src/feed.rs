@@ -74,8 +74,8 @@ pub struct LiveState {
     pub relationship: Relationship,
     pub visibility: Visibility,
     pub taken_down: bool,
-    /// The post mentions the viewer.
-    pub mentions_viewer: bool,
+    /// The post is addressed to the viewer (mentions them, or replies to them).
+    pub addresses_viewer: bool,
 }
 
 /// The home-feed rule: the viewer's own posts, posts of authors the viewer follows now, and
@@ -92,11 +92,11 @@ pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     if rel.blocked && !rel.is_self {
         return Err(Hidden::Blocked);
     }
-    let addressed = live.mentions_viewer && live.visibility == Visibility::Private;
+    let addressed = live.addresses_viewer && live.visibility == Visibility::Private;
     if !rel.is_self && !rel.follows && !addressed {
         return Err(Hidden::Unfollowed);
     }
-    if !may_see_post(rel, live.visibility, live.mentions_viewer) {
+    if !may_see_post(rel, live.visibility, live.addresses_viewer) {
         return Err(Hidden::Visibility);
     }
     Ok(())
@@ -197,7 +197,7 @@ mod tests {
 
     fn live(follows: bool, blocked: bool, visibility: Visibility) -> Option<LiveState> {
         let relationship = Relationship { is_self: false, follows, blocked, suspended: false };
-        Some(LiveState { relationship, visibility, taken_down: false, mentions_viewer: false })
+        Some(LiveState { relationship, visibility, taken_down: false, addresses_viewer: false })
     }
 
     #[test]
@@ -208,7 +208,7 @@ mod tests {
                 relationship,
                 visibility: Visibility::Private,
                 taken_down: false,
-                mentions_viewer: true,
+                addresses_viewer: true,
             })
         };
         assert_eq!(feed_verdict(to_me(false)), Ok(()));
@@ -235,7 +235,7 @@ mod tests {
             relationship: Relationship::to_self(),
             visibility: Visibility::Private,
             taken_down: false,
-            mentions_viewer: false,
+            addresses_viewer: false,
         };
         assert_eq!(feed_verdict(Some(own)), Ok(()));
         let taken_down = LiveState { taken_down: true, ..own };

@@ -41,6 +41,11 @@ pub struct LikeAnswer {
     /// (`liked_posts`), which the post's object writes from it after the commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub liked_at: Option<i64>,
+    /// The thread's root when the post is a reply: its row in the thread keeps a copy of the
+    /// count (the comments view's top order scores by it), which the object writes after the
+    /// commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

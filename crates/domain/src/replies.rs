@@ -22,9 +22,29 @@ pub fn in_feed(
     }
 }
 
+/// How long after it was written a reply still notifies the thread's author when its row
+/// first lands in the thread: a reply's row lands within seconds, or with its outbox event's
+/// re-send within hours of an outage; a reply older than this is an import with its original
+/// time or an old comment moved into a post, which was news long ago.
+pub const NOTIFY_HORIZON_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Whether a reply written at `created_at` notifies when its thread row lands at `now`.
+pub fn notifies(created_at: i64, now: i64) -> bool {
+    now.saturating_sub(created_at) <= NOTIFY_HORIZON_MS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_recent_reply_notifies() {
+        let now = 10 * NOTIFY_HORIZON_MS;
+        assert!(notifies(now, now));
+        assert!(notifies(now - NOTIFY_HORIZON_MS, now), "the horizon itself");
+        assert!(!notifies(now - NOTIFY_HORIZON_MS - 1, now), "an import with its original time");
+        assert!(notifies(now + 5, now), "a clock a little ahead");
+    }
 
     fn user(n: i64) -> UserId {
         UserId::from_trusted(n)

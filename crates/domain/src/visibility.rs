@@ -85,11 +85,12 @@ pub fn narrower(a: Visibility, b: Visibility) -> Visibility {
     }
 }
 
-/// Whether the viewer may see a post that mentions them (`mentioned`) or not: a mentioned
-/// account also sees a followers-only or direct post, as in Mastodon (a mention is an
-/// invitation), unless a block either way or a suspension hides the author.
-pub fn may_see_post(rel: Relationship, visibility: Visibility, mentioned: bool) -> bool {
-    visible_levels(rel).contains(&visibility) || (mentioned && may_see_author(rel) && !rel.blocked)
+/// Whether the viewer may see a post addressed to them (`addressed`: it mentions them or
+/// replies to them) or not: an addressed account also sees a followers-only or direct post, as
+/// in Mastodon (a mention is an invitation, and its clients mention the account replied to),
+/// unless a block either way or a suspension hides the author.
+pub fn may_see_post(rel: Relationship, visibility: Visibility, addressed: bool) -> bool {
+    visible_levels(rel).contains(&visibility) || (addressed && may_see_author(rel) && !rel.blocked)
 }
 
 /// Whether the viewer may see the author's profile and lists at all.

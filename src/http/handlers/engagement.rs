@@ -8,14 +8,15 @@ use super::{json, page};
 use crate::domain::cursor::{page_of, Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::top::CommentOrder;
-use crate::domain::validate::{CommentBody, Invalid};
+use crate::domain::validate::{Invalid, PostBody};
 use crate::error::ApiResult;
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::views::{CommentView, Page, PostView, UserView};
 use crate::services::saved::{self, Saved};
 use crate::services::{boosts, comments as service, likes, posts};
-use crate::store::engagement::{self as store, CommentRow};
+use crate::store::engagement as store;
+use crate::store::posts::PostRow;
 use crate::store::users::UserRow;
 
 fn parse_seq(text: &str) -> Result<i64, Invalid> {
@@ -64,13 +65,17 @@ pub async fn saved(app: &App, input: &Input, viewer: UserId, which: Saved) -> Ap
     json(200, &Page { items, next_cursor })
 }
 
-fn created(comment: &CommentRow) -> ApiResult<Response> {
-    json(201, &CommentView::from(comment))
+fn created(reply: &PostRow) -> ApiResult<Response> {
+    json(201, &CommentView::of_reply(reply))
 }
 
+/// `POST /v1/posts/{id}/comments` `{"body"}`: the viewer's reply post, as a Comment. Takes an
+/// `Idempotency-Key` as a publish does.
 pub async fn create_comment(app: &App, input: &Input, viewer: UserId, post: PostId) -> ApiResult<Response> {
-    let text = input.json(false)?.required("body", CommentBody::parse)?;
-    created(&service::add(app, viewer, post, None, &text, &Default::default()).await?)
+    let text = input.json(false)?.required("body", PostBody::parse)?;
+    let key = input.idempotency_key()?;
+    let domain = crate::domain::mastodon::domain_of(&input.origin);
+    created(&service::add(app, viewer, post, &text, domain, key.as_ref()).await?)
 }
 
 /// The `order` parameter (default `oldest`) and the `cursor`'s key; a `top` cursor brings the
@@ -114,19 +119,18 @@ pub async fn list_comments(app: &App, input: &Input, viewer: UserId, post: PostI
 
 /// `POST` (or `PUT`) / `DELETE /v1/comments/{id}/like`: the comment with its exact count.
 pub async fn like_comment(app: &App, viewer: UserId, id: CommentId, on: bool) -> ApiResult<Response> {
-    let (comment, _) = service::set_like(app, viewer, id, on).await?;
-    json(200, &CommentView::from(&comment))
+    json(200, &CommentView::from(&service::like(app, viewer, id, on).await?))
 }
 
 pub async fn delete_comment(app: &App, viewer: UserId, id: CommentId) -> ApiResult<Response> {
-    service::remove(app, viewer, id).await?;
+    service::delete(app, viewer, id).await?;
     Ok(Response::empty()?.with_status(204))
 }
 
-/// Admin: import a comment with its original time.
+/// Admin: import a comment (a reply post) with its original time.
 pub async fn import_comment(app: &App, input: &Input) -> ApiResult<Response> {
     let body = input.json(false)?;
-    let text = body.required("body", CommentBody::parse)?;
+    let text = body.required("body", PostBody::parse)?;
     let post = body.required_id("post_id", PostId::parse)?;
     let author = body.required_id("author_id", UserId::parse)?;
     let created_at = import_time(app, &body)?;

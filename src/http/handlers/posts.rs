@@ -145,5 +145,5 @@ pub async fn import(app: &App, input: &Input) -> ApiResult<Response> {
     let (text, visibility) = new_post(&body, false)?;
     let created_at = import_time(app, &body)?;
     let key = || input.idempotency_key();
-    created(&service::import(app, author, &text, visibility, created_at, key).await?)
+    created(&service::import(app, author, (&text, visibility), created_at, None, key).await?)
 }

@@ -103,6 +103,7 @@ async fn reply_mirror(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResul
                 sensitive: false,
                 created_at: state.created_at,
                 active: false,
+                notify: false,
                 now: ctx.now,
             };
             replies::converge(ctx, &mirror).await

@@ -48,7 +48,7 @@ impl FeedRow for Row {
             blocked: r.blocked,
             suspended: r.suspended,
         };
-        LiveState { relationship, visibility: self.visibility, taken_down: false, mentions_viewer: false }
+        LiveState { relationship, visibility: self.visibility, taken_down: false, addresses_viewer: false }
     }
 
     fn attach(&mut self, relation: &AuthorRelation) {
