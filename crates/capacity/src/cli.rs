@@ -5,7 +5,7 @@
 //! (`--measure`, `--measure-window`, `--measure-replicas`, `--simulate`); `scripts/bench`
 //! sends each to its program.
 
-use crate::model::{Celebrities, Mode, Policy, Workload};
+use crate::model::{Celebrities, Mode, PathMix, Policy, Workload};
 
 pub const USAGE: &str =
     "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --measure-paths | --simulate | --simulate-replay
@@ -15,6 +15,8 @@ pub const USAGE: &str =
   [--celebrity-posts-per-day N] [--posts-per-s R] [--reads-per-s R] [--page-n-share S]
   [--likes-per-s R] [--comments-per-s R] [--follows-per-s R] [--live-share S]
   [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]
+  [--path-mix mastodon|twitter|none] [--boost-share S] [--reply-share S] [--quote-share S]
+  [--direct-share S] [--mentions-per-post N] [--reply-reach S] [--boost-first-hour S]
   [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
 
 /// What the command line asks for.
@@ -115,6 +117,12 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     if w.users < 1.0 || w.follows_per_user <= 0.0 || w.tail <= 1.0 {
         return Err("--users must be >= 1, --follows > 0 and --tail > 1".into());
     }
+    let m = &w.paths;
+    let shares =
+        [m.boost_share, m.reply_share, m.quote_share, m.direct_share, m.reply_reach, m.boost_first_hour];
+    if shares.iter().any(|s| !(0.0..=1.0).contains(s)) || shares[..4].iter().sum::<f64>() > 1.0 + 1e-9 {
+        return Err("path shares, --reply-reach and --boost-first-hour must be in [0, 1], the four shares summing to at most 1".into());
+    }
     Ok(out)
 }
 
@@ -144,6 +152,21 @@ impl Args {
             "--hottest-post-like-share" => w.hottest_post_like_share = number()?,
             "--peak-to-mean" => w.peak_to_mean = number()?.max(1.0),
             "--retention-days" => w.retention_days = number()?,
+            "--path-mix" => {
+                w.paths = match value {
+                    "mastodon" => PathMix::mastodon(),
+                    "twitter" => PathMix::twitter(),
+                    "none" => PathMix::default(),
+                    _ => return Err(format!("--path-mix {value}: mastodon, twitter or none")),
+                }
+            }
+            "--boost-share" => w.paths.boost_share = number()?,
+            "--reply-share" => w.paths.reply_share = number()?,
+            "--quote-share" => w.paths.quote_share = number()?,
+            "--direct-share" => w.paths.direct_share = number()?,
+            "--mentions-per-post" => w.paths.mentions_per_post = number()?,
+            "--reply-reach" => w.paths.reply_reach = number()?,
+            "--boost-first-hour" => w.paths.boost_first_hour = number()?,
             "--hot-followers" => self.policy.hot_followers = number()?,
             "--push-max-followers" => self.policy.push_max_followers = number()?,
             "--fanout-batch" => self.policy.fanout_batch = number()?,
@@ -183,5 +206,21 @@ mod tests {
         assert_eq!(args("--mode both").unwrap_err(), "--mode both: push, hybrid or pull");
         assert!(args("--tail 1").unwrap_err().contains("--tail > 1"));
         assert_eq!(args("--help").unwrap_err(), USAGE);
+        assert!(args("--boost-share 0.8 --reply-share 0.3").unwrap_err().contains("summing to at most 1"));
+        assert!(args("--reply-reach 1.5").unwrap_err().contains("in [0, 1]"));
+        assert_eq!(args("--path-mix some").unwrap_err(), "--path-mix some: mastodon, twitter or none");
+    }
+
+    #[test]
+    fn the_path_flags_set_the_mix_over_the_headlines() {
+        assert_eq!(args("").unwrap().workload.paths, PathMix::mastodon());
+        assert_eq!(args("--path-mix none").unwrap().workload.paths, PathMix::default());
+        let a = args("--path-mix twitter --reply-reach 0.5 --mentions-per-post 1").unwrap();
+        let m = a.workload.paths;
+        assert_eq!(
+            (m.boost_share, m.reply_share, m.reply_reach, m.mentions_per_post),
+            (0.49, 0.33, 0.5, 1.0)
+        );
+        assert!((m.original_share() - 0.14).abs() < 1e-9);
     }
 }

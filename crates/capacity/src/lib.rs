@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod model;
+pub mod paths_report;
 pub mod report;
 pub mod saved;
 pub mod simulation;

@@ -36,7 +36,8 @@ fn main() {
             )
         ),
         Action::Headline => {
-            println!("{}", report::headline(&saved::load_costs(&dir), &args.policy, &limits, &prices))
+            let costs = saved::load_costs(&dir);
+            println!("{}", report::headline(&costs, &args.workload.paths, &args.policy, &limits, &prices))
         }
         Action::SimulateReplay => replay(&dir),
         stacks => {

@@ -2,14 +2,20 @@
 //! one workload, the headline scenario side by side, and the simulation's check.
 
 use crate::model::{
-    self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, ReplicaCosts, Verdict, WindowRows,
-    Work, Workload,
+    self, Candidate, Costs, Limits, Mode, OpCost, PathMix, Plan, Policy, Prices, ReplicaCosts, Verdict,
+    WindowRows, Work, Workload,
 };
+use crate::paths_report;
+
+/// The headline's workload under `mode`, with the delivery paths' mix the command line gives.
+fn scenario(mode: Mode, paths: &PathMix) -> Workload {
+    Workload { paths: *paths, ..Workload::headline(mode) }
+}
 
 /// One row of the headline table: a figure of a plan.
 type Column = Box<dyn Fn(&Plan) -> String>;
 
-fn si(x: f64) -> String {
+pub(crate) fn si(x: f64) -> String {
     let a = x.abs();
     if a >= 1e12 {
         format!("{:.2}T", x / 1e12)
@@ -26,8 +32,10 @@ fn si(x: f64) -> String {
     }
 }
 
-fn usd(x: f64) -> String {
-    if x >= 1000.0 {
+pub(crate) fn usd(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{}", usd(-x))
+    } else if x >= 1000.0 {
         format!("${}", si(x))
     } else {
         format!("${x:.2}")
@@ -449,15 +457,15 @@ pub fn model_report(
 /// The headline scenario: as built under the three modes and with hot authors on replicas,
 /// side by side; the replicated candidates; the recommended one in full with its targets; the
 /// push/pull ratio from the costs; and the realistic profile.
-pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
-    let candidates = model::candidates(c, &Workload::headline(Mode::Hybrid), policy, limits, prices);
+pub fn headline(c: &Costs, paths: &PathMix, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
+    let candidates = model::candidates(c, &scenario(Mode::Hybrid, paths), policy, limits, prices);
     let best = model::best(&candidates);
-    let mut out = side_by_side(&headline_columns(c, policy, limits, prices, best));
-    out.push_str(&format!("\n{}\n", storage_line(c, &Workload::headline(Mode::Push), limits)));
+    let mut out = side_by_side(&headline_columns(c, paths, policy, limits, prices, best));
+    out.push_str(&format!("\n{}\n", storage_line(c, &scenario(Mode::Push, paths), limits)));
     out.push_str("\n## Hot authors on replicas: the candidates\n\n");
     out.push_str(&candidates_table(&candidates, limits));
     if let Some(best) = best {
-        out.push_str(&recommended_section(c, best, limits, prices));
+        out.push_str(&recommended_section(c, best, paths, limits, prices));
     }
     out
 }
@@ -466,6 +474,7 @@ pub fn headline(c: &Costs, policy: &Policy, limits: &Limits, prices: &Prices) ->
 /// and the recommended candidate.
 fn headline_columns(
     c: &Costs,
+    paths: &PathMix,
     policy: &Policy,
     limits: &Limits,
     prices: &Prices,
@@ -477,12 +486,12 @@ fn headline_columns(
         .map(|&m| {
             (
                 format!("{} as built", m.name()),
-                model::recommend(c, &Workload::headline(m), &as_built, limits, prices),
+                model::recommend(c, &scenario(m, paths), &as_built, limits, prices),
             )
         })
         .collect();
     let replicated = Policy { hot_replicas: true, ..*policy };
-    let push = model::candidate(c, &Workload::headline(Mode::Push), &replicated, limits, prices);
+    let push = model::candidate(c, &scenario(Mode::Push, paths), &replicated, limits, prices);
     columns.push((format!("push + replicas ({} followers)", si(replicated.hot_followers)), push.verdict));
     if let Some(best) = best {
         columns.push((
@@ -542,8 +551,14 @@ fn side_by_side(columns: &[(String, Verdict)]) -> String {
 
 /// The recommended candidate at the headline in full, with its targets; the push/pull ratio
 /// from the costs; and the realistic profile at that configuration.
-fn recommended_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Prices) -> String {
-    let w = Workload { mode: best.mode, ..Workload::headline(best.mode) };
+fn recommended_section(
+    c: &Costs,
+    best: &Candidate,
+    paths: &PathMix,
+    limits: &Limits,
+    prices: &Prices,
+) -> String {
+    let w = scenario(best.mode, paths);
     let mut out = format!(
         "\n## Recommended: {} mode, PUSH_MAX_FOLLOWERS = {}, HOT_REPLICA_FOLLOWERS = {}, fan-out batch {}\n\n{}\n\n{}\n\n{}\n{}\n",
         best.mode.name(),
@@ -556,7 +571,8 @@ fn recommended_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Pr
         plan_report(&best.verdict.plan, limits),
     );
     out.push_str(&ratio_section(c, &w, limits, prices));
-    out.push_str(&realistic_section(c, best, limits, prices));
+    out.push_str(&paths_report::paths_section(c, best, &w, limits, prices));
+    out.push_str(&realistic_section(c, best, paths, limits, prices));
     out
 }
 
@@ -613,12 +629,18 @@ fn ratio_section(c: &Costs, w: &Workload, limits: &Limits, prices: &Prices) -> S
 }
 
 /// The realistic profile at the recommended configuration: bill per million users.
-fn realistic_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Prices) -> String {
+fn realistic_section(
+    c: &Costs,
+    best: &Candidate,
+    paths: &PathMix,
+    limits: &Limits,
+    prices: &Prices,
+) -> String {
     let mut out = String::from(
         "\n## The realistic profile (Twitter, November 2012)\n\n| users | feed reads/s / posts/s at peak | databases | cost per month | per million users | busiest database | failing targets |\n|---|---|---|---|---|---|---|\n",
     );
     for users in [1e6, 10e6, 100e6] {
-        let w = Workload::realistic(users, best.mode);
+        let w = Workload { paths: *paths, ..Workload::realistic(users, best.mode) };
         let k = model::candidate(c, &w, &best.policy, limits, prices);
         let p = &k.verdict.plan;
         let busiest = [p.typical, p.control, p.celebrity]
@@ -640,7 +662,7 @@ fn realistic_section(c: &Costs, best: &Candidate, limits: &Limits, prices: &Pric
             failing_names(p, limits),
         ));
     }
-    let w = Workload::realistic(10e6, best.mode);
+    let w = Workload { paths: *paths, ..Workload::realistic(10e6, best.mode) };
     let k = model::candidate(c, &w, &best.policy, limits, prices);
     out.push_str(&format!(
         "\n### 10M users, realistic, in full\n\n{}\n\n{}\n{}",

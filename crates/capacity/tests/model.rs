@@ -53,6 +53,7 @@ mod model_arithmetic {
             retention_days: 0.0,
             cron_passes_per_s: 1.0 / 60.0,
             mode: Mode::Push,
+            paths: PathMix::default(),
         }
     }
 

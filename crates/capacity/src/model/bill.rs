@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::costs::{Costs, Work, REPLICA_POSTS};
+use super::paths::notification_bytes_per_s;
 use super::plan_types::{BillLine, Plan};
 use super::workload::{Limits, Mode, Prices, Workload, SECONDS_PER_MONTH};
 
@@ -26,7 +27,8 @@ pub fn account_storage(c: &Costs, w: &Workload, limits: &Limits) -> AccountStora
     let like_bytes_per_day = w.likes_per_s * mean_day * c.bytes.like;
     let bytes_per_day = w.posts_per_s * mean_day * c.bytes.post
         + like_bytes_per_day
-        + w.comments_per_s * mean_day * c.bytes.comment;
+        + w.comments_per_s * mean_day * c.bytes.comment
+        + notification_bytes_per_s(c, w) * mean_day;
     let bytes_at_horizon = stored_bytes(c, w);
     let days_to_cap = (bytes_at_horizon > limits.account_d1_bytes)
         .then(|| ((limits.account_d1_bytes - graph_bytes) / bytes_per_day.max(1e-9)).max(0.0));
@@ -42,6 +44,7 @@ pub fn stored_bytes(c: &Costs, w: &Workload) -> f64 {
         + w.posts_per_s * kept * c.bytes.post
         + w.likes_per_s * kept * c.bytes.like
         + w.comments_per_s * kept * c.bytes.comment
+        + notification_bytes_per_s(c, w) * kept
 }
 
 fn over(usage: f64, included: f64) -> f64 {
@@ -85,7 +88,9 @@ struct Usage {
     queue_ops: f64,
 }
 
-fn usage(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p: f64) -> Usage {
+/// `cpu_ms`: a feed page's, and the paths' beyond their posts' per second.
+fn usage(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, cpu_ms: (f64, f64), p: f64) -> Usage {
+    let (page_cpu_ms, path_cpu_ms) = cpu_ms;
     let month = SECONDS_PER_MONTH / w.peak_to_mean;
     let reads = w.feed_reads_per_s;
     let posts = w.posts_per_s;
@@ -95,7 +100,8 @@ fn usage(c: &Costs, w: &Workload, pr: &Prices, plan: &Plan, page_cpu_ms: f64, p:
         + deliveries * c.fanout_reader.cpu_ms
         + w.likes_per_s * c.like.cpu_ms
         + w.comments_per_s * c.comment.cpu_ms
-        + w.follows_per_s * c.follow.cpu_ms)
+        + w.follows_per_s * c.follow.cpu_ms
+        + path_cpu_ms)
         * month;
     let d1 = plan.typical.work.scale(p).plus(plan.control.work.plus(plan.typical.work.scale(-1.0)));
     let do_ms = reads * plan_page_do_ms(c, w)
@@ -125,10 +131,10 @@ pub(super) fn bill(
     w: &Workload,
     pr: &Prices,
     plan: &Plan,
-    page_cpu_ms: f64,
+    cpu_ms: (f64, f64),
     p: f64,
 ) -> Vec<BillLine> {
-    let u = usage(c, w, pr, plan, page_cpu_ms, p);
+    let u = usage(c, w, pr, plan, cpu_ms, p);
     let mut lines =
         vec![BillLine { item: "Workers Paid base", usage: 1.0, unit: "month", usd: pr.workers_base }];
     lines.extend(workers_and_d1_lines(&u, pr, p));

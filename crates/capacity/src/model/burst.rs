@@ -3,7 +3,8 @@
 use serde::Serialize;
 
 use super::costs::Costs;
-use super::workload::{Limits, Mode, Policy, Workload};
+use super::paths::fanout_statements;
+use super::workload::{Limits, Policy, Workload};
 
 /// One post of the most followed author as what it is: a burst on its database. Paging its
 /// followers puts all its chunks' statements there at once; the consumers take them as fast
@@ -32,16 +33,7 @@ pub struct Burst {
 
 pub fn burst(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, steady: f64) -> Burst {
     let followers = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
-    let delivered = match w.mode {
-        Mode::Push => followers * w.window_holders,
-        Mode::Hybrid => (followers * w.weekly_active).min(policy.push_max_followers),
-        Mode::Pull => 0.0,
-    };
-    let chunks = (delivered / policy.fanout_chunk).ceil();
-    let statements = c.publish.home.statements
-        + c.fanout_post.home.statements
-        + chunks * c.fanout_chunk.home.statements
-        + delivered * c.fanout_reader.home.statements;
+    let (delivered, chunks, statements) = fanout_statements(c, w, policy, followers);
     let budget = limits.d1_statements_per_s;
     let spare = (budget * limits.query_headroom - steady).max(1e-9);
     let seconds_queue = chunks / limits.queue_messages_per_s;

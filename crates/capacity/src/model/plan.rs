@@ -8,6 +8,7 @@ use super::cron::{cron_control, cron_recount, cron_share};
 use super::graph::{graph, Graph};
 use super::hot::{hot_authors, inclusion, Hot};
 use super::page::{page_cost, touched_others, PageCost};
+use super::paths;
 use super::plan_types::{DbLoad, Plan, Share};
 use super::workload::{Limits, Mode, Policy, Prices, Workload};
 
@@ -28,13 +29,23 @@ struct Rates {
     /// D1 work of the replicas' leases (on hot authors' databases) and of the liker-side rows.
     replica_lease: Work,
     liker_side: Work,
+    /// The paths beyond an original post (#39): their extras on every database, on the control
+    /// database, and their object calls and Worker CPU ms per second.
+    path_parts: Vec<Part>,
+    path_control: Work,
+    path_calls: f64,
+    path_cpu_ms: f64,
 }
 
 fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64, batch: f64) -> Rates {
     let (reads, posts) = (w.feed_reads_per_s, w.posts_per_s);
-    let chunks = posts * g.chunks_per_post;
+    // Every status is a post of its author's; the paths change how far each is delivered.
+    let delivery = paths::delivery(w, g);
+    let chunks = delivery.chunks;
+    let (path_messages, path_calls, path_cpu_ms) = paths::extra_rates(c, w);
     let messages = posts * c.fanout_post.queue_messages
         + chunks * c.fanout_chunk.queue_messages
+        + path_messages
         + w.follows_per_s * c.follow.queue_messages
         + w.comments_per_s * c.comment.queue_messages
         + w.likes_per_s * c.like.queue_messages
@@ -42,7 +53,7 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
     Rates {
         reads,
         posts,
-        deliveries: posts * g.deliveries_per_post,
+        deliveries: delivery.deliveries,
         chunks,
         // The chunk asks each of its readers' databases which of them are active.
         chunk_dbs: touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk),
@@ -54,13 +65,17 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
         } else {
             Work::default()
         },
+        path_parts: paths::spread_parts(c, w, g),
+        path_control: paths::control_work(c, w),
+        path_calls,
+        path_cpu_ms,
     }
 }
 
 /// What spreads evenly over the databases (a typical one carries `1/P` of it).
 fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> Vec<Part> {
     let both = |op: &OpCost| op.home.plus(op.other);
-    vec![
+    let mut parts = vec![
         ("feed reads", page.home.plus(page.others).scale(r.reads)),
         ("publish", both(&c.publish).scale(r.posts)),
         ("fan-out per post", both(&c.fanout_post).scale(r.posts)),
@@ -76,7 +91,9 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
-    ]
+    ];
+    parts.extend(r.path_parts.iter().copied());
+    parts
 }
 
 /// What stays on the control database, wherever the actors live.
@@ -91,13 +108,20 @@ fn control_parts(c: &Costs, w: &Workload, r: &Rates) -> Vec<Part> {
         ("comments", c.comment.control.scale(w.comments_per_s)),
         ("follows", c.follow.control.scale(w.follows_per_s)),
         ("cron pass", cron_control(c.cron_pass.control).scale(w.cron_passes_per_s)),
+        ("boosts, replies, quotes, mentions and direct posts", r.path_control),
     ]
 }
 
 /// What the most followed celebrity's database carries beyond its even share: every read
 /// that pulls it or hydrates one of its posts, and its followers paged for its posts. Also
 /// returns its follower count.
-fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot, p: f64) -> (f64, Vec<Part>) {
+fn celebrity_parts(
+    c: &Costs,
+    w: &Workload,
+    policy: &Policy,
+    (hot, g): (&Hot, &Graph),
+    p: f64,
+) -> (f64, Vec<Part>) {
     let top = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
     let top_posts_per_s = if top > 0.0 { w.celebrity_posts_per_day / 86_400.0 } else { 0.0 };
     let delivered = match w.mode {
@@ -128,6 +152,10 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot, p: f64) 
         ("its own posts (the request and the post's fan-out)", own_posts),
         ("the cron recounting its followers", cron_recount(w, top, p)),
         ("its replicas' leases and refreshes", hot.top_lease),
+        (
+            "boosts, replies and quotes of its posts (mirror rows, notifications, reply checks)",
+            paths::answered_work(c, w, g, top, top_posts_per_s).scale(1.0 - 1.0 / p.max(1.0)),
+        ),
     ];
     let mut parts = parts;
     if policy.hot_replicas {
@@ -139,7 +167,7 @@ fn celebrity_parts(c: &Costs, w: &Workload, policy: &Policy, hot: &Hot, p: f64) 
 /// With replicas, the busiest database of an author *below* the threshold: one just under it
 /// is still read from D1 by every read that pulls it or hydrates one of its posts. Its
 /// followers, and what those reads add to its database (per second).
-fn largest_cold(c: &Costs, w: &Workload, policy: &Policy) -> Option<(f64, Work)> {
+fn largest_cold(c: &Costs, w: &Workload, policy: &Policy, g: &Graph, p: f64) -> Option<(f64, Work)> {
     if !policy.hot_replicas {
         return None;
     }
@@ -152,7 +180,9 @@ fn largest_cold(c: &Costs, w: &Workload, policy: &Policy) -> Option<(f64, Work)>
         .other
         .scale(reads * pulled)
         .plus(c.feed_push_page1.other.scale(reads * (1.0 - pulled) * on_page));
-    Some((x, work))
+    // The boosts, replies and quotes of its posts, beyond their even share.
+    let answered = paths::answered_work(c, w, g, x, w.posts_per_s / w.users).scale(1.0 - 1.0 / p.max(1.0));
+    Some((x, work.plus(answered)))
 }
 
 fn total(parts: &[Part]) -> Work {
@@ -193,7 +223,9 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     count_objects(&mut result, c, w, &r, &page);
     count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
     result.burst = burst(c, w, policy, limits, result.celebrity.work.statements);
-    result.bill = bill(c, w, prices, &result, page.cpu_ms, p);
+    result.boost_burst = paths::boost_burst(c, w, policy);
+    result.path_rates = paths::path_rates(w);
+    result.bill = bill(c, w, prices, &result, (page.cpu_ms, r.path_cpu_ms), p);
     result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
     result
 }
@@ -205,7 +237,7 @@ fn place_loads(plan: &mut Plan, c: &Costs, w: &Workload, policy: &Policy, (r, pa
     let spread: Vec<Part> =
         spread_parts(c, w, r, page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
     let control = control_parts(c, w, r);
-    let (top, celebrity_extra) = celebrity_parts(c, w, policy, &plan.hot, p);
+    let (top, celebrity_extra) = celebrity_parts(c, w, policy, (&plan.hot, &plan.graph), p);
     let typical_work = total(&spread);
     let bytes = stored_bytes(c, w) / p;
     plan.typical = DbLoad { work: typical_work, bytes };
@@ -214,7 +246,7 @@ fn place_loads(plan: &mut Plan, c: &Costs, w: &Workload, policy: &Policy, (r, pa
         work: typical_work.plus(total(&celebrity_extra)),
         bytes: bytes + top * c.bytes.follow / 2.0,
     };
-    plan.largest_cold = largest_cold(c, w, policy).map(|(x, work)| {
+    plan.largest_cold = largest_cold(c, w, policy, &plan.graph, p).map(|(x, work)| {
         (x, DbLoad { work: typical_work.plus(work), bytes: bytes + x * c.bytes.follow / 2.0 })
     });
     plan.typical_shares = shares(spread.iter().copied());
@@ -239,7 +271,8 @@ fn count_objects(plan: &mut Plan, c: &Costs, w: &Workload, r: &Rates, page: &Pag
     plan.object_requests_per_s = r.reads * page.object_calls
         + r.deliveries * c.fanout_reader.do_calls
         + w.likes_per_s * c.like.do_calls
-        + other_object_requests(c, w, r);
+        + other_object_requests(c, w, r)
+        + r.path_calls;
     plan.replica_requests_per_s = r.reads * page.replica_calls + plan.hot.writes_per_s;
     plan.window_requests_per_s =
         r.reads / (w.users * w.daily_active).max(1.0) + r.deliveries / (w.users * w.window_holders).max(1.0);

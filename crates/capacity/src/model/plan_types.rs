@@ -9,6 +9,7 @@ use super::burst::Burst;
 use super::costs::Work;
 use super::graph::Graph;
 use super::hot::Hot;
+use super::paths::{BoostBurst, PathRates};
 
 /// Load on one database at peak, per second.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -72,6 +73,10 @@ pub struct Plan {
     pub page_d1_queries: f64,
     /// One post of the most followed author, as a burst on its database.
     pub burst: Burst,
+    /// One post of the most followed author boosted by its readers: what lands on its database.
+    pub boost_burst: BoostBurst,
+    /// Statuses per second by path (#39).
+    pub path_rates: PathRates,
     pub bill: Vec<BillLine>,
     pub monthly_usd: f64,
 }

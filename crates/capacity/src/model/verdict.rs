@@ -39,8 +39,18 @@ pub fn fits(plan: &Plan, limits: &Limits) -> Result<(), String> {
             ));
         }
     }
-    // The hottest author's post, paced to reach every follower within the bound, must fit
-    // beside that database's steady load.
+    over.extend(burst_checks(plan, ceiling));
+    match over.into_iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
+        Some((_, why)) => Err(why),
+        None => Ok(()),
+    }
+}
+
+/// The most followed author's database beside its bursts: its post's fan-out paced to reach
+/// every follower within the bound, and its post's first hour of boosts (each booster's fan-out
+/// is on the booster's own database). Each over the headroom as (how far over, why).
+fn burst_checks(plan: &Plan, ceiling: f64) -> Vec<(f64, String)> {
+    let mut over = Vec::new();
     let b = &plan.burst;
     let paced = plan.celebrity.work.statements + b.statements / FANOUT_SECONDS_BOUND;
     if b.delivered > 0.0 && paced > ceiling && plan.celebrity.work.statements <= ceiling {
@@ -50,10 +60,16 @@ pub fn fits(plan: &Plan, limits: &Limits) -> Result<(), String> {
         );
         over.push((paced / ceiling, why));
     }
-    match over.into_iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
-        Some((_, why)) => Err(why),
-        None => Ok(()),
+    // Its post boosted by its readers, hot boosters among them: the boosts' first hour on its
+    // database beside its steady load (each booster's fan-out is on the booster's own).
+    let boosted = plan.celebrity.work.statements + plan.boost_burst.first_hour_per_s;
+    if boosted > ceiling && plan.celebrity.work.statements <= ceiling {
+        let why = format!(
+            "the most followed celebrity's database: {boosted:.0} statements/s in its post's first hour of boosts > {ceiling:.0}"
+        );
+        over.push((boosted / ceiling, why));
     }
+    over
 }
 
 /// The recommendation: the smallest P that fits, or the account's limit and why even that
@@ -160,7 +176,29 @@ fn database_targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
                 b.statements, b.seconds, b.added_per_s, b.seconds_at_budget
             ),
         },
+        boost_target(plan, ceiling),
     ]
+}
+
+/// A hot author's post boosted by hot boosters: each boost is delivered by the booster's own
+/// edges from the booster's database (and replicas); the original's database takes only the
+/// mirror row and the notification, so no second celebrity-sized burst lands on it.
+fn boost_target(plan: &Plan, ceiling: f64) -> Target {
+    let (k, load) = (&plan.boost_burst, plan.celebrity.work.statements);
+    Target {
+        what: "its post boosted by hot boosters: no second celebrity-sized burst on one database",
+        pass: load + k.first_hour_per_s <= ceiling && k.booster_statements <= k.original_statements,
+        figure: format!(
+            "{:.0} boosts: {:.0} statements on its database (+{:.1}/s in the first hour, {:.0}/s with its load) against its own post's {:.0}; a {:.0}-follower booster's fan-out: {:.0} statements on the booster's database",
+            k.boosts,
+            k.statements,
+            k.first_hour_per_s,
+            load + k.first_hour_per_s,
+            k.original_statements,
+            k.booster_followers,
+            k.booster_statements,
+        ),
+    }
 }
 
 /// The per-invocation limits: a feed page, a fan-out consumer batch, the queues, the cron.

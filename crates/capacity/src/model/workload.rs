@@ -77,6 +77,75 @@ pub struct Workload {
     /// Reconciliation passes per second (the cron runs one a minute).
     pub cron_passes_per_s: f64,
     pub mode: Mode,
+    /// How `posts_per_s` splits into originals and the other paths a status reaches a reader by
+    /// (#39: boosts, replies, quotes, direct posts, mentions). A workload saved before them has
+    /// none.
+    #[serde(default)]
+    pub paths: PathMix,
+}
+
+/// The delivery paths beyond an original post (#39) in the workload: shares of `posts_per_s`
+/// (every status a user writes is one of the rate, as Twitter's published rates count every
+/// tweet), mentions per status, and how far a reply reaches. Sources in docs/CAPACITY.md.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PathMix {
+    /// Boosts' share of statuses: a boost fans out to all the booster's followers.
+    pub boost_share: f64,
+    /// Replies' share: a reply pages all the replier's followers and reaches `reply_reach` of
+    /// them (those who also follow the account replied to, or all for a self-reply).
+    pub reply_share: f64,
+    /// Quotes' share: a quote fans out to all the quoter's followers.
+    pub quote_share: f64,
+    /// Direct posts' share: delivered to the mentioned accounts only (`direct_recipients`).
+    pub direct_share: f64,
+    /// Accounts mentioned per original, reply and quote (beyond a reply's own notification).
+    pub mentions_per_post: f64,
+    /// Share of the replier's followers a reply reaches.
+    pub reply_reach: f64,
+    /// Accounts a direct post is addressed to.
+    pub direct_recipients: f64,
+    /// Share of a post's boosts that come in its first hour (the hot-booster check).
+    pub boost_first_hour: f64,
+}
+
+impl PathMix {
+    /// The defaults (docs/CAPACITY.md, "The delivery paths in the workload"): boosts and
+    /// replies from Mastodon's public activity over 13 days (FediLive, Nov 22 - Dec 4 2024:
+    /// 1,361,708 original posts, 2,628,018 interactions of which 31.9% boosts and 2.5%
+    /// replies, so of 2,265,746 statuses 37.0% boosts and 2.9% replies); mentions from
+    /// Twitter (boyd, Golder and Lotan, HICSS 2010: 36% of tweets mention an account); a
+    /// retweet's timing from Sysomos (2010: 92.4% in the first hour). Quotes, direct posts and a
+    /// reply's reach are assumptions (no public figure found).
+    pub fn mastodon() -> Self {
+        Self {
+            boost_share: 838_338.0 / 2_265_746.0,
+            reply_share: 65_700.0 / 2_265_746.0,
+            quote_share: 0.02,
+            direct_share: 0.02,
+            mentions_per_post: 0.36,
+            reply_reach: 0.25,
+            direct_recipients: 1.0,
+            boost_first_hour: 0.924,
+        }
+    }
+
+    /// Twitter's mix (Pew Research Center, "Sizing Up Twitter Users", 2019: of the tweets of
+    /// the top 25% of U.S. adult tweeters, 97% of all, 14% original, 49% retweets, 33%
+    /// replies; the other 4% taken as quotes), the rest as [`PathMix::mastodon`].
+    pub fn twitter() -> Self {
+        Self {
+            boost_share: 0.49,
+            reply_share: 0.33,
+            quote_share: 0.04,
+            direct_share: 0.0,
+            ..Self::mastodon()
+        }
+    }
+
+    /// Originals' share of statuses: what the paths leave.
+    pub fn original_share(&self) -> f64 {
+        (1.0 - self.boost_share - self.reply_share - self.quote_share - self.direct_share).max(0.0)
+    }
 }
 
 impl Workload {
@@ -106,6 +175,7 @@ impl Workload {
             retention_days: 365.0,
             cron_passes_per_s: 1.0 / 60.0,
             mode,
+            paths: PathMix::mastodon(),
         }
     }
 }
