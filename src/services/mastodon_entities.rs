@@ -538,6 +538,9 @@ pub fn notification_status(
     n: &Hydrated,
     marked: &Marks,
 ) -> Option<Status> {
+    if let Some(reply) = &n.reply {
+        return Some(Status::of_post(origin, accounts, reply).bookmarked(marked.bookmarked(reply.id)));
+    }
     match (&n.comment, &n.post) {
         (Some(c), Some(p)) => Some(Status::of_comment(origin, accounts, c, p)),
         (None, Some(p)) => Some(Status::of_post(origin, accounts, p).bookmarked(marked.bookmarked(p.id))),
@@ -545,7 +548,13 @@ pub fn notification_status(
     }
 }
 
-/// The posts (not replies: bookmarks hold posts) that notifications' statuses are.
+/// The posts (reply posts included; not old comments: bookmarks hold posts) that
+/// notifications' statuses are.
 pub fn notified_posts<'a>(rows: impl IntoIterator<Item = &'a Hydrated>) -> Vec<PostId> {
-    rows.into_iter().filter(|n| n.comment.is_none()).filter_map(|n| n.post.as_ref().map(|p| p.id)).collect()
+    let shown = |n: &'a Hydrated| match (&n.reply, &n.comment) {
+        (Some(reply), _) => Some(reply.id),
+        (None, Some(_)) => None,
+        (None, None) => n.post.as_ref().map(|p| p.id),
+    };
+    rows.into_iter().filter_map(shown).collect()
 }

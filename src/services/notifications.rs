@@ -25,6 +25,9 @@ pub struct Hydrated {
     pub post: Option<PostRow>,
     /// The reply's comment.
     pub comment: Option<CommentRow>,
+    /// The reply post the comment row stands for (a reply written since replies are posts),
+    /// as the recipient may see it now: what Mastodon shows as the notification's status.
+    pub reply: Option<PostRow>,
 }
 
 /// Up to `limit + 1` shown notifications of the range, in its order (the extra one says that
@@ -128,14 +131,22 @@ pub(super) async fn hydrate(
         join(posts_seen(ctx, recipient, post_ids), engagement::by_ids(db.any(), &comment_ids, &authors))
             .await;
     let (posts, comments) = (posts?, comments?);
+    let reply_ids: Vec<PostId> =
+        comments.iter().filter(|c| c.reply_post).map(|c| PostId::from_trusted(c.id.get())).collect();
+    let replies =
+        if reply_ids.is_empty() { Vec::new() } else { posts_seen(ctx, recipient, reply_ids).await? };
     Ok(rows
         .into_iter()
         .filter_map(|(r, actor)| {
             let kind = r.kind()?;
             let post = posts.iter().find(|p| p.id.get() == r.post_id).cloned();
             let comment = comments.iter().find(|c| c.id.get() == r.comment_id).cloned();
-            let complete = (r.post_id == 0 || post.is_some()) && (r.comment_id == 0 || comment.is_some());
-            complete.then_some(Hydrated { id: r.id, kind, actor, post, comment })
+            let reply_post = comment.as_ref().is_some_and(|c| c.reply_post);
+            let reply = replies.iter().find(|p| reply_post && p.id.get() == r.comment_id).cloned();
+            let complete = (r.post_id == 0 || post.is_some())
+                && (r.comment_id == 0 || comment.is_some())
+                && (!reply_post || reply.is_some());
+            complete.then_some(Hydrated { id: r.id, kind, actor, post, comment, reply })
         })
         .collect())
 }

@@ -38,6 +38,7 @@ pub fn mirror_of<'a>(ctx: &Ctx, reply: &'a PostRow, active: bool) -> Option<Repl
         created_at: reply.created_at,
         active,
         notify: crate::domain::replies::notifies(reply.created_at, ctx.now),
+        mentioned: reply.mentioned().iter().map(|m| m.id).collect(),
         now: ctx.now,
     })
 }

@@ -282,8 +282,10 @@ pub struct ReplyMirror<'a> {
     pub created_at: i64,
     /// The reply is there (not deleted): never turned back on once off.
     pub active: bool,
-    /// Its row's arrival notifies the root's author (`domain/replies.rs::notifies`).
+    /// Its row's arrival notifies the root's author (`domain/replies.rs::notifies`), unless
+    /// the reply mentions them (`mentioned`: whom it mentions).
     pub notify: bool,
+    pub mentioned: Vec<UserId>,
     pub now: i64,
 }
 
@@ -320,7 +322,11 @@ pub async fn mirror_reply(db: PostDb<'_>, m: &ReplyMirror<'_>) -> StoreResult<Op
     let touched = stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(m.root), int(m.now)])?;
     let comment = CommentId::from_trusted(m.reply.get());
     let statements = if m.active && m.notify {
-        vec![notifications::on_comment(db, m.reply.get(), m.root, m.author, m.now)?, row, touched]
+        vec![
+            notifications::on_comment(db, m.reply.get(), (m.root, m.author), &m.mentioned, m.now)?,
+            row,
+            touched,
+        ]
     } else if m.active {
         vec![row, touched]
     } else {

@@ -11,7 +11,7 @@ use worker::D1PreparedStatement;
 
 use super::users::not_blocked_between;
 use super::StoreResult;
-use super::{all, batch, changed_rows, int, stmt, text, PostDb, UserDb};
+use super::{all, batch, changed_rows, id_list, int, stmt, text, PostDb, UserDb};
 use crate::domain::boosts::BoostMirror;
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
@@ -178,14 +178,16 @@ pub struct MentionOf {
     pub post: PostId,
 }
 
-/// A new comment notifies the post's author (unless they wrote it). Before a reply post's
-/// mirror row is written (`store/engagement.rs::mirror_reply`): only the first time, so a
-/// dismissed notification stays dismissed when the reply's event converges again.
+/// A reply's row arriving in its thread notifies the thread's author (unless they wrote it,
+/// or the reply mentions them: its `mention` notification says it already, and Mastodon's
+/// clients mention the account replied to). Before the row is written
+/// (`store/engagement.rs::mirror_reply`): only the first time, so a dismissed notification
+/// stays dismissed when the reply's event converges again.
 pub fn on_comment(
     db: PostDb<'_>,
     comment: i64,
-    post: PostId,
-    author: UserId,
+    (post, author): (PostId, UserId),
+    mentioned: &[UserId],
     now: i64,
 ) -> StoreResult<D1PreparedStatement> {
     let sql = insert_sql(
@@ -196,9 +198,10 @@ pub fn on_comment(
         "?2",
         "?1",
         "FROM posts p WHERE p.id = ?2 AND p.author_id <> ?3 \
+           AND p.author_id NOT IN (SELECT value FROM json_each(?5)) \
            AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.id = ?1 AND c.reply_post = 1)",
     );
-    stmt(db, &sql, &[int(comment), int(post), int(author), int(now)])
+    stmt(db, &sql, &[int(comment), int(post), int(author), int(now), text(&id_list(mentioned))])
 }
 
 /// A deleted comment takes its notification with it.

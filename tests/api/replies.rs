@@ -195,3 +195,26 @@ fn a_comment_is_a_reply_post_seen_by_whom_its_visibility_allows() {
     wait_drained(&fan);
     assert!(kinds_for(&author, &imported).is_empty(), "{:?}", kinds_for(&author, &imported));
 }
+
+/// A reply that mentions the account it answers (as every Mastodon client writes one) notifies
+/// it once, as Mastodon does: the mention's notification, not a second one for the reply; a
+/// reply without the mention notifies it as a `mention` all the same, whose status is the reply
+/// post itself (its mentions, its thread, bookmarkable).
+#[test]
+fn a_reply_notifies_the_account_it_answers_once_with_the_reply_as_its_status() {
+    let (alice, bob) = (register("rn_alice"), register("rn_bob"));
+    let post = id_of(&alice.publish("ask me anything", "public"));
+    let with_mention = id_of(&reply(&bob, &post, &format!("@{} here is one", alice.handle), "public"));
+    let without = id_of(&reply(&bob, &post, "and another", "public"));
+    wait_drained(&bob);
+    assert_eq!(kinds_for(&alice, &with_mention), vec!["mention"]);
+    assert_eq!(kinds_for(&alice, &without), vec!["mention"]);
+    let notes = alice.get("/api/v1/notifications?limit=40").expect(200);
+    let status = notes.as_array().unwrap().iter().find(|n| n["status"]["id"] == with_mention).unwrap();
+    let status = &status["status"];
+    assert_eq!(status["in_reply_to_id"], post.as_str(), "{status}");
+    assert_eq!(status["mentions"][0]["id"], alice.id.as_str(), "{status}");
+    let plain = notes.as_array().unwrap().iter().find(|n| n["status"]["id"] == without).unwrap();
+    assert_eq!(plain["status"]["in_reply_to_id"], post.as_str(), "{plain}");
+    assert_eq!(plain["status"]["bookmarked"], false, "{plain}");
+}

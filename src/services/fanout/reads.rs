@@ -104,6 +104,7 @@ async fn reply_mirror(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResul
                 created_at: state.created_at,
                 active: false,
                 notify: false,
+                mentioned: Vec::new(),
                 now: ctx.now,
             };
             replies::converge(ctx, &mirror).await
