@@ -336,6 +336,9 @@ pub enum TestHook {
     /// Bare D1 batches (`SELECT 1`), on one database or on every one at once, in series, timed
     /// inside the Worker: the D1 floor of a page's batches and of the likes' group commit.
     FloorD1,
+    /// Write a comment of the old kind (as comments were before replies were posts), with its
+    /// notification: what the moves of old comments start from (migration 0034).
+    OldComment,
 }
 
 impl TestHook {
@@ -362,6 +365,7 @@ impl TestHook {
         ("media", Self::Media),
         ("floor_object", Self::FloorObject),
         ("floor_d1", Self::FloorD1),
+        ("old_comment", Self::OldComment),
     ];
 
     fn parse(name: &str) -> Option<Self> {

@@ -18,10 +18,10 @@ use crate::domain::warning::{ContentWarning, WarningEdit};
 use crate::error::{ApiError, ApiResult};
 use crate::services::posts::Draft;
 use crate::services::{likes, posts, replies, users};
-use crate::store::comment_likes;
 use crate::store::engagement::{self as store, CommentRow};
 use crate::store::posts::{PostRow, ReplyTo};
 use crate::store::users::{UserKey, UserRow};
+use crate::store::{comment_likes, comment_moves};
 
 const NO_SUCH_COMMENT: ApiError = ApiError::NotFound("no such comment");
 
@@ -157,12 +157,27 @@ pub async fn add(
 /// The comment `id` names as the viewer may see it now (an old comment: as it is, for the
 /// caller's own checks), or 404. A post that is no reply, or a boost, is no comment.
 async fn named(ctx: &Ctx, viewer: UserId, id: CommentId) -> ApiResult<Comment> {
+    let as_reply = |post: PostRow| match post.thread_id.is_some() && post.reblog_of.is_none() {
+        true => Ok(Comment::Reply(post)),
+        false => Err(NO_SUCH_COMMENT),
+    };
     match posts::entry(ctx, viewer, PostId::from_trusted(id.get())).await {
-        Ok(post) if post.thread_id.is_some() && post.reblog_of.is_none() => Ok(Comment::Reply(post)),
-        Ok(_) => Err(NO_SUCH_COMMENT),
-        Err(ApiError::NotFound(_)) => Ok(Comment::Old(get(ctx, viewer, id).await?)),
+        Ok(post) => as_reply(post),
+        Err(ApiError::NotFound(_)) => match get(ctx, viewer, id).await {
+            Err(ApiError::NotFound(_)) => match moved(ctx, id).await? {
+                Some(reply) => as_reply(posts::entry(ctx, viewer, reply).await?),
+                None => Err(NO_SUCH_COMMENT),
+            },
+            old => Ok(Comment::Old(old?)),
+        },
         Err(e) => Err(e),
     }
+}
+
+/// Where a comment of the old kind moved (its reply post, `services/comment_moves.rs`), if it
+/// did: ids clients held before the move still name it.
+pub async fn moved(ctx: &Ctx, id: CommentId) -> ApiResult<Option<PostId>> {
+    Ok(comment_moves::moved_to(ctx.comment_db(id), id.get()).await?)
 }
 
 /// Likes (`on`) or unlikes a comment the viewer may see (idempotent); the comment with its
@@ -219,21 +234,31 @@ pub async fn import(
 /// of the old kind.
 pub async fn reply_target(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<replies::Target> {
     match posts::open(ctx, viewer, id).await {
-        Ok(post) => {
-            let root = post.thread_id.unwrap_or(post.id);
-            if root != post.id {
-                // The thread's root takes the reply's row: it must still take replies.
-                posts::open(ctx, viewer, root).await?;
-            }
-            let to = ReplyTo { parent: post.id.get(), parent_author: post.author_id, root };
-            return Ok(replies::Target { to, widest: post.visibility });
-        }
+        Ok(post) => return post_target(ctx, viewer, post).await,
         Err(ApiError::NotFound(_)) => {}
         Err(e) => return Err(e),
     }
-    let (comment, post) = seen(ctx, viewer, CommentId::from_trusted(id.get())).await?;
+    let old = CommentId::from_trusted(id.get());
+    let (comment, post) = match seen(ctx, viewer, old).await {
+        Err(ApiError::NotFound(_)) => match moved(ctx, old).await? {
+            Some(reply) => return post_target(ctx, viewer, posts::open(ctx, viewer, reply).await?).await,
+            None => return Err(NO_SUCH_COMMENT),
+        },
+        seen => seen?,
+    };
     posts::open(ctx, viewer, post.id).await?;
     let to = ReplyTo { parent: comment.id.get(), parent_author: comment.author_id, root: post.id };
+    Ok(replies::Target { to, widest: post.visibility })
+}
+
+/// A post (or reply post) the viewer may act on, as a reply's parent.
+async fn post_target(ctx: &Ctx, viewer: UserId, post: PostRow) -> ApiResult<replies::Target> {
+    let root = post.thread_id.unwrap_or(post.id);
+    if root != post.id {
+        // The thread's root takes the reply's row: it must still take replies.
+        posts::open(ctx, viewer, root).await?;
+    }
+    let to = ReplyTo { parent: post.id.get(), parent_author: post.author_id, root };
     Ok(replies::Target { to, widest: post.visibility })
 }
 

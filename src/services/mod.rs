@@ -3,6 +3,7 @@
 
 pub mod backlog;
 pub mod boosts;
+pub mod comment_moves;
 pub mod comments;
 pub mod deadline;
 pub mod direct;

@@ -69,6 +69,8 @@ pub struct ReconcileReport {
     pub liked: super::liked::LikedRepairs,
     /// Uploads never attached in time (now gone), and gone ones whose bytes were removed.
     pub media: super::media::MediaSweep,
+    /// Comments of the old kind moved into reply posts (migration 0034), with their likes.
+    pub comment_moves: super::comment_moves::CommentMoves,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -102,7 +104,8 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
 /// index), then the control share here. Each share runs in a consumer invocation of its own.
 pub async fn fan_out(ctx: &Ctx, replay_dead: bool) -> ApiResult<FannedOut> {
     let databases = ctx.databases().len();
-    let shares = (0..databases).map(|i| ReconcileDatabase { reconcile_database: i, replay_dead }.into());
+    let shares = (0..databases)
+        .map(|i| ReconcileDatabase { reconcile_database: i, replay_dead, comment_moves: false }.into());
     send_batch(ctx, shares).await?;
     control_share(ctx).await?;
     Ok(FannedOut { databases_queued: databases, queues: queue_count(ctx) })
@@ -110,6 +113,10 @@ pub async fn fan_out(ctx: &Ctx, replay_dead: bool) -> ApiResult<FannedOut> {
 
 /// The queue consumer's handler of one share ([`ReconcileDatabase`]).
 pub async fn run_share(ctx: &Ctx, job: ReconcileDatabase) -> ApiResult<()> {
+    if job.comment_moves {
+        let Some(db) = ctx.shards.database(job.reconcile_database) else { return Ok(()) };
+        return super::comment_moves::chain_step(ctx, db).await;
+    }
     let report = share_counted(ctx, job.reconcile_database, job.replay_dead).await?;
     worker::console_log!("reconcile DB_{}: {report:?}", job.reconcile_database);
     Ok(())
@@ -139,6 +146,7 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.authors_replicated = super::replicas::promote_on(ctx, db).await?;
     report.liked = super::liked::repair_slice(ctx, db).await?;
     report.media = super::media::sweep(ctx, db).await?;
+    report.comment_moves = super::comment_moves::move_slice(ctx, db).await?;
     report.databases = 1;
     let mut figures = share_statements(ctx, db, &report)?;
     // The share's statement count, this last batch and the raise itself included, raised into
@@ -226,6 +234,7 @@ impl ReconcileReport {
         self.liked.add(part.liked);
         self.media.expired += part.media.expired;
         self.media.removed += part.media.removed;
+        self.comment_moves.add(part.comment_moves);
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

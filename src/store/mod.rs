@@ -5,6 +5,7 @@
 
 pub mod bookmarks;
 pub mod comment_likes;
+pub mod comment_moves;
 pub mod conversations;
 pub mod counters;
 pub mod engagement;

@@ -263,3 +263,25 @@ pub async fn author_edges(db_of_author: UserDb<'_>, author: UserId) -> StoreResu
     )
     .await
 }
+
+/// A comment of the old kind, as comments were written before replies were posts (a row on the
+/// post's database, with the post author's `reply` notification), now.
+pub async fn old_comment(
+    db: PostDb<'_>,
+    (post, author, parent): (PostId, UserId, Option<PostId>),
+    body: &str,
+    now: i64,
+    mut seed: crate::domain::snowflake::IdSeed,
+) -> StoreResult<i64> {
+    let shard = crate::domain::snowflake::shard_of_id(post.get());
+    let id = crate::domain::snowflake::snowflake_in(now, shard, seed.next_bits())
+        .ok_or_else(|| super::StoreError::Internal("no id for now".into()))?;
+    let insert = stmt(
+        db,
+        "INSERT INTO comments (id, post_id, author_id, body, created_at, parent_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        &[int(id), int(post), int(author), text(body), int(now), parent.map_or(worker::wasm_bindgen::JsValue::NULL, int)],
+    )?;
+    let notify = super::notifications::on_comment(db, id, (post, author), &[], now)?;
+    batch(db, vec![notify, insert]).await?;
+    Ok(id)
+}

@@ -187,8 +187,11 @@ fn replies_take_the_advertised_length_and_their_author_edits_them() {
     let widened = call("PUT", &path, Some(&replier.token), Some(&json!({ "visibility": "public" })));
     assert_eq!(widened.status, 422, "{}", widened.body);
     assert_eq!(call("GET", &path, Some(&replier.token), None).expect(200)["content"], "<p>shorter now</p>");
-    // Followers-only now: the author of the post it answers does not follow the replier.
-    assert_eq!(call("GET", &path, Some(&author.token), None).status, 404);
+    // Followers-only now: the author of the post it answers still sees it (a reply is
+    // addressed to the account it answers, as a mention would make it); a stranger does not.
+    assert_eq!(call("GET", &path, Some(&author.token), None).status, 200);
+    let stranger = register("apps_reply_stranger");
+    assert_eq!(call("GET", &path, Some(&stranger.token), None).status, 404);
 }
 
 #[test]

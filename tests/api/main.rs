@@ -10,6 +10,7 @@ mod boosts;
 mod browser;
 mod budgets;
 mod comment_likes;
+mod comment_moves;
 mod cors;
 mod degraded;
 mod direct;

@@ -3,6 +3,7 @@
 pub mod activity;
 pub mod backlog;
 pub mod boosts;
+pub mod comment_moves;
 pub mod cors;
 pub mod cursor;
 pub mod edit;

@@ -76,6 +76,10 @@ pub struct ReconcileDatabase {
     /// Return dead-lettered events to pending first (`POST /v1/admin/reconcile?replay_dead`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub replay_dead: bool,
+    /// Only the database's next slice of comment moves (migration 0034): a chain of these
+    /// messages drains a backlog of old comments far faster than one slice a minute.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub comment_moves: bool,
 }
 
 impl QueueMessage {
@@ -160,11 +164,11 @@ mod tests {
                 r#"{"job":"reader_activity","reader":7,"report":{"read_rate":2.5,"last_read_at":1000}}"#,
             ),
             (
-                ReconcileDatabase { reconcile_database: 3, replay_dead: false }.into(),
+                ReconcileDatabase { reconcile_database: 3, replay_dead: false, comment_moves: false }.into(),
                 r#"{"reconcile_database":3}"#,
             ),
             (
-                ReconcileDatabase { reconcile_database: 0, replay_dead: true }.into(),
+                ReconcileDatabase { reconcile_database: 0, replay_dead: true, comment_moves: false }.into(),
                 r#"{"reconcile_database":0,"replay_dead":true}"#,
             ),
         ];
@@ -202,7 +206,13 @@ mod tests {
             assert_eq!(message.queue_index(1), 0);
             assert_eq!(message.queue_index(0), 0, "no queue count is read as one queue");
         }
-        let share = |i| QueueMessage::from(ReconcileDatabase { reconcile_database: i, replay_dead: false });
+        let share = |i| {
+            QueueMessage::from(ReconcileDatabase {
+                reconcile_database: i,
+                replay_dead: false,
+                comment_moves: false,
+            })
+        };
         assert_eq!((share(0).queue_index(2), share(5).queue_index(2), share(5).queue_index(1)), (0, 1, 0));
         let spread: std::collections::BTreeSet<usize> = (0..LOGICAL_SHARDS as i64)
             .map(|s| QueueMessage::from(FanoutMessage::start(OutboxId::from_trusted(on(s)))).queue_index(4))

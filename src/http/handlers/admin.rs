@@ -107,7 +107,21 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::Media => media_state(app, &body).await,
         TestHook::FloorObject => super::floors::object(app, &body).await,
         TestHook::FloorD1 => super::floors::d1(app, input, &body).await,
+        TestHook::OldComment => old_comment(app, &body).await,
     }
+}
+
+/// `{"post_id", "author_id", "body", "parent_id"?}`: a comment of the old kind on the post, now.
+async fn old_comment(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let post = body.required_id("post_id", PostId::parse)?;
+    let author = body.required_id("author_id", UserId::parse)?;
+    let text = body.required_str("body")?;
+    let parent = body.optional("parent_id", |v| {
+        PostId::parse(v).ok_or(crate::domain::validate::Invalid::new("parent_id", "not an id"))
+    })?;
+    let seed = crate::context::id_seed()?;
+    let id = test_hooks::old_comment(app.post_db(post), (post, author, parent), text, app.now, seed).await?;
+    json(200, &value!({ "id": id.to_string() }))
 }
 
 /// `{"author_id", "replica": i, "fault": "none" | "slow" | "failing" | "wipe", "ms": n}`: a

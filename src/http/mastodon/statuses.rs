@@ -49,9 +49,19 @@ async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
         Err(ApiError::NotFound(_)) => {}
         Err(e) => return Err(e),
     }
-    let (comment, post) =
-        comments::seen(app, viewer, CommentId::from_trusted(id.get())).await.map_err(as_status)?;
-    Ok(Target::Comment(Box::new(comment), post))
+    match comments::seen(app, viewer, CommentId::from_trusted(id.get())).await {
+        Ok((comment, post)) => Ok(Target::Comment(Box::new(comment), post)),
+        Err(ApiError::NotFound(_)) => match moved(app, id).await? {
+            Some(reply) => Ok(Target::Post(posts::visible(app, viewer, reply).await?)),
+            None => Err(ApiError::NotFound("no such status")),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// The reply post an old comment's id names since it moved (`services/comment_moves.rs`).
+async fn moved(app: &App, id: PostId) -> ApiResult<Option<PostId>> {
+    comments::moved(app, CommentId::from_trusted(id.get())).await
 }
 
 /// A reply's 404 says "status", as a post's does.
@@ -202,8 +212,8 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
     let (comment, post) = match target(app, viewer, id).await? {
         Target::Post(post) => {
             keeps_attachments(&media_ids(input)?, &post)?;
-            return answer(app, input, viewer, &Target::Post(posts::edit(app, viewer, id, &edit).await?))
-                .await;
+            let edited = posts::edit(app, viewer, post.id, &edit).await?;
+            return answer(app, input, viewer, &Target::Post(edited)).await;
         }
         Target::Comment(comment, post) => (comment, post),
     };
@@ -219,7 +229,7 @@ pub async fn edit(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiRe
 /// text.
 pub async fn delete(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
     let gone = match target(app, viewer, id).await {
-        Ok(Target::Post(_)) => Target::Post(posts::delete(app, viewer, id).await?),
+        Ok(Target::Post(post)) => Target::Post(posts::delete(app, viewer, post.id).await?),
         Ok(Target::Comment(c, post)) => {
             Target::Comment(Box::new(comments::remove(app, viewer, c.id).await?), post)
         }
@@ -254,10 +264,19 @@ pub async fn favourite(
     match likes::set_like(app, viewer, id, on, None).await {
         Ok(_) => answer(app, input, viewer, &Target::Post(posts::visible(app, viewer, id).await?)).await,
         Err(ApiError::NotFound(_)) => {
-            let reply = comments::set_like(app, viewer, CommentId::from_trusted(id.get()), on)
-                .await
-                .map_err(as_status)?;
-            answer(app, input, viewer, &Target::Comment(Box::new(reply.0), reply.1)).await
+            match comments::set_like(app, viewer, CommentId::from_trusted(id.get()), on).await {
+                Ok((reply, post)) => {
+                    answer(app, input, viewer, &Target::Comment(Box::new(reply), post)).await
+                }
+                Err(ApiError::NotFound(_)) => {
+                    let Some(moved) = moved(app, id).await? else {
+                        return Err(ApiError::NotFound("no such status"));
+                    };
+                    likes::set_like(app, viewer, moved, on, None).await?;
+                    answer(app, input, viewer, &Target::Post(posts::visible(app, viewer, moved).await?)).await
+                }
+                Err(e) => Err(e),
+            }
         }
         Err(e) => Err(e),
     }
@@ -307,10 +326,16 @@ pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId)
     let before = input.cursor_named("max_id", &app.cursors, viewer, &cursor_list)?;
     let rows = match posts::visible(app, viewer, id).await {
         Ok(_) => engagement::likers(&app.shards, viewer, id, before, limit).await?,
-        Err(ApiError::NotFound(_)) => {
-            let reply = CommentId::from_trusted(id.get());
-            comments::likers(app, viewer, reply, before, limit).await.map_err(as_status)?
-        }
+        Err(ApiError::NotFound(_)) => match moved(app, id).await? {
+            Some(post) => {
+                posts::visible(app, viewer, post).await?;
+                engagement::likers(&app.shards, viewer, post, before, limit).await?
+            }
+            None => {
+                let reply = CommentId::from_trusted(id.get());
+                comments::likers(app, viewer, reply, before, limit).await.map_err(as_status)?
+            }
+        },
         Err(e) => return Err(e),
     };
     let base = format!("{}/api/v1/statuses/{id}/favourited_by", input.origin);
