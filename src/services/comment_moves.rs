@@ -90,8 +90,13 @@ async fn next_in_chain(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
 
 async fn slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<CommentMoves> {
     let mut report = CommentMoves::default();
-    let unmoved = store::unmoved(db, MOVES_PER_SLICE).await?;
-    for comment in &unmoved {
+    let (mut met, mut after) = (0, (i64::MIN, i64::MIN));
+    // One at a time, each read fresh (a move re-points the comments answering the one moved,
+    // which the next move must see), each after the last (one that failed is passed by).
+    while met < MOVES_PER_SLICE {
+        let Some(comment) = store::unmoved(db, after, 1).await?.into_iter().next() else { break };
+        let comment = &comment;
+        (met, after) = (met + 1, (comment.created_at, comment.id));
         if comment.root_deleted != 0 {
             store::retire(db, comment.id).await?;
             report.retired += 1;
@@ -111,7 +116,7 @@ async fn slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<CommentMoves> {
     // A chain goes on while slices come back full and move something: one that moved nothing
     // (every comment it met failing) waits for the next pass instead of spinning.
     let progress = report.moved + report.retired + report.likes_moved > 0;
-    report.full = progress && (unmoved.len() == MOVES_PER_SLICE || moving.len() == LIKES_PER_SLICE);
+    report.full = progress && (met == MOVES_PER_SLICE || moving.len() == LIKES_PER_SLICE);
     Ok(report)
 }
 

@@ -18,6 +18,7 @@ pub struct OldComment {
     pub post_id: PostId,
     pub author_id: UserId,
     pub body: String,
+    pub created_at: i64,
     pub spoiler_text: String,
     pub sensitive: i64,
     pub edited_at: Option<i64>,
@@ -43,18 +44,19 @@ impl OldComment {
     }
 }
 
-/// Live comments of the old kind on `db`, oldest first (a parent moves before its replies).
-pub async fn unmoved(db: AnyDb<'_>, limit: usize) -> StoreResult<Vec<OldComment>> {
+/// Live comments of the old kind on `db`, oldest first (a parent moves before its replies),
+/// after the comment at `after` (`created_at`, `id`).
+pub async fn unmoved(db: AnyDb<'_>, after: (i64, i64), limit: usize) -> StoreResult<Vec<OldComment>> {
     all(
         db,
-        "SELECT c.id, c.post_id, c.author_id, c.body, c.spoiler_text, c.sensitive, c.edited_at, c.parent_id, \
-           pc.moved_to AS parent_moved_to, COALESCE(pc.author_id, p.author_id) AS parent_author_id, \
+        "SELECT c.id, c.post_id, c.author_id, c.body, c.created_at, c.spoiler_text, c.sensitive, c.edited_at, \
+           c.parent_id, pc.moved_to AS parent_moved_to, COALESCE(pc.author_id, p.author_id) AS parent_author_id, \
            p.visibility, p.deleted_at IS NOT NULL AS root_deleted \
          FROM comments c INDEXED BY comments_unmoved JOIN posts p ON p.id = c.post_id \
            LEFT JOIN comments pc ON pc.id = c.parent_id \
-         WHERE c.reply_post = 0 AND c.deleted_at IS NULL AND c.moved_to IS NULL \
-         ORDER BY c.created_at, c.id LIMIT ?1",
-        &[int(limit as i64)],
+         WHERE c.reply_post = 0 AND c.deleted_at IS NULL AND c.moved_to IS NULL AND (c.created_at, c.id) > (?1, ?2) \
+         ORDER BY c.created_at, c.id LIMIT ?3",
+        &[int(after.0), int(after.1), int(limit as i64)],
     )
     .await
 }
