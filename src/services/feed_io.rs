@@ -22,11 +22,11 @@ use crate::objects::replica::Replicas;
 use crate::objects::timeline::Windows;
 use crate::services::hot as services_hot;
 use crate::services::tally;
-use crate::store::batch;
 use crate::store::feed as pull;
 use crate::store::liked;
 use crate::store::posts::{self, AuthorRelationship, PostRow};
 use crate::store::AnyDb;
+use crate::store::{batch, conversations};
 
 /// One feed read's I/O, for `viewer`.
 pub struct StorageIo<'a> {
@@ -216,6 +216,9 @@ fn prepare(
     Ok(match statement {
         Statement::Edges { list } => pull::edges_statement(ctx.user_db(viewer), viewer, *list),
         Statement::Activate => pull::activate_statement(ctx.user_db(viewer), viewer, ctx.now),
+        Statement::Addressed { limit } => {
+            conversations::addressed_statement(ctx.user_db(viewer), viewer, *limit)
+        }
         Statement::Pulled { authors, bounds } => pull::pulled_statement(db, viewer, authors, *bounds),
         Statement::InFlight { reads, bounds } => pull::in_flight_statement(db, viewer, reads, *bounds),
         Statement::Hydrate { ids } => posts::feed_live_statement(db, viewer, ids),
@@ -246,7 +249,9 @@ fn rows(statement: &Statement, result: &D1Result) -> ApiResult<Rows<PostRow>> {
             Rows::Posts(result.results()?)
         }
         Statement::Slab(slab) if slab.rows == SlabRows::Posts => Rows::Posts(result.results()?),
-        Statement::Slab(_) | Statement::HotRange { .. } => Rows::Entries(result.results()?),
+        Statement::Slab(_) | Statement::HotRange { .. } | Statement::Addressed { .. } => {
+            Rows::Entries(result.results()?)
+        }
         Statement::Relationships { .. } => Rows::Relationships(
             result.results::<AuthorRelationship>()?.iter().map(AuthorRelationship::relation).collect(),
         ),

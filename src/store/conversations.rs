@@ -9,6 +9,7 @@ use super::users::not_blocked_between;
 use super::StoreResult;
 use super::{all, first, id_list, int, run, stmt, text, UserDb};
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::snowflake::SNOWFLAKE_RANDOM_BITS;
 
 /// One participant's row of a direct post: `accounts` are the other participants.
 pub struct Participation<'a> {
@@ -110,4 +111,18 @@ pub async fn set_unread(db: UserDb<'_>, user: UserId, post: PostId, unread: bool
 pub async fn remove(db: UserDb<'_>, user: UserId, post: PostId) -> StoreResult<bool> {
     let sql = "UPDATE conversations SET removed = 1, unread = 0 WHERE user_id = ?1 AND post_id = ?2 AND removed = 0";
     Ok(run(db, sql, &[int(user), int(post)]).await? > 0)
+}
+
+/// The newest `limit` direct posts addressed to `user` by others, as window entries (a post's
+/// time is its id's: `store/snowflake.rs`), read when their window is built
+/// (`domain/read/open.rs`).
+pub fn addressed_statement(db: UserDb<'_>, user: UserId, limit: usize) -> StoreResult<D1PreparedStatement> {
+    stmt(
+        db,
+        &format!(
+            "SELECT post_id, author_id, post_id >> {SNOWFLAKE_RANDOM_BITS} AS created_at, 0 AS version \
+             FROM conversations WHERE user_id = ?1 AND author_id <> ?1 ORDER BY post_id DESC LIMIT ?2"
+        ),
+        &[int(user), int(limit as i64)],
+    )
 }

@@ -167,3 +167,24 @@ fn a_direct_reply_reaches_the_home_of_everyone_it_addresses() {
     assert!(home_ids(&bob).contains(&dm), "and the post it answers");
     assert_eq!(alice.get(&format!("/api/v1/statuses/{id}")).status, 200);
 }
+
+/// A direct post to someone whose home is not built yet (never read, or gone idle) is in it when
+/// they come back: the new window's snapshot takes the posts addressed to them beside their
+/// follows' (found in the Phanpy trial: the first direct message of a new account was missing).
+#[test]
+fn a_direct_post_waits_in_the_home_of_a_reader_who_was_away() {
+    let (author, carol) = (register("dm_away_author"), register("dm_away_carol"));
+    let followed = register("dm_away_followed");
+    carol.follow(&followed);
+    let id = direct(&author, &format!("@{} welcome back", carol.handle));
+    let newer = id_of(&followed.publish("from someone followed", "public"));
+    wait_drained(&author);
+    wait_drained(&followed);
+    // The first read builds the window: both paths are in it, newest first.
+    let home = home_ids(&carol);
+    assert_eq!(home, vec![newer.clone(), id.clone()], "{home:?}");
+    // It is the window's now: later pages agree, and the post's rules still hold at read.
+    assert_eq!(home_ids(&carol), vec![newer, id.clone()]);
+    carol.block(&author);
+    assert!(!home_ids(&carol).contains(&id));
+}

@@ -78,15 +78,19 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         first: WindowReply,
         op: &WindowOp,
     ) -> Result<Option<WindowReply>, Io::Error> {
-        let statements = vec![Statement::Activate, Statement::Edges { list: None }];
+        let cap = self.cfg.window_cap;
+        let statements =
+            vec![Statement::Activate, Statement::Addressed { limit: cap }, Statement::Edges { list: None }];
         let batch = self.home_batch(statements, OnFailure::Degrade);
         let mut replies = self.run(Step::batches(vec![batch])).await?;
         if replies.failed {
             return Ok(None);
         }
         let reader = self.reader_of(&mut replies);
-        let Some((entries, complete)) = self.window_snapshot(&reader).await? else { return Ok(None) };
-        let cap = self.cfg.window_cap;
+        let addressed =
+            replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::entries).unwrap_or_default();
+        let Some(snapshot) = self.window_snapshot(&reader).await? else { return Ok(None) };
+        let (entries, complete) = with_addressed(snapshot, addressed, cap);
         let init = WindowOp::Init { entries, complete, cap };
         if self.window_call(init, OnFailure::Degrade).await?.is_none() {
             return Ok(None);
@@ -109,5 +113,52 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         };
         let mut pull: FullPull<R, Entry> = FullPull::new(spec, scopes, Rows::entries, Entry::key);
         Ok(self.pull_through(&mut pull).await?.then(|| pull.snapshot()))
+    }
+}
+
+/// A new window's snapshot with the posts addressed to the reader merged in, newest first, each
+/// once, at most `cap`: complete only if nothing of the snapshot had to go for them.
+fn with_addressed(
+    (mut entries, complete): (Vec<Entry>, bool),
+    addressed: Vec<Entry>,
+    cap: usize,
+) -> (Vec<Entry>, bool) {
+    entries.extend(addressed);
+    entries.sort_by_key(|e| std::cmp::Reverse(e.key()));
+    let mut seen = std::collections::HashSet::new();
+    entries.retain(|e| seen.insert(e.post_id));
+    let complete = complete && entries.len() <= cap;
+    entries.truncate(cap);
+    (entries, complete)
+}
+
+#[cfg(test)]
+mod addressed_tests {
+    use super::*;
+    use crate::ids::{PostId, UserId};
+
+    fn entry(at: i64, id: i64) -> Entry {
+        Entry {
+            created_at: at,
+            post_id: PostId::from_trusted(id),
+            author_id: UserId::from_trusted(1),
+            version: 0,
+        }
+    }
+
+    #[test]
+    fn addressed_posts_join_the_snapshot_in_order_once() {
+        let snapshot = (vec![entry(30, 3), entry(10, 1)], true);
+        let (entries, complete) = with_addressed(snapshot, vec![entry(20, 2), entry(30, 3)], 5);
+        assert_eq!(entries.iter().map(|e| e.post_id.get()).collect::<Vec<_>>(), vec![3, 2, 1]);
+        assert!(complete);
+    }
+
+    #[test]
+    fn a_snapshot_cut_for_them_is_no_longer_complete() {
+        let snapshot = (vec![entry(30, 3), entry(10, 1)], true);
+        let (entries, complete) = with_addressed(snapshot, vec![entry(40, 4)], 2);
+        assert_eq!(entries.iter().map(|e| e.post_id.get()).collect::<Vec<_>>(), vec![4, 3]);
+        assert!(!complete, "the window's floor is now above post 1");
     }
 }

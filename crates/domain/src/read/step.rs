@@ -110,6 +110,10 @@ pub enum Statement {
     /// Marks the reader's window live, so fan-out delivers to it (a new window, before its
     /// snapshot is read).
     Activate,
+    /// The newest `limit` posts addressed to the reader by others (their conversations' direct
+    /// posts, on their home database), as window entries: a new window holds them as the
+    /// direct posts' events would have delivered them to a live one (`services/direct.rs`).
+    Addressed { limit: usize },
     /// Pulled authors beside the window: top `bounds.limit` each.
     Pulled { authors: Vec<UserId>, bounds: Bounds },
     /// Posts that may still be on their way to the window.
