@@ -51,6 +51,9 @@ pub struct Config {
     /// `SHARD_MAP` as given: parsed against the `DB_i` bindings that exist when a context is
     /// built (`store/shards.rs`), since how many there are is known only then.
     pub shard_map: String,
+    /// The instance's rules (`INSTANCE_RULES`, one per line): `/api/v1/instance/rules` and the
+    /// instance documents. None by default.
+    pub instance_rules: Vec<String>,
 }
 
 impl Config {
@@ -97,6 +100,7 @@ impl Config {
             media_unattached_ms: num(get("MEDIA_UNATTACHED_SECONDS"), 86_400, 1, 30 * 86_400) * 1000,
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
+            instance_rules: crate::domain::instance::parse_rules(&get("INSTANCE_RULES").unwrap_or_default()),
         }
     }
 

@@ -70,6 +70,8 @@ pub enum MastodonPublic {
     Instance {
         v1: bool,
     },
+    /// `GET /api/v1/instance/{peers,activity,...}` (`http/mastodon/instance.rs`).
+    InstancePart(InstancePart),
     /// The streaming WebSocket: authenticated by the token in its query, header or subprotocol.
     Streaming,
     StreamingHealth,
@@ -77,6 +79,19 @@ pub enum MastodonPublic {
     StreamingEvents {
         notifications_only: bool,
     },
+}
+
+/// The instance's sub-resources, as Mastodon answers them for one domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InstancePart {
+    /// `[]`: no other domain is known (no federation).
+    Peers,
+    Activity,
+    Languages,
+    /// `{}`: no translation service.
+    TranslationLanguages,
+    ExtendedDescription,
+    Rules,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +167,12 @@ pub enum MastodonRoute {
     VerifyCredentials,
     Account(UserId),
     LookupAccount,
+    /// `GET /api/v1/accounts/search?q=`: by handle prefix.
+    SearchAccounts,
+    /// `GET /api/v1/accounts/familiar_followers?id[]=`.
+    FamiliarFollowers,
+    /// `POST /api/v1/accounts/{id}/remove_from_followers`.
+    RemoveFromFollowers(UserId),
     Relationships,
     AccountStatuses(UserId),
     AccountFollowers(UserId),
@@ -246,6 +267,8 @@ pub enum Own {
     /// `POST /api/v1/accounts/{id}/mute` (`true`) and `unmute`.
     Mute(UserId, bool),
     Mutes,
+    /// `GET /api/v1/blocks`.
+    Blocks,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -498,6 +521,7 @@ const fn path(pattern: &'static str, methods: &'static [(&'static str, Endpoint)
 
 use Access::{Read, Write};
 use AdminRoute as A;
+use InstancePart as IP;
 use Limit::Class;
 use LimitClass as L;
 use ListRoute as LR;
@@ -519,6 +543,10 @@ fn mastodon(route: MastodonRoute) -> Option<UserRoute> {
 
 fn mastodon_public(route: MastodonPublic) -> Option<PublicRoute> {
     Some(P::Mastodon(route))
+}
+
+fn instance_part(part: InstancePart) -> Option<PublicRoute> {
+    mastodon_public(MP::InstancePart(part))
 }
 
 fn notes(route: NotificationRoute) -> Option<UserRoute> {
@@ -751,6 +779,18 @@ pub const ROUTES: &[PathRow] = &[
         "/api/v2/instance",
         &[("GET", public(Limit::None, |_| mastodon_public(MP::Instance { v1: false })))],
     ),
+    path("/api/v1/instance/peers", &[("GET", public(Limit::None, |_| instance_part(IP::Peers)))]),
+    path("/api/v1/instance/activity", &[("GET", public(Limit::None, |_| instance_part(IP::Activity)))]),
+    path("/api/v1/instance/languages", &[("GET", public(Limit::None, |_| instance_part(IP::Languages)))]),
+    path(
+        "/api/v1/instance/translation_languages",
+        &[("GET", public(Limit::None, |_| instance_part(IP::TranslationLanguages)))],
+    ),
+    path(
+        "/api/v1/instance/extended_description",
+        &[("GET", public(Limit::None, |_| instance_part(IP::ExtendedDescription)))],
+    ),
+    path("/api/v1/instance/rules", &[("GET", public(Limit::None, |_| instance_part(IP::Rules)))]),
     path(
         "/oauth/authorize",
         &[
@@ -805,6 +845,14 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::LookupAccount)))],
     ),
     path(
+        "/api/v1/accounts/search",
+        &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::SearchAccounts)))],
+    ),
+    path(
+        "/api/v1/accounts/familiar_followers",
+        &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::FamiliarFollowers)))],
+    ),
+    path(
         "/api/v1/accounts/relationships",
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Relationships)))],
     ),
@@ -853,7 +901,12 @@ pub const ROUTES: &[PathRow] = &[
         "/api/v1/accounts/{id}/unmute",
         &[("POST", user(FOLLOW, Write, Class(L::Graph), |id| account(id, |u| M::Own(Own::Mute(u, false)))))],
     ),
+    path(
+        "/api/v1/accounts/{id}/remove_from_followers",
+        &[("POST", user(FOLLOW, Write, Class(L::Graph), |id| account(id, M::RemoveFromFollowers)))],
+    ),
     path("/api/v1/mutes", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Mutes))))]),
+    path("/api/v1/blocks", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Blocks))))]),
     path("/api/v1/statuses", &[("POST", user(WRITE, Write, Class(L::Posts), |_| mastodon(M::PostStatus)))]),
     path("/api/v1/media", &[("POST", user(WRITE, Write, Class(L::Posts), |_| mastodon(M::Upload)))]),
     path("/api/v2/media", &[("POST", user(WRITE, Write, Class(L::Posts), |_| mastodon(M::Upload)))]),
@@ -1202,6 +1255,12 @@ mod tests {
         POST   /api/v1/apps                               public       -     register
         GET    /api/v1/instance                           public       -     -
         GET    /api/v2/instance                           public       -     -
+        GET    /api/v1/instance/peers                     public       -     -
+        GET    /api/v1/instance/activity                  public       -     -
+        GET    /api/v1/instance/languages                 public       -     -
+        GET    /api/v1/instance/translation_languages     public       -     -
+        GET    /api/v1/instance/extended_description      public       -     -
+        GET    /api/v1/instance/rules                     public       -     -
         GET    /oauth/authorize                           public       -     -
         POST   /oauth/authorize                           public       -     register
         POST   /oauth/token                               public       -     register
@@ -1227,6 +1286,8 @@ mod tests {
         GET    /api/v1/admin/reports                      admin:read   read  -
         GET    /api/v1/accounts/verify_credentials        read|profile read  -
         GET    /api/v1/accounts/lookup                    read         read  -
+        GET    /api/v1/accounts/search                    read         read  -
+        GET    /api/v1/accounts/familiar_followers        read         read  -
         GET    /api/v1/accounts/relationships             read         read  -
         GET    /api/v1/accounts/{id}                      read         read  -
         GET    /api/v1/accounts/{id}/statuses             read         read  -
@@ -1240,7 +1301,9 @@ mod tests {
         POST   /api/v1/accounts/{id}/unblock              follow       write graph
         POST   /api/v1/accounts/{id}/mute                 follow       write graph
         POST   /api/v1/accounts/{id}/unmute               follow       write graph
+        POST   /api/v1/accounts/{id}/remove_from_followers follow       write graph
         GET    /api/v1/mutes                              read         read  -
+        GET    /api/v1/blocks                             read         read  -
         POST   /api/v1/statuses                           write        write posts
         POST   /api/v1/media                              write        write posts
         POST   /api/v2/media                              write        write posts
@@ -1527,6 +1590,19 @@ mod tests {
     fn mastodon_literal_paths_win_over_ids() {
         assert_eq!(resolve("GET", "/api/v1/accounts/lookup"), Some(User(U::Mastodon(M::LookupAccount))));
         assert_eq!(resolve("GET", "/api/v1/accounts/42"), Some(User(U::Mastodon(M::Account(uid(42))))));
+        assert_eq!(resolve("GET", "/api/v1/accounts/search"), Some(User(U::Mastodon(M::SearchAccounts))));
+        assert_eq!(
+            resolve("GET", "/api/v1/accounts/familiar_followers"),
+            Some(User(U::Mastodon(M::FamiliarFollowers)))
+        );
+        assert_eq!(
+            resolve("POST", "/api/v1/accounts/42/remove_from_followers"),
+            Some(User(U::Mastodon(M::RemoveFromFollowers(uid(42)))))
+        );
+        assert_eq!(
+            resolve("GET", "/api/v1/instance/peers"),
+            Some(Route::Public(P::Mastodon(MP::InstancePart(IP::Peers))))
+        );
         assert_eq!(route("GET", "/api/v1/accounts/nope").unwrap_err().status(), 404);
     }
 

@@ -1,6 +1,7 @@
 //! Services: the operations of the product, on top of the stores and the Durable Object
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
+pub mod account_search;
 pub mod backlog;
 pub mod boosts;
 pub mod comment_moves;
@@ -14,6 +15,7 @@ pub mod feed_io;
 pub mod follows;
 pub mod graph;
 pub mod hot;
+pub mod instance;
 pub mod liked;
 pub mod likes;
 pub mod lists;

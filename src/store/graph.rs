@@ -421,6 +421,31 @@ pub async fn mutuals(shards: &Shards, viewer: UserId, others: &[UserId]) -> Stor
     Ok(facts.into_iter().filter(|m| !m.blocked_by() && shown.iter().any(|u| u.id == m.id)).collect())
 }
 
+/// A page of `user`'s own blocks (the authoritative side), newest first, strictly below
+/// `before`: the blocked user and the block's time.
+pub async fn blocks_page(
+    db_of_user: UserDb<'_>,
+    user: UserId,
+    before: Option<SortKey>,
+    limit: usize,
+) -> StoreResult<Vec<EdgeKey>> {
+    let before = before.unwrap_or(SortKey::TOP);
+    all(
+        db_of_user,
+        "SELECT blocked_id AS other, created_at AS sort_at FROM blocks \
+         WHERE blocker_id = ?1 AND (created_at, blocked_id) < (?2, ?3) \
+         ORDER BY created_at DESC, blocked_id DESC LIMIT ?4",
+        &[int(user), int(before.primary), int(before.id), int(limit as i64)],
+    )
+    .await
+}
+
+/// The users `user` follows, newest follow first, at most `limit`, from the user's side.
+pub async fn followees(db_of_user: UserDb<'_>, user: UserId, limit: usize) -> StoreResult<Vec<UserId>> {
+    let edges = edge_page(db_of_user, user, Direction::Following, SortKey::TOP, limit).await?;
+    Ok(edges.into_iter().map(|e| e.other).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -302,3 +302,34 @@ async fn rows_by_ids(shards: &Shards, ids: &[UserId], and: &str) -> StoreResult<
         .await?;
     Ok(found.into_iter().flatten().collect())
 }
+
+/// Sign-ups per week from one database's share of the handle directory (`handles_by_time`):
+/// `(week index from `from`, count)` for claims at or after `from` (ms). One indexed range read,
+/// bounded by the claims of the weeks asked.
+pub async fn claims_by_week(db: AnyDb<'_>, from: i64, week_ms: i64) -> StoreResult<Vec<(i64, i64)>> {
+    #[derive(Deserialize)]
+    struct Week {
+        week: i64,
+        n: i64,
+    }
+    let rows: Vec<Week> = all(
+        db,
+        "SELECT CAST((created_at - ?1) / ?2 AS INTEGER) AS week, COUNT(*) AS n FROM handles \
+         WHERE created_at >= ?1 GROUP BY week",
+        &[int(from), int(week_ms)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|w| (w.week, w.n)).collect())
+}
+
+/// Users on one database whose handle starts with `prefix` (handles are `[a-z0-9_]`, all below
+/// `{`, so the range `[prefix, prefix || '{')` is the prefix on the `users.handle` unique
+/// index), not suspended, in handle order, at most `limit`. The caller keeps only the rows
+/// whose home this database is (a shard being moved has a copy elsewhere until its purge).
+pub async fn handle_prefix(db: AnyDb<'_>, prefix: &str, limit: usize) -> StoreResult<Vec<UserRow>> {
+    let sql = format!(
+        "SELECT {USER_COLUMNS} FROM users u WHERE u.handle >= ?1 AND u.handle < ?2 \
+         AND u.suspended_at IS NULL ORDER BY u.handle LIMIT ?3"
+    );
+    all(db, &sql, &[text(prefix), text(&format!("{prefix}{{")), int(limit as i64)]).await
+}

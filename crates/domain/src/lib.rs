@@ -14,6 +14,7 @@ pub mod graph;
 pub mod hot;
 pub mod idle;
 pub mod ids;
+pub mod instance;
 pub mod likes;
 pub mod lists;
 pub mod live;

@@ -9,7 +9,8 @@ use super::{json, list, statuses_of};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{
-    acct_handle, domain_of, kept_params, key_of_status, limit, link_header, local_acct,
+    acct_handle, domain_of, handle_prefix, kept_params, key_of_status, limit, link_header, local_acct,
+    query_flag,
 };
 use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
@@ -17,6 +18,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::router::AccountAction;
+use crate::services::account_search::{self, MAX_RESULTS};
 use crate::services::follows;
 use crate::services::users::visible_with_relationship;
 use crate::store::graph::{self, Direction, EdgeChange, GroupChange};
@@ -198,4 +200,30 @@ pub async fn act(
     let mutuals = graph::mutuals(&app.shards, viewer, &[id]).await?;
     let relationship = mutuals.first().ok_or(ApiError::NotFound("no such account"))?;
     json(&Relationship::from(relationship))
+}
+
+/// `GET /api/v1/accounts/search?q=&limit=&offset=&resolve=&following=`: accounts by handle
+/// prefix (`services/account_search.rs`). `resolve` is accepted (nothing is remote) and `q`
+/// naming another domain or no handle finds nobody.
+pub async fn search_accounts(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
+    let q = input.query("q").map(str::trim).filter(|q| !q.is_empty());
+    let q = q.ok_or_else(|| ApiError::field("q", "q is required"))?;
+    let number = |name: &'static str, default: i64| -> ApiResult<i64> {
+        match input.query(name).map(str::trim) {
+            None | Some("") => Ok(default),
+            Some(v) => {
+                v.parse::<i64>().map_err(|_| ApiError::field(name, format!("{name} must be a number")))
+            }
+        }
+    };
+    // Out of range is clamped, as Mastodon does (and the other Mastodon lists here).
+    let limit = number("limit", 40)?.clamp(1, MAX_RESULTS as i64) as usize;
+    let offset = number("offset", 0)?.clamp(0, MAX_RESULTS as i64) as usize;
+    let following = query_flag("following", input.query("following"))?;
+    query_flag("resolve", input.query("resolve"))?;
+    let Some(prefix) = handle_prefix(q, domain_of(&input.origin)) else {
+        return list::<Account>(&[], None);
+    };
+    let rows = account_search::by_handle_prefix(app, viewer, &prefix, (offset, limit), following).await?;
+    list(&rows.iter().map(|u| Account::new(&input.origin, u)).collect::<Vec<_>>(), None)
 }

@@ -7,6 +7,7 @@
 mod accounts;
 mod conversations;
 mod grouped;
+mod instance;
 mod lists;
 mod markers;
 mod media;
@@ -14,6 +15,7 @@ mod mutes;
 mod notifications;
 mod oauth;
 mod own;
+mod relations;
 mod saved;
 mod startup;
 mod statuses;
@@ -65,7 +67,8 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
         MastodonPublic::Authorize => oauth::authorize(app, input).await,
         MastodonPublic::Token => oauth::token(app, input).await,
         MastodonPublic::Revoke => oauth::revoke(app, input).await,
-        MastodonPublic::Instance { v1 } => oauth::instance(input, v1),
+        MastodonPublic::Instance { v1 } => oauth::instance(app, input, v1),
+        MastodonPublic::InstancePart(part) => instance::part(app, part).await,
         MastodonPublic::Streaming => streaming::connect(app, input).await,
         MastodonPublic::StreamingHealth => streaming::health(),
         MastodonPublic::StreamingEvents { notifications_only } => {
@@ -86,6 +89,9 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Account(id) => accounts::get(app, input, viewer, id).await,
         M::LookupAccount => accounts::lookup(app, input, viewer).await,
         M::Relationships => accounts::relationships(app, input, viewer).await,
+        M::SearchAccounts => accounts::search_accounts(app, input, viewer).await,
+        M::FamiliarFollowers => relations::familiar_followers(app, input, viewer).await,
+        M::RemoveFromFollowers(id) => relations::remove_from_followers(app, viewer, id).await,
         M::AccountStatuses(id) => accounts::statuses(app, input, viewer, id).await,
         M::AccountFollowers(id) => accounts::follow_list(app, input, viewer, id, true).await,
         M::AccountFollowing(id) => accounts::follow_list(app, input, viewer, id, false).await,

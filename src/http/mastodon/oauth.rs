@@ -310,14 +310,14 @@ pub async fn authorize(app: &App, input: &Input) -> ApiResult<Response> {
 }
 
 /// `GET /api/v1/instance` and `/api/v2/instance`: what clients check before anything else.
-pub fn instance(input: &Input, v1: bool) -> ApiResult<Response> {
+pub fn instance(app: &App, input: &Input, v1: bool) -> ApiResult<Response> {
     let mut doc = serde_json::json!({
         "title": "edgefeed",
         "version": "4.3.0 (compatible; edgefeed 1.2)",
         "description": "A follow-feed service: follow people, read their posts, like and reply.",
         "languages": ["en"],
         "configuration": configuration(),
-        "rules": [],
+        "rules": crate::domain::instance::rules(&app.config.instance_rules),
     });
     if v1 {
         instance_v1(&mut doc, &input.origin);

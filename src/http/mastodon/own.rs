@@ -1,9 +1,9 @@
 //! The viewer's own collections (`router::Own`): bookmarks and favourites (`saved.rs`) and
-//! mutes (`mutes.rs`), one arm of `mastodon::user`.
+//! mutes (`mutes.rs`) and blocks (`relations.rs`), one arm of `mastodon::user`.
 
 use worker::Response;
 
-use super::{mutes, saved};
+use super::{mutes, relations, saved};
 use crate::domain::ids::UserId;
 use crate::error::ApiResult;
 use crate::http::app::App;
@@ -19,5 +19,6 @@ pub async fn route(app: &App, input: &Input, viewer: UserId, route: Own) -> ApiR
         Own::Mute(id, true) => mutes::mute(app, input, viewer, id).await,
         Own::Mute(id, false) => mutes::unmute(app, viewer, id).await,
         Own::Mutes => mutes::muted_accounts(app, input, viewer).await,
+        Own::Blocks => relations::blocked_accounts(app, input, viewer).await,
     }
 }
