@@ -229,6 +229,15 @@ fn the_web_client_signs_up_follows_scrolls_hears_new_posts_and_likes() {
     );
     let comments = author.get(&format!("/v1/posts/{}/comments", id_of(&fresh))).expect(200);
     assert_eq!(comments["items"][0]["body"], "nice one");
+    // A comment is the reader's own reply post: it reaches their home as their posts do, and
+    // the page hears of it as of any new post.
+    browser.wait_for("the comment as a new post", "return !document.getElementById('new-posts').hidden");
+    browser.click("#new-posts");
+    let top = browser.wait_for(
+        "the reader's comment on top",
+        "const li = document.querySelector('#feed > li'); return li && li.dataset.id",
+    );
+    assert_eq!(top, id_of(&comments["items"][0]));
 
     // A post with a content warning and an image shows the warning, its body and image
     // collapsed until opened.
