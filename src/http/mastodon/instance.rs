@@ -30,11 +30,8 @@ async fn activity(app: &App) -> ApiResult<Response> {
     Ok(response)
 }
 
-/// Mastodon's `ExtendedDescription`: the instance's description as HTML; it never changed, so
-/// `updated_at` is the epoch.
+/// Mastodon's `ExtendedDescription` as a server answers it whose operator wrote none: empty, and
+/// never updated (the short description is `/api/v2/instance`'s `description`).
 fn extended_description() -> serde_json::Value {
-    serde_json::json!({
-        "updated_at": "1970-01-01T00:00:00.000Z",
-        "content": "<p>A follow-feed service: follow people, read their posts, like and reply.</p>",
-    })
+    serde_json::json!({ "updated_at": null, "content": "" })
 }
