@@ -8,6 +8,7 @@
 //! `benches/capacity.rs`, which uses this crate.
 
 pub mod cli;
+pub mod format;
 pub mod model;
 pub mod paths_report;
 pub mod report;

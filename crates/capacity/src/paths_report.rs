@@ -2,8 +2,8 @@
 //! the workload gives, what each path adds to a post (from `costs.paths`), the bill with and
 //! without them line by line, one hot author's post boosted by hot boosters, and Twitter's mix.
 
+use crate::format::{si, usd};
 use crate::model::{self, Candidate, Costs, Limits, PathMix, Plan, Prices, Work, Workload};
-use crate::report::{si, usd};
 
 fn work(w: &Work) -> String {
     format!("{:.1} / {:.1} / {:.1}", w.statements, w.rows_read, w.rows_written)
