@@ -300,8 +300,25 @@ fn target_base() -> String {
     target.unwrap_or_else(|| server().base.clone())
 }
 
+/// Ports the harness listens on come from below the kernel's ephemeral range (32768-60999 on
+/// Linux): a port the kernel hands out for `bind(0)` is also handed out as the source port of
+/// outgoing connections (every test's HTTP client, workerd's own sockets), so one picked that
+/// way can be taken again before wrangler binds it (a CI run failed on exactly that).
+const LISTEN_PORTS: std::ops::Range<u16> = 20_000..32_000;
+
+/// A port in [`LISTEN_PORTS`] nothing listens on now, picked at random so concurrent test
+/// binaries rarely try the same one.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+    let span = u64::from(LISTEN_PORTS.end - LISTEN_PORTS.start);
+    for _ in 0..1_000 {
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).expect("random bytes");
+        let port = LISTEN_PORTS.start + (u64::from_le_bytes(seed) % span) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {LISTEN_PORTS:?} after 1000 tries")
 }
 
 fn project_dir() -> PathBuf {
