@@ -34,6 +34,12 @@ pub enum Kind {
     Mention,
     /// A post that quotes the recipient's (Mastodon 4.5's `quote`).
     Quote,
+    /// Someone asked to follow the recipient's locked account.
+    FollowRequest,
+    /// A poll the recipient made or voted in has ended.
+    Poll,
+    /// A post the recipient boosted was edited.
+    Update,
 }
 
 /// How a kind's notifications group in Mastodon's grouped notifications ([`GroupKey`]).
@@ -62,7 +68,7 @@ pub struct KindRow {
 /// Every kind, in [`Kind`]'s order: the one place a kind is named. Filters, group keys, the
 /// entities' `type` and the store's SQL derive from it; what makes a notification (the
 /// statement in the batch of its change) is `store/notifications.rs`.
-pub const KINDS: [KindRow; 6] = [
+pub const KINDS: [KindRow; 9] = [
     KindRow { kind: Kind::Follow, stored: "follow", mastodon: "follow", grouping: Grouping::Window },
     KindRow {
         kind: Kind::Favourite,
@@ -75,6 +81,14 @@ pub const KINDS: [KindRow; 6] = [
     // Mastodon has one `mention` for both: a reply to your post mentions you there.
     KindRow { kind: Kind::Mention, stored: "mention", mastodon: "mention", grouping: Grouping::Never },
     KindRow { kind: Kind::Quote, stored: "quote", mastodon: "quote", grouping: Grouping::Never },
+    KindRow {
+        kind: Kind::FollowRequest,
+        stored: "follow_request",
+        mastodon: "follow_request",
+        grouping: Grouping::Never,
+    },
+    KindRow { kind: Kind::Poll, stored: "poll", mastodon: "poll", grouping: Grouping::Never },
+    KindRow { kind: Kind::Update, stored: "update", mastodon: "update", grouping: Grouping::Never },
 ];
 
 impl Kind {
@@ -344,7 +358,10 @@ mod tests {
         }
         assert_eq!(Kind::Reply.mastodon(), "mention");
         assert_eq!(Kind::parse("mention"), Some(Kind::Mention));
-        assert_eq!(Kind::v1_names(), "follow, favourite, reply, reblog, mention, quote");
+        assert_eq!(
+            Kind::v1_names(),
+            "follow, favourite, reply, reblog, mention, quote, follow_request, poll, update"
+        );
         let mentions: Vec<Kind> = Kind::all().filter(|k| k.is_mastodon("mention")).collect();
         assert_eq!(mentions, [Kind::Reply, Kind::Mention], "Mastodon's mention is both");
     }
@@ -410,7 +427,7 @@ mod tests {
         assert_eq!(f.json(), r#"["follow","reply"]"#);
         assert_eq!(KindFilter::parse_v1("follow,boost"), None);
         assert_eq!(KindFilter::parse_v1(""), None);
-        assert_eq!(KindFilter::default().kinds().len(), 6);
+        assert_eq!(KindFilter::default().kinds().len(), KINDS.len());
     }
 
     #[test]
@@ -420,10 +437,18 @@ mod tests {
         assert_eq!(KindFilter::from_mastodon(&s(&["mention"]), &[]).kinds(), &[Kind::Reply, Kind::Mention]);
         assert_eq!(
             KindFilter::from_mastodon(&[], &s(&["follow", "reblog"])).kinds(),
-            &[Kind::Favourite, Kind::Reply, Kind::Mention, Kind::Quote]
+            &[
+                Kind::Favourite,
+                Kind::Reply,
+                Kind::Mention,
+                Kind::Quote,
+                Kind::FollowRequest,
+                Kind::Poll,
+                Kind::Update
+            ]
         );
         assert_eq!(KindFilter::from_mastodon(&s(&["reblog"]), &[]).kinds(), &[Kind::Reblog]);
-        assert!(KindFilter::from_mastodon(&s(&["poll"]), &[]).kinds().is_empty());
+        assert!(KindFilter::from_mastodon(&s(&["admin.sign_up"]), &[]).kinds().is_empty());
         assert!(KindFilter::from_mastodon(&s(&["follow"]), &s(&["follow"])).kinds().is_empty());
     }
 
@@ -515,7 +540,10 @@ mod tests {
             oldest_first: false,
         };
         assert_eq!(q.grouped_kinds().kinds(), &[Kind::Favourite, Kind::Reblog]);
-        assert_eq!(q.ungrouped_kinds().kinds(), &[Kind::Reply, Kind::Mention, Kind::Quote]);
+        assert_eq!(
+            q.ungrouped_kinds().kinds(),
+            &[Kind::Reply, Kind::Mention, Kind::Quote, Kind::FollowRequest, Kind::Poll, Kind::Update]
+        );
         assert_eq!(q.key_of(5, Kind::Reply, 1), GroupKey::Ungrouped(5));
     }
 }
