@@ -39,5 +39,8 @@ pub mod saved;
 pub mod shard_move;
 pub mod stats;
 pub mod streaming;
+pub mod streams;
+pub mod tags;
 pub mod tally;
+pub mod timelines;
 pub mod users;

@@ -36,7 +36,9 @@ pub mod shard_move;
 pub mod shards;
 pub mod snowflake;
 pub mod stats;
+pub mod tags;
 pub mod test_hooks;
+pub mod timelines;
 pub mod users;
 
 use std::cell::{Cell, RefCell};

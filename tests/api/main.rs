@@ -42,4 +42,5 @@ mod security;
 mod shards;
 mod streaming;
 mod threads;
+mod timelines;
 mod window_layout;

@@ -20,6 +20,7 @@ mod saved;
 mod startup;
 mod statuses;
 mod streaming;
+mod tags;
 mod wellknown;
 
 use serde::Serialize;
@@ -79,9 +80,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => {
-            startup::empty_list()
-        }
+        M::FollowRequests | M::Filters { .. } | M::Announcements => startup::empty_list(),
         M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
@@ -115,6 +114,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Notifications(route) => notification_route(app, input, viewer, route).await,
         M::Lists(route) => list_route(app, input, viewer, route).await,
         M::Conversations(route) => conversations::route(app, input, viewer, route).await,
+        M::Tags(route) => tags::route(app, input, viewer, route).await,
     }
 }
 
