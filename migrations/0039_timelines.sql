@@ -84,3 +84,22 @@ CREATE TRIGGER featured_tags_frozen_update BEFORE UPDATE ON featured_tags
 CREATE TRIGGER featured_tags_frozen_delete BEFORE DELETE ON featured_tags
   WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((OLD.user_id >> 3) & 255) AND f.mode = 'frozen')
   BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+
+-- The last day's entries of a database, for its share of the trends (`services/discovery.rs`).
+CREATE INDEX timeline_index_by_time ON timeline_index (post_id);
+
+-- Discovery (trending tags and statuses, suggested and directory accounts): each database's
+-- share of the cron ranks its own rows and replaces its rows here, on the control database
+-- (DB_0), at most every few minutes, so a read is one statement whatever the number of
+-- databases. `item`: a post or user id (0 for a tag); `name`: the tag.
+CREATE TABLE discovery (
+  kind        TEXT    NOT NULL,
+  db          INTEGER NOT NULL,
+  item        INTEGER NOT NULL,
+  name        TEXT    NOT NULL,
+  score       INTEGER NOT NULL,
+  extra       INTEGER NOT NULL,
+  computed_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, db, item, name)
+) WITHOUT ROWID;
+CREATE INDEX discovery_by_score ON discovery (kind, score DESC, extra DESC);

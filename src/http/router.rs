@@ -205,6 +205,21 @@ pub enum MastodonRoute {
     Conversations(ConversationRoute),
     /// Public and tag timelines, hashtags (`http/mastodon/tags.rs`).
     Tags(TagRoute),
+    /// Trends, suggestions, the directory (`http/mastodon/discovery.rs`).
+    Discovery(DiscoveryRoute),
+}
+
+/// The Mastodon routes of discovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscoveryRoute {
+    TrendingTags,
+    TrendingStatuses,
+    TrendingLinks,
+    /// `GET /api/v1/suggestions` (accounts) and `/api/v2/suggestions` (with their source).
+    Suggestions {
+        v2: bool,
+    },
+    Directory,
 }
 
 /// The Mastodon routes of the timelines beyond follows and of hashtags.
@@ -581,6 +596,10 @@ fn conversation(id: &str, route: impl Fn(PostId) -> ConversationRoute) -> Option
 
 fn account(id: &str, route: fn(UserId) -> MastodonRoute) -> Option<UserRoute> {
     mastodon(route(UserId::parse(id)?))
+}
+
+fn discover(route: DiscoveryRoute) -> Option<UserRoute> {
+    mastodon(M::Discovery(route))
 }
 
 fn tags(route: TagRoute) -> Option<UserRoute> {
@@ -1055,6 +1074,34 @@ pub const ROUTES: &[PathRow] = &[
     ),
     path("/api/v1/followed_tags", &[("GET", user(READ, Read, Limit::None, |_| tags(TagRoute::Followed)))]),
     path(
+        "/api/v1/trends",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingTags)))],
+    ),
+    path(
+        "/api/v1/trends/tags",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingTags)))],
+    ),
+    path(
+        "/api/v1/trends/statuses",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingStatuses)))],
+    ),
+    path(
+        "/api/v1/trends/links",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingLinks)))],
+    ),
+    path(
+        "/api/v1/suggestions",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::Suggestions { v2: false })))],
+    ),
+    path(
+        "/api/v2/suggestions",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::Suggestions { v2: true })))],
+    ),
+    path(
+        "/api/v1/directory",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::Directory)))],
+    ),
+    path(
         "/api/v1/featured_tags",
         &[
             ("GET", user(READ, Read, Limit::None, |_| tags(TagRoute::Featured))),
@@ -1407,6 +1454,13 @@ mod tests {
         POST   /api/v1/tags/{tag}/feature                 write        write graph
         POST   /api/v1/tags/{tag}/unfeature               write        write graph
         GET    /api/v1/followed_tags                      read         read  -
+        GET    /api/v1/trends                             read         read  -
+        GET    /api/v1/trends/tags                        read         read  -
+        GET    /api/v1/trends/statuses                    read         read  -
+        GET    /api/v1/trends/links                       read         read  -
+        GET    /api/v1/suggestions                        read         read  -
+        GET    /api/v2/suggestions                        read         read  -
+        GET    /api/v1/directory                          read         read  -
         GET    /api/v1/featured_tags                      read         read  -
         POST   /api/v1/featured_tags                      write        write graph
         GET    /api/v1/featured_tags/suggestions          read         read  -

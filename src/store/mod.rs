@@ -8,6 +8,7 @@ pub mod comment_likes;
 pub mod comment_moves;
 pub mod conversations;
 pub mod counters;
+pub mod discovery;
 pub mod engagement;
 pub mod error;
 pub mod feed;

@@ -15,6 +15,7 @@ mod comment_moves;
 mod cors;
 mod degraded;
 mod direct;
+mod discovery;
 mod engagement;
 mod errors;
 mod favourites;

@@ -464,6 +464,7 @@ pub const CONTROL_TABLES: &[&str] = &[
     "oauth_codes",
     "frozen_shards",
     "sign_in_failures",
+    "discovery",
 ];
 
 /// Per-user tables a move cannot carry yet, and why (README "Moving a shard").

@@ -6,6 +6,7 @@
 
 mod accounts;
 mod conversations;
+mod discovery;
 mod grouped;
 mod instance;
 mod lists;
@@ -115,6 +116,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Lists(route) => list_route(app, input, viewer, route).await,
         M::Conversations(route) => conversations::route(app, input, viewer, route).await,
         M::Tags(route) => tags::route(app, input, viewer, route).await,
+        M::Discovery(route) => discovery::route(app, input, viewer, route).await,
     }
 }
 
