@@ -103,3 +103,28 @@ CREATE TABLE discovery (
   PRIMARY KEY (kind, db, item, name)
 ) WITHOUT ROWID;
 CREATE INDEX discovery_by_score ON discovery (kind, score DESC, extra DESC);
+
+-- Mastodon's `unlisted`: public, but kept out of the public and tag timelines and of trends
+-- (before this, an unlisted post was stored as public and nothing told them apart).
+ALTER TABLE posts ADD COLUMN unlisted INTEGER NOT NULL DEFAULT 0;
+
+-- A followed tag's followers, beside the tag's index rows (the follower's own list is
+-- `followed_tags` on their home): a public post new under the tag reaches their home through
+-- them, a page at a time (`services/tag_delivery.rs`). Written before the home's row on a follow
+-- and removed after it on an unfollow, so a half-done change only ever over-delivers.
+CREATE TABLE tag_followers (
+  shard   INTEGER NOT NULL,
+  key     TEXT    NOT NULL,
+  user_id INTEGER NOT NULL,
+  PRIMARY KEY (key, user_id)
+) WITHOUT ROWID;
+CREATE INDEX tag_followers_by_shard ON tag_followers (shard, key, user_id);
+CREATE TRIGGER tag_followers_frozen_insert BEFORE INSERT ON tag_followers
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = NEW.shard)
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER tag_followers_frozen_update BEFORE UPDATE ON tag_followers
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard IN (OLD.shard, NEW.shard) AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;
+CREATE TRIGGER tag_followers_frozen_delete BEFORE DELETE ON tag_followers
+  WHEN EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = OLD.shard AND f.mode = 'frozen')
+  BEGIN SELECT RAISE(ABORT, 'shard frozen'); END;

@@ -48,6 +48,7 @@ pub async fn boost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRow>
         reblog_of: Some(original.id),
         mentions: None,
         visibility,
+        unlisted: false,
         warning: &ContentWarning::default(),
         media: &[],
         created_at: ctx.now,

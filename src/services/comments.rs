@@ -143,6 +143,7 @@ pub async fn add(
     let draft = Draft {
         text,
         visibility: target.widest,
+        unlisted: false,
         warning: &ContentWarning::default(),
         media: &[],
         domain,

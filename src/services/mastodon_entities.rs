@@ -419,6 +419,9 @@ impl Status {
             },
             None => Quote::Shallow { state: QuoteState::Accepted, quoted_status_id: Some(id.to_string()) },
         });
+        if p.is_unlisted() && p.visibility == Visibility::Public {
+            status.visibility = "unlisted";
+        }
         status
     }
 

@@ -41,6 +41,7 @@ pub mod shard_move;
 pub mod stats;
 pub mod streaming;
 pub mod streams;
+pub mod tag_delivery;
 pub mod tags;
 pub mod tally;
 pub mod timelines;

@@ -76,6 +76,8 @@ fn request_hash(parts: &[&str]) -> String {
 pub struct Draft<'a> {
     pub text: &'a PostBody,
     pub visibility: Visibility,
+    /// Mastodon's `unlisted` (with `Public`): kept out of the public and tag timelines.
+    pub unlisted: bool,
     pub warning: &'a ContentWarning,
     /// Uploads to attach, in order (`domain::media::media_ids`).
     pub media: &'a [i64],
@@ -127,6 +129,7 @@ pub async fn publish(
         quote_policy: draft.quote_policy,
         reply: reply.map(|r| r.to),
         visibility,
+        unlisted: draft.unlisted,
         warning,
         media,
         created_at: ctx.now,
@@ -166,6 +169,7 @@ fn fingerprint(draft: &Draft<'_>, quoted: Option<PostId>) -> String {
     }
     let quote = quoted.map(|id| format!("quote:{id}:{}", draft.quote_policy.as_str()));
     parts.extend(quote.as_deref());
+    parts.extend(draft.unlisted.then_some("unlisted"));
     let reply = draft.reply.map(|r| format!("reply:{}", r.to.parent));
     parts.extend(reply.as_deref());
     request_hash(&parts)
@@ -228,6 +232,7 @@ pub async fn import(
         quote_policy: QuotePolicy::default(),
         reply: reply.map(|r| r.to),
         visibility: reply.map_or(visibility, |r| narrower(visibility, r.widest)),
+        unlisted: false,
         warning,
         media: &[],
         created_at,

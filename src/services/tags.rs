@@ -54,9 +54,20 @@ pub async fn tag(ctx: &Ctx, viewer: UserId, name: &str) -> ApiResult<TagView> {
     })
 }
 
-/// Follows or unfollows a tag; the tag as the viewer sees it now.
+/// Follows or unfollows a tag; the tag as the viewer sees it now. The tag's side (whom its
+/// posts reach) is written first on a follow and last on an unfollow: a request that stops
+/// between the two databases leaves at most a delivery the viewer's list does not show, and
+/// the retry (the same request) completes it.
 pub async fn follow(ctx: &Ctx, viewer: UserId, name: &str, on: bool) -> ApiResult<TagView> {
+    let key = IndexKey::tag(name);
+    let tag_side = ctx.shards.index(&key);
+    if on {
+        index::set_tag_follower(tag_side, &key, viewer, true).await?;
+    }
     lists::set(ctx.user_db(viewer), TagList::Followed, viewer, name, on, ctx.now).await?;
+    if !on {
+        index::set_tag_follower(tag_side, &key, viewer, false).await?;
+    }
     tag(ctx, viewer, name).await
 }
 

@@ -16,16 +16,21 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::tags::{self, flags, IndexKey, Indexed};
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::{originals, streams};
+use crate::services::queue::send::send_batch;
+use crate::services::{originals, streams, tag_delivery};
 use crate::store::posts::PostRow;
 use crate::store::timelines::{self as index, Entry, IndexRow, Range};
 
 /// Reads of the index one page makes at most while the posts it finds are hidden.
 const PAGE_READS: usize = 4;
 
-/// Whether a post belongs in the index now: a live public post of its own (not a boost).
-fn indexed(post: &PostRow) -> bool {
-    post.reblog_of.is_none() && post.visibility == Visibility::Public && !post.is_taken_down()
+/// Whether a post belongs in the index now: a live public (and listed) post of its own, not a
+/// boost.
+pub fn is_indexed(post: &PostRow) -> bool {
+    post.reblog_of.is_none()
+        && post.visibility == Visibility::Public
+        && !post.is_unlisted()
+        && !post.is_taken_down()
 }
 
 fn as_indexed(post: &PostRow) -> Indexed<'_> {
@@ -41,7 +46,7 @@ fn as_indexed(post: &PostRow) -> Indexed<'_> {
 /// gone), `was` as it was before the change (an edit or a deletion: for the keys it leaves).
 /// Listeners of a key the post joins, leaves or (in an edit) stays under are told.
 pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) -> ApiResult<()> {
-    let now_keys = post.filter(|p| indexed(p)).map(|p| as_indexed(p).keys()).unwrap_or_default();
+    let now_keys = post.filter(|p| is_indexed(p)).map(|p| as_indexed(p).keys()).unwrap_or_default();
     let old_keys: Vec<IndexKey> = was
         .filter(|p| p.reblog_of.is_none())
         .map(|p| as_indexed(p).keys())
@@ -49,12 +54,13 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
         .into_iter()
         .filter(|k| !now_keys.contains(k))
         .collect();
-    if let Some(post) = post.filter(|p| indexed(p)) {
+    if let Some(post) = post.filter(|p| is_indexed(p)) {
         let entry = Entry { post_id: post.id, author_id: post.author_id, flags: as_indexed(post).flags() };
         let added =
             per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry).await })
                 .await?;
         streams::tell(ctx, post.id, streams::Change::Added, &added, entry.flags).await;
+        deliver_to_tag_followers(ctx, post, &now_keys, &added).await;
         if was.is_some() {
             // An edit: the keys it stayed under hear `status.update`.
             let kept: Vec<IndexKey> = now_keys.iter().filter(|k| !added.contains(k)).cloned().collect();
@@ -69,6 +75,25 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
         streams::tell(ctx, id, streams::Change::Removed, &removed, 0).await;
     }
     Ok(())
+}
+
+/// A post newly under some tags reaches those tags' followers' homes (best effort: see
+/// `services/tag_delivery.rs`).
+async fn deliver_to_tag_followers(ctx: &Ctx, post: &PostRow, keys: &[IndexKey], added: &[IndexKey]) {
+    // `keys` is the stripe, then the tags in `hashtags` order: a tag's index is its place less one.
+    let tags: Vec<u8> = keys
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, key)| added.contains(key))
+        .filter_map(|(i, _)| u8::try_from(i - 1).ok())
+        .collect();
+    if tags.is_empty() {
+        return;
+    }
+    if let Err(e) = send_batch(ctx, tag_delivery::starts(post.id, &tags)).await {
+        worker::console_error!("tag delivery of {} not queued: {e}", post.id);
+    }
 }
 
 /// Runs `write` once per database over the keys living there (side by side); the keys it
@@ -237,7 +262,7 @@ async fn visible(ctx: &Ctx, viewer: UserId, query: &Query, rows: &[IndexRow]) ->
     }
     let ids: Vec<PostId> = rows.iter().map(|r| r.post_id).collect();
     let mut posts = originals::visible_among(ctx, viewer, &ids).await?;
-    posts.retain(|p| indexed(p) && query.tags_pass(p));
+    posts.retain(|p| is_indexed(p) && query.tags_pass(p));
     let mut authors: Vec<UserId> = posts.iter().map(|p| p.author_id).collect();
     authors.sort_unstable();
     authors.dedup();

@@ -47,7 +47,7 @@ impl Ranking {
                 .into(),
             Self::Statuses => {
                 "SELECT id AS item, '' AS name, like_count + reblog_count AS score, id AS extra \
-                               FROM posts WHERE id >= ?1 AND visibility = 'public' AND reblog_of IS NULL \
+                               FROM posts WHERE id >= ?1 AND visibility = 'public' AND unlisted = 0 AND reblog_of IS NULL \
                                  AND deleted_at IS NULL AND taken_down_at IS NULL \
                                  AND like_count + reblog_count > 0 \
                                ORDER BY score DESC, id DESC LIMIT ?2"
@@ -61,7 +61,7 @@ impl Ranking {
             }
             Self::Active => {
                 "SELECT p.author_id AS item, '' AS name, MAX(p.id) AS score, 0 AS extra FROM posts p \
-                             WHERE p.id >= ?1 AND p.visibility = 'public' AND p.deleted_at IS NULL \
+                             WHERE p.id >= ?1 AND p.visibility = 'public' AND p.unlisted = 0 AND p.deleted_at IS NULL \
                              GROUP BY p.author_id ORDER BY score DESC LIMIT ?2"
                     .into()
             }

@@ -49,7 +49,7 @@ pub fn feed_columns() -> String {
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
             p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, p.mentions, \
             p.quote_of, p.quote_policy, p.quote_count, p.in_reply_to_id, p.in_reply_to_account_id, p.thread_id, \
-            EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
+            p.unlisted, EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
               AS liked_by_me"
         .to_string()
 }
@@ -95,6 +95,10 @@ pub struct Quoted {
 #[derive(Debug, Clone, Deserialize)]
 pub struct PostRow {
     pub id: PostId,
+    /// Mastodon's `unlisted`: public, kept out of the public and tag timelines (migration 0039;
+    /// rows cached before it read as listed).
+    #[serde(default)]
+    unlisted: i64,
     pub author_id: UserId,
     pub handle: String,
     pub display_name: String,
@@ -174,6 +178,10 @@ impl PostRow {
 
     pub fn is_taken_down(&self) -> bool {
         self.taken_down != 0
+    }
+
+    pub fn is_unlisted(&self) -> bool {
+        self.unlisted != 0
     }
 
     pub fn is_sensitive(&self) -> bool {
@@ -384,6 +392,8 @@ pub struct NewPost<'a> {
     /// What a reply replies to (checked by `services::replies::target`).
     pub reply: Option<ReplyTo>,
     pub visibility: Visibility,
+    /// Mastodon's `unlisted` (with `Public`): kept out of the public and tag timelines.
+    pub unlisted: bool,
     pub warning: &'a ContentWarning,
     /// Uploads of the author's to attach, in order (checked by `services::media::for_post`).
     pub media: &'a [Attachment],
@@ -455,8 +465,8 @@ fn insert_post_statement(
     stmt(
         db,
         "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of, \
-           mentions, quote_of, quote_policy, in_reply_to_id, in_reply_to_account_id, thread_id) \
-         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING id",
+           mentions, quote_of, quote_policy, in_reply_to_id, in_reply_to_account_id, thread_id, unlisted) \
+         VALUES (?5, ?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) RETURNING id",
         &[
             int(post.author_id),
             text(post.body),
@@ -473,6 +483,7 @@ fn insert_post_statement(
             opt_int(post.reply.map(|r| r.parent)),
             opt_int(post.reply.map(|r| r.parent_author.get())),
             opt_int(post.reply.map(|r| r.root.get())),
+            int(i64::from(post.unlisted && post.visibility == Visibility::Public)),
         ],
     )
 }
@@ -613,6 +624,7 @@ pub async fn edit(
         db,
         &format!(
             "UPDATE posts SET body = COALESCE(?2, body), visibility = COALESCE(?3, visibility), edited_at = ?4, \
+               unlisted = COALESCE(?7, unlisted), \
                state_version = state_version + (?3 IS NOT NULL AND (visibility = 'private') <> (?3 = 'private')), \
                {} \
              WHERE id = ?1 AND deleted_at IS NULL",
@@ -625,6 +637,7 @@ pub async fn edit(
             int(now),
             opt_text(edit.warning.spoiler_text.as_deref()),
             opt_flag(edit.warning.sensitive),
+            opt_flag(edit.unlisted),
         ],
     )?;
     let bump = bump_statement(db, author)?;

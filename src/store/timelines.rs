@@ -150,3 +150,26 @@ pub async fn unlisten(db: IndexDb<'_>, key: &IndexKey, user: UserId) -> StoreRes
     let sql = "DELETE FROM stream_listeners WHERE key = ?1 AND user_id = ?2";
     exec(db, sql, &[text(key.as_str()), int(user)]).await
 }
+
+/// Adds or removes `user` among a tag key's followers; idempotent.
+pub async fn set_tag_follower(db: IndexDb<'_>, key: &IndexKey, user: UserId, on: bool) -> StoreResult<()> {
+    if on {
+        let sql = "INSERT OR IGNORE INTO tag_followers (shard, key, user_id) VALUES (?1, ?2, ?3)";
+        exec(db, sql, &[int(key.shard().index() as i64), text(key.as_str()), int(user)]).await
+    } else {
+        let sql = "DELETE FROM tag_followers WHERE key = ?1 AND user_id = ?2";
+        exec(db, sql, &[text(key.as_str()), int(user)]).await
+    }
+}
+
+/// Up to `limit` of a tag key's followers after `after` (by id).
+pub async fn tag_followers(
+    db: IndexDb<'_>,
+    key: &IndexKey,
+    after: i64,
+    limit: usize,
+) -> StoreResult<Vec<UserId>> {
+    let sql = "SELECT user_id FROM tag_followers WHERE key = ?1 AND user_id > ?2 ORDER BY user_id LIMIT ?3";
+    let rows: Vec<Listener> = all(db, sql, &[text(key.as_str()), int(after), int(limit as i64)]).await?;
+    Ok(rows.into_iter().map(|r| r.user_id).collect())
+}

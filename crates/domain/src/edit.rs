@@ -49,6 +49,9 @@ impl Dialect {
 pub struct PostEdit {
     pub text: Option<PostBody>,
     pub visibility: Option<Visibility>,
+    /// With a visibility: whether it is Mastodon's `unlisted` (public, out of the public and
+    /// tag timelines); `/v1`'s `public` is listed.
+    pub unlisted: Option<bool>,
     pub warning: WarningEdit,
 }
 
@@ -63,12 +66,14 @@ impl PostEdit {
         flag: impl Fn(&'static str) -> Result<Option<bool>, Invalid>,
     ) -> Result<Self, Invalid> {
         let text = field(dialect.text_field())?.map(PostBody::parse).transpose()?;
-        let visibility = field("visibility")?.map(|v| dialect.visibility(v)).transpose()?;
+        let raw_visibility = field("visibility")?;
+        let visibility = raw_visibility.map(|v| dialect.visibility(v)).transpose()?;
+        let unlisted = raw_visibility.map(|v| v.trim() == "unlisted");
         let warning = WarningEdit::parse(field("spoiler_text")?, flag("sensitive")?)?;
         if text.is_none() && visibility.is_none() && warning.is_empty() {
             return Err(dialect.nothing_to_change());
         }
-        Ok(Self { text, visibility, warning })
+        Ok(Self { text, visibility, unlisted, warning })
     }
 }
 
@@ -97,6 +102,7 @@ mod tests {
         Ok(PostEdit {
             text: text.map(|t| PostBody::parse(t).unwrap()),
             visibility,
+            unlisted: visibility.map(|_| false),
             warning: WarningEdit::default(),
         })
     }
@@ -127,7 +133,11 @@ mod tests {
             (V1, &[("body", Err(())), ("visibility", Ok("nope"))], refused("body", "body must be a string")),
             (V1, &[("body", Ok("")), ("visibility", Err(()))], refused("body", "body must not be empty")),
             (Mastodon, &[("status", Ok("hi"))], edit(Some("hi"), None)),
-            (Mastodon, &[("visibility", Ok("unlisted"))], edit(None, Some(Public))),
+            (
+                Mastodon,
+                &[("visibility", Ok("unlisted"))],
+                edit(None, Some(Public)).map(|e| PostEdit { unlisted: Some(true), ..e }),
+            ),
             (Mastodon, &[("visibility", Ok("direct"))], edit(None, Some(Private))),
             (
                 Mastodon,

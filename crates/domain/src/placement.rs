@@ -144,6 +144,7 @@ pub const TABLES: &[Table] = &[
             "in_reply_to_account_id",
             "thread_id",
             "moved_from",
+            "unlisted",
         ],
         TEXT_PAGE,
     ),
@@ -409,6 +410,13 @@ pub const TABLES: &[Table] = &[
         ShardBy::Stored("shard"),
         &["key", "user_id"],
         &["shard", "key", "user_id", "expires_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "tag_followers",
+        ShardBy::Stored("shard"),
+        &["key", "user_id"],
+        &["shard", "key", "user_id"],
         EDGE_PAGE,
     ),
     table(

@@ -74,6 +74,7 @@ pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Resp
     let draft = Draft {
         text: &text,
         visibility,
+        unlisted: false,
         warning: &warning,
         media: &media,
         domain: crate::domain::mastodon::domain_of(&input.origin),

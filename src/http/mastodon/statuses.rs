@@ -122,9 +122,11 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     let key = input.idempotency_key()?;
     let allowed = allowed_mentions(input)?;
     let (quote, quote_policy) = quote_fields(&body)?;
+    let unlisted = body.str("visibility")?.is_some_and(|v| v.trim() == "unlisted");
     let draft = Draft {
         text: &text,
         visibility: visibility.unwrap_or(Visibility::Public),
+        unlisted,
         warning: &warning,
         media: &media,
         domain: crate::domain::mastodon::domain_of(&input.origin),
