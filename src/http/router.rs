@@ -18,6 +18,7 @@ use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
 use crate::domain::placement::parse_shard;
+use crate::domain::profile::Image;
 use crate::domain::snowflake::LogicalShard;
 use crate::error::ApiError;
 use crate::services::saved::Saved;
@@ -165,6 +166,10 @@ pub enum MastodonRoute {
     /// Mastodon's admin API (`/api/v1/admin/...`): nobody is staff through this API.
     Admin,
     VerifyCredentials,
+    /// `PATCH /api/v1/accounts/update_credentials`.
+    UpdateCredentials,
+    /// `DELETE /api/v1/profile/avatar` and `/header`.
+    RemoveProfileImage(crate::domain::profile::Image),
     Account(UserId),
     LookupAccount,
     /// `GET /api/v1/accounts/search?q=`: by handle prefix.
@@ -286,6 +291,10 @@ impl Route {
         match self {
             Route::User(UserRoute::Upload | UserRoute::Mastodon(MastodonRoute::Upload)) => {
                 crate::domain::media::MAX_IMAGE_BYTES + MAX_BODY_BYTES
+            }
+            // An avatar and a header beside the profile's fields.
+            Route::User(UserRoute::Mastodon(MastodonRoute::UpdateCredentials)) => {
+                2 * crate::domain::profile::MAX_IMAGE_BYTES + MAX_BODY_BYTES
             }
             _ => MAX_BODY_BYTES,
         }
@@ -840,6 +849,25 @@ pub const ROUTES: &[PathRow] = &[
         "/api/v1/accounts/verify_credentials",
         &[("GET", user(Scope::ReadOrProfile, Read, Limit::None, |_| mastodon(M::VerifyCredentials)))],
     ),
+    // A profile edit stores up to two images: the posts limit, as uploads.
+    path(
+        "/api/v1/accounts/update_credentials",
+        &[("PATCH", user(WRITE, Write, Class(L::Posts), |_| mastodon(M::UpdateCredentials)))],
+    ),
+    path(
+        "/api/v1/profile/avatar",
+        &[(
+            "DELETE",
+            user(WRITE, Write, Class(L::Posts), |_| mastodon(M::RemoveProfileImage(Image::Avatar))),
+        )],
+    ),
+    path(
+        "/api/v1/profile/header",
+        &[(
+            "DELETE",
+            user(WRITE, Write, Class(L::Posts), |_| mastodon(M::RemoveProfileImage(Image::Header))),
+        )],
+    ),
     path(
         "/api/v1/accounts/lookup",
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::LookupAccount)))],
@@ -1285,6 +1313,9 @@ mod tests {
         GET    /api/v2/admin/accounts                     admin:read   read  -
         GET    /api/v1/admin/reports                      admin:read   read  -
         GET    /api/v1/accounts/verify_credentials        read|profile read  -
+        PATCH  /api/v1/accounts/update_credentials        write        write posts
+        DELETE /api/v1/profile/avatar                     write        write posts
+        DELETE /api/v1/profile/header                     write        write posts
         GET    /api/v1/accounts/lookup                    read         read  -
         GET    /api/v1/accounts/search                    read         read  -
         GET    /api/v1/accounts/familiar_followers        read         read  -

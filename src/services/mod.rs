@@ -30,6 +30,7 @@ pub mod notifications;
 pub mod originals;
 pub mod policy;
 pub mod posts;
+pub mod profile;
 pub mod queue;
 pub mod quotes;
 pub mod reconcile;

@@ -28,6 +28,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod profile;
 pub mod quotes;
 pub mod reblogs;
 pub mod replica;

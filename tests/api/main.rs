@@ -36,6 +36,7 @@ mod notifications;
 mod openapi;
 mod ordering;
 mod posts;
+mod profiles;
 mod quotes;
 mod replies;
 mod security;

@@ -36,11 +36,7 @@ struct CredentialAccount {
 
 pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let (user, _) = visible_with_relationship(app, viewer, UserKey::Id(viewer)).await?;
-    let source = serde_json::json!({
-        "privacy": "public", "sensitive": false, "language": null, "note": "", "fields": [],
-        "follow_requests_count": 0, "indexable": false, "discoverable": true, "hide_collections": false,
-        "attribution_domains": [],
-    });
+    let source = source_of(&user, 0);
     // Mastodon's built-in "everyone" role (id -99), with no permissions: Mastodon grants it
     // `invite_users` (65536) by default, but there are no invites here, and an app that sees
     // the bit offers an invite screen that cannot work. Nobody is staff through this API.
@@ -48,6 +44,20 @@ pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> Api
         "id": "-99", "name": "", "color": "", "permissions": "0", "highlighted": false,
     });
     json(&CredentialAccount { account: Account::new(&input.origin, &user), source, role })
+}
+
+/// `source`: the profile as typed (note and fields as plain text) and the posting defaults.
+fn source_of(user: &UserRow, follow_requests: i64) -> serde_json::Value {
+    let p = &user.profile;
+    let fields: Vec<serde_json::Value> = crate::domain::profile::fields_of(p.fields.as_deref())
+        .into_iter()
+        .map(|f| serde_json::json!({ "name": f.name, "value": f.value, "verified_at": null }))
+        .collect();
+    serde_json::json!({
+        "privacy": p.post_privacy, "sensitive": p.post_sensitive != 0, "language": p.post_language,
+        "note": p.note, "fields": fields, "follow_requests_count": follow_requests, "indexable": false,
+        "discoverable": p.discoverable != 0, "hide_collections": false, "attribution_domains": [],
+    })
 }
 
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiResult<Response> {

@@ -15,6 +15,7 @@ mod mutes;
 mod notifications;
 mod oauth;
 mod own;
+mod profile;
 mod relations;
 mod saved;
 mod startup;
@@ -86,6 +87,8 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
+        M::UpdateCredentials => profile::update_credentials(app, input, viewer).await,
+        M::RemoveProfileImage(image) => profile::remove_image(app, input, viewer, image).await,
         M::Account(id) => accounts::get(app, input, viewer, id).await,
         M::LookupAccount => accounts::lookup(app, input, viewer).await,
         M::Relationships => accounts::relationships(app, input, viewer).await,
