@@ -493,7 +493,8 @@ pub struct Relationship {
     requested_by: bool,
     domain_blocking: bool,
     endorsed: bool,
-    note: &'static str,
+    /// The viewer's private note on the account.
+    note: String,
 }
 
 impl From<&Mutual> for Relationship {
@@ -513,8 +514,24 @@ impl From<&Mutual> for Relationship {
             requested_by: false,
             domain_blocking: false,
             endorsed: false,
-            note: "",
+            note: String::new(),
         }
+    }
+}
+
+impl Relationship {
+    /// The follow requests between them: the viewer's pending one to the account, and theirs to
+    /// the viewer.
+    pub fn with_requests(mut self, requested: bool, requested_by: bool) -> Self {
+        (self.requested, self.requested_by) =
+            (requested && !self.following, requested_by && !self.followed_by);
+        self
+    }
+
+    /// The viewer's own marks: their note on the account, their endorsement of it.
+    pub fn with_marks(mut self, note: Option<&str>, endorsed: bool) -> Self {
+        (self.note, self.endorsed) = (note.unwrap_or("").to_owned(), endorsed);
+        self
     }
 }
 

@@ -42,6 +42,10 @@ pub async fn update(ctx: &Ctx, user: UserId, edit: &Edit<'_>) -> ApiResult<()> {
     let images: Vec<NewImage<'_>> =
         stored.iter().map(|(image, id, path)| NewImage { image: *image, media: *id, path }).collect();
     rows::update(ctx.user_db(user), user, &edit.profile, &images, ctx.now).await?;
+    // Unlocking lets everyone waiting in, as Mastodon does.
+    if edit.profile.locked == Some(false) {
+        crate::services::follows::authorize_all(ctx, user).await?;
+    }
     Ok(())
 }
 

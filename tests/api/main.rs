@@ -19,6 +19,7 @@ mod engagement;
 mod errors;
 mod favourites;
 mod feed;
+mod follow_requests;
 mod graph;
 mod grouped;
 mod idle;

@@ -222,3 +222,257 @@ fn images_are_replaced_and_removed_and_never_attach_to_a_status() {
     assert!(removed["header"].as_str().unwrap().ends_with("/header.png"), "{removed}");
     assert!(me(&user)["header"].as_str().unwrap().ends_with("/header.png"));
 }
+
+/// An app's own token (the client-credentials grant).
+fn app_token(client: &(String, String), scope: &str) -> String {
+    let fields = [
+        ("grant_type", "client_credentials"),
+        ("client_id", client.0.as_str()),
+        ("client_secret", client.1.as_str()),
+        ("scope", scope),
+    ];
+    let token = crate::mastodon::form("/oauth/token", &fields).expect(200);
+    assert_eq!(token["token_type"], "Bearer");
+    token["access_token"].as_str().unwrap().to_string()
+}
+
+static SIGN_UP_ADDRESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+/// `POST /api/v1/accounts` as a form from an address of its own (the sign-up limit is per address).
+fn sign_up(token: Option<&str>, fields: &[(&str, &str)]) -> Resp {
+    let n = SIGN_UP_ADDRESS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let ip = format!("10.250.{}.{}", (n >> 8) & 255, n & 255);
+    let body: Vec<String> =
+        fields.iter().map(|(k, v)| format!("{k}={}", crate::mastodon::urlencode(v))).collect();
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let mut headers =
+        vec![("content-type", "application/x-www-form-urlencoded"), ("cf-connecting-ip", ip.as_str())];
+    if let Some(auth) = &auth {
+        headers.push(("authorization", auth.as_str()));
+    }
+    raw("POST", "/api/v1/accounts", &headers, body.join("&").as_bytes())
+}
+
+fn unique_handle(prefix: &str) -> String {
+    format!("{prefix}{}", SIGN_UP_ADDRESS.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+#[test]
+fn an_app_registers_an_account_with_its_own_token() {
+    let client = crate::mastodon::app("read write follow", "urn:ietf:wg:oauth:2.0:oob");
+    let token = app_token(&client, "read write");
+    // The app's own token names no user: no user route takes it; its app is readable.
+    assert_eq!(call("GET", "/api/v1/accounts/verify_credentials", Some(&token), None).status, 401);
+    let app = call("GET", "/api/v1/apps/verify_credentials", Some(&token), None).expect(200);
+    assert_eq!(app["name"], "shape test");
+    assert!(app.get("client_secret").is_none(), "{app}");
+    let handle = unique_handle("pfreg");
+    let fields = [
+        ("username", handle.as_str()),
+        ("email", "someone@example.com"),
+        ("password", "a long enough password"),
+        ("agreement", "true"),
+        ("locale", "en"),
+        ("reason", "hello"),
+    ];
+    let created = sign_up(Some(&token), &fields).expect(200);
+    assert_eq!(created["scope"], "read write");
+    let user_token = created["access_token"].as_str().unwrap();
+    let me = call("GET", "/api/v1/accounts/verify_credentials", Some(user_token), None).expect(200);
+    assert_eq!(me["username"], handle.as_str());
+    // The new user's token is the app's too, with the scopes the app's token had.
+    let same_app = call("GET", "/api/v1/apps/verify_credentials", Some(user_token), None).expect(200);
+    assert_eq!(same_app["id"], app["id"]);
+    assert_eq!(call("POST", "/api/v1/emails/confirmations", Some(user_token), None).expect(200), json!({}));
+    // The handle is now taken: Mastodon's shape.
+    let again = sign_up(Some(&token), &fields);
+    assert_eq!(again.status, 422, "{}", again.body);
+    assert_eq!(again.body["details"]["username"][0]["error"], "ERR_TAKEN");
+    // A user's token issued to an app registers too (what masto.js's tests do).
+    let other = unique_handle("pfreg");
+    let by_user = [
+        ("username", other.as_str()),
+        ("email", "x@example.org"),
+        ("password", "another long password"),
+        ("agreement", "1"),
+    ];
+    sign_up(Some(user_token), &by_user).expect(200);
+    // Without a token, or with a /v1 token (issued to no app): 401, nobody registered.
+    let third = unique_handle("pfreg");
+    let no_app = [
+        ("username", third.as_str()),
+        ("email", "y@example.org"),
+        ("password", "another long password"),
+        ("agreement", "1"),
+    ];
+    assert_eq!(sign_up(None, &no_app).status, 401);
+    let v1 = register("pf_v1");
+    assert_eq!(sign_up(Some(&v1.token), &no_app).status, 401);
+    let lookup = call("GET", &format!("/api/v1/accounts/lookup?acct={third}"), Some(user_token), None);
+    assert_eq!(lookup.status, 404);
+}
+
+#[test]
+fn a_malformed_registration_gets_every_problem_in_mastodons_shape() {
+    let client = crate::mastodon::app("read write", "urn:ietf:wg:oauth:2.0:oob");
+    let token = app_token(&client, "read");
+    let fields =
+        [("username", ""), ("email", ""), ("password", ""), ("agreement", "false"), ("locale", "hello")];
+    let refused = sign_up(Some(&token), &fields);
+    assert_eq!(refused.status, 422);
+    assert!(refused.body["error"].as_str().unwrap().starts_with("Validation failed"), "{}", refused.body);
+    assert_eq!(
+        refused.body["details"],
+        json!({
+            "agreement": [{ "error": "ERR_ACCEPTED", "description": "must be accepted" }],
+            "email": [
+                { "error": "ERR_BLANK", "description": "can't be blank" },
+                { "error": "ERR_INVALID", "description": "is invalid" },
+            ],
+            "password": [{ "error": "ERR_BLANK", "description": "can't be blank" }],
+            "username": [{ "error": "ERR_BLANK", "description": "can't be blank" }],
+        })
+    );
+    // /v1's rules: a password under 10 characters, a handle outside [a-z0-9_]{3,30}.
+    let handle = unique_handle("pfshort");
+    let short =
+        [("username", handle.as_str()), ("email", "a@b.co"), ("password", "password"), ("agreement", "true")];
+    let refused = sign_up(Some(&token), &short);
+    assert_eq!(refused.body["details"]["password"][0]["error"], "ERR_TOO_SHORT", "{}", refused.body);
+    let bad = [
+        ("username", "no spaces"),
+        ("email", "a@b.co"),
+        ("password", "long enough password"),
+        ("agreement", "true"),
+    ];
+    assert_eq!(sign_up(Some(&token), &bad).body["details"]["username"][0]["error"], "ERR_INVALID");
+    // Nobody was registered by the refused one.
+    let lookup = call(
+        "GET",
+        &format!("/api/v1/accounts/lookup?acct={handle}"),
+        Some(&register("pf_look").token),
+        None,
+    );
+    assert_eq!(lookup.status, 404);
+}
+
+fn relationship_of(user: &User, other: &User) -> Value {
+    user.get(&format!("/api/v1/accounts/relationships?id[]={}", other.id)).expect(200)[0].clone()
+}
+
+#[test]
+fn a_note_on_an_account_is_private_to_its_author() {
+    let author = register("pf_noter");
+    let other = register("pf_noted");
+    let third = register("pf_third");
+    let noted = author
+        .post(&format!("/api/v1/accounts/{}/note", other.id), json!({ "comment": "met at the meetup" }));
+    assert_eq!(noted.expect(200)["note"], "met at the meetup");
+    assert_eq!(relationship_of(&author, &other)["note"], "met at the meetup");
+    // Nobody else sees it: not the account, not a third user.
+    assert_eq!(relationship_of(&other, &author)["note"], "");
+    assert_eq!(relationship_of(&third, &other)["note"], "");
+    // Too long: refused, the old note kept; empty removes it.
+    let long = "n".repeat(2001);
+    let refused = author.post(&format!("/api/v1/accounts/{}/note", other.id), json!({ "comment": long }));
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    assert_eq!(relationship_of(&author, &other)["note"], "met at the meetup");
+    let cleared =
+        author.post(&format!("/api/v1/accounts/{}/note", other.id), json!({ "comment": "" })).expect(200);
+    assert_eq!(cleared["note"], "");
+    assert_eq!(author.post("/api/v1/accounts/99999999/note", json!({ "comment": "x" })).status, 404);
+}
+
+#[test]
+fn endorsements_need_a_follow_and_go_with_it() {
+    let user = register("pf_endorser");
+    let star = register("pf_star");
+    let other = register("pf_other");
+    // Not followed: 422, nothing endorsed.
+    let refused = user.post(&format!("/api/v1/accounts/{}/endorse", star.id), json!({}));
+    assert_eq!(refused.status, 422, "{}", refused.body);
+    user.follow(&star);
+    user.follow(&other);
+    let endorsed = user.post(&format!("/api/v1/accounts/{}/endorse", star.id), json!({})).expect(200);
+    assert_eq!(endorsed["endorsed"], true);
+    // The older alias, twice: idempotent.
+    for _ in 0..2 {
+        user.post(&format!("/api/v1/accounts/{}/pin", other.id), json!({})).expect(200);
+    }
+    let own = user.get("/api/v1/endorsements").expect(200);
+    assert_eq!(ids(own.as_array().unwrap()), vec![other.id.clone(), star.id.clone()]);
+    // Anyone may read an account's endorsements.
+    let seen = star.get(&format!("/api/v1/accounts/{}/endorsements", user.id)).expect(200);
+    assert_eq!(ids(seen.as_array().unwrap()), vec![other.id.clone(), star.id.clone()]);
+    let paged = user.get("/api/v1/endorsements?limit=1").expect(200);
+    assert_eq!(ids(paged.as_array().unwrap()), vec![other.id.clone()]);
+    // Unendorsed, and an unfollow takes the endorsement with it.
+    let gone = user.post(&format!("/api/v1/accounts/{}/unpin", other.id), json!({})).expect(200);
+    assert_eq!(gone["endorsed"], false);
+    user.unfollow(&star);
+    assert_eq!(relationship_of(&user, &star)["endorsed"], false);
+    assert!(user.get("/api/v1/endorsements").expect(200).as_array().unwrap().is_empty());
+    assert_eq!(user.get(&format!("/api/v1/accounts/{}/identity_proofs", star.id)).expect(200), json!([]));
+}
+
+#[test]
+fn a_report_is_stored_for_the_operator_and_answered_as_mastodons_report() {
+    let reporter = register("pf_reporter");
+    let reported = register("pf_reported");
+    let post = reported.publish("something to report", "public");
+    let post_id = post["id"].as_str().unwrap().to_string();
+    let body = json!({ "account_id": reported.id, "status_ids": [post_id], "comment": "spam links", "category": "spam" });
+    let report = reporter.post("/api/v1/reports", body).expect(200);
+    assert_eq!(report["target_account"]["id"], reported.id.as_str());
+    assert_eq!((report["category"].as_str(), report["comment"].as_str()), (Some("spam"), Some("spam links")));
+    assert_eq!(report["status_ids"], json!([post_id]));
+    assert_eq!((report["action_taken"].as_bool(), report["forwarded"].as_bool()), (Some(false), Some(false)));
+    // The operator sees it.
+    let listed = admin("GET", "/v1/admin/reports?limit=100", None).expect(200);
+    let found = listed["reports"].as_array().unwrap().iter().find(|r| r["id"] == report["id"]).cloned();
+    let found = found.expect("the report in the operator's list");
+    assert_eq!(
+        (found["reporter_id"].as_str(), found["account_id"].as_str()),
+        (Some(&*reporter.id), Some(&*reported.id))
+    );
+    // Refused with nothing stored: yourself, nobody, a bad category, a long comment.
+    let refusals = [
+        json!({ "account_id": reporter.id }),
+        json!({ "account_id": "99999999" }),
+        json!({ "account_id": reported.id, "category": "rude" }),
+        json!({ "account_id": reported.id, "comment": "c".repeat(1001) }),
+        json!({}),
+    ];
+    for body in refusals {
+        let refused = reporter.post("/api/v1/reports", body.clone());
+        assert!(refused.status == 422 || refused.status == 404, "{body}: {}", refused.body);
+    }
+    let listed = admin("GET", "/v1/admin/reports?limit=100", None).expect(200);
+    let mine = listed["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["reporter_id"] == reporter.id.as_str())
+        .count();
+    assert_eq!(mine, 1);
+}
+
+#[test]
+fn domain_blocks_are_kept_as_the_users_list() {
+    let user = register("pf_domains");
+    let domain = "example.domain.to.block.com";
+    let blocked = update_like(&user, "POST", &format!("domain={domain}"));
+    assert_eq!(blocked.expect(200), json!({}));
+    update_like(&user, "POST", &format!("domain={domain}")).expect(200);
+    assert_eq!(user.get("/api/v1/domain_blocks").expect(200), json!([domain]));
+    // Someone else's list is their own.
+    assert_eq!(register("pf_domains").get("/api/v1/domain_blocks").expect(200), json!([]));
+    assert_eq!(update_like(&user, "POST", "domain=not a domain").status, 422);
+    update_like(&user, "DELETE", &format!("domain={domain}")).expect(200);
+    assert_eq!(user.get("/api/v1/domain_blocks").expect(200), json!([]));
+}
+
+/// A form request to `/api/v1/domain_blocks`.
+fn update_like(user: &User, method: &str, form: &str) -> Resp {
+    send_as(user, method, "/api/v1/domain_blocks", "application/x-www-form-urlencoded", form.as_bytes())
+}

@@ -4,8 +4,10 @@
 //! comments as replies, the same feed read). Nothing here decides what a viewer may see: the
 //! services it calls do.
 
+mod account_marks;
 mod accounts;
 mod conversations;
+mod follow_requests;
 mod grouped;
 mod instance;
 mod lists;
@@ -16,7 +18,9 @@ mod notifications;
 mod oauth;
 mod own;
 mod profile;
+mod registration;
 mod relations;
+mod reports;
 mod saved;
 mod startup;
 mod statuses;
@@ -28,7 +32,9 @@ use worker::Response;
 
 use super::app::App;
 use super::input::Input;
-use super::router::{ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N};
+use super::router::{
+    ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N, ProfileRoute as PR,
+};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -64,6 +70,8 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
         MastodonPublic::OAuthMetadata => json(&crate::domain::wellknown::oauth_metadata(&input.origin)),
         MastodonPublic::WebFinger => wellknown::webfinger(app, input).await,
         MastodonPublic::Apps => oauth::register_app(app, input).await,
+        MastodonPublic::AppCredentials => registration::app_credentials(app, input).await,
+        MastodonPublic::RegisterAccount => registration::register(app, input).await,
         MastodonPublic::AuthorizePage => oauth::authorize_page(app, input).await,
         MastodonPublic::Authorize => oauth::authorize(app, input).await,
         MastodonPublic::Token => oauth::token(app, input).await,
@@ -80,15 +88,15 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => {
-            startup::empty_list()
-        }
+        M::Filters { .. }
+        | M::Announcements
+        | M::FollowedTags
+        | M::FeaturedTags(_)
+        | M::IdentityProofs(_) => startup::empty_list(),
         M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
-        M::UpdateCredentials => profile::update_credentials(app, input, viewer).await,
-        M::RemoveProfileImage(image) => profile::remove_image(app, input, viewer, image).await,
         M::Account(id) => accounts::get(app, input, viewer, id).await,
         M::LookupAccount => accounts::lookup(app, input, viewer).await,
         M::Relationships => accounts::relationships(app, input, viewer).await,
@@ -118,6 +126,28 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Notifications(route) => notification_route(app, input, viewer, route).await,
         M::Lists(route) => list_route(app, input, viewer, route).await,
         M::Conversations(route) => conversations::route(app, input, viewer, route).await,
+        M::Profile(route) => profile_route(app, input, viewer, route).await,
+    }
+}
+
+/// The profile, follow-request, note, endorsement, report and domain-block routes of [`user`].
+async fn profile_route(app: &App, input: &Input, viewer: UserId, route: PR) -> ApiResult<Response> {
+    match route {
+        PR::UpdateCredentials => profile::update_credentials(app, input, viewer).await,
+        PR::RemoveImage(image) => profile::remove_image(app, input, viewer, image).await,
+        PR::EmailConfirmation => registration::email_confirmation(viewer),
+        PR::FollowRequests => follow_requests::list(app, input, viewer).await,
+        PR::FollowRequest(id) => follow_requests::get(app, input, viewer, id).await,
+        PR::AnswerFollowRequest(id, true) => follow_requests::authorize(app, viewer, id).await,
+        PR::AnswerFollowRequest(id, false) => follow_requests::reject(app, viewer, id).await,
+        PR::Note(id) => account_marks::note(app, input, viewer, id).await,
+        PR::Endorse(id, on) => account_marks::endorse(app, viewer, id, on).await,
+        PR::Endorsements(user) => {
+            account_marks::endorsements(app, input, viewer, user.unwrap_or(viewer), user.is_none()).await
+        }
+        PR::Report => reports::report(app, input, viewer).await,
+        PR::DomainBlocks => reports::domain_blocks(app, viewer).await,
+        PR::DomainBlock(on) => reports::set_domain_block(app, input, viewer, on).await,
     }
 }
 
