@@ -65,6 +65,23 @@ impl App {
         token::issue_scoped(&self.auth_secret, user, now_secs, now_secs + self.config.token_ttl_secs, grant)
     }
 
+    /// An app's own token (the client-credentials grant): no user.
+    pub fn issue_app_token(&self, client: i64, scopes: crate::domain::oauth::Scopes) -> String {
+        let now_secs = self.now / 1000;
+        token::issue_app(&self.auth_secret, client, scopes, now_secs, now_secs + self.config.token_ttl_secs)
+    }
+
+    /// The app the request's bearer token speaks for (its own token, or a user's issued to it):
+    /// the routes an app calls for itself (`POST /api/v1/accounts`, `apps/verify_credentials`).
+    pub fn app_token(&self, input: &Input) -> ApiResult<token::AppToken> {
+        let policy = token::Policy {
+            now_secs: self.now.div_euclid(1000),
+            max_ttl_secs: self.config.token_max_ttl_secs,
+        };
+        token::verify_app(&self.auth_secret, Self::bearer(input)?, policy)
+            .map_err(|_| ApiError::InvalidToken("the token is not an app's"))
+    }
+
     /// Verifies a token given other than as the request's bearer (`POST /oauth/revoke`).
     pub fn verify_token(&self, token: &str, policy: token::Policy) -> ApiResult<token::Verified> {
         Ok(token::verify(&self.auth_secret, token, policy)?)

@@ -11,6 +11,11 @@ use crate::domain::params::{self, Endpoint, Given};
 use crate::domain::validate::{self, IdempotencyKey, Invalid};
 use crate::error::{ApiError, ApiResult};
 
+/// A body's parameters, by name, as sent.
+pub type Params = Vec<(String, String)>;
+/// A body's files, by parameter name.
+pub type Files<'a> = Vec<(String, &'a [u8])>;
+
 pub struct Input {
     query: Vec<(String, String)>,
     body: Vec<u8>,
@@ -136,6 +141,45 @@ impl Input {
         let file = parts.iter().find(|p| p.name == "file").map(|p| p.bytes);
         let file = file.ok_or_else(|| ApiError::field("file", "file is required"))?;
         Ok(Upload { file, description: text("description"), focus: text("focus") })
+    }
+
+    /// Every parameter of a form or JSON body as Rails names them (a JSON body flattened:
+    /// `source[privacy]`, `fields_attributes[0][name]`; `domain::profile::flatten_json`), and
+    /// apart from them the bytes of the parameters named in `files` (a multipart body's parts;
+    /// another body cannot carry a file: a non-empty value there is a 422 naming it).
+    pub fn params_and_files(&self, files: &[&'static str]) -> ApiResult<(Params, Files<'_>)> {
+        let boundary = self.content_type.as_deref().and_then(crate::domain::multipart::boundary);
+        let (mut params, mut found) = (Vec::new(), Vec::new());
+        if let Some(boundary) = boundary {
+            let parts = crate::domain::multipart::parts(&self.body, boundary)
+                .map_err(|why| ApiError::InvalidJson(why.into()))?;
+            for part in parts {
+                if files.contains(&part.name.as_str()) {
+                    found.push((part.name, part.bytes));
+                } else {
+                    params.push((part.name, String::from_utf8_lossy(part.bytes).into_owned()));
+                }
+            }
+            return Ok((params, found));
+        }
+        let pairs = match self.form_pairs()? {
+            Some(pairs) => pairs,
+            None => crate::domain::profile::flatten_json(&self.json(true)?.0),
+        };
+        for (name, value) in pairs {
+            match files.iter().find(|f| **f == name) {
+                // A file can only come as a multipart part; an empty value is none given.
+                Some(file) if !value.is_empty() => {
+                    return Err(ApiError::field(
+                        file,
+                        format!("send {file} as a file in a multipart/form-data body"),
+                    ));
+                }
+                Some(_) => {}
+                None => params.push((name, value)),
+            }
+        }
+        Ok((params, found))
     }
 
     /// The fields of a form body, in order, repeated ones included; `None` for another body.

@@ -253,6 +253,7 @@ async fn admin_route(app: &App, input: &Input, route: AdminRoute) -> ApiResult<R
         AdminRoute::Reconcile => admin::reconcile(app, input).await,
         AdminRoute::Moderate(target, action) => admin::moderate(app, input, target, action).await,
         AdminRoute::Audit => admin::audit(app, input).await,
+        AdminRoute::Reports => admin::reports(app, input).await,
         AdminRoute::Shard(shard, step) => shards::step(app, input, shard, step).await,
         AdminRoute::Test(hook) => admin::test_hook(app, input, hook).await,
     }

@@ -18,6 +18,7 @@ use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
 use crate::domain::placement::parse_shard;
+use crate::domain::profile::Image;
 use crate::domain::snowflake::LogicalShard;
 use crate::domain::tags::TagName;
 use crate::error::ApiError;
@@ -71,6 +72,10 @@ pub enum MastodonPublic {
     Instance {
         v1: bool,
     },
+    /// `POST /api/v1/accounts`: registration by an app (its token authenticates it).
+    RegisterAccount,
+    /// `GET /api/v1/apps/verify_credentials`: the token's app.
+    AppCredentials,
     /// `GET /api/v1/instance/{peers,activity,...}` (`http/mastodon/instance.rs`).
     InstancePart(InstancePart),
     /// The streaming WebSocket: authenticated by the token in its query, header or subprotocol.
@@ -151,7 +156,6 @@ pub enum UserRoute {
 pub enum MastodonRoute {
     /// What apps read at startup and edgefeed has none of: each answers an empty list (filters,
     /// announcements, ...), the defaults (preferences) or Mastodon's "none registered" (push).
-    FollowRequests,
     Preferences,
     /// `GET /api/v1/filters` (`v2: false`) and `/api/v2/filters`.
     Filters {
@@ -160,6 +164,8 @@ pub enum MastodonRoute {
     Announcements,
     /// Any method: Mastodon's "none registered" (there is no Web Push).
     PushSubscription,
+    /// `GET /api/v1/accounts/{id}/identity_proofs`: none (Mastodon removed them; apps still ask).
+    IdentityProofs(UserId),
     /// Mastodon's admin API (`/api/v1/admin/...`): nobody is staff through this API.
     Admin,
     VerifyCredentials,
@@ -207,6 +213,8 @@ pub enum MastodonRoute {
     Tags(TagRoute),
     /// Trends, suggestions, the directory (`http/mastodon/discovery.rs`).
     Discovery(DiscoveryRoute),
+    /// One's profile and what one keeps about others (issue 42).
+    Profile(ProfileRoute),
 }
 
 /// The Mastodon routes of discovery.
@@ -238,6 +246,34 @@ pub enum TagRoute {
     DeleteFeatured(i64),
     FeaturedSuggestions,
     AccountFeatured(UserId),
+}
+
+/// The Mastodon routes of one's profile, follow requests, notes, endorsements, reports and
+/// domain blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileRoute {
+    /// `PATCH /api/v1/accounts/update_credentials`.
+    UpdateCredentials,
+    /// `DELETE /api/v1/profile/avatar` and `/header`.
+    RemoveImage(crate::domain::profile::Image),
+    /// `POST /api/v1/emails/confirmations`: nothing to resend.
+    EmailConfirmation,
+    /// Follow requests to the viewer's locked account (`http/mastodon/follow_requests.rs`).
+    FollowRequests,
+    FollowRequest(UserId),
+    /// `POST /api/v1/follow_requests/{id}/authorize` (`true`) and `reject`.
+    AnswerFollowRequest(UserId, bool),
+    /// `POST /api/v1/accounts/{id}/note`: the viewer's private note.
+    Note(UserId),
+    /// `POST .../endorse` (and `pin`: `true`), `.../unendorse` (and `unpin`).
+    Endorse(UserId, bool),
+    /// `GET /api/v1/endorsements` (`None`: the viewer's) and `/api/v1/accounts/{id}/endorsements`.
+    Endorsements(Option<UserId>),
+    /// `POST /api/v1/reports`.
+    Report,
+    DomainBlocks,
+    /// `POST` (`true`) and `DELETE /api/v1/domain_blocks`.
+    DomainBlock(bool),
 }
 
 /// The Mastodon routes of conversations: the list, one removed, one marked read or unread.
@@ -320,6 +356,10 @@ impl Route {
             Route::User(UserRoute::Upload | UserRoute::Mastodon(MastodonRoute::Upload)) => {
                 crate::domain::media::MAX_IMAGE_BYTES + MAX_BODY_BYTES
             }
+            // An avatar and a header beside the profile's fields.
+            Route::User(UserRoute::Mastodon(MastodonRoute::Profile(ProfileRoute::UpdateCredentials))) => {
+                2 * crate::domain::profile::MAX_IMAGE_BYTES + MAX_BODY_BYTES
+            }
             _ => MAX_BODY_BYTES,
         }
     }
@@ -337,6 +377,8 @@ pub enum AdminRoute {
     /// Suspend / reinstate a user, take down / restore a post.
     Moderate(Target, Action),
     Audit,
+    /// `GET /v1/admin/reports`: users' reports, newest first.
+    Reports,
     /// One step of moving a logical shard between databases (README "Moving a shard").
     Shard(LogicalShard, ShardStep),
     /// Test-only hooks (fault injection, replay); answer 404 unless `TEST_HOOKS` is on.
@@ -561,6 +603,7 @@ use ListRoute as LR;
 use MastodonPublic as MP;
 use MastodonRoute as M;
 use NotificationRoute as N;
+use ProfileRoute as PR;
 use PublicRoute as P;
 use UserRoute as U;
 
@@ -584,6 +627,10 @@ fn instance_part(part: InstancePart) -> Option<PublicRoute> {
 
 fn notes(route: NotificationRoute) -> Option<UserRoute> {
     mastodon(M::Notifications(route))
+}
+
+fn profile(route: ProfileRoute) -> Option<UserRoute> {
+    mastodon(M::Profile(route))
 }
 
 fn lists(route: ListRoute) -> Option<UserRoute> {
@@ -809,6 +856,7 @@ pub const ROUTES: &[PathRow] = &[
     path("/v1/admin/posts/{id}/takedown", &[("POST", admin(|id| moderate_post(id, Action::Takedown)))]),
     path("/v1/admin/posts/{id}/restore", &[("POST", admin(|id| moderate_post(id, Action::Restore)))]),
     path("/v1/admin/audit", &[("GET", admin(|_| Some(A::Audit)))]),
+    path("/v1/admin/reports", &[("GET", admin(|_| Some(A::Reports)))]),
     path("/v1/admin/shards/{id}/freeze", &[("POST", admin(|id| shard(id, ShardStep::Freeze)))]),
     path("/v1/admin/shards/{id}/unfreeze", &[("POST", admin(|id| shard(id, ShardStep::Unfreeze)))]),
     path("/v1/admin/shards/{id}/copy", &[("POST", admin(|id| shard(id, ShardStep::Copy)))]),
@@ -819,6 +867,21 @@ pub const ROUTES: &[PathRow] = &[
     // Registering an app and signing in (password guessing) count against the sign-up limit per
     // address; a revocation authenticates by the client's secret and only ends a token.
     path("/api/v1/apps", &[("POST", public(Class(L::Register), |_| mastodon_public(MP::Apps)))]),
+    // An app authenticates these with its token (`http/mastodon/registration.rs`): a sign-up
+    // counts against the sign-up limit per address, as `POST /v1/users`.
+    path(
+        "/api/v1/apps/verify_credentials",
+        &[("GET", public(Limit::None, |_| mastodon_public(MP::AppCredentials)))],
+    ),
+    path(
+        "/api/v1/accounts",
+        &[("POST", public(Class(L::Register), |_| mastodon_public(MP::RegisterAccount)))],
+    ),
+    // Nothing is sent or stored: a read of the caller's state, as push subscriptions.
+    path(
+        "/api/v1/emails/confirmations",
+        &[("POST", user(WRITE, Read, Limit::None, |_| profile(PR::EmailConfirmation)))],
+    ),
     path("/api/v1/instance", &[("GET", public(Limit::None, |_| mastodon_public(MP::Instance { v1: true })))]),
     path(
         "/api/v2/instance",
@@ -857,7 +920,29 @@ pub const ROUTES: &[PathRow] = &[
     ),
     path(
         "/api/v1/follow_requests",
-        &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::FollowRequests)))],
+        &[("GET", user(READ, Read, Limit::None, |_| profile(PR::FollowRequests)))],
+    ),
+    path(
+        "/api/v1/follow_requests/{id}",
+        &[("GET", user(READ, Read, Limit::None, |id| profile(PR::FollowRequest(UserId::parse(id)?))))],
+    ),
+    path(
+        "/api/v1/follow_requests/{id}/authorize",
+        &[(
+            "POST",
+            user(FOLLOW, Write, Class(L::Graph), |id| {
+                profile(PR::AnswerFollowRequest(UserId::parse(id)?, true))
+            }),
+        )],
+    ),
+    path(
+        "/api/v1/follow_requests/{id}/reject",
+        &[(
+            "POST",
+            user(FOLLOW, Write, Class(L::Graph), |id| {
+                profile(PR::AnswerFollowRequest(UserId::parse(id)?, false))
+            }),
+        )],
     ),
     path("/api/v1/preferences", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Preferences)))]),
     path(
@@ -883,6 +968,19 @@ pub const ROUTES: &[PathRow] = &[
     path(
         "/api/v1/accounts/verify_credentials",
         &[("GET", user(Scope::ReadOrProfile, Read, Limit::None, |_| mastodon(M::VerifyCredentials)))],
+    ),
+    // A profile edit stores up to two images: the posts limit, as uploads.
+    path(
+        "/api/v1/accounts/update_credentials",
+        &[("PATCH", user(WRITE, Write, Class(L::Posts), |_| profile(PR::UpdateCredentials)))],
+    ),
+    path(
+        "/api/v1/profile/avatar",
+        &[("DELETE", user(WRITE, Write, Class(L::Posts), |_| profile(PR::RemoveImage(Image::Avatar))))],
+    ),
+    path(
+        "/api/v1/profile/header",
+        &[("DELETE", user(WRITE, Write, Class(L::Posts), |_| profile(PR::RemoveImage(Image::Header))))],
     ),
     path(
         "/api/v1/accounts/lookup",
@@ -916,6 +1014,55 @@ pub const ROUTES: &[PathRow] = &[
     path(
         "/api/v1/accounts/{id}/lists",
         &[("GET", user(READ, Read, Limit::None, |id| lists(LR::AccountLists(UserId::parse(id)?))))],
+    ),
+    path(
+        "/api/v1/accounts/{id}/identity_proofs",
+        &[("GET", user(READ, Read, Limit::None, |id| account(id, M::IdentityProofs)))],
+    ),
+    path(
+        "/api/v1/accounts/{id}/endorsements",
+        &[("GET", user(READ, Read, Limit::None, |id| profile(PR::Endorsements(Some(UserId::parse(id)?)))))],
+    ),
+    // A note and an endorsement are the viewer's own rows about an account: graph writes.
+    path(
+        "/api/v1/accounts/{id}/note",
+        &[("POST", user(WRITE, Write, Class(L::Graph), |id| profile(PR::Note(UserId::parse(id)?))))],
+    ),
+    path(
+        "/api/v1/accounts/{id}/endorse",
+        &[("POST", user(WRITE, Write, Class(L::Graph), |id| profile(PR::Endorse(UserId::parse(id)?, true))))],
+    ),
+    path(
+        "/api/v1/accounts/{id}/unendorse",
+        &[(
+            "POST",
+            user(WRITE, Write, Class(L::Graph), |id| profile(PR::Endorse(UserId::parse(id)?, false))),
+        )],
+    ),
+    path(
+        "/api/v1/accounts/{id}/pin",
+        &[("POST", user(WRITE, Write, Class(L::Graph), |id| profile(PR::Endorse(UserId::parse(id)?, true))))],
+    ),
+    path(
+        "/api/v1/accounts/{id}/unpin",
+        &[(
+            "POST",
+            user(WRITE, Write, Class(L::Graph), |id| profile(PR::Endorse(UserId::parse(id)?, false))),
+        )],
+    ),
+    path(
+        "/api/v1/endorsements",
+        &[("GET", user(READ, Read, Limit::None, |_| profile(PR::Endorsements(None))))],
+    ),
+    // A report stores a row for the operator: limited as a comment is.
+    path("/api/v1/reports", &[("POST", user(WRITE, Write, Class(L::Comments), |_| profile(PR::Report)))]),
+    path(
+        "/api/v1/domain_blocks",
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| profile(PR::DomainBlocks))),
+            ("POST", user(FOLLOW, Write, Class(L::Graph), |_| profile(PR::DomainBlock(true)))),
+            ("DELETE", user(FOLLOW, Write, Class(L::Graph), |_| profile(PR::DomainBlock(false)))),
+        ],
     ),
     path(
         "/api/v1/accounts/{id}/follow",
@@ -1365,6 +1512,7 @@ mod tests {
         POST   /v1/admin/posts/{id}/takedown              admin        -     -
         POST   /v1/admin/posts/{id}/restore               admin        -     -
         GET    /v1/admin/audit                            admin        -     -
+        GET    /v1/admin/reports                          admin        -     -
         POST   /v1/admin/shards/{id}/freeze               admin        -     -
         POST   /v1/admin/shards/{id}/unfreeze             admin        -     -
         POST   /v1/admin/shards/{id}/copy                 admin        -     -
@@ -1372,6 +1520,9 @@ mod tests {
         POST   /v1/admin/shards/{id}/purge                admin        -     -
         POST   /v1/admin/test/{hook}                      admin        -     -
         POST   /api/v1/apps                               public       -     register
+        GET    /api/v1/apps/verify_credentials            public       -     -
+        POST   /api/v1/accounts                           public       -     register
+        POST   /api/v1/emails/confirmations               write        read  -
         GET    /api/v1/instance                           public       -     -
         GET    /api/v2/instance                           public       -     -
         GET    /api/v1/instance/peers                     public       -     -
@@ -1391,6 +1542,9 @@ mod tests {
         GET    /.well-known/webfinger                     public       -     -
         GET    /.well-known/oauth-authorization-server    public       -     -
         GET    /api/v1/follow_requests                    read         read  -
+        GET    /api/v1/follow_requests/{id}               read         read  -
+        POST   /api/v1/follow_requests/{id}/authorize     follow       write graph
+        POST   /api/v1/follow_requests/{id}/reject        follow       write graph
         GET    /api/v1/preferences                        read         read  -
         GET    /api/v1/filters                            read         read  -
         GET    /api/v2/filters                            read         read  -
@@ -1403,6 +1557,9 @@ mod tests {
         GET    /api/v2/admin/accounts                     admin:read   read  -
         GET    /api/v1/admin/reports                      admin:read   read  -
         GET    /api/v1/accounts/verify_credentials        read|profile read  -
+        PATCH  /api/v1/accounts/update_credentials        write        write posts
+        DELETE /api/v1/profile/avatar                     write        write posts
+        DELETE /api/v1/profile/header                     write        write posts
         GET    /api/v1/accounts/lookup                    read         read  -
         GET    /api/v1/accounts/search                    read         read  -
         GET    /api/v1/accounts/familiar_followers        read         read  -
@@ -1412,6 +1569,18 @@ mod tests {
         GET    /api/v1/accounts/{id}/followers            read         read  -
         GET    /api/v1/accounts/{id}/following            read         read  -
         GET    /api/v1/accounts/{id}/lists                read         read  -
+        GET    /api/v1/accounts/{id}/identity_proofs      read         read  -
+        GET    /api/v1/accounts/{id}/endorsements         read         read  -
+        POST   /api/v1/accounts/{id}/note                 write        write graph
+        POST   /api/v1/accounts/{id}/endorse              write        write graph
+        POST   /api/v1/accounts/{id}/unendorse            write        write graph
+        POST   /api/v1/accounts/{id}/pin                  write        write graph
+        POST   /api/v1/accounts/{id}/unpin                write        write graph
+        GET    /api/v1/endorsements                       read         read  -
+        POST   /api/v1/reports                            write        write comments
+        GET    /api/v1/domain_blocks                      read         read  -
+        POST   /api/v1/domain_blocks                      follow       write graph
+        DELETE /api/v1/domain_blocks                      follow       write graph
         POST   /api/v1/accounts/{id}/follow               follow       write graph
         POST   /api/v1/accounts/{id}/unfollow             follow       write graph
         POST   /api/v1/accounts/{id}/block                follow       write graph
@@ -1568,7 +1737,8 @@ mod tests {
     fn a_write_is_never_taken_for_a_read_unless_listed() {
         // Push subscriptions: every method only answers "none registered" and stores nothing.
         let reads = ["POST /api/v1/push/subscription", "PUT /api/v1/push/subscription"];
-        let reads = [&reads[..], &["DELETE /api/v1/push/subscription"]].concat();
+        let reads =
+            [&reads[..], &["DELETE /api/v1/push/subscription", "POST /api/v1/emails/confirmations"]].concat();
         // Writes to the caller's own rows that a flood cannot grow: logout, the notifications'
         // clear, dismiss and markers, conversations' read state and removal, a live ticket (signed, stores nothing); and the OAuth
         // revocation (authenticated by the client's secret, only ends a token).

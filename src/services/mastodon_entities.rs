@@ -40,7 +40,8 @@ pub struct Account {
     noindex: bool,
     group: bool,
     created_at: String,
-    note: &'static str,
+    /// The profile's note as HTML (`source.note` has it as typed).
+    note: String,
     url: String,
     uri: String,
     avatar: String,
@@ -52,9 +53,26 @@ pub struct Account {
     statuses_count: i64,
     last_status_at: Option<String>,
     emojis: Empty,
-    fields: Empty,
+    fields: Vec<AccountField>,
     /// Highlighted roles: none.
     roles: Empty,
+}
+
+/// A profile field as Mastodon shows it: the value as HTML (escaped text), never verified (there
+/// are no rel=me links to check).
+#[derive(Debug, Clone, Serialize)]
+pub struct AccountField {
+    name: String,
+    value: String,
+    verified_at: Option<String>,
+}
+
+impl AccountField {
+    fn of(f: &crate::domain::profile::Field) -> Self {
+        let mut value = String::with_capacity(f.value.len());
+        crate::domain::mastodon::escape_into(&mut value, &f.value);
+        Self { name: f.name.clone(), value, verified_at: None }
+    }
 }
 
 /// An account's `uri`, its identifier (there is no ActivityPub actor to name instead).
@@ -63,25 +81,31 @@ pub fn account_uri(origin: &str, id: UserId) -> String {
 }
 
 impl Account {
-    /// Avatars and headers are the same raster images for everyone (`public/avatar.png`,
-    /// `public/header.png`): clients draw them with image decoders that do not all read SVG
-    /// (Android's and iOS's do not), and Mastodon always gives a header URL, never `""`.
+    /// An account's own avatar and header (uploads, `services/profile.rs`), else the same
+    /// raster images for everyone (`public/avatar.png`, `public/header.png`): clients draw them
+    /// with image decoders that do not all read SVG (Android's and iOS's do not), and Mastodon
+    /// always gives a header URL, never `""`.
     pub fn new(origin: &str, u: &UserRow) -> Self {
         let url = crate::domain::wellknown::profile_page(origin, &u.handle);
-        let (avatar, header) = (format!("{origin}/avatar.png"), format!("{origin}/header.png"));
+        let p = &u.profile;
+        let image = |own: &Option<String>, default: &str| match own {
+            Some(path) => format!("{origin}{path}"),
+            None => format!("{origin}{default}"),
+        };
+        let (avatar, header) = (image(&p.avatar, "/avatar.png"), image(&p.header, "/header.png"));
         Self {
             id: u.id.to_string(),
             username: u.handle.clone(),
             acct: u.handle.clone(),
             display_name: u.display_name.clone(),
-            locked: false,
-            bot: false,
-            discoverable: true,
+            locked: p.locked != 0,
+            bot: p.bot != 0,
+            discoverable: p.discoverable != 0,
             indexable: false,
             noindex: false,
             group: false,
             created_at: format_rfc3339(u.created_at),
-            note: "",
+            note: content_html(&p.note),
             uri: account_uri(origin, u.id),
             url,
             avatar_static: avatar.clone(),
@@ -93,7 +117,10 @@ impl Account {
             statuses_count: u.posts_count,
             last_status_at: None,
             emojis: [],
-            fields: [],
+            fields: crate::domain::profile::fields_of(p.fields.as_deref())
+                .iter()
+                .map(AccountField::of)
+                .collect(),
             roles: [],
         }
     }
@@ -357,19 +384,10 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
 /// A post's author as an Account: from `accounts` when read, else from the post row alone
 /// (counts unknown: zero).
 fn author_of(origin: &str, accounts: &Accounts, id: UserId, handle: &str, display_name: &str) -> Account {
-    accounts.get(&id).cloned().unwrap_or_else(|| {
-        let row = UserRow {
-            id,
-            handle: handle.to_owned(),
-            display_name: display_name.to_owned(),
-            created_at: 0,
-            followers_count: 0,
-            following_count: 0,
-            posts_count: 0,
-            sort_at: 0,
-        };
-        Account::new(origin, &row)
-    })
+    accounts
+        .get(&id)
+        .cloned()
+        .unwrap_or_else(|| Account::new(origin, &UserRow::named(id, handle, display_name)))
 }
 
 impl Status {
@@ -495,7 +513,8 @@ pub struct Relationship {
     requested_by: bool,
     domain_blocking: bool,
     endorsed: bool,
-    note: &'static str,
+    /// The viewer's private note on the account.
+    note: String,
 }
 
 impl From<&Mutual> for Relationship {
@@ -515,8 +534,24 @@ impl From<&Mutual> for Relationship {
             requested_by: false,
             domain_blocking: false,
             endorsed: false,
-            note: "",
+            note: String::new(),
         }
+    }
+}
+
+impl Relationship {
+    /// The follow requests between them: the viewer's pending one to the account, and theirs to
+    /// the viewer.
+    pub fn with_requests(mut self, requested: bool, requested_by: bool) -> Self {
+        (self.requested, self.requested_by) =
+            (requested && !self.following, requested_by && !self.followed_by);
+        self
+    }
+
+    /// The viewer's own marks: their note on the account, their endorsement of it.
+    pub fn with_marks(mut self, note: Option<&str>, endorsed: bool) -> Self {
+        (self.note, self.endorsed) = (note.unwrap_or("").to_owned(), endorsed);
+        self
     }
 }
 

@@ -99,7 +99,9 @@ pub async fn for_post(ctx: &Ctx, author: UserId, ids: &[i64]) -> ApiResult<Vec<A
         .map(|id| {
             let row = found.iter().find(|r| r.id.get() == *id);
             match row {
-                Some(row) if row.post_id.is_none() && row.servable() => Ok(row.attachment()?),
+                Some(row) if row.post_id.is_none() && row.profile.is_none() && row.servable() => {
+                    Ok(row.attachment()?)
+                }
                 Some(_) => Err(ApiError::field(
                     "media_ids",
                     format!("media_ids: media {id} is already attached or expired"),

@@ -1,6 +1,7 @@
 //! Services: the operations of the product, on top of the stores and the Durable Object
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
+pub mod account_marks;
 pub mod account_search;
 pub mod backlog;
 pub mod boosts;
@@ -31,11 +32,13 @@ pub mod notifications;
 pub mod originals;
 pub mod policy;
 pub mod posts;
+pub mod profile;
 pub mod queue;
 pub mod quotes;
 pub mod reconcile;
 pub mod replicas;
 pub mod replies;
+pub mod reports;
 pub mod saved;
 pub mod shard_move;
 pub mod stats;

@@ -27,6 +27,9 @@ pub struct MediaRow {
     focus_y: Option<f64>,
     pub created_at: i64,
     pub post_id: Option<PostId>,
+    /// `avatar` or `header` while it is its uploader's profile image (migration 0036).
+    #[serde(default)]
+    pub profile: Option<String>,
     /// 1 while the post it is attached to is live and not taken down (0 without a post).
     post_live: i64,
     uploader_suspended: i64,
@@ -34,7 +37,7 @@ pub struct MediaRow {
 }
 
 const COLUMNS: &str = "m.id, m.user_id, m.url_key, m.kind, m.width, m.height, m.size, m.description, \
-     m.focus_x, m.focus_y, m.created_at, m.post_id, \
+     m.focus_x, m.focus_y, m.created_at, m.post_id, m.profile, \
      COALESCE(p.deleted_at IS NULL AND p.taken_down_at IS NULL, 0) AS post_live, \
      COALESCE(u.suspended_at IS NOT NULL, 0) AS uploader_suspended, m.gone_at IS NOT NULL AS gone \
      FROM media m LEFT JOIN posts p ON p.id = m.post_id LEFT JOIN users u ON u.id = m.user_id";
@@ -185,7 +188,7 @@ pub async fn expire_unattached(
     run(
         db,
         "UPDATE media SET gone_at = ?2 WHERE id IN (SELECT id FROM media \
-           WHERE post_id IS NULL AND created_at < ?1 AND gone_at IS NULL LIMIT ?3)",
+           WHERE post_id IS NULL AND profile IS NULL AND created_at < ?1 AND gone_at IS NULL LIMIT ?3)",
         &[int(unattached_before), int(now), int(limit as i64)],
     )
     .await

@@ -3,6 +3,7 @@
 //! D1 binds JS numbers (f64), so ids and times are bound through `int`, which is exact for
 //! every value below 2^53 (all our ids and millisecond timestamps).
 
+pub mod account_marks;
 pub mod bookmarks;
 pub mod comment_likes;
 pub mod comment_moves;
@@ -12,6 +13,7 @@ pub mod discovery;
 pub mod engagement;
 pub mod error;
 pub mod feed;
+pub mod follow_requests;
 pub mod graph;
 pub mod handles;
 pub mod liked;
@@ -29,10 +31,12 @@ pub mod oauth;
 pub mod outbox;
 pub mod policy;
 pub mod posts;
+pub mod profile;
 pub mod quotes;
 pub mod reblogs;
 pub mod replica;
 pub mod replica_bump;
+pub mod reports;
 pub mod shard_move;
 pub mod shards;
 pub mod snowflake;

@@ -237,6 +237,39 @@ pub fn on_follow(
     stmt(db, &sql, &[int(author), int(follower), int(follow_created_at), int(now)])
 }
 
+/// On a locked account's side, before its request row is written: a request it does not hold
+/// yet notifies it (`follow_request`); a retried request finds it held and does nothing.
+pub fn on_follow_request(
+    db: UserDb<'_>,
+    target: UserId,
+    requester: UserId,
+    now: i64,
+) -> StoreResult<D1PreparedStatement> {
+    let sql = insert_sql(
+        "?1",
+        "?3",
+        Kind::FollowRequest,
+        "?2",
+        "0",
+        "0",
+        "WHERE ?1 <> ?2 AND NOT EXISTS (SELECT 1 FROM follow_requests WHERE target_id = ?1 AND requester_id = ?2)",
+    );
+    stmt(db, &sql, &[int(target), int(requester), int(now)])
+}
+
+/// A request that is gone (authorized, rejected, withdrawn, blocked): its notification goes.
+pub fn off_follow_request(
+    db: UserDb<'_>,
+    target: UserId,
+    requester: UserId,
+) -> StoreResult<D1PreparedStatement> {
+    let sql = format!(
+        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
+        Kind::FollowRequest.as_str()
+    );
+    stmt(db, &sql, &[int(target), int(requester)])
+}
+
 /// The author's side no longer has this follower (unfollow, block): the follow notification
 /// goes.
 pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResult<D1PreparedStatement> {

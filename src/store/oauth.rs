@@ -55,6 +55,13 @@ pub async fn create_app(db: ControlDb<'_>, app: &NewApp<'_>, now: i64) -> StoreR
     Ok(row.map_or(0, |r| r.id))
 }
 
+/// An app by its id (what a token names).
+pub async fn app_by_id(db: ControlDb<'_>, id: i64) -> StoreResult<Option<AppRow>> {
+    const SQL: &str = "SELECT id, client_secret_hash, name, website, redirect_uris, scopes \
+                       FROM oauth_apps WHERE id = ?1";
+    first(db, SQL, &[int(id)]).await
+}
+
 pub async fn app_by_client_id(db: ControlDb<'_>, client_id: &str) -> StoreResult<Option<AppRow>> {
     const SQL: &str = "SELECT id, client_secret_hash, name, website, redirect_uris, scopes \
                        FROM oauth_apps WHERE client_id = ?1";

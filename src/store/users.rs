@@ -13,7 +13,9 @@ use crate::domain::visibility::Relationship;
 /// Columns of a User as selected from `users u`; every user query uses this list so rows
 /// always deserialize into `UserRow`.
 pub const USER_COLUMNS: &str =
-    "u.id, u.handle, u.display_name, u.created_at, u.followers_count, u.following_count, u.posts_count";
+    "u.id, u.handle, u.display_name, u.created_at, u.followers_count, u.following_count, u.posts_count, \
+     u.note, u.fields, u.avatar, u.header, u.locked, u.bot, u.discoverable, \
+     u.post_privacy, u.post_sensitive, u.post_language";
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct UserRow {
@@ -27,6 +29,83 @@ pub struct UserRow {
     /// List queries also select the list's sort time here (follow time, like time).
     #[serde(default)]
     pub sort_at: i64,
+    /// The profile (migration 0036); a row read without it has the defaults.
+    #[serde(flatten)]
+    pub profile: Profile,
+}
+
+/// What a user edits of their profile (`services/profile.rs`), as their row holds it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Profile {
+    #[serde(default)]
+    pub note: String,
+    /// A JSON array of `domain::profile::Field`; `None`: no fields.
+    #[serde(default)]
+    pub fields: Option<String>,
+    /// The served path of the avatar's upload; `None`: the default image.
+    #[serde(default)]
+    pub avatar: Option<String>,
+    #[serde(default)]
+    pub header: Option<String>,
+    #[serde(default)]
+    pub locked: i64,
+    #[serde(default)]
+    pub bot: i64,
+    #[serde(default = "one")]
+    pub discoverable: i64,
+    #[serde(default = "public")]
+    pub post_privacy: String,
+    #[serde(default)]
+    pub post_sensitive: i64,
+    #[serde(default)]
+    pub post_language: Option<String>,
+}
+
+fn one() -> i64 {
+    1
+}
+
+fn public() -> String {
+    "public".into()
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Self {
+            note: String::new(),
+            fields: None,
+            avatar: None,
+            header: None,
+            locked: 0,
+            bot: 0,
+            discoverable: 1,
+            post_privacy: public(),
+            post_sensitive: 0,
+            post_language: None,
+        }
+    }
+}
+
+impl UserRow {
+    /// A row known only by its name (a post's author when the page read no account for it):
+    /// counts zero, the default profile.
+    pub fn named(id: UserId, handle: &str, display_name: &str) -> UserRow {
+        UserRow {
+            id,
+            handle: handle.to_owned(),
+            display_name: display_name.to_owned(),
+            created_at: 0,
+            followers_count: 0,
+            following_count: 0,
+            posts_count: 0,
+            sort_at: 0,
+            profile: Profile::default(),
+        }
+    }
+
+    pub fn locked(&self) -> bool {
+        self.profile.locked != 0
+    }
 }
 
 /// The SQL expressions for the viewer (`?1`) relationship to a user id column (an author's),
@@ -146,28 +225,14 @@ pub async fn insert(
 
 #[derive(Deserialize)]
 struct UserWithSuspension {
-    id: UserId,
-    handle: String,
-    display_name: String,
-    created_at: i64,
-    followers_count: i64,
-    following_count: i64,
-    posts_count: i64,
+    #[serde(flatten)]
+    user: UserRow,
     suspended: i64,
 }
 
 impl UserWithSuspension {
     fn user(self) -> UserRow {
-        UserRow {
-            id: self.id,
-            handle: self.handle,
-            display_name: self.display_name,
-            created_at: self.created_at,
-            followers_count: self.followers_count,
-            following_count: self.following_count,
-            posts_count: self.posts_count,
-            sort_at: 0,
-        }
+        self.user
     }
 }
 
@@ -201,7 +266,7 @@ pub async fn get_with_relationship(
     let Some(row) = user? else { return Ok(None) };
     let side = side?.unwrap_or(ViewerSide { viewer_follows: 0, blocked: 0 });
     let rel = Relationship {
-        is_self: row.id == viewer,
+        is_self: row.user.id == viewer,
         follows: side.viewer_follows != 0,
         blocked: side.blocked != 0,
         suspended: row.suspended != 0,

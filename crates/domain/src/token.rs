@@ -157,8 +157,12 @@ fn numeric_date(value: &serde_json::Value) -> Result<f64, TokenError> {
     value.as_f64().filter(|v| v.is_finite()).ok_or(TokenError::Malformed)
 }
 
-/// Verifies header, signature, times and subject; returns whose token it is.
-pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, TokenError> {
+/// Verifies header, signature and times; the claims with `iat` and `exp`.
+fn verified_claims(
+    secret: &[u8],
+    token: &str,
+    policy: Policy,
+) -> Result<(Claims, Option<f64>, f64), TokenError> {
     let mut parts = token.split('.');
     let (Some(header), Some(claims), Some(sig), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
@@ -178,6 +182,13 @@ pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, To
     m.verify_slice(&sig).map_err(|_| TokenError::BadSignature)?;
     let claims: Claims = decode_json(claims)?;
     let (issued_at, expires_at) = check_times(&claims, policy)?;
+    Ok((claims, issued_at, expires_at))
+}
+
+/// Verifies header, signature, times and subject; returns whose token it is. An app's own token
+/// (client credentials: [`issue_app`]) has no user: refused here as [`TokenError::BadSubject`].
+pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, TokenError> {
+    let (claims, issued_at, expires_at) = verified_claims(secret, token, policy)?;
     // `sub` is a string per the JWT spec; a numeric `sub` from a lenient issuer is accepted too.
     let sub = match &claims.sub {
         serde_json::Value::String(s) => UserId::parse(s),
@@ -190,6 +201,50 @@ pub fn verify(secret: &[u8], token: &str, policy: Policy) -> Result<Verified, To
     let client = claims.client_id.as_deref().and_then(|c| c.parse().ok());
     let user = sub.ok_or(TokenError::BadSubject)?;
     Ok(Verified { user, issued_at, expires_at, scopes, token_id, client })
+}
+
+/// The subject of an app's own token: `app:{client id}`.
+const APP_SUBJECT: &str = "app:";
+
+/// Mints an app's own token (the client-credentials grant): no user, so no user route takes it;
+/// the routes an app calls for itself do (registering an account, `apps/verify_credentials`).
+pub fn issue_app(secret: &[u8], client: i64, scopes: Scopes, iat: i64, exp: i64) -> String {
+    let claims = IssuedClaims {
+        sub: format!("{APP_SUBJECT}{client}"),
+        exp,
+        iat,
+        scope: Some(scopes.to_string()),
+        jti: None,
+        client_id: Some(client.to_string()),
+    };
+    sign_claims(secret, claims)
+}
+
+/// The app a token speaks for, and what it may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppToken {
+    pub client: i64,
+    pub scopes: Scopes,
+    /// The user, for a user's token (one issued to the app).
+    pub user: Option<UserId>,
+}
+
+/// Verifies a token an app presents for itself: its own ([`issue_app`]), or a user's OAuth token
+/// issued to it (Mastodon takes either). A token naming no app is [`TokenError::BadSubject`].
+pub fn verify_app(secret: &[u8], token: &str, policy: Policy) -> Result<AppToken, TokenError> {
+    let (claims, _, _) = verified_claims(secret, token, policy)?;
+    let client: i64 =
+        claims.client_id.as_deref().and_then(|c| c.parse().ok()).ok_or(TokenError::BadSubject)?;
+    let scopes = claims.scope.as_deref().and_then(Scopes::parse).unwrap_or_default();
+    let user = match &claims.sub {
+        serde_json::Value::String(s) => match s.strip_prefix(APP_SUBJECT) {
+            Some(app) if app.parse::<i64>().ok() == Some(client) => None,
+            Some(_) => return Err(TokenError::BadSubject),
+            None => Some(UserId::parse(s).ok_or(TokenError::BadSubject)?),
+        },
+        _ => return Err(TokenError::BadSubject),
+    };
+    Ok(AppToken { client, scopes, user })
 }
 
 /// `exp` (required), `nbf` and `iat` (optional) against the clock and the lifetime cap;
@@ -408,5 +463,24 @@ mod tests {
         assert!(revoked(Some(100.9), Some(100)), "same second as the logout");
         assert!(!revoked(Some(101.0), Some(100)));
         assert!(!revoked(Some(101.5), Some(100)));
+    }
+
+    #[test]
+    fn an_apps_own_token_names_its_app_and_no_user() {
+        let now = at(1000);
+        let scopes = Scopes::parse("read write").unwrap();
+        let app = issue_app(SECRET, 77, scopes, 1000, 2000);
+        assert_eq!(verify_app(SECRET, &app, now), Ok(AppToken { client: 77, scopes, user: None }));
+        // No user route takes it.
+        assert_eq!(verify(SECRET, &app, now).map(|v| v.user), Err(TokenError::BadSubject));
+        // A user's token issued to an app speaks for that app too; one issued to none does not.
+        let grant = Grant { scopes, token_id: 5, client: 77 };
+        let user = issue_scoped(SECRET, USER, 1000, 2000, grant);
+        assert_eq!(verify_app(SECRET, &user, now), Ok(AppToken { client: 77, scopes, user: Some(USER) }));
+        assert_eq!(verify_app(SECRET, &issue(SECRET, USER, 1000, 2000), now), Err(TokenError::BadSubject));
+        // Another app's id in the subject, or a bad signature: refused.
+        let forged = with_claims(r#"{"sub":"app:78","client_id":"77","exp":2000}"#);
+        assert!(verify_app(SECRET, &forged, now).is_err());
+        assert_eq!(verify_app(b"other", &app, now), Err(TokenError::BadSignature));
     }
 }

@@ -57,6 +57,28 @@ pub async fn audit(app: &App, input: &Input) -> ApiResult<Response> {
     json(200, &page(rows, limit, key, |r| AuditView::from(r), &app.cursors, OPERATOR, LIST))
 }
 
+/// `GET /v1/admin/reports?limit=`: users' unresolved reports (`POST /api/v1/reports`), newest
+/// first across every database (`limit` as other lists, default 20, at most 100; no cursor).
+pub async fn reports(app: &App, input: &Input) -> ApiResult<Response> {
+    let rows = crate::services::reports::newest(app, input.limit()?).await?;
+    let reports: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id.to_string(),
+                "reporter_id": r.reporter_id.to_string(),
+                "account_id": r.account_id.to_string(),
+                "status_ids": serde_json::from_str::<Vec<String>>(&r.status_ids).unwrap_or_default(),
+                "comment": r.comment,
+                "category": r.category,
+                "forward": r.forward != 0,
+                "created_at": crate::domain::time::format_rfc3339(r.created_at),
+            })
+        })
+        .collect();
+    json(200, &serde_json::json!({ "reports": reports }))
+}
+
 /// Cursors of admin lists are bound to this pseudo-viewer (no user has id 0).
 const OPERATOR: UserId = UserId::from_trusted(0);
 

@@ -23,8 +23,15 @@ fn group_change(input: &Input) -> ApiResult<GroupChange> {
 }
 
 pub async fn follow(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
-    let group = follows::follow(app, viewer, author, || group_change(input)).await?;
-    json(200, &serde_json::json!({ "following": true, "group": group }))
+    match follows::follow(app, viewer, author, || group_change(input)).await? {
+        follows::Followed::Following(group) => {
+            json(200, &serde_json::json!({ "following": true, "group": group }))
+        }
+        // A locked account: asked, not followed (docs/contract.md "Follow requests").
+        follows::Followed::Requested => {
+            json(200, &serde_json::json!({ "following": false, "requested": true, "group": null }))
+        }
+    }
 }
 
 pub async fn unfollow(app: &App, viewer: UserId, author: UserId) -> ApiResult<Response> {

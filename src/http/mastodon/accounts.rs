@@ -24,6 +24,7 @@ use crate::services::users::visible_with_relationship;
 use crate::store::graph::{self, Direction, EdgeChange, GroupChange};
 use crate::store::posts::{self, PostRow};
 use crate::store::users::{UserKey, UserRow};
+use crate::store::{account_marks, follow_requests};
 
 /// The signed-in user, with the `source` block clients edit profiles from and their `role`.
 #[derive(Serialize)]
@@ -35,12 +36,13 @@ struct CredentialAccount {
 }
 
 pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    let (user, _) = visible_with_relationship(app, viewer, UserKey::Id(viewer)).await?;
-    let source = serde_json::json!({
-        "privacy": "public", "sensitive": false, "language": null, "note": "", "fields": [],
-        "follow_requests_count": 0, "indexable": false, "discoverable": true, "hide_collections": false,
-        "attribution_domains": [],
-    });
+    let (user, requests) = futures_util::future::join(
+        visible_with_relationship(app, viewer, UserKey::Id(viewer)),
+        follow_requests::count(app.user_db(viewer), viewer),
+    )
+    .await;
+    let (user, _) = user?;
+    let source = source_of(&user, requests?);
     // Mastodon's built-in "everyone" role (id -99), with no permissions: Mastodon grants it
     // `invite_users` (65536) by default, but there are no invites here, and an app that sees
     // the bit offers an invite screen that cannot work. Nobody is staff through this API.
@@ -48,6 +50,20 @@ pub async fn verify_credentials(app: &App, input: &Input, viewer: UserId) -> Api
         "id": "-99", "name": "", "color": "", "permissions": "0", "highlighted": false,
     });
     json(&CredentialAccount { account: Account::new(&input.origin, &user), source, role })
+}
+
+/// `source`: the profile as typed (note and fields as plain text) and the posting defaults.
+fn source_of(user: &UserRow, follow_requests: i64) -> serde_json::Value {
+    let p = &user.profile;
+    let fields: Vec<serde_json::Value> = crate::domain::profile::fields_of(p.fields.as_deref())
+        .into_iter()
+        .map(|f| serde_json::json!({ "name": f.name, "value": f.value, "verified_at": null }))
+        .collect();
+    serde_json::json!({
+        "privacy": p.post_privacy, "sensitive": p.post_sensitive != 0, "language": p.post_language,
+        "note": p.note, "fields": fields, "follow_requests_count": follow_requests, "indexable": false,
+        "discoverable": p.discoverable != 0, "hide_collections": false, "attribution_domains": [],
+    })
 }
 
 pub async fn get(app: &App, input: &Input, viewer: UserId, id: UserId) -> ApiResult<Response> {
@@ -94,10 +110,7 @@ pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
 pub async fn relationships(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     let ids: Vec<UserId> =
         input.query_all("id[]").chain(input.query_all("id")).filter_map(UserId::parse).take(40).collect();
-    let mutuals = graph::mutuals(&app.shards, viewer, &ids).await?;
-    let ordered: Vec<Relationship> =
-        ids.iter().filter_map(|id| mutuals.iter().find(|m| m.id == *id)).map(Relationship::from).collect();
-    json(&ordered)
+    json(&relationships_with(app, viewer, &ids).await?)
 }
 
 /// The statuses of an account the viewer may see, newest first, paged by `max_id`. With
@@ -197,9 +210,40 @@ pub async fn act(
         AccountAction::Block => follows::change_edge(app, viewer, id, EdgeChange::Block).await?,
         AccountAction::Unblock => follows::change_edge(app, viewer, id, EdgeChange::Unblock).await?,
     }
-    let mutuals = graph::mutuals(&app.shards, viewer, &[id]).await?;
-    let relationship = mutuals.first().ok_or(ApiError::NotFound("no such account"))?;
-    json(&Relationship::from(relationship))
+    relationship_of(app, viewer, id).await
+}
+
+/// The viewer's Relationship to one account, as an answer (`404` if there is no such account).
+pub(super) async fn relationship_of(app: &App, viewer: UserId, id: UserId) -> ApiResult<Response> {
+    let found = relationships_with(app, viewer, &[id]).await?;
+    json(found.first().ok_or(ApiError::NotFound("no such account"))?)
+}
+
+/// One Relationship per existing id, in the order asked: the graph from the viewer's side, and
+/// the follow requests either way (the viewer's on the others' homes, theirs on the viewer's)
+/// and the viewer's notes and endorsements, read side by side.
+pub(super) async fn relationships_with(
+    app: &App,
+    viewer: UserId,
+    ids: &[UserId],
+) -> ApiResult<Vec<Relationship>> {
+    let (mutuals, requested, marks) = futures_util::future::join3(
+        graph::mutuals(&app.shards, viewer, ids),
+        follow_requests::requested(&app.shards, viewer, ids),
+        account_marks::of(app.user_db(viewer), viewer, ids),
+    )
+    .await;
+    let (mutuals, requested, marks) = (mutuals?, requested?, marks?);
+    Ok(ids
+        .iter()
+        .filter_map(|id| mutuals.iter().find(|m| m.id == *id))
+        .map(|m| {
+            let mark = marks.iter().find(|k| k.id == m.id);
+            Relationship::from(m)
+                .with_requests(requested.contains(&m.id), mark.is_some_and(|k| k.requested_by()))
+                .with_marks(mark.and_then(|k| k.note.as_deref()), mark.is_some_and(|k| k.endorsed()))
+        })
+        .collect())
 }
 
 /// `GET /api/v1/accounts/search?q=&limit=&offset=&resolve=&following=`: accounts by handle

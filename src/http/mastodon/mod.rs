@@ -4,9 +4,11 @@
 //! comments as replies, the same feed read). Nothing here decides what a viewer may see: the
 //! services it calls do.
 
+mod account_marks;
 mod accounts;
 mod conversations;
 mod discovery;
+mod follow_requests;
 mod grouped;
 mod instance;
 mod lists;
@@ -16,7 +18,10 @@ mod mutes;
 mod notifications;
 mod oauth;
 mod own;
+mod profile;
+mod registration;
 mod relations;
+mod reports;
 mod saved;
 mod startup;
 mod statuses;
@@ -29,7 +34,9 @@ use worker::Response;
 
 use super::app::App;
 use super::input::Input;
-use super::router::{ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N};
+use super::router::{
+    ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N, ProfileRoute as PR,
+};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
 use crate::store::users;
@@ -65,6 +72,8 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
         MastodonPublic::OAuthMetadata => json(&crate::domain::wellknown::oauth_metadata(&input.origin)),
         MastodonPublic::WebFinger => wellknown::webfinger(app, input).await,
         MastodonPublic::Apps => oauth::register_app(app, input).await,
+        MastodonPublic::AppCredentials => registration::app_credentials(app, input).await,
+        MastodonPublic::RegisterAccount => registration::register(app, input).await,
         MastodonPublic::AuthorizePage => oauth::authorize_page(app, input).await,
         MastodonPublic::Authorize => oauth::authorize(app, input).await,
         MastodonPublic::Token => oauth::token(app, input).await,
@@ -81,7 +90,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Filters { .. } | M::Announcements => startup::empty_list(),
+        M::Filters { .. } | M::Announcements | M::IdentityProofs(_) => startup::empty_list(),
         M::Admin => startup::not_staff(),
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
@@ -117,6 +126,28 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Conversations(route) => conversations::route(app, input, viewer, route).await,
         M::Tags(route) => tags::route(app, input, viewer, route).await,
         M::Discovery(route) => discovery::route(app, input, viewer, route).await,
+        M::Profile(route) => profile_route(app, input, viewer, route).await,
+    }
+}
+
+/// The profile, follow-request, note, endorsement, report and domain-block routes of [`user`].
+async fn profile_route(app: &App, input: &Input, viewer: UserId, route: PR) -> ApiResult<Response> {
+    match route {
+        PR::UpdateCredentials => profile::update_credentials(app, input, viewer).await,
+        PR::RemoveImage(image) => profile::remove_image(app, input, viewer, image).await,
+        PR::EmailConfirmation => registration::email_confirmation(viewer),
+        PR::FollowRequests => follow_requests::list(app, input, viewer).await,
+        PR::FollowRequest(id) => follow_requests::get(app, input, viewer, id).await,
+        PR::AnswerFollowRequest(id, true) => follow_requests::authorize(app, viewer, id).await,
+        PR::AnswerFollowRequest(id, false) => follow_requests::reject(app, viewer, id).await,
+        PR::Note(id) => account_marks::note(app, input, viewer, id).await,
+        PR::Endorse(id, on) => account_marks::endorse(app, viewer, id, on).await,
+        PR::Endorsements(user) => {
+            account_marks::endorsements(app, input, viewer, user.unwrap_or(viewer), user.is_none()).await
+        }
+        PR::Report => reports::report(app, input, viewer).await,
+        PR::DomainBlocks => reports::domain_blocks(app, viewer).await,
+        PR::DomainBlock(on) => reports::set_domain_block(app, input, viewer, on).await,
     }
 }
 

@@ -1,4 +1,5 @@
-//! Client apps and OAuth 2 (password and authorization-code grants, revocation), and the
+//! Client apps and OAuth 2 (password, authorization-code and client-credentials grants,
+//! revocation), and the
 //! instance documents clients read first.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
@@ -138,6 +139,9 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
     // A public client (a browser app) proves itself with the PKCE verifier instead of a secret.
     let proves_by_pkce = body.str("grant_type")? == Some("authorization_code") && body.has("code_verifier");
     let client = client(app, &body, !proves_by_pkce).await?;
+    if body.str("grant_type")? == Some("client_credentials") {
+        return app_token(app, &body, &client);
+    }
     let (user, scopes) = match body.required_str("grant_type")? {
         "password" => {
             let user =
@@ -152,21 +156,39 @@ pub async fn token(app: &App, input: &Input) -> ApiResult<Response> {
         _ => {
             return Err(oauth_error(
                 "unsupported_grant_type",
-                "grant_type must be password or authorization_code",
+                "grant_type must be password, authorization_code or client_credentials",
             ))
         }
     };
-    // Random, with the user's shard bits: its revocation lives (and moves) with the user's rows.
-    let random = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
-    let token_id = with_shard(random, shard_of_id(user.get()));
-    let now_secs = app.now.div_euclid(1000);
-    let access = app.issue_scoped_token(user, token::Grant { scopes, token_id, client: client.id });
+    token_entity(&user_token(app, user, scopes, client.id)?, scopes, app.now)
+}
+
+/// The client-credentials grant: the app's own token (no user), for what an app does for itself
+/// (registering an account: `http/mastodon/registration.rs`).
+fn app_token(app: &App, body: &JsonObject, client: &AppRow) -> ApiResult<Response> {
+    let asked = body.optional("scope", parse_scopes)?.unwrap_or(Scopes::READ);
+    if !client.scopes().contains(asked) {
+        return Err(oauth_error("invalid_scope", "the app was not registered for these scopes"));
+    }
+    token_entity(&app.issue_app_token(client.id, asked), asked, app.now)
+}
+
+/// Mastodon's Token entity.
+pub(super) fn token_entity(access: &str, scopes: Scopes, now_ms: i64) -> ApiResult<Response> {
     json(&serde_json::json!({
         "access_token": access,
         "token_type": "Bearer",
         "scope": scopes.to_string(),
-        "created_at": now_secs,
+        "created_at": now_ms.div_euclid(1000),
     }))
+}
+
+/// A new OAuth access token of `user` for `client`: random id with the user's shard bits (its
+/// revocation lives, and moves, with the user's rows).
+pub(super) fn user_token(app: &App, user: UserId, scopes: Scopes, client: i64) -> ApiResult<String> {
+    let random = i64::from_le_bytes(random_bytes()?) & crate::domain::ids::MAX_ID;
+    let token_id = with_shard(random, shard_of_id(user.get()));
+    Ok(app.issue_scoped_token(user, token::Grant { scopes, token_id, client }))
 }
 
 /// The authorization-code grant: the code (once, unexpired, for this client and redirect),
