@@ -6,7 +6,9 @@
 //! `--measure` rebuilds the cost table `bench/costs.json` from local stacks
 //! (`capacity_runs/measure.rs`, ~5 minutes); `--measure-window` only the window object's rows
 //! per delivery and page read (into it); `--measure-paths` only the delivery paths' requests
-//! (boost, reply, quote, mention, direct); `--measure-replicas` only the hot-author replicas'
+//! (boost, reply, quote, mention, direct); `--measure-timelines` only the public and tag
+//! timelines' pages, index writes, trends reads and refreshes (`capacity_runs/timelines.rs`,
+//! into it); `--measure-replicas` only the hot-author replicas'
 //! costs (`capacity_runs/replicas.rs`, into it); `--simulate` checks the model against a seeded
 //! graph with a hot author driven through local stacks in push and hybrid mode
 //! (`capacity_runs/simulate.rs`, ~45 minutes on a busy 2-core machine, `bench/simulation.json`;
@@ -27,6 +29,8 @@ mod measure;
 mod replicas;
 #[path = "capacity_runs/simulate.rs"]
 mod simulate;
+#[path = "capacity_runs/timelines.rs"]
+mod timelines;
 
 use std::path::Path;
 
@@ -63,6 +67,12 @@ fn main() {
             let (paths, raw) = measure::run_paths();
             into_costs(&dir, "paths", json!(paths), raw);
             println!("{}", serde_json::to_string_pretty(&paths).unwrap_or_default());
+        }
+        Action::MeasureTimelines => {
+            // Only the timelines' figures, into the table the last full measurement left.
+            let (timelines, raw) = timelines::run();
+            into_costs(&dir, "timelines", json!(timelines), raw);
+            println!("{}", serde_json::to_string_pretty(&timelines).unwrap_or_default());
         }
         Action::Simulate => simulate(&dir),
         arithmetic => {

@@ -16,14 +16,14 @@ use crate::placement::{shard_map, Pool};
 use edgefeed_capacity::model::{Bytes, Costs, OpCost, PathCosts, WindowRows, Work};
 use edgefeed_capacity::timing::{timing_of, Timing};
 
-const DATABASES: usize = 4;
+pub const DATABASES: usize = 4;
 const HOME: usize = 1;
 const OTHERS: [usize; 2] = [2, 3];
 const SAMPLES: usize = 10;
 /// Messages per consumer batch (`max_batch_size` in wrangler.toml), for the model.
 /// Readers per chunk on the measuring stack: small, so a publish to 32 followers spans
 /// several chunks and the per-chunk cost can be told from the per-reader one.
-const MEASURE_CHUNK: &str = "8";
+pub const MEASURE_CHUNK: &str = "8";
 const CONSUMER_BATCH: usize = 10;
 /// Authors of the measured reader, per database it follows on (home and the two others).
 const AUTHORS_PER_DB: usize = 6;
@@ -97,14 +97,14 @@ pub fn drained() {
 
 /// An operation's samples: request figures and the background each caused.
 #[derive(Default)]
-struct Samples {
-    requests: Vec<Timing>,
+pub struct Samples {
+    pub requests: Vec<Timing>,
     background: Vec<Background>,
 }
 
 impl Samples {
     /// Runs `op` (which returns its response) with the fan-out it causes drained after it.
-    fn run(&mut self, op: impl FnOnce() -> Resp) {
+    pub fn run(&mut self, op: impl FnOnce() -> Resp) {
         let before = profile();
         let r = op();
         assert!(r.status < 300, "measured request failed: {} {}", r.status, r.body);
@@ -113,7 +113,7 @@ impl Samples {
         self.background.push(background(&before, &profile()));
     }
 
-    fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    pub fn mean(values: impl Iterator<Item = f64>) -> f64 {
         let v: Vec<f64> = values.collect();
         if v.is_empty() {
             0.0
@@ -131,7 +131,7 @@ impl Samples {
     }
 
     /// Mean work per database, request and background summed.
-    fn per_db(&self, with_background: bool) -> Vec<Work> {
+    pub fn per_db(&self, with_background: bool) -> Vec<Work> {
         (0..DATABASES)
             .map(|i| {
                 let request = Self::mean_work(self.requests.iter().map(|t| t.per_db[i].0));
@@ -177,7 +177,7 @@ impl Samples {
     }
 
     /// Raw means per database, for the JSON.
-    fn raw(&self) -> Value {
+    pub fn raw(&self) -> Value {
         let per = |bg: bool| -> Vec<Value> {
             self.per_db(bg).iter().map(|w| json!([w.statements, w.rows_read, w.rows_written])).collect()
         };
@@ -424,7 +424,7 @@ fn measure_cron() -> (OpCost, Value) {
     (cost, json!({ "cron_pass": passes.raw() }))
 }
 
-fn admin_resp(method: &str, path: &str) -> Resp {
+pub fn admin_resp(method: &str, path: &str) -> Resp {
     call(method, path, Some(ADMIN_TOKEN), None)
 }
 
@@ -641,6 +641,8 @@ pub fn run() -> (Costs, Value) {
     server.kill();
     phase("replicas stack: a hot author's pages, lease renewals, rebuilds, publishes");
     let (replica, replica_raw) = super::replicas::run();
+    phase("timelines stack: public and tag pages, index writes, trends, refreshes");
+    let (timelines, timelines_raw) = super::timelines::run();
     phase("done");
     let costs = Costs {
         feed_push_page1: push1,
@@ -662,6 +664,7 @@ pub fn run() -> (Costs, Value) {
         window,
         replica,
         paths,
+        timelines,
     };
     let raw = json!({
         "feed_push": feed_raw,
@@ -674,6 +677,7 @@ pub fn run() -> (Costs, Value) {
         "bytes": bytes_raw,
         "window": window_raw,
         "replica": replica_raw,
+        "timelines": timelines_raw,
         "secs": started.elapsed().as_secs_f64(),
     });
     (costs, raw)

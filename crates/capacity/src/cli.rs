@@ -5,10 +5,10 @@
 //! (`--measure`, `--measure-window`, `--measure-replicas`, `--simulate`); `scripts/bench`
 //! sends each to its program.
 
-use crate::model::{Celebrities, Mode, PathMix, Policy, Workload};
+use crate::model::{Celebrities, Mode, PathMix, Policy, TimelineMix, Workload};
 
 pub const USAGE: &str =
-    "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --measure-paths | --simulate | --simulate-replay
+    "usage: ./scripts/bench capacity [--measure | --measure-window | --measure-replicas | --measure-paths | --measure-timelines | --simulate | --simulate-replay
   | --headline] [--databases P]
   [--mode push|hybrid|pull] [--users N] [--daily-active S] [--weekly-active S] [--window-holders S]
   [--follows N] [--tail X] [--celebrities COUNTxFOLLOWERS[,COUNTxFOLLOWERS...]]
@@ -17,6 +17,8 @@ pub const USAGE: &str =
   [--hottest-post-like-share S] [--peak-to-mean X] [--retention-days D]
   [--path-mix mastodon|twitter|none] [--boost-share S] [--reply-share S] [--quote-share S]
   [--direct-share S] [--mentions-per-post N] [--reply-reach S] [--boost-first-hour S]
+  [--timeline-mix mastodon|none] [--timeline-share S] [--tag-share S] [--tags-per-post N]
+  [--trends-per-day N] [--hottest-tag-share S] [--public-stream-share S]
   [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
 
 /// What the command line asks for.
@@ -37,6 +39,8 @@ pub enum Action {
     MeasureReplicas,
     /// Only the delivery paths' requests (boost, reply, quote, mention, direct), into the table.
     MeasurePaths,
+    /// Only the public and tag timelines' figures (#42), into the table.
+    MeasureTimelines,
     /// Check the model on a seeded graph driven through local stacks.
     Simulate,
 }
@@ -48,6 +52,7 @@ impl Action {
             "--measure-window" => Self::MeasureWindow,
             "--measure-replicas" => Self::MeasureReplicas,
             "--measure-paths" => Self::MeasurePaths,
+            "--measure-timelines" => Self::MeasureTimelines,
             "--simulate" => Self::Simulate,
             "--simulate-replay" => Self::SimulateReplay,
             "--headline" => Self::Headline,
@@ -59,7 +64,12 @@ impl Action {
     pub fn drives_stacks(self) -> bool {
         matches!(
             self,
-            Self::Measure | Self::MeasureWindow | Self::MeasureReplicas | Self::MeasurePaths | Self::Simulate
+            Self::Measure
+                | Self::MeasureWindow
+                | Self::MeasureReplicas
+                | Self::MeasurePaths
+                | Self::MeasureTimelines
+                | Self::Simulate
         )
     }
 }
@@ -123,12 +133,25 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
     if shares.iter().any(|s| !(0.0..=1.0).contains(s)) || shares[..4].iter().sum::<f64>() > 1.0 + 1e-9 {
         return Err("path shares, --reply-reach and --boost-first-hour must be in [0, 1], the four shares summing to at most 1".into());
     }
+    let t = &w.timelines;
+    let shares = [t.page_share, t.tag_share, t.hottest_tag_share, t.public_stream_share];
+    if shares.iter().any(|s| !(0.0..=1.0).contains(s)) || t.page_share >= 1.0 {
+        return Err("timeline shares must be in [0, 1], --timeline-share below 1".into());
+    }
+    if !(0.0..=10.0).contains(&t.tags_per_post) || t.trends_per_active_day < 0.0 {
+        return Err(
+            "--tags-per-post must be in [0, 10] (a post's indexed tags), --trends-per-day >= 0".into()
+        );
+    }
     Ok(out)
 }
 
 impl Args {
     /// One flag that takes a value.
     fn set(&mut self, flag: &str, value: &str) -> Result<(), String> {
+        if let Some(done) = set_timelines(&mut self.workload.timelines, flag, value) {
+            return done;
+        }
         let number = || value.parse::<f64>().map_err(|_| format!("{flag} {value}: not a number"));
         let w = &mut self.workload;
         match flag {
@@ -174,6 +197,29 @@ impl Args {
         }
         Ok(())
     }
+}
+
+/// The timeline flags (#42); `None` for another flag.
+fn set_timelines(t: &mut TimelineMix, flag: &str, value: &str) -> Option<Result<(), String>> {
+    let number = || value.parse::<f64>().map_err(|_| format!("{flag} {value}: not a number"));
+    let field = match flag {
+        "--timeline-mix" => {
+            *t = match value {
+                "mastodon" => TimelineMix::mastodon(),
+                "none" => TimelineMix::default(),
+                _ => return Some(Err(format!("--timeline-mix {value}: mastodon or none"))),
+            };
+            return Some(Ok(()));
+        }
+        "--timeline-share" => &mut t.page_share,
+        "--tag-share" => &mut t.tag_share,
+        "--tags-per-post" => &mut t.tags_per_post,
+        "--trends-per-day" => &mut t.trends_per_active_day,
+        "--hottest-tag-share" => &mut t.hottest_tag_share,
+        "--public-stream-share" => &mut t.public_stream_share,
+        _ => return None,
+    };
+    Some(number().map(|n| *field = n))
 }
 
 #[cfg(test)]
@@ -222,5 +268,32 @@ mod tests {
             (0.49, 0.33, 0.5, 1.0)
         );
         assert!((m.original_share() - 0.14).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_timeline_flags_set_the_mix_over_the_headlines() {
+        assert_eq!(args("").unwrap().workload.timelines, TimelineMix::mastodon());
+        assert_eq!(args("--timeline-mix none").unwrap().workload.timelines, TimelineMix::default());
+        let t = args("--timeline-share 0.2 --tag-share 0.25 --tags-per-post 1.5 --trends-per-day 3 --hottest-tag-share 0.5 --public-stream-share 0")
+            .unwrap()
+            .workload
+            .timelines;
+        assert_eq!(
+            (
+                t.page_share,
+                t.tag_share,
+                t.tags_per_post,
+                t.trends_per_active_day,
+                t.hottest_tag_share,
+                t.public_stream_share
+            ),
+            (0.2, 0.25, 1.5, 3.0, 0.5, 0.0)
+        );
+        assert!(args("--timeline-share 1").unwrap_err().contains("below 1"));
+        assert!(args("--hottest-tag-share 2").unwrap_err().contains("in [0, 1]"));
+        assert!(args("--tags-per-post 11").unwrap_err().contains("[0, 10]"));
+        assert_eq!(args("--timeline-mix all").unwrap_err(), "--timeline-mix all: mastodon or none");
+        assert!(Action::MeasureTimelines.drives_stacks());
+        assert_eq!(args("--measure-timelines").unwrap().action, Action::MeasureTimelines);
     }
 }

@@ -14,4 +14,5 @@ pub mod paths_report;
 pub mod report;
 pub mod saved;
 pub mod simulation;
+pub mod timelines_report;
 pub mod timing;

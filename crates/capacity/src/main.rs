@@ -37,7 +37,7 @@ fn main() {
         ),
         Action::Headline => {
             let costs = saved::load_costs(&dir);
-            println!("{}", report::headline(&costs, &args.workload.paths, &args.policy, &limits, &prices))
+            println!("{}", report::headline(&costs, &args.workload, &args.policy, &limits, &prices))
         }
         Action::SimulateReplay => replay(&dir),
         stacks => {

@@ -3,14 +3,16 @@
 
 use crate::format::{si, usd};
 use crate::model::{
-    self, Candidate, Costs, Limits, Mode, OpCost, PathMix, Plan, Policy, Prices, ReplicaCosts, Verdict,
-    WindowRows, Work, Workload,
+    self, Candidate, Costs, Limits, Mode, OpCost, Plan, Policy, Prices, ReplicaCosts, Verdict, WindowRows,
+    Work, Workload,
 };
-use crate::paths_report;
+use crate::{paths_report, timelines_report};
 
 /// The headline's workload under `mode`, with the delivery paths' mix the command line gives.
-fn scenario(mode: Mode, paths: &PathMix) -> Workload {
-    Workload { paths: *paths, ..Workload::headline(mode) }
+/// The headline's workload in `mode`, with the command line's mixes (`base`'s paths and
+/// timelines).
+fn scenario(mode: Mode, base: &Workload) -> Workload {
+    Workload { paths: base.paths, timelines: base.timelines, ..Workload::headline(mode) }
 }
 
 /// One row of the headline table: a figure of a plan.
@@ -431,15 +433,15 @@ pub fn model_report(
 /// The headline scenario: as built under the three modes and with hot authors on replicas,
 /// side by side; the replicated candidates; the recommended one in full with its targets; the
 /// push/pull ratio from the costs; and the realistic profile.
-pub fn headline(c: &Costs, paths: &PathMix, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
-    let candidates = model::candidates(c, &scenario(Mode::Hybrid, paths), policy, limits, prices);
+pub fn headline(c: &Costs, base: &Workload, policy: &Policy, limits: &Limits, prices: &Prices) -> String {
+    let candidates = model::candidates(c, &scenario(Mode::Hybrid, base), policy, limits, prices);
     let best = model::best(&candidates);
-    let mut out = side_by_side(&headline_columns(c, paths, policy, limits, prices, best));
-    out.push_str(&format!("\n{}\n", storage_line(c, &scenario(Mode::Push, paths), limits)));
+    let mut out = side_by_side(&headline_columns(c, base, policy, limits, prices, best));
+    out.push_str(&format!("\n{}\n", storage_line(c, &scenario(Mode::Push, base), limits)));
     out.push_str("\n## Hot authors on replicas: the candidates\n\n");
     out.push_str(&candidates_table(&candidates, limits));
     if let Some(best) = best {
-        out.push_str(&recommended_section(c, best, paths, limits, prices));
+        out.push_str(&recommended_section(c, best, base, limits, prices));
     }
     out
 }
@@ -448,7 +450,7 @@ pub fn headline(c: &Costs, paths: &PathMix, policy: &Policy, limits: &Limits, pr
 /// and the recommended candidate.
 fn headline_columns(
     c: &Costs,
-    paths: &PathMix,
+    base: &Workload,
     policy: &Policy,
     limits: &Limits,
     prices: &Prices,
@@ -460,12 +462,12 @@ fn headline_columns(
         .map(|&m| {
             (
                 format!("{} as built", m.name()),
-                model::recommend(c, &scenario(m, paths), &as_built, limits, prices),
+                model::recommend(c, &scenario(m, base), &as_built, limits, prices),
             )
         })
         .collect();
     let replicated = Policy { hot_replicas: true, ..*policy };
-    let push = model::candidate(c, &scenario(Mode::Push, paths), &replicated, limits, prices);
+    let push = model::candidate(c, &scenario(Mode::Push, base), &replicated, limits, prices);
     columns.push((format!("push + replicas ({} followers)", si(replicated.hot_followers)), push.verdict));
     if let Some(best) = best {
         columns.push((
@@ -528,11 +530,11 @@ fn side_by_side(columns: &[(String, Verdict)]) -> String {
 fn recommended_section(
     c: &Costs,
     best: &Candidate,
-    paths: &PathMix,
+    base: &Workload,
     limits: &Limits,
     prices: &Prices,
 ) -> String {
-    let w = scenario(best.mode, paths);
+    let w = scenario(best.mode, base);
     let mut out = format!(
         "\n## Recommended: {} mode, PUSH_MAX_FOLLOWERS = {}, HOT_REPLICA_FOLLOWERS = {}, fan-out batch {}\n\n{}\n\n{}\n\n{}\n{}\n",
         best.mode.name(),
@@ -546,7 +548,8 @@ fn recommended_section(
     );
     out.push_str(&ratio_section(c, &w, limits, prices));
     out.push_str(&paths_report::paths_section(c, best, &w, limits, prices));
-    out.push_str(&realistic_section(c, best, paths, limits, prices));
+    out.push_str(&timelines_report::timelines_section(c, best, &w, limits, prices));
+    out.push_str(&realistic_section(c, best, base, limits, prices));
     out
 }
 
@@ -606,7 +609,7 @@ fn ratio_section(c: &Costs, w: &Workload, limits: &Limits, prices: &Prices) -> S
 fn realistic_section(
     c: &Costs,
     best: &Candidate,
-    paths: &PathMix,
+    base: &Workload,
     limits: &Limits,
     prices: &Prices,
 ) -> String {
@@ -614,7 +617,11 @@ fn realistic_section(
         "\n## The realistic profile (Twitter, November 2012)\n\n| users | feed reads/s / posts/s at peak | databases | cost per month | per million users | busiest database | failing targets |\n|---|---|---|---|---|---|---|\n",
     );
     for users in [1e6, 10e6, 100e6] {
-        let w = Workload { paths: *paths, ..Workload::realistic(users, best.mode) };
+        let w = Workload {
+            paths: base.paths,
+            timelines: base.timelines,
+            ..Workload::realistic(users, best.mode)
+        };
         let k = model::candidate(c, &w, &best.policy, limits, prices);
         let p = &k.verdict.plan;
         let busiest = [p.typical, p.control, p.celebrity]
@@ -636,7 +643,7 @@ fn realistic_section(
             failing_names(p, limits),
         ));
     }
-    let w = Workload { paths: *paths, ..Workload::realistic(10e6, best.mode) };
+    let w = Workload { paths: base.paths, timelines: base.timelines, ..Workload::realistic(10e6, best.mode) };
     let k = model::candidate(c, &w, &best.policy, limits, prices);
     out.push_str(&format!(
         "\n### 10M users, realistic, in full\n\n{}\n\n{}\n{}",

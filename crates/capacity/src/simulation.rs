@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::model::{self, Costs, Limits, Mode, PathMix, Policy, Prices, Work, Workload};
+use crate::model::{self, Costs, Limits, Mode, PathMix, Policy, Prices, TimelineMix, Work, Workload};
 
 /// Databases of each simulated stack (users land on them by the real id routing).
 pub const DATABASES: usize = 16;
@@ -37,7 +37,7 @@ pub struct Predicted {
 pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
     // The simulation drives originals only (no boosts, replies, quotes, mentions or direct
     // posts), whatever defaults its workloads were built from.
-    let w = &Workload { paths: PathMix::default(), ..w.clone() };
+    let w = &Workload { paths: PathMix::default(), timelines: TimelineMix::default(), ..w.clone() };
     // The hot author is served from replicas (promoted by the setup's reconciliation pass).
     let hot_followers = HOT_THRESHOLD.parse().unwrap_or(1_000.0);
     let policy = Policy {

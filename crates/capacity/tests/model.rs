@@ -54,6 +54,7 @@ mod model_arithmetic {
             cron_passes_per_s: 1.0 / 60.0,
             mode: Mode::Push,
             paths: PathMix::default(),
+            timelines: TimelineMix::default(),
         }
     }
 

@@ -78,6 +78,7 @@ fn small(paths: PathMix) -> Workload {
         cron_passes_per_s: 0.0,
         mode: Mode::Push,
         paths,
+        timelines: TimelineMix::default(),
     }
 }
 

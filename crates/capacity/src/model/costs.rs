@@ -139,6 +139,10 @@ pub struct Costs {
     /// they were measured has none.
     #[serde(default)]
     pub paths: PathCosts,
+    /// The public and tag timelines (#42), `--measure-timelines`; a table from before they were
+    /// measured has none.
+    #[serde(default)]
+    pub timelines: super::timelines::TimelineCosts,
 }
 
 /// The requests of the paths a post reaches a reader by besides being an original of a followed

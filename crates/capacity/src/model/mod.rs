@@ -30,6 +30,7 @@ mod page;
 mod paths;
 mod plan;
 mod plan_types;
+mod timelines;
 mod verdict;
 mod workload;
 
@@ -43,5 +44,6 @@ pub use page::*;
 pub use paths::*;
 pub use plan::*;
 pub use plan_types::*;
+pub use timelines::*;
 pub use verdict::*;
 pub use workload::*;

@@ -10,6 +10,7 @@ use super::hot::{hot_authors, inclusion, Hot};
 use super::page::{page_cost, touched_others, PageCost};
 use super::paths;
 use super::plan_types::{DbLoad, Plan, Share};
+use super::timelines;
 use super::workload::{Limits, Mode, Policy, Prices, Workload};
 
 /// An operation's name and its work per second.
@@ -93,12 +94,13 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("likes' liker-side rows (for hot posts)", r.liker_side),
     ];
     parts.extend(r.path_parts.iter().copied());
+    parts.extend(timelines::timeline_spread_parts(c, w, p));
     parts
 }
 
 /// What stays on the control database, wherever the actors live.
-fn control_parts(c: &Costs, w: &Workload, r: &Rates) -> Vec<Part> {
-    vec![
+fn control_parts(c: &Costs, w: &Workload, r: &Rates, p: f64) -> Vec<Part> {
+    let mut parts = vec![
         ("feed reads", c.feed_push_page1.control.scale(r.reads)),
         ("publish", c.publish.control.scale(r.posts)),
         ("fan-out per post", c.fanout_post.control.scale(r.posts)),
@@ -109,7 +111,9 @@ fn control_parts(c: &Costs, w: &Workload, r: &Rates) -> Vec<Part> {
         ("follows", c.follow.control.scale(w.follows_per_s)),
         ("cron pass", cron_control(c.cron_pass.control).scale(w.cron_passes_per_s)),
         ("boosts, replies, quotes, mentions and direct posts", r.path_control),
-    ]
+    ];
+    parts.extend(timelines::timeline_control_parts(c, w, p));
+    parts
 }
 
 /// What the most followed celebrity's database carries beyond its even share: every read
@@ -207,7 +211,8 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     let page = page_cost(c, w, &g, &hot, policy, p);
     let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
     let r = rates(c, w, &g, &hot, &page, p, batch);
-    let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s;
+    let (timeline_requests, listener_calls, timeline_cpu_ms) = timelines::requests_and_calls(c, w);
+    let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s + timeline_requests;
     let mut result = Plan {
         databases: p,
         graph: g,
@@ -221,11 +226,21 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     };
     place_loads(&mut result, c, w, policy, (&r, &page));
     count_objects(&mut result, c, w, &r, &page);
+    result.object_requests_per_s += listener_calls;
+    result.timeline_rates = timelines::timeline_rates(w);
+    let ceiling = limits.d1_statements_per_s * limits.query_headroom;
+    result.hot_keys = timelines::hot_keys(c, w, result.typical.work.statements, ceiling);
+    let listened = result.timeline_rates.public_posts;
+    let listening = c.timelines.measured && result.timeline_rates.public_listeners > 0.0;
+    if listening && listened > result.hottest_object_requests_per_s {
+        (result.hottest_object, result.hottest_object_requests_per_s) =
+            ("a public-stream listener's window", listened);
+    }
     count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
     result.burst = burst(c, w, policy, limits, result.celebrity.work.statements);
     result.boost_burst = paths::boost_burst(c, w, policy);
     result.path_rates = paths::path_rates(w);
-    result.bill = bill(c, w, prices, &result, (page.cpu_ms, r.path_cpu_ms), p);
+    result.bill = bill(c, w, prices, &result, (page.cpu_ms, r.path_cpu_ms + timeline_cpu_ms), p);
     result.monthly_usd = result.bill.iter().map(|l| l.usd).sum();
     result
 }
@@ -236,7 +251,7 @@ fn place_loads(plan: &mut Plan, c: &Costs, w: &Workload, policy: &Policy, (r, pa
     let p = plan.databases;
     let spread: Vec<Part> =
         spread_parts(c, w, r, page, p).into_iter().map(|(n, wk)| (n, wk.scale(1.0 / p))).collect();
-    let control = control_parts(c, w, r);
+    let control = control_parts(c, w, r, p);
     let (top, celebrity_extra) = celebrity_parts(c, w, policy, (&plan.hot, &plan.graph), p);
     let typical_work = total(&spread);
     let bytes = stored_bytes(c, w) / p;

@@ -10,6 +10,7 @@ use super::costs::Work;
 use super::graph::Graph;
 use super::hot::Hot;
 use super::paths::{BoostBurst, PathRates};
+use super::timelines::{HotKeys, TimelineRates};
 
 /// Load on one database at peak, per second.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -77,6 +78,9 @@ pub struct Plan {
     pub boost_burst: BoostBurst,
     /// Statuses per second by path (#39).
     pub path_rates: PathRates,
+    /// The public and tag timelines' rates (#42), and the keys that stay on one database.
+    pub timeline_rates: TimelineRates,
+    pub hot_keys: HotKeys,
     pub bill: Vec<BillLine>,
     pub monthly_usd: f64,
 }

@@ -133,6 +133,7 @@ pub const FANOUT_SECONDS_BOUND: f64 = 300.0;
 /// database count, and the bill against the hand check.
 pub fn targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
     let mut out = database_targets(plan, limits);
+    out.extend(timeline_keys_target(plan, limits));
     out.extend(invocation_targets(plan, limits));
     out.extend(object_and_account_targets(plan, limits));
     out
@@ -178,6 +179,31 @@ fn database_targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
         },
         boost_target(plan, ceiling),
     ]
+}
+
+/// The public and tag timelines' keys (#42), each on one database whatever P is: a public
+/// stripe's, the public listeners', the hottest tag's, with a typical database's load. Not a
+/// term of `fits` (no P moves them); none for a table without the timelines measured.
+fn timeline_keys_target(plan: &Plan, limits: &Limits) -> Option<Target> {
+    let k = &plan.hot_keys;
+    if *k == super::timelines::HotKeys::default() {
+        return None;
+    }
+    let keys = [
+        ("a public stripe's", k.stripe),
+        ("the public listeners'", k.listeners),
+        ("the hottest tag's", k.hottest_tag),
+    ];
+    let (name, worst) = keys.iter().max_by(|a, b| a.1.total_statements.total_cmp(&b.1.total_statements))?;
+    Some(Target {
+        what: "the public and tag timelines' keys' databases under 50% at peak (no P spreads them)",
+        pass: keys.iter().all(|(_, key)| !key.binds),
+        figure: format!(
+            "busiest: {name} database, {:.0}/s ({:.0}%)",
+            worst.total_statements,
+            100.0 * worst.total_statements / limits.d1_statements_per_s
+        ),
+    })
 }
 
 /// A hot author's post boosted by hot boosters: each boost is delivered by the booster's own

@@ -82,6 +82,10 @@ pub struct Workload {
     /// none.
     #[serde(default)]
     pub paths: PathMix,
+    /// The public and tag timelines (#42): their pages, tags, trends reads, the hottest tag and
+    /// the public stream's listeners. A workload saved before them has none.
+    #[serde(default)]
+    pub timelines: super::timelines::TimelineMix,
 }
 
 /// The delivery paths beyond an original post (#39) in the workload: shares of `posts_per_s`
@@ -176,6 +180,7 @@ impl Workload {
             cron_passes_per_s: 1.0 / 60.0,
             mode,
             paths: PathMix::mastodon(),
+            timelines: super::timelines::TimelineMix::mastodon(),
         }
     }
 }

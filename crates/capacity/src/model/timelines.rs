@@ -1,0 +1,279 @@
+//! The public and tag timelines (#42) in the model: their pages, the index rows a public post
+//! writes, the trends reads and the discovery refresh (from the measured `costs.timelines`),
+//! their rates in the workload (`TimelineMix`), and the keys that do not spread: the public
+//! timeline's four stripes, the public stream's listeners key and the hottest tag, each on one
+//! database whatever P is.
+//!
+//! A page's cost does not grow with P (one range read per key, the page's posts read where they
+//! live, grouped by database): the model spreads pages and index rows over the databases as it
+//! spreads feed reads and posts. What does not spread is [`hot_keys`]: a key's rows live on the
+//! database of its hash, so every public page reads each stripe's database, every public post
+//! reads the public listeners' key, and a trending tag's pages all land on its database.
+
+use serde::{Deserialize, Serialize};
+
+use super::costs::{Costs, Work};
+use super::workload::Workload;
+
+/// `domain/tags.rs` `PUBLIC_STRIPES`: the public timeline's keys.
+pub const PUBLIC_STRIPES: f64 = 4.0;
+/// `services/discovery.rs` `REFRESH_MS`: a database ranks its rows at most this often.
+pub const DISCOVERY_REFRESH_SECONDS: f64 = 600.0;
+/// A refresh on its own database (`services/discovery.rs::refresh`): its 5 rankings and the
+/// mark it writes (the mark's read is every cron share's, due or not: [`DISCOVERY_CHECK`]).
+pub const DISCOVERY_OWN_STATEMENTS: f64 = 6.0;
+/// A refresh's statements on the control database: the delete and the insert of its rows.
+pub const DISCOVERY_CONTROL_STATEMENTS: f64 = 2.0;
+/// Rows a refresh keeps on the control database: 20 for each of its 5 rankings, at most.
+pub const DISCOVERY_ROWS: f64 = 100.0;
+/// Every cron share reads the refresh mark (one statement, one row) whether the refresh is due.
+pub const DISCOVERY_CHECK: Work = Work { statements: 1.0, rows_read: 1.0, rows_written: 0.0 };
+
+/// The public and tag timelines in the workload: how many pages, how many tags, how many trends
+/// reads, how hot the hottest tag, how many listen to the public stream. Sources in
+/// docs/CAPACITY.md ("The public and tag timelines in the workload"). A workload saved before
+/// them has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineMix {
+    /// Of every page read (home, public, tag), the share that are public or tag timeline pages;
+    /// the home reads stay the workload's `feed_reads_per_s`, these come on top.
+    pub page_share: f64,
+    /// Of the timeline pages, the share that are tag pages (the rest public or local).
+    pub tag_share: f64,
+    /// Tags per public post (each an index row on its tag's database, at most 10).
+    pub tags_per_post: f64,
+    /// Trends reads (the explore tab: trending tags and statuses) per daily active user a day.
+    pub trends_per_active_day: f64,
+    /// Of the tag pages, the share that read the single hottest tag at peak.
+    pub hottest_tag_share: f64,
+    /// Of the live sockets, the share subscribed to the public stream: every public post is
+    /// sent to each one's window object.
+    pub public_stream_share: f64,
+}
+
+impl TimelineMix {
+    /// The defaults, assumptions stated in docs/CAPACITY.md: 5% of page reads are public or tag
+    /// pages, half of them tags; 0.25 tags per public post; one trends read per active user a
+    /// day; the hottest tag takes 10% of the tag pages at peak; 1% of live sockets listen to the
+    /// public stream.
+    pub fn mastodon() -> Self {
+        Self {
+            page_share: 0.05,
+            tag_share: 0.5,
+            tags_per_post: 0.25,
+            trends_per_active_day: 1.0,
+            hottest_tag_share: 0.1,
+            public_stream_share: 0.01,
+        }
+    }
+}
+
+/// What the timelines cost per operation, measured by `--measure-timelines`
+/// (`benches/capacity_runs/timelines.rs`): every figure summed over every database a request
+/// and its fan-out event touched, unless named for one database. A table from before they were
+/// measured has none, and the model adds nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimelineCosts {
+    pub measured: bool,
+    /// Page 1 of the public timeline (4 stripes' range reads, the page's posts, the viewer's
+    /// mutes), and of a tag's.
+    pub public_page: Work,
+    pub tag_page: Work,
+    /// Of a tag page, what lands on the tag's own database (its range reads): what a key's
+    /// database takes per page of that key.
+    pub key_read: Work,
+    /// Of a tag page, what the one database holding all its posts took (the posts and their
+    /// authors read there): the measured pages' posts all lived on one database, a page's posts
+    /// at P databases live on up to 20 ([`page_work`]).
+    pub hydration: Work,
+    /// What a public post adds to a followers-only one (its stripe row and the public
+    /// listeners' read, by the publish and again by its fan-out event), and what each tag adds.
+    pub public_entry: Work,
+    pub per_tag: Work,
+    /// One trends read (`/api/v1/trends/tags` and `/api/v1/trends/statuses`, as the explore tab
+    /// loads them): on the control database, and elsewhere (the statuses read where they live).
+    pub trends_control: Work,
+    pub trends_other: Work,
+    /// A forced reconciliation share with its discovery refresh, per database (the measured
+    /// stack's mean): the check of the model's refresh figures, not used by it.
+    pub pass_with_refresh: Work,
+    /// Worker CPU milliseconds (an upper bound, as the table's) and subrequests of a page.
+    pub page_cpu_ms: f64,
+    pub page_subrequests: f64,
+}
+
+/// The timelines' rates per second at peak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TimelineRates {
+    pub public_pages: f64,
+    pub tag_pages: f64,
+    /// Public posts: statuses indexed (originals, replies and quotes; boosts and direct posts
+    /// are not), and the tag rows they write.
+    pub public_posts: f64,
+    pub tag_rows: f64,
+    pub trends_reads: f64,
+    /// Sockets listening to the public stream, and the window calls the public posts make.
+    pub public_listeners: f64,
+    pub listener_calls: f64,
+}
+
+pub fn timeline_rates(w: &Workload) -> TimelineRates {
+    let t = &w.timelines;
+    let share = t.page_share.clamp(0.0, 0.99);
+    let pages = w.feed_reads_per_s * share / (1.0 - share);
+    let m = &w.paths;
+    let public_posts = w.posts_per_s * (m.original_share() + m.reply_share + m.quote_share);
+    let active = w.users * w.daily_active;
+    let listeners = active * w.live_share * t.public_stream_share;
+    TimelineRates {
+        public_pages: pages * (1.0 - t.tag_share),
+        tag_pages: pages * t.tag_share,
+        public_posts,
+        tag_rows: public_posts * t.tags_per_post.min(10.0),
+        trends_reads: active * t.trends_per_active_day * w.peak_to_mean / 86_400.0,
+        public_listeners: listeners,
+        listener_calls: public_posts * listeners,
+    }
+}
+
+/// Expected databases holding at least one of `n` items placed uniformly over `p` databases.
+pub fn databases_holding(p: f64, n: f64) -> f64 {
+    let p = p.max(1.0);
+    p * (1.0 - (1.0 - 1.0 / p).powf(n.max(0.0)))
+}
+
+/// A measured page (or trends read) at `p` databases: its posts, measured on one database,
+/// read from [`databases_holding`] `p` databases for `posts` posts of as many authors, one
+/// hydration batch's statements each (the rows follow the posts, not the databases).
+pub fn page_work(measured: Work, hydration: Work, p: f64, posts: f64) -> Work {
+    let databases = databases_holding(p, posts);
+    Work { statements: measured.statements + hydration.statements * (databases - 1.0), ..measured }
+}
+
+/// Posts on a timeline page or in the trending statuses (Mastodon's default `limit`, 20), each
+/// taken to be by a different author.
+pub const PAGE_POSTS: f64 = 20.0;
+
+/// The discovery refresh on one database, per refresh: its rankings read the last day's tag
+/// rows, the last day's public posts (twice: statuses and active accounts) and its users (the
+/// suggestions' ranking has no index on followers), from the statements' shapes.
+pub fn refresh_own(w: &Workload, p: f64) -> Work {
+    let day = 86_400.0 / w.peak_to_mean;
+    let r = timeline_rates(w);
+    let per_db = |x: f64| x / p.max(1.0);
+    let rows = per_db(r.tag_rows * day) + 2.0 * per_db(r.public_posts * day) + per_db(w.users) + 20.0;
+    Work { statements: DISCOVERY_OWN_STATEMENTS, rows_read: rows, rows_written: 1.0 }
+}
+
+/// A refresh's writes on the control database: its old rows deleted and its new ones inserted.
+pub fn refresh_control() -> Work {
+    Work { statements: DISCOVERY_CONTROL_STATEMENTS, rows_read: 0.0, rows_written: 2.0 * DISCOVERY_ROWS }
+}
+
+/// The timelines' work on every database per second (what spreads evenly), a part each.
+pub fn timeline_spread_parts(c: &Costs, w: &Workload, p: f64) -> Vec<(&'static str, Work)> {
+    let t = &c.timelines;
+    if !t.measured {
+        return Vec::new();
+    }
+    let r = timeline_rates(w);
+    // The public listeners' read returns a row per listener (a row read each).
+    let listeners = Work { rows_read: r.public_listeners, ..Work::default() };
+    let at_p = |measured: Work| page_work(measured, t.hydration, p, PAGE_POSTS);
+    vec![
+        ("public timeline pages", at_p(t.public_page).scale(r.public_pages)),
+        ("tag timeline pages", at_p(t.tag_page).scale(r.tag_pages)),
+        (
+            "public posts' index rows (stripe, listeners)",
+            t.public_entry.plus(listeners).scale(r.public_posts),
+        ),
+        ("tags' index rows", t.per_tag.scale(r.tag_rows)),
+        ("trends reads (the posts where they live)", at_p(t.trends_other).scale(r.trends_reads)),
+        (
+            "discovery refresh (each database's own rankings)",
+            refresh_own(w, p)
+                .scale(p / DISCOVERY_REFRESH_SECONDS)
+                .plus(DISCOVERY_CHECK.scale(p * w.cron_passes_per_s)),
+        ),
+    ]
+}
+
+/// The timelines' work on the control database per second: the trends reads and every
+/// database's refresh writes (2 statements per database per 10 minutes).
+pub fn timeline_control_parts(c: &Costs, w: &Workload, p: f64) -> Vec<(&'static str, Work)> {
+    let t = &c.timelines;
+    if !t.measured {
+        return Vec::new();
+    }
+    let r = timeline_rates(w);
+    vec![
+        ("trends reads (one statement)", t.trends_control.scale(r.trends_reads)),
+        (
+            "discovery refresh (every database's rows replaced)",
+            refresh_control().scale(p / DISCOVERY_REFRESH_SECONDS),
+        ),
+    ]
+}
+
+/// One key's database beyond its even share, per second at peak: what its key's reads and
+/// writes put there, against the headroom.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct HotKey {
+    pub work: Work,
+    /// With a typical database's load (a key's database is one of them).
+    pub total_statements: f64,
+    pub binds: bool,
+}
+
+/// The keys that do not spread: a public stripe's database (every public page reads each
+/// stripe; a quarter of the public posts write there), the public listeners' (every public
+/// post reads its listeners) and the hottest tag's (its share of the tag pages, its posts'
+/// rows). Empty figures for a table without the timelines measured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct HotKeys {
+    pub stripe: HotKey,
+    pub listeners: HotKey,
+    pub hottest_tag: HotKey,
+    /// Of the tag pages, the hottest tag's per second.
+    pub hottest_tag_pages: f64,
+}
+
+/// The hot keys for a typical database doing `typical` statements/s, against `ceiling`.
+pub fn hot_keys(c: &Costs, w: &Workload, typical: f64, ceiling: f64) -> HotKeys {
+    let t = &c.timelines;
+    if !t.measured {
+        return HotKeys::default();
+    }
+    let r = timeline_rates(w);
+    let key = |work: Work| HotKey {
+        work,
+        total_statements: typical + work.statements,
+        binds: typical + work.statements > ceiling,
+    };
+    // A stripe's part of a public post's extra: its row (the publish's insert, the fan-out's
+    // ignored one); the listeners' read is the listeners key's.
+    let row = Work { statements: (t.public_entry.statements - 1.0).max(0.0), ..t.public_entry };
+    let stripe = t.key_read.scale(r.public_pages).plus(row.scale(r.public_posts / PUBLIC_STRIPES));
+    let listeners = Work { statements: 1.0, rows_read: r.public_listeners, rows_written: 0.0 };
+    let hottest_pages = r.tag_pages * w.timelines.hottest_tag_share;
+    let tag = t.key_read.scale(hottest_pages);
+    HotKeys {
+        stripe: key(stripe),
+        listeners: key(listeners.scale(r.public_posts)),
+        hottest_tag: key(tag),
+        hottest_tag_pages: hottest_pages,
+    }
+}
+
+/// Per second, the timelines' Worker requests (pages and trends reads: two requests each) and
+/// window-object calls (each public post to each public-stream listener).
+pub fn requests_and_calls(c: &Costs, w: &Workload) -> (f64, f64, f64) {
+    if !c.timelines.measured {
+        return (0.0, 0.0, 0.0);
+    }
+    let r = timeline_rates(w);
+    let requests = r.public_pages + r.tag_pages + 2.0 * r.trends_reads;
+    let cpu = (r.public_pages + r.tag_pages) * c.timelines.page_cpu_ms;
+    (requests, r.listener_calls, cpu)
+}
