@@ -109,9 +109,9 @@ CREATE INDEX discovery_by_score ON discovery (kind, score DESC, extra DESC);
 ALTER TABLE posts ADD COLUMN unlisted INTEGER NOT NULL DEFAULT 0;
 
 -- A followed tag's followers, beside the tag's index rows (the follower's own list is
--- `followed_tags` on their home): a public post new under the tag reaches their home through
--- them, a page at a time (`services/tag_delivery.rs`). Written before the home's row on a follow
--- and removed after it on an unfollow, so a half-done change only ever over-delivers.
+-- `followed_tags` on their home): whom a public post new under the tag will reach once followed
+-- tags deliver into home (not built yet: the home rule admits followed authors only). Written
+-- before the home's row on a follow and removed after it on an unfollow.
 CREATE TABLE tag_followers (
   shard   INTEGER NOT NULL,
   key     TEXT    NOT NULL,

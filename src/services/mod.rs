@@ -44,7 +44,6 @@ pub mod shard_move;
 pub mod stats;
 pub mod streaming;
 pub mod streams;
-pub mod tag_delivery;
 pub mod tags;
 pub mod tally;
 pub mod timelines;

@@ -16,8 +16,7 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::tags::{self, flags, IndexKey, Indexed};
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::queue::send::send_batch;
-use crate::services::{originals, streams, tag_delivery};
+use crate::services::{originals, streams};
 use crate::store::posts::PostRow;
 use crate::store::timelines::{self as index, Entry, IndexRow, Range};
 
@@ -60,7 +59,6 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
             per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry).await })
                 .await?;
         streams::tell(ctx, post.id, streams::Change::Added, &added, entry.flags).await;
-        deliver_to_tag_followers(ctx, post, &now_keys, &added).await;
         if was.is_some() {
             // An edit: the keys it stayed under hear `status.update`.
             let kept: Vec<IndexKey> = now_keys.iter().filter(|k| !added.contains(k)).cloned().collect();
@@ -75,25 +73,6 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
         streams::tell(ctx, id, streams::Change::Removed, &removed, 0).await;
     }
     Ok(())
-}
-
-/// A post newly under some tags reaches those tags' followers' homes (best effort: see
-/// `services/tag_delivery.rs`).
-async fn deliver_to_tag_followers(ctx: &Ctx, post: &PostRow, keys: &[IndexKey], added: &[IndexKey]) {
-    // `keys` is the stripe, then the tags in `hashtags` order: a tag's index is its place less one.
-    let tags: Vec<u8> = keys
-        .iter()
-        .enumerate()
-        .skip(1)
-        .filter(|(_, key)| added.contains(key))
-        .filter_map(|(i, _)| u8::try_from(i - 1).ok())
-        .collect();
-    if tags.is_empty() {
-        return;
-    }
-    if let Err(e) = send_batch(ctx, tag_delivery::starts(post.id, &tags)).await {
-        worker::console_error!("tag delivery of {} not queued: {e}", post.id);
-    }
 }
 
 /// Runs `write` once per database over the keys living there (side by side); the keys it

@@ -22,18 +22,6 @@ pub enum QueueMessage {
     Policy(PolicyJob),
     Live(LiveReach),
     Reconcile(ReconcileDatabase),
-    TagDelivery(TagDelivery),
-}
-
-/// One page of a followed tag's followers a public post with the tag reaches in their home
-/// (`services/tag_delivery.rs`): the tag is the post's `tag_index`-th (`domain::tags::hashtags`,
-/// re-read from the post when the message runs). Best effort, like a live page: the post is in
-/// the tag's timeline whatever happens to it, and windows dedup by post id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TagDelivery {
-    pub tag_post: PostId,
-    pub tag_index: u8,
-    pub after_user: i64,
 }
 
 /// One chunk of an outbox event's fan-out (or the whole of a single-reader event).
@@ -106,7 +94,6 @@ impl QueueMessage {
             Self::Policy(PolicyJob::ReaderActivity { reader, .. }) => shard_of_id(reader.get()).index(),
             Self::Policy(PolicyJob::AuthorEdges { author, .. }) => shard_of_id(author.get()).index(),
             Self::Reconcile(job) => job.reconcile_database,
-            Self::TagDelivery(job) => shard_of_id(job.tag_post.get()).index(),
         };
         key % queues.max(1)
     }
@@ -127,12 +114,6 @@ impl From<FanoutMessage> for QueueMessage {
 impl From<PolicyJob> for QueueMessage {
     fn from(job: PolicyJob) -> Self {
         Self::Policy(job)
-    }
-}
-
-impl From<TagDelivery> for QueueMessage {
-    fn from(job: TagDelivery) -> Self {
-        Self::TagDelivery(job)
     }
 }
 
@@ -185,10 +166,6 @@ mod tests {
             (
                 ReconcileDatabase { reconcile_database: 3, replay_dead: false, comment_moves: false }.into(),
                 r#"{"reconcile_database":3}"#,
-            ),
-            (
-                TagDelivery { tag_post: post, tag_index: 2, after_user: 4 }.into(),
-                r#"{"tag_post":9,"tag_index":2,"after_user":4}"#,
             ),
             (
                 ReconcileDatabase { reconcile_database: 0, replay_dead: true, comment_moves: false }.into(),

@@ -16,7 +16,7 @@ use worker::{Env, Message, MessageBatch, MessageExt};
 use super::deadline::within;
 use super::fanout::{self, Pending};
 use super::faults::Faults;
-use super::{policy, reconcile, tag_delivery, tally};
+use super::{policy, reconcile, tally};
 use crate::context::Ctx;
 use crate::domain::fanout_plan::Work;
 use crate::domain::queue::QueueMessage;
@@ -109,14 +109,7 @@ async fn dispatch<'a>(
         // A policy job that keeps failing is dropped: its next trigger redoes it. So is a live
         // page (its readers find the post on their next read) and a reconciliation share (the
         // next minute's pass does that database again).
-        (
-            QueueMessage::Policy(_)
-            | QueueMessage::Live(_)
-            | QueueMessage::Reconcile(_)
-            | QueueMessage::TagDelivery(_),
-            Some(_),
-        ) => Ok(None),
-        (QueueMessage::TagDelivery(job), None) => tag_delivery::run(ctx, windows, job).await.map(|()| None),
+        (QueueMessage::Policy(_) | QueueMessage::Live(_) | QueueMessage::Reconcile(_), Some(_)) => Ok(None),
         (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
         (QueueMessage::Live(reach), None) => fanout::start(ctx, windows, faults, Work::Live(reach)).await,
         (QueueMessage::Reconcile(job), None) => reconcile::run_share(ctx, job).await.map(|()| None),
