@@ -452,6 +452,14 @@ impl Status {
         self
     }
 
+    /// Whether the viewer muted its conversation, and (their own post) pinned it
+    /// (`services/post_extras.rs::marks`); a boost's flags repeat its original's.
+    pub fn muted_pinned(mut self, muted: bool, pinned: bool) -> Status {
+        (self.muted, self.pinned) = (muted, pinned);
+        self.reblog = self.reblog.map(|inner| Box::new(inner.muted_pinned(muted, pinned)));
+        self
+    }
+
     /// The answer to a delete carries the text, for "delete and redraft".
     pub fn with_text(mut self, text: &str) -> Status {
         self.text = Some(text.to_owned());
@@ -557,4 +565,54 @@ pub fn notified_posts<'a>(rows: impl IntoIterator<Item = &'a Hydrated>) -> Vec<P
         (None, None) => n.post.as_ref().map(|p| p.id),
     };
     rows.into_iter().filter_map(shown).collect()
+}
+
+/// Mastodon's StatusEdit: one version of a status, as `GET .../history` lists them.
+#[derive(Debug, Serialize)]
+pub struct StatusEdit {
+    content: String,
+    spoiler_text: String,
+    sensitive: bool,
+    created_at: String,
+    account: Account,
+    poll: Option<()>,
+    media_attachments: Vec<MediaAttachment>,
+    emojis: Empty,
+}
+
+impl StatusEdit {
+    /// A version's text, content warning and time; the attachments are the post's (an edit
+    /// keeps them: `http/uploads.rs::keeps_attachments`).
+    pub fn new(
+        origin: &str,
+        account: &Account,
+        (body, spoiler_text, sensitive): (&str, &str, bool),
+        created_at: i64,
+        media: &[Attachment],
+    ) -> StatusEdit {
+        StatusEdit {
+            content: content_html(body),
+            spoiler_text: spoiler_text.to_owned(),
+            sensitive,
+            created_at: format_rfc3339(created_at),
+            account: account.clone(),
+            poll: None,
+            media_attachments: media.iter().map(|a| MediaAttachment::new(origin, a)).collect(),
+            emojis: [],
+        }
+    }
+}
+
+/// Mastodon's StatusSource: what an edit starts from.
+#[derive(Debug, Serialize)]
+pub struct StatusSource {
+    id: String,
+    text: String,
+    spoiler_text: String,
+}
+
+impl StatusSource {
+    pub fn new(id: PostId, text: &str, spoiler_text: &str) -> StatusSource {
+        StatusSource { id: id.to_string(), text: text.to_owned(), spoiler_text: spoiler_text.to_owned() }
+    }
 }

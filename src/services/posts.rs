@@ -141,7 +141,9 @@ pub async fn publish(
 /// (its mentions' notifications and conversations, a quote's mirror, a reply's thread row); its
 /// outbox event does the same again, so a stop between the databases loses nothing.
 async fn converge_links(ctx: &Ctx, post: &PostRow) -> ApiResult<()> {
-    mentions::notify(ctx, (post.id, post.author_id, post.visibility), &post.mentioned(), true).await?;
+    let thread = post.thread_id.unwrap_or(post.id);
+    mentions::notify(ctx, (post.id, thread, post.author_id, post.visibility), &post.mentioned(), true)
+        .await?;
     if let Some(mirror) = quotes::mirror_of(ctx, post, true) {
         quotes::converge(ctx, &mirror).await?;
     }

@@ -133,12 +133,14 @@ pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedS
 /// A repeated call (the post's redelivered event) finds it made and does nothing.
 pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<D1PreparedStatement> {
     let from_where = format!(
-        "WHERE ?1 <> ?2 AND {} AND NOT {}",
+        "WHERE ?1 <> ?2 AND {} AND NOT {} \
+           AND NOT EXISTS (SELECT 1 FROM conversation_mutes m WHERE m.user_id = ?1 AND m.thread_id = ?5)",
         not_blocked_between("?1", "?2"),
         super::mutes::muted_sql("?1", "?2", true)
     );
     let sql = insert_sql("?1", "?4", Kind::Mention, "?2", "?3", "0", &from_where);
-    let params = [int(mention.recipient), int(mention.author), int(mention.post), int(now)];
+    let params =
+        [int(mention.recipient), int(mention.author), int(mention.post), int(now), int(mention.thread)];
     stmt(db, &sql, &params)
 }
 
@@ -176,10 +178,13 @@ pub struct MentionOf {
     pub recipient: UserId,
     pub author: UserId,
     pub post: PostId,
+    /// The conversation the post is in (its thread's root): a recipient who muted it is not
+    /// notified (migration 0038).
+    pub thread: PostId,
 }
 
 /// A reply's row arriving in its thread notifies the thread's author (unless they wrote it,
-/// or the reply mentions them: its `mention` notification says it already, and Mastodon's
+/// muted the conversation, or the reply mentions them: its `mention` notification says it already, and Mastodon's
 /// clients mention the account replied to). Before the row is written
 /// (`store/engagement.rs::mirror_reply`): only the first time, so a dismissed notification
 /// stays dismissed when the reply's event converges again.
@@ -199,7 +204,8 @@ pub fn on_comment(
         "?1",
         "FROM posts p WHERE p.id = ?2 AND p.author_id <> ?3 \
            AND p.author_id NOT IN (SELECT value FROM json_each(?5)) \
-           AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.id = ?1 AND c.reply_post = 1)",
+           AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.id = ?1 AND c.reply_post = 1) \
+           AND NOT EXISTS (SELECT 1 FROM conversation_mutes m WHERE m.user_id = p.author_id AND m.thread_id = ?2)",
     );
     stmt(db, &sql, &[int(comment), int(post), int(author), int(now), text(&id_list(mentioned))])
 }

@@ -627,9 +627,11 @@ pub async fn edit(
             opt_flag(edit.warning.sensitive),
         ],
     )?;
+    let archive = super::edits::archive_statement(db, post_id, edit, now)?;
     let bump = bump_statement(db, author)?;
-    let results = batch(db, vec![event, update, bump]).await?;
-    Ok((returned_events(&results[..2.min(results.len())]), bump_of(results.get(2))?))
+    let results = batch(db, vec![event, archive, update, bump]).await?;
+    // Only the event's statement returns rows.
+    Ok((returned_events(&results[..1.min(results.len())]), bump_of(results.get(3))?))
 }
 
 /// The content warning's part of an edit (the parameters `text` and `flag` hold the new values,

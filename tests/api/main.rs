@@ -35,6 +35,7 @@ mod mutes;
 mod notifications;
 mod openapi;
 mod ordering;
+mod post_extras;
 mod posts;
 mod quotes;
 mod replies;

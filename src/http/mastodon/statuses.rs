@@ -37,13 +37,13 @@ const MIN_ID_READS: usize = 5;
 const MIN_ID_PAGE: usize = 40;
 
 /// What a status id names: a post the viewer may see, or a comment on one.
-enum Target {
+pub(super) enum Target {
     Post(PostRow),
     /// Boxed: a comment row is twice a post's size.
     Comment(Box<CommentRow>, PostRow),
 }
 
-async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
+pub(super) async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
     match posts::visible(app, viewer, id).await {
         Ok(post) => return Ok(Target::Post(post)),
         Err(ApiError::NotFound(_)) => {}
@@ -91,7 +91,7 @@ fn status_of(input: &Input, accounts: &Accounts, target: &Target) -> Status {
     }
 }
 
-async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> ApiResult<Response> {
+pub(super) async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> ApiResult<Response> {
     if let Target::Post(post) = target {
         let statuses = statuses_of(app, input, viewer, std::slice::from_ref(post)).await?;
         return json(&statuses.first());
