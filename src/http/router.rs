@@ -220,6 +220,10 @@ pub enum StatusExtra {
     Mute(PostId, bool),
     /// `POST .../pin` (`true`) and `.../unpin`.
     Pin(PostId, bool),
+    /// `GET /api/v1/polls/{id}` (a poll's id is its status's).
+    Poll(PostId),
+    /// `POST /api/v1/polls/{id}/votes`.
+    Vote(PostId),
 }
 
 /// The Mastodon routes of conversations: the list, one removed, one marked read or unread.
@@ -1023,6 +1027,14 @@ pub const ROUTES: &[PathRow] = &[
         )],
     ),
     path(
+        "/api/v1/polls/{id}",
+        &[("GET", user(READ, Read, Limit::None, |id| status(id, |p| M::Extra(StatusExtra::Poll(p)))))],
+    ),
+    path(
+        "/api/v1/polls/{id}/votes",
+        &[("POST", user(WRITE, Write, Class(L::Likes), |id| status(id, |p| M::Extra(StatusExtra::Vote(p)))))],
+    ),
+    path(
         "/api/v1/bookmarks",
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Bookmarks))))],
     ),
@@ -1379,6 +1391,8 @@ mod tests {
         POST   /api/v1/statuses/{id}/unmute               write        write likes
         POST   /api/v1/statuses/{id}/pin                  write        write posts
         POST   /api/v1/statuses/{id}/unpin                write        write posts
+        GET    /api/v1/polls/{id}                         read         read  -
+        POST   /api/v1/polls/{id}/votes                   write        write likes
         GET    /api/v1/bookmarks                          read         read  -
         GET    /api/v1/conversations                      read         read  -
         DELETE /api/v1/conversations/{id}                 write        write -

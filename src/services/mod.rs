@@ -29,6 +29,7 @@ pub mod notification_groups;
 pub mod notifications;
 pub mod originals;
 pub mod policy;
+pub mod polls;
 pub mod post_extras;
 pub mod posts;
 pub mod queue;

@@ -9,6 +9,7 @@ use crate::context::{id_seed, Ctx};
 use crate::domain::edit::PostEdit;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::Mentioned;
+use crate::domain::polls::PollDraft;
 use crate::domain::quotes::QuotePolicy;
 use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
@@ -86,6 +87,8 @@ pub struct Draft<'a> {
     pub quote_policy: QuotePolicy,
     /// What it replies to, checked (`services/comments.rs::reply_target`).
     pub reply: Option<replies::Target>,
+    /// Its poll, checked (`domain::polls::PollDraft::parse`).
+    pub poll: Option<&'a PollDraft>,
 }
 
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
@@ -129,6 +132,7 @@ pub async fn publish(
         media,
         created_at: ctx.now,
         idempotency,
+        poll: draft.poll,
     };
     // The author is the token's user, confirmed on this request: a post whose author row is gone
     // (its foreign key) means that user is gone meanwhile.
@@ -168,6 +172,10 @@ fn fingerprint(draft: &Draft<'_>, quoted: Option<PostId>) -> String {
     parts.extend(quote.as_deref());
     let reply = draft.reply.map(|r| format!("reply:{}", r.to.parent));
     parts.extend(reply.as_deref());
+    let poll = draft
+        .poll
+        .map(|p| format!("poll:{}:{}:{}:{}", p.options_json(), p.expires_in_secs, p.multiple, p.hide_totals));
+    parts.extend(poll.as_deref());
     request_hash(&parts)
 }
 
@@ -232,6 +240,7 @@ pub async fn import(
         media: &[],
         created_at,
         idempotency,
+        poll: None,
     };
     // The author row checked above, gone meanwhile: answered as that check would have.
     let post = commit(ctx, post, ApiError::field("author_id", "no such user")).await?;

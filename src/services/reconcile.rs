@@ -71,6 +71,8 @@ pub struct ReconcileReport {
     pub media: super::media::MediaSweep,
     /// Comments of the old kind moved into reply posts (migration 0034), with their likes.
     pub comment_moves: super::comment_moves::CommentMoves,
+    /// Ended polls whose author and voters were told this pass (`services/polls.rs`).
+    pub polls_ended: usize,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -147,6 +149,7 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.liked = super::liked::repair_slice(ctx, db).await?;
     report.media = super::media::sweep(ctx, db).await?;
     report.comment_moves = super::comment_moves::move_slice(ctx, db).await?;
+    report.polls_ended = super::polls::tell_ended(ctx, db).await?;
     report.databases = 1;
     let mut figures = share_statements(ctx, db, &report)?;
     // The share's statement count, this last batch and the raise itself included, raised into
@@ -235,6 +238,7 @@ impl ReconcileReport {
         self.media.expired += part.media.expired;
         self.media.removed += part.media.removed;
         self.comment_moves.add(part.comment_moves);
+        self.polls_ended += part.polls_ended;
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

@@ -28,6 +28,7 @@ pub mod notifications;
 pub mod oauth;
 pub mod outbox;
 pub mod policy;
+pub mod polls;
 pub mod post_marks;
 pub mod posts;
 pub mod quotes;

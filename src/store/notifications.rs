@@ -253,6 +253,19 @@ pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResu
     stmt(db, &sql, &[int(author), int(follower)])
 }
 
+/// On a poll's author's or voter's home: the poll `post` by `author` ended (once: a repeated
+/// pass finds it made and does nothing). Never to someone who blocks the author or is blocked.
+pub fn on_poll_ended(
+    db: super::AnyDb<'_>,
+    recipient: UserId,
+    (post, author): (PostId, UserId),
+    now: i64,
+) -> StoreResult<D1PreparedStatement> {
+    let from_where = format!("WHERE {}", not_blocked_between("?1", "?2"));
+    let sql = insert_sql("?1", "?4", Kind::Poll, "?2", "?3", "0", &from_where);
+    stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])
+}
+
 #[derive(Deserialize)]
 struct Made {
     recipient_id: UserId,
@@ -299,18 +312,20 @@ pub struct Range<'a> {
 /// with the actor, the actor not muted with notifications (`mutes`); the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
 pub(super) fn shown_sql() -> String {
-    // A mention's or a quote's post is its author's, on another database: checked where it is
-    // read (`services/notifications.rs::posts_seen`), and its deletion takes the row back.
+    // A mention's, a quote's or an ended poll's post is its author's, on another database:
+    // checked where it is read (`services/notifications.rs::posts_seen`), and a mention's
+    // deletion takes the row back.
     format!(
         "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
-         AND (n.post_id = 0 OR n.kind IN ('{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
+         AND (n.post_id = 0 OR n.kind IN ('{}', '{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
                AND c.deleted_at IS NULL))",
         not_blocked_between("?1", "n.actor_id"),
         super::mutes::muted_sql("?1", "n.actor_id", true),
         Kind::Mention.as_str(),
-        Kind::Quote.as_str()
+        Kind::Quote.as_str(),
+        Kind::Poll.as_str()
     )
 }
 

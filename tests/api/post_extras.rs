@@ -153,3 +153,156 @@ fn pins_are_the_authors_own_up_to_five_and_show_by_visibility() {
     pin(&alice, &sixth).expect(200);
     assert_eq!(featured(&bob, &alice)[0], sixth);
 }
+
+fn poll_status(user: &User, poll: Value) -> Resp {
+    user.post("/api/v1/statuses", json!({ "status": "Which fruits do you like?", "poll": poll }))
+}
+
+fn statuses_count(user: &User) -> i64 {
+    user.get("/api/v1/accounts/verify_credentials").expect(200)["statuses_count"].as_i64().unwrap()
+}
+
+fn vote(user: &User, poll: &str, choices: Value) -> Resp {
+    user.post(&format!("/api/v1/polls/{poll}/votes"), json!({ "choices": choices }))
+}
+
+#[test]
+fn a_poll_is_made_with_its_status_voted_once_and_read_as_the_viewer_sees_it() {
+    let (alice, bob, carol, stranger) =
+        (register("pl_alice"), register("pl_bob"), register("pl_carol"), register("pl_stranger"));
+    // masto.js's case: a multiple-choice poll, two choices.
+    let made = poll_status(
+        &alice,
+        json!({ "options": ["Apple", "Banana", "Orange"], "multiple": true, "expires_in": 86400 }),
+    )
+    .expect(200);
+    let poll = made["poll"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(made["poll"]["options"][1], json!({ "title": "Banana", "votes_count": 0 }));
+    assert_eq!(
+        (made["poll"]["voted"].as_bool(), made["poll"]["expired"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let voted = vote(&bob, &poll, json!([0, 1])).expect(200);
+    assert_eq!((voted["votes_count"].as_i64(), voted["voters_count"].as_i64()), (Some(2), Some(1)));
+    let seen = bob.get(&format!("/api/v1/polls/{poll}")).expect(200);
+    assert_eq!((seen["own_votes"].clone(), seen["voted"].clone()), (json!([0, 1]), json!(true)));
+    assert_eq!(carol.get(&format!("/api/v1/polls/{poll}")).expect(200)["voted"], false);
+    let shown = bob.get(&format!("/api/v1/statuses/{}", id_of(&made))).expect(200);
+    assert_eq!(shown["poll"]["own_votes"], json!([0, 1]), "{shown}");
+
+    // A second vote, one's own poll, a choice that is not an option, two on a single-choice
+    // poll: 422, and nothing counted.
+    assert_eq!(vote(&bob, &poll, json!([2])).status, 422);
+    assert_eq!(vote(&alice, &poll, json!([2])).status, 422);
+    assert_eq!(vote(&carol, &poll, json!([3])).status, 422);
+    assert_eq!(vote(&carol, &poll, json!([])).status, 422);
+    let single = poll_status(&alice, json!({ "options": ["yes", "no"], "expires_in": 300 })).expect(200);
+    let single = single["poll"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(vote(&carol, &single, json!([0, 1])).status, 422);
+    assert_eq!(vote(&carol, &single, json!(["1"])).expect(200)["options"][1]["votes_count"], 1);
+    let after = alice.get(&format!("/api/v1/polls/{poll}")).expect(200);
+    assert_eq!((after["votes_count"].as_i64(), after["voters_count"].as_i64()), (Some(2), Some(1)));
+
+    // A followers-only poll is nobody else's to read or vote in.
+    let narrow = alice.post(
+        "/api/v1/statuses",
+        json!({ "status": "friends only", "visibility": "private", "poll": { "options": ["a", "b"], "expires_in": 600 } }),
+    );
+    let narrow = narrow.expect(200)["poll"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(stranger.get(&format!("/api/v1/polls/{narrow}")).status, 404);
+    assert_eq!(vote(&stranger, &narrow, json!([0])).status, 404);
+    // A status without a poll has none to read.
+    let plain = status(&alice, "no poll here", "public");
+    assert_eq!(bob.get(&format!("/api/v1/polls/{plain}")).status, 404);
+
+    // hide_totals: the counts are hidden from voters while it runs, not from its author.
+    let hidden =
+        poll_status(&alice, json!({ "options": ["x", "y"], "expires_in": 600, "hide_totals": true }))
+            .expect(200);
+    let hidden = hidden["poll"]["id"].as_str().unwrap().to_owned();
+    let told = vote(&bob, &hidden, json!([1])).expect(200);
+    assert_eq!(told["options"][1]["votes_count"], Value::Null, "{told}");
+    assert_eq!(alice.get(&format!("/api/v1/polls/{hidden}")).expect(200)["options"][1]["votes_count"], 1);
+}
+
+#[test]
+fn a_bad_poll_refuses_the_status_and_a_form_poll_is_read() {
+    let alice = register("pb_alice");
+    let before = statuses_count(&alice);
+    let long = "x".repeat(51);
+    for bad in [
+        json!({ "options": ["only one"], "expires_in": 300 }),
+        json!({ "options": ["a", "b", "c", "d", "e"], "expires_in": 300 }),
+        json!({ "options": ["a", long], "expires_in": 300 }),
+        json!({ "options": ["a", "b"], "expires_in": 299 }),
+        json!({ "options": ["a", "b"], "expires_in": 2_629_747 }),
+        json!({ "options": ["a", "b"] }),
+        json!({ "options": "a", "expires_in": 300 }),
+    ] {
+        let r = poll_status(&alice, bad.clone());
+        assert_eq!(r.status, 422, "{bad}: {}", r.body);
+    }
+    assert_eq!(statuses_count(&alice), before, "nothing was published");
+    // An edit cannot change a poll.
+    let made = poll_status(&alice, json!({ "options": ["a", "b"], "expires_in": 300 })).expect(200);
+    let edit = alice.put(
+        &format!("/api/v1/statuses/{}", id_of(&made)),
+        Some(json!({ "status": "x", "poll": { "options": ["c", "d"], "expires_in": 300 } })),
+    );
+    assert_eq!(edit.status, 422);
+    // A form's brackets.
+    let auth = format!("Bearer {}", alice.token);
+    let headers = [("authorization", auth.as_str()), ("content-type", "application/x-www-form-urlencoded")];
+    let form = "status=form+poll&poll%5Boptions%5D%5B%5D=one&poll%5Boptions%5D%5B%5D=two&poll%5Bexpires_in%5D=600&poll%5Bmultiple%5D=true";
+    let r = raw("POST", "/api/v1/statuses", &headers, form.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.body);
+    let made = r.body;
+    assert_eq!(
+        (made["poll"]["options"][1]["title"].as_str(), made["poll"]["multiple"].as_bool()),
+        (Some("two"), Some(true))
+    );
+}
+
+#[test]
+fn concurrent_votes_count_exactly_and_an_ended_poll_notifies_once() {
+    let alice = register("pc_alice");
+    let status =
+        poll_status(&alice, json!({ "options": ["a", "b", "c"], "multiple": true, "expires_in": 300 }))
+            .expect(200);
+    let poll = status["poll"]["id"].as_str().unwrap().to_owned();
+    let voters: Vec<User> = (0..12).map(|i| register(&format!("pc_v{i}"))).collect();
+    let tokens: Vec<String> = voters.iter().map(|u| u.token.clone()).collect();
+    // Every voter sends the same vote three times at once: one vote each counts.
+    let path = format!("/api/v1/polls/{poll}/votes");
+    let answers = parallel(12, 36, move |i| {
+        let choices = if i % 12 < 6 { json!([0]) } else { json!([1, 2]) };
+        call("POST", &path, Some(&tokens[i % 12]), Some(&json!({ "choices": choices }))).status
+    });
+    assert_eq!(answers.iter().filter(|s| **s == 200).count(), 12, "{answers:?}");
+    assert!(answers.iter().all(|s| *s == 200 || *s == 422), "{answers:?}");
+    let read = alice.get(&format!("/api/v1/polls/{poll}")).expect(200);
+    let counts: Vec<i64> =
+        read["options"].as_array().unwrap().iter().map(|o| o["votes_count"].as_i64().unwrap()).collect();
+    assert_eq!(counts, vec![6, 6, 6]);
+    assert_eq!((read["voters_count"].as_i64(), read["votes_count"].as_i64()), (Some(12), Some(18)));
+
+    // Ended (its time moved back past its end): no more votes; the cron tells the author and
+    // every voter once, however many passes run.
+    let late = register("pc_late");
+    admin("POST", "/v1/admin/test/age_post", Some(&json!({ "post_id": id_of(&status), "seconds": 301 })))
+        .expect(200);
+    assert_eq!(vote(&late, &poll, json!([0])).status, 422);
+    assert_eq!(alice.get(&format!("/api/v1/polls/{poll}")).expect(200)["expired"], true);
+    let poll_notes = |u: &User| {
+        let notes = u.get("/api/v1/notifications?types[]=poll").expect(200);
+        notes.as_array().unwrap().iter().filter(|n| n["status"]["id"] == poll.as_str()).count()
+    };
+    for _ in 0..2 {
+        admin("POST", "/v1/admin/reconcile", None).expect(200);
+    }
+    assert_eq!(poll_notes(&alice), 1);
+    for v in &voters {
+        assert_eq!(poll_notes(v), 1, "{}", v.handle);
+    }
+    assert_eq!(poll_notes(&late), 0);
+}

@@ -1,9 +1,9 @@
 //! A status's extras (issue 42): its edit history and source, the viewer's mute of its
-//! conversation, the author's pin (`services/post_extras.rs`).
+//! conversation, the author's pin (`services/post_extras.rs`), its poll (`services/polls.rs`).
 
 use worker::Response;
 
-use super::entities::{StatusEdit, StatusSource};
+use super::entities::{Poll, StatusEdit, StatusSource};
 use super::statuses::{answer, target, Target};
 use super::{accounts_of, json};
 use crate::domain::ids::{PostId, UserId};
@@ -11,7 +11,7 @@ use crate::error::ApiResult;
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::router::StatusExtra;
-use crate::services::post_extras;
+use crate::services::{polls, post_extras};
 
 pub async fn route(app: &App, input: &Input, viewer: UserId, route: StatusExtra) -> ApiResult<Response> {
     match route {
@@ -24,6 +24,14 @@ pub async fn route(app: &App, input: &Input, viewer: UserId, route: StatusExtra)
         StatusExtra::Pin(id, on) => {
             let post = post_extras::pin(app, viewer, id, on).await?;
             answer(app, input, viewer, &Target::Post(post)).await
+        }
+        StatusExtra::Poll(id) => {
+            let (post, poll) = polls::get(app, viewer, id).await?;
+            json(&Poll::new(&post, &poll, viewer, app.now))
+        }
+        StatusExtra::Vote(id) => {
+            let (post, poll) = polls::vote(app, viewer, id, &input.values_of("choices")?).await?;
+            json(&Poll::new(&post, &poll, viewer, app.now))
         }
     }
 }

@@ -201,6 +201,7 @@ async fn statuses_of(
             entities::Status::of_post(&input.origin, &accounts, p)
                 .bookmarked(marks.bookmarked(shown.id))
                 .muted_pinned(extra.muted(shown), extra.pinned(shown.id))
+                .polled(p, viewer, app.now)
         })
         .collect())
 }

@@ -11,6 +11,7 @@ use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
+use crate::domain::polls::PollDraft;
 use crate::domain::quotes::QuotePolicy;
 use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
@@ -122,6 +123,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     let key = input.idempotency_key()?;
     let allowed = allowed_mentions(input)?;
     let (quote, quote_policy) = quote_fields(&body)?;
+    let poll = input.poll()?.map(|raw| PollDraft::parse(&raw)).transpose()?;
     let draft = Draft {
         text: &text,
         visibility: visibility.unwrap_or(Visibility::Public),
@@ -132,6 +134,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         quote,
         quote_policy,
         reply,
+        poll: poll.as_ref(),
     };
     if let Some(refused) = unexpected_mentions(app, input, &draft).await? {
         return Ok(refused);
