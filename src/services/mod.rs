@@ -8,6 +8,7 @@ pub mod comment_moves;
 pub mod comments;
 pub mod deadline;
 pub mod direct;
+pub mod edits;
 pub mod fanout;
 pub mod faults;
 pub mod feed;

@@ -16,7 +16,7 @@ use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{narrower, Visibility};
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{boosts, fanout, media, mentions, originals, quotes, replicas, replies, users};
+use crate::services::{boosts, edits, fanout, media, mentions, originals, quotes, replicas, replies, users};
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::StoreError;
@@ -304,9 +304,12 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
         return Err(ApiError::field("visibility", "a reply's visibility may only narrow"));
     }
     let sent_at = ctx.clock();
-    let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
+    let (events, bump, changed) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
     replicas::tell_post(ctx, bump, sent_at, id).await?;
     fanout::announce(ctx, viewer, &events).await;
+    if changed {
+        edits::tell_boosters(ctx, (id, viewer)).await?;
+    }
     let post = visible(ctx, viewer, id).await?;
     replies::edited(ctx, &post).await?;
     Ok(post)

@@ -4,9 +4,9 @@
 use serde::Deserialize;
 use worker::D1PreparedStatement;
 
-use super::{all, int, opt_flag, opt_text, stmt, PostDb, StoreResult};
+use super::{all, int, opt_flag, opt_text, stmt, AnyDb, PostDb, StoreResult};
 use crate::domain::edit::PostEdit;
-use crate::domain::ids::PostId;
+use crate::domain::ids::{PostId, UserId};
 use crate::domain::validate::PostBody;
 
 /// Before an edit's update, in its batch: the version it replaces, as the next `seq`, when the
@@ -66,4 +66,39 @@ pub async fn versions(db: PostDb<'_>, post: PostId) -> StoreResult<Vec<Version>>
         &[int(post), int(MAX_VERSIONS as i64)],
     )
     .await
+}
+
+#[derive(Deserialize)]
+struct Booster {
+    booster_id: UserId,
+}
+
+/// Boosters told of an edit (the newest boosts' first; see docs/mastodon.md).
+pub const BOOSTERS_TOLD: i64 = 200;
+
+/// Who boosts the post now (the original's `reblogs` mirror), at most [`BOOSTERS_TOLD`].
+pub async fn boosters(db: PostDb<'_>, post: PostId) -> StoreResult<Vec<UserId>> {
+    let rows: Vec<Booster> = all(
+        db,
+        "SELECT DISTINCT booster_id FROM reblogs WHERE post_id = ?1 AND active = 1 \
+         ORDER BY created_at DESC LIMIT ?2",
+        &[int(post), int(BOOSTERS_TOLD)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|b| b.booster_id).collect())
+}
+
+/// On one database: the `update` notification of `post`'s edit by `author` for those of the
+/// boosters whose home it is; an earlier one of the same post gives way to it (one per post).
+pub async fn tell_boosters(
+    db: AnyDb<'_>,
+    boosters: &[UserId],
+    (post, author): (PostId, UserId),
+    now: i64,
+) -> StoreResult<()> {
+    let mut statements = Vec::with_capacity(boosters.len() * 2);
+    for &b in boosters {
+        statements.extend(super::notifications::on_update(db, b, (post, author), now)?);
+    }
+    super::batch(db, statements).await.map(|_| ())
 }

@@ -266,6 +266,30 @@ pub fn on_poll_ended(
     stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])
 }
 
+/// On a booster's home: the boosted `post` by `author` was edited. An earlier `update` of the
+/// same post gives way (one per post, the latest); not for a blocked or muted author.
+pub fn on_update(
+    db: super::AnyDb<'_>,
+    recipient: UserId,
+    (post, author): (PostId, UserId),
+    now: i64,
+) -> StoreResult<[D1PreparedStatement; 2]> {
+    let gone = format!(
+        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND post_id = ?2",
+        Kind::Update.as_str()
+    );
+    let from_where = format!(
+        "WHERE ?1 <> ?2 AND {} AND NOT {}",
+        not_blocked_between("?1", "?2"),
+        super::mutes::muted_sql("?1", "?2", true)
+    );
+    let sql = insert_sql("?1", "?4", Kind::Update, "?2", "?3", "0", &from_where);
+    Ok([
+        stmt(db, &gone, &[int(recipient), int(post)])?,
+        stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])?,
+    ])
+}
+
 #[derive(Deserialize)]
 struct Made {
     recipient_id: UserId,
@@ -312,12 +336,12 @@ pub struct Range<'a> {
 /// with the actor, the actor not muted with notifications (`mutes`); the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
 pub(super) fn shown_sql() -> String {
-    // A mention's, a quote's or an ended poll's post is its author's, on another database:
+    // A mention's, a quote's, an ended poll's or an edited boost's post is its author's, on another database:
     // checked where it is read (`services/notifications.rs::posts_seen`), and a mention's
     // deletion takes the row back.
     format!(
         "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
-         AND (n.post_id = 0 OR n.kind IN ('{}', '{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
+         AND (n.post_id = 0 OR n.kind IN ('{}', '{}', '{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
                AND c.deleted_at IS NULL))",
@@ -325,7 +349,8 @@ pub(super) fn shown_sql() -> String {
         super::mutes::muted_sql("?1", "n.actor_id", true),
         Kind::Mention.as_str(),
         Kind::Quote.as_str(),
-        Kind::Poll.as_str()
+        Kind::Poll.as_str(),
+        Kind::Update.as_str()
     )
 }
 

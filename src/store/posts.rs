@@ -610,7 +610,8 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
     }
 }
 
-/// Applies an edit by the author. A visibility change that matters to followers' windows
+/// Applies an edit by the author (and whether it changed what the post shows: its earlier
+/// version archived, `store/edits.rs`). A visibility change that matters to followers' windows
 /// (to or from `private`: followers see both other levels) records its outbox event and raises
 /// the post's state version in the same atomic batch, both decided by the row's value *inside*
 /// the transaction, never by a read taken before it: two concurrent edits each record the
@@ -620,7 +621,7 @@ pub async fn edit(
     (post_id, author): (PostId, UserId),
     edit: &PostEdit,
     now: i64,
-) -> StoreResult<(Vec<OutboxId>, Option<Bump>)> {
+) -> StoreResult<(Vec<OutboxId>, Option<Bump>, bool)> {
     let (body, visibility) = (edit.text.as_ref(), edit.visibility);
     let visibility = opt_text(visibility.map(Visibility::as_str));
     let event = stmt(
@@ -655,8 +656,10 @@ pub async fn edit(
     let archive = super::edits::archive_statement(db, post_id, edit, now)?;
     let bump = bump_statement(db, author)?;
     let results = batch(db, vec![event, archive, update, bump]).await?;
-    // Only the event's statement returns rows.
-    Ok((returned_events(&results[..1.min(results.len())]), bump_of(results.get(3))?))
+    // Only the event's statement returns rows; the archive's changed row says the edit changed
+    // what the post shows.
+    let archived = super::changed_rows(results.get(1)) > 0;
+    Ok((returned_events(&results[..1.min(results.len())]), bump_of(results.get(3))?, archived))
 }
 
 /// The content warning's part of an edit (the parameters `text` and `flag` hold the new values,

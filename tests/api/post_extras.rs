@@ -306,3 +306,36 @@ fn concurrent_votes_count_exactly_and_an_ended_poll_notifies_once() {
     }
     assert_eq!(poll_notes(&late), 0);
 }
+
+#[test]
+fn an_edit_tells_the_accounts_that_boost_the_post() {
+    let (alice, bob, carol) = (register("pu_alice"), register("pu_bob"), register("pu_carol"));
+    let post = status(&alice, "boost this", "public");
+    bob.post(&format!("/api/v1/statuses/{post}/reblog"), json!({})).expect(200);
+    let updates = |u: &User| {
+        let notes = u.get("/api/v1/notifications?types[]=update").expect(200);
+        notes
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["status"]["id"] == post.as_str())
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let path = format!("/api/v1/statuses/{post}");
+    alice.put(&path, Some(json!({ "status": "boost this, edited" }))).expect(200);
+    let told = updates(&bob);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["account"]["id"], alice.id.as_str());
+    assert_eq!(told[0]["status"]["content"], "<p>boost this, edited</p>");
+    // A retry changes nothing and tells nothing new; a later edit replaces the notification.
+    let first_id = told[0]["id"].clone();
+    alice.put(&path, Some(json!({ "status": "boost this, edited" }))).expect(200);
+    assert_eq!(updates(&bob)[0]["id"], first_id);
+    alice.put(&path, Some(json!({ "spoiler_text": "now with a warning" }))).expect(200);
+    let again = updates(&bob);
+    assert_eq!(again.len(), 1);
+    assert_ne!(again[0]["id"], first_id);
+    // Who does not boost it is not told, nor is its author.
+    assert!(updates(&carol).is_empty() && updates(&alice).is_empty());
+}
