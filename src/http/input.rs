@@ -8,6 +8,7 @@ use worker::Request;
 use crate::domain::cursor::{CursorCodec, SortKey};
 use crate::domain::ids::UserId;
 use crate::domain::params::{self, Endpoint, Given};
+use crate::domain::polls::RawPoll;
 use crate::domain::validate::{self, IdempotencyKey, Invalid};
 use crate::error::{ApiError, ApiResult};
 
@@ -234,6 +235,34 @@ impl Input {
         Ok(values)
     }
 
+    /// Mastodon's `poll` of a new status, however it is sent: a form's `poll[options][]`,
+    /// `poll[expires_in]`, `poll[multiple]`, `poll[hide_totals]`, or a JSON object `poll`
+    /// (`None`: no poll, or an empty one, which means none).
+    pub fn poll(&self) -> ApiResult<Option<RawPoll>> {
+        let bad = || ApiError::field("poll", "poll: options[], expires_in, multiple, hide_totals");
+        let flag = |v: &str| crate::domain::mastodon::form_bool(v).ok_or_else(bad);
+        let mut raw = RawPoll::default();
+        if let Some(pairs) = self.form_pairs()? {
+            for (k, v) in pairs {
+                match k.as_str() {
+                    "poll[options][]" | "poll[options]" => raw.options.push(v),
+                    "poll[expires_in]" => raw.expires_in = Some(v),
+                    "poll[multiple]" => raw.multiple = Some(flag(&v)?),
+                    "poll[hide_totals]" => raw.hide_totals = Some(flag(&v)?),
+                    _ => {}
+                }
+            }
+        } else {
+            let body = self.json(true)?;
+            match body.0.get("poll") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(poll)) => raw = raw_poll_of(poll).ok_or_else(bad)?,
+                Some(_) => return Err(bad()),
+            }
+        }
+        Ok((raw != RawPoll::default()).then_some(raw))
+    }
+
     /// Whether the request names the field at all (`name` or `name[]`, in the query, the form
     /// or the JSON body), even with no value: an empty list given is not a list left out.
     pub fn names(&self, name: &str) -> ApiResult<bool> {
@@ -308,6 +337,31 @@ impl Input {
     ) -> ApiResult<Option<SortKey>> {
         Ok(self.query(name).map(|c| codec.decode(viewer, list, c)).transpose()?)
     }
+}
+
+/// A JSON `poll` object's fields (`None` when one has the wrong type).
+fn raw_poll_of(poll: &Map<String, Value>) -> Option<RawPoll> {
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let flag = |name: &str| match poll.get(name) {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::Bool(b)) => Some(Some(*b)),
+        Some(Value::String(s)) => crate::domain::mastodon::form_bool(s).map(Some),
+        Some(_) => None,
+    };
+    let options = match poll.get("options") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.iter().map(text).collect::<Option<Vec<_>>>()?,
+        Some(_) => return None,
+    };
+    let expires_in = match poll.get("expires_in") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(text(v)?),
+    };
+    Some(RawPoll { options, expires_in, multiple: flag("multiple")?, hide_totals: flag("hide_totals")? })
 }
 
 /// What a JSON value amounts to for [`params::check`].

@@ -215,6 +215,8 @@ pub enum MastodonRoute {
     Discovery(DiscoveryRoute),
     /// One's profile and what one keeps about others (issue 42).
     Profile(ProfileRoute),
+    /// A status's extras (`http/mastodon/extras.rs`): history, source, mute, pin.
+    Extra(StatusExtra),
 }
 
 /// The Mastodon routes of discovery.
@@ -274,6 +276,23 @@ pub enum ProfileRoute {
     DomainBlocks,
     /// `POST` (`true`) and `DELETE /api/v1/domain_blocks`.
     DomainBlock(bool),
+}
+
+/// The Mastodon routes of a status's extras (issue 42).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusExtra {
+    /// `GET .../history`: its versions, oldest first.
+    History(PostId),
+    /// `GET .../source`: its plain text and content warning.
+    Source(PostId),
+    /// `POST .../mute` (`true`) and `.../unmute`: its conversation, for the viewer.
+    Mute(PostId, bool),
+    /// `POST .../pin` (`true`) and `.../unpin`.
+    Pin(PostId, bool),
+    /// `GET /api/v1/polls/{id}` (a poll's id is its status's).
+    Poll(PostId),
+    /// `POST /api/v1/polls/{id}/votes`.
+    Vote(PostId),
 }
 
 /// The Mastodon routes of conversations: the list, one removed, one marked read or unread.
@@ -1159,6 +1178,50 @@ pub const ROUTES: &[PathRow] = &[
         )],
     ),
     path(
+        "/api/v1/statuses/{id}/history",
+        &[("GET", user(READ, Read, Limit::None, |id| status(id, |p| M::Extra(StatusExtra::History(p)))))],
+    ),
+    path(
+        "/api/v1/statuses/{id}/source",
+        &[("GET", user(READ, Read, Limit::None, |id| status(id, |p| M::Extra(StatusExtra::Source(p)))))],
+    ),
+    path(
+        "/api/v1/statuses/{id}/mute",
+        &[(
+            "POST",
+            user(WRITE, Write, Class(L::Likes), |id| status(id, |p| M::Extra(StatusExtra::Mute(p, true)))),
+        )],
+    ),
+    path(
+        "/api/v1/statuses/{id}/unmute",
+        &[(
+            "POST",
+            user(WRITE, Write, Class(L::Likes), |id| status(id, |p| M::Extra(StatusExtra::Mute(p, false)))),
+        )],
+    ),
+    path(
+        "/api/v1/statuses/{id}/pin",
+        &[(
+            "POST",
+            user(WRITE, Write, Class(L::Posts), |id| status(id, |p| M::Extra(StatusExtra::Pin(p, true)))),
+        )],
+    ),
+    path(
+        "/api/v1/statuses/{id}/unpin",
+        &[(
+            "POST",
+            user(WRITE, Write, Class(L::Posts), |id| status(id, |p| M::Extra(StatusExtra::Pin(p, false)))),
+        )],
+    ),
+    path(
+        "/api/v1/polls/{id}",
+        &[("GET", user(READ, Read, Limit::None, |id| status(id, |p| M::Extra(StatusExtra::Poll(p)))))],
+    ),
+    path(
+        "/api/v1/polls/{id}/votes",
+        &[("POST", user(WRITE, Write, Class(L::Likes), |id| status(id, |p| M::Extra(StatusExtra::Vote(p)))))],
+    ),
+    path(
         "/api/v1/bookmarks",
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Bookmarks))))],
     ),
@@ -1608,6 +1671,14 @@ mod tests {
         GET    /api/v1/statuses/{id}/context              read         read  -
         POST   /api/v1/statuses/{id}/bookmark             write        write likes
         POST   /api/v1/statuses/{id}/unbookmark           write        write likes
+        GET    /api/v1/statuses/{id}/history              read         read  -
+        GET    /api/v1/statuses/{id}/source               read         read  -
+        POST   /api/v1/statuses/{id}/mute                 write        write likes
+        POST   /api/v1/statuses/{id}/unmute               write        write likes
+        POST   /api/v1/statuses/{id}/pin                  write        write posts
+        POST   /api/v1/statuses/{id}/unpin                write        write posts
+        GET    /api/v1/polls/{id}                         read         read  -
+        POST   /api/v1/polls/{id}/votes                   write        write likes
         GET    /api/v1/bookmarks                          read         read  -
         GET    /api/v1/conversations                      read         read  -
         DELETE /api/v1/conversations/{id}                 write        write -

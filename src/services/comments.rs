@@ -151,6 +151,7 @@ pub async fn add(
         quote: None,
         quote_policy: QuotePolicy::default(),
         reply: Some(target),
+        poll: None,
     };
     posts::publish(ctx, viewer, &draft, key).await
 }

@@ -180,7 +180,7 @@ pub struct Status {
     quote: Option<Quote>,
     quotes_count: i64,
     quote_approval: QuoteApproval,
-    poll: Option<()>,
+    poll: Option<Poll>,
     card: Option<()>,
     language: Option<&'static str>,
     favourited: bool,
@@ -490,6 +490,14 @@ impl Status {
         self
     }
 
+    /// Whether the viewer muted its conversation, and (their own post) pinned it
+    /// (`services/post_extras.rs::marks`); a boost's flags repeat its original's.
+    pub fn muted_pinned(mut self, muted: bool, pinned: bool) -> Status {
+        (self.muted, self.pinned) = (muted, pinned);
+        self.reblog = self.reblog.map(|inner| Box::new(inner.muted_pinned(muted, pinned)));
+        self
+    }
+
     /// The answer to a delete carries the text, for "delete and redraft".
     pub fn with_text(mut self, text: &str) -> Status {
         self.text = Some(text.to_owned());
@@ -612,4 +620,116 @@ pub fn notified_posts<'a>(rows: impl IntoIterator<Item = &'a Hydrated>) -> Vec<P
         (None, None) => n.post.as_ref().map(|p| p.id),
     };
     rows.into_iter().filter_map(shown).collect()
+}
+
+/// Mastodon's StatusEdit: one version of a status, as `GET .../history` lists them.
+#[derive(Debug, Serialize)]
+pub struct StatusEdit {
+    content: String,
+    spoiler_text: String,
+    sensitive: bool,
+    created_at: String,
+    account: Account,
+    poll: Option<()>,
+    media_attachments: Vec<MediaAttachment>,
+    emojis: Empty,
+}
+
+impl StatusEdit {
+    /// A version's text, content warning and time; the attachments are the post's (an edit
+    /// keeps them: `http/uploads.rs::keeps_attachments`).
+    pub fn new(
+        origin: &str,
+        account: &Account,
+        (body, spoiler_text, sensitive): (&str, &str, bool),
+        created_at: i64,
+        media: &[Attachment],
+    ) -> StatusEdit {
+        StatusEdit {
+            content: content_html(body),
+            spoiler_text: spoiler_text.to_owned(),
+            sensitive,
+            created_at: format_rfc3339(created_at),
+            account: account.clone(),
+            poll: None,
+            media_attachments: media.iter().map(|a| MediaAttachment::new(origin, a)).collect(),
+            emojis: [],
+        }
+    }
+}
+
+/// Mastodon's StatusSource: what an edit starts from.
+#[derive(Debug, Serialize)]
+pub struct StatusSource {
+    id: String,
+    text: String,
+    spoiler_text: String,
+}
+
+impl StatusSource {
+    pub fn new(id: PostId, text: &str, spoiler_text: &str) -> StatusSource {
+        StatusSource { id: id.to_string(), text: text.to_owned(), spoiler_text: spoiler_text.to_owned() }
+    }
+}
+
+/// Mastodon's Poll, as one viewer sees it at `now`: `voted` for its author too (as Mastodon
+/// answers), the option counts `null` while a `hide_totals` poll runs (except to its author).
+#[derive(Debug, Clone, Serialize)]
+pub struct Poll {
+    id: String,
+    expires_at: Option<String>,
+    expired: bool,
+    multiple: bool,
+    votes_count: i64,
+    voters_count: Option<i64>,
+    options: Vec<PollOption>,
+    emojis: Empty,
+    voted: bool,
+    own_votes: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct PollOption {
+    title: String,
+    votes_count: Option<i64>,
+}
+
+impl Poll {
+    pub fn new(post: &PostRow, poll: &crate::domain::polls::PollState, viewer: UserId, now: i64) -> Poll {
+        let is_author = post.author_id == viewer;
+        let own_votes = post.own_votes();
+        let shown = poll.shown_votes(now, is_author);
+        let options = poll
+            .options
+            .iter()
+            .zip(shown)
+            .map(|(title, votes_count)| PollOption { title: title.clone(), votes_count })
+            .collect();
+        Poll {
+            id: post.id.to_string(),
+            expires_at: Some(format_rfc3339(poll.expires_at)),
+            expired: poll.expired(now),
+            multiple: poll.multiple,
+            votes_count: poll.votes_count(),
+            voters_count: Some(poll.voters_count),
+            options,
+            emojis: [],
+            voted: is_author || !own_votes.is_empty(),
+            own_votes,
+        }
+    }
+}
+
+impl Status {
+    /// The poll of the post a status shows (a boost's original's, inside it), as the viewer
+    /// sees it at `now`.
+    pub fn polled(mut self, row: &PostRow, viewer: UserId, now: i64) -> Status {
+        let shown = row.shown();
+        let poll = shown.poll().map(|p| Poll::new(shown, &p, viewer, now));
+        match self.reblog.as_deref_mut() {
+            Some(inner) => inner.poll = poll,
+            None => self.poll = poll,
+        }
+        self
+    }
 }

@@ -35,10 +35,11 @@ pub async fn resolve(ctx: &Ctx, text: &str, domain: &str) -> ApiResult<Vec<Menti
 /// Makes (`live`: the post is there and may be seen) or takes back each mentioned user's
 /// notification, and tells the live sockets of those notified now. A direct post also records
 /// each participant's conversation (in the recipient's notification batch; the author's apart),
-/// and tells their `direct` streams. Idempotent.
+/// and tells their `direct` streams. `thread`: the post's conversation (its root), which a
+/// recipient may have muted. Idempotent.
 pub async fn notify(
     ctx: &Ctx,
-    (post, author, visibility): (PostId, UserId, Visibility),
+    (post, thread, author, visibility): (PostId, PostId, UserId, Visibility),
     mentioned: &[Mentioned],
     live: bool,
 ) -> ApiResult<()> {
@@ -46,7 +47,7 @@ pub async fn notify(
         .then(|| direct::Conversation::of(post, author, mentioned));
     let conversation = conversation.as_ref();
     let writes = mentioned.iter().filter(|m| m.id != author).map(|m| {
-        let mention = MentionOf { recipient: m.id, author, post };
+        let mention = MentionOf { recipient: m.id, author, post, thread };
         async move {
             let db = ctx.user_db(m.id);
             let also = conversation.map(|c| c.record(db, m.id, ctx.now)).transpose()?;

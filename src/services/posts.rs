@@ -9,6 +9,7 @@ use crate::context::{id_seed, Ctx};
 use crate::domain::edit::PostEdit;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::Mentioned;
+use crate::domain::polls::PollDraft;
 use crate::domain::quotes::QuotePolicy;
 use crate::domain::replica::Change;
 use crate::domain::validate::{IdempotencyKey, PostBody};
@@ -16,7 +17,7 @@ use crate::domain::visibility::{narrower, Visibility};
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
 use crate::services::{
-    boosts, fanout, media, mentions, originals, quotes, replicas, replies, timelines, users,
+    boosts, edits, fanout, media, mentions, originals, quotes, replicas, replies, timelines, users,
 };
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
@@ -90,6 +91,8 @@ pub struct Draft<'a> {
     pub quote_policy: QuotePolicy,
     /// What it replies to, checked (`services/comments.rs::reply_target`).
     pub reply: Option<replies::Target>,
+    /// Its poll, checked (`domain::polls::PollDraft::parse`).
+    pub poll: Option<&'a PollDraft>,
 }
 
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
@@ -134,6 +137,7 @@ pub async fn publish(
         media,
         created_at: ctx.now,
         idempotency,
+        poll: draft.poll,
     };
     // The author is the token's user, confirmed on this request: a post whose author row is gone
     // (its foreign key) means that user is gone meanwhile.
@@ -146,7 +150,9 @@ pub async fn publish(
 /// (its mentions' notifications and conversations, a quote's mirror, a reply's thread row); its
 /// outbox event does the same again, so a stop between the databases loses nothing.
 async fn converge_links(ctx: &Ctx, post: &PostRow) -> ApiResult<()> {
-    mentions::notify(ctx, (post.id, post.author_id, post.visibility), &post.mentioned(), true).await?;
+    let thread = post.thread_id.unwrap_or(post.id);
+    mentions::notify(ctx, (post.id, thread, post.author_id, post.visibility), &post.mentioned(), true)
+        .await?;
     if let Some(mirror) = quotes::mirror_of(ctx, post, true) {
         quotes::converge(ctx, &mirror).await?;
     }
@@ -172,6 +178,10 @@ fn fingerprint(draft: &Draft<'_>, quoted: Option<PostId>) -> String {
     parts.extend(draft.unlisted.then_some("unlisted"));
     let reply = draft.reply.map(|r| format!("reply:{}", r.to.parent));
     parts.extend(reply.as_deref());
+    let poll = draft
+        .poll
+        .map(|p| format!("poll:{}:{}:{}:{}", p.options_json(), p.expires_in_secs, p.multiple, p.hide_totals));
+    parts.extend(poll.as_deref());
     request_hash(&parts)
 }
 
@@ -237,6 +247,7 @@ pub async fn import(
         media: &[],
         created_at,
         idempotency,
+        poll: None,
     };
     // The author row checked above, gone meanwhile: answered as that check would have.
     let post = commit(ctx, post, ApiError::field("author_id", "no such user")).await?;
@@ -313,10 +324,13 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
         return Err(ApiError::field("visibility", "a reply's visibility may only narrow"));
     }
     let sent_at = ctx.clock();
-    let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
+    let (events, bump, changed) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
     replicas::tell_post(ctx, bump, sent_at, id).await?;
     fanout::announce(ctx, viewer, &events).await;
     let was = post;
+    if changed {
+        edits::tell_boosters(ctx, (id, viewer)).await?;
+    }
     let post = visible(ctx, viewer, id).await?;
     index(ctx, Some(&post), Some(&was)).await;
     replies::edited(ctx, &post).await?;

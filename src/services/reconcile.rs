@@ -73,6 +73,8 @@ pub struct ReconcileReport {
     pub comment_moves: super::comment_moves::CommentMoves,
     /// Databases whose discovery rankings (trends, suggestions, directory) were refreshed.
     pub discovery_refreshed: usize,
+    /// Ended polls whose author and voters were told this pass (`services/polls.rs`).
+    pub polls_ended: usize,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -170,6 +172,7 @@ async fn database_share(
     report.comment_moves = super::comment_moves::move_slice(ctx, db).await?;
     let refreshed = super::discovery::refresh(ctx, db, discovery == Refresh::Now).await?;
     report.discovery_refreshed = usize::from(refreshed);
+    report.polls_ended = super::polls::tell_ended(ctx, db).await?;
     report.databases = 1;
     let mut figures = share_statements(ctx, db, &report)?;
     // The share's statement count, this last batch and the raise itself included, raised into
@@ -259,6 +262,7 @@ impl ReconcileReport {
         self.media.removed += part.media.removed;
         self.comment_moves.add(part.comment_moves);
         self.discovery_refreshed += part.discovery_refreshed;
+        self.polls_ended += part.polls_ended;
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

@@ -133,12 +133,14 @@ pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedS
 /// A repeated call (the post's redelivered event) finds it made and does nothing.
 pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<D1PreparedStatement> {
     let from_where = format!(
-        "WHERE ?1 <> ?2 AND {} AND NOT {}",
+        "WHERE ?1 <> ?2 AND {} AND NOT {} \
+           AND NOT EXISTS (SELECT 1 FROM conversation_mutes m WHERE m.user_id = ?1 AND m.thread_id = ?5)",
         not_blocked_between("?1", "?2"),
         super::mutes::muted_sql("?1", "?2", true)
     );
     let sql = insert_sql("?1", "?4", Kind::Mention, "?2", "?3", "0", &from_where);
-    let params = [int(mention.recipient), int(mention.author), int(mention.post), int(now)];
+    let params =
+        [int(mention.recipient), int(mention.author), int(mention.post), int(now), int(mention.thread)];
     stmt(db, &sql, &params)
 }
 
@@ -176,10 +178,13 @@ pub struct MentionOf {
     pub recipient: UserId,
     pub author: UserId,
     pub post: PostId,
+    /// The conversation the post is in (its thread's root): a recipient who muted it is not
+    /// notified (migration 0038).
+    pub thread: PostId,
 }
 
 /// A reply's row arriving in its thread notifies the thread's author (unless they wrote it,
-/// or the reply mentions them: its `mention` notification says it already, and Mastodon's
+/// muted the conversation, or the reply mentions them: its `mention` notification says it already, and Mastodon's
 /// clients mention the account replied to). Before the row is written
 /// (`store/engagement.rs::mirror_reply`): only the first time, so a dismissed notification
 /// stays dismissed when the reply's event converges again.
@@ -199,7 +204,8 @@ pub fn on_comment(
         "?1",
         "FROM posts p WHERE p.id = ?2 AND p.author_id <> ?3 \
            AND p.author_id NOT IN (SELECT value FROM json_each(?5)) \
-           AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.id = ?1 AND c.reply_post = 1)",
+           AND NOT EXISTS (SELECT 1 FROM comments c WHERE c.id = ?1 AND c.reply_post = 1) \
+           AND NOT EXISTS (SELECT 1 FROM conversation_mutes m WHERE m.user_id = p.author_id AND m.thread_id = ?2)",
     );
     stmt(db, &sql, &[int(comment), int(post), int(author), int(now), text(&id_list(mentioned))])
 }
@@ -280,6 +286,43 @@ pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResu
     stmt(db, &sql, &[int(author), int(follower)])
 }
 
+/// On a poll's author's or voter's home: the poll `post` by `author` ended (once: a repeated
+/// pass finds it made and does nothing). Never to someone who blocks the author or is blocked.
+pub fn on_poll_ended(
+    db: super::AnyDb<'_>,
+    recipient: UserId,
+    (post, author): (PostId, UserId),
+    now: i64,
+) -> StoreResult<D1PreparedStatement> {
+    let from_where = format!("WHERE {}", not_blocked_between("?1", "?2"));
+    let sql = insert_sql("?1", "?4", Kind::Poll, "?2", "?3", "0", &from_where);
+    stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])
+}
+
+/// On a booster's home: the boosted `post` by `author` was edited. An earlier `update` of the
+/// same post gives way (one per post, the latest); not for a blocked or muted author.
+pub fn on_update(
+    db: super::AnyDb<'_>,
+    recipient: UserId,
+    (post, author): (PostId, UserId),
+    now: i64,
+) -> StoreResult<[D1PreparedStatement; 2]> {
+    let gone = format!(
+        "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND post_id = ?2",
+        Kind::Update.as_str()
+    );
+    let from_where = format!(
+        "WHERE ?1 <> ?2 AND {} AND NOT {}",
+        not_blocked_between("?1", "?2"),
+        super::mutes::muted_sql("?1", "?2", true)
+    );
+    let sql = insert_sql("?1", "?4", Kind::Update, "?2", "?3", "0", &from_where);
+    Ok([
+        stmt(db, &gone, &[int(recipient), int(post)])?,
+        stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])?,
+    ])
+}
+
 #[derive(Deserialize)]
 struct Made {
     recipient_id: UserId,
@@ -326,18 +369,21 @@ pub struct Range<'a> {
 /// with the actor, the actor not muted with notifications (`mutes`); the post (if any) neither deleted nor taken down; the comment not deleted.
 /// A suspended actor, whose flag lives on their own home, is dropped by the service.
 pub(super) fn shown_sql() -> String {
-    // A mention's or a quote's post is its author's, on another database: checked where it is
-    // read (`services/notifications.rs::posts_seen`), and its deletion takes the row back.
+    // A mention's, a quote's, an ended poll's or an edited boost's post is its author's, on another database:
+    // checked where it is read (`services/notifications.rs::posts_seen`), and a mention's
+    // deletion takes the row back.
     format!(
         "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
-         AND (n.post_id = 0 OR n.kind IN ('{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
+         AND (n.post_id = 0 OR n.kind IN ('{}', '{}', '{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
                AND c.deleted_at IS NULL))",
         not_blocked_between("?1", "n.actor_id"),
         super::mutes::muted_sql("?1", "n.actor_id", true),
         Kind::Mention.as_str(),
-        Kind::Quote.as_str()
+        Kind::Quote.as_str(),
+        Kind::Poll.as_str(),
+        Kind::Update.as_str()
     )
 }
 

@@ -21,6 +21,7 @@ use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::media::Attachment;
 use crate::domain::mentions::Mentioned;
 use crate::domain::outbox::EventKind;
+use crate::domain::polls::PollDraft;
 use crate::domain::quotes::{QuotePolicy, QuoteState};
 use crate::domain::read::{AuthorRelation, FeedRow};
 use crate::domain::replica::HeldPost;
@@ -50,7 +51,12 @@ pub fn feed_columns() -> String {
             p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, p.mentions, \
             p.quote_of, p.quote_policy, p.quote_count, p.in_reply_to_id, p.in_reply_to_account_id, p.thread_id, \
             p.unlisted, EXISTS (SELECT 1 FROM likes l WHERE l.post_id = p.id AND l.user_id = ?1 AND l.liked = 1) \
-              AS liked_by_me"
+              AS liked_by_me, \
+            (SELECT json_object('options', json(pl.options), 'multiple', pl.multiple, 'hide_totals', \
+               pl.hide_totals, 'expires_at', pl.expires_at, 'voters_count', pl.voters_count, 'votes', \
+               json_array(pl.votes_0, pl.votes_1, pl.votes_2, pl.votes_3), 'own', \
+               (SELECT json(v.choices) FROM poll_voters v WHERE v.post_id = pl.post_id AND v.user_id = ?1)) \
+             FROM polls pl WHERE pl.post_id = p.id) AS poll"
         .to_string()
 }
 
@@ -143,6 +149,10 @@ pub struct PostRow {
     pub in_reply_to_account_id: Option<UserId>,
     #[serde(default)]
     pub thread_id: Option<PostId>,
+    /// Its poll with the viewer's choices in it (migration 0038: `store/polls.rs::Stored` as
+    /// JSON; `NULL`: none).
+    #[serde(default)]
+    poll: Option<Box<str>>,
     /// What a quote shows the viewer now, attached by `services/originals.rs::resolve` (never
     /// read from SQL or held by a replica).
     #[serde(skip)]
@@ -194,6 +204,16 @@ impl PostRow {
 
     pub fn quote_policy(&self) -> QuotePolicy {
         self.quote_policy.as_deref().and_then(QuotePolicy::parse).unwrap_or_default()
+    }
+
+    /// Its poll as stored now (with its counts), if it has one.
+    pub fn poll(&self) -> Option<crate::domain::polls::PollState> {
+        super::polls::state_of(self.poll.as_deref()?).map(|(state, _)| state)
+    }
+
+    /// The viewer's choices in its poll (empty: none).
+    pub fn own_votes(&self) -> Vec<u8> {
+        self.poll.as_deref().and_then(super::polls::state_of).map(|(_, own)| own).unwrap_or_default()
     }
 
     pub fn mentioned(&self) -> Vec<Mentioned> {
@@ -399,6 +419,8 @@ pub struct NewPost<'a> {
     pub media: &'a [Attachment],
     pub created_at: i64,
     pub idempotency: Option<IdempotencyScope>,
+    /// Its poll (checked by `domain::polls::PollDraft::parse`).
+    pub poll: Option<&'a PollDraft>,
 }
 
 /// What a publish answers: the post as its author sees it, read in the publish's own round trip
@@ -522,6 +544,9 @@ fn publish_statements(
             &[int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)],
         )?);
     }
+    if let Some(poll) = post.poll {
+        statements.push(super::polls::insert_statement(db, (id, post.author_id), poll, created_at)?);
+    }
     statements.extend(super::media::attach_statements(db, id, post.author_id, post.media)?);
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
@@ -596,7 +621,8 @@ pub async fn publish(db: UserDb<'_>, post: NewPost<'_>, now: i64, seed: IdSeed) 
     }
 }
 
-/// Applies an edit by the author. A visibility change that matters to followers' windows
+/// Applies an edit by the author (and whether it changed what the post shows: its earlier
+/// version archived, `store/edits.rs`). A visibility change that matters to followers' windows
 /// (to or from `private`: followers see both other levels) records its outbox event and raises
 /// the post's state version in the same atomic batch, both decided by the row's value *inside*
 /// the transaction, never by a read taken before it: two concurrent edits each record the
@@ -606,7 +632,7 @@ pub async fn edit(
     (post_id, author): (PostId, UserId),
     edit: &PostEdit,
     now: i64,
-) -> StoreResult<(Vec<OutboxId>, Option<Bump>)> {
+) -> StoreResult<(Vec<OutboxId>, Option<Bump>, bool)> {
     let (body, visibility) = (edit.text.as_ref(), edit.visibility);
     let visibility = opt_text(visibility.map(Visibility::as_str));
     let event = stmt(
@@ -640,9 +666,13 @@ pub async fn edit(
             opt_flag(edit.unlisted),
         ],
     )?;
+    let archive = super::edits::archive_statement(db, post_id, edit, now)?;
     let bump = bump_statement(db, author)?;
-    let results = batch(db, vec![event, update, bump]).await?;
-    Ok((returned_events(&results[..2.min(results.len())]), bump_of(results.get(2))?))
+    let results = batch(db, vec![event, archive, update, bump]).await?;
+    // Only the event's statement returns rows; the archive's changed row says the edit changed
+    // what the post shows.
+    let archived = super::changed_rows(results.get(1)) > 0;
+    Ok((returned_events(&results[..1.min(results.len())]), bump_of(results.get(3))?, archived))
 }
 
 /// The content warning's part of an edit (the parameters `text` and `flag` hold the new values,

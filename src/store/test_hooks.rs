@@ -183,7 +183,7 @@ impl AuthorOutbox {
     }
 }
 
-/// Moves a post and its outbox events `ms` into the past, as if it had been published (and
+/// Moves a post, its outbox events and its poll's end `ms` into the past, as if it had been published (and
 /// its fan-out stalled) that long ago, so a test need not wait for the in-flight horizon.
 pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> StoreResult<usize> {
     let statements = vec![
@@ -194,6 +194,8 @@ pub async fn age_post(db: PostDb<'_>, post: PostId, ms: i64) -> StoreResult<usiz
              WHERE post_id = ?1",
             &[int(post), int(ms)],
         )?,
+        // Its poll's end moves with it (a poll's time is its post's).
+        stmt(db, "UPDATE polls SET expires_at = expires_at - ?2 WHERE post_id = ?1", &[int(post), int(ms)])?,
     ];
     let results = batch(db, statements).await?;
     Ok(super::changed_rows(results.first()))

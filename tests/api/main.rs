@@ -37,6 +37,7 @@ mod mutes;
 mod notifications;
 mod openapi;
 mod ordering;
+mod post_extras;
 mod posts;
 mod profiles;
 mod quotes;

@@ -415,7 +415,7 @@ fn links_keep_the_limit_max_with_since_answers_between_and_pinned_is_empty() {
     assert_eq!(between, newest_first[3..9].to_vec());
     let (two, _) = home(&reader.token, &format!("max_id={high}&min_id={low}&limit=2"));
     assert_eq!(two, newest_first[3..5].to_vec());
-    // No pinning: the pinned statuses are none, the others all there.
+    // Nothing pinned: the pinned statuses are none, the others all there.
     let path = format!("/api/v1/accounts/{}/statuses", author.id);
     let pinned = call("GET", &format!("{path}?pinned=true"), Some(&reader.token), None).expect(200);
     assert_eq!(pinned, serde_json::json!([]));
@@ -522,7 +522,7 @@ fn entities_carry_the_fields_mastodon_requires() {
     assert_eq!(v2["configuration"]["urls"]["streaming"], ws.as_str());
     assert_eq!(v2["api_versions"]["mastodon"], 2);
     assert_eq!(v2["configuration"]["translation"]["enabled"], false);
-    assert_eq!(v2["configuration"]["accounts"]["max_pinned_statuses"], 0);
+    assert_eq!(v2["configuration"]["accounts"]["max_pinned_statuses"], 5);
     assert_eq!(v2["icon"][0], json!({ "src": format!("{base}/avatar.png"), "size": "96x96" }));
     let png = send("GET", "/avatar.png", &[], b"");
     assert_eq!((png.status(), png.header("content-type")), (200, Some("image/png")));

@@ -33,6 +33,7 @@ pub mod password;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod polls;
 pub mod profile;
 pub mod queue;
 pub mod quotes;

@@ -65,6 +65,10 @@ async fn reply_of(app: &App, viewer: UserId, body: &JsonObject) -> ApiResult<Opt
 
 pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
+    // Polls are Mastodon's (`POST /api/v1/statuses`): refused here, never dropped.
+    if input.poll()?.is_some() {
+        return Err(ApiError::field("poll", "poll: make polls through POST /api/v1/statuses"));
+    }
     let body = input.json(false)?;
     let media = media_ids(input)?;
     let (text, visibility) = new_post(&body, !media.is_empty())?;
@@ -82,6 +86,7 @@ pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Resp
         quote,
         quote_policy,
         reply: reply_of(app, viewer, &body).await?,
+        poll: None,
     };
     let post = service::publish(app, viewer, &draft, key.as_ref()).await?;
     created(&resolved(app, viewer, post).await?)

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use worker::Response;
 
-use super::entities::{Account, Relationship, Status};
+use super::entities::{Account, Relationship};
 use super::{json, list, statuses_of};
 use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::ids::UserId;
@@ -117,7 +117,14 @@ pub async fn relationships(app: &App, input: &Input, viewer: UserId) -> ApiResul
 /// `pinned=true`, the pinned ones: none, as edgefeed has no pinning.
 pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) -> ApiResult<Response> {
     if input.query("pinned").is_some_and(|v| v.trim() == "true" || v.trim() == "1") {
-        return list::<Status>(&[], None);
+        // The featured posts: those the author pinned that the viewer may see now, all on one
+        // page (at most 5), so a page below any of them is empty.
+        visible_with_relationship(app, viewer, UserKey::Id(author)).await?;
+        let mut rows = crate::services::post_extras::pinned(app, viewer, author).await?;
+        if input.query("max_id").is_some_and(|v| !v.is_empty()) {
+            rows.clear();
+        }
+        return list(&statuses_of(app, input, viewer, &rows).await?, None);
     }
     let limit = limit(input.query("limit"));
     let before = status_bound(input, "max_id")?;

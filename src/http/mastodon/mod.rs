@@ -8,6 +8,7 @@ mod account_marks;
 mod accounts;
 mod conversations;
 mod discovery;
+mod extras;
 mod follow_requests;
 mod grouped;
 mod instance;
@@ -127,6 +128,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Tags(route) => tags::route(app, input, viewer, route).await,
         M::Discovery(route) => discovery::route(app, input, viewer, route).await,
         M::Profile(route) => profile_route(app, input, viewer, route).await,
+        M::Extra(route) => extras::route(app, input, viewer, route).await,
     }
 }
 
@@ -218,12 +220,21 @@ async fn statuses_of(
     let (mut rows, _) = crate::services::originals::resolve(app, viewer, rows.to_vec(), None).await?;
     let ids: Vec<_> = rows.iter().map(|p| p.shown().id).collect();
     let authors = rows.iter().flat_map(|p| [p.author_id, p.shown().author_id]).collect();
-    let (accounts, marks) = accounts_and_marks(app, input, viewer, authors, &ids).await?;
+    let (both, extra) = futures_util::future::join(
+        accounts_and_marks(app, input, viewer, authors, &ids),
+        crate::services::post_extras::marks(app, viewer, &rows),
+    )
+    .await;
+    let ((accounts, marks), extra) = (both?, extra?);
     marks.apply(&mut rows);
     Ok(rows
         .iter()
         .map(|p| {
-            entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marks.bookmarked(p.shown().id))
+            let shown = p.shown();
+            entities::Status::of_post(&input.origin, &accounts, p)
+                .bookmarked(marks.bookmarked(shown.id))
+                .muted_pinned(extra.muted(shown), extra.pinned(shown.id))
+                .polled(p, viewer, app.now)
         })
         .collect())
 }

@@ -191,19 +191,17 @@ mod tests {
     #[test]
     fn every_kind_has_a_mastodon_type() {
         let types: Vec<&str> = Kind::all().map(Kind::mastodon).collect();
-        assert_eq!(
-            types,
-            [
-                "follow",
-                "favourite",
-                "mention",
-                "reblog",
-                "mention",
-                "quote",
-                "follow_request",
-                "poll",
-                "update"
-            ]
-        );
+        let expected = [
+            "follow",
+            "favourite",
+            "mention",
+            "reblog",
+            "mention",
+            "quote",
+            "follow_request",
+            "poll",
+            "update",
+        ];
+        assert_eq!(types, expected);
     }
 }

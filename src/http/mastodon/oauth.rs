@@ -16,6 +16,7 @@ use crate::domain::oauth::{
     pkce_challenge, pkce_verifies, redirect_acceptable, redirect_allowed, Scopes, OUT_OF_BAND,
 };
 use crate::domain::password;
+use crate::domain::polls;
 use crate::domain::sign::constant_time_eq;
 use crate::domain::snowflake::{shard_of_id, with_shard};
 use crate::domain::throttle;
@@ -363,7 +364,10 @@ fn configuration() -> serde_json::Value {
             "image_matrix_limit": u64::from(MAX_DIMENSION) * u64::from(MAX_DIMENSION),
             "video_size_limit": 0, "video_frame_rate_limit": 0, "video_matrix_limit": 0,
         },
-        "polls": { "max_options": 0, "max_characters_per_option": 0, "min_expiration": 0, "max_expiration": 0 },
+        "polls": {
+            "max_options": polls::MAX_OPTIONS, "max_characters_per_option": polls::MAX_OPTION_CHARS,
+            "min_expiration": polls::MIN_EXPIRATION_SECS, "max_expiration": polls::MAX_EXPIRATION_SECS,
+        },
         "accounts": { "max_featured_tags": 0 },
     })
 }
@@ -397,7 +401,7 @@ fn instance_v2(doc: &mut serde_json::Value, origin: &str) {
     let configuration = &mut doc["configuration"];
     configuration["urls"] = serde_json::json!({ "streaming": streaming_url(origin) });
     configuration["translation"] = serde_json::json!({ "enabled": false });
-    configuration["accounts"]["max_pinned_statuses"] = 0.into();
+    configuration["accounts"]["max_pinned_statuses"] = crate::store::post_marks::MAX_PINS.into();
     doc["registrations"] =
         serde_json::json!({ "enabled": false, "approval_required": false, "message": null });
     doc["contact"] = serde_json::json!({ "email": "", "account": null });

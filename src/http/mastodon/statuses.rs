@@ -11,6 +11,7 @@ use crate::domain::edit::{Dialect, PostEdit};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
+use crate::domain::polls::PollDraft;
 use crate::domain::quotes::QuotePolicy;
 use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
@@ -37,13 +38,13 @@ const MIN_ID_READS: usize = 5;
 const MIN_ID_PAGE: usize = 40;
 
 /// What a status id names: a post the viewer may see, or a comment on one.
-enum Target {
+pub(super) enum Target {
     Post(PostRow),
     /// Boxed: a comment row is twice a post's size.
     Comment(Box<CommentRow>, PostRow),
 }
 
-async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
+pub(super) async fn target(app: &App, viewer: UserId, id: PostId) -> ApiResult<Target> {
     match posts::visible(app, viewer, id).await {
         Ok(post) => return Ok(Target::Post(post)),
         Err(ApiError::NotFound(_)) => {}
@@ -91,7 +92,7 @@ fn status_of(input: &Input, accounts: &Accounts, target: &Target) -> Status {
     }
 }
 
-async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> ApiResult<Response> {
+pub(super) async fn answer(app: &App, input: &Input, viewer: UserId, target: &Target) -> ApiResult<Response> {
     if let Target::Post(post) = target {
         let statuses = statuses_of(app, input, viewer, std::slice::from_ref(post)).await?;
         return json(&statuses.first());
@@ -123,6 +124,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     let allowed = allowed_mentions(input)?;
     let (quote, quote_policy) = quote_fields(&body)?;
     let unlisted = body.str("visibility")?.is_some_and(|v| v.trim() == "unlisted");
+    let poll = input.poll()?.map(|raw| PollDraft::parse(&raw)).transpose()?;
     let draft = Draft {
         text: &text,
         visibility: visibility.unwrap_or(Visibility::Public),
@@ -134,6 +136,7 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         quote,
         quote_policy,
         reply,
+        poll: poll.as_ref(),
     };
     if let Some(refused) = unexpected_mentions(app, input, &draft).await? {
         return Ok(refused);

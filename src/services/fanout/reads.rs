@@ -72,7 +72,8 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
         // A direct post also reaches the homes of those it mentions.
         let live = !state.is_deleted() && !state.is_taken_down() && !state.author_is_suspended();
         let mentioned = Mentioned::list_of(state.mentions.as_deref());
-        mentions::notify(ctx, (post_id, state.author_id, state.visibility), &mentioned, live).await?;
+        let thread = state.thread_id.unwrap_or(post_id);
+        mentions::notify(ctx, (post_id, thread, state.author_id, state.visibility), &mentioned, live).await?;
         if live && state.visibility == Visibility::Private {
             direct::deliver(ctx, post_id, state, &mentioned).await?;
         }
