@@ -6,6 +6,7 @@
 
 mod accounts;
 mod conversations;
+mod filters;
 mod grouped;
 mod instance;
 mod lists;
@@ -16,6 +17,7 @@ mod notifications;
 mod oauth;
 mod own;
 mod relations;
+mod requests;
 mod saved;
 mod startup;
 mod statuses;
@@ -28,10 +30,13 @@ use worker::Response;
 use super::app::App;
 use super::input::Input;
 use super::router::{ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N};
+use crate::domain::filters::{Applied, Context};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
+use crate::services::filters as services_filters;
 use crate::store::users;
 use entities::Accounts;
+use std::rc::Rc;
 
 /// The entities are pure mappers over store rows, in the services (the live sockets render them
 /// too): here under their old name.
@@ -79,10 +84,9 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Filters { .. } | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => {
-            startup::empty_list()
-        }
+        M::FollowRequests | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => startup::empty_list(),
         M::Admin => startup::not_staff(),
+        M::Filters(route) => filters::route(app, input, viewer, route).await,
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
@@ -127,8 +131,14 @@ async fn notification_route(app: &App, input: &Input, viewer: UserId, route: N) 
         N::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
         N::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
         N::UnreadCount => notifications::unread_count(app, input, viewer).await,
-        N::NotificationRequests => startup::empty_list(),
-        N::NotificationPolicy => json(&notifications::POLICY),
+        N::NotificationRequests => requests::requests(app, input, viewer).await,
+        N::NotificationRequest(actor) => requests::request(app, input, viewer, actor).await,
+        N::AnswerRequest(actor, accept) => requests::answer(app, viewer, actor, accept).await,
+        N::AnswerRequests(accept) => requests::answer_many(app, input, viewer, accept).await,
+        // Accepting merges at once: there is never a merge under way.
+        N::RequestsMerged => json(&serde_json::json!({ "merged": true })),
+        N::NotificationPolicy => requests::policy(app, viewer).await,
+        N::SetNotificationPolicy => requests::set_policy(app, input, viewer).await,
         N::GroupedNotifications => grouped::list(app, input, viewer).await,
         N::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
         N::NotificationGroup(key) => grouped::get(app, input, viewer, key).await,
@@ -182,7 +192,22 @@ async fn statuses_of(
     viewer: UserId,
     rows: &[crate::store::posts::PostRow],
 ) -> ApiResult<Vec<entities::Status>> {
+    statuses_in(app, input, viewer, rows, None).await
+}
+
+/// [`statuses_of`] with the viewer's filters of the list's context: a status a `hide` filter
+/// matches is left out, one a `warn` or `blur` filter matches carries it in `filtered`.
+async fn statuses_in(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    rows: &[crate::store::posts::PostRow],
+    filters: Option<&Applied>,
+) -> ApiResult<Vec<entities::Status>> {
     let (mut rows, _) = crate::services::originals::resolve(app, viewer, rows.to_vec(), None).await?;
+    if let Some(applied) = filters {
+        rows.retain(|p| !services_filters::hides(applied, viewer, p));
+    }
     let ids: Vec<_> = rows.iter().map(|p| p.shown().id).collect();
     let authors = rows.iter().flat_map(|p| [p.author_id, p.shown().author_id]).collect();
     let (accounts, marks) = accounts_and_marks(app, input, viewer, authors, &ids).await?;
@@ -190,9 +215,16 @@ async fn statuses_of(
     Ok(rows
         .iter()
         .map(|p| {
-            entities::Status::of_post(&input.origin, &accounts, p).bookmarked(marks.bookmarked(p.shown().id))
+            let status = entities::Status::of_post(&input.origin, &accounts, p);
+            let filtered = filters.map(|f| services_filters::results(f, viewer, p)).unwrap_or_default();
+            status.bookmarked(marks.bookmarked(p.shown().id)).filtered(filtered)
         })
         .collect())
+}
+
+/// The viewer's filters of a context: one read on their home.
+async fn filters_for(app: &App, viewer: UserId, context: Context) -> ApiResult<Rc<Applied>> {
+    services_filters::load(app, viewer, context).await
 }
 
 /// The accounts a page names and the viewer's marks on its posts, read side by side (the marks
