@@ -263,6 +263,9 @@ pub enum NotificationRoute {
     NotificationPolicy,
     /// `PUT` or `PATCH /api/v2/notifications/policy`.
     SetNotificationPolicy,
+    /// Mastodon 4.2's policy (`/api/v1/notifications/policy`): booleans over the same row;
+    /// `true` when it is a `PUT`.
+    V1NotificationPolicy(bool),
     /// Mastodon 4.3's grouped notifications (`/api/v2/notifications`).
     GroupedNotifications,
     GroupedUnreadCount,
@@ -1154,6 +1157,13 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", user(READ, Read, Limit::None, |_| notes(N::NotificationRequests)))],
     ),
     path(
+        "/api/v1/notifications/policy",
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| notes(N::V1NotificationPolicy(false)))),
+            ("PUT", user(WRITE, Write, Limit::None, |_| notes(N::V1NotificationPolicy(true)))),
+        ],
+    ),
+    path(
         "/api/v1/notifications/requests/merged",
         &[("GET", user(READ, Read, Limit::None, |_| notes(N::RequestsMerged)))],
     ),
@@ -1490,6 +1500,8 @@ mod tests {
         POST   /api/v1/notifications/dismiss              write        write -
         GET    /api/v1/notifications/unread_count         read         read  -
         GET    /api/v1/notifications/requests             read         read  -
+        GET    /api/v1/notifications/policy               read         read  -
+        PUT    /api/v1/notifications/policy               write        write -
         GET    /api/v1/notifications/requests/merged      read         read  -
         POST   /api/v1/notifications/requests/accept      write        write -
         POST   /api/v1/notifications/requests/dismiss     write        write -
@@ -1603,6 +1615,7 @@ mod tests {
             "POST /api/v1/markers",
             // The notification policy and its requests: the caller's own rows.
             "PUT /api/v2/notifications/policy",
+            "PUT /api/v1/notifications/policy",
             "PATCH /api/v2/notifications/policy",
             "POST /api/v1/notifications/requests/accept",
             "POST /api/v1/notifications/requests/dismiss",

@@ -59,6 +59,30 @@ fn the_policy_is_read_and_changed_with_put_or_patch() {
     assert_eq!(r.status, 422, "{}", r.body);
     assert_eq!(alice.get("/api/v2/notifications/policy").expect(200), patched);
     assert_eq!(alice.get("/api/v1/notifications/requests/merged").expect(200), json!({ "merged": true }));
+    // Mastodon 4.2's v1 policy: booleans over the same row.
+    let v1 = alice.get("/api/v1/notifications/policy").expect(200);
+    assert_eq!(
+        (v1["filter_not_following"].clone(), v1["filter_not_followers"].clone()),
+        (json!(false), json!(true))
+    );
+    let v1 = alice
+        .put(
+            "/api/v1/notifications/policy",
+            Some(json!({ "filter_not_following": true, "filter_not_followers": false })),
+        )
+        .expect(200);
+    assert_eq!(
+        (v1["filter_not_following"].clone(), v1["filter_not_followers"].clone()),
+        (json!(true), json!(false))
+    );
+    let v2 = alice.get("/api/v2/notifications/policy").expect(200);
+    assert_eq!(
+        (v2["for_not_following"].clone(), v2["for_not_followers"].clone()),
+        (json!("filter"), json!("accept"))
+    );
+    assert_eq!(v2["for_new_accounts"], "drop", "a value v1 does not name stays");
+    let r = alice.put("/api/v1/notifications/policy", Some(json!({ "filter_not_following": "perhaps" })));
+    assert_eq!(r.status, 422, "{}", r.body);
 }
 
 #[test]

@@ -139,6 +139,7 @@ async fn notification_route(app: &App, input: &Input, viewer: UserId, route: N) 
         N::RequestsMerged => json(&serde_json::json!({ "merged": true })),
         N::NotificationPolicy => requests::policy(app, viewer).await,
         N::SetNotificationPolicy => requests::set_policy(app, input, viewer).await,
+        N::V1NotificationPolicy(put) => requests::v1_policy(app, input, viewer, put).await,
         N::GroupedNotifications => grouped::list(app, input, viewer).await,
         N::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
         N::NotificationGroup(key) => grouped::get(app, input, viewer, key).await,

@@ -79,6 +79,49 @@ pub async fn set_policy(app: &App, input: &Input, viewer: UserId) -> ApiResult<R
     answer_policy(store::set_policy(app.user_db(viewer), viewer, &fields, app.now).await?)
 }
 
+/// Mastodon 4.2's v1 policy: each criterion filters (`filter` or `drop` in v2) or not.
+#[derive(Serialize)]
+struct V1Policy {
+    filter_not_following: bool,
+    filter_not_followers: bool,
+    filter_new_accounts: bool,
+    filter_private_mentions: bool,
+    summary: Summary,
+}
+
+/// `GET` and `PUT /api/v1/notifications/policy`: booleans over the same row (`true` sets
+/// `filter`, `false` `accept`).
+pub async fn v1_policy(app: &App, input: &Input, viewer: UserId, put: bool) -> ApiResult<Response> {
+    let db = app.user_db(viewer);
+    let row = if put {
+        let body = input.form_or_json(true)?;
+        let flag = |name: &'static str| -> ApiResult<Option<&'static str>> {
+            Ok(body.flag(name)?.map(|on| if on { "filter" } else { "accept" }))
+        };
+        let fields = PolicyFields {
+            for_not_following: flag("filter_not_following")?,
+            for_not_followers: flag("filter_not_followers")?,
+            for_new_accounts: flag("filter_new_accounts")?,
+            for_private_mentions: flag("filter_private_mentions")?,
+            for_limited_accounts: None,
+        };
+        store::set_policy(db, viewer, &fields, app.now).await?
+    } else {
+        store::policy(db, viewer).await?
+    };
+    let row = row.ok_or_else(|| ApiError::Internal("the policy read gave no row".into()))?;
+    json(&V1Policy {
+        filter_not_following: row.for_not_following != "accept",
+        filter_not_followers: row.for_not_followers != "accept",
+        filter_new_accounts: row.for_new_accounts != "accept",
+        filter_private_mentions: row.for_private_mentions != "accept",
+        summary: Summary {
+            pending_requests_count: row.pending_requests,
+            pending_notifications_count: row.pending_notifications,
+        },
+    })
+}
+
 /// Mastodon's NotificationRequest (without `last_status`, which Mastodon marks optional).
 #[derive(Serialize)]
 struct Request {
