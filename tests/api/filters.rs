@@ -328,3 +328,38 @@ fn notifications_follow_the_notifications_context() {
     let grouped_ids: Vec<&Value> = grouped["statuses"].as_array().unwrap().iter().map(|s| &s["id"]).collect();
     assert!(!grouped_ids.contains(&&json!(rude)), "{grouped}");
 }
+
+#[test]
+fn a_boost_is_matched_by_its_original_on_home_and_lists() {
+    let author = register("fl_boost_author");
+    let booster = register("fl_boost_booster");
+    let reader = register("fl_boost_reader");
+    reader.follow(&booster);
+    let list = id_of(&reader.post("/api/v1/lists", json!({ "title": "boosters" })).expect(200));
+    reader
+        .post(&format!("/api/v1/lists/{list}/accounts"), json!({ "account_ids": [booster.id] }))
+        .expect(200);
+    let hidden = id_of(&author.post("/api/v1/statuses", json!({ "status": "cheap pills" })).expect(200));
+    let warned = id_of(&author.post("/api/v1/statuses", json!({ "status": "mild gossip" })).expect(200));
+    let hidden_boost =
+        id_of(&booster.post(&format!("/api/v1/statuses/{hidden}/reblog"), json!({})).expect(200));
+    let warned_boost =
+        id_of(&booster.post(&format!("/api/v1/statuses/{warned}/reblog"), json!({})).expect(200));
+    poll("both boosts in home", DEADLINE, || {
+        let ids = ids_of(&home(&reader));
+        (ids.contains(&hidden_boost) && ids.contains(&warned_boost)).then_some(())
+    });
+    let hide = json!({ "title": "Pills", "context": ["home"], "filter_action": "hide", "keywords_attributes": [{ "keyword": "pills" }] });
+    make_filter(&reader, hide);
+    let warn =
+        json!({ "title": "Gossip", "context": ["home"], "keywords_attributes": [{ "keyword": "gossip" }] });
+    make_filter(&reader, warn);
+    let list_page = reader.get(&format!("/api/v1/timelines/list/{list}")).expect(200);
+    for (page, what) in [(home(&reader), "home"), (list_page, "list")] {
+        let ids = ids_of(&page);
+        assert!(!ids.contains(&hidden_boost), "{what}: a boost of a hidden post is hidden: {ids:?}");
+        let boost = status_in(&page, &warned_boost).unwrap_or_else(|| panic!("{what}: the warned boost"));
+        assert_eq!(boost["filtered"][0]["keyword_matches"], json!(["gossip"]), "{what}: {boost}");
+        assert_eq!(boost["reblog"]["filtered"][0]["keyword_matches"], json!(["gossip"]), "{what}");
+    }
+}
