@@ -237,7 +237,8 @@ fn feed_setup(pool: &mut Pool, clock: Clock) -> FeedSetup {
     let a = authors.clone();
     let ids = parallel(THREADS, FEED_AUTHORS * POSTS_PER_AUTHOR, move |i| {
         let at = edgefeed::domain::time::format_rfc3339((now - POST_AGE_SECS - (i as i64) * 37) * 1000);
-        id_of(&import_post(&a[i % FEED_AUTHORS], &format!("post {i}"), "public", &at))
+        // Tagged, so the tag timeline reads the same 100 posts the public one does.
+        id_of(&import_post(&a[i % FEED_AUTHORS], &format!("post {i} #{BENCH_TAG}"), "public", &at))
     });
     let mut posts = vec![Vec::new(); FEED_AUTHORS];
     for (i, id) in ids.into_iter().enumerate() {
@@ -280,6 +281,23 @@ fn measure_feed(feed: &FeedSetup, floor: &mut Floor, databases: usize) -> Value 
         "rps_16": feed_rps,
         "x_health_rps_16": feed_rps / health_rps,
     })
+}
+
+/// The tag of every imported post.
+const BENCH_TAG: &str = "shardbench";
+
+/// Page 1 of the public and the tag timeline (Mastodon's routes), read by the feed's reader:
+/// the index's range reads (four stripes for public, one key for the tag) on the keys'
+/// databases, then the page's posts where they live, checked for the reader.
+fn measure_timelines(feed: &FeedSetup, floor: &mut Floor, databases: usize) -> (Value, Value) {
+    let (mut public, mut tag) = (Op::default(), Op::default());
+    for _ in 0..FEED_SAMPLES {
+        public.measure(floor, 200, || feed.reader.get("/api/v1/timelines/public?limit=20"));
+        tag.measure(floor, 200, || feed.reader.get(&format!("/api/v1/timelines/tag/{BENCH_TAG}?limit=20")));
+    }
+    let full = feed.reader.get(&format!("/api/v1/timelines/tag/{BENCH_TAG}?limit=20")).expect(200);
+    assert_eq!(full.as_array().map_or(0, Vec::len), 20, "a full tag page: {full}");
+    (public.summary(databases), tag.summary(databases))
 }
 
 /// Publishes by an author with active followers spread over the databases; each fan-out
@@ -348,6 +366,8 @@ fn run_stack(databases: usize, started: Instant) -> Value {
     let feed = feed_setup(&mut pool, clock);
     clock.phase("feed page 1 and throughput");
     let feed_figures = measure_feed(&feed, &mut floor, databases);
+    clock.phase("public and tag timelines");
+    let (public, tag) = measure_timelines(&feed, &mut floor, databases);
     clock.phase("publish");
     let publish = measure_publish(&mut pool, &mut floor);
     clock.phase("follow");
@@ -364,6 +384,8 @@ fn run_stack(databases: usize, started: Instant) -> Value {
         "users_registered": pool.registered,
         "floor": { "p50_ms": floor.p50(), "p99_ms": floor.p99(), "n": floor.samples.len() },
         "feed": feed_figures,
+        "public": with_floor(public, &floor),
+        "tag": with_floor(tag, &floor),
         "publish": with_floor(publish.summary(databases), &floor),
         "follow": with_floor(follow.summary(databases), &floor),
         "like": with_floor(like.summary(databases), &floor),
@@ -457,6 +479,18 @@ fn rows() -> Vec<Row> {
             lower_better: false,
         },
         Row {
+            name: "public timeline page 1 p50 (x health p50)",
+            value: |s| num(&s["public"]["x_floor_p50"]),
+            cell: |s| latency_cell(&s["public"]),
+            lower_better: true,
+        },
+        Row {
+            name: "tag timeline page 1 p50 (x health p50)",
+            value: |s| num(&s["tag"]["x_floor_p50"]),
+            cell: |s| latency_cell(&s["tag"]),
+            lower_better: true,
+        },
+        Row {
             name: "publish p50, 8 followers (x health p50)",
             value: |s| num(&s["publish"]["x_floor_p50"]),
             cell: |s| latency_cell(&s["publish"]),
@@ -532,8 +566,14 @@ fn main_table(r: &Value) -> String {
     md
 }
 
-const OPS: [(&str, &str); 4] =
-    [("feed page 1", "/feed/page1"), ("publish", "/publish"), ("follow", "/follow"), ("like", "/like")];
+const OPS: [(&str, &str); 6] = [
+    ("feed page 1", "/feed/page1"),
+    ("public timeline page 1", "/public"),
+    ("tag timeline page 1", "/tag"),
+    ("publish", "/publish"),
+    ("follow", "/follow"),
+    ("like", "/like"),
+];
 
 /// D1 statements per operation per database: the typical breakdown, the busiest database and
 /// the total (p50), per stack.

@@ -19,6 +19,7 @@ use crate::domain::notifications::GroupKey;
 use crate::domain::oauth::Scopes;
 use crate::domain::placement::parse_shard;
 use crate::domain::snowflake::LogicalShard;
+use crate::domain::tags::TagName;
 use crate::error::ApiError;
 use crate::services::saved::Saved;
 
@@ -155,11 +156,8 @@ pub enum MastodonRoute {
     /// Filters, v2 and v1 (`http/mastodon/filters.rs`).
     Filters(FilterRoute),
     Announcements,
-    FollowedTags,
     /// Any method: Mastodon's "none registered" (there is no Web Push).
     PushSubscription,
-    /// `GET /api/v1/accounts/{id}/featured_tags`: none (edgefeed has no hashtags).
-    FeaturedTags(UserId),
     /// Mastodon's admin API (`/api/v1/admin/...`): nobody is staff through this API.
     Admin,
     VerifyCredentials,
@@ -203,6 +201,41 @@ pub enum MastodonRoute {
     Lists(ListRoute),
     /// Direct conversations (`http/mastodon/conversations.rs`).
     Conversations(ConversationRoute),
+    /// Public and tag timelines, hashtags (`http/mastodon/tags.rs`).
+    Tags(TagRoute),
+    /// Trends, suggestions, the directory (`http/mastodon/discovery.rs`).
+    Discovery(DiscoveryRoute),
+}
+
+/// The Mastodon routes of discovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscoveryRoute {
+    TrendingTags,
+    TrendingStatuses,
+    TrendingLinks,
+    /// `GET /api/v1/suggestions` (accounts) and `/api/v2/suggestions` (with their source).
+    Suggestions {
+        v2: bool,
+    },
+    Directory,
+}
+
+/// The Mastodon routes of the timelines beyond follows and of hashtags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagRoute {
+    PublicTimeline,
+    TagTimeline(TagName),
+    Tag(TagName),
+    /// `POST .../follow` (`true`) and `.../unfollow`.
+    Follow(TagName, bool),
+    /// `POST .../feature` (`true`) and `.../unfeature`.
+    Feature(TagName, bool),
+    Followed,
+    Featured,
+    CreateFeatured,
+    DeleteFeatured(i64),
+    FeaturedSuggestions,
+    AccountFeatured(UserId),
 }
 
 /// The Mastodon routes of filters (`http/mastodon/filters.rs`): v2 filters with their keywords
@@ -613,6 +646,18 @@ fn account(id: &str, route: fn(UserId) -> MastodonRoute) -> Option<UserRoute> {
     mastodon(route(UserId::parse(id)?))
 }
 
+fn discover(route: DiscoveryRoute) -> Option<UserRoute> {
+    mastodon(M::Discovery(route))
+}
+
+fn tags(route: TagRoute) -> Option<UserRoute> {
+    mastodon(M::Tags(route))
+}
+
+fn tag(segment: &str, route: fn(TagName) -> TagRoute) -> Option<UserRoute> {
+    tags(route(TagName::from_path(segment)?))
+}
+
 fn account_action(id: &str, action: AccountAction) -> Option<UserRoute> {
     mastodon(M::AccountAction(UserId::parse(id)?, action))
 }
@@ -924,7 +969,6 @@ pub const ROUTES: &[PathRow] = &[
         ],
     ),
     path("/api/v1/announcements", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Announcements)))]),
-    path("/api/v1/followed_tags", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::FollowedTags)))]),
     // As Mastodon: push subscriptions need `push`, which apps ask for when they use it. Every
     // method only answers "none registered" and stores nothing, so each is a read.
     path(
@@ -975,10 +1019,6 @@ pub const ROUTES: &[PathRow] = &[
     path(
         "/api/v1/accounts/{id}/lists",
         &[("GET", user(READ, Read, Limit::None, |id| lists(LR::AccountLists(UserId::parse(id)?))))],
-    ),
-    path(
-        "/api/v1/accounts/{id}/featured_tags",
-        &[("GET", user(READ, Read, Limit::None, |id| account(id, M::FeaturedTags)))],
     ),
     path(
         "/api/v1/accounts/{id}/follow",
@@ -1109,6 +1149,85 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Favourites))))],
     ),
     path("/api/v1/timelines/home", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::HomeTimeline)))]),
+    path(
+        "/api/v1/timelines/public",
+        &[("GET", user(READ, Read, Limit::None, |_| tags(TagRoute::PublicTimeline)))],
+    ),
+    path(
+        "/api/v1/timelines/tag/{tag}",
+        &[("GET", user(READ, Read, Limit::None, |t| tag(t, TagRoute::TagTimeline)))],
+    ),
+    path("/api/v1/tags/{tag}", &[("GET", user(READ, Read, Limit::None, |t| tag(t, TagRoute::Tag)))]),
+    // Following or featuring a tag counts as a graph write: it changes what reaches the user.
+    path(
+        "/api/v1/tags/{tag}/follow",
+        &[("POST", user(FOLLOW, Write, Class(L::Graph), |t| tag(t, |n| TagRoute::Follow(n, true))))],
+    ),
+    path(
+        "/api/v1/tags/{tag}/unfollow",
+        &[("POST", user(FOLLOW, Write, Class(L::Graph), |t| tag(t, |n| TagRoute::Follow(n, false))))],
+    ),
+    path(
+        "/api/v1/tags/{tag}/feature",
+        &[("POST", user(WRITE, Write, Class(L::Graph), |t| tag(t, |n| TagRoute::Feature(n, true))))],
+    ),
+    path(
+        "/api/v1/tags/{tag}/unfeature",
+        &[("POST", user(WRITE, Write, Class(L::Graph), |t| tag(t, |n| TagRoute::Feature(n, false))))],
+    ),
+    path("/api/v1/followed_tags", &[("GET", user(READ, Read, Limit::None, |_| tags(TagRoute::Followed)))]),
+    path(
+        "/api/v1/trends",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingTags)))],
+    ),
+    path(
+        "/api/v1/trends/tags",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingTags)))],
+    ),
+    path(
+        "/api/v1/trends/statuses",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingStatuses)))],
+    ),
+    path(
+        "/api/v1/trends/links",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::TrendingLinks)))],
+    ),
+    path(
+        "/api/v1/suggestions",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::Suggestions { v2: false })))],
+    ),
+    path(
+        "/api/v2/suggestions",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::Suggestions { v2: true })))],
+    ),
+    path(
+        "/api/v1/directory",
+        &[("GET", user(READ, Read, Limit::None, |_| discover(DiscoveryRoute::Directory)))],
+    ),
+    path(
+        "/api/v1/featured_tags",
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| tags(TagRoute::Featured))),
+            ("POST", user(WRITE, Write, Class(L::Graph), |_| tags(TagRoute::CreateFeatured))),
+        ],
+    ),
+    path(
+        "/api/v1/featured_tags/suggestions",
+        &[("GET", user(READ, Read, Limit::None, |_| tags(TagRoute::FeaturedSuggestions)))],
+    ),
+    path(
+        "/api/v1/featured_tags/{id}",
+        &[(
+            "DELETE",
+            user(WRITE, Write, Class(L::Graph), |id| {
+                tags(TagRoute::DeleteFeatured(crate::domain::ids::parse_id(id)?))
+            }),
+        )],
+    ),
+    path(
+        "/api/v1/accounts/{id}/featured_tags",
+        &[("GET", user(READ, Read, Limit::None, |id| tags(TagRoute::AccountFeatured(UserId::parse(id)?))))],
+    ),
     path(
         "/api/v1/timelines/list/{id}",
         &[("GET", user(READ, Read, Limit::None, |id| list(id, LR::ListTimeline)))],
@@ -1432,7 +1551,6 @@ mod tests {
         GET    /api/v2/filters/{id}/statuses              read         read  -
         POST   /api/v2/filters/{id}/statuses              write        write graph
         GET    /api/v1/announcements                      read         read  -
-        GET    /api/v1/followed_tags                      read         read  -
         GET    /api/v1/push/subscription                  push         read  -
         POST   /api/v1/push/subscription                  push         read  -
         PUT    /api/v1/push/subscription                  push         read  -
@@ -1450,7 +1568,6 @@ mod tests {
         GET    /api/v1/accounts/{id}/followers            read         read  -
         GET    /api/v1/accounts/{id}/following            read         read  -
         GET    /api/v1/accounts/{id}/lists                read         read  -
-        GET    /api/v1/accounts/{id}/featured_tags        read         read  -
         POST   /api/v1/accounts/{id}/follow               follow       write graph
         POST   /api/v1/accounts/{id}/unfollow             follow       write graph
         POST   /api/v1/accounts/{id}/block                follow       write graph
@@ -1485,6 +1602,26 @@ mod tests {
         POST   /api/v1/conversations/{id}/unread          write        write -
         GET    /api/v1/favourites                         read         read  -
         GET    /api/v1/timelines/home                     read         read  -
+        GET    /api/v1/timelines/public                   read         read  -
+        GET    /api/v1/timelines/tag/{tag}                read         read  -
+        GET    /api/v1/tags/{tag}                         read         read  -
+        POST   /api/v1/tags/{tag}/follow                  follow       write graph
+        POST   /api/v1/tags/{tag}/unfollow                follow       write graph
+        POST   /api/v1/tags/{tag}/feature                 write        write graph
+        POST   /api/v1/tags/{tag}/unfeature               write        write graph
+        GET    /api/v1/followed_tags                      read         read  -
+        GET    /api/v1/trends                             read         read  -
+        GET    /api/v1/trends/tags                        read         read  -
+        GET    /api/v1/trends/statuses                    read         read  -
+        GET    /api/v1/trends/links                       read         read  -
+        GET    /api/v1/suggestions                        read         read  -
+        GET    /api/v2/suggestions                        read         read  -
+        GET    /api/v1/directory                          read         read  -
+        GET    /api/v1/featured_tags                      read         read  -
+        POST   /api/v1/featured_tags                      write        write graph
+        GET    /api/v1/featured_tags/suggestions          read         read  -
+        DELETE /api/v1/featured_tags/{id}                 write        write graph
+        GET    /api/v1/accounts/{id}/featured_tags        read         read  -
         GET    /api/v1/timelines/list/{id}                read         read  -
         GET    /api/v1/lists                              read         read  -
         POST   /api/v1/lists                              write        write graph
@@ -1727,11 +1864,12 @@ mod tests {
             assert!(row.pattern.matches('{').count() <= 1, "{}", row.pattern);
             // An example value of each parameter that parses.
             let file = "7-0123456789abcdef0123456789abcdef.png";
-            let param = [("{hook}", "fault"), ("{group_key}", "ungrouped-7"), ("{file}", file)]
-                .into_iter()
-                .find_map(|(name, example)| row.pattern.contains(name).then_some(example))
-                .unwrap_or("7");
-            let path = ["{id}", "{hook}", "{group_key}", "{file}"]
+            let param =
+                [("{hook}", "fault"), ("{group_key}", "ungrouped-7"), ("{file}", file), ("{tag}", "Rust")]
+                    .into_iter()
+                    .find_map(|(name, example)| row.pattern.contains(name).then_some(example))
+                    .unwrap_or("7");
+            let path = ["{id}", "{hook}", "{group_key}", "{file}", "{tag}"]
                 .iter()
                 .fold(row.pattern.to_string(), |p, name| p.replace(name, param));
             for (method, endpoint) in row.methods {

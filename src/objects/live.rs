@@ -18,13 +18,13 @@ use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::live::{
-    self, Announcement, ClientMessage, Event, MastodonStream, NewPosts, Revocation, Session,
+    self, Announcement, ClientMessage, Event, MastodonStream, NewPosts, Revocation, Session, TimelineNews,
     CLOSE_UNAUTHORIZED, LEASE_MS, NEW_NOTIFICATIONS, REVIEW_MS,
 };
 use crate::error::ApiResult;
 use crate::objects::alarm::{now_ms, Alarm};
 use crate::objects::window_sql;
-use crate::store::{live as leases, users};
+use crate::store::{live as leases, timelines as timeline_index, users};
 
 /// What renders a Mastodon socket's frames for its viewer: the `update` payloads (Status JSON)
 /// of posts, oldest first, leaving out those the viewer may not see now; the `notification`
@@ -143,8 +143,10 @@ pub async fn connect(
     }
     let pair = WebSocketPair::new()?;
     state.accept_web_socket(&pair.server);
+    let ctx = context(env)?;
     let protocol = match mastodon {
         Some((stream, protocol)) => {
+            listen(&ctx, session.user, &stream, now + LEASE_MS).await;
             pair.server.serialize_attachment(MastodonAttachment { s: session, m: stream })?;
             protocol
         }
@@ -153,7 +155,7 @@ pub async fn connect(
             None
         }
     };
-    renew(&context(env)?, session.user, now + LEASE_MS).await?;
+    renew(&ctx, session.user, now + LEASE_MS).await?;
     schedule_review(state, alarm, now, Some(session)).await?;
     let mut response = Response::from_websocket(pair.client)?;
     if let Some(protocol) = protocol {
@@ -213,6 +215,9 @@ pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
     }
     if let Some(user) = open {
         renew(&ctx, user, now + LEASE_MS).await?;
+        for (_, attachment) in mastodon_sockets(state) {
+            listen(&ctx, user, &attachment.m, now + LEASE_MS).await;
+        }
         schedule_review(state, alarm, now, None).await?;
     }
     Ok(open.is_some())
@@ -360,21 +365,83 @@ pub async fn conversation(state: &State, env: &Env, reader: UserId, post: i64) -
     .await
 }
 
-/// A message from a Mastodon client: subscribing or unsubscribing `user` and
-/// `user:notification` (kept in the attachment); any other stream answers an error frame, as
-/// Mastodon's does. `/v1` clients have nothing to say (`ping` never wakes the object).
-pub fn on_message(socket: &WebSocket, text: &str) {
+/// A message from a Mastodon client: subscribing or unsubscribing a stream (kept in the
+/// attachment); a stream it may not have answers an error frame, as Mastodon's does. `/v1`
+/// clients have nothing to say (`ping` never wakes the object). A subscription to a public or
+/// tag stream takes a lease beside that timeline's index (`stream_listeners`), which the
+/// index writes read to find whom to tell.
+pub async fn on_message(socket: &WebSocket, env: &Env, text: &str) {
     let Some(mut attachment) = mastodon_of(socket) else { return };
-    match ClientMessage::parse(text) {
-        ClientMessage::Subscribe(stream) => attachment.m.set(stream, true),
-        ClientMessage::Unsubscribe(stream) => attachment.m.set(stream, false),
-        ClientMessage::Unknown(_) => {
-            let _ = socket.send_with_str(r#"{"error":"Unknown stream type","status":400}"#);
+    let subscribed = match ClientMessage::parse(text) {
+        ClientMessage::Subscribe(subscription) => {
+            attachment.m.subscribe(&subscription, true);
+            true
+        }
+        ClientMessage::Unsubscribe(subscription) => {
+            attachment.m.subscribe(&subscription, false);
+            false
+        }
+        ClientMessage::Refused(why) => {
+            let frame = serde_json::json!({ "error": why.message(), "status": 400 }).to_string();
+            let _ = socket.send_with_str(&frame);
             return;
         }
         ClientMessage::Junk => return,
-    }
+    };
     if socket.serialize_attachment(&attachment).is_err() {
         worker::console_error!("could not keep a streaming subscription");
     }
+    if subscribed {
+        if let Ok(ctx) = context(env) {
+            listen(&ctx, attachment.s.user, &attachment.m, now_ms() + LEASE_MS).await;
+        }
+    }
+}
+
+/// Takes or renews the leases a socket's public and tag subscriptions need (best effort: the
+/// next review renews them).
+async fn listen(ctx: &Ctx, user: UserId, stream: &MastodonStream, until: i64) {
+    for key in stream.listen_keys() {
+        if let Err(e) = timeline_index::listen(ctx.shards.index(&key), &key, user, until).await {
+            worker::console_error!("stream lease on {} not taken: {e}", key.as_str());
+        }
+    }
+}
+
+/// A post that joined, changed in or left a public or tag timeline this reader's sockets
+/// listen to: a frame per matching subscription, the status re-read for the reader now.
+pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &TimelineNews) -> usize {
+    let sockets = mastodon_sockets(state);
+    if sockets.is_empty() {
+        return 0;
+    }
+    let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return 0 };
+    let mut rendered: Vec<(String, Option<String>)> = Vec::new();
+    let mut sent = 0;
+    for (socket, attachment) in sockets {
+        let frames = attachment.m.carrying_news(news);
+        if frames.is_empty() {
+            continue;
+        }
+        let origin = attachment.m.origin;
+        if !rendered.iter().any(|(o, _)| *o == origin) {
+            let payload = match news.event {
+                Event::Delete => Some(news.post.to_string()),
+                _ => logged("a timeline update", (render.updates)(&ctx, reader, &origin, &[news.post]).await)
+                    .into_iter()
+                    .next(),
+            };
+            rendered.push((origin.clone(), payload));
+        }
+        let Some(Some(payload)) = rendered.iter().find(|(o, _)| *o == origin).map(|(_, p)| p) else {
+            continue;
+        };
+        for streams in frames {
+            let names: Vec<&str> = streams.iter().map(String::as_str).collect();
+            if socket.send_with_str(live::frame(&names, news.event, payload)).is_ok() {
+                sent += 1;
+            }
+        }
+    }
+    sent
 }

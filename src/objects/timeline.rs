@@ -27,7 +27,7 @@ use crate::context::Ctx;
 use crate::domain::cursor::SortKey;
 use crate::domain::idle::{self, Holdings};
 use crate::domain::ids::{PostId, UserId};
-use crate::domain::live::{self, MastodonStream, Revocation, Session};
+use crate::domain::live::{self, MastodonStream, Revocation, Session, TimelineNews};
 use crate::domain::notifications::Notice;
 use crate::domain::policy::DAY_MS;
 use crate::domain::window::{self, WindowStorage};
@@ -98,6 +98,7 @@ impl DurableObject for TimelineWindow {
         match path.as_str() {
             LIVE_CONNECT => self.accept_socket(&req).await,
             LIVE_NOTIFY | LIVE_CONVERSATION => self.tell_live(&path, req).await,
+            LIVE_TIMELINE => self.tell_timeline(req).await,
             LIVE_CLOSE => {
                 let close: CloseLive = req.json().await?;
                 let closed = sockets::close_ended(&self.state, close.now_secs, close.revocation);
@@ -141,7 +142,7 @@ impl DurableObject for TimelineWindow {
     // us); a Mastodon client subscribes to streams.
     async fn websocket_message(&self, ws: WebSocket, message: WebSocketIncomingMessage) -> Result<()> {
         if let WebSocketIncomingMessage::String(text) = message {
-            sockets::on_message(&ws, &text);
+            sockets::on_message(&ws, &self.env, &text).await;
         }
         Ok(())
     }
@@ -350,6 +351,15 @@ impl TimelineWindow {
     /// written by that code (`window_sql::back_to_v4`).
     /// A notification or a conversation for the reader's Mastodon sockets (`/v1` sockets hear
     /// only of notifications).
+    async fn tell_timeline(&self, mut req: Request) -> Result<Response> {
+        let news: TimelineNews = req.json().await?;
+        let sent = match self.reader() {
+            Some(reader) => sockets::timeline_news(&self.state, &self.env, reader, &news).await,
+            None => 0,
+        };
+        Response::from_json(&serde_json::json!({ "sent": sent }))
+    }
+
     async fn tell_live(&self, path: &str, mut req: Request) -> Result<Response> {
         let notice: Notice = req.json().await?;
         let (state, env) = (&self.state, &self.env);
@@ -391,6 +401,8 @@ const LIVE_CLOSE: &str = "/live/close";
 const LIVE_NOTIFY: &str = "/live/notify";
 /// A conversation a direct post started (`Notice::id`: the post).
 const LIVE_CONVERSATION: &str = "/live/conversation";
+/// A post that joined, changed in or left a public or tag timeline the reader streams.
+const LIVE_TIMELINE: &str = "/live/timeline";
 /// Test hooks (reached only through `/v1/admin/test/*`, which answers 404 without TEST_HOOKS).
 const TEST_DUMP: &str = "/test/dump";
 const TEST_ALARM: &str = "/test/alarm";
@@ -481,6 +493,17 @@ impl Windows {
     /// Tells the participant's open `direct` streams about a conversation just recorded.
     pub async fn converse(&self, notice: Notice) -> ApiResult<()> {
         self.tell(notice, LIVE_CONVERSATION).await
+    }
+
+    /// Tells the reader's sockets listening to a public or tag stream about a change there.
+    pub async fn timeline_news(&self, reader: UserId, news: &TimelineNews) -> ApiResult<()> {
+        let mut init = RequestInit::new();
+        let body = serde_json::to_string(news).unwrap_or_default();
+        init.with_method(Method::Post).with_body(Some(body.into()));
+        match self.send(reader, LIVE_TIMELINE, &init).await?.status_code() {
+            200 => Ok(()),
+            status => Err(ApiError::Internal(format!("a timeline notice answered {status}"))),
+        }
     }
 
     async fn tell(&self, notice: Notice, path: &str) -> ApiResult<()> {

@@ -141,7 +141,7 @@ pub struct Status {
     media_attachments: Vec<MediaAttachment>,
     application: Option<()>,
     mentions: Vec<StatusMention>,
-    tags: Empty,
+    tags: Vec<StatusTag>,
     emojis: Empty,
     reblogs_count: i64,
     favourites_count: i64,
@@ -214,6 +214,20 @@ impl StatusMention {
             url: crate::domain::wellknown::profile_page(origin, &m.handle),
             acct: m.handle.clone(),
         }
+    }
+}
+
+/// A hashtag of a status (Mastodon's Status::Tag): its name lower-cased, as Mastodon keys it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusTag {
+    name: String,
+    url: String,
+}
+
+impl StatusTag {
+    fn new(origin: &str, name: &str) -> Self {
+        let name = crate::domain::tags::key_of(name);
+        Self { url: format!("{origin}/tags/{name}"), name }
     }
 }
 
@@ -315,7 +329,10 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         media_attachments: p.media.iter().map(|a| MediaAttachment::new(origin, a)).collect(),
         application: None,
         mentions: p.mentioned.iter().map(|m| StatusMention::new(origin, m)).collect(),
-        tags: [],
+        tags: crate::domain::tags::hashtags(p.body)
+            .into_iter()
+            .map(|name| StatusTag::new(origin, name))
+            .collect(),
         emojis: [],
         reblogs_count: p.reblogs,
         favourites_count: p.favourites,

@@ -15,7 +15,9 @@ use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{narrower, Visibility};
 use crate::domain::warning::ContentWarning;
 use crate::error::{ApiError, ApiResult};
-use crate::services::{boosts, fanout, media, mentions, originals, quotes, replicas, replies, users};
+use crate::services::{
+    boosts, fanout, media, mentions, originals, quotes, replicas, replies, timelines, users,
+};
 use crate::store::error::Conflict;
 use crate::store::posts::{self, IdempotencyScope, NewPost, PostRow};
 use crate::store::StoreError;
@@ -256,7 +258,20 @@ async fn commit(ctx: &Ctx, post: NewPost<'_>, author_gone: ApiError) -> ApiResul
         replicas::tell(ctx, Some(bump), sent_at, Change::Post(held)).await;
     }
     fanout::announce(ctx, author, &published.outbox_id.into_iter().collect::<Vec<_>>()).await;
-    answer(published)
+    let post = answer(published)?;
+    index(ctx, Some(&post), None).await;
+    Ok(post)
+}
+
+/// Brings the post's public and tag timeline entries to its state at once (best effort: the
+/// post's fan-out event does it again, so a failure here only delays them).
+async fn index(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) {
+    if let Err(e) = timelines::converge(ctx, post, was).await {
+        worker::console_error!(
+            "timeline index of {:?}: {e}; the fan-out event retries",
+            post.or(was).map(|p| p.id)
+        );
+    }
 }
 
 /// The post a publish (or its replay) answers with: 404, exactly like a post that does not
@@ -296,7 +311,9 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
     let (events, bump) = posts::edit(ctx.post_db(id), (id, viewer), edit, ctx.now).await?;
     replicas::tell_post(ctx, bump, sent_at, id).await?;
     fanout::announce(ctx, viewer, &events).await;
+    let was = post;
     let post = visible(ctx, viewer, id).await?;
+    index(ctx, Some(&post), Some(&was)).await;
     replies::edited(ctx, &post).await?;
     Ok(post)
 }
@@ -332,6 +349,7 @@ async fn retract(ctx: &Ctx, post: PostRow) -> ApiResult<PostRow> {
     let (events, bump) = posts::delete(ctx.post_db(id), (id, author), ctx.now).await?;
     replicas::tell(ctx, bump, sent_at, Change::Gone(id)).await;
     fanout::announce(ctx, author, &events).await;
+    index(ctx, None, Some(&post)).await;
     // A quote's count drops at once; its event converges the mirror again if this stops here.
     if let Some(mirror) = quotes::mirror_of(ctx, &post, false) {
         quotes::converge(ctx, &mirror).await?;

@@ -71,6 +71,8 @@ pub struct ReconcileReport {
     pub media: super::media::MediaSweep,
     /// Comments of the old kind moved into reply posts (migration 0034), with their likes.
     pub comment_moves: super::comment_moves::CommentMoves,
+    /// Databases whose discovery rankings (trends, suggestions, directory) were refreshed.
+    pub discovery_refreshed: usize,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -92,7 +94,8 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
     let mut report = ReconcileReport::default();
     let indexes: Vec<usize> = (0..ctx.databases().len()).collect();
     for wave in indexes.chunks(MAX_PARALLEL_DATABASES) {
-        for share in join_all(wave.iter().map(|&index| share_counted(ctx, index, replay_dead))).await {
+        let shares = wave.iter().map(|&index| share_counted(ctx, index, replay_dead, Refresh::Now));
+        for share in join_all(shares).await {
             report.add(share?);
         }
     }
@@ -117,7 +120,7 @@ pub async fn run_share(ctx: &Ctx, job: ReconcileDatabase) -> ApiResult<()> {
         let Some(db) = ctx.shards.database(job.reconcile_database) else { return Ok(()) };
         return super::comment_moves::chain_step(ctx, db).await;
     }
-    let report = share_counted(ctx, job.reconcile_database, job.replay_dead).await?;
+    let report = share_counted(ctx, job.reconcile_database, job.replay_dead, Refresh::WhenDue).await?;
     worker::console_log!("reconcile DB_{}: {report:?}", job.reconcile_database);
     Ok(())
 }
@@ -125,19 +128,37 @@ pub async fn run_share(ctx: &Ctx, job: ReconcileDatabase) -> ApiResult<()> {
 /// One database's share with its own I/O tally (shares run side by side, in a pass or a
 /// queue batch). A database no longer bound (a message sent before a config with fewer) has
 /// nothing to do.
-async fn share_counted(ctx: &Ctx, index: usize, replay_dead: bool) -> ApiResult<ReconcileReport> {
+async fn share_counted(
+    ctx: &Ctx,
+    index: usize,
+    replay_dead: bool,
+    discovery: Refresh,
+) -> ApiResult<ReconcileReport> {
     let own = Ctx::with_io(ctx.env.clone(), Rc::new(Io::default()))?;
     let Some(db) = own.shards.database(index) else {
         return Ok(ReconcileReport::default());
     };
-    let report = database_share(&own, db, replay_dead).await?;
+    let report = database_share(&own, db, replay_dead, discovery).await?;
     // The request's Server-Timing and the consumer's profile count the share where it ran.
     ctx.io.absorb(&own.io);
     Ok(report)
 }
 
 /// Everything of a pass whose rows live on `db`, then its figures and its "since" mark.
-async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResult<ReconcileReport> {
+/// Whether a share refreshes its discovery rankings at once (the admin pass, which callers
+/// read right after) or when they are due (the cron's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refresh {
+    Now,
+    WhenDue,
+}
+
+async fn database_share(
+    ctx: &Ctx,
+    db: AnyDb<'_>,
+    replay_dead: bool,
+    discovery: Refresh,
+) -> ApiResult<ReconcileReport> {
     let since = since(ctx, db).await?;
     let mut report = database_pass(ctx, db, replay_dead, since).await?;
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
@@ -147,6 +168,8 @@ async fn database_share(ctx: &Ctx, db: AnyDb<'_>, replay_dead: bool) -> ApiResul
     report.liked = super::liked::repair_slice(ctx, db).await?;
     report.media = super::media::sweep(ctx, db).await?;
     report.comment_moves = super::comment_moves::move_slice(ctx, db).await?;
+    let refreshed = super::discovery::refresh(ctx, db, discovery == Refresh::Now).await?;
+    report.discovery_refreshed = usize::from(refreshed);
     report.databases = 1;
     let mut figures = share_statements(ctx, db, &report)?;
     // The share's statement count, this last batch and the raise itself included, raised into
@@ -235,6 +258,7 @@ impl ReconcileReport {
         self.media.expired += part.media.expired;
         self.media.removed += part.media.removed;
         self.comment_moves.add(part.comment_moves);
+        self.discovery_refreshed += part.discovery_refreshed;
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

@@ -70,6 +70,11 @@ handle!(
     HandleDb
 );
 handle!(
+    /// The database of a timeline index key's rows and stream listeners (`timeline_index`,
+    /// `stream_listeners`, by the key's hash: `domain::tags::IndexKey::shard`).
+    IndexDb
+);
+handle!(
     /// `DB_0`: the tables that are not per user (OAuth apps and codes, stats, rolling figures,
     /// test faults, live readers, reconciliation marks).
     ControlDb

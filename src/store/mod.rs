@@ -8,6 +8,7 @@ pub mod comment_likes;
 pub mod comment_moves;
 pub mod conversations;
 pub mod counters;
+pub mod discovery;
 pub mod engagement;
 pub mod error;
 pub mod feed;
@@ -38,7 +39,9 @@ pub mod shard_move;
 pub mod shards;
 pub mod snowflake;
 pub mod stats;
+pub mod tags;
 pub mod test_hooks;
+pub mod timelines;
 pub mod users;
 
 use std::cell::{Cell, RefCell};

@@ -15,13 +15,14 @@ use futures_util::future::join_all;
 
 use worker::Env;
 
-use super::handles::{AnyDb, ControlDb, HandleDb, OutboxDb, PostDb, UserDb};
+use super::handles::{AnyDb, ControlDb, HandleDb, IndexDb, OutboxDb, PostDb, UserDb};
 use super::{Db, Io};
 use super::{StoreError, StoreResult};
 use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::shard::{group_by_database, shard_of_handle, ShardMap};
 use crate::domain::snowflake::{shard_of_id, LogicalShard, LOGICAL_SHARDS};
+use crate::domain::tags::IndexKey;
 
 /// The binding of the control database (and of the only one in a 1-database deployment).
 pub const CONTROL_BINDING: &str = "DB_0";
@@ -96,6 +97,11 @@ impl Shards {
     /// The database holding a handle's directory row.
     pub fn handle(&self, handle: &str) -> HandleDb<'_> {
         HandleDb::new(self.of(shard_of_handle(handle)))
+    }
+
+    /// The database holding a timeline index key's rows.
+    pub fn index(&self, key: &IndexKey) -> IndexDb<'_> {
+        IndexDb::new(self.of(key.shard()))
     }
 
     /// Physical database `index` (`DB_{index}`), if bound.

@@ -363,3 +363,39 @@ fn a_boost_is_matched_by_its_original_on_home_and_lists() {
         assert_eq!(boost["reblog"]["filtered"][0]["keyword_matches"], json!(["gossip"]), "{what}");
     }
 }
+
+#[test]
+fn the_public_context_filters_the_public_timeline() {
+    let author = register("fl_pub_author");
+    let reader = register("fl_pub_reader");
+    let hidden =
+        id_of(&author.post("/api/v1/statuses", json!({ "status": "zorbleflax for sale" })).expect(200));
+    let warned = id_of(&author.post("/api/v1/statuses", json!({ "status": "quibblewort news" })).expect(200));
+    // The page just at a status's id: whether it shows and how.
+    let at = |id: &str| -> Option<Value> {
+        let n: i64 = id.parse().unwrap();
+        let page = reader.get(&format!("/api/v1/timelines/public?max_id={}&limit=1", n + 1)).expect(200);
+        page.as_array().unwrap().first().filter(|s| s["id"] == id).cloned()
+    };
+    poll("both in the public timeline", DEADLINE, || {
+        (at(&hidden).is_some() && at(&warned).is_some()).then_some(())
+    });
+    make_filter(
+        &reader,
+        json!({ "title": "Z", "context": ["public"], "filter_action": "hide", "keywords_attributes": [{ "keyword": "zorbleflax" }] }),
+    );
+    make_filter(
+        &reader,
+        json!({ "title": "Q", "context": ["public"], "keywords_attributes": [{ "keyword": "quibblewort" }] }),
+    );
+    assert!(at(&hidden).is_none(), "hide leaves it out of the public timeline");
+    let shown = at(&warned).expect("the warned status");
+    assert_eq!(shown["filtered"][0]["keyword_matches"], json!(["quibblewort"]));
+    // Home-only readers are not affected: the author sees both.
+    assert!(
+        author
+            .get(&format!("/api/v1/timelines/public?max_id={}&limit=1", hidden.parse::<i64>().unwrap() + 1))
+            .expect(200)[0]["id"]
+            == hidden.as_str()
+    );
+}

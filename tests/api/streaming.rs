@@ -109,7 +109,7 @@ fn notifications_arrive_once_on_both_user_streams_and_a_subscription_can_change(
     assert_quiet(&mut only, "a repeated like");
     // Unsubscribed, the socket hears nothing; an unknown stream answers an error frame.
     only.send_text(r#"{"type":"unsubscribe","stream":"user:notification"}"#);
-    only.send_text(r#"{"type":"subscribe","stream":"public"}"#);
+    only.send_text(r#"{"type":"subscribe","stream":"list"}"#);
     let error = only.next_event(DEADLINE);
     assert_eq!(error["status"], 400, "{error}");
     fan.post(&format!("/v1/posts/{post}/comments"), json!({ "body": "hi" })).expect(201);

@@ -42,6 +42,7 @@ pub mod replies;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;
+pub mod tags;
 pub mod thread;
 pub mod throttle;
 pub mod time;

@@ -177,23 +177,33 @@ pub fn news_posts(delivered: &[Entry], top: Option<SortKey>) -> Vec<PostId> {
 }
 
 /// The Mastodon streams a socket can carry: `user` (home timeline updates, deletes and
-/// notifications), `user:notification` (notifications only) and `direct` (conversations).
-/// Others (`public`, `hashtag`, `list`) are not built.
+/// notifications), `user:notification` (notifications only), `direct` (conversations), and the
+/// public timeline's (`public`, `public:local`, each also `:media`; on one domain local is all).
+/// `hashtag` and `hashtag:local` take a tag: [`Subscription::Hashtag`]. `list` is not built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
     User,
     UserNotification,
     Direct,
+    Public,
+    PublicLocal,
+    PublicMedia,
+    PublicLocalMedia,
 }
+
+const STREAMS: [Stream; 7] = [
+    Stream::User,
+    Stream::UserNotification,
+    Stream::Direct,
+    Stream::Public,
+    Stream::PublicLocal,
+    Stream::PublicMedia,
+    Stream::PublicLocalMedia,
+];
 
 impl Stream {
     pub fn parse(name: &str) -> Option<Stream> {
-        match name {
-            "user" => Some(Stream::User),
-            "user:notification" => Some(Stream::UserNotification),
-            "direct" => Some(Stream::Direct),
-            _ => None,
-        }
+        STREAMS.into_iter().find(|s| s.name() == name)
     }
 
     pub fn name(self) -> &'static str {
@@ -201,20 +211,98 @@ impl Stream {
             Stream::User => "user",
             Stream::UserNotification => "user:notification",
             Stream::Direct => "direct",
+            Stream::Public => "public",
+            Stream::PublicLocal => "public:local",
+            Stream::PublicMedia => "public:media",
+            Stream::PublicLocalMedia => "public:local:media",
         }
     }
 
     fn bit(self) -> u8 {
+        1 << STREAMS.iter().position(|s| *s == self).unwrap_or(0)
+    }
+
+    /// A public stream: whether it carries only posts with media.
+    fn public_media(self) -> Option<bool> {
         match self {
-            Stream::User => 1,
-            Stream::UserNotification => 2,
-            Stream::Direct => 4,
+            Stream::Public | Stream::PublicLocal => Some(false),
+            Stream::PublicMedia | Stream::PublicLocalMedia => Some(true),
+            _ => None,
         }
     }
 }
 
+/// What a client subscribes to: a stream by its name, or a tag's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subscription {
+    Fixed(Stream),
+    /// `hashtag` (or `hashtag:local`, the same on one domain) with its tag as the client wrote it.
+    Hashtag {
+        name: String,
+        local: bool,
+    },
+}
+
+/// Why a subscription is refused (Mastodon's error frames).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubscribeError {
+    Unknown(String),
+    /// `hashtag` without a valid tag.
+    NoTag,
+}
+
+impl SubscribeError {
+    /// The error frame (or the `400` detail) Mastodon answers.
+    pub fn message(&self) -> &'static str {
+        match self {
+            SubscribeError::Unknown(_) => "Unknown stream type",
+            SubscribeError::NoTag => "No tag for stream provided",
+        }
+    }
+}
+
+impl Subscription {
+    pub fn parse(stream: &str, tag: Option<&str>) -> Result<Subscription, SubscribeError> {
+        if let Some(found) = Stream::parse(stream) {
+            return Ok(Subscription::Fixed(found));
+        }
+        let local = match stream {
+            "hashtag" => false,
+            "hashtag:local" => true,
+            _ => return Err(SubscribeError::Unknown(stream.to_string())),
+        };
+        let name = tag.and_then(super::tags::parse_name).ok_or(SubscribeError::NoTag)?;
+        Ok(Subscription::Hashtag { name: name.to_string(), local })
+    }
+}
+
+/// A tag subscription kept on a socket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HashtagSub {
+    #[serde(rename = "n")]
+    pub name: String,
+    #[serde(rename = "l")]
+    pub local: bool,
+}
+
+/// The most tag streams one socket keeps (its attachment is capped at 2 KB).
+pub const MAX_HASHTAG_STREAMS: usize = 10;
+
+/// A post that joined, changed in or left the public or tag timelines, told to the window
+/// object of a user listening to one of them (`services/streams.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineNews {
+    pub post: PostId,
+    pub event: Event,
+    /// It is (was) in the public timeline.
+    pub public: bool,
+    pub media: bool,
+    /// The tag keys (`domain::tags::key_of`) it is (was) under.
+    pub tags: Vec<String>,
+}
+
 /// What an event is, for which streams carry it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Event {
     /// A new status in the home timeline (`update`).
     Update,
@@ -223,6 +311,8 @@ pub enum Event {
     Notification,
     /// A conversation with a new direct post (`conversation`), on `direct` alone.
     Conversation,
+    /// A status edited (`status.update`), on the public and tag streams.
+    StatusUpdate,
 }
 
 impl Event {
@@ -232,6 +322,7 @@ impl Event {
             Event::Delete => "delete",
             Event::Notification => "notification",
             Event::Conversation => "conversation",
+            Event::StatusUpdate => "status.update",
         }
     }
 }
@@ -246,11 +337,18 @@ pub struct MastodonStream {
     /// The instance origin the client connected to, for the URLs in the entities sent.
     #[serde(rename = "o")]
     pub origin: String,
+    /// The tag streams subscribed (`hashtag`, `hashtag:local`).
+    #[serde(default, rename = "h", skip_serializing_if = "Vec::is_empty")]
+    pub hashtags: Vec<HashtagSub>,
 }
 
 impl MastodonStream {
-    pub fn new(origin: &str, first: Option<Stream>) -> Self {
-        Self { streams: first.map_or(0, Stream::bit), origin: origin.to_string() }
+    pub fn new(origin: &str, first: Option<Subscription>) -> Self {
+        let mut stream = Self { streams: 0, origin: origin.to_string(), hashtags: Vec::new() };
+        if let Some(first) = first {
+            stream.subscribe(&first, true);
+        }
+        stream
     }
 
     pub fn set(&mut self, stream: Stream, on: bool) {
@@ -259,6 +357,37 @@ impl MastodonStream {
         } else {
             self.streams &= !stream.bit();
         }
+    }
+
+    /// Subscribes or unsubscribes; a socket keeps at most [`MAX_HASHTAG_STREAMS`] tags (the
+    /// oldest goes).
+    pub fn subscribe(&mut self, subscription: &Subscription, on: bool) {
+        match subscription {
+            Subscription::Fixed(stream) => self.set(*stream, on),
+            Subscription::Hashtag { name, local } => {
+                let key = super::tags::key_of(name);
+                self.hashtags.retain(|h| !(super::tags::key_of(&h.name) == key && h.local == *local));
+                if on {
+                    if self.hashtags.len() >= MAX_HASHTAG_STREAMS {
+                        self.hashtags.remove(0);
+                    }
+                    self.hashtags.push(HashtagSub { name: name.clone(), local: *local });
+                }
+            }
+        }
+    }
+
+    /// The stream listener keys (`domain::tags::IndexKey`) this socket needs leases on.
+    pub fn listen_keys(&self) -> Vec<super::tags::IndexKey> {
+        let public = STREAMS.iter().any(|s| s.public_media().is_some() && self.streams & s.bit() != 0);
+        let mut keys: Vec<_> = public.then(super::tags::IndexKey::public_listeners).into_iter().collect();
+        for tag in &self.hashtags {
+            let key = super::tags::IndexKey::tag(&tag.name);
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        keys
     }
 
     /// The subscribed streams that carry `event`, as the frame's `stream` names them.
@@ -279,15 +408,35 @@ impl MastodonStream {
         }
         names
     }
+
+    /// The `stream` of each frame a timeline change goes out in on this socket: one per
+    /// subscription it matches (Mastodon sends a multiplexed socket one frame per stream).
+    pub fn carrying_news(&self, news: &TimelineNews) -> Vec<Vec<String>> {
+        let mut frames = Vec::new();
+        for stream in STREAMS {
+            let Some(media_only) = stream.public_media() else { continue };
+            if self.streams & stream.bit() != 0 && news.public && (news.media || !media_only) {
+                frames.push(vec![stream.name().to_string()]);
+            }
+        }
+        for tag in &self.hashtags {
+            if news.tags.contains(&super::tags::key_of(&tag.name)) {
+                let name = if tag.local { "hashtag:local" } else { "hashtag" };
+                frames.push(vec![name.to_string(), tag.name.clone()]);
+            }
+        }
+        frames
+    }
 }
 
-/// A message a Mastodon streaming client sends: `{"type": "subscribe", "stream": "user"}`.
+/// A message a Mastodon streaming client sends: `{"type": "subscribe", "stream": "user"}` (and
+/// `"tag"` for a hashtag stream).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientMessage {
-    Subscribe(Stream),
-    Unsubscribe(Stream),
-    /// A stream edgefeed does not build (its name, for the error frame).
-    Unknown(String),
+    Subscribe(Subscription),
+    Unsubscribe(Subscription),
+    /// A stream it may not have (unknown, or a hashtag without a tag): the error frame.
+    Refused(SubscribeError),
     /// Not a message we understand: ignored, as Mastodon does.
     Junk,
 }
@@ -299,13 +448,15 @@ impl ClientMessage {
             #[serde(rename = "type")]
             kind: String,
             stream: String,
+            #[serde(default)]
+            tag: Option<String>,
         }
         let Ok(raw) = serde_json::from_str::<Raw>(text) else { return ClientMessage::Junk };
-        let stream = Stream::parse(&raw.stream);
-        match (raw.kind.as_str(), stream) {
-            ("subscribe", Some(s)) => ClientMessage::Subscribe(s),
-            ("unsubscribe", Some(s)) => ClientMessage::Unsubscribe(s),
-            ("subscribe" | "unsubscribe", None) => ClientMessage::Unknown(raw.stream),
+        let subscription = Subscription::parse(&raw.stream, raw.tag.as_deref());
+        match (raw.kind.as_str(), subscription) {
+            ("subscribe", Ok(s)) => ClientMessage::Subscribe(s),
+            ("unsubscribe", Ok(s)) => ClientMessage::Unsubscribe(s),
+            ("subscribe" | "unsubscribe", Err(e)) => ClientMessage::Refused(e),
             _ => ClientMessage::Junk,
         }
     }
@@ -417,19 +568,19 @@ mod tests {
     fn mastodon_client_messages_parse_and_streams_carry_their_events() {
         assert_eq!(
             ClientMessage::parse(r#"{"type":"subscribe","stream":"user"}"#),
-            ClientMessage::Subscribe(Stream::User)
+            ClientMessage::Subscribe(Subscription::Fixed(Stream::User))
         );
         assert_eq!(
             ClientMessage::parse(r#"{"type":"unsubscribe","stream":"user:notification"}"#),
-            ClientMessage::Unsubscribe(Stream::UserNotification)
+            ClientMessage::Unsubscribe(Subscription::Fixed(Stream::UserNotification))
         );
         assert_eq!(
-            ClientMessage::parse(r#"{"type":"subscribe","stream":"public"}"#),
-            ClientMessage::Unknown("public".into())
+            ClientMessage::parse(r#"{"type":"subscribe","stream":"list"}"#),
+            ClientMessage::Refused(SubscribeError::Unknown("list".into()))
         );
         assert_eq!(ClientMessage::parse("ping"), ClientMessage::Junk);
         assert_eq!(ClientMessage::parse(r#"{"type":"hello","stream":"user"}"#), ClientMessage::Junk);
-        let mut m = MastodonStream::new("http://e.x", Some(Stream::UserNotification));
+        let mut m = MastodonStream::new("http://e.x", Some(Subscription::Fixed(Stream::UserNotification)));
         assert!(m.carrying(Event::Update).is_empty());
         assert_eq!(m.carrying(Event::Notification), ["user:notification"]);
         m.set(Stream::User, true);
@@ -443,8 +594,42 @@ mod tests {
         assert!(m.carrying(Event::Notification).is_empty());
         assert_eq!(
             ClientMessage::parse(r#"{"type":"subscribe","stream":"direct"}"#),
-            ClientMessage::Subscribe(Stream::Direct)
+            ClientMessage::Subscribe(Subscription::Fixed(Stream::Direct))
         );
+    }
+
+    #[test]
+    fn public_and_tag_streams_carry_timeline_news_one_frame_per_subscription() {
+        let tag = |text: &str| {
+            ClientMessage::parse(&format!(r#"{{"type":"subscribe","stream":"hashtag","tag":{text}}}"#))
+        };
+        assert_eq!(tag(r#""""#), ClientMessage::Refused(SubscribeError::NoTag));
+        assert_eq!(tag(r#""two words""#), ClientMessage::Refused(SubscribeError::NoTag));
+        let ClientMessage::Subscribe(rust) = tag(r#""Rust""#) else { panic!("a tag subscription") };
+        let mut m = MastodonStream::new("http://e.x", Some(rust.clone()));
+        m.subscribe(&rust, true);
+        assert_eq!(m.hashtags.len(), 1, "one subscription per tag and locality");
+        m.set(Stream::PublicLocal, true);
+        m.set(Stream::PublicMedia, true);
+        let news = |public, media, tags: &[&str]| TimelineNews {
+            post: PostId::from_trusted(7),
+            event: Event::Update,
+            public,
+            media,
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+        };
+        assert_eq!(
+            m.carrying_news(&news(true, false, &["rust"])),
+            [vec!["public:local".to_string()], vec!["hashtag".to_string(), "Rust".to_string()]]
+        );
+        assert_eq!(m.carrying_news(&news(true, true, &[])).len(), 2, "public:local and public:media");
+        assert!(m.carrying_news(&news(false, true, &["go"])).is_empty());
+        let keys: Vec<String> = m.listen_keys().iter().map(|k| k.as_str().to_string()).collect();
+        assert_eq!(keys, ["public", "tag:rust"]);
+        m.subscribe(&rust, false);
+        assert!(m.carrying_news(&news(false, false, &["rust"])).is_empty());
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(serde_json::from_str::<MastodonStream>(&json).unwrap(), m);
     }
 
     #[test]

@@ -440,6 +440,36 @@ pub const TABLES: &[Table] = &[
         &["handle", "user_id", "created_at", "shard"],
         EDGE_PAGE,
     ),
+    // Issue 42's timelines (migration 0039): the index and stream leases by their key's
+    // stored shard, followed and featured tags with their user.
+    table(
+        "timeline_index",
+        ShardBy::Stored("shard"),
+        &["key", "post_id"],
+        &["shard", "key", "post_id", "author_id", "flags"],
+        EDGE_PAGE,
+    ),
+    table(
+        "stream_listeners",
+        ShardBy::Stored("shard"),
+        &["key", "user_id"],
+        &["shard", "key", "user_id", "expires_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "followed_tags",
+        ShardBy::Id("user_id"),
+        &["user_id", "tag_key"],
+        &["user_id", "tag_key", "name", "created_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "featured_tags",
+        ShardBy::Id("user_id"),
+        &["user_id", "tag_key"],
+        &["user_id", "tag_key", "name", "created_at"],
+        EDGE_PAGE,
+    ),
     Table {
         phase: Phase::Counters,
         ..table(
@@ -479,6 +509,7 @@ pub const CONTROL_TABLES: &[&str] = &[
     "oauth_codes",
     "frozen_shards",
     "sign_in_failures",
+    "discovery",
 ];
 
 /// Per-user tables a move cannot carry yet, and why (README "Moving a shard").

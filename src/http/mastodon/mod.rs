@@ -6,6 +6,7 @@
 
 mod accounts;
 mod conversations;
+mod discovery;
 mod filters;
 mod grouped;
 mod instance;
@@ -22,6 +23,7 @@ mod saved;
 mod startup;
 mod statuses;
 mod streaming;
+mod tags;
 mod wellknown;
 
 use serde::Serialize;
@@ -84,7 +86,7 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::FollowRequests | M::Announcements | M::FollowedTags | M::FeaturedTags(_) => startup::empty_list(),
+        M::FollowRequests | M::Announcements => startup::empty_list(),
         M::Admin => startup::not_staff(),
         M::Filters(route) => filters::route(app, input, viewer, route).await,
         M::Preferences => startup::preferences(),
@@ -119,6 +121,8 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Notifications(route) => notification_route(app, input, viewer, route).await,
         M::Lists(route) => list_route(app, input, viewer, route).await,
         M::Conversations(route) => conversations::route(app, input, viewer, route).await,
+        M::Tags(route) => tags::route(app, input, viewer, route).await,
+        M::Discovery(route) => discovery::route(app, input, viewer, route).await,
     }
 }
 

@@ -177,6 +177,19 @@ mod tests {
     #[test]
     fn every_kind_has_a_mastodon_type() {
         let types: Vec<&str> = Kind::all().map(Kind::mastodon).collect();
-        assert_eq!(types, ["follow", "favourite", "mention", "reblog", "mention", "quote"]);
+        assert_eq!(
+            types,
+            [
+                "follow",
+                "favourite",
+                "mention",
+                "reblog",
+                "mention",
+                "quote",
+                "follow_request",
+                "poll",
+                "update"
+            ]
+        );
     }
 }

@@ -12,7 +12,7 @@ use worker::wasm_bindgen_futures;
 use worker::{Delay, Response, WebSocket, WebsocketEvent};
 
 use crate::context::random_bytes;
-use crate::domain::live::{sse_event, MastodonStream, Session, Stream, TICKET_TTL_SECS};
+use crate::domain::live::{sse_event, MastodonStream, Session, Stream, Subscription, TICKET_TTL_SECS};
 use crate::domain::oauth::Scopes;
 use crate::domain::token;
 use crate::error::{ApiError, ApiResult};
@@ -46,16 +46,17 @@ pub async fn connect(app: &App, input: &Input) -> ApiResult<Response> {
     }
     let first = match input.query("stream") {
         None | Some("") => None,
-        Some(name) => {
-            Some(Stream::parse(name).ok_or_else(|| ApiError::field("stream", "Unknown stream type"))?)
-        }
+        Some(name) => Some(
+            Subscription::parse(name, input.query("tag"))
+                .map_err(|e| ApiError::field("stream", e.message()))?,
+        ),
     };
     open(app, input, first).await
 }
 
 /// Verifies the token (scope `read`, not revoked) and has the reader's object accept a socket
 /// for it: its `101` answer.
-async fn open(app: &App, input: &Input, first: Option<Stream>) -> ApiResult<Response> {
+async fn open(app: &App, input: &Input, first: Option<Subscription>) -> ApiResult<Response> {
     let (text, protocol) = token_of(input)?;
     let policy =
         token::Policy { now_secs: app.now.div_euclid(1000), max_ttl_secs: app.config.token_max_ttl_secs };
@@ -102,7 +103,7 @@ type Chunks = UnboundedSender<Result<Vec<u8>, worker::Error>>;
 /// between them); when the client goes, the next heartbeat finds it gone and closes the socket.
 pub async fn events(app: &App, input: &Input, notifications_only: bool) -> ApiResult<Response> {
     let first = if notifications_only { Stream::UserNotification } else { Stream::User };
-    let socket = open(app, input, Some(first))
+    let socket = open(app, input, Some(Subscription::Fixed(first)))
         .await?
         .websocket()
         .ok_or_else(|| ApiError::Internal("the timeline object answered no socket".into()))?;

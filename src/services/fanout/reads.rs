@@ -13,7 +13,7 @@ use crate::domain::policy::AuthorRates;
 use crate::domain::quotes::QuoteMirror;
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::{direct, mentions, quotes, replies};
+use crate::services::{direct, mentions, quotes, replies, timelines};
 use crate::store::engagement::ReplyMirror;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
@@ -77,7 +77,17 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
             direct::deliver(ctx, post_id, state, &mentioned).await?;
         }
     }
+    if let Some(state) = post.as_ref().filter(|p| indexable(p)) {
+        // Likewise its public and tag timeline entries, from the post as it is now.
+        let row = posts::load_live(ctx.post_db(post_id).any(), state.author_id, &[post_id]).await?;
+        timelines::converge(ctx, row.first(), None).await?;
+    }
     Ok(Reply::Post(post.as_ref().map(post_read)))
+}
+
+/// A live public post of its own: what the timeline index may hold.
+fn indexable(p: &PostState) -> bool {
+    p.visibility == Visibility::Public && p.reblog_of.is_none() && !p.is_deleted() && !p.is_taken_down()
 }
 
 async fn reply_mirror(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResult<()> {

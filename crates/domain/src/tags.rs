@@ -1,0 +1,278 @@
+//! Hashtags and the timelines beyond follows (public, local, tag): which `#tags` a post's text
+//! has, found with Mastodon's rule, and where a post is indexed for those timelines.
+//!
+//! Mastodon 4.x (`Tag::HASHTAG_RE`), with `[[:word:]]` as in `mentions::is_word`:
+//!
+//! ```text
+//! SEPARATORS = "_\u00B7\u30FB\u200c"
+//! NAME       = [[:word:]_][[:word:]SEPARATORS]*[[:alpha:]SEPARATORS][[:word:]SEPARATORS]*[[:word:]_]
+//!            | [[:word:]_]*[[:alpha:]][[:word:]_]*
+//! HASHTAG_RE = (?<![=/)\p{Alnum}])#(NAME)
+//! ```
+//!
+//! Written out by hand: after a `#` not preceded by `=`, `/`, `)` or a letter or digit, the
+//! longest run of word characters and separators, cut back to its last word character; it is a
+//! tag if it has a letter (`#2024` is not one). A tag is matched case-insensitively: its
+//! **key** is the name lower-cased (`#CamelCase` and `#camelcase` are one tag), and the name
+//! shown is as the request or the first use wrote it.
+//!
+//! The index: a public post's entry goes under each of its tags' keys and under one **public
+//! stripe** (its id modulo [`PUBLIC_STRIPES`]). Every key lives on the database of its hash's
+//! logical shard (`shard::shard_of_handle` of the key), so a tag page is one range read on one
+//! database and a public page [`PUBLIC_STRIPES`] side by side, however many databases there are;
+//! the stripes spread the public timeline's writes (every public post) over that many databases.
+
+use super::ids::PostId;
+use super::mentions::is_word;
+use super::shard::shard_of_handle;
+use super::snowflake::LogicalShard;
+
+/// The longest tag indexed, in UTF-8 bytes (Mastodon has no limit in the pattern; a longer tag
+/// is no one's real tag and would only bloat keys).
+pub const MAX_TAG_BYTES: usize = 128;
+
+/// The most tags of one post that are indexed (Mastodon indexes all; a post of 60 tags is spam,
+/// and each costs a write).
+pub const MAX_TAGS_PER_POST: usize = 10;
+
+/// How many stripes the public timeline's index is spread over (a page reads all of them).
+pub const PUBLIC_STRIPES: u64 = 4;
+
+/// Mastodon's separators inside a tag besides `_`: middle dot, katakana middle dot, ZWNJ.
+fn is_separator(c: char) -> bool {
+    matches!(c, '_' | '\u{00B7}' | '\u{30FB}' | '\u{200C}')
+}
+
+/// The lookbehind `(?<![=/)\p{Alnum}])` at the `#` at byte `at`.
+fn may_start(text: &str, at: usize) -> bool {
+    text[..at].chars().next_back().is_none_or(|c| !matches!(c, '=' | '/' | ')') && !c.is_alphanumeric())
+}
+
+/// The tag name right after a `#` (`rest` starts after it), if there is one.
+fn name_at(rest: &str) -> Option<&str> {
+    let mut end = 0;
+    for (i, c) in rest.char_indices() {
+        if is_word(c) {
+            end = i + c.len_utf8();
+        } else if !is_separator(c) {
+            break;
+        }
+    }
+    let name = &rest[..end];
+    let has_letter = name.chars().any(char::is_alphabetic);
+    (has_letter && name.len() <= MAX_TAG_BYTES).then_some(name)
+}
+
+/// The distinct tags of `text` as written (first use's case), in first-use order.
+pub fn hashtags(text: &str) -> Vec<&str> {
+    let mut found: Vec<&str> = Vec::new();
+    let mut pos = 0;
+    while let Some(offset) = text[pos..].find('#') {
+        let at = pos + offset;
+        pos = at + 1;
+        if !may_start(text, at) {
+            continue;
+        }
+        if let Some(name) = name_at(&text[at + 1..]) {
+            pos = at + 1 + name.len();
+            if !found.iter().any(|f| key_of(f) == key_of(name)) {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+/// The key a tag is matched and stored by: its name lower-cased.
+pub fn key_of(name: &str) -> String {
+    name.to_lowercase()
+}
+
+/// A tag name from a request (a path, a `tag` stream parameter): without a leading `#`, a
+/// valid tag by itself, as written. `None` if it is no tag.
+pub fn parse_name(raw: &str) -> Option<&str> {
+    let raw = raw.trim();
+    let raw = raw.strip_prefix('#').unwrap_or(raw);
+    name_at(raw).filter(|name| name.len() == raw.len())
+}
+
+/// A tag named in a request path, kept by value (routes are `Copy`): a valid tag, as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagName {
+    len: u8,
+    bytes: [u8; MAX_TAG_BYTES],
+}
+
+impl TagName {
+    /// The tag of a path segment (percent-encoded, with or without its `#`), if it is one.
+    pub fn from_path(segment: &str) -> Option<TagName> {
+        let decoded = percent_decode(segment)?;
+        let name = parse_name(&decoded)?;
+        let mut bytes = [0u8; MAX_TAG_BYTES];
+        bytes[..name.len()].copy_from_slice(name.as_bytes());
+        Some(TagName { len: u8::try_from(name.len()).ok()?, bytes })
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+/// A featured tag's id: a 53-bit hash of its account and tag key (stable, so featuring again
+/// answers the same id, and no id column is needed).
+pub fn featured_id(user: i64, name: &str) -> i64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in user.to_le_bytes().into_iter().chain(key_of(name).bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    ((hash ^ (hash >> 31)) & ((1 << 53) - 1)).max(1) as i64
+}
+
+/// `%XX` escapes decoded; `None` for a cut escape or bytes that are not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut bytes = text.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let hex = [bytes.next()?, bytes.next()?];
+            out.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+        } else {
+            out.push(b);
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// One timeline index key: what the index row is stored under and which database holds it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IndexKey(String);
+
+impl IndexKey {
+    /// A tag's timeline (`name` matched case-insensitively).
+    pub fn tag(name: &str) -> Self {
+        Self(format!("tag:{}", key_of(name)))
+    }
+
+    /// One stripe of the public timeline.
+    pub fn public_stripe(stripe: u64) -> Self {
+        Self(format!("public:{}", stripe % PUBLIC_STRIPES))
+    }
+
+    /// The stripe a post's public entry goes to.
+    pub fn public_of(post: PostId) -> Self {
+        Self::public_stripe(post.get().unsigned_abs() % PUBLIC_STRIPES)
+    }
+
+    /// Where the public streams' listeners are kept (one key: a listener of the public
+    /// timeline hears every stripe).
+    pub fn public_listeners() -> Self {
+        Self("public".to_string())
+    }
+
+    /// Every stripe of the public timeline.
+    pub fn public_stripes() -> Vec<Self> {
+        (0..PUBLIC_STRIPES).map(Self::public_stripe).collect()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The logical shard (and so the database) the key's rows live on.
+    pub fn shard(&self) -> LogicalShard {
+        shard_of_handle(&self.0)
+    }
+}
+
+/// What an index entry says about its post, for the timelines' filters without reading it.
+pub mod flags {
+    /// It has media attachments (`only_media`).
+    pub const MEDIA: i64 = 1;
+    /// It replies to another account (the public timeline leaves those out, as Mastodon's).
+    pub const REPLY: i64 = 2;
+}
+
+/// A post as the index sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Indexed<'a> {
+    pub id: PostId,
+    pub body: &'a str,
+    pub has_media: bool,
+    /// A reply to another account than its author.
+    pub replies_to_other: bool,
+}
+
+impl Indexed<'_> {
+    /// The keys the post is indexed under when it is public: its stripe and its tags (at most
+    /// [`MAX_TAGS_PER_POST`]).
+    pub fn keys(&self) -> Vec<IndexKey> {
+        let tags = hashtags(self.body).into_iter().take(MAX_TAGS_PER_POST).map(IndexKey::tag);
+        std::iter::once(IndexKey::public_of(self.id)).chain(tags).collect()
+    }
+
+    pub fn flags(&self) -> i64 {
+        let media = if self.has_media { flags::MEDIA } else { 0 };
+        let reply = if self.replies_to_other { flags::REPLY } else { 0 };
+        media | reply
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_tags_with_mastodons_boundaries() {
+        assert_eq!(hashtags("#rust and #Wasm, (#edge) #rust"), ["rust", "Wasm", "edge"]);
+        assert_eq!(hashtags("#CamelCase #camelcase"), ["CamelCase"], "one tag whatever its case");
+        assert!(hashtags("a#b x=#y /#z").is_empty(), "no tag glued to a word, after = or /");
+        assert!(hashtags("#2024 #_ #").is_empty(), "a tag needs a letter");
+        assert_eq!(hashtags("#a2024 #tag_name. #日本語!"), ["a2024", "tag_name", "日本語"]);
+        assert_eq!(hashtags("#foo·bar #trail_ end"), ["foo·bar", "trail_"]);
+        assert_eq!(hashtags("https://x.example/#anchor #ok"), ["ok"]);
+        assert_eq!(hashtags("##double"), ["double"]);
+    }
+
+    #[test]
+    fn names_from_requests_are_single_valid_tags() {
+        assert_eq!(parse_name("#Mastodon"), Some("Mastodon"));
+        assert_eq!(parse_name("tag_1a"), Some("tag_1a"));
+        assert_eq!(parse_name(""), None);
+        assert_eq!(parse_name("two words"), None);
+        assert_eq!(parse_name("1234"), None);
+        assert_eq!(parse_name(&"a".repeat(MAX_TAG_BYTES + 1)), None);
+        let name = TagName::from_path("Caf%C3%A9_1").expect("a tag in a path");
+        assert_eq!(name.as_str(), "Café_1");
+        assert_eq!(TagName::from_path("%E0%A4"), None, "not UTF-8");
+        assert_eq!(TagName::from_path("a%2"), None, "a cut escape");
+        assert_eq!(TagName::from_path("%23rust").map(|t| t.as_str().to_string()), Some("rust".into()));
+    }
+
+    #[test]
+    fn a_public_post_is_indexed_under_its_stripe_and_tags() {
+        let post = Indexed {
+            id: PostId::from_trusted(4 * 77 + 2),
+            body: "#A #b #a",
+            has_media: true,
+            replies_to_other: false,
+        };
+        let keys: Vec<String> = post.keys().iter().map(|k| k.as_str().to_string()).collect();
+        assert_eq!(keys, ["public:2", "tag:a", "tag:b"]);
+        assert_eq!(post.flags(), flags::MEDIA);
+        let many = (0..30).map(|i| format!("#t{i}")).collect::<Vec<_>>().join(" ");
+        let spam =
+            Indexed { id: PostId::from_trusted(1), body: &many, has_media: false, replies_to_other: true };
+        assert_eq!(spam.keys().len(), 1 + MAX_TAGS_PER_POST);
+        assert_eq!(spam.flags(), flags::REPLY);
+    }
+
+    #[test]
+    fn keys_spread_over_shards_and_match_case_insensitively() {
+        assert_eq!(IndexKey::tag("Rust"), IndexKey::tag("rust"));
+        let shards: std::collections::HashSet<_> =
+            IndexKey::public_stripes().iter().map(|k| k.shard()).collect();
+        assert!(shards.len() > 1, "the stripes land on more than one shard");
+    }
+}

@@ -1,0 +1,152 @@
+//! The timeline index (`timeline_index`, migration 0039) and the stream listeners beside it
+//! (`stream_listeners`), on a key's database (`domain::tags::IndexKey`). Entries are ids only:
+//! a read loads the posts where they live and checks each for the viewer now.
+
+use serde::Deserialize;
+
+use super::handles::IndexDb;
+use super::{all, batch, changed_rows, exec, first, int, stmt, text, StoreResult};
+use crate::domain::ids::{PostId, UserId};
+use crate::domain::snowflake::SNOWFLAKE_RANDOM_BITS;
+use crate::domain::tags::IndexKey;
+
+/// A post's entry, as written under each of its keys.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub post_id: PostId,
+    pub author_id: UserId,
+    pub flags: i64,
+}
+
+/// Adds the entry under each of `keys` (all on `db`); a repeated add changes nothing. Which
+/// keys it was new under, in order (the streams are told about those only).
+pub async fn add(db: IndexDb<'_>, keys: &[&IndexKey], entry: &Entry) -> StoreResult<Vec<bool>> {
+    let sql = "INSERT OR IGNORE INTO timeline_index (shard, key, post_id, author_id, flags) \
+               VALUES (?1, ?2, ?3, ?4, ?5)";
+    let statements = keys
+        .iter()
+        .map(|key| {
+            let shard = key.shard().index() as i64;
+            stmt(
+                db,
+                sql,
+                &[int(shard), text(key.as_str()), int(entry.post_id), int(entry.author_id), int(entry.flags)],
+            )
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    if statements.is_empty() {
+        return Ok(Vec::new());
+    }
+    let results = batch(db, statements).await?;
+    Ok((0..keys.len()).map(|i| changed_rows(results.get(i)) > 0).collect())
+}
+
+/// Removes the post's entry under each of `keys`; which keys held it, in order.
+pub async fn remove(db: IndexDb<'_>, keys: &[&IndexKey], post: PostId) -> StoreResult<Vec<bool>> {
+    let sql = "DELETE FROM timeline_index WHERE key = ?1 AND post_id = ?2";
+    let statements = keys
+        .iter()
+        .map(|key| stmt(db, sql, &[text(key.as_str()), int(post)]))
+        .collect::<StoreResult<Vec<_>>>()?;
+    if statements.is_empty() {
+        return Ok(Vec::new());
+    }
+    let results = batch(db, statements).await?;
+    Ok((0..keys.len()).map(|i| changed_rows(results.get(i)) > 0).collect())
+}
+
+/// One index row read back.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct IndexRow {
+    pub post_id: PostId,
+    pub author_id: UserId,
+    pub flags: i64,
+}
+
+/// A range of one key's entries: ids strictly between `above` and `below`, the newest first
+/// (or the oldest first with `oldest_first`, for Mastodon's `min_id`), leaving out entries
+/// with any of the `without` flags and keeping only those with all of the `with` flags.
+#[derive(Debug, Clone, Copy)]
+pub struct Range {
+    pub below: i64,
+    pub above: i64,
+    pub oldest_first: bool,
+    pub without: i64,
+    pub with: i64,
+    pub limit: usize,
+}
+
+pub async fn page(db: IndexDb<'_>, key: &IndexKey, range: Range) -> StoreResult<Vec<IndexRow>> {
+    let order = if range.oldest_first { "ASC" } else { "DESC" };
+    let sql = format!(
+        "SELECT post_id, author_id, flags FROM timeline_index \
+         WHERE key = ?1 AND post_id < ?2 AND post_id > ?3 AND (flags & ?4) = 0 AND (flags & ?5) = ?5 \
+         ORDER BY post_id {order} LIMIT ?6"
+    );
+    let params = [
+        text(key.as_str()),
+        int(range.below),
+        int(range.above),
+        int(range.without),
+        int(range.with),
+        int(range.limit as i64),
+    ];
+    all(db, &sql, &params).await
+}
+
+/// A tag's uses per day since `since_ms`: (day number since the epoch, posts, accounts).
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct DayUses {
+    pub day: i64,
+    pub uses: i64,
+    pub accounts: i64,
+}
+
+pub async fn uses_by_day(db: IndexDb<'_>, key: &IndexKey, since_ms: i64) -> StoreResult<Vec<DayUses>> {
+    let sql = format!(
+        "SELECT (post_id >> {SNOWFLAKE_RANDOM_BITS}) / 86400000 AS day, COUNT(*) AS uses, \
+           COUNT(DISTINCT author_id) AS accounts \
+         FROM timeline_index WHERE key = ?1 AND post_id >= ?2 GROUP BY day ORDER BY day DESC"
+    );
+    all(db, &sql, &[text(key.as_str()), int(since_ms << SNOWFLAKE_RANDOM_BITS)]).await
+}
+
+/// How many of an author's posts a key holds, and the newest one.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct AuthorUses {
+    pub uses: i64,
+    pub newest: Option<i64>,
+}
+
+pub async fn author_uses(db: IndexDb<'_>, key: &IndexKey, author: UserId) -> StoreResult<AuthorUses> {
+    let sql = "SELECT COUNT(*) AS uses, MAX(post_id) AS newest FROM timeline_index \
+               WHERE key = ?1 AND author_id = ?2";
+    let found: Option<AuthorUses> = first(db, sql, &[text(key.as_str()), int(author)]).await?;
+    Ok(found.unwrap_or(AuthorUses { uses: 0, newest: None }))
+}
+
+#[derive(Deserialize)]
+struct Listener {
+    user_id: UserId,
+}
+
+/// Who listens to a key's stream now (an expired lease listens no more).
+pub async fn listeners(db: IndexDb<'_>, key: &IndexKey, now: i64) -> StoreResult<Vec<UserId>> {
+    let sql = "SELECT user_id FROM stream_listeners WHERE key = ?1 AND expires_at > ?2";
+    let rows: Vec<Listener> = all(db, sql, &[text(key.as_str()), int(now)]).await?;
+    Ok(rows.into_iter().map(|r| r.user_id).collect())
+}
+
+/// Starts or renews `user`'s lease on a key's stream until `until`.
+pub async fn listen(db: IndexDb<'_>, key: &IndexKey, user: UserId, until: i64) -> StoreResult<()> {
+    let sql = "INSERT INTO stream_listeners (shard, key, user_id, expires_at) VALUES (?1, ?2, ?3, ?4) \
+               ON CONFLICT (key, user_id) DO UPDATE SET expires_at = MAX(expires_at, excluded.expires_at)";
+    let shard = key.shard().index() as i64;
+    exec(db, sql, &[int(shard), text(key.as_str()), int(user), int(until)]).await
+}
+
+/// Ends `user`'s lease on a key's stream.
+pub async fn unlisten(db: IndexDb<'_>, key: &IndexKey, user: UserId) -> StoreResult<()> {
+    let sql = "DELETE FROM stream_listeners WHERE key = ?1 AND user_id = ?2";
+    exec(db, sql, &[text(key.as_str()), int(user)]).await
+}
