@@ -477,6 +477,25 @@ impl JsonObject {
         items.iter().map(|v| one(v).ok_or_else(bad)).collect()
     }
 
+    /// An array of objects (Rails' nested attributes: a JSON array, or an object keyed by
+    /// index); absent or `null` is empty, anything else a 422 naming the field.
+    pub fn objects(&self, name: &'static str) -> ApiResult<Vec<JsonObject>> {
+        let bad = || ApiError::field(name, format!("{name} must be a list of objects"));
+        let items: Vec<&Value> = match self.0.get(name) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(Value::Object(by_index)) => by_index.values().collect(),
+            Some(_) => return Err(bad()),
+        };
+        items
+            .into_iter()
+            .map(|v| match v {
+                Value::Object(map) => Ok(JsonObject(map.clone())),
+                _ => Err(bad()),
+            })
+            .collect()
+    }
+
     /// A required string field, validated by a domain type's `parse`.
     pub fn required<T>(&self, name: &'static str, parse: fn(&str) -> Result<T, Invalid>) -> ApiResult<T> {
         Ok(parse(self.required_str(name)?)?)

@@ -12,7 +12,7 @@
 //! `HEAD` wherever there is a `GET`).
 
 use super::limits::{Limit, LimitClass};
-use crate::domain::ids::{CommentId, ListId, MediaId, NotificationId, PostId, UserId};
+use crate::domain::ids::{CommentId, FilterId, ListId, MediaId, NotificationId, PostId, UserId};
 use crate::domain::media::{parse_served, ServedFile};
 use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
@@ -157,10 +157,8 @@ pub enum MastodonRoute {
     /// What apps read at startup and edgefeed has none of: each answers an empty list (filters,
     /// announcements, ...), the defaults (preferences) or Mastodon's "none registered" (push).
     Preferences,
-    /// `GET /api/v1/filters` (`v2: false`) and `/api/v2/filters`.
-    Filters {
-        v2: bool,
-    },
+    /// Filters, v2 and v1 (`http/mastodon/filters.rs`).
+    Filters(FilterRoute),
     Announcements,
     /// Any method: Mastodon's "none registered" (there is no Web Push).
     PushSubscription,
@@ -295,6 +293,31 @@ pub enum StatusExtra {
     Vote(PostId),
 }
 
+/// The Mastodon routes of filters (`http/mastodon/filters.rs`): v2 filters with their keywords
+/// and statuses, and v1 filters (each one keyword of a v2 filter, named by the keyword's id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterRoute {
+    List,
+    Create,
+    Get(FilterId),
+    Update(FilterId),
+    Delete(FilterId),
+    Keywords(FilterId),
+    AddKeyword(FilterId),
+    Keyword(FilterId),
+    UpdateKeyword(FilterId),
+    DeleteKeyword(FilterId),
+    Statuses(FilterId),
+    AddStatus(FilterId),
+    Status(FilterId),
+    DeleteStatus(FilterId),
+    V1List,
+    V1Create,
+    V1Get(FilterId),
+    V1Update(FilterId),
+    V1Delete(FilterId),
+}
+
 /// The Mastodon routes of conversations: the list, one removed, one marked read or unread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConversationRoute {
@@ -316,9 +339,21 @@ pub enum NotificationRoute {
     /// Mastodon.py still calls when it does not know the instance's version).
     DismissNotificationLegacy,
     UnreadCount,
-    /// Always `[]`: edgefeed accepts every notification (Mastodon 4.3's filtered requests).
+    /// Mastodon 4.3's notification requests: the notifications the policy filtered, one
+    /// request per actor (named by the actor's account id).
     NotificationRequests,
+    NotificationRequest(UserId),
+    /// `POST .../requests/{id}/accept` (`true`) and `.../dismiss`.
+    AnswerRequest(UserId, bool),
+    /// `POST .../requests/accept` (`true`) and `.../dismiss` with `id[]`.
+    AnswerRequests(bool),
+    RequestsMerged,
     NotificationPolicy,
+    /// `PUT` or `PATCH /api/v2/notifications/policy`.
+    SetNotificationPolicy,
+    /// Mastodon 4.2's policy (`/api/v1/notifications/policy`): booleans over the same row;
+    /// `true` when it is a `PUT`.
+    V1NotificationPolicy(bool),
     /// Mastodon 4.3's grouped notifications (`/api/v2/notifications`).
     GroupedNotifications,
     GroupedUnreadCount,
@@ -615,6 +650,7 @@ const fn path(pattern: &'static str, methods: &'static [(&'static str, Endpoint)
 
 use Access::{Read, Write};
 use AdminRoute as A;
+use FilterRoute as FR;
 use InstancePart as IP;
 use Limit::Class;
 use LimitClass as L;
@@ -654,6 +690,18 @@ fn profile(route: ProfileRoute) -> Option<UserRoute> {
 
 fn lists(route: ListRoute) -> Option<UserRoute> {
     mastodon(M::Lists(route))
+}
+
+fn filters(route: FilterRoute) -> Option<UserRoute> {
+    mastodon(M::Filters(route))
+}
+
+fn filter(id: &str, route: fn(FilterId) -> FilterRoute) -> Option<UserRoute> {
+    filters(route(FilterId::parse(id)?))
+}
+
+fn request(id: &str, accept: bool) -> Option<UserRoute> {
+    notes(N::AnswerRequest(UserId::parse(id)?, accept))
 }
 
 fn conversation(id: &str, route: impl Fn(PostId) -> ConversationRoute) -> Option<UserRoute> {
@@ -964,11 +1012,66 @@ pub const ROUTES: &[PathRow] = &[
         )],
     ),
     path("/api/v1/preferences", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Preferences)))]),
+    // Filter writes count as graph writes: they change what a timeline shows.
     path(
         "/api/v1/filters",
-        &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Filters { v2: false })))],
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| filters(FR::V1List))),
+            ("POST", user(WRITE, Write, Class(L::Graph), |_| filters(FR::V1Create))),
+        ],
     ),
-    path("/api/v2/filters", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Filters { v2: true })))]),
+    path(
+        "/api/v1/filters/{id}",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| filter(id, FR::V1Get))),
+            ("PUT", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::V1Update))),
+            ("DELETE", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::V1Delete))),
+        ],
+    ),
+    path(
+        "/api/v2/filters",
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| filters(FR::List))),
+            ("POST", user(WRITE, Write, Class(L::Graph), |_| filters(FR::Create))),
+        ],
+    ),
+    path(
+        "/api/v2/filters/{id}",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| filter(id, FR::Get))),
+            ("PUT", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::Update))),
+            ("DELETE", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::Delete))),
+        ],
+    ),
+    path(
+        "/api/v2/filters/keywords/{id}",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| filter(id, FR::Keyword))),
+            ("PUT", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::UpdateKeyword))),
+            ("DELETE", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::DeleteKeyword))),
+        ],
+    ),
+    path(
+        "/api/v2/filters/statuses/{id}",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| filter(id, FR::Status))),
+            ("DELETE", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::DeleteStatus))),
+        ],
+    ),
+    path(
+        "/api/v2/filters/{id}/keywords",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| filter(id, FR::Keywords))),
+            ("POST", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::AddKeyword))),
+        ],
+    ),
+    path(
+        "/api/v2/filters/{id}/statuses",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| filter(id, FR::Statuses))),
+            ("POST", user(WRITE, Write, Class(L::Graph), |id| filter(id, FR::AddStatus))),
+        ],
+    ),
     path("/api/v1/announcements", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Announcements)))]),
     // As Mastodon: push subscriptions need `push`, which apps ask for when they use it. Every
     // method only answers "none registered" and stores nothing, so each is a read.
@@ -1383,6 +1486,37 @@ pub const ROUTES: &[PathRow] = &[
         &[("GET", user(READ, Read, Limit::None, |_| notes(N::NotificationRequests)))],
     ),
     path(
+        "/api/v1/notifications/policy",
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| notes(N::V1NotificationPolicy(false)))),
+            ("PUT", user(WRITE, Write, Limit::None, |_| notes(N::V1NotificationPolicy(true)))),
+        ],
+    ),
+    path(
+        "/api/v1/notifications/requests/merged",
+        &[("GET", user(READ, Read, Limit::None, |_| notes(N::RequestsMerged)))],
+    ),
+    path(
+        "/api/v1/notifications/requests/accept",
+        &[("POST", user(WRITE, Write, Limit::None, |_| notes(N::AnswerRequests(true))))],
+    ),
+    path(
+        "/api/v1/notifications/requests/dismiss",
+        &[("POST", user(WRITE, Write, Limit::None, |_| notes(N::AnswerRequests(false))))],
+    ),
+    path(
+        "/api/v1/notifications/requests/{id}",
+        &[("GET", user(READ, Read, Limit::None, |id| notes(N::NotificationRequest(UserId::parse(id)?))))],
+    ),
+    path(
+        "/api/v1/notifications/requests/{id}/accept",
+        &[("POST", user(WRITE, Write, Limit::None, |id| request(id, true)))],
+    ),
+    path(
+        "/api/v1/notifications/requests/{id}/dismiss",
+        &[("POST", user(WRITE, Write, Limit::None, |id| request(id, false)))],
+    ),
+    path(
         "/api/v1/notifications/{id}",
         &[("GET", user(READ, Read, Limit::None, |id| notes(N::Notification(NotificationId::parse(id)?))))],
     ),
@@ -1397,9 +1531,14 @@ pub const ROUTES: &[PathRow] = &[
         "/api/v2/notifications",
         &[("GET", user(READ, Read, Limit::None, |_| notes(N::GroupedNotifications)))],
     ),
+    // masto.js updates the policy with PUT, Mastodon documents PATCH: both.
     path(
         "/api/v2/notifications/policy",
-        &[("GET", user(READ, Read, Limit::None, |_| notes(N::NotificationPolicy)))],
+        &[
+            ("GET", user(READ, Read, Limit::None, |_| notes(N::NotificationPolicy))),
+            ("PUT", user(WRITE, Write, Limit::None, |_| notes(N::SetNotificationPolicy))),
+            ("PATCH", user(WRITE, Write, Limit::None, |_| notes(N::SetNotificationPolicy))),
+        ],
     ),
     path(
         "/api/v2/notifications/unread_count",
@@ -1610,7 +1749,24 @@ mod tests {
         POST   /api/v1/follow_requests/{id}/reject        follow       write graph
         GET    /api/v1/preferences                        read         read  -
         GET    /api/v1/filters                            read         read  -
+        POST   /api/v1/filters                            write        write graph
+        GET    /api/v1/filters/{id}                       read         read  -
+        PUT    /api/v1/filters/{id}                       write        write graph
+        DELETE /api/v1/filters/{id}                       write        write graph
         GET    /api/v2/filters                            read         read  -
+        POST   /api/v2/filters                            write        write graph
+        GET    /api/v2/filters/{id}                       read         read  -
+        PUT    /api/v2/filters/{id}                       write        write graph
+        DELETE /api/v2/filters/{id}                       write        write graph
+        GET    /api/v2/filters/keywords/{id}              read         read  -
+        PUT    /api/v2/filters/keywords/{id}              write        write graph
+        DELETE /api/v2/filters/keywords/{id}              write        write graph
+        GET    /api/v2/filters/statuses/{id}              read         read  -
+        DELETE /api/v2/filters/statuses/{id}              write        write graph
+        GET    /api/v2/filters/{id}/keywords              read         read  -
+        POST   /api/v2/filters/{id}/keywords              write        write graph
+        GET    /api/v2/filters/{id}/statuses              read         read  -
+        POST   /api/v2/filters/{id}/statuses              write        write graph
         GET    /api/v1/announcements                      read         read  -
         GET    /api/v1/push/subscription                  push         read  -
         POST   /api/v1/push/subscription                  push         read  -
@@ -1721,10 +1877,20 @@ mod tests {
         POST   /api/v1/notifications/dismiss              write        write -
         GET    /api/v1/notifications/unread_count         read         read  -
         GET    /api/v1/notifications/requests             read         read  -
+        GET    /api/v1/notifications/policy               read         read  -
+        PUT    /api/v1/notifications/policy               write        write -
+        GET    /api/v1/notifications/requests/merged      read         read  -
+        POST   /api/v1/notifications/requests/accept      write        write -
+        POST   /api/v1/notifications/requests/dismiss     write        write -
+        GET    /api/v1/notifications/requests/{id}        read         read  -
+        POST   /api/v1/notifications/requests/{id}/accept write        write -
+        POST   /api/v1/notifications/requests/{id}/dismiss write       write -
         GET    /api/v1/notifications/{id}                 read         read  -
         POST   /api/v1/notifications/{id}/dismiss         write        write -
         GET    /api/v2/notifications                      read         read  -
         GET    /api/v2/notifications/policy               read         read  -
+        PUT    /api/v2/notifications/policy               write        write -
+        PATCH  /api/v2/notifications/policy               write        write -
         GET    /api/v2/notifications/unread_count         read         read  -
         GET    /api/v2/notifications/{group_key}          read         read  -
         POST   /api/v2/notifications/{group_key}/dismiss  write        write -
@@ -1825,6 +1991,14 @@ mod tests {
             "POST /api/v1/notifications/{id}/dismiss",
             "POST /api/v2/notifications/{group_key}/dismiss",
             "POST /api/v1/markers",
+            // The notification policy and its requests: the caller's own rows.
+            "PUT /api/v2/notifications/policy",
+            "PUT /api/v1/notifications/policy",
+            "PATCH /api/v2/notifications/policy",
+            "POST /api/v1/notifications/requests/accept",
+            "POST /api/v1/notifications/requests/dismiss",
+            "POST /api/v1/notifications/requests/{id}/accept",
+            "POST /api/v1/notifications/requests/{id}/dismiss",
             // A conversation's read state and removal: the caller's own rows, changed in place.
             "DELETE /api/v1/conversations/{id}",
             "POST /api/v1/conversations/{id}/read",
@@ -1993,7 +2167,7 @@ mod tests {
         assert_eq!(public("/nodeinfo/2.0"), Some(Public(P::Mastodon(MP::NodeInfo))));
         assert_eq!(public("/.well-known/host-meta"), Some(Public(P::Mastodon(MP::HostMeta))));
         assert_eq!(public("/.well-known/webfinger"), Some(Public(P::Mastodon(MP::WebFinger))));
-        assert_eq!(public("/api/v2/filters"), Some(User(U::Mastodon(M::Filters { v2: true }))));
+        assert_eq!(public("/api/v2/filters"), Some(User(U::Mastodon(M::Filters(FR::List)))));
         assert_eq!(route("GET", "/nodeinfo/2.1").unwrap_err().status(), 404);
         assert_eq!(route("POST", "/api/v1/preferences").unwrap_err().status(), 405);
     }

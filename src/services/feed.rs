@@ -16,7 +16,7 @@ use crate::error::ApiResult;
 use crate::services::feed_io::StorageIo;
 use crate::services::hot as services_hot;
 use crate::services::replicas::{self, Directory};
-use crate::services::{originals, tally};
+use crate::services::{filters, originals, tally};
 use crate::store::posts::{PostRow, IDS_PER_QUERY};
 
 pub struct FeedPage {
@@ -90,7 +90,13 @@ async fn resolved(
     mut done: Finished<PostRow>,
 ) -> ApiResult<(Finished<PostRow>, bool)> {
     let rows = std::mem::take(&mut done.items);
-    let (items, hidden) = originals::resolve(ctx, q.viewer, rows, Some(&done.sources)).await?;
+    let (mut items, mut hidden) = originals::resolve(ctx, q.viewer, rows, Some(&done.sources)).await?;
+    // A boost's original is matched once resolved (the read matched the posts themselves).
+    if let Some(applied) = &q.filters {
+        let before = items.len();
+        items.retain(|p| p.reblog_of.is_none() || !filters::hides(applied, q.viewer, p));
+        hidden.extend(std::iter::repeat_n(Hidden::Filtered, before - items.len()));
+    }
     done.items = items;
     let hid = !hidden.is_empty();
     done.hidden.extend(hidden);

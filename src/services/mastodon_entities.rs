@@ -16,6 +16,7 @@ use crate::domain::quotes::{QuotePolicy, QuoteState};
 use crate::domain::snowflake::snowflake_time;
 use crate::domain::time::format_rfc3339;
 use crate::domain::visibility::Visibility;
+use crate::services::filters::FilterResult;
 use crate::services::notifications::Hydrated;
 use crate::services::originals::Marks;
 use crate::store::engagement::CommentRow;
@@ -188,7 +189,7 @@ pub struct Status {
     muted: bool,
     bookmarked: bool,
     pinned: bool,
-    filtered: Empty,
+    filtered: Vec<FilterResult>,
 }
 
 /// Mastodon 4.5's Quote: the quoted status resolved for the viewer (with its state), or, one
@@ -377,7 +378,7 @@ fn status(origin: &str, p: StatusParts<'_>) -> Status {
         muted: false,
         bookmarked: false,
         pinned: false,
-        filtered: [],
+        filtered: Vec::new(),
     }
 }
 
@@ -498,6 +499,19 @@ impl Status {
         self
     }
 
+    /// The viewer's `warn` and `blur` filters it matches (a boost's are its original's: on
+    /// both, as clients read either).
+    pub fn filtered(mut self, results: Vec<FilterResult>) -> Status {
+        if results.is_empty() {
+            return self;
+        }
+        if let Some(inner) = self.reblog.take() {
+            self.reblog = Some(Box::new(inner.filtered(results.clone())));
+        }
+        self.filtered = results;
+        self
+    }
+
     /// The answer to a delete carries the text, for "delete and redraft".
     pub fn with_text(mut self, text: &str) -> Status {
         self.text = Some(text.to_owned());
@@ -590,6 +604,12 @@ impl Notification {
             account: Account::new(origin, &n.actor),
             status,
         }
+    }
+
+    /// Its status's `filtered` (the notifications context's filters).
+    pub fn filtered(mut self, results: Vec<crate::services::filters::FilterResult>) -> Notification {
+        self.status = self.status.map(|s| s.filtered(results));
+        self
     }
 }
 

@@ -15,6 +15,7 @@ pub mod fanout;
 pub mod faults;
 pub mod feed;
 pub mod feed_io;
+pub mod filters;
 pub mod follows;
 pub mod graph;
 pub mod hot;

@@ -72,7 +72,7 @@ const OLDEST_FIRST: Direction = Direction {
 fn walk_sql(d: &Direction, ungrouped: &KindFilter) -> String {
     let order = d.order;
     let ungrouped = ungrouped_sql(ungrouped, order);
-    let in_range = "x.recipient_id = ?1 AND x.id < ?3 AND x.id > ?4";
+    let in_range = "x.recipient_id = ?1 AND x.filtered = 0 AND x.id < ?3 AND x.id > ?4";
     let past = d.past_window;
     let edge = d.edge;
     format!(
@@ -181,7 +181,7 @@ pub struct Span {
 /// (short) and `notifications_by_subject`, so no row is checked one by one.
 fn aggregates_sql() -> String {
     let group = format!(
-        "x.recipient_id = ?1 AND x.kind = g.kind AND {WINDOW} = g.b AND x.post_id = g.post AND x.id <= g.top"
+        "x.recipient_id = ?1 AND x.filtered = 0 AND x.kind = g.kind AND {WINDOW} = g.b AND x.post_id = g.post AND x.id <= g.top"
     );
     let not_blocked = not_blocked_between("?1", "x.actor_id");
     format!(
@@ -236,7 +236,7 @@ pub async fn actors(
         return Ok(Vec::new());
     };
     let sql = format!(
-        "SELECT x.actor_id FROM notifications x WHERE x.recipient_id = ?1 AND x.kind = ?2 AND {WINDOW} = ?3 \
+        "SELECT x.actor_id FROM notifications x WHERE x.recipient_id = ?1 AND x.filtered = 0 AND x.kind = ?2 AND {WINDOW} = ?3 \
            AND x.post_id = ?4 AND {} ORDER BY x.id DESC LIMIT ?5",
         not_blocked_between("?1", "x.actor_id")
     );

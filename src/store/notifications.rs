@@ -41,13 +41,38 @@ fn insert_sql(
     from_where: &str,
 ) -> String {
     let kind = kind.as_str();
+    let policy = policy_sql(recipient, actor);
     format!(
-        "INSERT INTO notifications (recipient_id, id, kind, actor_id, post_id, comment_id) \
-         SELECT {recipient}, {id}, '{kind}', {actor}, {post}, {comment} {from_where} \
+        "INSERT INTO notifications (recipient_id, id, kind, actor_id, post_id, comment_id, filtered) \
+         SELECT {recipient}, {id}, '{kind}', {actor}, {post}, {comment}, {policy} = 1 {from_where} \
+           AND {policy} < 2 \
            AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.recipient_id = {recipient} AND n.kind = '{kind}' \
              AND n.actor_id = {actor} AND n.post_id = {post} AND n.comment_id = {comment}) \
-         RETURNING recipient_id, id, (SELECT u.live_until FROM users u WHERE u.id = recipient_id) AS live_until",
+         RETURNING recipient_id, id, \
+           (SELECT u.live_until FROM users u WHERE u.id = recipient_id AND filtered = 0) AS live_until",
         id = new_id_sql(recipient, now),
+    )
+}
+
+/// What the recipient's notification policy (migration 0037) does with a notification from
+/// `actor`, as an SQL expression: 0 accept, 1 filter (held out of the lists, into a request),
+/// 2 drop (never stored); the strictest of the criteria the actor meets. An actor whose
+/// request the recipient accepted passes. Both criteria read the recipient's home, where the
+/// notification is written: their `follows` (whom they follow) and `followers` (the mirror of
+/// who follows them). `for_new_accounts`, `for_private_mentions` and `for_limited_accounts`
+/// are stored and answered, not applied (docs/mastodon.md).
+fn policy_sql(recipient: &str, actor: &str) -> String {
+    let level = |column: &str| format!("CASE p.{column} WHEN 'drop' THEN 2 WHEN 'filter' THEN 1 ELSE 0 END");
+    format!(
+        "COALESCE((SELECT MAX( \
+           CASE WHEN EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = {recipient} AND f.author_id = {actor}) \
+             THEN 0 ELSE {not_following} END, \
+           CASE WHEN EXISTS (SELECT 1 FROM followers f WHERE f.author_id = {recipient} AND f.follower_id = {actor}) \
+             THEN 0 ELSE {not_followers} END) \
+         FROM notification_policies p WHERE p.user_id = {recipient} \
+           AND NOT EXISTS (SELECT 1 FROM notification_accepted a WHERE a.user_id = {recipient} AND a.actor_id = {actor})), 0)",
+        not_following = level("for_not_following"),
+        not_followers = level("for_not_followers"),
     )
 }
 
@@ -373,7 +398,7 @@ pub(super) fn shown_sql() -> String {
     // checked where it is read (`services/notifications.rs::posts_seen`), and a mention's
     // deletion takes the row back.
     format!(
-        "n.recipient_id = ?1 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
+        "n.recipient_id = ?1 AND n.filtered = 0 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
          AND (n.post_id = 0 OR n.kind IN ('{}', '{}', '{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \

@@ -281,6 +281,15 @@ impl FeedRow for PostRow {
     fn set_liked_by_me(&mut self, liked: bool) {
         self.liked_by_me = i64::from(liked);
     }
+
+    fn filter_subject(&self) -> Option<(i64, Vec<String>)> {
+        if self.reblog_of.is_some() {
+            return None;
+        }
+        let mut texts = vec![self.body.clone(), self.spoiler_text.clone()];
+        texts.extend(self.attachments().into_iter().map(|a| a.description));
+        Some((self.id.get(), texts))
+    }
 }
 
 /// Loads the live (not deleted) posts among `ids` with viewer-relative columns, in batched

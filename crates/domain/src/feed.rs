@@ -5,6 +5,9 @@
 //! of the last candidate it *scanned*, so hidden candidates are never scanned twice and a
 //! reader never loops on them.
 
+use std::fmt;
+use std::rc::Rc;
+
 use serde::Serialize;
 
 use super::cursor::SortKey;
@@ -42,10 +45,12 @@ pub enum Hidden {
     Muted,
     /// A boost of a post the feed already holds at an earlier entry (`domain/boosts.rs`).
     Duplicate,
+    /// Matched one of the viewer's `hide` filters (`domain/filters.rs`).
+    Filtered,
 }
 
 impl Hidden {
-    pub const ALL: [Hidden; 7] = [
+    pub const ALL: [Hidden; 8] = [
         Hidden::Deleted,
         Hidden::Blocked,
         Hidden::Unfollowed,
@@ -53,6 +58,7 @@ impl Hidden {
         Hidden::Moderated,
         Hidden::Muted,
         Hidden::Duplicate,
+        Hidden::Filtered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -64,6 +70,7 @@ impl Hidden {
             Hidden::Moderated => "moderated",
             Hidden::Muted => "muted",
             Hidden::Duplicate => "duplicate",
+            Hidden::Filtered => "filtered",
         }
     }
 }
@@ -102,6 +109,16 @@ pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     Ok(())
 }
 
+/// A read-time rule that hides a candidate the feed rule shows (the viewer's `hide` filters):
+/// it is hidden as the feed rule hides, so it counts as scanned and the page fills on.
+pub struct HideRule<T>(pub Rc<dyn Fn(&T) -> bool>);
+
+impl<T> fmt::Debug for HideRule<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HideRule")
+    }
+}
+
 /// A page being filled from one or more candidate streams, in feed order.
 #[derive(Debug)]
 pub struct PageBuilder<T> {
@@ -110,11 +127,18 @@ pub struct PageBuilder<T> {
     pub last_scanned: Option<SortKey>,
     pub scanned: usize,
     pub hidden: Vec<Hidden>,
+    hide: Option<HideRule<T>>,
 }
 
 impl<T> PageBuilder<T> {
     pub fn new(limit: usize) -> Self {
-        Self { limit, items: Vec::new(), last_scanned: None, scanned: 0, hidden: Vec::new() }
+        Self { limit, items: Vec::new(), last_scanned: None, scanned: 0, hidden: Vec::new(), hide: None }
+    }
+
+    /// The page with a read-time rule that hides what it matches ([`Hidden::Filtered`]).
+    pub fn hiding(mut self, hide: Option<HideRule<T>>) -> Self {
+        self.hide = hide;
+        self
     }
 
     pub fn is_full(&self) -> bool {
@@ -134,6 +158,9 @@ impl<T> PageBuilder<T> {
         self.scanned += 1;
         self.last_scanned = Some(key);
         match verdict {
+            Ok(item) if self.hide.as_ref().is_some_and(|rule| (rule.0)(&item)) => {
+                self.hidden.push(Hidden::Filtered)
+            }
             Ok(item) => self.items.push(item),
             Err(reason) => self.hidden.push(reason),
         }
@@ -256,6 +283,19 @@ mod tests {
         assert_eq!(page.last_scanned, Some(SortKey::new(8, 0)));
         assert_eq!(page.scanned, 3);
         assert_eq!(next_cursor_key(&page, true), Some(SortKey::new(8, 0)), "full pages always continue");
+    }
+
+    #[test]
+    fn a_hide_rule_hides_what_it_matches_and_the_page_fills_on() {
+        let rule = HideRule(Rc::new(|item: &&str| item.starts_with("spam")));
+        let mut page = PageBuilder::new(2).hiding(Some(rule));
+        for (k, item) in ["spam 1", "good 1", "spam 2", "spam 3", "good 2", "good 3"].iter().enumerate() {
+            page.offer(SortKey::new(10 - k as i64, 0), Ok(*item));
+        }
+        assert_eq!(page.items, vec!["good 1", "good 2"]);
+        assert_eq!(page.hidden, vec![Hidden::Filtered; 3]);
+        assert_eq!(page.last_scanned, Some(SortKey::new(6, 0)), "the cursor moves past what it hid");
+        assert_eq!(page.scanned, 5);
     }
 
     #[test]

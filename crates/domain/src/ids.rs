@@ -91,6 +91,12 @@ id_type!(
     ListId
 );
 
+id_type!(
+    /// One of a user's filters, filter keywords or filter statuses (Mastodon's filters: numbered
+    /// per owner and looked up with their owner, so each names nothing for anyone else).
+    FilterId
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ pub mod edit;
 pub mod fanout;
 pub mod fanout_plan;
 pub mod feed;
+pub mod filters;
 pub mod graph;
 pub mod hot;
 pub mod idle;

@@ -257,7 +257,7 @@ pub const TABLES: &[Table] = &[
         "notifications",
         ShardBy::Id("recipient_id"),
         &["recipient_id", "id"],
-        &["recipient_id", "id", "kind", "actor_id", "post_id", "comment_id"],
+        &["recipient_id", "id", "kind", "actor_id", "post_id", "comment_id", "filtered"],
         EDGE_PAGE,
     ),
     table(
@@ -444,6 +444,51 @@ pub const TABLES: &[Table] = &[
         &["user_id", "id"],
         &["user_id", "id", "scheduled_at", "params", "created_at"],
         TEXT_PAGE,
+    ),
+    // Filters, their keywords and statuses, the notification policy and its accepted actors
+    // (migration 0037), on their owner's home only; a filter before its keywords and statuses.
+    table(
+        "filters",
+        ShardBy::Id("user_id"),
+        &["user_id", "id"],
+        &["user_id", "id", "title", "context", "action", "expires_at", "created_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "filter_keywords",
+        ShardBy::Id("user_id"),
+        &["user_id", "id"],
+        &["user_id", "id", "filter_id", "keyword", "whole_word", "created_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "filter_statuses",
+        ShardBy::Id("user_id"),
+        &["user_id", "id"],
+        &["user_id", "id", "filter_id", "status_id", "created_at"],
+        EDGE_PAGE,
+    ),
+    table(
+        "notification_policies",
+        ShardBy::Id("user_id"),
+        &["user_id"],
+        &[
+            "user_id",
+            "for_not_following",
+            "for_not_followers",
+            "for_new_accounts",
+            "for_private_mentions",
+            "for_limited_accounts",
+            "updated_at",
+        ],
+        EDGE_PAGE,
+    ),
+    table(
+        "notification_accepted",
+        ShardBy::Id("user_id"),
+        &["user_id", "actor_id"],
+        &["user_id", "actor_id", "created_at"],
+        EDGE_PAGE,
     ),
     Table {
         freeze_deletes: false,

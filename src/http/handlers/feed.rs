@@ -43,7 +43,9 @@ pub async fn read(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
     }
     let scope = group.map_or(FeedScope::Home, FeedScope::Group);
     let below_floor = below_floor.unwrap_or(false);
-    let page = feed::read(app, &FeedQuery { viewer, limit, before, below_floor, after, scope }).await?;
+    let page =
+        feed::read(app, &FeedQuery { viewer, limit, before, below_floor, after, scope, filters: None })
+            .await?;
     let encode = |k, below_floor| app.cursors.encode_below_floor(viewer, &list, k, below_floor);
     json(
         200,

@@ -5,8 +5,9 @@ use serde::Serialize;
 use worker::Response;
 
 use super::entities::{Account, Relationship};
-use super::{json, list, statuses_of};
+use super::{filters_for, json, list, statuses_in, statuses_of};
 use crate::domain::cursor::{page_of, SortKey};
+use crate::domain::filters::Context;
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{
     acct_handle, domain_of, handle_prefix, kept_params, key_of_status, limit, link_header, local_acct,
@@ -128,7 +129,12 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
     }
     let limit = limit(input.query("limit"));
     let before = status_bound(input, "max_id")?;
-    let (_, rel) = visible_with_relationship(app, viewer, UserKey::Id(author)).await?;
+    let (visible, applied) = futures_util::future::join(
+        visible_with_relationship(app, viewer, UserKey::Id(author)),
+        filters_for(app, viewer, Context::Account),
+    )
+    .await;
+    let ((_, rel), applied) = (visible?, applied?);
     let rows =
         posts::author_page(app.user_db(author), viewer, author, visible_levels(rel), before, limit).await?;
     let (rows, more) = page_of(rows, limit, PostRow::sort_key);
@@ -136,7 +142,7 @@ pub async fn statuses(app: &App, input: &Input, viewer: UserId, author: UserId) 
         input.query("exclude_reblogs").is_some_and(|v| v.trim() == "true" || v.trim() == "1");
     let shown: Vec<PostRow> =
         rows.iter().filter(|p| !exclude_reblogs || p.reblog_of.is_none()).cloned().collect();
-    let items = statuses_of(app, input, viewer, &shown).await?;
+    let items = statuses_in(app, input, viewer, &shown, Some(&applied)).await?;
     // Only `max_id` paging here (no `prev`): an author's list is read top-down.
     let base = format!("{}/api/v1/accounts/{author}/statuses", input.origin);
     let oldest = rows.last().map(|p| p.id.to_string());

@@ -20,6 +20,7 @@ use super::entities::notification_status as status_of;
 use super::entities::{notified_posts, Account, Status};
 use super::notifications::{array, bounds, kept, notification_limit, unread_limit, Bounds};
 use super::{accounts_and_marks, accounts_of, json, with_link};
+use crate::domain::filters::Context;
 use crate::domain::ids::{UserId, MAX_ID};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::{grouped_kinds, GroupKey, GroupQuery, KindFilter};
@@ -28,6 +29,7 @@ use crate::domain::time::format_rfc3339;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
+use crate::services::filters::{self, FilterResult};
 use crate::services::notification_groups::{self as service, Group, GroupPage};
 
 /// How many accounts `GET .../{group_key}/accounts` answers.
@@ -80,12 +82,23 @@ async fn results(app: &App, input: &Input, viewer: UserId, groups: &[Group]) -> 
     let mut ids: Vec<UserId> = groups.iter().flat_map(|g| g.samples.iter().map(|u| u.id)).collect();
     ids.push(viewer);
     let posts = notified_posts(groups.iter().map(|g| &g.latest));
-    let (accounts, marked) = accounts_and_marks(app, input, viewer, ids, &posts).await?;
+    let (page, applied) = futures_util::future::join(
+        accounts_and_marks(app, input, viewer, ids, &posts),
+        super::filters_for(app, viewer, Context::Notifications),
+    )
+    .await;
+    let ((accounts, marked), applied) = (page?, applied?);
+    // A group whose status a `hide` filter matches is left out.
+    let shown: Vec<(&Group, Vec<FilterResult>)> = groups
+        .iter()
+        .filter_map(|g| Some((g, filters::of_notification(&applied, viewer, &g.latest)?)))
+        .collect();
+    let groups: Vec<&Group> = shown.iter().map(|(g, _)| *g).collect();
     let mut statuses = Vec::new();
     let mut seen = HashSet::new();
     let mut notification_groups = Vec::with_capacity(groups.len());
-    for g in groups {
-        let status = status_of(&input.origin, &accounts, &g.latest, &marked);
+    for (g, filtered) in shown {
+        let status = status_of(&input.origin, &accounts, &g.latest, &marked).map(|s| s.filtered(filtered));
         let status_id = g.latest.comment.as_ref().map(|c| c.id.to_string());
         let status_id = status_id.or_else(|| g.latest.post.as_ref().map(|p| p.id.to_string()));
         if let (Some(status), Some(id)) = (status, &status_id) {

@@ -134,7 +134,7 @@ pub async fn accounts(app: &App, input: &Input, viewer: UserId, id: ListId) -> A
 /// own posts), with the home timeline's paging.
 pub async fn timeline(app: &App, input: &Input, viewer: UserId, id: ListId) -> ApiResult<Response> {
     service::owned(app, viewer, id).await?;
-    let feed = Feed { viewer, scope: &FeedScope::List(id) };
+    let feed = Feed { viewer, scope: &FeedScope::List(id), filters: None };
     read_timeline(app, input, &feed, &format!("timelines/list/{id}")).await
 }
 

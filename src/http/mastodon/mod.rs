@@ -9,6 +9,7 @@ mod accounts;
 mod conversations;
 mod discovery;
 mod extras;
+mod filters;
 mod follow_requests;
 mod grouped;
 mod instance;
@@ -23,6 +24,7 @@ mod profile;
 mod registration;
 mod relations;
 mod reports;
+mod requests;
 mod saved;
 mod startup;
 mod statuses;
@@ -38,10 +40,13 @@ use super::input::Input;
 use super::router::{
     ListRoute, MastodonPublic, MastodonRoute as M, NotificationRoute as N, ProfileRoute as PR,
 };
+use crate::domain::filters::{Applied, Context};
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ApiResult};
+use crate::services::filters as services_filters;
 use crate::store::users;
 use entities::Accounts;
+use std::rc::Rc;
 
 /// The entities are pure mappers over store rows, in the services (the live sockets render them
 /// too): here under their old name.
@@ -91,8 +96,9 @@ pub async fn public(app: &App, input: &Input, route: MastodonPublic) -> ApiResul
 
 pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResult<Response> {
     match route {
-        M::Filters { .. } | M::Announcements | M::IdentityProofs(_) => startup::empty_list(),
+        M::Announcements | M::IdentityProofs(_) => startup::empty_list(),
         M::Admin => startup::not_staff(),
+        M::Filters(route) => filters::route(app, input, viewer, route).await,
         M::Preferences => startup::preferences(),
         M::PushSubscription => startup::push_subscription(),
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
@@ -162,8 +168,15 @@ async fn notification_route(app: &App, input: &Input, viewer: UserId, route: N) 
         N::DismissNotification(id) => notifications::dismiss(app, viewer, id.get()).await,
         N::DismissNotificationLegacy => notifications::dismiss_legacy(app, input, viewer).await,
         N::UnreadCount => notifications::unread_count(app, input, viewer).await,
-        N::NotificationRequests => startup::empty_list(),
-        N::NotificationPolicy => json(&notifications::POLICY),
+        N::NotificationRequests => requests::requests(app, input, viewer).await,
+        N::NotificationRequest(actor) => requests::request(app, input, viewer, actor).await,
+        N::AnswerRequest(actor, accept) => requests::answer(app, viewer, actor, accept).await,
+        N::AnswerRequests(accept) => requests::answer_many(app, input, viewer, accept).await,
+        // Accepting merges at once: there is never a merge under way.
+        N::RequestsMerged => json(&serde_json::json!({ "merged": true })),
+        N::NotificationPolicy => requests::policy(app, viewer).await,
+        N::SetNotificationPolicy => requests::set_policy(app, input, viewer).await,
+        N::V1NotificationPolicy(put) => requests::v1_policy(app, input, viewer, put).await,
         N::GroupedNotifications => grouped::list(app, input, viewer).await,
         N::GroupedUnreadCount => grouped::unread_count(app, input, viewer).await,
         N::NotificationGroup(key) => grouped::get(app, input, viewer, key).await,
@@ -217,7 +230,22 @@ async fn statuses_of(
     viewer: UserId,
     rows: &[crate::store::posts::PostRow],
 ) -> ApiResult<Vec<entities::Status>> {
+    statuses_in(app, input, viewer, rows, None).await
+}
+
+/// [`statuses_of`] with the viewer's filters of the list's context: a status a `hide` filter
+/// matches is left out, one a `warn` or `blur` filter matches carries it in `filtered`.
+async fn statuses_in(
+    app: &App,
+    input: &Input,
+    viewer: UserId,
+    rows: &[crate::store::posts::PostRow],
+    filters: Option<&Applied>,
+) -> ApiResult<Vec<entities::Status>> {
     let (mut rows, _) = crate::services::originals::resolve(app, viewer, rows.to_vec(), None).await?;
+    if let Some(applied) = filters {
+        rows.retain(|p| !services_filters::hides(applied, viewer, p));
+    }
     let ids: Vec<_> = rows.iter().map(|p| p.shown().id).collect();
     let authors = rows.iter().flat_map(|p| [p.author_id, p.shown().author_id]).collect();
     let (both, extra) = futures_util::future::join(
@@ -231,12 +259,19 @@ async fn statuses_of(
         .iter()
         .map(|p| {
             let shown = p.shown();
+            let filtered = filters.map(|f| services_filters::results(f, viewer, p)).unwrap_or_default();
             entities::Status::of_post(&input.origin, &accounts, p)
                 .bookmarked(marks.bookmarked(shown.id))
                 .muted_pinned(extra.muted(shown), extra.pinned(shown.id))
                 .polled(p, viewer, app.now)
+                .filtered(filtered)
         })
         .collect())
+}
+
+/// The viewer's filters of a context: one read on their home.
+async fn filters_for(app: &App, viewer: UserId, context: Context) -> ApiResult<Rc<Applied>> {
+    services_filters::load(app, viewer, context).await
 }
 
 /// The accounts a page names and the viewer's marks on its posts, read side by side (the marks

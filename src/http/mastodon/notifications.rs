@@ -2,17 +2,18 @@
 //! (a like of your post) and `mention` (a comment on your post: edgefeed's replies), with
 //! Mastodon's id bounds and `Link` paging, `types[]` / `exclude_types[]`, dismiss and clear.
 
-use serde::Serialize;
 use worker::Response;
 
 use super::entities::{notified_posts, Notification};
-use super::{accounts_and_marks, json, list};
+use super::{accounts_and_marks, filters_for, json, list};
+use crate::domain::filters::Context;
 use crate::domain::ids::{parse_id, NotificationId, UserId};
 use crate::domain::mastodon::link_header;
 use crate::domain::notifications::KindFilter;
 use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
+use crate::services::filters;
 use crate::services::notifications::{self as service, Hydrated};
 use crate::store::notifications::Range;
 
@@ -30,8 +31,19 @@ async fn render(app: &App, input: &Input, viewer: UserId, rows: &[Hydrated]) -> 
     let mut ids: Vec<UserId> = rows.iter().map(|n| n.actor.id).collect();
     ids.push(viewer);
     let posts = notified_posts(rows);
-    let (accounts, marked) = accounts_and_marks(app, input, viewer, ids, &posts).await?;
-    Ok(rows.iter().map(|n| Notification::new(&input.origin, &accounts, n, &marked)).collect())
+    let (page, applied) = futures_util::future::join(
+        accounts_and_marks(app, input, viewer, ids, &posts),
+        filters_for(app, viewer, Context::Notifications),
+    )
+    .await;
+    let ((accounts, marked), applied) = (page?, applied?);
+    Ok(rows
+        .iter()
+        .filter_map(|n| {
+            let filtered = filters::of_notification(&applied, viewer, n)?;
+            Some(Notification::new(&input.origin, &accounts, n, &marked).filtered(filtered))
+        })
+        .collect())
 }
 
 fn bound(input: &Input, name: &'static str) -> ApiResult<Option<i64>> {
@@ -147,32 +159,6 @@ pub async fn unread_count(app: &App, input: &Input, viewer: UserId) -> ApiResult
         if kinds.kinds().is_empty() { (0, false) } else { service::unread(app, viewer, &kinds, cap).await? };
     json(&serde_json::json!({ "count": count }))
 }
-
-/// Mastodon 4.3's notification policy: edgefeed filters nothing into requests.
-#[derive(Serialize)]
-pub struct Policy {
-    for_not_following: &'static str,
-    for_not_followers: &'static str,
-    for_new_accounts: &'static str,
-    for_private_mentions: &'static str,
-    for_limited_accounts: &'static str,
-    summary: PolicySummary,
-}
-
-#[derive(Serialize)]
-pub struct PolicySummary {
-    pending_requests_count: u32,
-    pending_notifications_count: u32,
-}
-
-pub const POLICY: Policy = Policy {
-    for_not_following: "accept",
-    for_not_followers: "accept",
-    for_new_accounts: "accept",
-    for_private_mentions: "accept",
-    for_limited_accounts: "accept",
-    summary: PolicySummary { pending_requests_count: 0, pending_notifications_count: 0 },
-};
 
 #[cfg(test)]
 mod tests {

@@ -5,9 +5,10 @@ use worker::Response;
 
 use super::accounts::{status_bound, status_links, users_page};
 use super::entities::{Accounts, Status};
-use super::{accounts_of, json, list, statuses_of};
+use super::{accounts_of, filters_for, json, list, statuses_in, statuses_of};
 use crate::domain::cursor::SortKey;
 use crate::domain::edit::{Dialect, PostEdit};
+use crate::domain::filters::{Applied, Context};
 use crate::domain::ids::{CommentId, PostId, UserId};
 use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
@@ -26,6 +27,7 @@ use crate::services::posts::Draft;
 use crate::services::{boosts, comments, likes, mentions, posts};
 use crate::store::engagement::{self, CommentRow};
 use crate::store::posts::PostRow;
+use std::rc::Rc;
 
 /// A home timeline read may come back empty while more of the feed remains (a page whose
 /// candidates were all hidden). Mastodon clients stop at an empty page, so the read goes on
@@ -352,7 +354,10 @@ pub async fn favourited_by(app: &App, input: &Input, viewer: UserId, id: PostId)
 /// its replies as descendants; for a reply, the post and the replies above it as ancestors
 /// (root first) and the replies below it as descendants.
 pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> ApiResult<Response> {
-    let (focus, post) = match target(app, viewer, id).await? {
+    let (target, applied) =
+        futures_util::future::join(target(app, viewer, id), filters_for(app, viewer, Context::Thread)).await;
+    let applied = applied?;
+    let (focus, post) = match target? {
         // A reply post sits in its root's thread, as a comment does.
         Target::Post(reply) if reply.thread_id.is_some() => {
             let root = reply.thread_id.unwrap_or(reply.id);
@@ -384,7 +389,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
     }
     posts.push(post);
     let (ancestors, descendants) =
-        thread_statuses(app, input, viewer, (&ancestors, &descendants), &posts).await?;
+        thread_statuses(app, input, (viewer, &applied), (&ancestors, &descendants), &posts).await?;
     json(&serde_json::json!({ "ancestors": ancestors, "descendants": descendants }))
 }
 
@@ -394,7 +399,7 @@ pub async fn context(app: &App, input: &Input, viewer: UserId, id: PostId) -> Ap
 async fn thread_statuses(
     app: &App,
     input: &Input,
-    viewer: UserId,
+    (viewer, applied): (UserId, &Applied),
     (ancestors, descendants): (&[Target], &[Target]),
     posts: &[PostRow],
 ) -> ApiResult<(Vec<serde_json::Value>, Vec<serde_json::Value>)> {
@@ -409,7 +414,10 @@ async fn thread_statuses(
         .filter_map(|t| post_of(t))
         .filter_map(|id| posts.iter().find(|p| p.id == id).cloned())
         .collect();
-    let rendered = statuses_of(app, input, viewer, &in_order).await?;
+    // The thread's posts a `hide` filter matches are left out (`statuses_in` drops them).
+    let in_order: Vec<PostRow> =
+        in_order.into_iter().filter(|p| !crate::services::filters::hides(applied, viewer, p)).collect();
+    let rendered = statuses_in(app, input, viewer, &in_order, Some(applied)).await?;
     let rendered: Vec<(PostId, serde_json::Value)> = in_order
         .iter()
         .zip(rendered)
@@ -433,17 +441,28 @@ async fn thread_statuses(
 pub struct Feed<'a> {
     pub viewer: UserId,
     pub scope: &'a FeedScope,
+    /// The viewer's filters (home context), loaded once by [`timeline`].
+    pub filters: Option<Rc<Applied>>,
 }
 
 impl Feed<'_> {
     fn query(&self, limit: usize, before: Option<SortKey>, after: Option<SortKey>) -> FeedQuery {
-        FeedQuery { viewer: self.viewer, limit, before, below_floor: false, after, scope: self.scope.clone() }
+        let scope = self.scope.clone();
+        FeedQuery {
+            viewer: self.viewer,
+            limit,
+            before,
+            below_floor: false,
+            after,
+            scope,
+            filters: self.filters.clone(),
+        }
     }
 }
 
 /// `GET /api/v1/timelines/home`.
 pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    timeline(app, input, &Feed { viewer, scope: &FeedScope::Home }, "timelines/home").await
+    timeline(app, input, &Feed { viewer, scope: &FeedScope::Home, filters: None }, "timelines/home").await
 }
 
 /// A timeline (home, a list's): the feed read. `max_id` continues below a status; `since_id`
@@ -452,6 +471,9 @@ pub async fn home(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
 /// first (how Tusky fills a gap). `path` is the route below `/api/v1/`, for `Link`.
 pub async fn timeline(app: &App, input: &Input, source: &Feed<'_>, path: &str) -> ApiResult<Response> {
     let limit = limit(input.query("limit"));
+    // Mastodon applies the home context to list timelines too.
+    let applied = filters_for(app, source.viewer, Context::Home).await?;
+    let source = &Feed { viewer: source.viewer, scope: source.scope, filters: Some(applied.clone()) };
     let max = status_bound(input, "max_id")?;
     let low = match status_bound(input, "since_id")? {
         Some(since) => Some(since),
@@ -466,7 +488,7 @@ pub async fn timeline(app: &App, input: &Input, source: &Feed<'_>, path: &str) -
     } else {
         below(app, source, limit, max).await?
     };
-    let items = statuses_of(app, input, source.viewer, &rows).await?;
+    let items = statuses_in(app, input, source.viewer, &rows, Some(&applied)).await?;
     let base = format!("{}/api/v1/{path}", input.origin);
     list(&items, status_links(&base, input, &rows, more && !rows.is_empty()))
 }

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 use worker::Response;
 
-use super::{json, list, statuses_of};
+use super::{json, list};
 use crate::domain::ids::{parse_id, UserId};
 use crate::domain::mastodon::{form_bool, kept_params, limit, link_header};
 use crate::domain::snowflake::snowflake_time;
@@ -112,8 +112,15 @@ async fn timeline(
     if query_flag(input, "remote")? {
         return list::<Value>(&[], None);
     }
-    let page = timelines::page(app, viewer, &query).await?;
-    let items = statuses_of(app, input, viewer, &page.posts).await?;
+    // The public context's filters (Mastodon's, for the public and tag timelines): one read
+    // beside the page's.
+    let (page, applied) = futures_util::future::join(
+        timelines::page(app, viewer, &query),
+        super::filters_for(app, viewer, crate::domain::filters::Context::Public),
+    )
+    .await;
+    let (page, applied) = (page?, applied?);
+    let items = super::statuses_in(app, input, viewer, &page.posts, Some(&applied)).await?;
     let base = format!("{}/api/v1/{path}", input.origin);
     let mut kept = kept_params(input.query("limit"));
     if only_media {

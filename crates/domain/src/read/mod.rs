@@ -38,7 +38,10 @@ pub use step::{
 
 use super::activity::ActivityReport;
 use super::cursor::SortKey;
-use super::feed::{empty_reason, next_cursor_key, EmptyReason, FeedState, Hidden, LiveState, PageBuilder};
+use super::feed::{
+    empty_reason, next_cursor_key, EmptyReason, FeedState, Hidden, HideRule, LiveState, PageBuilder,
+};
+use super::filters::{Applied, Subject};
 use super::hot::{HotFill, HotMiss};
 use super::ids::UserId;
 use super::plan::{full_scope, FeedScope, ReaderEdge};
@@ -59,6 +62,11 @@ pub trait FeedRow {
     fn relation(&self) -> AuthorRelation;
     /// Whether the viewer likes the post, for a row a replica served (it has no viewer).
     fn set_liked_by_me(&mut self, liked: bool);
+    /// What filters match on (its id, its texts); `None`: nothing to match here (a boost, whose
+    /// original is matched once resolved).
+    fn filter_subject(&self) -> Option<(i64, Vec<String>)> {
+        None
+    }
 }
 
 /// One page asked for.
@@ -75,6 +83,9 @@ pub struct FeedQuery {
     pub after: Option<SortKey>,
     /// Home (the window), or a group's or list's authors (the pull path alone).
     pub scope: FeedScope,
+    /// The viewer's filters for this feed's context: a `hide` match is hidden as the feed rule
+    /// hides ([`HideRule`]), so the page fills on within the scan budget.
+    pub filters: Option<Rc<Applied>>,
 }
 
 /// What the read needs of the configuration.
@@ -378,17 +389,32 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
     async fn page(self) -> Result<Finished<R>, Io::Error> {
         let limit = self.req.limit;
         let Some(after) = self.req.after else {
-            let mut page = PageBuilder::new(limit);
+            let mut page = PageBuilder::new(limit).hiding(self.hide_rule());
             let (exhausted, state, reader) = self.read_down(&mut page).await?;
             let next = next_cursor_key(&page, exhausted);
             return Ok(self.finish(page, (next, None, state), &reader));
         };
-        let mut page = PageBuilder::new(limit + 1);
+        let mut page = PageBuilder::new(limit + 1).hiding(self.hide_rule());
         let (state, reader) = self.read_up(after, &mut page).await?;
         let gap = page.items.len() > limit;
         page.items.truncate(limit);
         let next = if gap { page.items.last().map(R::key) } else { None };
         Ok(self.finish(page, (next, Some(gap), state), &reader))
+    }
+
+    /// The viewer's `hide` filters as the page's rule, when there are any.
+    fn hide_rule(&self) -> Option<HideRule<R>> {
+        let filters = self.req.filters.clone().filter(|f| !f.is_empty())?;
+        let viewer = self.req.viewer;
+        // Never the viewer's own posts (as Mastodon).
+        let hides = move |row: &R| {
+            row.author() != viewer
+                && row.filter_subject().is_some_and(|(id, texts)| {
+                    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    filters.hides(Subject { id, texts: &texts })
+                })
+        };
+        Some(HideRule(Rc::new(hides)))
     }
 
     fn finish(

@@ -419,7 +419,15 @@ fn read_home(world: &mut World, limit: usize) -> (Finished<Row>, Cost) {
 }
 
 fn home(viewer: UserId, limit: usize) -> FeedQuery {
-    FeedQuery { viewer, limit, before: None, below_floor: false, after: None, scope: FeedScope::Home }
+    FeedQuery {
+        viewer,
+        limit,
+        before: None,
+        below_floor: false,
+        after: None,
+        scope: FeedScope::Home,
+        filters: None,
+    }
 }
 
 fn keys(done: &Finished<Row>) -> Vec<SortKey> {
