@@ -18,7 +18,7 @@ use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
 use crate::services::{originals, streams};
 use crate::store::posts::PostRow;
-use crate::store::timelines::{self as index, Entry, IndexRow, Range};
+use crate::store::timelines::{self as index, Entry, IndexRow, KeyWrite, Range};
 
 /// Reads of the index one page makes at most while the posts it finds are hidden.
 const PAGE_READS: usize = 4;
@@ -53,34 +53,40 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
         .into_iter()
         .filter(|k| !now_keys.contains(k))
         .collect();
+    let now = ctx.now;
     if let Some(post) = post.filter(|p| is_indexed(p)) {
         let entry = Entry { post_id: post.id, author_id: post.author_id, flags: as_indexed(post).flags() };
-        let added =
-            per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry).await })
+        let written =
+            per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry, now).await })
                 .await?;
+        let (added, kept): (Vec<_>, Vec<_>) = written.into_iter().partition(|(_, w)| w.changed);
         streams::tell(ctx, post.id, streams::Change::Added, &added, entry.flags).await;
         if was.is_some() {
             // An edit: the keys it stayed under hear `status.update`.
-            let kept: Vec<IndexKey> = now_keys.iter().filter(|k| !added.contains(k)).cloned().collect();
             streams::tell(ctx, post.id, streams::Change::Edited, &kept, entry.flags).await;
         }
     }
     let post_id = post.or(was).map(|p| p.id);
     if let (Some(id), false) = (post_id, old_keys.is_empty()) {
-        let removed =
-            per_database(ctx, &old_keys, |db, keys| async move { index::remove(db, &keys, id).await })
+        let written =
+            per_database(ctx, &old_keys, |db, keys| async move { index::remove(db, &keys, id, now).await })
                 .await?;
+        let removed: Vec<_> = written.into_iter().filter(|(_, w)| w.changed).collect();
         streams::tell(ctx, id, streams::Change::Removed, &removed, 0).await;
     }
     Ok(())
 }
 
-/// Runs `write` once per database over the keys living there (side by side); the keys it
-/// answered true for.
-async fn per_database<'a, F, Fut>(ctx: &'a Ctx, keys: &'a [IndexKey], write: F) -> ApiResult<Vec<IndexKey>>
+/// Runs `write` once per database over the keys living there (side by side, one batch each);
+/// each key with what its write found.
+async fn per_database<'a, F, Fut>(
+    ctx: &'a Ctx,
+    keys: &'a [IndexKey],
+    write: F,
+) -> ApiResult<Vec<(IndexKey, KeyWrite)>>
 where
     F: Fn(crate::store::handles::IndexDb<'a>, Vec<&'a IndexKey>) -> Fut,
-    Fut: std::future::Future<Output = crate::store::StoreResult<Vec<bool>>>,
+    Fut: std::future::Future<Output = crate::store::StoreResult<Vec<KeyWrite>>>,
 {
     let mut groups: Vec<(usize, Vec<&IndexKey>)> = Vec::new();
     for key in keys {
@@ -94,14 +100,14 @@ where
         let db = ctx.shards.index(group[0]);
         let keys = group.clone();
         let write = &write;
-        async move { write(db, group).await.map(|changed| (keys, changed)) }
+        async move { write(db, group).await.map(|found| (keys, found)) }
     });
-    let mut changed_keys = Vec::new();
+    let mut written = Vec::new();
     for result in join_all(runs).await {
-        let (keys, changed) = result?;
-        changed_keys.extend(keys.into_iter().zip(changed).filter(|(_, c)| *c).map(|(k, _)| k.clone()));
+        let (keys, found) = result?;
+        written.extend(keys.into_iter().cloned().zip(found));
     }
-    Ok(changed_keys)
+    Ok(written)
 }
 
 /// Which timeline.

@@ -5,6 +5,8 @@
 use serde::Deserialize;
 
 use super::handles::IndexDb;
+use worker::D1PreparedStatement;
+
 use super::{all, batch, changed_rows, exec, first, int, stmt, text, StoreResult};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::snowflake::SNOWFLAKE_RANDOM_BITS;
@@ -18,41 +20,82 @@ pub struct Entry {
     pub flags: i64,
 }
 
-/// Adds the entry under each of `keys` (all on `db`); a repeated add changes nothing. Which
-/// keys it was new under, in order (the streams are told about those only).
-pub async fn add(db: IndexDb<'_>, keys: &[&IndexKey], entry: &Entry) -> StoreResult<Vec<bool>> {
-    let sql = "INSERT OR IGNORE INTO timeline_index (shard, key, post_id, author_id, flags) \
-               VALUES (?1, ?2, ?3, ?4, ?5)";
-    let statements = keys
-        .iter()
-        .map(|key| {
-            let shard = key.shard().index() as i64;
-            stmt(
-                db,
-                sql,
-                &[int(shard), text(key.as_str()), int(entry.post_id), int(entry.author_id), int(entry.flags)],
-            )
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
-    if statements.is_empty() {
-        return Ok(Vec::new());
-    }
-    let results = batch(db, statements).await?;
-    Ok((0..keys.len()).map(|i| changed_rows(results.get(i)) > 0).collect())
+/// What an index write found under one key: whether it changed the key's rows, and who
+/// listens to the key's stream now (read in the same batch, so telling them costs no trip).
+#[derive(Debug, Clone, Default)]
+pub struct KeyWrite {
+    pub changed: bool,
+    pub listeners: Vec<UserId>,
 }
 
-/// Removes the post's entry under each of `keys`; which keys held it, in order.
-pub async fn remove(db: IndexDb<'_>, keys: &[&IndexKey], post: PostId) -> StoreResult<Vec<bool>> {
+/// Adds the entry under each of `keys` (all on `db`); a repeated add changes nothing.
+pub async fn add(db: IndexDb<'_>, keys: &[&IndexKey], entry: &Entry, now: i64) -> StoreResult<Vec<KeyWrite>> {
+    let sql = "INSERT OR IGNORE INTO timeline_index (shard, key, post_id, author_id, flags) \
+               VALUES (?1, ?2, ?3, ?4, ?5)";
+    let writes = keys
+        .iter()
+        .map(|key| {
+            let params = [
+                int(key.shard().index() as i64),
+                text(key.as_str()),
+                int(entry.post_id),
+                int(entry.author_id),
+                int(entry.flags),
+            ];
+            stmt(db, sql, &params)
+        })
+        .collect::<StoreResult<Vec<_>>>()?;
+    write_and_listen(db, keys, writes, now).await
+}
+
+/// Removes the post's entry under each of `keys`.
+pub async fn remove(
+    db: IndexDb<'_>,
+    keys: &[&IndexKey],
+    post: PostId,
+    now: i64,
+) -> StoreResult<Vec<KeyWrite>> {
     let sql = "DELETE FROM timeline_index WHERE key = ?1 AND post_id = ?2";
-    let statements = keys
+    let writes = keys
         .iter()
         .map(|key| stmt(db, sql, &[text(key.as_str()), int(post)]))
         .collect::<StoreResult<Vec<_>>>()?;
-    if statements.is_empty() {
+    write_and_listen(db, keys, writes, now).await
+}
+
+#[derive(Deserialize)]
+struct Listener {
+    user_id: UserId,
+}
+
+/// One batch: a write per key, then each key's live listeners.
+async fn write_and_listen(
+    db: IndexDb<'_>,
+    keys: &[&IndexKey],
+    mut statements: Vec<D1PreparedStatement>,
+    now: i64,
+) -> StoreResult<Vec<KeyWrite>> {
+    if keys.is_empty() {
         return Ok(Vec::new());
     }
+    let listen = "SELECT user_id FROM stream_listeners WHERE key = ?1 AND expires_at > ?2";
+    for key in keys {
+        statements.push(stmt(db, listen, &[text(key.as_str()), int(now)])?);
+    }
     let results = batch(db, statements).await?;
-    Ok((0..keys.len()).map(|i| changed_rows(results.get(i)) > 0).collect())
+    let n = keys.len();
+    (0..n)
+        .map(|i| {
+            let listeners: Vec<Listener> = match results.get(n + i) {
+                Some(result) => result.results()?,
+                None => Vec::new(),
+            };
+            Ok(KeyWrite {
+                changed: changed_rows(results.get(i)) > 0,
+                listeners: listeners.into_iter().map(|l| l.user_id).collect(),
+            })
+        })
+        .collect()
 }
 
 /// One index row read back.
@@ -123,18 +166,6 @@ pub async fn author_uses(db: IndexDb<'_>, key: &IndexKey, author: UserId) -> Sto
                WHERE key = ?1 AND author_id = ?2";
     let found: Option<AuthorUses> = first(db, sql, &[text(key.as_str()), int(author)]).await?;
     Ok(found.unwrap_or(AuthorUses { uses: 0, newest: None }))
-}
-
-#[derive(Deserialize)]
-struct Listener {
-    user_id: UserId,
-}
-
-/// Who listens to a key's stream now (an expired lease listens no more).
-pub async fn listeners(db: IndexDb<'_>, key: &IndexKey, now: i64) -> StoreResult<Vec<UserId>> {
-    let sql = "SELECT user_id FROM stream_listeners WHERE key = ?1 AND expires_at > ?2";
-    let rows: Vec<Listener> = all(db, sql, &[text(key.as_str()), int(now)]).await?;
-    Ok(rows.into_iter().map(|r| r.user_id).collect())
 }
 
 /// Starts or renews `user`'s lease on a key's stream until `until`.

@@ -377,10 +377,12 @@ impl MastodonStream {
         }
     }
 
-    /// The stream listener keys (`domain::tags::IndexKey`) this socket needs leases on.
+    /// The stream listener keys (`domain::tags::IndexKey`) this socket needs leases on: a public
+    /// stream listens on every stripe (a post's write reads only its own stripe's listeners).
     pub fn listen_keys(&self) -> Vec<super::tags::IndexKey> {
         let public = STREAMS.iter().any(|s| s.public_media().is_some() && self.streams & s.bit() != 0);
-        let mut keys: Vec<_> = public.then(super::tags::IndexKey::public_listeners).into_iter().collect();
+        let stripes = if public { super::tags::IndexKey::public_stripes() } else { Vec::new() };
+        let mut keys: Vec<_> = stripes;
         for tag in &self.hashtags {
             let key = super::tags::IndexKey::tag(&tag.name);
             if !keys.contains(&key) {
@@ -625,7 +627,7 @@ mod tests {
         assert_eq!(m.carrying_news(&news(true, true, &[])).len(), 2, "public:local and public:media");
         assert!(m.carrying_news(&news(false, true, &["go"])).is_empty());
         let keys: Vec<String> = m.listen_keys().iter().map(|k| k.as_str().to_string()).collect();
-        assert_eq!(keys, ["public", "tag:rust"]);
+        assert_eq!(keys, ["public:0", "public:1", "public:2", "public:3", "tag:rust"]);
         m.subscribe(&rust, false);
         assert!(m.carrying_news(&news(false, false, &["rust"])).is_empty());
         let json = serde_json::to_string(&m).unwrap();

@@ -165,12 +165,6 @@ impl IndexKey {
         Self::public_stripe(post.get().unsigned_abs() % PUBLIC_STRIPES)
     }
 
-    /// Where the public streams' listeners are kept (one key: a listener of the public
-    /// timeline hears every stripe).
-    pub fn public_listeners() -> Self {
-        Self("public".to_string())
-    }
-
     /// Every stripe of the public timeline.
     pub fn public_stripes() -> Vec<Self> {
         (0..PUBLIC_STRIPES).map(Self::public_stripe).collect()
