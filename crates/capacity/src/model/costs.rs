@@ -142,7 +142,7 @@ pub struct Costs {
     /// The public and tag timelines (#42), `--measure-timelines`; a table from before they were
     /// measured has none.
     #[serde(default)]
-    pub timelines: super::timelines::TimelineCosts,
+    pub timelines: TimelineCosts,
 }
 
 /// The requests of the paths a post reaches a reader by besides being an original of a followed
@@ -245,4 +245,39 @@ impl Default for ReplicaCosts {
             write_calls: 1.0,
         }
     }
+}
+
+/// What the timelines cost per operation, measured by `--measure-timelines`
+/// (`benches/capacity_runs/timelines.rs`): every figure summed over every database a request
+/// and its fan-out event touched, unless named for one database. A table from before they were
+/// measured has none, and the model adds nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TimelineCosts {
+    pub measured: bool,
+    /// Page 1 of the public timeline (4 stripes' range reads, the page's posts, the viewer's
+    /// mutes), and of a tag's.
+    pub public_page: Work,
+    pub tag_page: Work,
+    /// Of a tag page, what lands on the tag's own database (its range reads): what a key's
+    /// database takes per page of that key.
+    pub key_read: Work,
+    /// Of a tag page, what the one database holding all its posts took (the posts and their
+    /// authors read there): the measured pages' posts all lived on one database, a page's posts
+    /// at P databases live on up to 20 ([`page_work`]).
+    pub hydration: Work,
+    /// What a public post adds to a followers-only one (its stripe row and the public
+    /// listeners' read, by the publish and again by its fan-out event), and what each tag adds.
+    pub public_entry: Work,
+    pub per_tag: Work,
+    /// One trends read (`/api/v1/trends/tags` and `/api/v1/trends/statuses`, as the explore tab
+    /// loads them): on the control database, and elsewhere (the statuses read where they live).
+    pub trends_control: Work,
+    pub trends_other: Work,
+    /// A forced reconciliation share with its discovery refresh, per database (the measured
+    /// stack's mean): the check of the model's refresh figures, not used by it.
+    pub pass_with_refresh: Work,
+    /// Worker CPU milliseconds (an upper bound, as the table's) and subrequests of a page.
+    pub page_cpu_ms: f64,
+    pub page_subrequests: f64,
 }

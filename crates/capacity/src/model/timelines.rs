@@ -10,7 +10,7 @@
 //! database of its hash, so every public page reads each stripe's database, every public post
 //! reads the public listeners' key, and a trending tag's pages all land on its database.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::costs::{Costs, Work};
 use super::workload::Workload;
@@ -28,80 +28,6 @@ pub const DISCOVERY_CONTROL_STATEMENTS: f64 = 2.0;
 pub const DISCOVERY_ROWS: f64 = 100.0;
 /// Every cron share reads the refresh mark (one statement, one row) whether the refresh is due.
 pub const DISCOVERY_CHECK: Work = Work { statements: 1.0, rows_read: 1.0, rows_written: 0.0 };
-
-/// The public and tag timelines in the workload: how many pages, how many tags, how many trends
-/// reads, how hot the hottest tag, how many listen to the public stream. Sources in
-/// docs/CAPACITY.md ("The public and tag timelines in the workload"). A workload saved before
-/// them has none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct TimelineMix {
-    /// Of every page read (home, public, tag), the share that are public or tag timeline pages;
-    /// the home reads stay the workload's `feed_reads_per_s`, these come on top.
-    pub page_share: f64,
-    /// Of the timeline pages, the share that are tag pages (the rest public or local).
-    pub tag_share: f64,
-    /// Tags per public post (each an index row on its tag's database, at most 10).
-    pub tags_per_post: f64,
-    /// Trends reads (the explore tab: trending tags and statuses) per daily active user a day.
-    pub trends_per_active_day: f64,
-    /// Of the tag pages, the share that read the single hottest tag at peak.
-    pub hottest_tag_share: f64,
-    /// Of the live sockets, the share subscribed to the public stream: every public post is
-    /// sent to each one's window object.
-    pub public_stream_share: f64,
-}
-
-impl TimelineMix {
-    /// The defaults, assumptions stated in docs/CAPACITY.md: 5% of page reads are public or tag
-    /// pages, half of them tags; 0.25 tags per public post; one trends read per active user a
-    /// day; the hottest tag takes 10% of the tag pages at peak; 1% of live sockets listen to the
-    /// public stream.
-    pub fn mastodon() -> Self {
-        Self {
-            page_share: 0.05,
-            tag_share: 0.5,
-            tags_per_post: 0.25,
-            trends_per_active_day: 1.0,
-            hottest_tag_share: 0.1,
-            public_stream_share: 0.01,
-        }
-    }
-}
-
-/// What the timelines cost per operation, measured by `--measure-timelines`
-/// (`benches/capacity_runs/timelines.rs`): every figure summed over every database a request
-/// and its fan-out event touched, unless named for one database. A table from before they were
-/// measured has none, and the model adds nothing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TimelineCosts {
-    pub measured: bool,
-    /// Page 1 of the public timeline (4 stripes' range reads, the page's posts, the viewer's
-    /// mutes), and of a tag's.
-    pub public_page: Work,
-    pub tag_page: Work,
-    /// Of a tag page, what lands on the tag's own database (its range reads): what a key's
-    /// database takes per page of that key.
-    pub key_read: Work,
-    /// Of a tag page, what the one database holding all its posts took (the posts and their
-    /// authors read there): the measured pages' posts all lived on one database, a page's posts
-    /// at P databases live on up to 20 ([`page_work`]).
-    pub hydration: Work,
-    /// What a public post adds to a followers-only one (its stripe row and the public
-    /// listeners' read, by the publish and again by its fan-out event), and what each tag adds.
-    pub public_entry: Work,
-    pub per_tag: Work,
-    /// One trends read (`/api/v1/trends/tags` and `/api/v1/trends/statuses`, as the explore tab
-    /// loads them): on the control database, and elsewhere (the statuses read where they live).
-    pub trends_control: Work,
-    pub trends_other: Work,
-    /// A forced reconciliation share with its discovery refresh, per database (the measured
-    /// stack's mean): the check of the model's refresh figures, not used by it.
-    pub pass_with_refresh: Work,
-    /// Worker CPU milliseconds (an upper bound, as the table's) and subrequests of a page.
-    pub page_cpu_ms: f64,
-    pub page_subrequests: f64,
-}
 
 /// The timelines' rates per second at peak.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

@@ -85,7 +85,7 @@ pub struct Workload {
     /// The public and tag timelines (#42): their pages, tags, trends reads, the hottest tag and
     /// the public stream's listeners. A workload saved before them has none.
     #[serde(default)]
-    pub timelines: super::timelines::TimelineMix,
+    pub timelines: TimelineMix,
 }
 
 /// The delivery paths beyond an original post (#39) in the workload: shares of `posts_per_s`
@@ -180,7 +180,7 @@ impl Workload {
             cron_passes_per_s: 1.0 / 60.0,
             mode,
             paths: PathMix::mastodon(),
-            timelines: super::timelines::TimelineMix::mastodon(),
+            timelines: TimelineMix::mastodon(),
         }
     }
 }
@@ -357,6 +357,45 @@ impl Workload {
             follows_per_s: 10.0 * per_million,
             peak_to_mean,
             ..Self::headline(mode)
+        }
+    }
+}
+
+/// The public and tag timelines in the workload: how many pages, how many tags, how many trends
+/// reads, how hot the hottest tag, how many listen to the public stream. Sources in
+/// docs/CAPACITY.md ("The public and tag timelines in the workload"). A workload saved before
+/// them has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineMix {
+    /// Of every page read (home, public, tag), the share that are public or tag timeline pages;
+    /// the home reads stay the workload's `feed_reads_per_s`, these come on top.
+    pub page_share: f64,
+    /// Of the timeline pages, the share that are tag pages (the rest public or local).
+    pub tag_share: f64,
+    /// Tags per public post (each an index row on its tag's database, at most 10).
+    pub tags_per_post: f64,
+    /// Trends reads (the explore tab: trending tags and statuses) per daily active user a day.
+    pub trends_per_active_day: f64,
+    /// Of the tag pages, the share that read the single hottest tag at peak.
+    pub hottest_tag_share: f64,
+    /// Of the live sockets, the share subscribed to the public stream: every public post is
+    /// sent to each one's window object.
+    pub public_stream_share: f64,
+}
+
+impl TimelineMix {
+    /// The defaults, assumptions stated in docs/CAPACITY.md: 5% of page reads are public or tag
+    /// pages, half of them tags; 0.25 tags per public post; one trends read per active user a
+    /// day; the hottest tag takes 10% of the tag pages at peak; 1% of live sockets listen to the
+    /// public stream.
+    pub fn mastodon() -> Self {
+        Self {
+            page_share: 0.05,
+            tag_share: 0.5,
+            tags_per_post: 0.25,
+            trends_per_active_day: 1.0,
+            hottest_tag_share: 0.1,
+            public_stream_share: 0.01,
         }
     }
 }
