@@ -79,16 +79,20 @@ pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
         }
     }
     if let Some(state) = post.as_ref().filter(|p| indexable(p)) {
-        // Likewise its public and tag timeline entries, from the post as it is now. Best
-        // effort: the keys live on other databases, and one of them being down must not hold
-        // the post's delivery to its followers (an outage stays local); the post then misses
-        // that timeline until it is edited.
-        let row = posts::load_live(ctx.post_db(post_id).any(), state.author_id, &[post_id]).await?;
-        if let Err(e) = timelines::converge(ctx, row.first(), None).await {
-            worker::console_error!("timeline index of {post_id}: {e}; its delivery goes on");
-        }
+        index_entries(ctx, post_id, state).await?;
     }
     Ok(Reply::Post(post.as_ref().map(post_read)))
+}
+
+/// Likewise a public post's timeline entries, from the post as it is now. Best effort: the keys
+/// live on other databases, and one of them being down must not hold the post's delivery to
+/// its followers (an outage stays local); the post then misses that timeline until it is edited.
+async fn index_entries(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResult<()> {
+    let row = posts::load_live(ctx.post_db(post_id).any(), state.author_id, &[post_id]).await?;
+    if let Err(e) = timelines::converge(ctx, row.first(), None).await {
+        worker::console_error!("timeline index of {post_id}: {e}; its delivery goes on");
+    }
+    Ok(())
 }
 
 /// A live public post of its own: what the timeline index may hold.
