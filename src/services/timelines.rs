@@ -13,6 +13,7 @@ use futures_util::future::join_all;
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::shard::group_by_database;
 use crate::domain::tags::{self, flags, IndexKey, Indexed};
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
@@ -88,14 +89,7 @@ where
     F: Fn(crate::store::handles::IndexDb<'a>, Vec<&'a IndexKey>) -> Fut,
     Fut: std::future::Future<Output = crate::store::StoreResult<Vec<KeyWrite>>>,
 {
-    let mut groups: Vec<(usize, Vec<&IndexKey>)> = Vec::new();
-    for key in keys {
-        let db = ctx.shards.index(key).index();
-        match groups.iter_mut().find(|(i, _)| *i == db) {
-            Some((_, group)) => group.push(key),
-            None => groups.push((db, vec![key])),
-        }
-    }
+    let groups = group_by_database(ctx.shard_map(), keys.iter().map(|key| (key.shard(), key)));
     let runs = groups.into_iter().map(|(_, group)| {
         let db = ctx.shards.index(group[0]);
         let keys = group.clone();
