@@ -16,6 +16,7 @@ use worker::{Env, Response, Result, SqlStorage, State, WebSocket, WebSocketPair}
 
 use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
+use crate::domain::filters::Context;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::live::{
     self, Announcement, ClientMessage, Event, MastodonStream, NewPosts, Revocation, Session, TimelineNews,
@@ -44,8 +45,10 @@ pub struct Renderer {
     pub conversation: RenderNotification,
 }
 
-/// `(ctx, viewer, origin, posts)`: the `update` payloads.
-pub type RenderUpdates = for<'a> fn(&'a Ctx, UserId, &'a str, &'a [PostId]) -> Rendered<'a, Vec<String>>;
+/// `(ctx, viewer, origin, posts, context)`: the `update` payloads, filtered by the viewer's
+/// filters of that context (`home` for the `user` stream, `public` for public and tag streams).
+pub type RenderUpdates =
+    for<'a> fn(&'a Ctx, UserId, &'a str, &'a [PostId], Context) -> Rendered<'a, Vec<String>>;
 /// `(ctx, viewer, origin, notification id)`: the `notification` payload.
 pub type RenderNotification = for<'a> fn(&'a Ctx, UserId, &'a str, i64) -> Rendered<'a, Option<String>>;
 pub type Rendered<'a, T> = LocalBoxFuture<'a, ApiResult<T>>;
@@ -315,7 +318,7 @@ pub async fn stream_updates(state: &State, env: &Env, reader: UserId, posts: &[P
     let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return 0 };
     let ctx = &ctx;
     stream_event(state, Event::Update, |origin| async move {
-        logged("updates", (render.updates)(ctx, reader, &origin, posts).await)
+        logged("updates", (render.updates)(ctx, reader, &origin, posts, Context::Home).await)
     })
     .await
 }
@@ -427,9 +430,12 @@ pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &Time
         if !rendered.iter().any(|(o, _)| *o == origin) {
             let payload = match news.event {
                 Event::Delete => Some(news.post.to_string()),
-                _ => logged("a timeline update", (render.updates)(&ctx, reader, &origin, &[news.post]).await)
-                    .into_iter()
-                    .next(),
+                _ => logged(
+                    "a timeline update",
+                    (render.updates)(&ctx, reader, &origin, &[news.post], Context::Public).await,
+                )
+                .into_iter()
+                .next(),
             };
             rendered.push((origin.clone(), payload));
         }

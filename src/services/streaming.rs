@@ -6,13 +6,14 @@
 use futures_util::future::join;
 
 use crate::context::Ctx;
+use crate::domain::filters::Context;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::notifications::Notice;
 use crate::error::ApiResult;
 use crate::objects::live::{Rendered, Renderer};
 use crate::objects::timeline::Windows;
 use crate::services::mastodon_entities::{accounts, notified_posts, Notification, Status};
-use crate::services::notifications;
+use crate::services::{filters, notifications};
 use crate::store::posts::{get_visible, PostRow};
 use crate::store::users;
 
@@ -23,6 +24,7 @@ pub async fn update_payloads(
     viewer: UserId,
     origin: &str,
     posts: &[PostId],
+    context: Context,
 ) -> ApiResult<Vec<String>> {
     let mut shown: Vec<PostRow> = Vec::with_capacity(posts.len());
     for &post in posts {
@@ -38,7 +40,15 @@ pub async fn update_payloads(
     let muted = crate::store::mutes::muted_among(ctx.user_db(viewer), viewer, &authors).await?;
     shown.retain(|p| !muted.contains(&p.author_id));
     // A boost goes out around its original, if the viewer may see that now.
-    let (mut shown, _) = crate::services::originals::resolve(ctx, viewer, shown, None).await?;
+    let (resolved, applied) = join(
+        crate::services::originals::resolve(ctx, viewer, shown, None),
+        filters::load(ctx, viewer, context),
+    )
+    .await;
+    let ((mut shown, _), applied) = (resolved?, applied?);
+    // Filters apply as on a read of the same timeline: `hide` leaves the status out (Mastodon's
+    // streaming server drops it too), `warn` and `blur` mark it.
+    shown.retain(|p| !filters::hides(&applied, viewer, p));
     let ids: Vec<PostId> = shown.iter().map(|p| p.shown().id).collect();
     let mut authors: Vec<UserId> = shown.iter().flat_map(|p| [p.author_id, p.shown().author_id]).collect();
     authors.sort_unstable();
@@ -50,8 +60,11 @@ pub async fn update_payloads(
     .await;
     let (accounts, marks) = (accounts(origin, &found?), marks?);
     marks.apply(&mut shown);
-    let status =
-        |p: &PostRow| Status::of_post(origin, &accounts, p).bookmarked(marks.bookmarked(p.shown().id));
+    let status = |p: &PostRow| {
+        Status::of_post(origin, &accounts, p)
+            .bookmarked(marks.bookmarked(p.shown().id))
+            .filtered(filters::results(&applied, viewer, p))
+    };
     Ok(shown.iter().map(|p| to_json(&status(p))).collect())
 }
 
@@ -62,14 +75,18 @@ pub async fn notification_payload(
     origin: &str,
     id: i64,
 ) -> ApiResult<Option<String>> {
-    let Some(found) = notifications::one(ctx, viewer, id).await? else { return Ok(None) };
+    let (found, applied) =
+        join(notifications::one(ctx, viewer, id), filters::load(ctx, viewer, Context::Notifications)).await;
+    let Some(found) = found? else { return Ok(None) };
+    // As in the list: a `hide` filter on its status keeps the notification off the stream.
+    let Some(filtered) = filters::of_notification(&*applied?, viewer, &found) else { return Ok(None) };
     let ids = [found.actor.id, viewer];
     let posts = notified_posts([&found]);
     let (users, marked) =
         join(users::by_ids(&ctx.shards, &ids), crate::services::originals::marks_among(ctx, viewer, &posts))
             .await;
     let accounts = accounts(origin, &users?);
-    Ok(Some(to_json(&Notification::new(origin, &accounts, &found, &marked?))))
+    Ok(Some(to_json(&Notification::new(origin, &accounts, &found, &marked?).filtered(filtered))))
 }
 
 /// The window object's renderer for its Mastodon sockets (registered by `lib.rs`): what is sent
@@ -85,8 +102,9 @@ fn render_updates<'a>(
     viewer: UserId,
     origin: &'a str,
     posts: &'a [PostId],
+    context: Context,
 ) -> Rendered<'a, Vec<String>> {
-    Box::pin(update_payloads(ctx, viewer, origin, posts))
+    Box::pin(update_payloads(ctx, viewer, origin, posts, context))
 }
 
 fn render_notification<'a>(

@@ -226,3 +226,44 @@ fn a_direct_post_streams_a_conversation_on_direct_and_nothing_there_for_others()
     assert_eq!(event, "notification", "the mention, not the conversation");
     assert_quiet(&mut notifications_only, "a conversation is for direct alone");
 }
+
+#[test]
+fn filters_apply_to_streamed_updates_and_notifications() {
+    let author = register("stf_author");
+    let reader = register("stf_reader");
+    reader.follow(&author);
+    activate(&reader);
+    let warn = reader
+        .post(
+            "/api/v2/filters",
+            json!({ "title": "Spoilers", "context": ["home", "notifications"], "keywords_attributes": [{ "keyword": "spoiler" }] }),
+        )
+        .expect(200);
+    reader
+        .post(
+            "/api/v2/filters",
+            json!({ "title": "Hate", "context": ["home", "notifications"], "filter_action": "hide", "keywords_attributes": [{ "keyword": "hateful" }] }),
+        )
+        .expect(200);
+    let mut socket = stream(&reader, "stream=user");
+    // The hidden post is published first: had it been sent, it would be the first frame.
+    author.post("/api/v1/statuses", json!({ "status": "a hateful word" })).expect(200);
+    let warned = author.post("/api/v1/statuses", json!({ "status": "a spoiler ahead" })).expect(200);
+    let (event, payload, _) = next_frame(&mut socket, DEADLINE);
+    assert_eq!(event, "update");
+    let status: Value = serde_json::from_str(&payload).expect("a Status");
+    assert_eq!(status["id"], warned["id"], "the hidden post is not streamed: {status}");
+    assert_eq!(status["filtered"][0]["filter"]["id"], warn["id"], "{status}");
+    assert_eq!(status["filtered"][0]["keyword_matches"], json!(["spoiler"]));
+    // A mention whose status a `hide` filter matches is not streamed either; a plain one is.
+    let mention = |text: &str| json!({ "status": format!("@{} {text}", reader.handle) });
+    author.post("/api/v1/statuses", mention("hateful mention")).expect(200);
+    let plain = author.post("/api/v1/statuses", mention("kind mention")).expect(200);
+    let notification = loop {
+        let (event, payload, _) = next_frame(&mut socket, DEADLINE);
+        if event == "notification" {
+            break serde_json::from_str::<Value>(&payload).expect("a Notification");
+        }
+    };
+    assert_eq!(notification["status"]["id"], plain["id"], "{notification}");
+}
