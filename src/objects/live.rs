@@ -412,13 +412,15 @@ async fn listen(ctx: &Ctx, user: UserId, stream: &MastodonStream, until: i64) {
 }
 
 /// A post that joined, changed in or left a public or tag timeline this reader's sockets
-/// listen to: a frame per matching subscription, the status re-read for the reader now.
+/// listen to, or was edited in their home: a frame per matching subscription, the status
+/// re-read for the reader now.
 pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &TimelineNews) -> usize {
     let sockets = mastodon_sockets(state);
     if sockets.is_empty() {
         return 0;
     }
     let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return 0 };
+    let context = if news.home { Context::Home } else { Context::Public };
     let mut rendered: Vec<(String, Option<String>)> = Vec::new();
     let mut sent = 0;
     for (socket, attachment) in sockets {
@@ -432,7 +434,7 @@ pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &Time
                 Event::Delete => Some(news.post.to_string()),
                 _ => logged(
                     "a timeline update",
-                    (render.updates)(&ctx, reader, &origin, &[news.post], Context::Public).await,
+                    (render.updates)(&ctx, reader, &origin, &[news.post], context).await,
                 )
                 .into_iter()
                 .next(),

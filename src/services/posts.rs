@@ -339,6 +339,7 @@ pub async fn edit(ctx: &Ctx, viewer: UserId, id: PostId, edit: &PostEdit) -> Api
     if changed {
         edits::tell_boosters(ctx, (id, viewer)).await?;
     }
+    edits::tell_live_followers(ctx, (id, viewer)).await;
     let post = visible(ctx, viewer, id).await?;
     index(ctx, Some(&post), Some(&was)).await;
     replies::edited(ctx, &post).await?;

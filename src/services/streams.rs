@@ -45,7 +45,7 @@ pub async fn tell(
         Change::Edited => Event::StatusUpdate,
         Change::Removed => Event::Delete,
     };
-    let news = TimelineNews { post, event, public, media: post_flags & flags::MEDIA != 0, tags };
+    let news = TimelineNews { post, event, public, media: post_flags & flags::MEDIA != 0, tags, home: false };
     let Ok(windows) = Windows::new(ctx) else { return };
     let sends = readers.iter().map(|&reader| windows.timeline_news(reader, &news));
     for (reader, sent) in readers.iter().zip(join_all(sends).await) {

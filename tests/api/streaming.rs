@@ -267,3 +267,32 @@ fn filters_apply_to_streamed_updates_and_notifications() {
     };
     assert_eq!(notification["status"]["id"], plain["id"], "{notification}");
 }
+
+#[test]
+fn an_edit_reaches_the_user_streams_of_the_author_and_live_followers_as_status_update() {
+    let author = register("stu_author");
+    let follower = register("stu_follower");
+    let stranger = register("stu_stranger");
+    follower.follow(&author);
+    activate(&follower);
+    let post = author.post("/api/v1/statuses", json!({ "status": "first draft" })).expect(200);
+    let mut following = stream(&follower, "stream=user");
+    let mut own = stream(&author, "stream=user");
+    let mut other = stream(&stranger, "stream=user");
+    let id = post["id"].as_str().expect("an id");
+    author.put(&format!("/api/v1/statuses/{id}"), Some(json!({ "status": "second draft" }))).expect(200);
+    for (socket, who) in [(&mut following, "the follower"), (&mut own, "the author")] {
+        let (event, payload, streams) = loop {
+            let frame = next_frame(socket, DEADLINE);
+            if frame.0 != "update" {
+                break frame;
+            }
+        };
+        assert_eq!((event.as_str(), streams), ("status.update", json!(["user"])), "{who}");
+        let status: Value = serde_json::from_str(&payload).expect("a Status");
+        assert_eq!(status["id"], id, "{who}");
+        assert!(status["content"].as_str().is_some_and(|c| c.contains("second draft")), "{who}: {status}");
+        assert!(status["edited_at"].is_string(), "{who}: {status}");
+    }
+    assert_quiet(&mut other, "a stranger's user stream");
+}

@@ -299,6 +299,10 @@ pub struct TimelineNews {
     pub media: bool,
     /// The tag keys (`domain::tags::key_of`) it is (was) under.
     pub tags: Vec<String>,
+    /// It is in the reader's home timeline (an edit told to the author's live followers): the
+    /// `user` stream carries it.
+    #[serde(default)]
+    pub home: bool,
 }
 
 /// What an event is, for which streams carry it.
@@ -415,6 +419,9 @@ impl MastodonStream {
     /// subscription it matches (Mastodon sends a multiplexed socket one frame per stream).
     pub fn carrying_news(&self, news: &TimelineNews) -> Vec<Vec<String>> {
         let mut frames = Vec::new();
+        if news.home && self.streams & Stream::User.bit() != 0 {
+            frames.push(vec![Stream::User.name().to_string()]);
+        }
         for stream in STREAMS {
             let Some(media_only) = stream.public_media() else { continue };
             if self.streams & stream.bit() != 0 && news.public && (news.media || !media_only) {
@@ -619,6 +626,7 @@ mod tests {
             public,
             media,
             tags: tags.iter().map(|t| t.to_string()).collect(),
+            home: false,
         };
         assert_eq!(
             m.carrying_news(&news(true, false, &["rust"])),
@@ -632,6 +640,28 @@ mod tests {
         assert!(m.carrying_news(&news(false, false, &["rust"])).is_empty());
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(serde_json::from_str::<MastodonStream>(&json).unwrap(), m);
+    }
+
+    #[test]
+    fn home_news_goes_to_the_user_stream_only() {
+        let news = TimelineNews {
+            post: PostId::from_trusted(7),
+            event: Event::StatusUpdate,
+            public: false,
+            media: false,
+            tags: Vec::new(),
+            home: true,
+        };
+        let mut m = MastodonStream::new("http://e.x", Some(Subscription::Fixed(Stream::Public)));
+        assert!(m.carrying_news(&news).is_empty(), "a public stream does not carry home news");
+        m.set(Stream::User, true);
+        assert_eq!(m.carrying_news(&news), [vec!["user".to_string()]]);
+        m.set(Stream::User, false);
+        m.set(Stream::UserNotification, true);
+        assert!(m.carrying_news(&news).is_empty(), "user:notification carries notifications only");
+        // News told before `home` existed still reads.
+        let old = r#"{"post":7,"event":"StatusUpdate","public":true,"media":false,"tags":[]}"#;
+        assert!(!serde_json::from_str::<TimelineNews>(old).map(|n| n.home).unwrap_or(true));
     }
 
     #[test]
