@@ -3,6 +3,7 @@
 //! with a [`Relayed`] body, so the storage error's kind survives the hop.
 
 pub mod alarm;
+pub mod head;
 pub mod live;
 pub mod post_likes;
 pub mod replica;

@@ -50,5 +50,6 @@ pub mod streaming;
 pub mod streams;
 pub mod tags;
 pub mod tally;
+pub mod timeline_heads;
 pub mod timelines;
 pub mod users;

@@ -15,9 +15,10 @@ use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::shard::group_by_database;
 use crate::domain::tags::{self, flags, IndexKey, Indexed};
+use crate::domain::timeline_head::HeadKey;
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::{originals, streams};
+use crate::services::{originals, streams, timeline_heads};
 use crate::store::posts::PostRow;
 use crate::store::timelines::{self as index, Entry, IndexRow, KeyWrite, Range};
 
@@ -57,9 +58,15 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
     let now = ctx.now;
     if let Some(post) = post.filter(|p| is_indexed(p)) {
         let entry = Entry { post_id: post.id, author_id: post.author_id, flags: as_indexed(post).flags() };
-        let written =
-            per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry, now).await })
-                .await?;
+        // The author's head replicas hear of it beside the write (the post itself committed
+        // before: a page re-reads it, so telling before the index row commits shows nothing
+        // that is not there).
+        let (written, _) = futures_util::future::join(
+            per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry, now).await }),
+            timeline_heads::tell(ctx, &now_keys, entry),
+        )
+        .await;
+        let written = written?;
         let (added, kept): (Vec<_>, Vec<_>) = written.into_iter().partition(|(_, w)| w.changed);
         streams::tell(ctx, post.id, streams::Change::Added, &added, entry.flags).await;
         if was.is_some() {
@@ -139,12 +146,12 @@ pub struct Page {
 }
 
 impl Query {
-    fn keys(&self) -> Vec<IndexKey> {
+    fn keys(&self) -> Vec<HeadKey> {
         match &self.source {
-            Source::Public => IndexKey::public_stripes(),
+            Source::Public => vec![HeadKey::Public],
             Source::Tag { name, any, .. } => {
-                let mut keys: Vec<IndexKey> = Vec::new();
-                for key in std::iter::once(name).chain(any).map(|n| IndexKey::tag(n)) {
+                let mut keys: Vec<HeadKey> = Vec::new();
+                for key in std::iter::once(name).chain(any).map(|n| HeadKey::tag(n)) {
                     if !keys.contains(&key) {
                         keys.push(key);
                     }
@@ -186,7 +193,7 @@ pub async fn page(ctx: &Ctx, viewer: UserId, query: &Query) -> ApiResult<Page> {
     let (mut newest, mut oldest, mut more) = (None::<i64>, None::<i64>, false);
     for _ in 0..PAGE_READS {
         let want = query.limit - shown.len();
-        let (rows, full) = merged(ctx, &keys, query.range(below, above, want)).await?;
+        let (rows, full) = merged(ctx, viewer, &keys, query.range(below, above, want)).await?;
         if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
             let (hi, lo) = if oldest_first {
                 (last.post_id.get(), first.post_id.get())
@@ -211,15 +218,19 @@ pub async fn page(ctx: &Ctx, viewer: UserId, query: &Query) -> ApiResult<Page> {
     Ok(Page { posts: shown, newest, oldest, more })
 }
 
-/// The keys' ranges read side by side and merged: the first `range.limit` distinct entries in
+/// The heads' ranges read side by side and merged: the first `range.limit` distinct entries in
 /// the range's order, and whether more may follow.
-async fn merged(ctx: &Ctx, keys: &[IndexKey], range: Range) -> ApiResult<(Vec<IndexRow>, bool)> {
-    let reads = keys.iter().map(|key| index::page(ctx.shards.index(key), key, range));
+async fn merged(
+    ctx: &Ctx,
+    viewer: UserId,
+    keys: &[HeadKey],
+    range: Range,
+) -> ApiResult<(Vec<IndexRow>, bool)> {
     let mut rows: Vec<IndexRow> = Vec::new();
     let mut full = false;
-    for read in join_all(reads).await {
-        let read = read?;
-        full |= read.len() == range.limit;
+    for read in join_all(keys.iter().map(|key| head_range(ctx, viewer, key, range))).await {
+        let (read, filled) = read?;
+        full |= filled;
         rows.extend(read);
     }
     rows.sort_by_key(|r| r.post_id);
@@ -232,6 +243,29 @@ async fn merged(ctx: &Ctx, keys: &[IndexKey], range: Range) -> ApiResult<(Vec<In
         full = true;
     }
     Ok((rows, full))
+}
+
+/// One head's range: from the viewer's replica of it, else from its keys' databases (a public
+/// head's four stripes side by side); whether one of them filled the range.
+async fn head_range(
+    ctx: &Ctx,
+    viewer: UserId,
+    key: &HeadKey,
+    range: Range,
+) -> ApiResult<(Vec<IndexRow>, bool)> {
+    if let Some(rows) = timeline_heads::read(ctx, viewer, key, range).await {
+        let filled = rows.len() == range.limit;
+        return Ok((rows, filled));
+    }
+    let keys = key.index_keys();
+    let mut rows = Vec::new();
+    let mut filled = false;
+    for read in join_all(keys.iter().map(|k| index::page(ctx.shards.index(k), k, range))).await {
+        let read = read?;
+        filled |= read.len() == range.limit;
+        rows.extend(read);
+    }
+    Ok((rows, filled))
 }
 
 /// The entries' posts the viewer may see now, as the timeline shows them.

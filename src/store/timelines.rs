@@ -12,13 +12,8 @@ use crate::domain::ids::{PostId, UserId};
 use crate::domain::snowflake::SNOWFLAKE_RANDOM_BITS;
 use crate::domain::tags::IndexKey;
 
-/// A post's entry, as written under each of its keys.
-#[derive(Debug, Clone, Copy)]
-pub struct Entry {
-    pub post_id: PostId,
-    pub author_id: UserId,
-    pub flags: i64,
-}
+/// A post's entry, as written under each of its keys (and as read back: [`IndexRow`]).
+pub use crate::domain::timeline_head::HeadEntry as Entry;
 
 /// What an index write found under one key: whether it changed the key's rows, and who
 /// listens to the key's stream now (read in the same batch, so telling them costs no trip).
@@ -98,26 +93,8 @@ async fn write_and_listen(
         .collect()
 }
 
-/// One index row read back.
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct IndexRow {
-    pub post_id: PostId,
-    pub author_id: UserId,
-    pub flags: i64,
-}
-
-/// A range of one key's entries: ids strictly between `above` and `below`, the newest first
-/// (or the oldest first with `oldest_first`, for Mastodon's `min_id`), leaving out entries
-/// with any of the `without` flags and keeping only those with all of the `with` flags.
-#[derive(Debug, Clone, Copy)]
-pub struct Range {
-    pub below: i64,
-    pub above: i64,
-    pub oldest_first: bool,
-    pub without: i64,
-    pub with: i64,
-    pub limit: usize,
-}
+/// One index row read back (the head replicas hold the same rows).
+pub use crate::domain::timeline_head::{HeadEntry as IndexRow, Range};
 
 pub async fn page(db: IndexDb<'_>, key: &IndexKey, range: Range) -> StoreResult<Vec<IndexRow>> {
     let order = if range.oldest_first { "ASC" } else { "DESC" };

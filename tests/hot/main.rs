@@ -21,6 +21,9 @@ const DEADLINE: Duration = Duration::from_secs(60);
 const DATABASES: usize = 4;
 const LEASE_SECONDS: u64 = 4;
 const COUNTS_SECONDS: u64 = 3;
+/// The timeline heads' replicas answer from memory this long after a load (the harness's
+/// default is 0: a load on every read).
+const HEAD_TTL_MS: u64 = 3_000;
 
 fn setup() {
     let vars = [
@@ -31,6 +34,7 @@ fn setup() {
         ("HOT_DIRECTORY_TTL_SECONDS", "0".to_string()),
         ("REPLICA_WRITE_TIMEOUT_MS", "1000".to_string()),
         ("REPLICA_READ_TIMEOUT_MS", "700".to_string()),
+        ("TIMELINE_HEAD_TTL_MS", HEAD_TTL_MS.to_string()),
     ];
     let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     init_server_on(ServerOptions { label: "hot".into(), vars, port: None }, DATABASES, 1);
@@ -279,4 +283,60 @@ fn counts_on_hot_posts_lag_by_a_bound_and_are_never_doubled() {
         });
     }
     assert!(liked.elapsed() <= bound + Duration::from_secs(5), "within the stated bound");
+}
+
+fn tag_page(reader: &User, tag: &str) -> (Vec<String>, Resp) {
+    let r = reader.get(&format!("/api/v1/timelines/tag/{tag}?limit=10"));
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let ids =
+        r.body.as_array().expect("a list").iter().map(|s| s["id"].as_str().unwrap().to_string()).collect();
+    (ids, r)
+}
+
+#[test]
+fn a_hot_tags_pages_read_its_head_replica_and_its_database_once_per_ttl() {
+    setup();
+    let author = register("hk_author");
+    let reader = register("hk_reader");
+    let tag = format!("hotkey{}", &reader.id[reader.id.len() - 6..]);
+    let first = id_of(&author.publish(&format!("the first of #{tag}"), "public"));
+    let (seen, _) = poll("the post in the tag timeline", DEADLINE, || {
+        let (ids, r) = tag_page(&reader, &tag);
+        ids.contains(&first).then_some((ids, r))
+    });
+    assert_eq!(seen, vec![first.clone()]);
+    // Right after a read that loaded the head (it read the tag's database), the next reads
+    // within the TTL are answered from memory: one statement fewer (the range read), the same
+    // page. Reads keep going until one loads (the TTL ran out), then the next must not.
+    let (loaded, cached) = poll("a load, then a read from memory", DEADLINE, || {
+        let (a, ra) = tag_page(&reader, &tag);
+        let (b, rb) = tag_page(&reader, &tag);
+        assert_eq!(a, b, "the same page either way");
+        (ra.timing("statements") > rb.timing("statements")).then_some((ra, rb))
+    });
+    assert_eq!(
+        loaded.timing("statements"),
+        cached.timing("statements") + 1,
+        "a load is the tag's one range read: {:?} vs {:?}",
+        loaded.server_timing,
+        cached.server_timing
+    );
+    assert!(cached.timing("calls") >= 1, "the replica: {:?}", cached.server_timing);
+    // The author sees their next post at once (their index write told their replica); any
+    // reader within the TTL.
+    let second = id_of(&author.publish(&format!("the second of #{tag}"), "public"));
+    let (own, _) = tag_page(&author, &tag);
+    assert_eq!(own.first(), Some(&second), "the author's own post at once: {own:?}");
+    let started = Instant::now();
+    poll("the second post for the reader", DEADLINE, || {
+        tag_page(&reader, &tag).0.contains(&second).then_some(())
+    });
+    assert!(
+        started.elapsed() < Duration::from_millis(HEAD_TTL_MS) + Duration::from_secs(5),
+        "a reader waits at most about the TTL: {:?}",
+        started.elapsed()
+    );
+    // A delete shows at once for everyone: every entry's post is read again on each page.
+    author.delete(&format!("/v1/posts/{second}")).expect(204);
+    assert!(!tag_page(&reader, &tag).0.contains(&second), "a deleted post never shows from a head");
 }

@@ -50,6 +50,7 @@ pub mod tags;
 pub mod thread;
 pub mod throttle;
 pub mod time;
+pub mod timeline_head;
 pub mod token;
 pub mod top;
 pub mod validate;
