@@ -75,6 +75,8 @@ pub struct ReconcileReport {
     pub discovery_refreshed: usize,
     /// Ended polls whose author and voters were told this pass (`services/polls.rs`).
     pub polls_ended: usize,
+    /// Due scheduled posts published, dropped, left for the next pass (`services/scheduled.rs`).
+    pub scheduled: super::scheduled::ScheduledPass,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -163,6 +165,7 @@ async fn database_share(
 ) -> ApiResult<ReconcileReport> {
     let since = since(ctx, db).await?;
     let mut report = database_pass(ctx, db, replay_dead, since).await?;
+    report.scheduled = super::scheduled::publish_due(ctx, db).await?;
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
     report.orphan_handles_released = super::users::release_orphan_claims(ctx, db).await?;
     report.graph = super::graph::repair_slice(ctx, db).await?;
@@ -263,6 +266,7 @@ impl ReconcileReport {
         self.comment_moves.add(part.comment_moves);
         self.discovery_refreshed += part.discovery_refreshed;
         self.polls_ended += part.polls_ended;
+        self.scheduled.add(part.scheduled);
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }
