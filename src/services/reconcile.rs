@@ -111,8 +111,10 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
 /// index), then the control share here. Each share runs in a consumer invocation of its own.
 pub async fn fan_out(ctx: &Ctx, replay_dead: bool) -> ApiResult<FannedOut> {
     let databases = ctx.databases().len();
-    let shares = (0..databases)
-        .map(|i| ReconcileDatabase { reconcile_database: i, replay_dead, comment_moves: false }.into());
+    let shares = (0..databases).map(|i| {
+        ReconcileDatabase { reconcile_database: i, replay_dead, comment_moves: false, scheduled: false }
+            .into()
+    });
     send_batch(ctx, shares).await?;
     control_share(ctx).await?;
     Ok(FannedOut { databases_queued: databases, queues: queue_count(ctx) })
@@ -123,6 +125,10 @@ pub async fn run_share(ctx: &Ctx, job: ReconcileDatabase) -> ApiResult<()> {
     if job.comment_moves {
         let Some(db) = ctx.shards.database(job.reconcile_database) else { return Ok(()) };
         return super::comment_moves::chain_step(ctx, db).await;
+    }
+    if job.scheduled {
+        let Some(db) = ctx.shards.database(job.reconcile_database) else { return Ok(()) };
+        return super::scheduled::chain_step(ctx, db).await;
     }
     let report = share_counted(ctx, job.reconcile_database, job.replay_dead, Refresh::WhenDue).await?;
     worker::console_log!("reconcile DB_{}: {report:?}", job.reconcile_database);

@@ -11,23 +11,30 @@ use serde::Serialize;
 use crate::context::{id_seed, Ctx};
 use crate::domain::ids::{ScheduledId, UserId};
 use crate::domain::media::Attachment;
+use crate::domain::queue::ReconcileDatabase;
 use crate::domain::scheduled::{StatusParams, StatusRequest, Stored};
 use crate::domain::validate::IdempotencyKey;
 use crate::error::{ApiError, ApiResult};
 use crate::services::comments;
 use crate::services::posts::{self, Draft};
+use crate::services::queue::send::send_batch;
 use crate::store::error::Conflict;
 use crate::store::media as media_rows;
 use crate::store::scheduled::{
     self as store, Bounds, DueRow, NewScheduled, Rescheduled, Scheduled, ScheduledRow,
 };
-use crate::store::{AnyDb, StoreError};
+use crate::store::{batch, stats, AnyDb, StoreError};
 
-/// Scheduled posts one database's cron share publishes: each is a publish (~15 D1 statements
-/// with its checks), so this keeps a share's statements well inside D1's 1,000 per invocation.
-/// The rest wait for the next pass, a minute later: a post is late by up to a minute (the
-/// cron's period) plus a minute for each 20 due before it on its database.
-pub const PUBLISH_PER_PASS: usize = 20;
+/// Due scheduled posts one slice publishes: each is a publish (~15 D1 statements with its
+/// checks), so a slice stays well inside a share's statement bound and a queue batch of slices
+/// inside D1's 1,000 statements per invocation. The cron share publishes one slice; a full one
+/// (a backlog) starts a chain of slices on the queue, each its own invocation, until the due
+/// ones are published: a post is late by up to the cron's minute, plus the chain's pace.
+pub const PUBLISH_PER_SLICE: usize = 5;
+/// When this database's chain last took a step (in its `stats`): a new chain starts only
+/// unless one ran within [`CHAIN_STALE_MS`] (a chain whose message was lost restarts then).
+const CHAIN_MARK: &str = "scheduled_chain_at";
+const CHAIN_STALE_MS: i64 = 2 * 60_000;
 
 const NOT_FOUND: ApiError = ApiError::NotFound("no such scheduled status");
 
@@ -171,6 +178,9 @@ pub struct ScheduledPass {
     pub dropped: usize,
     /// Left for the next pass (a storage failure, a frozen shard).
     pub waiting: usize,
+    /// The slice was full: more may be due.
+    #[serde(skip)]
+    pub more: bool,
 }
 
 impl ScheduledPass {
@@ -188,12 +198,47 @@ enum Outcome {
     Gone,
 }
 
-/// The cron share's step: publishes up to [`PUBLISH_PER_PASS`] due posts of `db`.
+/// The cron share's step: one slice of `db`'s due posts; a full one starts a chain of slices
+/// on the queue if none runs.
 pub async fn publish_due(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<ScheduledPass> {
+    let pass = slice(ctx, db).await?;
+    if pass.more {
+        let running = stats::value(db, CHAIN_MARK).await?.is_some_and(|at| ctx.now - at < CHAIN_STALE_MS);
+        if !running {
+            next_in_chain(ctx, db).await?;
+        }
+    }
+    Ok(pass)
+}
+
+/// A chain's message: one slice, and the next message while due posts remain.
+pub async fn chain_step(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
+    let pass = slice(ctx, db).await?;
+    worker::console_log!("scheduled posts on DB_{}: {pass:?}", db.index());
+    if pass.more {
+        next_in_chain(ctx, db).await?;
+    }
+    Ok(())
+}
+
+async fn next_in_chain(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
+    batch(db, vec![stats::set(db, CHAIN_MARK, ctx.now)?]).await?;
+    let job = ReconcileDatabase {
+        reconcile_database: db.index(),
+        replay_dead: false,
+        comment_moves: false,
+        scheduled: true,
+    };
+    send_batch(ctx, [job.into()]).await
+}
+
+/// Up to [`PUBLISH_PER_SLICE`] due posts of `db`, the longest due first, one after another.
+async fn slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<ScheduledPass> {
     let held = ctx.shard_map().shards_on(db.index());
+    let due = store::due(db, ctx.now, &held, PUBLISH_PER_SLICE).await?;
     let mut pass = ScheduledPass::default();
-    for row in store::due(db, ctx.now, &held, PUBLISH_PER_PASS).await? {
-        match publish_one(ctx, db, &row).await {
+    for row in &due {
+        match publish_one(ctx, db, row).await {
             Ok(Outcome::Published) => pass.published += 1,
             Ok(Outcome::Dropped) => pass.dropped += 1,
             Ok(Outcome::Gone) => {}
@@ -203,6 +248,8 @@ pub async fn publish_due(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<ScheduledPass> {
             }
         }
     }
+    // More may be due; a slice that only met failures waits for the next pass instead.
+    pass.more = due.len() == PUBLISH_PER_SLICE && pass.waiting < due.len();
     Ok(pass)
 }
 
