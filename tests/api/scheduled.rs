@@ -208,7 +208,7 @@ fn refused_requests_change_nothing() {
         (json!({ "status": "bad date", "scheduled_at": "tomorrow at noon" }), "scheduled_at"),
         (json!({ "status": "bad date", "scheduled_at": "2030-02-30T10:00:00Z" }), "scheduled_at"),
         (json!({ "status": "too far", "scheduled_at": at(400 * DAY_MS) }), "scheduled_at"),
-        (json!({ "status": "", "scheduled_at": at(DAY_MS) }), "status"),
+        (json!({ "status": "", "scheduled_at": at(DAY_MS) }), "empty"),
         (json!({ "status": "x", "visibility": "everyone", "scheduled_at": at(DAY_MS) }), "visibility"),
         (
             json!({ "status": "x", "poll": { "options": ["one"], "expires_in": 600 }, "scheduled_at": at(DAY_MS) }),
@@ -217,7 +217,7 @@ fn refused_requests_change_nothing() {
         (json!({ "status": "x", "media_ids": [bobs_upload], "scheduled_at": at(DAY_MS) }), "media_ids"),
         (
             json!({ "status": "x", "quote_approval_policy": "all", "scheduled_at": at(DAY_MS) }),
-            "quote_approval_policy",
+            "public, followers",
         ),
     ];
     for (body, field) in cases {
@@ -349,7 +349,8 @@ fn what_changed_by_then_is_checked_again_and_cancelling_frees_the_upload() {
     let media = id_of(&upload(&suspended, &png(), "s.png", &[]).expect(200));
     let body = json!({ "status": "suspended later", "media_ids": [media], "scheduled_at": at(DAY_MS) });
     let theirs_scheduled = schedule(&suspended, body).expect(200);
-    admin("POST", &format!("/v1/admin/users/{}/suspend", suspended.id), Some(&json!({}))).expect(200);
+    let reason = json!({ "reason": "a test" });
+    admin("POST", &format!("/v1/admin/users/{}/suspend", suspended.id), Some(&reason)).expect(200);
     make_due(&alice, &id_of(&reply));
     make_due(&alice, &id_of(&blocked));
     make_due(&suspended, &id_of(&theirs_scheduled));
