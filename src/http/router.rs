@@ -12,7 +12,7 @@
 //! `HEAD` wherever there is a `GET`).
 
 use super::limits::{Limit, LimitClass};
-use crate::domain::ids::{CommentId, FilterId, ListId, MediaId, NotificationId, PostId, UserId};
+use crate::domain::ids::{CommentId, FilterId, ListId, MediaId, NotificationId, PostId, ScheduledId, UserId};
 use crate::domain::media::{parse_served, ServedFile};
 use crate::domain::moderation::{Action, Target};
 use crate::domain::notifications::GroupKey;
@@ -215,6 +215,19 @@ pub enum MastodonRoute {
     Profile(ProfileRoute),
     /// A status's extras (`http/mastodon/extras.rs`): history, source, mute, pin.
     Extra(StatusExtra),
+    /// Scheduled statuses (`http/mastodon/scheduled.rs`).
+    Scheduled(ScheduledRoute),
+}
+
+/// The Mastodon routes of scheduled statuses (made by `POST /api/v1/statuses` with
+/// `scheduled_at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduledRoute {
+    List,
+    Get(ScheduledId),
+    /// `PUT`: a new `scheduled_at`.
+    Reschedule(ScheduledId),
+    Cancel(ScheduledId),
 }
 
 /// The Mastodon routes of discovery.
@@ -491,6 +504,8 @@ pub enum TestHook {
     /// Write a comment of the old kind (as comments were before replies were posts), with its
     /// notification: what the moves of old comments start from (migration 0034).
     OldComment,
+    /// Make a scheduled post due now (its time moved to the present).
+    Scheduled,
 }
 
 impl TestHook {
@@ -518,6 +533,7 @@ impl TestHook {
         ("floor_object", Self::FloorObject),
         ("floor_d1", Self::FloorD1),
         ("old_comment", Self::OldComment),
+        ("scheduled", Self::Scheduled),
     ];
 
     fn parse(name: &str) -> Option<Self> {
@@ -726,6 +742,10 @@ fn tag(segment: &str, route: fn(TagName) -> TagRoute) -> Option<UserRoute> {
 
 fn account_action(id: &str, action: AccountAction) -> Option<UserRoute> {
     mastodon(M::AccountAction(UserId::parse(id)?, action))
+}
+
+fn scheduled(id: &str, route: fn(ScheduledId) -> ScheduledRoute) -> Option<UserRoute> {
+    mastodon(M::Scheduled(route(ScheduledId::parse(id)?)))
 }
 
 fn status(id: &str, route: fn(PostId) -> MastodonRoute) -> Option<UserRoute> {
@@ -1325,6 +1345,18 @@ pub const ROUTES: &[PathRow] = &[
         &[("POST", user(WRITE, Write, Class(L::Likes), |id| status(id, |p| M::Extra(StatusExtra::Vote(p)))))],
     ),
     path(
+        "/api/v1/scheduled_statuses",
+        &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Scheduled(ScheduledRoute::List))))],
+    ),
+    path(
+        "/api/v1/scheduled_statuses/{id}",
+        &[
+            ("GET", user(READ, Read, Limit::None, |id| scheduled(id, ScheduledRoute::Get))),
+            ("PUT", user(WRITE, Write, Class(L::Posts), |id| scheduled(id, ScheduledRoute::Reschedule))),
+            ("DELETE", user(WRITE, Write, Class(L::Posts), |id| scheduled(id, ScheduledRoute::Cancel))),
+        ],
+    ),
+    path(
         "/api/v1/bookmarks",
         &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Own(Own::Bookmarks))))],
     ),
@@ -1835,6 +1867,10 @@ mod tests {
         POST   /api/v1/statuses/{id}/unpin                write        write posts
         GET    /api/v1/polls/{id}                         read         read  -
         POST   /api/v1/polls/{id}/votes                   write        write likes
+        GET    /api/v1/scheduled_statuses                 read         read  -
+        GET    /api/v1/scheduled_statuses/{id}            read         read  -
+        PUT    /api/v1/scheduled_statuses/{id}            write        write posts
+        DELETE /api/v1/scheduled_statuses/{id}            write        write posts
         GET    /api/v1/bookmarks                          read         read  -
         GET    /api/v1/conversations                      read         read  -
         DELETE /api/v1/conversations/{id}                 write        write -

@@ -54,6 +54,7 @@ pub async fn boost(ctx: &Ctx, booster: UserId, id: PostId) -> ApiResult<PostRow>
         created_at: ctx.now,
         idempotency: None,
         poll: None,
+        scheduled: None,
     };
     let sent_at = ctx.clock();
     let mut row = match posts::publish(ctx.user_db(booster), new, ctx.now, id_seed()?).await {

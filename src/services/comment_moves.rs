@@ -84,7 +84,12 @@ pub async fn chain_step(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
 
 async fn next_in_chain(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
     batch(db, vec![stats::set(db, CHAIN_MARK, ctx.now)?]).await?;
-    let job = ReconcileDatabase { reconcile_database: db.index(), replay_dead: false, comment_moves: true };
+    let job = ReconcileDatabase {
+        reconcile_database: db.index(),
+        replay_dead: false,
+        comment_moves: true,
+        scheduled: false,
+    };
     send_batch(ctx, [job.into()]).await
 }
 

@@ -258,6 +258,34 @@ impl StatusTag {
     }
 }
 
+/// Mastodon's ScheduledStatus: the request as `params` (`domain::scheduled::StatusParams`), the
+/// time with milliseconds (as Mastodon's JSON renders times, and clients compare what they sent),
+/// and the uploads it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScheduledStatus {
+    id: String,
+    scheduled_at: String,
+    params: crate::domain::scheduled::StatusParams,
+    media_attachments: Vec<MediaAttachment>,
+}
+
+impl ScheduledStatus {
+    /// Scheduled post `id` due `at`, its request and the uploads it holds.
+    pub fn new(
+        origin: &str,
+        (id, at): (i64, i64),
+        params: &crate::domain::scheduled::StatusParams,
+        media: &[Attachment],
+    ) -> ScheduledStatus {
+        ScheduledStatus {
+            id: id.to_string(),
+            scheduled_at: format_rfc3339(at),
+            params: params.clone(),
+            media_attachments: media.iter().map(|a| MediaAttachment::new(origin, a)).collect(),
+        }
+    }
+}
+
 /// Mastodon's MediaAttachment (images only: `type` is always `image`; no thumbnails are made, so
 /// the preview is the original, and `meta.small` is absent as Mastodon allows).
 #[derive(Debug, Clone, Serialize)]

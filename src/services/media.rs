@@ -88,9 +88,15 @@ pub async fn describe(
 }
 
 /// The attachments a new status names (`ids` from `domain::media::media_ids`), in order: each
-/// an upload of the author's, not attached, not gone. Anything else is a 422 on `media_ids`,
-/// before anything changes.
-pub async fn for_post(ctx: &Ctx, author: UserId, ids: &[i64]) -> ApiResult<Vec<Attachment>> {
+/// an upload of the author's, not attached, not gone, not waiting for a scheduled post other
+/// than `scheduled` (the one publishing). Anything else is a 422 on `media_ids`, before
+/// anything changes.
+pub async fn for_post(
+    ctx: &Ctx,
+    author: UserId,
+    ids: &[i64],
+    scheduled: Option<i64>,
+) -> ApiResult<Vec<Attachment>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -99,7 +105,12 @@ pub async fn for_post(ctx: &Ctx, author: UserId, ids: &[i64]) -> ApiResult<Vec<A
         .map(|id| {
             let row = found.iter().find(|r| r.id.get() == *id);
             match row {
-                Some(row) if row.post_id.is_none() && row.profile.is_none() && row.servable() => {
+                Some(row)
+                    if row.post_id.is_none()
+                        && row.profile.is_none()
+                        && (row.scheduled_id.is_none() || row.scheduled_id == scheduled)
+                        && row.servable() =>
+                {
                     Ok(row.attachment()?)
                 }
                 Some(_) => Err(ApiError::field(

@@ -44,6 +44,7 @@ pub mod replicas;
 pub mod replies;
 pub mod reports;
 pub mod saved;
+pub mod scheduled;
 pub mod shard_move;
 pub mod stats;
 pub mod streaming;

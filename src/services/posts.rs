@@ -9,10 +9,12 @@ use sha2::{Digest, Sha256};
 use crate::context::{id_seed, Ctx};
 use crate::domain::edit::PostEdit;
 use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::media::Attachment;
 use crate::domain::mentions::Mentioned;
 use crate::domain::polls::PollDraft;
 use crate::domain::quotes::QuotePolicy;
 use crate::domain::replica::Change;
+use crate::domain::scheduled::StatusRequest;
 use crate::domain::validate::{IdempotencyKey, PostBody};
 use crate::domain::visibility::{narrower, Visibility};
 use crate::domain::warning::ContentWarning;
@@ -96,6 +98,26 @@ pub struct Draft<'a> {
     pub poll: Option<&'a PollDraft>,
 }
 
+impl<'a> Draft<'a> {
+    /// A checked status request (`POST /api/v1/statuses`, or a scheduled post's) with its
+    /// reply's target, checked by the caller, and the domain its mentions name.
+    pub fn of(request: &'a StatusRequest, domain: &'a str, reply: Option<replies::Target>) -> Draft<'a> {
+        Draft {
+            text: &request.text,
+            visibility: request.visibility,
+            unlisted: request.unlisted,
+            warning: &request.warning,
+            media: &request.media,
+            domain,
+            allowed_mentions: request.allowed_mentions.as_deref(),
+            quote: request.quote,
+            quote_policy: request.quote_policy,
+            reply,
+            poll: request.poll.as_ref(),
+        }
+    }
+}
+
 /// Publishes `author`'s post now; with `key`, a repeat of the same request answers the same
 /// post (and a different request under the key is refused). The post as its author sees it.
 pub async fn publish(
@@ -104,12 +126,39 @@ pub async fn publish(
     draft: &Draft<'_>,
     key: Option<&IdempotencyKey>,
 ) -> ApiResult<PostRow> {
+    publish_as(ctx, author, draft, key, None).await
+}
+
+/// Publishes scheduled post `id` (`services/scheduled.rs`) through the same path, under a key of
+/// its own, with its row deleted in the publish batch: a second pass, or a retry after a stop,
+/// finds the post the first made and publishes nothing.
+pub async fn publish_scheduled(ctx: &Ctx, author: UserId, draft: &Draft<'_>, id: i64) -> ApiResult<PostRow> {
+    publish_as(ctx, author, draft, Some(&IdempotencyKey::of_scheduled(id)), Some(id)).await
+}
+
+/// What a publish checks before it writes (the quote, the uploads, `allowed_mentions`; the
+/// reply's target is the caller's), without writing: a scheduled post is checked by the rules
+/// it will publish by. The attachments it names.
+pub async fn check(ctx: &Ctx, author: UserId, draft: &Draft<'_>) -> ApiResult<Vec<Attachment>> {
+    links_of(ctx, author, draft).await?;
+    let media = media::for_post(ctx, author, draft.media, None).await?;
+    mentions_of(ctx, draft).await?;
+    Ok(media)
+}
+
+async fn publish_as(
+    ctx: &Ctx,
+    author: UserId,
+    draft: &Draft<'_>,
+    key: Option<&IdempotencyKey>,
+    scheduled: Option<i64>,
+) -> ApiResult<PostRow> {
     let Draft { text, warning, media, .. } = *draft;
     let (quoted, reply) = links_of(ctx, author, draft).await?;
     let visibility = reply.as_ref().map_or(draft.visibility, |r| narrower(draft.visibility, r.widest));
     let idempotency =
         key.map(|key| IdempotencyScope::new(author, "publish", key, fingerprint(draft, quoted)));
-    let media = match media::for_post(ctx, author, media).await {
+    let media = match media::for_post(ctx, author, media, scheduled).await {
         Ok(media) => media,
         // A retry with uploads finds them attached, by the post it made: that post answers it
         // (the key is read only here, or in the store once the batch finds it taken).
@@ -139,6 +188,7 @@ pub async fn publish(
         created_at: ctx.now,
         idempotency,
         poll: draft.poll,
+        scheduled,
     };
     // The author is the token's user, confirmed on this request: a post whose author row is gone
     // (its foreign key) means that user is gone meanwhile.
@@ -249,6 +299,7 @@ pub async fn import(
         created_at,
         idempotency,
         poll: None,
+        scheduled: None,
     };
     // The author row checked above, gone meanwhile: answered as that check would have.
     let post = commit(ctx, post, ApiError::field("author_id", "no such user")).await?;

@@ -75,6 +75,8 @@ pub struct ReconcileReport {
     pub discovery_refreshed: usize,
     /// Ended polls whose author and voters were told this pass (`services/polls.rs`).
     pub polls_ended: usize,
+    /// Due scheduled posts published, dropped, left for the next pass (`services/scheduled.rs`).
+    pub scheduled: super::scheduled::ScheduledPass,
     /// Database shares this report adds up.
     pub databases: usize,
     /// The most D1 statements one share made, each counted on its own: what one invocation of
@@ -109,8 +111,10 @@ pub async fn run_pass(ctx: &Ctx, replay_dead: bool) -> ApiResult<ReconcileReport
 /// index), then the control share here. Each share runs in a consumer invocation of its own.
 pub async fn fan_out(ctx: &Ctx, replay_dead: bool) -> ApiResult<FannedOut> {
     let databases = ctx.databases().len();
-    let shares = (0..databases)
-        .map(|i| ReconcileDatabase { reconcile_database: i, replay_dead, comment_moves: false }.into());
+    let shares = (0..databases).map(|i| {
+        ReconcileDatabase { reconcile_database: i, replay_dead, comment_moves: false, scheduled: false }
+            .into()
+    });
     send_batch(ctx, shares).await?;
     control_share(ctx).await?;
     Ok(FannedOut { databases_queued: databases, queues: queue_count(ctx) })
@@ -121,6 +125,10 @@ pub async fn run_share(ctx: &Ctx, job: ReconcileDatabase) -> ApiResult<()> {
     if job.comment_moves {
         let Some(db) = ctx.shards.database(job.reconcile_database) else { return Ok(()) };
         return super::comment_moves::chain_step(ctx, db).await;
+    }
+    if job.scheduled {
+        let Some(db) = ctx.shards.database(job.reconcile_database) else { return Ok(()) };
+        return super::scheduled::chain_step(ctx, db).await;
     }
     let report = share_counted(ctx, job.reconcile_database, job.replay_dead, Refresh::WhenDue).await?;
     worker::console_log!("reconcile DB_{}: {report:?}", job.reconcile_database);
@@ -163,6 +171,7 @@ async fn database_share(
 ) -> ApiResult<ReconcileReport> {
     let since = since(ctx, db).await?;
     let mut report = database_pass(ctx, db, replay_dead, since).await?;
+    report.scheduled = super::scheduled::publish_due(ctx, db).await?;
     report.inactive_edges_unpushed = super::policy::sweep_inactive(ctx, db).await?;
     report.orphan_handles_released = super::users::release_orphan_claims(ctx, db).await?;
     report.graph = super::graph::repair_slice(ctx, db).await?;
@@ -263,6 +272,7 @@ impl ReconcileReport {
         self.comment_moves.add(part.comment_moves);
         self.discovery_refreshed += part.discovery_refreshed;
         self.polls_ended += part.polls_ended;
+        self.scheduled.add(part.scheduled);
         self.databases += part.databases;
         self.share_statements_max = self.share_statements_max.max(part.share_statements_max);
     }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use worker::D1PreparedStatement;
 
 use super::snowflake::insert_with_fresh_id;
-use super::{all, batch, first, id_list, int, opt_num, opt_text, run, stmt, text, AnyDb, UserDb};
+use super::{all, batch, first, id_list, int, opt_int, opt_num, opt_text, run, stmt, text, AnyDb, UserDb};
 use super::{StoreError, StoreResult};
 use crate::domain::ids::{MediaId, PostId, UserId};
 use crate::domain::media::{Attachment, Focus, ImageInfo, ImageKind};
@@ -30,6 +30,9 @@ pub struct MediaRow {
     /// `avatar` or `header` while it is its uploader's profile image (migration 0036).
     #[serde(default)]
     pub profile: Option<String>,
+    /// The scheduled post it waits for (migration 0043).
+    #[serde(default)]
+    pub scheduled_id: Option<i64>,
     /// 1 while the post it is attached to is live and not taken down (0 without a post).
     post_live: i64,
     uploader_suspended: i64,
@@ -37,7 +40,7 @@ pub struct MediaRow {
 }
 
 const COLUMNS: &str = "m.id, m.user_id, m.url_key, m.kind, m.width, m.height, m.size, m.description, \
-     m.focus_x, m.focus_y, m.created_at, m.post_id, m.profile, \
+     m.focus_x, m.focus_y, m.created_at, m.post_id, m.profile, m.scheduled_id, \
      COALESCE(p.deleted_at IS NULL AND p.taken_down_at IS NULL, 0) AS post_live, \
      COALESCE(u.suspended_at IS NOT NULL, 0) AS uploader_suspended, m.gone_at IS NOT NULL AS gone \
      FROM media m LEFT JOIN posts p ON p.id = m.post_id LEFT JOIN users u ON u.id = m.user_id";
@@ -151,11 +154,13 @@ pub async fn describe(
     Ok(changed > 0)
 }
 
-/// The publish batch's statements that attach `media` to post `post` (the trigger of migration
-/// 0027 aborts the batch if one is already another post's or gone: [`super::error::Conflict::MediaAttached`]).
+/// The publish batch's statements that attach `media` to post `post` (the triggers of
+/// migrations 0027 and 0043 abort the batch if one is already another post's, gone, or waiting
+/// for a scheduled post other than `scheduled`, the one publishing:
+/// [`super::error::Conflict::MediaAttached`]).
 pub fn attach_statements(
     db: UserDb<'_>,
-    post: i64,
+    (post, scheduled): (i64, Option<i64>),
     author: UserId,
     media: &[Attachment],
 ) -> StoreResult<Vec<D1PreparedStatement>> {
@@ -164,8 +169,10 @@ pub fn attach_statements(
         .map(|a| {
             stmt(
                 db,
-                "UPDATE media SET post_id = ?1 WHERE id = ?2 AND user_id = ?3",
-                &[int(post), int(a.id), int(author)],
+                "UPDATE media SET post_id = ?1, \
+                   scheduled_id = CASE WHEN scheduled_id = ?4 THEN NULL ELSE scheduled_id END \
+                 WHERE id = ?2 AND user_id = ?3",
+                &[int(post), int(a.id), int(author), opt_int(scheduled)],
             )
         })
         .collect()
@@ -178,7 +185,8 @@ pub fn gone_statement(db: AnyDb<'_>, post: PostId, now: i64) -> StoreResult<D1Pr
 }
 
 /// Marks up to `limit` uploads never attached and created before `unattached_before` as gone
-/// (no longer served, never attachable); how many.
+/// (no longer served, never attachable); how many. One waiting for a scheduled post is left
+/// alone however old (its post attaches it, or its cancel lets it go).
 pub async fn expire_unattached(
     db: AnyDb<'_>,
     unattached_before: i64,
@@ -188,7 +196,8 @@ pub async fn expire_unattached(
     run(
         db,
         "UPDATE media SET gone_at = ?2 WHERE id IN (SELECT id FROM media \
-           WHERE post_id IS NULL AND profile IS NULL AND created_at < ?1 AND gone_at IS NULL LIMIT ?3)",
+           WHERE post_id IS NULL AND profile IS NULL AND scheduled_id IS NULL AND created_at < ?1 \
+             AND gone_at IS NULL LIMIT ?3)",
         &[int(unattached_before), int(now), int(limit as i64)],
     )
     .await

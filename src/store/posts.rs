@@ -430,6 +430,9 @@ pub struct NewPost<'a> {
     pub idempotency: Option<IdempotencyScope>,
     /// Its poll (checked by `domain::polls::PollDraft::parse`).
     pub poll: Option<&'a PollDraft>,
+    /// The scheduled post it publishes (`store/scheduled.rs`): its row is deleted in this batch,
+    /// which aborts if the row is gone or not due (needs `idempotency`).
+    pub scheduled: Option<i64>,
 }
 
 /// What a publish answers: the post as its author sees it, read in the publish's own round trip
@@ -525,6 +528,32 @@ fn media_column(media: &[Attachment]) -> StoreResult<worker::wasm_bindgen::JsVal
     Ok(opt_text(json.map_err(|e| StoreError::Internal(e.to_string()))?.as_deref()))
 }
 
+/// The publish batch's idempotency key, and for a scheduled post its row's delete after it
+/// (the key's `request_hash` is read from that row: gone or not due, the batch aborts).
+fn key_statements(db: UserDb<'_>, post: &NewPost<'_>, now: i64) -> StoreResult<Vec<D1PreparedStatement>> {
+    let Some(scope) = &post.idempotency else { return Ok(Vec::new()) };
+    let mut params = vec![int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)];
+    let hash = match post.scheduled {
+        Some(scheduled) => {
+            params.push(int(scheduled));
+            super::scheduled::guard_sql("?3", "?5", "?4")
+        }
+        None => "?3".to_owned(),
+    };
+    let mut statements = vec![stmt(
+        db,
+        &format!(
+            "INSERT INTO idempotency_keys (user_id, key, request_hash, post_id, created_at) \
+             VALUES (?1, ?2, {hash}, (SELECT post_id FROM outbox WHERE id = last_insert_rowid()), ?4)"
+        ),
+        &params,
+    )?];
+    if let Some(scheduled) = post.scheduled {
+        statements.push(super::scheduled::consume_statement(db, post.author_id, scheduled)?);
+    }
+    Ok(statements)
+}
+
 fn publish_statements(
     db: UserDb<'_>,
     post: &NewPost<'_>,
@@ -545,18 +574,11 @@ fn publish_statements(
             &[int(post.author_id), int(created_at), int(now), super::outbox::shard_param(post.author_id)],
         )?,
     ];
-    if let Some(scope) = &post.idempotency {
-        statements.push(stmt(
-            db,
-            "INSERT INTO idempotency_keys (user_id, key, request_hash, post_id, created_at) \
-             VALUES (?1, ?2, ?3, (SELECT post_id FROM outbox WHERE id = last_insert_rowid()), ?4)",
-            &[int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)],
-        )?);
-    }
+    statements.extend(key_statements(db, post, now)?);
     if let Some(poll) = post.poll {
         statements.push(super::polls::insert_statement(db, (id, post.author_id), poll, created_at)?);
     }
-    statements.extend(super::media::attach_statements(db, id, post.author_id, post.media)?);
+    statements.extend(super::media::attach_statements(db, (id, post.scheduled), post.author_id, post.media)?);
     // The author's posting rate (hybrid fan-out policy) moves in the same batch, no extra trip,
     // and so does the rolling count the fan-out health figure divides by.
     statements.push(super::policy::count_post(db, post.author_id, created_at, now)?);

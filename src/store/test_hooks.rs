@@ -221,6 +221,13 @@ pub async fn age_media(db: UserDb<'_>, media: MediaId, ms: i64) -> StoreResult<(
     Ok((row.is_some(), row.is_some_and(|r| r.gone != 0)))
 }
 
+/// Moves a scheduled post's time to `at` (a test makes one due without waiting 5 minutes);
+/// whether the row exists.
+pub async fn move_scheduled(db: UserDb<'_>, user: UserId, id: i64, at: i64) -> StoreResult<bool> {
+    let sql = "UPDATE scheduled_statuses SET scheduled_at = ?3 WHERE user_id = ?1 AND id = ?2";
+    Ok(run(db, sql, &[int(user), int(id), int(at)]).await? > 0)
+}
+
 /// Ends a sign-in throttle key's window (`domain::throttle`) as if its period had passed.
 pub async fn end_sign_in_window(db: ControlDb<'_>, key: &str) -> StoreResult<usize> {
     run(db, "UPDATE sign_in_failures SET expires_at = 0 WHERE key = ?1", &[text(key)]).await

@@ -60,6 +60,7 @@ fn parameters_edgefeed_does_not_build_are_refused_and_change_nothing() {
             json!({ "options": ["a"], "expires_in": 300 }),
             &[("poll[options][]", "a"), ("poll[expires_in]", "300")],
         ),
+        // Scheduled posts are built (tests/api/scheduled.rs), but not decades ahead.
         ("scheduled_at", json!("2099-01-01T00:00:00Z"), &[("scheduled_at", "2099-01-01T00:00:00Z")]),
         ("media_ids", json!(["1"]), &[("media_ids[]", "1")]),
         ("media_ids", json!("1"), &[("media_ids", "1")]),

@@ -38,7 +38,7 @@ fn multipart(file: &[u8], filename: &str, content_type: &str, fields: &[(&str, &
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-fn upload(user: &User, file: &[u8], filename: &str, fields: &[(&str, &str)]) -> Resp {
+pub fn upload(user: &User, file: &[u8], filename: &str, fields: &[(&str, &str)]) -> Resp {
     let (content_type, body) = multipart(file, filename, "image/png", fields);
     let auth = format!("Bearer {}", user.token);
     raw("POST", "/api/v2/media", &[("authorization", &auth), ("content-type", &content_type)], &body)

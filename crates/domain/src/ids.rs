@@ -92,6 +92,12 @@ id_type!(
 );
 
 id_type!(
+    /// One of a user's scheduled posts (a snowflake of its author's shard; looked up with its
+    /// author, so it names nothing for anyone else).
+    ScheduledId
+);
+
+id_type!(
     /// One of a user's filters, filter keywords or filter statuses (Mastodon's filters: numbered
     /// per owner and looked up with their owner, so each names nothing for anyone else).
     FilterId

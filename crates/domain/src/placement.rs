@@ -324,6 +324,7 @@ pub const TABLES: &[Table] = &[
                 "post_id",
                 "gone_at",
                 "profile",
+                "scheduled_id",
             ],
             TEXT_PAGE,
         )
@@ -436,13 +437,13 @@ pub const TABLES: &[Table] = &[
         &["post_id", "user_id", "choices", "nonce", "created_at"],
         EDGE_PAGE,
     ),
-    // Scheduled posts (migration 0038), on their author's home; published ones are deleted, so
-    // the freeze refuses deletes (a publish waits for the move).
+    // Scheduled posts (migrations 0038, 0043), on their author's home; published ones are
+    // deleted, so the freeze refuses deletes (a publish waits for the move).
     table(
         "scheduled_statuses",
         ShardBy::Id("user_id"),
         &["user_id", "id"],
-        &["user_id", "id", "scheduled_at", "params", "created_at"],
+        &["user_id", "id", "scheduled_at", "params", "created_at", "idempotency"],
         TEXT_PAGE,
     ),
     // Filters, their keywords and statuses, the notification policy and its accepted actors

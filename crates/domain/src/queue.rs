@@ -80,6 +80,10 @@ pub struct ReconcileDatabase {
     /// messages drains a backlog of old comments far faster than one slice a minute.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub comment_moves: bool,
+    /// Only the database's next slice of due scheduled posts (`services/scheduled.rs`): a chain
+    /// of these publishes a backlog at the queue's pace, each slice in an invocation of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scheduled: bool,
 }
 
 impl QueueMessage {
@@ -164,12 +168,34 @@ mod tests {
                 r#"{"job":"reader_activity","reader":7,"report":{"read_rate":2.5,"last_read_at":1000}}"#,
             ),
             (
-                ReconcileDatabase { reconcile_database: 3, replay_dead: false, comment_moves: false }.into(),
+                ReconcileDatabase {
+                    reconcile_database: 3,
+                    replay_dead: false,
+                    comment_moves: false,
+                    scheduled: false,
+                }
+                .into(),
                 r#"{"reconcile_database":3}"#,
             ),
             (
-                ReconcileDatabase { reconcile_database: 0, replay_dead: true, comment_moves: false }.into(),
+                ReconcileDatabase {
+                    reconcile_database: 0,
+                    replay_dead: true,
+                    comment_moves: false,
+                    scheduled: false,
+                }
+                .into(),
                 r#"{"reconcile_database":0,"replay_dead":true}"#,
+            ),
+            (
+                ReconcileDatabase {
+                    reconcile_database: 2,
+                    replay_dead: false,
+                    comment_moves: false,
+                    scheduled: true,
+                }
+                .into(),
+                r#"{"reconcile_database":2,"scheduled":true}"#,
             ),
         ];
         for (message, text) in table {
@@ -211,6 +237,7 @@ mod tests {
                 reconcile_database: i,
                 replay_dead: false,
                 comment_moves: false,
+                scheduled: false,
             })
         };
         assert_eq!((share(0).queue_index(2), share(5).queue_index(2), share(5).queue_index(1)), (0, 1, 0));

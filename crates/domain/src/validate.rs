@@ -190,6 +190,13 @@ impl IdempotencyKey {
             Invalid::new("Idempotency-Key", "Idempotency-Key must be 1..128 visible ASCII characters")
         })
     }
+
+    /// The key the publish of scheduled post `id` runs under (`domain/scheduled.rs`): a retry,
+    /// or a second cron pass at once, finds the post the first made. It holds a space, which
+    /// [`IdempotencyKey::parse`] refuses, so no client's key can take it.
+    pub fn of_scheduled(id: i64) -> Self {
+        Self(format!("scheduled {id}"))
+    }
 }
 
 /// `?limit=`: 1..=100, default 20.
@@ -246,6 +253,8 @@ mod tests {
         assert!(DisplayName::parse("a\u{0}b").is_err());
         assert!(IdempotencyKey::parse("abc-123").is_ok());
         assert!(IdempotencyKey::parse("has space").is_err());
+        let scheduled = IdempotencyKey::of_scheduled(42);
+        assert!(IdempotencyKey::parse(scheduled.as_str()).is_err(), "no client sends it");
     }
 
     #[test]

@@ -130,6 +130,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::FloorObject => super::floors::object(app, &body).await,
         TestHook::FloorD1 => super::floors::d1(app, input, &body).await,
         TestHook::OldComment => old_comment(app, &body).await,
+        TestHook::Scheduled => make_due(app, &body).await,
     }
 }
 
@@ -255,6 +256,14 @@ async fn liked_side(app: &App, body: &JsonObject) -> ApiResult<Response> {
     }
     let liked_at = crate::store::liked::liker_side(app.user_db(user), user, post).await?;
     json(200, &value!({ "liked_at": liked_at }))
+}
+
+/// Makes `user_id`'s scheduled post `scheduled_id` due now (`{"row": whether it exists}`).
+async fn make_due(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let user = body.required_id("user_id", UserId::parse)?;
+    let id = body.required_id("scheduled_id", crate::domain::ids::ScheduledId::parse)?;
+    let row = crate::store::test_hooks::move_scheduled(app.user_db(user), user, id.get(), app.now).await?;
+    json(200, &value!({ "row": row }))
 }
 
 /// An upload's state (`row`, `gone`, `bytes`: whether its R2 object exists), after moving its

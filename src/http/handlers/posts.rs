@@ -64,7 +64,7 @@ async fn reply_of(app: &App, viewer: UserId, body: &JsonObject) -> ApiResult<Opt
 }
 
 pub async fn publish(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    input.check_params(Endpoint::Publish)?;
+    input.check_params(Endpoint::V1Publish)?;
     // Polls are Mastodon's (`POST /api/v1/statuses`): refused here, never dropped.
     if input.poll()?.is_some() {
         return Err(ApiError::field("poll", "poll: make polls through POST /api/v1/statuses"));

@@ -26,6 +26,7 @@ mod relations;
 mod reports;
 mod requests;
 mod saved;
+mod scheduled;
 mod startup;
 mod statuses;
 mod streaming;
@@ -135,6 +136,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Discovery(route) => discovery::route(app, input, viewer, route).await,
         M::Profile(route) => profile_route(app, input, viewer, route).await,
         M::Extra(route) => extras::route(app, input, viewer, route).await,
+        M::Scheduled(route) => scheduled::route(app, input, viewer, route).await,
     }
 }
 

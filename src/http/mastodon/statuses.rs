@@ -5,6 +5,7 @@ use worker::Response;
 
 use super::accounts::{status_bound, status_links, users_page};
 use super::entities::{Accounts, Status};
+use super::scheduled::entity;
 use super::{accounts_of, filters_for, json, list, statuses_in, statuses_of};
 use crate::domain::cursor::SortKey;
 use crate::domain::edit::{Dialect, PostEdit};
@@ -14,6 +15,7 @@ use crate::domain::mastodon::limit;
 use crate::domain::params::Endpoint;
 use crate::domain::polls::PollDraft;
 use crate::domain::quotes::QuotePolicy;
+use crate::domain::scheduled::StatusRequest;
 use crate::domain::thread::{self, thread_order, Node};
 use crate::domain::validate::{CommentBody, PostBody};
 use crate::domain::visibility::Visibility;
@@ -24,7 +26,7 @@ use crate::http::input::{Input, JsonObject};
 use crate::http::uploads::{keeps_attachments, media_ids};
 use crate::services::feed::{self, FeedQuery, FeedScope};
 use crate::services::posts::Draft;
-use crate::services::{boosts, comments, likes, mentions, posts};
+use crate::services::{boosts, comments, likes, mentions, posts, scheduled};
 use crate::store::engagement::{self, CommentRow};
 use crate::store::posts::PostRow;
 use std::rc::Rc;
@@ -104,10 +106,35 @@ pub(super) async fn answer(app: &App, input: &Input, viewer: UserId, target: &Ta
 }
 
 /// `POST /api/v1/statuses`: a post, or with `in_reply_to_id` a reply (a post of the viewer's
-/// in the thread of the status it answers: `services/replies.rs`).
+/// in the thread of the status it answers: `services/replies.rs`); with `scheduled_at`, the
+/// same request checked and kept to publish then (a ScheduledStatus: `http/mastodon/scheduled.rs`).
 pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
     input.check_params(Endpoint::Publish)?;
     let body = input.form_or_json(false)?;
+    let request = status_request(input, &body)?;
+    let scheduled_at = match body.str("scheduled_at")?.map(str::trim) {
+        None | Some("") => None,
+        Some(raw) => Some(crate::domain::scheduled::scheduled_at(raw, app.now)?),
+    };
+    let reply = match request.in_reply_to {
+        Some(id) => Some(comments::reply_target(app, viewer, id).await.map_err(as_status)?),
+        None => None,
+    };
+    let key = input.idempotency_key()?;
+    let draft = Draft::of(&request, crate::domain::mastodon::domain_of(&input.origin), reply);
+    if let Some(refused) = unexpected_mentions(app, input, &draft).await? {
+        return Ok(refused);
+    }
+    if let Some(at) = scheduled_at {
+        let shown = scheduled::schedule(app, viewer, (&request, &draft), at, key.as_ref()).await?;
+        return json(&entity(&input.origin, &shown));
+    }
+    let post = posts::publish(app, viewer, &draft, key.as_ref()).await?;
+    answer(app, input, viewer, &Target::Post(post)).await
+}
+
+/// A status request's fields, checked (the reply's target is checked apart: it needs I/O).
+fn status_request(input: &Input, body: &JsonObject) -> ApiResult<StatusRequest> {
     let media = media_ids(input)?;
     let text = match body.str("status")? {
         Some(text) => text,
@@ -115,36 +142,26 @@ pub async fn post(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respons
         None => body.required_str("status")?,
     };
     let warning = ContentWarning::parse(body.str("spoiler_text")?, body.flag("sensitive")?)?;
-    let reply = match status_id(&body, "in_reply_to_id")? {
-        Some(id) => Some(comments::reply_target(app, viewer, id).await.map_err(as_status)?),
-        None => None,
-    };
+    let in_reply_to = status_id(body, "in_reply_to_id")?;
     let text = PostBody::parse_beside_media(text, !media.is_empty())
         .map_err(|e| ApiError::field("status", e.reason))?;
     let visibility = body.optional("visibility", |v| Dialect::Mastodon.visibility(v))?;
-    let key = input.idempotency_key()?;
-    let allowed = allowed_mentions(input)?;
-    let (quote, quote_policy) = quote_fields(&body)?;
+    let allowed_mentions = allowed_mentions(input)?;
+    let (quote, quote_policy) = quote_fields(body)?;
     let unlisted = body.str("visibility")?.is_some_and(|v| v.trim() == "unlisted");
     let poll = input.poll()?.map(|raw| PollDraft::parse(&raw)).transpose()?;
-    let draft = Draft {
-        text: &text,
+    Ok(StatusRequest {
+        text,
         visibility: visibility.unwrap_or(Visibility::Public),
         unlisted,
-        warning: &warning,
-        media: &media,
-        domain: crate::domain::mastodon::domain_of(&input.origin),
-        allowed_mentions: allowed.as_deref(),
+        warning,
+        media,
+        in_reply_to,
+        poll,
         quote,
         quote_policy,
-        reply,
-        poll: poll.as_ref(),
-    };
-    if let Some(refused) = unexpected_mentions(app, input, &draft).await? {
-        return Ok(refused);
-    }
-    let post = posts::publish(app, viewer, &draft, key.as_ref()).await?;
-    answer(app, input, viewer, &Target::Post(post)).await
+        allowed_mentions,
+    })
 }
 
 /// Mastodon's refusal of a post that mentions someone `allowed_mentions` leaves out: `422` with
