@@ -115,6 +115,34 @@ fn a_post_reaching_home_by_a_followed_author_and_a_followed_tag_shows_once() {
 }
 
 #[test]
+fn a_boost_of_a_post_a_followed_tag_brought_is_hidden_as_a_repeat_but_not_of_an_older_one() {
+    let tag = fresh_tag("FtBoost");
+    let author = register("ft_bst_author");
+    let booster = register("ft_bst_booster");
+    // The older post's tag page has run (a witness has it) before the reader follows the tag:
+    // a follow made while a post's page is still queued gets that post too.
+    let witness = tag_follower("ft_bst_witness", &tag);
+    let old = toot(&author, &format!("before the tag follow #{tag}"), "public");
+    await_home(&witness, &old);
+    let reader = tag_follower("ft_bst_reader", &tag);
+    reader.follow(&booster);
+    let status = toot(&author, &format!("brought by the tag #{tag}"), "public");
+    await_home(&reader, &status);
+    let boost =
+        |s: &Value| booster.post(&format!("/api/v1/statuses/{}/reblog", id_of(s)), json!({})).expect(200);
+    let (repeat, older) = (boost(&status), boost(&old));
+    poll("both boosts in the reader's window", DEADLINE, || {
+        let window = window_ids(&reader);
+        (window.contains(&id_of(&repeat)) && window.contains(&id_of(&older))).then_some(())
+    });
+    let shown = home(&reader);
+    assert!(shown.contains(&id_of(&status)), "{shown:?}");
+    assert!(!shown.contains(&id_of(&repeat)), "its earliest entry is the post itself: {shown:?}");
+    // A post from before the tag was followed was never delivered: its boost is its entry.
+    assert!(shown.contains(&id_of(&older)) && !shown.contains(&id_of(&old)), "{shown:?}");
+}
+
+#[test]
 fn unfollowing_the_tag_hides_past_tag_only_entries_at_once_and_following_again_shows_them() {
     let tag = fresh_tag("FtUnfollow");
     let author = register("ft_unf_author");
