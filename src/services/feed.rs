@@ -90,7 +90,8 @@ async fn resolved(
     mut done: Finished<PostRow>,
 ) -> ApiResult<(Finished<PostRow>, bool)> {
     let rows = std::mem::take(&mut done.items);
-    let (mut items, mut hidden) = originals::resolve(ctx, q.viewer, rows, Some(&done.sources)).await?;
+    let sources = originals::FeedSources { authors: &done.sources, tags: &done.followed_tags };
+    let (mut items, mut hidden) = originals::resolve(ctx, q.viewer, rows, Some(sources)).await?;
     // A boost's original is matched once resolved (the read matched the posts themselves).
     if let Some(applied) = &q.filters {
         let before = items.len();

@@ -214,7 +214,7 @@ fn prepare(
     statement: &Statement,
 ) -> ApiResult<D1PreparedStatement> {
     Ok(match statement {
-        Statement::Edges { list } => pull::edges_statement(ctx.user_db(viewer), viewer, *list),
+        Statement::Edges { list, tags } => pull::edges_statement(ctx.user_db(viewer), viewer, *list, *tags),
         Statement::Activate => pull::activate_statement(ctx.user_db(viewer), viewer, ctx.now),
         Statement::Addressed { limit } => {
             conversations::addressed_statement(ctx.user_db(viewer), viewer, *limit)
@@ -243,7 +243,10 @@ struct HotAuthor {
 /// What `statement` answered.
 fn rows(statement: &Statement, result: &D1Result) -> ApiResult<Rows<PostRow>> {
     Ok(match statement {
-        Statement::Edges { .. } => Rows::Edges(pull::edges_of(result)?),
+        Statement::Edges { .. } => {
+            let (edges, tags) = pull::edges_of(result)?;
+            Rows::Edges(edges, tags)
+        }
         Statement::Activate => Rows::Done,
         Statement::Pulled { .. } | Statement::InFlight { .. } | Statement::Hydrate { .. } => {
             Rows::Posts(result.results()?)

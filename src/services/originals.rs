@@ -17,6 +17,7 @@ use crate::domain::read::FeedRow;
 use crate::domain::replies::{self, in_feed};
 use crate::domain::shard::group_by_database;
 use crate::domain::snowflake::shard_of_id;
+use crate::domain::tags::FollowedTags;
 use crate::domain::visibility::Visibility;
 use crate::error::{ApiError, ApiResult};
 use crate::store::posts::{self, PostRow, Quoted};
@@ -37,6 +38,14 @@ pub async fn subject(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow
 /// are; what it shows is checked by [`resolve`]).
 pub async fn entry(ctx: &Ctx, viewer: UserId, id: PostId) -> ApiResult<PostRow> {
     posts::get_visible(ctx.post_db(id), viewer, id).await?.ok_or(ApiError::NotFound("no such post"))
+}
+
+/// A feed's sources of entries: its followed authors (and the viewer, on home), and the tags
+/// it follows (home).
+#[derive(Debug, Clone, Copy)]
+pub struct FeedSources<'a> {
+    pub authors: &'a [UserId],
+    pub tags: &'a FollowedTags,
 }
 
 /// What a read of a page's originals found.
@@ -83,10 +92,12 @@ pub async fn resolve(
     ctx: &Ctx,
     viewer: UserId,
     rows: Vec<PostRow>,
-    sources: Option<&[UserId]>,
+    sources: Option<FeedSources<'_>>,
 ) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
-    let feed: Option<HashSet<UserId>> = sources.map(|s| s.iter().copied().collect());
-    let (mut shown, mut hidden) = resolve_boosts(ctx, viewer, rows, (sources, feed.as_ref())).await?;
+    let feed: Option<HashSet<UserId>> = sources.map(|s| s.authors.iter().copied().collect());
+    let feed_of = feed.as_ref().zip(sources).map(|(authors, s)| InFeed { authors, tags: s.tags });
+    let (mut shown, mut hidden) =
+        resolve_boosts(ctx, viewer, rows, (sources.map(|s| s.authors), feed_of)).await?;
     if let Some(sources) = &feed {
         // A reply stays in a feed only while the feed follows the account it answers
         // (Mastodon's rule, checked again here whatever delivered it).
@@ -136,12 +147,19 @@ async fn attach_quotes(ctx: &Ctx, viewer: UserId, rows: &mut [PostRow]) -> ApiRe
     Ok(())
 }
 
-/// [`resolve`]'s first part: the boosts. On a feed, its sources as a list and as a set.
+/// A feed's sources as the one-entry rule asks them: the authors as a set, and the tags.
+#[derive(Clone, Copy)]
+struct InFeed<'a> {
+    authors: &'a HashSet<UserId>,
+    tags: &'a FollowedTags,
+}
+
+/// [`resolve`]'s first part: the boosts. On a feed, its authors as a list, and its sources.
 async fn resolve_boosts(
     ctx: &Ctx,
     viewer: UserId,
     rows: Vec<PostRow>,
-    (sources, feed): (Option<&[UserId]>, Option<&HashSet<UserId>>),
+    (sources, feed): (Option<&[UserId]>, Option<InFeed<'_>>),
 ) -> ApiResult<(Vec<PostRow>, Vec<Hidden>)> {
     let unresolved = |r: &PostRow| r.reblog_of.filter(|_| r.original.is_none());
     let mut wanted: Vec<PostId> = rows.iter().filter_map(unresolved).collect();
@@ -178,17 +196,23 @@ fn verdict_of(
     boost: &PostRow,
     (original_id, original): (PostId, Option<&PostRow>),
     found: &Originals,
-    in_feed: Option<&HashSet<UserId>>,
+    in_feed: Option<InFeed<'_>>,
 ) -> Result<(), Hidden> {
     let now = OriginalNow {
         live: original.map(|p| p.live_state(viewer)),
         author_muted: original.is_some_and(|p| found.muted.contains(&p.author_id)),
     };
-    let Some(in_feed) = in_feed else { return boosts::original_verdict(now) };
+    let Some(InFeed { authors: in_feed, tags }) = in_feed else { return boosts::original_verdict(now) };
     // The original is an earlier entry only if the feed shows it itself (a reply to an account
-    // the feed does not follow is not shown, so its boost is not a repeat).
+    // the feed does not follow is not shown, so its boost is not a repeat): its author is
+    // followed, or a tag the reader followed before it was posted delivered it (and admits it
+    // now; the boost is later than the post, so it is the later entry).
+    let by_tag = |p: &PostRow| {
+        let since = p.tag_text().and_then(|text| tags.admitted_since(text));
+        since.is_some_and(|since| p.created_at >= since) && !found.muted.contains(&p.author_id)
+    };
     let shows_itself = |p: &PostRow| {
-        in_feed.contains(&p.author_id)
+        (in_feed.contains(&p.author_id) || by_tag(p))
             && replies::in_feed(p.author_id, p.in_reply_to_account_id, viewer, in_feed)
     };
     let earlier = EarlierEntries {

@@ -14,6 +14,7 @@ use super::{all, first, id_list, int, stmt, text, AnyDb, Count, UserDb};
 use crate::domain::ids::{ListId, UserId};
 use crate::domain::plan::{InFlight, ReaderEdge};
 use crate::domain::read::{Slab, SlabRows};
+use crate::domain::tags::FollowedTags;
 use crate::domain::window::Entry;
 
 use crate::domain::plan::Bounds;
@@ -78,44 +79,62 @@ pub fn edges_statement(
     db: UserDb<'_>,
     viewer: UserId,
     list: Option<ListId>,
+    tags: bool,
 ) -> StoreResult<D1PreparedStatement> {
+    // With `tags` (the home feed), the same statement also reads the tags the reader follows
+    // and, only if there are any, whom they mute: the rows a followed tag admits are checked
+    // against both (`domain/tags.rs::FollowedTags`) at no extra statement or round trip.
     let sql = format!(
-        "SELECT f.author_id, f.push, f.pull, f.group_name, \
+        "SELECT 0 AS kind, f.author_id, f.push, f.pull, f.group_name, \
            EXISTS (SELECT 1 FROM list_accounts la WHERE la.list_id = ?2 AND {}) AS in_list, \
            EXISTS (SELECT 1 FROM outbox o WHERE o.author_id = f.author_id AND o.kind = 'backfill' \
-             AND o.state <> 'done' AND o.reader_id = ?1) AS backfilling \
-         FROM follows f WHERE f.follower_id = ?1 AND NOT {}",
+             AND o.state <> 'done' AND o.reader_id = ?1) AS backfilling, NULL AS tag_key, NULL AS since \
+         FROM follows f WHERE f.follower_id = ?1 AND NOT {} \
+         UNION ALL SELECT 1, NULL, 0, 0, NULL, 0, 0, t.tag_key, t.created_at \
+           FROM followed_tags t WHERE ?3 = 1 AND t.user_id = ?1 \
+         UNION ALL SELECT 2, m.muted_id, 0, 0, NULL, 0, 0, NULL, NULL FROM mutes m \
+           WHERE ?3 = 1 AND {} AND EXISTS (SELECT 1 FROM followed_tags t WHERE t.user_id = ?1)",
         super::lists::MEMBER,
-        super::mutes::muted_sql("?1", "f.author_id", false)
+        super::mutes::muted_sql("?1", "f.author_id", false),
+        super::mutes::standing_sql("?1")
     );
     // No list: an id no list has (ids are positive).
     let list = list.map_or(0, ListId::get);
-    stmt(db, &sql, &[int(viewer), int(list)])
+    stmt(db, &sql, &[int(viewer), int(list), int(i64::from(tags))])
 }
 
-/// The edges [`edges_statement`] read.
-pub fn edges_of(result: &D1Result) -> StoreResult<Vec<ReaderEdge>> {
+/// The edges [`edges_statement`] read, and the tags the reader follows (with whom they mute).
+pub fn edges_of(result: &D1Result) -> StoreResult<(Vec<ReaderEdge>, FollowedTags)> {
     #[derive(Deserialize)]
     struct Row {
-        author_id: UserId,
+        kind: i64,
+        author_id: Option<UserId>,
         push: i64,
         pull: i64,
         group_name: Option<String>,
         in_list: i64,
         backfilling: i64,
+        tag_key: Option<String>,
+        since: Option<i64>,
     }
     let rows: Vec<Row> = result.results()?;
-    Ok(rows
-        .into_iter()
-        .map(|r| ReaderEdge {
-            author: r.author_id,
-            push: r.push != 0,
-            pull: r.pull != 0,
-            group: r.group_name,
-            in_list: r.in_list != 0,
-            backfilling: r.backfilling != 0,
-        })
-        .collect())
+    let (mut edges, mut tags, mut muted) = (Vec::new(), Vec::new(), Vec::new());
+    for r in rows {
+        match (r.kind, r.author_id, r.tag_key) {
+            (0, Some(author), _) => edges.push(ReaderEdge {
+                author,
+                push: r.push != 0,
+                pull: r.pull != 0,
+                group: r.group_name,
+                in_list: r.in_list != 0,
+                backfilling: r.backfilling != 0,
+            }),
+            (1, _, Some(key)) => tags.push((key, r.since.unwrap_or(0))),
+            (2, Some(author), _) => muted.push(author),
+            _ => {}
+        }
+    }
+    Ok((edges, FollowedTags::new(tags, muted)))
 }
 
 /// Post reads leave out suspended authors (`u`, the post's author, is joined).

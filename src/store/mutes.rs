@@ -28,6 +28,11 @@ pub fn muted_sql(user: &str, other: &str, notifications: bool) -> String {
     )
 }
 
+/// "This mute `m` of `user`'s stands now" (not expired), as SQL over the user's home.
+pub fn standing_sql(user: &str) -> String {
+    format!("m.user_id = {user} AND (m.expires_at IS NULL OR m.expires_at > {NOW_MS})")
+}
+
 /// Mutes `other` (again: the new parameters replace the old, as Mastodon does).
 pub async fn set(
     db_of_user: UserDb<'_>,

@@ -260,7 +260,14 @@ impl FeedRow for PostRow {
             visibility: self.visibility,
             taken_down: self.is_taken_down(),
             addresses_viewer: self.addresses(viewer),
+            followed_tag: false,
+            author_muted: false,
         }
+    }
+
+    fn tag_text(&self) -> Option<&str> {
+        let listed = self.reblog_of.is_none() && self.visibility == Visibility::Public && !self.is_unlisted();
+        listed.then_some(self.body.as_str())
     }
 
     fn attach(&mut self, r: &AuthorRelation) {
@@ -767,9 +774,19 @@ pub struct PostState {
     pub in_reply_to_id: Option<i64>,
     pub in_reply_to_account_id: Option<UserId>,
     pub thread_id: Option<PostId>,
+    /// Its text, for the tags it is delivered under (`domain/tags.rs`).
+    #[serde(default)]
+    pub body: String,
+    /// Mastodon's `unlisted` (migration 0039): never delivered to a tag's followers.
+    #[serde(default)]
+    unlisted: i64,
 }
 
 impl PostState {
+    pub fn is_unlisted(&self) -> bool {
+        self.unlisted != 0
+    }
+
     pub fn is_deleted(&self) -> bool {
         self.deleted != 0
     }
@@ -790,7 +807,8 @@ pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostSt
         "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
                 taken_down_at IS NOT NULL AS taken_down, state_version, \
                 (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended, \
-                reblog_of, mentions, quote_of, in_reply_to_id, in_reply_to_account_id, thread_id \
+                reblog_of, mentions, quote_of, in_reply_to_id, in_reply_to_account_id, thread_id, \
+                body, unlisted \
          FROM posts WHERE id = ?1",
         &[int(post_id)],
     )

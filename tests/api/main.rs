@@ -22,6 +22,7 @@ mod favourites;
 mod feed;
 mod filters;
 mod follow_requests;
+mod followed_tags;
 mod graph;
 mod grouped;
 mod idle;

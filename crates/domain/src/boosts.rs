@@ -97,6 +97,9 @@ pub fn original_verdict(original: OriginalNow) -> Result<(), Hidden> {
         taken_down: live.taken_down,
         // A boost is never of a direct post; a mention opens nothing through someone else's.
         addresses_viewer: false,
+        // The boost stands for the follow; the mute is checked below.
+        followed_tag: false,
+        author_muted: false,
     };
     feed_verdict(Some(through_boost))?;
     if original.author_muted && !live.relationship.is_self {
@@ -142,10 +145,7 @@ mod tests {
     }
 
     fn original(relationship: Relationship, visibility: Visibility) -> OriginalNow {
-        OriginalNow {
-            live: Some(LiveState { relationship, visibility, taken_down: false, addresses_viewer: false }),
-            author_muted: false,
-        }
+        OriginalNow { live: Some(LiveState::of(relationship, visibility, false)), author_muted: false }
     }
 
     #[test]

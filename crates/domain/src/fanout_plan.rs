@@ -20,7 +20,9 @@ use super::fanout::{after_chunk, plan, Direction, Next, Plan, PostNow};
 use super::ids::{OutboxId, PostId, UserId};
 use super::outbox::{EventKind, EventState};
 use super::policy::{AuthorRates, FanoutMode, Policy};
-use super::queue::{FanoutMessage, LiveReach, PolicyJob, QueueMessage};
+use super::queue::{FanoutMessage, LiveReach, PolicyJob, QueueMessage, TagReach};
+use super::tags::IndexKey;
+use super::visibility::Visibility;
 use super::window::{Entry, WindowOp};
 
 /// Open sockets one live page checks per fan-out chunk of followers: the live set is paged
@@ -46,6 +48,8 @@ pub enum Work {
     Event { message: FanoutMessage, dead_letter_sent_at: Option<i64> },
     /// A later page of a post's live readers.
     Live(LiveReach),
+    /// A page of one of a public post's tags' followers.
+    Tag(TagReach),
 }
 
 /// An outbox row, as far as the plan reads it.
@@ -71,6 +75,18 @@ pub struct PostRead {
     /// A reply to someone else's post: the account replied to, whom a follower must also
     /// follow to get it (Mastodon's rule; a self-reply reaches every follower).
     pub reply_to: Option<UserId>,
+    /// How many tags deliver it into their followers' homes: its indexed tags
+    /// (`tags::MAX_TAGS_PER_POST` at most) when it is a public, listed post of its own, else 0.
+    pub tags: u8,
+}
+
+/// A page of a tag's followers (`tag_followers`, on the tag key's database) after `after`,
+/// `chunk` of them with one row of lookahead; then, from their own rows, which have a window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagPage {
+    pub key: IndexKey,
+    pub after: i64,
+    pub chunk: usize,
 }
 
 /// The author's followers after `after` from the author's side, `chunk` of them read with one
@@ -150,6 +166,9 @@ pub enum Step {
     ReadEvent(OutboxId),
     FaultPoint(FaultPoint),
     ReadPost(PostId),
+    /// A post as a tag page needs it: its state now and the tags that deliver it.
+    ReadTagged(PostId),
+    ReadTagFollowers(TagPage),
     /// Park the event while its author is suspended (false back: reinstated meanwhile).
     Hold,
     /// Bring the pair's mirrors to their authoritative sides' current state.
@@ -184,6 +203,8 @@ pub enum Step {
 pub enum Reply {
     Event(Option<Event>),
     Post(Option<PostRead>),
+    /// The post now and its delivering tags' keys, in the post's order (`None`: no such post).
+    Tagged(Option<(PostRead, Vec<IndexKey>)>),
     Held(bool),
     Reader {
         active: bool,
@@ -228,6 +249,7 @@ pub async fn carry<Io: FanoutIo>(io: &Io, work: Work, settings: Settings) -> Res
         }
         Work::Event { message, .. } => run.event(message).await,
         Work::Live(reach) => run.live(reach).await,
+        Work::Tag(reach) => run.tag(reach).await,
     }
 }
 
@@ -377,6 +399,45 @@ impl<Io: FanoutIo> Run<'_, Io> {
         }
         self.ok(Step::WriteWindows(ops)).await
     }
+
+    /// A page of one tag's followers: the post is read again (deleted, hidden, taken down, held
+    /// or the tag edited away meanwhile: it reaches nobody), the page's readers with a window
+    /// get it as a pushed follower does (the author's own window has it already), then a full
+    /// page continues as the next [`TagReach`]. No progress is recorded: the message carries
+    /// it, and a retried page writes nothing new (windows dedup by post id).
+    async fn tag(&self, reach: TagReach) -> Result<(), Stop<Io::Error>> {
+        let Reply::Tagged(tagged) = self.run(Step::ReadTagged(reach.tag_post_id)).await? else {
+            return Err(Stop::Fail(UNEXPECTED));
+        };
+        let Some((post, keys)) = tagged else { return Ok(()) };
+        let delivers = post.now.visibility == Visibility::Public
+            && plan(Direction::Deliver, Some(post.now), false).followers.is_some();
+        let Some(key) = keys.into_iter().nth(usize::from(reach.tag)).filter(|_| delivers) else {
+            return Ok(());
+        };
+        let page = TagPage { key, after: reach.after_reader, chunk: self.s.chunk };
+        let found = match self.run(Step::ReadTagFollowers(page)).await? {
+            Reply::Chunk(found) => found,
+            _ => return Err(Stop::Fail(UNEXPECTED)),
+        };
+        let op = post_op(&self.s, reach.tag_post_id, &post, Direction::Deliver);
+        let ops: Vec<_> = found
+            .active
+            .iter()
+            .filter(|&&reader| reader != post.author)
+            .map(|&reader| (reader, op.clone()))
+            .collect();
+        if !ops.is_empty() {
+            self.ok(Step::WriteWindows(ops)).await?;
+        }
+        match found.scanned.last().filter(|_| found.more) {
+            Some(last) => {
+                let next = TagReach { after_reader: last.get(), ..reach };
+                self.ok(Step::Send(vec![next.into()])).await
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// One chunk of a post event.
@@ -426,6 +487,12 @@ impl PostChunk {
         }
         if let Some(after_reader) = found.live_next {
             jobs.push(LiveReach { live_post_id: self.post_id, after_reader }.into());
+        }
+        // The first chunk of a delivery starts each delivering tag's pages (their own messages:
+        // the tags' databases are read there, so one being down never holds this delivery).
+        if self.start == 0 && plan.followers == Some(Direction::Deliver) {
+            let reach = |tag| TagReach { tag_post_id: self.post_id, tag, after_reader: 0 };
+            jobs.extend((0..post.tags).map(|tag| QueueMessage::from(reach(tag))));
         }
         let delivered = found.active.len() + usize::from(author_active);
         let scanned = found.scanned.iter().map(|f| f.get()).collect();

@@ -83,11 +83,32 @@ pub struct LiveState {
     pub taken_down: bool,
     /// The post is addressed to the viewer (mentions them, or replies to them).
     pub addresses_viewer: bool,
+    /// A public, listed post of its own (what the tag index holds) that carries a tag the
+    /// viewer follows now (`tags::FollowedTags`): Mastodon's followed hashtags.
+    pub followed_tag: bool,
+    /// The viewer mutes the author (read only for a viewer who follows a tag: a followed author
+    /// they mute is already left out of their edges).
+    pub author_muted: bool,
 }
 
-/// The home-feed rule: the viewer's own posts, posts of authors the viewer follows now, and
-/// direct posts that mention the viewer (delivered to the mentioned, `services/direct.rs`),
-/// that the viewer may see now.
+impl LiveState {
+    /// The state without the paths beside a follow (not addressed, no followed tag, not muted).
+    pub fn of(relationship: Relationship, visibility: Visibility, taken_down: bool) -> Self {
+        Self {
+            relationship,
+            visibility,
+            taken_down,
+            addresses_viewer: false,
+            followed_tag: false,
+            author_muted: false,
+        }
+    }
+}
+
+/// The home-feed rule: the viewer's own posts, posts of authors the viewer follows now, direct
+/// posts that mention the viewer (delivered to the mentioned, `services/direct.rs`) and public
+/// posts carrying a tag the viewer follows, by an author they do not mute (delivered to the
+/// tag's followers, `domain/fanout_plan.rs`'s tag pages), that the viewer may see now.
 pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     let live = live.ok_or(Hidden::Deleted)?;
     let rel = live.relationship;
@@ -101,7 +122,13 @@ pub fn feed_verdict(live: Option<LiveState>) -> Result<(), Hidden> {
     }
     let addressed = live.addresses_viewer && live.visibility == Visibility::Private;
     if !rel.is_self && !rel.follows && !addressed {
-        return Err(Hidden::Unfollowed);
+        let by_tag = live.followed_tag && live.visibility == Visibility::Public;
+        if !by_tag {
+            return Err(Hidden::Unfollowed);
+        }
+        if live.author_muted {
+            return Err(Hidden::Muted);
+        }
     }
     if !may_see_post(rel, live.visibility, live.addresses_viewer) {
         return Err(Hidden::Visibility);
@@ -224,7 +251,7 @@ mod tests {
 
     fn live(follows: bool, blocked: bool, visibility: Visibility) -> Option<LiveState> {
         let relationship = Relationship { is_self: false, follows, blocked, suspended: false };
-        Some(LiveState { relationship, visibility, taken_down: false, addresses_viewer: false })
+        Some(LiveState::of(relationship, visibility, false))
     }
 
     #[test]
@@ -232,10 +259,8 @@ mod tests {
         let to_me = |blocked| {
             let relationship = Relationship { is_self: false, follows: false, blocked, suspended: false };
             Some(LiveState {
-                relationship,
-                visibility: Visibility::Private,
-                taken_down: false,
                 addresses_viewer: true,
+                ..LiveState::of(relationship, Visibility::Private, false)
             })
         };
         assert_eq!(feed_verdict(to_me(false)), Ok(()));
@@ -252,18 +277,37 @@ mod tests {
     }
 
     #[test]
+    fn a_followed_tag_admits_a_strangers_public_post_unless_muted_blocked_or_moderated() {
+        let tagged = |follows, blocked, visibility| {
+            live(follows, blocked, visibility).map(|l| LiveState { followed_tag: true, ..l })
+        };
+        assert_eq!(feed_verdict(tagged(false, false, Visibility::Public)), Ok(()));
+        assert_eq!(feed_verdict(tagged(true, false, Visibility::Public)), Ok(()), "both paths: one verdict");
+        assert_eq!(feed_verdict(tagged(false, true, Visibility::Public)), Err(Hidden::Blocked));
+        // Only a public post reaches a tag's followers (a followers-only or direct one carrying
+        // the tag opens nothing; unlisted posts are never `followed_tag`).
+        assert_eq!(feed_verdict(tagged(false, false, Visibility::Followers)), Err(Hidden::Unfollowed));
+        assert_eq!(feed_verdict(tagged(false, false, Visibility::Private)), Err(Hidden::Unfollowed));
+        let muted = tagged(false, false, Visibility::Public).map(|l| LiveState { author_muted: true, ..l });
+        assert_eq!(feed_verdict(muted), Err(Hidden::Muted));
+        let mut suspended = tagged(false, false, Visibility::Public).unwrap();
+        suspended.relationship.suspended = true;
+        assert_eq!(feed_verdict(Some(suspended)), Err(Hidden::Moderated));
+        let taken_down =
+            tagged(false, false, Visibility::Public).map(|l| LiveState { taken_down: true, ..l });
+        assert_eq!(feed_verdict(taken_down), Err(Hidden::Moderated));
+        // The tag unfollowed or edited away: the stranger's post is unfollowed again.
+        assert_eq!(feed_verdict(live(false, false, Visibility::Public)), Err(Hidden::Unfollowed));
+    }
+
+    #[test]
     fn verdicts() {
         assert_eq!(feed_verdict(None), Err(Hidden::Deleted));
         assert_eq!(feed_verdict(live(true, false, Visibility::Followers)), Ok(()));
         assert_eq!(feed_verdict(live(true, true, Visibility::Public)), Err(Hidden::Blocked));
         assert_eq!(feed_verdict(live(false, false, Visibility::Public)), Err(Hidden::Unfollowed));
         assert_eq!(feed_verdict(live(true, false, Visibility::Private)), Err(Hidden::Visibility));
-        let own = LiveState {
-            relationship: Relationship::to_self(),
-            visibility: Visibility::Private,
-            taken_down: false,
-            addresses_viewer: false,
-        };
+        let own = LiveState::of(Relationship::to_self(), Visibility::Private, false);
         assert_eq!(feed_verdict(Some(own)), Ok(()));
         let taken_down = LiveState { taken_down: true, ..own };
         assert_eq!(feed_verdict(Some(taken_down)), Err(Hidden::Moderated), "even the author's own feed");

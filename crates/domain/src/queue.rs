@@ -21,6 +21,7 @@ pub enum QueueMessage {
     Fanout(FanoutMessage),
     Policy(PolicyJob),
     Live(LiveReach),
+    Tag(TagReach),
     Reconcile(ReconcileDatabase),
 }
 
@@ -45,6 +46,19 @@ impl FanoutMessage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LiveReach {
     pub live_post_id: PostId,
+    pub after_reader: i64,
+}
+
+/// The next page of a public post's reach into the homes of one of its tags' followers
+/// (`domain/fanout_plan.rs`): the post's `tag`-th indexed tag, its followers after
+/// `after_reader`. The post's first delivery chunk sends one per tag; each page re-reads the
+/// post and continues itself. Idempotent (windows dedup by post id); a lost or dead one leaves
+/// those readers without the post in home (they still find it under the tag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TagReach {
+    pub tag_post_id: PostId,
+    pub tag: u8,
+    #[serde(default)]
     pub after_reader: i64,
 }
 
@@ -95,6 +109,7 @@ impl QueueMessage {
         let key = match *self {
             Self::Fanout(m) => shard_of_id(m.outbox_id.get()).index(),
             Self::Live(r) => shard_of_id(r.live_post_id.get()).index(),
+            Self::Tag(r) => shard_of_id(r.tag_post_id.get()).index(),
             Self::Policy(PolicyJob::ReaderActivity { reader, .. }) => shard_of_id(reader.get()).index(),
             Self::Policy(PolicyJob::AuthorEdges { author, .. }) => shard_of_id(author.get()).index(),
             Self::Reconcile(job) => job.reconcile_database,
@@ -118,6 +133,12 @@ impl From<FanoutMessage> for QueueMessage {
 impl From<PolicyJob> for QueueMessage {
     fn from(job: PolicyJob) -> Self {
         Self::Policy(job)
+    }
+}
+
+impl From<TagReach> for QueueMessage {
+    fn from(reach: TagReach) -> Self {
+        Self::Tag(reach)
     }
 }
 
@@ -150,6 +171,10 @@ mod tests {
             (
                 LiveReach { live_post_id: post, after_reader: 5 }.into(),
                 r#"{"live_post_id":9,"after_reader":5}"#,
+            ),
+            (
+                TagReach { tag_post_id: post, tag: 2, after_reader: 5 }.into(),
+                r#"{"tag_post_id":9,"tag":2,"after_reader":5}"#,
             ),
             (
                 PolicyJob::AuthorEdges { author: user, after_follower_id: 3, after_rate: None }.into(),
@@ -224,9 +249,11 @@ mod tests {
             LiveReach { live_post_id: PostId::from_trusted(on(3)), after_reader: 0 }.into();
         let edges: QueueMessage =
             PolicyJob::AuthorEdges { author, after_follower_id: 0, after_rate: None }.into();
+        let tag: QueueMessage =
+            TagReach { tag_post_id: PostId::from_trusted(on(3)), tag: 0, after_reader: 0 }.into();
         let report = ActivityReport { read_rate: 1.0, last_read_at: 0 };
         let activity: QueueMessage = PolicyJob::ReaderActivity { reader: author, report }.into();
-        for message in [fanout, live, edges, activity] {
+        for message in [fanout, live, tag, edges, activity] {
             assert_eq!(message.queue_index(2), 1, "{message:?}");
             assert_eq!(message.queue_index(3), 0, "{message:?}");
             assert_eq!(message.queue_index(1), 0);

@@ -22,7 +22,9 @@
 //! database and a public page [`PUBLIC_STRIPES`] side by side, however many databases there are;
 //! the stripes spread the public timeline's writes (every public post) over that many databases.
 
-use super::ids::PostId;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::ids::{PostId, UserId};
 use super::mentions::is_word;
 use super::shard::shard_of_handle;
 use super::snowflake::LogicalShard;
@@ -180,6 +182,60 @@ impl IndexKey {
     }
 }
 
+/// The keys of the tags a public post's text is indexed under (and delivered to the followers
+/// of), in first-use order: at most [`MAX_TAGS_PER_POST`].
+pub fn tag_keys(text: &str) -> Vec<IndexKey> {
+    hashtags(text).into_iter().take(MAX_TAGS_PER_POST).map(IndexKey::tag).collect()
+}
+
+/// The tags a reader follows now, each with when they began following it, and (only for a
+/// reader who follows any) the authors they mute: what admits a post into their home by a
+/// followed tag, read with their edges once per page (`store/feed.rs::edges_statement`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FollowedTags {
+    since: BTreeMap<String, i64>,
+    muted: BTreeSet<UserId>,
+}
+
+impl FollowedTags {
+    /// `tags`: (tag key, followed since); `muted`: the authors the reader mutes now.
+    pub fn new(
+        tags: impl IntoIterator<Item = (String, i64)>,
+        muted: impl IntoIterator<Item = UserId>,
+    ) -> Self {
+        let since: BTreeMap<String, i64> = tags.into_iter().map(|(key, at)| (key_of(&key), at)).collect();
+        // Mutes matter only beside a followed tag (a followed author they mute is already left
+        // out of their edges).
+        let muted = if since.is_empty() { BTreeSet::new() } else { muted.into_iter().collect() };
+        Self { since, muted }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.since.is_empty()
+    }
+
+    /// Since when a post with `text` (public, listed, of its own: what the tag index holds)
+    /// is admitted by one of the followed tags, the earliest follow of those it carries; `None`
+    /// when it carries none. Only its first [`MAX_TAGS_PER_POST`] tags count, as only those
+    /// are indexed and delivered.
+    pub fn admitted_since(&self, text: &str) -> Option<i64> {
+        if self.since.is_empty() {
+            return None;
+        }
+        hashtags(text)
+            .into_iter()
+            .take(MAX_TAGS_PER_POST)
+            .filter_map(|name| self.since.get(&key_of(name)))
+            .min()
+            .copied()
+    }
+
+    /// Whether the reader mutes `author` (known only for a reader who follows a tag).
+    pub fn mutes(&self, author: UserId) -> bool {
+        self.muted.contains(&author)
+    }
+}
+
 /// What an index entry says about its post, for the timelines' filters without reading it.
 pub mod flags {
     /// It has media attachments (`only_media`).
@@ -202,8 +258,7 @@ impl Indexed<'_> {
     /// The keys the post is indexed under when it is public: its stripe and its tags (at most
     /// [`MAX_TAGS_PER_POST`]).
     pub fn keys(&self) -> Vec<IndexKey> {
-        let tags = hashtags(self.body).into_iter().take(MAX_TAGS_PER_POST).map(IndexKey::tag);
-        std::iter::once(IndexKey::public_of(self.id)).chain(tags).collect()
+        std::iter::once(IndexKey::public_of(self.id)).chain(tag_keys(self.body)).collect()
     }
 
     pub fn flags(&self) -> i64 {
@@ -260,6 +315,26 @@ mod tests {
             Indexed { id: PostId::from_trusted(1), body: &many, has_media: false, replies_to_other: true };
         assert_eq!(spam.keys().len(), 1 + MAX_TAGS_PER_POST);
         assert_eq!(spam.flags(), flags::REPLY);
+    }
+
+    #[test]
+    fn followed_tags_admit_by_any_indexed_tag_case_insensitively_and_know_mutes() {
+        let (muted, other) = (UserId::from_trusted(5), UserId::from_trusted(6));
+        let followed = FollowedTags::new([("Rust".to_string(), 30), ("wasm".to_string(), 10)], [muted]);
+        assert_eq!(followed.admitted_since("learning #RUST today"), Some(30));
+        assert_eq!(
+            followed.admitted_since("#rust and #Wasm"),
+            Some(10),
+            "the earliest follow of those carried"
+        );
+        assert_eq!(followed.admitted_since("#rustacean #go"), None, "a whole tag, not a prefix");
+        assert_eq!(followed.admitted_since("no tags"), None);
+        let late = (0..MAX_TAGS_PER_POST).map(|i| format!("#t{i}")).collect::<Vec<_>>().join(" ") + " #rust";
+        assert_eq!(followed.admitted_since(&late), None, "only the indexed tags deliver, so only they admit");
+        assert!(followed.mutes(muted) && !followed.mutes(other));
+        let none = FollowedTags::new([], [muted]);
+        assert!(none.is_empty() && !none.mutes(muted), "mutes are kept only beside a followed tag");
+        assert_eq!(none.admitted_since("#rust"), None);
     }
 
     #[test]

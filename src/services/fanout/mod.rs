@@ -229,6 +229,8 @@ impl FanoutIo for Storage<'_> {
             }
             Step::FaultPoint(point) => self.faults.at(point).await?,
             Step::ReadPost(post) => return reads::post(ctx, post).await,
+            Step::ReadTagged(post) => return reads::tagged(ctx, post).await,
+            Step::ReadTagFollowers(page) => return reads::tag_followers(ctx, page).await,
             Step::Hold => {
                 let id = self.row()?.id;
                 return Ok(Reply::Held(outbox::hold(ctx.outbox_db(id), id).await?));

@@ -6,17 +6,21 @@ use futures_util::future::{join, join4};
 use crate::context::Ctx;
 use crate::domain::boosts::BoostMirror;
 use crate::domain::fanout::{split_lookahead, PostNow};
-use crate::domain::fanout_plan::{ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply};
+use crate::domain::fanout_plan::{
+    ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, TagPage,
+};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
 use crate::domain::quotes::QuoteMirror;
+use crate::domain::tags::{self, IndexKey};
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
 use crate::services::{direct, mentions, quotes, replies, timelines};
 use crate::store::engagement::ReplyMirror;
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
+use crate::store::timelines as index;
 use crate::store::{feed as pull, graph, live, policy as edges, reblogs};
 
 /// The outbox row (kept by the caller: marking it done needs all of it), and the plan's view.
@@ -132,8 +136,20 @@ async fn reply_mirror(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResul
     }
 }
 
+/// The keys of the tags that deliver the post into their followers' homes: a public, listed
+/// post of its own (what the tag index holds), live; none otherwise.
+fn delivering_tags(p: &PostState) -> Vec<IndexKey> {
+    let listed = p.visibility == Visibility::Public && !p.is_unlisted() && p.reblog_of.is_none();
+    if listed && !p.is_deleted() && !p.is_taken_down() {
+        tags::tag_keys(&p.body)
+    } else {
+        Vec::new()
+    }
+}
+
 fn post_read(p: &PostState) -> PostRead {
     PostRead {
+        tags: u8::try_from(delivering_tags(p).len()).unwrap_or(u8::MAX),
         author: p.author_id,
         created_at: p.created_at,
         version: p.state_version,
@@ -145,6 +161,23 @@ fn post_read(p: &PostState) -> PostRead {
             author_suspended: p.author_is_suspended(),
         },
     }
+}
+
+/// The post now, for a page of its tags' followers, with its delivering tags' keys. Unlike
+/// [`post`] it converges nothing: the post's own event does.
+pub async fn tagged(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
+    let post = posts::state(ctx.post_db(post_id), post_id).await?;
+    Ok(Reply::Tagged(post.map(|p| (post_read(&p), delivering_tags(&p)))))
+}
+
+/// A page of a tag's followers (on the tag key's database, with one row of lookahead), then
+/// those of them with a window (their own rows), as a chunk's follower lane answers.
+pub async fn tag_followers(ctx: &Ctx, page: TagPage) -> ApiResult<Reply> {
+    let TagPage { key, after, chunk } = page;
+    let rows = index::tag_followers(ctx.shards.index(&key), &key, after, chunk + 1).await?;
+    let (scanned, more) = split_lookahead(rows, chunk);
+    let active = outbox::active_among(&ctx.shards, &scanned).await?;
+    Ok(Reply::Chunk(ChunkFound { scanned, more, active, ..ChunkFound::default() }))
 }
 
 /// Whether the reader has a window, beside (for a backfill) the author's newest posts the

@@ -107,11 +107,19 @@ async fn dispatch<'a>(
             fanout::start(ctx, windows, faults, Work::Event { message, dead_letter_sent_at }).await
         }
         // A policy job that keeps failing is dropped: its next trigger redoes it. So is a live
-        // page (its readers find the post on their next read) and a reconciliation share (the
-        // next minute's pass does that database again).
-        (QueueMessage::Policy(_) | QueueMessage::Live(_) | QueueMessage::Reconcile(_), Some(_)) => Ok(None),
+        // page (its readers find the post on their next read), a tag page (its readers find the
+        // post under the tag, not in home: best effort, as Mastodon's) and a reconciliation
+        // share (the next minute's pass does that database again).
+        (
+            QueueMessage::Policy(_)
+            | QueueMessage::Live(_)
+            | QueueMessage::Tag(_)
+            | QueueMessage::Reconcile(_),
+            Some(_),
+        ) => Ok(None),
         (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
         (QueueMessage::Live(reach), None) => fanout::start(ctx, windows, faults, Work::Live(reach)).await,
+        (QueueMessage::Tag(reach), None) => fanout::start(ctx, windows, faults, Work::Tag(reach)).await,
         (QueueMessage::Reconcile(job), None) => reconcile::run_share(ctx, job).await.map(|()| None),
     }
 }

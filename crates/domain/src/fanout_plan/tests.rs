@@ -43,6 +43,9 @@ struct World {
     still_suspended: bool,
     reader_active: bool,
     entries: Vec<Entry>,
+    /// The post's delivering tags, and each tag key's followers: (id, has a window).
+    tag_keys: Vec<IndexKey>,
+    tag_followers: Vec<(i64, bool)>,
 }
 
 fn event(kind: EventKind, cursor: i64) -> Event {
@@ -60,7 +63,7 @@ fn event(kind: EventKind, cursor: i64) -> Event {
 
 fn post(visibility: Visibility) -> PostRead {
     let now = PostNow { visibility, deleted: false, taken_down: false, author_suspended: false };
-    PostRead { author: user(AUTHOR), created_at: 1_000, version: 3, now, reply_to: None }
+    PostRead { author: user(AUTHOR), created_at: 1_000, version: 3, now, reply_to: None, tags: 0 }
 }
 
 fn deleted() -> PostRead {
@@ -78,6 +81,8 @@ fn world(event: Event, post: Option<PostRead>) -> World {
         still_suspended: true,
         reader_active: true,
         entries: Vec::new(),
+        tag_keys: Vec::new(),
+        tag_followers: Vec::new(),
     }
 }
 
@@ -115,6 +120,18 @@ fn reply_to(world: &World, step: &Step) -> Reply {
             Reply::Reader { active: world.reader_active, entries }
         }
         Step::ReadChunk(reads) => Reply::Chunk(found(world, reads)),
+        Step::ReadTagged(_) => Reply::Tagged(world.post.map(|p| (p, world.tag_keys.clone()))),
+        Step::ReadTagFollowers(page) => {
+            let rows: Vec<_> =
+                world.tag_followers.iter().filter(|f| f.0 > page.after).take(page.chunk + 1).collect();
+            let (scanned, more) = split_lookahead(rows, page.chunk);
+            Reply::Chunk(ChunkFound {
+                active: scanned.iter().filter(|f| f.1).map(|f| user(f.0)).collect(),
+                scanned: scanned.iter().map(|f| user(f.0)).collect(),
+                more,
+                ..ChunkFound::default()
+            })
+        }
         _ => Reply::Ok,
     }
 }
@@ -165,7 +182,12 @@ fn cost_of(step: &Step, reply: &Reply, kind: Option<EventKind>) -> Cost {
     };
     match (step, reply) {
         (Step::MarkDead { .. }, _) => d1(1, 2),
-        (Step::ReadEvent(_) | Step::ReadPost(_) | Step::Hold, _) => d1(1, 1),
+        (Step::ReadEvent(_) | Step::ReadPost(_) | Step::ReadTagged(_) | Step::Hold, _) => d1(1, 1),
+        // The page on the tag's database, then its readers' windows on theirs (side by side).
+        (Step::ReadTagFollowers(_), Reply::Chunk(found)) => {
+            let more = u32::from(!found.scanned.is_empty());
+            d1(1 + more, 1 + more)
+        }
         (Step::ReadReader { backfill, .. }, _) => d1(1, 1 + u32::from(backfill.is_some())),
         (Step::ConvergePair { .. }, _) => Cost { waits: 3, converges: 1, ..Cost::default() },
         (Step::ReadChunk(reads), Reply::Chunk(found)) => chunk_cost(reads, found),
@@ -498,6 +520,75 @@ fn a_full_live_page_continues_as_a_live_reach() {
     }
     let push = settings(FanoutMode::Push, 1);
     assert_eq!(steps(reach, push, &w), vec![Step::ReadPost(PostId::from_trusted(POST))]);
+}
+
+fn tagged(tags: u8) -> World {
+    let mut w = world(event(EventKind::Post, 0), Some(PostRead { tags, ..post(Visibility::Public) }));
+    w.tag_keys = (0..tags).map(|i| IndexKey::tag(&format!("t{i}"))).collect();
+    w
+}
+
+#[test]
+fn a_tagged_posts_first_chunk_starts_one_page_per_tag_and_later_chunks_none() {
+    let mut w = tagged(2);
+    w.followers = followers(1..=5, &[], &[]);
+    let reach = |tag| TagReach { tag_post_id: PostId::from_trusted(POST), tag, after_reader: 0 };
+    for mode in [FanoutMode::Push, FanoutMode::Hybrid, FanoutMode::Pull] {
+        let found = steps(message(0), settings(mode, 3), &w);
+        let sent: Vec<&Step> = found.iter().filter(|s| matches!(s, Step::Send(_))).collect();
+        assert_eq!(sent[0], &Step::Send(vec![reach(0).into(), reach(1).into()]), "{mode:?}: {found:?}");
+    }
+    let starts_tags =
+        |s: &Step| matches!(s, Step::Send(m) if m.iter().any(|m| matches!(m, QueueMessage::Tag(_))));
+    let later = World { event: Some(event(EventKind::Post, 3)), ..w.clone() };
+    let found = steps(message(3), settings(FanoutMode::Push, 3), &later);
+    assert!(!found.iter().any(starts_tags), "{found:?}");
+    // A removal starts nothing (tag-only entries are hidden at read time).
+    let removal = World { event: Some(event(EventKind::RemovePost, 0)), post: Some(deleted()), ..w };
+    let found = steps(message(0), settings(FanoutMode::Push, 3), &removal);
+    assert!(!found.iter().any(starts_tags), "{found:?}");
+}
+
+#[test]
+fn a_tag_page_delivers_to_its_followers_with_a_window_and_continues() {
+    let mut w = tagged(2);
+    w.tag_followers = vec![(1, true), (AUTHOR, true), (150, false), (151, true), (152, true)];
+    let s = settings(FanoutMode::Hybrid, 3);
+    let reach = TagReach { tag_post_id: PostId::from_trusted(POST), tag: 1, after_reader: 0 };
+    let page = TagPage { key: IndexKey::tag("t1"), after: 0, chunk: 3 };
+    let next = TagReach { after_reader: 150, ..reach };
+    let expected = vec![
+        Step::ReadTagged(PostId::from_trusted(POST)),
+        Step::ReadTagFollowers(page.clone()),
+        Step::WriteWindows(vec![deliver(1)]),
+        Step::Send(vec![next.into()]),
+    ];
+    let (found, ended, cost) = run(Work::Tag(reach), s, &w);
+    assert_eq!((found, ended), (expected, Ok(())), "the author's own window is not written again");
+    assert_eq!((cost.waits, cost.statements, cost.window_calls, cost.queue_sends), (5, 3, 1, 1));
+    let last = vec![
+        Step::ReadTagged(PostId::from_trusted(POST)),
+        Step::ReadTagFollowers(TagPage { after: 150, ..page }),
+        Step::WriteWindows(vec![deliver(151), deliver(152)]),
+    ];
+    assert_eq!(steps(Work::Tag(next), s, &w), last, "the last page ends the chain");
+    // Read again now: deleted, gone, made followers-only, or the tag edited away.
+    let read_only = vec![Step::ReadTagged(PostId::from_trusted(POST))];
+    let cases = [
+        World { post: Some(deleted()), ..w.clone() },
+        World { post: None, ..w.clone() },
+        // Made followers-only (its keys still listed: the plan checks the visibility itself).
+        World { post: Some(post(Visibility::Followers)), ..w.clone() },
+    ];
+    for gone in cases {
+        assert_eq!(steps(Work::Tag(reach), s, &gone), read_only);
+    }
+    let edited = World { tag_keys: vec![IndexKey::tag("t0")], ..w.clone() };
+    assert_eq!(steps(Work::Tag(reach), s, &edited), read_only, "its second tag is gone");
+    let mut suspended = w.clone();
+    suspended.post =
+        suspended.post.map(|p| PostRead { now: PostNow { author_suspended: true, ..p.now }, ..p });
+    assert_eq!(steps(Work::Tag(reach), s, &suspended), read_only);
 }
 
 #[test]

@@ -48,6 +48,7 @@ use super::plan::{full_scope, FeedScope, ReaderEdge};
 use super::policy::FanoutMode;
 use super::shard::ShardMap;
 use super::snowflake::shard_of_id;
+use super::tags::FollowedTags;
 use pull::{FullPull, PullSpec};
 
 /// A feed row as the read needs it; `store::posts::PostRow` is one.
@@ -65,6 +66,11 @@ pub trait FeedRow {
     /// What filters match on (its id, its texts); `None`: nothing to match here (a boost, whose
     /// original is matched once resolved).
     fn filter_subject(&self) -> Option<(i64, Vec<String>)> {
+        None
+    }
+    /// The text whose tags may admit the post by a followed tag: `Some` only for a public,
+    /// listed post of its own (not a boost), what the tag index holds and delivers.
+    fn tag_text(&self) -> Option<&str> {
         None
     }
 }
@@ -138,6 +144,8 @@ pub struct Finished<R> {
     /// on the home feed): where an earlier entry of a boosted post may come from
     /// (`domain/boosts.rs`).
     pub sources: Vec<UserId>,
+    /// The tags the reader follows (home feed): another source of earlier entries.
+    pub followed_tags: FollowedTags,
 }
 
 /// The feed read's I/O: runs one [`Step`], everything in it at once (the window call, the
@@ -172,12 +180,29 @@ pub struct Reader {
     pub viewer: UserId,
     pub edges: Vec<ReaderEdge>,
     followed: HashSet<UserId>,
+    /// The tags the reader follows (home feed only; empty for groups and lists).
+    pub tags: FollowedTags,
 }
 
 impl Reader {
     pub fn new(viewer: UserId, edges: Vec<ReaderEdge>) -> Self {
         let followed = edges.iter().map(|e| e.author).collect();
-        Self { viewer, edges, followed }
+        Self { viewer, edges, followed, tags: FollowedTags::default() }
+    }
+
+    /// The reader with the tags they follow.
+    pub fn with_tags(self, tags: FollowedTags) -> Self {
+        Self { tags, ..self }
+    }
+
+    /// What the feed rule judges a row by: its state, with the followed-tag path and the mute
+    /// beside it when the reader follows a tag the row carries.
+    pub fn live_state<R: FeedRow>(&self, row: &R) -> LiveState {
+        let live = row.live_state(self.viewer);
+        match row.tag_text().and_then(|text| self.tags.admitted_since(text)) {
+            Some(_) => LiveState { followed_tag: true, author_muted: self.tags.mutes(row.author()), ..live },
+            None => live,
+        }
     }
 
     /// Whether the viewer follows `author` now, by the reader's side of the edge (the
@@ -306,8 +331,9 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
 
     /// The reader, from a step whose first batch ends with the reader's edges.
     fn reader_of(&self, replies: &mut Replies<R>) -> Reader {
-        let edges = replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
-        Reader::new(self.req.viewer, edges)
+        let (edges, tags) =
+            replies.batches.get_mut(0).and_then(|b| b.pop()).map(Rows::edges).unwrap_or_default();
+        Reader::new(self.req.viewer, edges).with_tags(tags)
     }
 
     fn count_duplicates(&self, n: i64) {
@@ -316,7 +342,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
 
     /// The reader's edges for a feed without a window (group, list): one statement.
     async fn load_reader(&self) -> Result<Reader, Io::Error> {
-        let edges = vec![Statement::Edges { list: self.req.scope.list() }];
+        let edges = vec![Statement::Edges { list: self.req.scope.list(), tags: false }];
         let mut replies = self.run(Step::batches(vec![self.home_batch(edges, OnFailure::Fail)])).await?;
         Ok(self.reader_of(&mut replies))
     }
@@ -434,6 +460,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         let short = page.items.len() < q.limit && next.is_some();
         let unavailable = self.unavailable_authors(reader);
         let sources = self.sources(reader);
+        let followed_tags = reader.tags.clone();
         let effects = self.effects.into_inner();
         Finished {
             items: std::mem::take(&mut page.items),
@@ -451,6 +478,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
             hot_fills: effects.hot_fills,
             unavailable,
             sources,
+            followed_tags,
         }
     }
 }

@@ -37,7 +37,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         &self,
         op: WindowOp,
     ) -> Result<(Option<WindowReply>, Reader, HotFound), Io::Error> {
-        let edges = vec![Statement::Edges { list: None }];
+        let edges = vec![Statement::Edges { list: None, tags: true }];
         let step = Step {
             window: Some((op.clone(), OnFailure::Degrade)),
             hot_lookup: Some(self.in_flight_since()),
@@ -79,8 +79,11 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         op: &WindowOp,
     ) -> Result<Option<WindowReply>, Io::Error> {
         let cap = self.cfg.window_cap;
-        let statements =
-            vec![Statement::Activate, Statement::Addressed { limit: cap }, Statement::Edges { list: None }];
+        let statements = vec![
+            Statement::Activate,
+            Statement::Addressed { limit: cap },
+            Statement::Edges { list: None, tags: true },
+        ];
         let batch = self.home_batch(statements, OnFailure::Degrade);
         let mut replies = self.run(Step::batches(vec![batch])).await?;
         if replies.failed {

@@ -317,7 +317,7 @@ impl<R: FeedRow> Candidate<R> {
 /// candidates were offered twice. Candidates of authors `left_out` (their database is
 /// unavailable, so their rows were not read) are passed over, not offered as deleted.
 pub(super) fn offer_round<R: FeedRow>(
-    (viewer, left_out): (UserId, &dyn Fn(UserId) -> bool),
+    (reader, left_out): (&Reader, &dyn Fn(UserId) -> bool),
     entries: Vec<Entry>,
     rows: RoundRows<R>,
     (want, bound): (usize, SortKey),
@@ -330,7 +330,7 @@ pub(super) fn offer_round<R: FeedRow>(
         .fold(covered_to(&entries, want, bound, Entry::key), SortKey::max);
     let live: HashMap<i64, R> = rows.hydrated.into_iter().map(|p| (p.key().id, p)).collect();
     let (candidates, duplicates) = merge_sources(entries, rows.sources, covered);
-    offer_candidates((viewer, left_out), candidates, live, page);
+    offer_candidates((reader, left_out), candidates, live, page);
     (covered, duplicates)
 }
 
@@ -354,15 +354,15 @@ fn merge_sources<R: FeedRow>(
     (merged, duplicates)
 }
 
-fn offer<R: FeedRow>(viewer: UserId, key: SortKey, row: Option<R>, page: &mut PageBuilder<R>) -> bool {
-    let verdict = feed_verdict(row.as_ref().map(|r| r.live_state(viewer)));
+fn offer<R: FeedRow>(reader: &Reader, key: SortKey, row: Option<R>, page: &mut PageBuilder<R>) -> bool {
+    let verdict = feed_verdict(row.as_ref().map(|r| reader.live_state(r)));
     page.offer(key, verdict.and_then(|()| row.ok_or(Hidden::Deleted)))
 }
 
 /// Offers merged candidates in order: pulled ones as they are, window entries with the rows
 /// hydrated for them (`live`); those of authors left out are passed over.
 fn offer_candidates<R: FeedRow>(
-    (viewer, left_out): (UserId, &dyn Fn(UserId) -> bool),
+    (reader, left_out): (&Reader, &dyn Fn(UserId) -> bool),
     candidates: Vec<Candidate<R>>,
     mut live: HashMap<i64, R>,
     page: &mut PageBuilder<R>,
@@ -379,15 +379,15 @@ fn offer_candidates<R: FeedRow>(
             Candidate::Pulled(row) => Some(row),
             Candidate::Pushed(entry) => live.remove(&entry.post_id.get()),
         };
-        if !offer(viewer, key, row, page) {
+        if !offer(reader, key, row, page) {
             return;
         }
     }
 }
 
-pub(super) fn offer_rows<R: FeedRow>(viewer: UserId, rows: Vec<R>, page: &mut PageBuilder<R>) {
+pub(super) fn offer_rows<R: FeedRow>(reader: &Reader, rows: Vec<R>, page: &mut PageBuilder<R>) {
     for row in rows {
-        if !offer(viewer, row.key(), Some(row), page) {
+        if !offer(reader, row.key(), Some(row), page) {
             return;
         }
     }

@@ -9,6 +9,7 @@ use super::super::hot::{HotMiss, HotRange};
 use super::super::ids::{ListId, PostId, UserId};
 use super::super::plan::{Bounds, InFlight, ReaderEdge, MAX_PARALLEL_DATABASES};
 use super::super::replica::{ReplicaAnswer, ReplicaQuery};
+use super::super::tags::FollowedTags;
 use super::super::window::{Entry, WindowOp, WindowReply};
 
 /// What a failed I/O does to the read.
@@ -105,8 +106,10 @@ pub struct Slab {
 /// One statement, described; the viewer is the read's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Statement {
-    /// The reader's edges (on the reader's database), with each author's membership of `list`.
-    Edges { list: Option<ListId> },
+    /// The reader's edges (on the reader's database), with each author's membership of `list`;
+    /// with `tags` (the home feed) also the tags they follow and, if any, whom they mute, in
+    /// the same statement ([`FollowedTags`]).
+    Edges { list: Option<ListId>, tags: bool },
     /// Marks the reader's window live, so fan-out delivers to it (a new window, before its
     /// snapshot is read).
     Activate,
@@ -145,7 +148,7 @@ pub struct AuthorRelation {
 /// One statement's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rows<R> {
-    Edges(Vec<ReaderEdge>),
+    Edges(Vec<ReaderEdge>, FollowedTags),
     Posts(Vec<R>),
     Entries(Vec<Entry>),
     Relationships(Vec<AuthorRelation>),
@@ -158,10 +161,10 @@ pub enum Rows<R> {
 }
 
 impl<R> Rows<R> {
-    pub fn edges(self) -> Vec<ReaderEdge> {
+    pub fn edges(self) -> (Vec<ReaderEdge>, FollowedTags) {
         match self {
-            Rows::Edges(edges) => edges,
-            _ => Vec::new(),
+            Rows::Edges(edges, tags) => (edges, tags),
+            _ => (Vec::new(), FollowedTags::default()),
         }
     }
 

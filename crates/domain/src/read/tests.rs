@@ -14,6 +14,7 @@ use crate::ids::PostId;
 use crate::plan::{Bounds, InFlight};
 use crate::snowflake::snowflake_in;
 use crate::snowflake::LogicalShard;
+use crate::tags::FollowedTags;
 use crate::visibility::{Relationship, Visibility};
 use crate::window::{Entry, WindowOp, WindowReply};
 
@@ -29,6 +30,8 @@ struct Row {
     visibility: Visibility,
     relation: Option<AuthorRelation>,
     liked: bool,
+    /// Its text, when its tags may admit it (a public, listed post).
+    tag_text: Option<&'static str>,
 }
 
 impl FeedRow for Row {
@@ -48,7 +51,11 @@ impl FeedRow for Row {
             blocked: r.blocked,
             suspended: r.suspended,
         };
-        LiveState { relationship, visibility: self.visibility, taken_down: false, addresses_viewer: false }
+        LiveState::of(relationship, self.visibility, false)
+    }
+
+    fn tag_text(&self) -> Option<&str> {
+        self.tag_text
     }
 
     fn attach(&mut self, relation: &AuthorRelation) {
@@ -75,11 +82,13 @@ struct Post {
     author: UserId,
     visibility: Visibility,
     deleted: bool,
+    text: Option<&'static str>,
 }
 
 impl Post {
     fn row(&self) -> Row {
-        Row { key: self.key, author: self.author, visibility: self.visibility, relation: None, liked: false }
+        let (key, author, visibility) = (self.key, self.author, self.visibility);
+        Row { key, author, visibility, relation: None, liked: false, tag_text: self.text }
     }
 
     fn entry(&self) -> Entry {
@@ -120,6 +129,8 @@ struct World {
     replicas_down: bool,
     /// Posts the viewer likes (the liker's side).
     liked: Vec<PostId>,
+    /// The tags the viewer follows (and whom they mute), read with the edges.
+    followed_tags: FollowedTags,
 }
 
 /// A user on a logical shard (the even 4-database map: shards 0-63 on database 0, 64-127 on 1...).
@@ -148,6 +159,7 @@ impl World {
             replicated: HashMap::new(),
             replicas_down: false,
             liked: Vec::new(),
+            followed_tags: FollowedTags::default(),
         }
     }
 
@@ -159,7 +171,7 @@ impl World {
             let at = NOW - age - gap * i as i64;
             let id = snowflake_in(at, shard, (self.posts.len() % 8) as u64).unwrap_or(1);
             let key = SortKey::new(at, id);
-            self.posts.push(Post { key, author, visibility: Visibility::Public, deleted: false });
+            self.posts.push(Post { key, author, visibility: Visibility::Public, deleted: false, text: None });
             keys.push(key);
         }
         self.posts.sort_by_key(|p| std::cmp::Reverse(p.key));
@@ -252,7 +264,10 @@ impl World {
 
     fn answer(&self, statement: &Statement) -> Rows<Row> {
         match statement {
-            Statement::Edges { .. } => Rows::Edges(self.edges.clone()),
+            Statement::Edges { tags, .. } => {
+                let followed = if *tags { self.followed_tags.clone() } else { FollowedTags::default() };
+                Rows::Edges(self.edges.clone(), followed)
+            }
             Statement::Activate | Statement::HotAuthors { .. } => Rows::Done,
             Statement::Addressed { .. } => Rows::Entries(Vec::new()),
             Statement::LikedIn { lo, hi } => {
@@ -469,6 +484,61 @@ fn warm_push_page_is_the_window_hydrated_in_two_waves() {
         "edges + viewer's in-flight and relationship"
     );
     assert_eq!(cost.waves, 2);
+}
+
+/// [`warm_push`] with a stranger's post (database 2) delivered into the window by a tag the
+/// reader follows, between the followed authors' posts; and its key.
+fn with_tagged_stranger(world: &mut World, visibility: Visibility) -> SortKey {
+    let stranger = user(140, 3);
+    let key = world.publish(stranger, 1, 10 * MINUTE + 15_000, MINUTE)[0];
+    if let Some(post) = world.posts.iter_mut().find(|p| p.key == key) {
+        post.text = (visibility == Visibility::Public).then_some("a post #Rust");
+        post.visibility = visibility;
+    }
+    let entry = world.posts.iter().find(|p| p.key == key).map(Post::entry);
+    if let (Some(window), Some(entry)) = (world.window.as_mut(), entry) {
+        window.entries.push(entry);
+        window.entries.sort_by_key(|e| std::cmp::Reverse(e.key()));
+    }
+    key
+}
+
+#[test]
+fn a_followed_tag_admits_a_strangers_window_entry_checked_now_at_no_extra_cost() {
+    let (mut world, all) = warm_push(4);
+    let tagged = with_tagged_stranger(&mut world, Visibility::Public);
+    let stranger = world.posts.iter().find(|p| p.key == tagged).map(|p| p.author).unwrap_or(world.viewer);
+    let (unfollowed, _) = read_home(&mut world, 13);
+    assert_eq!(keys(&unfollowed), all, "without the tag followed the entry is hidden");
+    assert_eq!(unfollowed.hidden, vec![Hidden::Unfollowed]);
+
+    world.followed_tags = FollowedTags::new([("rust".to_string(), 0)], []);
+    let (done, cost) = read_home(&mut world, 13);
+    let mut expected: Vec<SortKey> = all.clone();
+    expected.push(tagged);
+    expected.sort_by_key(|k| std::cmp::Reverse(*k));
+    assert_eq!(keys(&done), expected, "shown in order, once");
+    // The tags come with the edges (one statement), the stranger's row and relationship with
+    // the round's batch on its database: two waves as any warm page.
+    assert_eq!(cost.waves, 2);
+    assert_eq!(cost.statements, stmts(&[(0, 3), (1, 3), (2, 2), (3, 3)]));
+
+    world.followed_tags = FollowedTags::new([("rust".to_string(), 0)], [stranger]);
+    let (muted, _) = read_home(&mut world, 13);
+    assert_eq!((keys(&muted), muted.hidden.clone()), (all.clone(), vec![Hidden::Muted]));
+    world.followed_tags = FollowedTags::new([("rust".to_string(), 0)], []);
+    world.blocked.push(stranger);
+    let (blocked, _) = read_home(&mut world, 13);
+    assert_eq!((keys(&blocked), blocked.hidden.clone()), (all.clone(), vec![Hidden::Blocked]));
+}
+
+#[test]
+fn a_followed_tag_never_opens_a_post_that_is_not_public() {
+    let (mut world, all) = warm_push(4);
+    with_tagged_stranger(&mut world, Visibility::Followers);
+    world.followed_tags = FollowedTags::new([("rust".to_string(), 0)], []);
+    let (done, _) = read_home(&mut world, 13);
+    assert_eq!(keys(&done), all);
 }
 
 #[test]

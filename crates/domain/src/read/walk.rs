@@ -170,8 +170,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
             let rows = self.round(&reader, &hot, bounds, &entries, misses).await?;
             misses = &[];
             let left_out = |author| self.left_out(author);
-            let (covered, duplicates) =
-                offer_round((reader.viewer, &left_out), entries, rows, (want, floor), page);
+            let (covered, duplicates) = offer_round((&reader, &left_out), entries, rows, (want, floor), page);
             self.count_duplicates(duplicates);
             if page.is_full() || page.scanned >= budget {
                 return Ok((WindowPart::Done, reader));
@@ -214,7 +213,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         loop {
             let want = (page.room() + 1).min(budget.saturating_sub(page.scanned)).max(1);
             let (rows, exhausted) = self.full_pull(&reader, None, cursor, want).await?;
-            offer_rows(reader.viewer, rows, page);
+            offer_rows(&reader, rows, page);
             if page.is_full() || exhausted || page.scanned >= budget {
                 return Ok((exhausted, state, reader));
             }
@@ -249,7 +248,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         let bounds = Bounds { before: SortKey::TOP, after: lower, limit: want };
         let rows = self.round(&reader, &hot, bounds, &entries, &hot.misses).await?;
         let left_out = |author| self.left_out(author);
-        let (_, duplicates) = offer_round((reader.viewer, &left_out), entries, rows, (want, lower), page);
+        let (_, duplicates) = offer_round((&reader, &left_out), entries, rows, (want, lower), page);
         self.count_duplicates(duplicates);
         if !page.is_full() && after < floor {
             self.read_up_pull(&reader, after, floor, page).await?;
@@ -266,7 +265,7 @@ impl<R: FeedRow, Io: FeedIo<R>> Reading<'_, R, Io> {
         page: &mut Page<R>,
     ) -> Result<(), Io::Error> {
         let (rows, _) = self.full_pull(reader, Some(after), below, page.room()).await?;
-        offer_rows(reader.viewer, rows, page);
+        offer_rows(reader, rows, page);
         Ok(())
     }
 }

@@ -1,0 +1,15 @@
+-- Issue 42, part 3: followed tags deliver into home (crates/domain/src/tags.rs, docs/fanout.md
+-- "Followed tags").
+--
+-- Migration 0039 said of `tag_followers` that followed tags did "not [deliver into home] yet:
+-- the home rule admits followed authors only". They do now, with no new table or column:
+-- - `tag_followers` (on the tag key's database) is what a public, listed post's tag pages
+--   read: the post's first delivery chunk queues one page per tag it is indexed under
+--   (`TagReach`), each page reads `FANOUT_CHUNK` of the tag's followers by the primary key
+--   `(key, user_id)` and delivers into the windows of those who have one, then continues;
+-- - `followed_tags` (on the follower's home) is read with the reader's edges, in the same
+--   statement, by every home page: a window entry of an author the reader does not follow is
+--   shown only while the post is public and listed and still carries a tag they follow now,
+--   by an author they do not mute (`mutes`, read in that statement only for such a reader).
+-- Applied schema files are never edited; this file carries the correction.
+SELECT 1;
