@@ -129,9 +129,9 @@ fn hot_keys_table(p: &Plan, limits: &Limits) -> String {
     let k = &p.hot_keys;
     let ceiling = limits.d1_statements_per_s * limits.query_headroom;
     let rows = [
-        ("a public stripe's database (every public page reads each of the 4; a quarter of the public posts write there)", k.stripe, "the stripes' heads on replicated objects (as a hot author's posts), or a page cached a second for every viewer"),
+        ("a public stripe's database (the public heads' loads, at most one per replica and TTL; a quarter of the public posts write there)", k.stripe, "more stripes: its writes (3 statements a public post: the publish's row, the fan-out's ignored one, the listeners' read's share) spread over more databases, and the heads read every stripe per load"),
         ("the public listeners' database (every public post reads the key `public`)", k.listeners, "listeners held by an object (one request per post instead of a D1 read), or split over the stripes"),
-        ("the hottest tag's database (its pages' range reads)", k.hottest_tag, "a hot tag's head on replicated objects (as a hot author's), or its page cached a second"),
+        ("the hottest tag's database (its heads' loads)", k.hottest_tag, "a hot tag's head on replicated objects (as a hot author's), or its page cached a second"),
     ];
     let mut out = format!(
         "| key's database | its key's statements/s | with a typical database's load | of the {ceiling:.0}/s headroom | binds | what would fix it |\n|---|---|---|---|---|---|\n"
@@ -156,7 +156,7 @@ fn hot_tag_line(c: &Costs, w: &Workload, p: &Plan) -> String {
     let pulled = w.feed_reads_per_s * top / w.users.max(1.0);
     let author_reads = p.celebrity_shares.iter().find(|s| s.operation.starts_with("reads that pull"));
     format!(
-        "**A hot tag against a hot author.** The hottest tag's pages ({}/s at peak) each read one key's range on one database, {:.1} statements a page: {} statements/s there. The most followed author's {} feed reads/s that include it would put {} statements/s on its database pulled from D1 ({:.1} a page); with its replicas they put {} there. Per page a hot tag costs what a pulled hot author costs (one database, a statement or two), but nothing takes a hot tag's pages off its database yet: the fix is the hot author's, replicas of the key's newest entries.\n",
+        "**A hot tag against a hot author.** The hottest tag's pages ({}/s at peak) each read one key's range ({:.1} statements), but from its head's replicas, which read the tag's database at most once per replica and TTL: {} statements/s there. The most followed author's {} feed reads/s that include it would put {} statements/s on its database pulled from D1 ({:.1} a page); with its replicas they put {} there. A hot tag costs what a hot author costs: its replicas take its pages off its database.\n",
         si(k.hottest_tag_pages),
         c.timelines.key_read.statements,
         si(k.hottest_tag.work.statements),

@@ -111,8 +111,10 @@ fn the_pages_and_rows_spread_and_their_sum_does_not_grow_with_the_databases() {
             .filter(|(name, _)| !name.starts_with("discovery"))
             .fold(0.0, |acc, (_, x)| acc + x.statements)
     };
-    // 75 x 8 + 25 x 5 + 100 x 3 + 200 x 2 + 0.05 x 2, whatever P.
-    let expected = 600.0 + 125.0 + 300.0 + 400.0 + 0.1;
+    // Public pages: their 8 statements less the 4 stripes' range reads (2 each) the heads make
+    // instead, at most 8 loads a second (8 replicas, 1 s) of 4 x 2; then 25 x 5 + 100 x 3 +
+    // 200 x 2 + 0.05 x 2, whatever P.
+    let expected = 75.0 * (8.0 - 8.0) + 8.0 * 8.0 + 125.0 + 300.0 + 400.0 + 0.1;
     assert!(close(sum(4.0), expected) && close(sum(4_000.0), expected), "{}", sum(4.0));
     // The refresh: 6 statements per database per 10 minutes.
     let refresh = |p: f64| {
@@ -134,27 +136,33 @@ fn the_pages_and_rows_spread_and_their_sum_does_not_grow_with_the_databases() {
         timeline_spread_parts(&none, &w, 4.0).is_empty() && timeline_control_parts(&none, &w, 4.0).is_empty()
     );
     assert_eq!(requests_and_calls(&none, &w), (0.0, 0.0, 0.0));
-    // Pages and trends reads (two requests each) are Worker requests; listeners' calls objects'.
-    assert_eq!(requests_and_calls(&c, &w), (100.1, 1_000.0, 400.0));
+    // Pages and trends reads (two requests each) are Worker requests; listeners' calls objects',
+    // and so are the heads' (each page reads one; each public post and tag row tells one).
+    let r = timeline_rates(&w);
+    let heads = r.public_pages + r.tag_pages + r.public_posts + r.tag_rows;
+    assert_eq!(requests_and_calls(&c, &w), (100.1, 1_000.0 + heads, 400.0));
 }
 
 #[test]
 fn the_keys_on_one_database_are_checked_against_the_headroom() {
     let (c, w) = (costs(), small(mix()));
     let k = hot_keys(&c, &w, 100.0, 500.0);
-    // A stripe: every public page's range read (75 x 2), a quarter of the public posts' rows
-    // (25 x the extra less the listeners' read, 2).
-    assert!(close(k.stripe.work.statements, 150.0 + 50.0) && !k.stripe.binds, "{k:?}");
-    assert!(close(k.stripe.total_statements, 300.0));
+    // A stripe: its heads' loads (8 a second at most, of the 75 public pages, x 2), a quarter of
+    // the public posts' rows (25 x the extra less the listeners' read, 2).
+    assert!(close(k.stripe.work.statements, 16.0 + 50.0) && !k.stripe.binds, "{k:?}");
+    assert!(close(k.stripe.total_statements, 166.0));
     // The listeners: a read per public post (100), a row per listener (10 each).
     assert!(close(k.listeners.work.statements, 100.0) && close(k.listeners.work.rows_read, 1_000.0));
-    // The hottest tag: 40% of 25 tag pages, 2 statements each.
-    assert!(close(k.hottest_tag_pages, 10.0) && close(k.hottest_tag.work.statements, 20.0));
-    // Ten times the readers: a stripe's database passes the headroom, and binds.
-    let busy = Workload { feed_reads_per_s: 1_000.0, ..w };
+    // The hottest tag: 40% of 25 tag pages, its heads' loads at most 8 a second, 2 statements each.
+    assert!(close(k.hottest_tag_pages, 10.0) && close(k.hottest_tag.work.statements, 16.0));
+    // Ten times the readers: the keys' databases take the same loads (the pages go to the
+    // heads), so nothing binds that did not; a hundred times the posts bind a stripe by its writes.
+    let busy = Workload { feed_reads_per_s: 1_000.0, ..w.clone() };
     let k = hot_keys(&c, &busy, 100.0, 500.0);
-    assert!(k.stripe.binds && k.hottest_tag.binds == (100.0 + 200.0 > 500.0));
-    assert_eq!(hot_keys(&Costs::default(), &busy, 100.0, 500.0), HotKeys::default());
+    assert!(close(k.stripe.work.statements, 66.0) && !k.stripe.binds && !k.hottest_tag.binds, "{k:?}");
+    let prolific = Workload { posts_per_s: 10_000.0, ..w.clone() };
+    assert!(hot_keys(&c, &prolific, 100.0, 500.0).stripe.binds);
+    assert_eq!(hot_keys(&Costs::default(), &w, 100.0, 500.0), HotKeys::default());
 }
 
 #[test]
@@ -170,8 +178,15 @@ fn the_plan_carries_the_timelines_on_every_database_and_the_control() {
     // The control database: the typical share's difference, and the trends reads' statement.
     let control = a.control.work.statements - b.control.work.statements;
     assert!(close(control, (parts - refresh_alone) / p + 0.05), "{control}");
-    // Each public post goes to each of the 10 listeners' windows; the hottest object is one.
-    assert!(close(a.object_requests_per_s - b.object_requests_per_s, 1_000.0));
+    // Each public post goes to each of the 10 listeners' windows (the hottest object is one),
+    // and the heads take a call per page, public post and tag row.
+    let objects = a.object_requests_per_s - b.object_requests_per_s;
+    let heads = |w: &Workload| {
+        let r = timeline_rates(w);
+        r.public_pages + r.tag_pages + r.public_posts + r.tag_rows
+    };
+    // (Public posts tell their heads whether or not anyone reads the timelines.)
+    assert!(close(objects, 1_000.0 + heads(&with) - heads(&without)), "{objects}");
     assert_eq!(a.hottest_object, "a public-stream listener's window");
     assert!(close(a.hot_keys.listeners.work.statements, 100.0));
     // More pages, more requests and a bigger bill.

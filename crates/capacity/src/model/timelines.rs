@@ -7,8 +7,10 @@
 //! A page's cost does not grow with P (one range read per key, the page's posts read where they
 //! live, grouped by database): the model spreads pages and index rows over the databases as it
 //! spreads feed reads and posts. What does not spread is [`hot_keys`]: a key's rows live on the
-//! database of its hash, so every public page reads each stripe's database, every public post
-//! reads the public listeners' key, and a trending tag's pages all land on its database.
+//! database of its hash. A page reads the key's head from a replicated object, which reads that
+//! database at most once per TTL ([`head_loads`]), so a public stripe's and a trending tag's
+//! databases take the heads' loads, not every page; every public post still reads the public
+//! listeners' key.
 
 use serde::Serialize;
 
@@ -17,6 +19,17 @@ use super::workload::Workload;
 
 /// `domain/tags.rs` `PUBLIC_STRIPES`: the public timeline's keys.
 pub const PUBLIC_STRIPES: f64 = 4.0;
+/// `TIMELINE_HEAD_REPLICAS` and `TIMELINE_HEAD_TTL_MS` (wrangler.toml): a timeline's head is
+/// held by this many replicated objects, each reading the key's database again at most once per
+/// TTL (`domain/timeline_head.rs`).
+pub const HEAD_REPLICAS: f64 = 8.0;
+pub const HEAD_TTL_SECONDS: f64 = 1.0;
+
+/// The loads per second a timeline's heads make when its pages come at `pages` per second: a
+/// page loads at most once per replica and TTL (and a key read more rarely loads on each page).
+pub fn head_loads(pages: f64) -> f64 {
+    pages.min(HEAD_REPLICAS / HEAD_TTL_SECONDS)
+}
 /// `services/discovery.rs` `REFRESH_MS`: a database ranks its rows at most this often.
 pub const DISCOVERY_REFRESH_SECONDS: f64 = 600.0;
 /// A refresh on its own database (`services/discovery.rs::refresh`): its 5 rankings and the
@@ -107,8 +120,20 @@ pub fn timeline_spread_parts(c: &Costs, w: &Workload, p: f64) -> Vec<(&'static s
     // The public listeners' read returns a row per listener (a row read each).
     let listeners = Work { rows_read: r.public_listeners, ..Work::default() };
     let at_p = |measured: Work| page_work(measured, t.hydration, p, PAGE_POSTS);
+    // A public page's four range reads are its heads' loads (measured with a load on every
+    // read), made at most once per replica and TTL; a tag page is counted with its range read
+    // (most tags are read less often than their heads' TTL).
+    let stripes = t.key_read.scale(PUBLIC_STRIPES);
+    let public_page = Work {
+        statements: (t.public_page.statements - stripes.statements).max(0.0),
+        rows_read: (t.public_page.rows_read - stripes.rows_read).max(0.0),
+        ..t.public_page
+    };
     vec![
-        ("public timeline pages", at_p(t.public_page).scale(r.public_pages)),
+        (
+            "public timeline pages",
+            at_p(public_page).scale(r.public_pages).plus(stripes.scale(head_loads(r.public_pages))),
+        ),
         ("tag timeline pages", at_p(t.tag_page).scale(r.tag_pages)),
         (
             "public posts' index rows (stripe, listeners)",
@@ -180,10 +205,11 @@ pub fn hot_keys(c: &Costs, w: &Workload, typical: f64, ceiling: f64) -> HotKeys 
     // A stripe's part of a public post's extra: its row (the publish's insert, the fan-out's
     // ignored one); the listeners' read is the listeners key's.
     let row = Work { statements: (t.public_entry.statements - 1.0).max(0.0), ..t.public_entry };
-    let stripe = t.key_read.scale(r.public_pages).plus(row.scale(r.public_posts / PUBLIC_STRIPES));
+    let stripe =
+        t.key_read.scale(head_loads(r.public_pages)).plus(row.scale(r.public_posts / PUBLIC_STRIPES));
     let listeners = Work { statements: 1.0, rows_read: r.public_listeners, rows_written: 0.0 };
     let hottest_pages = r.tag_pages * w.timelines.hottest_tag_share;
-    let tag = t.key_read.scale(hottest_pages);
+    let tag = t.key_read.scale(head_loads(hottest_pages));
     HotKeys {
         stripe: key(stripe),
         listeners: key(listeners.scale(r.public_posts)),
@@ -193,7 +219,8 @@ pub fn hot_keys(c: &Costs, w: &Workload, typical: f64, ceiling: f64) -> HotKeys 
 }
 
 /// Per second, the timelines' Worker requests (pages and trends reads: two requests each) and
-/// window-object calls (each public post to each public-stream listener).
+/// object calls (each public post to each public-stream listener's window; each page to its
+/// heads' replica, each public post and tag row to its author's replica of the head).
 pub fn requests_and_calls(c: &Costs, w: &Workload) -> (f64, f64, f64) {
     if !c.timelines.measured {
         return (0.0, 0.0, 0.0);
@@ -201,5 +228,6 @@ pub fn requests_and_calls(c: &Costs, w: &Workload) -> (f64, f64, f64) {
     let r = timeline_rates(w);
     let requests = r.public_pages + r.tag_pages + 2.0 * r.trends_reads;
     let cpu = (r.public_pages + r.tag_pages) * c.timelines.page_cpu_ms;
-    (requests, r.listener_calls, cpu)
+    let heads = r.public_pages + r.tag_pages + r.public_posts + r.tag_rows;
+    (requests, r.listener_calls + heads, cpu)
 }
