@@ -69,6 +69,11 @@ impl Alerts {
         self.is_on(kind.mastodon())
     }
 
+    /// The bit of `kind`'s alert, for the SQL that checks it (`alerts & bit`).
+    pub fn kind_bit(kind: Kind) -> i64 {
+        Self::bit(kind.mastodon()).map_or(0, i64::from)
+    }
+
     /// The entity's `alerts`: every name, on or off.
     pub fn to_json(self) -> serde_json::Value {
         ALERTS.iter().map(|name| (name.to_string(), serde_json::Value::Bool(self.is_on(name)))).collect()
@@ -242,7 +247,7 @@ pub struct Payload<'a> {
     pub preferred_locale: &'a str,
     pub notification_id: String,
     pub notification_type: &'static str,
-    pub icon: &'a str,
+    pub icon: String,
     pub title: String,
     pub body: String,
 }
@@ -311,6 +316,11 @@ mod tests {
         assert_eq!(json.as_object().map(|o| o.len()), Some(ALERTS.len()));
         for kind in Kind::all() {
             assert!(ALERTS.contains(&kind.mastodon()), "{kind:?} has an alert");
+            assert_eq!(
+                data.alerts.bits() & Alerts::kind_bit(kind) != 0,
+                data.alerts.admits(kind),
+                "{kind:?}"
+            );
         }
     }
 
