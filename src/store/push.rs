@@ -168,6 +168,8 @@ pub struct Claimed {
 /// records its id among the ones sent (newest first, the last [`SENT_MEMORY`]) unless it is
 /// there already, and only while the subscription is the same one and its alert still on.
 /// `None`: nothing to send (a duplicate delivery, or the subscription changed or went).
+/// The id is cast: D1 binds a JS number as a REAL, whose JSON text keeps 15 significant digits
+/// (a 16-digit id would be stored rounded and never match again).
 pub async fn claim(
     db: UserDb<'_>,
     (user, token_id, id): (UserId, i64, i64),
@@ -176,10 +178,10 @@ pub async fn claim(
 ) -> StoreResult<Option<Claimed>> {
     let sql = format!(
         "UPDATE push_subscriptions SET sent = (SELECT json_group_array(v) FROM \
-           (SELECT ?4 AS v UNION ALL SELECT * FROM \
+           (SELECT CAST(?4 AS INTEGER) AS v UNION ALL SELECT * FROM \
              (SELECT value FROM json_each(push_subscriptions.sent) LIMIT {keep}))) \
          WHERE user_id = ?1 AND token_id = ?2 AND id = ?3 AND (alerts & ?5) <> 0 \
-           AND NOT EXISTS (SELECT 1 FROM json_each(push_subscriptions.sent) WHERE value = ?4) \
+           AND NOT EXISTS (SELECT 1 FROM json_each(push_subscriptions.sent) WHERE value = CAST(?4 AS INTEGER)) \
          RETURNING endpoint, p256dh, auth, access_token, origin",
         keep = SENT_MEMORY - 1
     );
@@ -193,7 +195,7 @@ pub async fn release(
     notification: i64,
 ) -> StoreResult<()> {
     let sql = "UPDATE push_subscriptions SET sent = (SELECT json_group_array(value) FROM \
-                 json_each(push_subscriptions.sent) WHERE value <> ?4) \
+                 json_each(push_subscriptions.sent) WHERE value <> CAST(?4 AS INTEGER)) \
                WHERE user_id = ?1 AND token_id = ?2 AND id = ?3";
     let params: [JsValue; 4] = [int(user), int(token_id), int(id), int(notification)];
     run(db, sql, &params).await.map(|_| ())
