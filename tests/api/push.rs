@@ -286,6 +286,25 @@ fn notifications_arrive_encrypted_signed_once_each_and_only_for_alerts_that_are_
         push_again(&me.user, id);
     }
     assert_eq!(rx.on("/me").len(), 3, "no duplicate and no disabled alert was pushed");
+
+    // A locked account's follow request is pushed too, once its alert is on (PUT replaces the
+    // alerts: only `follow_request` stays on).
+    let alerts = json!({ "data": { "alerts": { "follow_request": true } } });
+    let changed = call("PUT", "/api/v1/push/subscription", Some(&token), Some(&alerts)).expect(200);
+    assert_eq!(
+        (changed["alerts"]["follow_request"].clone(), changed["alerts"]["follow"].clone()),
+        (json!(true), json!(false))
+    );
+    crate::profiles::update_form(&me.user, "locked=true").expect(200);
+    let asker = register("pushasker");
+    asker.post(&format!("/api/v1/accounts/{}/follow", me.user.id), json!({})).expect(200);
+    let got = rx.wait_for("/me", 4);
+    let request = wait_notification(&token, "follow_request", &asker);
+    let opened = keys.open(&got[3]);
+    assert_eq!(
+        (opened["notification_id"].clone(), opened["notification_type"].clone()),
+        (json!(request), json!("follow_request"))
+    );
 }
 
 #[test]
