@@ -59,6 +59,10 @@ pub struct Config {
     /// The instance's rules (`INSTANCE_RULES`, one per line): `/api/v1/instance/rules` and the
     /// instance documents. None by default.
     pub instance_rules: Vec<String>,
+    /// Web Push's VAPID `sub` (`VAPID_SUBJECT`: a `mailto:` or `https://` URI where push
+    /// services can reach the operator); unset or neither: the instance's URL. The key itself is
+    /// the secret `VAPID_PRIVATE_KEY` (`services/push.rs`).
+    pub vapid_subject: Option<String>,
 }
 
 impl Config {
@@ -108,6 +112,9 @@ impl Config {
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
             instance_rules: crate::domain::instance::parse_rules(&get("INSTANCE_RULES").unwrap_or_default()),
+            vapid_subject: get("VAPID_SUBJECT")
+                .map(|s| s.trim().to_string())
+                .filter(|s| s.starts_with("mailto:") || s.starts_with("https://")),
         }
     }
 

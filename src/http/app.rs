@@ -87,7 +87,7 @@ impl App {
         Ok(token::verify(&self.auth_secret, token, policy)?)
     }
 
-    fn bearer(input: &Input) -> ApiResult<&str> {
+    pub fn bearer(input: &Input) -> ApiResult<&str> {
         let header =
             input.authorization.as_deref().ok_or(ApiError::Unauthorized("a bearer token is required"))?;
         let (scheme, value) =

@@ -152,16 +152,27 @@ pub enum UserRoute {
     Mastodon(MastodonRoute),
 }
 
+/// What a method does to the token's Web Push subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushRoute {
+    Get,
+    /// `POST`: subscribe, replacing the token's subscription.
+    Create,
+    /// `PUT`: its alerts and policy.
+    Update,
+    Delete,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MastodonRoute {
-    /// What apps read at startup and edgefeed has none of: each answers an empty list (filters,
-    /// announcements, ...), the defaults (preferences) or Mastodon's "none registered" (push).
+    /// What apps read at startup and edgefeed has none of: each answers an empty list
+    /// (announcements, ...) or the defaults (preferences).
     Preferences,
     /// Filters, v2 and v1 (`http/mastodon/filters.rs`).
     Filters(FilterRoute),
     Announcements,
-    /// Any method: Mastodon's "none registered" (there is no Web Push).
-    PushSubscription,
+    /// `/api/v1/push/subscription`: the token's Web Push subscription (`http/mastodon/push.rs`).
+    PushSubscription(PushRoute),
     /// `GET /api/v1/accounts/{id}/identity_proofs`: none (Mastodon removed them; apps still ask).
     IdentityProofs(UserId),
     /// Mastodon's admin API (`/api/v1/admin/...`): nobody is staff through this API.
@@ -506,6 +517,8 @@ pub enum TestHook {
     OldComment,
     /// Make a scheduled post due now (its time moved to the present).
     Scheduled,
+    /// Run a notification's Web Push delivery again, now (a duplicate queue delivery).
+    PushAgain,
 }
 
 impl TestHook {
@@ -534,6 +547,7 @@ impl TestHook {
         ("floor_d1", Self::FloorD1),
         ("old_comment", Self::OldComment),
         ("scheduled", Self::Scheduled),
+        ("push_again", Self::PushAgain),
     ];
 
     fn parse(name: &str) -> Option<Self> {
@@ -1093,15 +1107,15 @@ pub const ROUTES: &[PathRow] = &[
         ],
     ),
     path("/api/v1/announcements", &[("GET", user(READ, Read, Limit::None, |_| mastodon(M::Announcements)))]),
-    // As Mastodon: push subscriptions need `push`, which apps ask for when they use it. Every
-    // method only answers "none registered" and stores nothing, so each is a read.
+    // As Mastodon: push subscriptions need `push` (which `read` and `write` do not imply), which
+    // apps ask for when they use it.
     path(
         "/api/v1/push/subscription",
         &[
-            ("GET", user(PUSH, Read, Limit::None, |_| mastodon(M::PushSubscription))),
-            ("POST", user(PUSH, Read, Limit::None, |_| mastodon(M::PushSubscription))),
-            ("PUT", user(PUSH, Read, Limit::None, |_| mastodon(M::PushSubscription))),
-            ("DELETE", user(PUSH, Read, Limit::None, |_| mastodon(M::PushSubscription))),
+            ("GET", user(PUSH, Read, Limit::None, |_| mastodon(M::PushSubscription(PushRoute::Get)))),
+            ("POST", user(PUSH, Write, Limit::None, |_| mastodon(M::PushSubscription(PushRoute::Create)))),
+            ("PUT", user(PUSH, Write, Limit::None, |_| mastodon(M::PushSubscription(PushRoute::Update)))),
+            ("DELETE", user(PUSH, Write, Limit::None, |_| mastodon(M::PushSubscription(PushRoute::Delete)))),
         ],
     ),
     path("/api/v1/admin/accounts", &[("GET", user(ADMIN_READ, Read, Limit::None, |_| mastodon(M::Admin)))]),
@@ -1801,9 +1815,9 @@ mod tests {
         POST   /api/v2/filters/{id}/statuses              write        write graph
         GET    /api/v1/announcements                      read         read  -
         GET    /api/v1/push/subscription                  push         read  -
-        POST   /api/v1/push/subscription                  push         read  -
-        PUT    /api/v1/push/subscription                  push         read  -
-        DELETE /api/v1/push/subscription                  push         read  -
+        POST   /api/v1/push/subscription                  push         write -
+        PUT    /api/v1/push/subscription                  push         write -
+        DELETE /api/v1/push/subscription                  push         write -
         GET    /api/v1/admin/accounts                     admin:read   read  -
         GET    /api/v2/admin/accounts                     admin:read   read  -
         GET    /api/v1/admin/reports                      admin:read   read  -
@@ -2008,10 +2022,7 @@ mod tests {
     /// says otherwise on purpose.
     #[test]
     fn a_write_is_never_taken_for_a_read_unless_listed() {
-        // Push subscriptions: every method only answers "none registered" and stores nothing.
-        let reads = ["POST /api/v1/push/subscription", "PUT /api/v1/push/subscription"];
-        let reads =
-            [&reads[..], &["DELETE /api/v1/push/subscription", "POST /api/v1/emails/confirmations"]].concat();
+        let reads = ["POST /api/v1/emails/confirmations"];
         // Writes to the caller's own rows that a flood cannot grow: logout, the notifications'
         // clear, dismiss and markers, conversations' read state and removal, a live ticket (signed, stores nothing); and the OAuth
         // revocation (authenticated by the client's secret, only ends a token).
@@ -2039,6 +2050,10 @@ mod tests {
             "DELETE /api/v1/conversations/{id}",
             "POST /api/v1/conversations/{id}/read",
             "POST /api/v1/conversations/{id}/unread",
+            // The token's one push subscription: replaced or changed in place, never more rows.
+            "POST /api/v1/push/subscription",
+            "PUT /api/v1/push/subscription",
+            "DELETE /api/v1/push/subscription",
         ];
         let unlimited = [&unlimited[..], &reads].concat();
         // A ticket only opens the read-only live socket.

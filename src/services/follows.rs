@@ -65,7 +65,10 @@ pub async fn follow(
     }
     // A locked account's new follower asks first (one already following stays as they are).
     if row.locked() && !relationship.follows {
-        follow_requests::request(ctx.user_db(author), author, viewer, ctx.now).await?;
+        let (_, notice) = follow_requests::request(ctx.user_db(author), author, viewer, ctx.now).await?;
+        if let Some(notice) = notice {
+            super::streaming::tell(ctx, notice).await;
+        }
         return Ok(Followed::Requested);
     }
     make_follow(ctx, viewer, author, &group).await?.map(Followed::Following).ok_or(ApiError::BLOCKED)

@@ -37,6 +37,7 @@ pub mod polls;
 pub mod post_extras;
 pub mod posts;
 pub mod profile;
+pub mod push;
 pub mod queue;
 pub mod quotes;
 pub mod reconcile;

@@ -149,10 +149,17 @@ pub async fn tell_conversation(ctx: &Ctx, notice: Notice) {
     tell_live(ctx, notice, true).await;
 }
 
-/// Tells the recipient's live sockets about a notification just made, after the answer (best
-/// effort: the notification is stored; a lost notice only means the socket hears of it later).
+/// Tells the recipient's live sockets about a notification just made, and queues its Web Push
+/// if they have a subscription, after the answer (best effort: the notification is stored; a
+/// lost notice only means the socket hears of it later, a lost push is not sent). Every write
+/// that makes a notification calls this with what its statement returned.
 pub async fn tell(ctx: &Ctx, notice: Notice) {
-    tell_live(ctx, notice, false).await;
+    if notice.live {
+        tell_live(ctx, notice, false).await;
+    }
+    if notice.push {
+        crate::services::push::announce(ctx, notice).await;
+    }
 }
 
 async fn tell_live(ctx: &Ctx, notice: Notice, conversation: bool) {

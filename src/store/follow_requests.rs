@@ -9,11 +9,18 @@ use super::shards::Shards;
 use super::{all, batch, changed_rows, id_list, int, notifications, stmt, text, StoreResult, UserDb};
 use crate::domain::cursor::SortKey;
 use crate::domain::ids::UserId;
+use crate::domain::notifications::Notice;
 use crate::store::EdgeKey;
 
 /// Records `requester`'s request to follow `target`, with its `follow_request` notification
-/// (only when the request is new). Whether it is new.
-pub async fn request(db: UserDb<'_>, target: UserId, requester: UserId, now: i64) -> StoreResult<bool> {
+/// (only when the request is new). Whether it is new, and what to tell the target (their live
+/// socket, their push subscriptions) of the notification it made.
+pub async fn request(
+    db: UserDb<'_>,
+    target: UserId,
+    requester: UserId,
+    now: i64,
+) -> StoreResult<(bool, Option<Notice>)> {
     let statements = vec![
         notifications::on_follow_request(db, target, requester, now)?,
         stmt(
@@ -24,7 +31,7 @@ pub async fn request(db: UserDb<'_>, target: UserId, requester: UserId, now: i64
         )?,
     ];
     let results = batch(db, statements).await?;
-    Ok(changed_rows(results.get(1)) > 0)
+    Ok((changed_rows(results.get(1)) > 0, notifications::notice(results.first(), now)))
 }
 
 /// Removes the request (and its notification); whether there was one.

@@ -37,6 +37,7 @@ pub mod polls;
 pub mod post_marks;
 pub mod posts;
 pub mod profile;
+pub mod push;
 pub mod quotes;
 pub mod reblogs;
 pub mod replica;

@@ -30,7 +30,8 @@ fn new_id_sql(recipient: &str, now: &str) -> String {
 
 /// `INSERT ... SELECT` of one notification for `recipient`, unless one of the same subject
 /// exists; `from_where` supplies the `FROM ... WHERE ...` that decides whether it is due. It
-/// returns the row it made with the recipient's `live_until` (read by [`notice`]).
+/// returns the row it made with the recipient's `live_until` and whether they have a push
+/// subscription (read by [`notice`]); a filtered notification (held as a request) has neither.
 fn insert_sql(
     recipient: &str,
     now: &str,
@@ -49,7 +50,8 @@ fn insert_sql(
            AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.recipient_id = {recipient} AND n.kind = '{kind}' \
              AND n.actor_id = {actor} AND n.post_id = {post} AND n.comment_id = {comment}) \
          RETURNING recipient_id, id, \
-           (SELECT u.live_until FROM users u WHERE u.id = recipient_id AND filtered = 0) AS live_until",
+           (SELECT u.live_until FROM users u WHERE u.id = recipient_id AND filtered = 0) AS live_until, \
+           (filtered = 0 AND EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.user_id = recipient_id)) AS pushed",
         id = new_id_sql(recipient, now),
     )
 }
@@ -353,14 +355,19 @@ struct Made {
     recipient_id: UserId,
     id: i64,
     live_until: Option<i64>,
+    /// Whether the recipient has a push subscription (absent: a conversation's row).
+    #[serde(default)]
+    pushed: Option<i64>,
 }
 
 /// What an insert above made, if it made a notification for a recipient whose live socket is
-/// open at `now`: the notice to send them.
+/// open at `now` or who has a push subscription: the notice to send them.
 pub fn notice(result: Option<&worker::D1Result>, now: i64) -> Option<Notice> {
     let made: Vec<Made> = result?.results().ok()?;
     let made = made.into_iter().next()?;
-    (made.live_until.unwrap_or(0) > now).then_some(Notice { recipient: made.recipient_id, id: made.id })
+    let live = made.live_until.unwrap_or(0) > now;
+    let push = made.pushed.unwrap_or(0) != 0;
+    (live || push).then_some(Notice { recipient: made.recipient_id, id: made.id, live, push })
 }
 
 /// A notification as stored.

@@ -43,6 +43,7 @@ mod ordering;
 mod post_extras;
 mod posts;
 mod profiles;
+mod push;
 mod quotes;
 mod replies;
 mod scheduled;

@@ -29,6 +29,8 @@ use serde_json::{json, Value};
 
 pub const AUTH_SECRET: &str = "test-auth-secret-0123456789";
 pub const ADMIN_TOKEN: &str = "test-admin-token-abcdef";
+/// The stack's VAPID private key (Web Push, tests/api/push.rs): a raw P-256 scalar, base64url.
+pub const VAPID_PRIVATE_KEY: &str = "WLC_GA3OUGQOAVfxyQJI-ZZiRYnpfbYGhmN3OGFMil8";
 /// Lowered so the feed tests cross the window seam with ~1,000 items instead of 10,000.
 pub const FEED_WINDOW: usize = 300;
 /// Small chunks so multi-chunk fan-out is exercised with a few dozen followers.
@@ -416,6 +418,7 @@ fn launch_vars(extra: &[(String, String)]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = [
         ("AUTH_SECRET", AUTH_SECRET),
         ("ADMIN_TOKEN", ADMIN_TOKEN),
+        ("VAPID_PRIVATE_KEY", VAPID_PRIVATE_KEY),
         ("TEST_HOOKS", "true"),
         ("OUTBOX_GRACE_SECONDS", "2"),
         ("TIMELINE_HEAD_TTL_MS", "0"),

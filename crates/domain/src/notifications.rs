@@ -14,11 +14,18 @@ use serde::{Deserialize, Serialize};
 use super::ids::{parse_id, UserId};
 use super::snowflake::{snowflake_time, ID_RANDOM_BITS, SNOWFLAKE_RANDOM_BITS};
 
-/// A notification just made for a recipient with a live socket open: what to tell it.
+/// A notification just made for a recipient with a live socket open or a Web Push
+/// subscription: what to tell them, and where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Notice {
     pub recipient: UserId,
     pub id: i64,
+    /// Their live socket is open: tell it (`services/streaming.rs::tell`).
+    #[serde(default)]
+    pub live: bool,
+    /// They have a push subscription: queue the push (`services/push.rs`).
+    #[serde(default)]
+    pub push: bool,
 }
 
 /// What happened. Its names and grouping are its row of [`KINDS`].

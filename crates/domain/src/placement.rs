@@ -491,6 +491,29 @@ pub const TABLES: &[Table] = &[
         &["user_id", "actor_id", "created_at"],
         EDGE_PAGE,
     ),
+    // Web Push subscriptions (migration 0040), one per access token, on the user's home.
+    table(
+        "push_subscriptions",
+        ShardBy::Id("user_id"),
+        &["user_id", "token_id"],
+        &[
+            "user_id",
+            "token_id",
+            "id",
+            "endpoint",
+            "p256dh",
+            "auth",
+            "alerts",
+            "policy",
+            "access_token",
+            "origin",
+            "token_issued_at",
+            "token_expires_at",
+            "sent",
+            "created_at",
+        ],
+        TEXT_PAGE,
+    ),
     Table {
         freeze_deletes: false,
         ..table(

@@ -1,6 +1,6 @@
 //! Everything the fan-out queues (`edgefeed-fanout`, `edgefeed-fanout-1`, ...) carry, as it
 //! travels: fan-out steps of outbox events, the next page of a post's live readers, the hybrid
-//! policy's jobs and one database's share of a reconciliation pass; and which queue each goes
+//! policy's jobs, one database's share of a reconciliation pass and a notification's Web Push; and which queue each goes
 //! to ([`QueueMessage::queue_index`]).
 //!
 //! The wire shape is a contract with messages already queued (and dead-lettered, and replayed):
@@ -23,6 +23,7 @@ pub enum QueueMessage {
     Live(LiveReach),
     Tag(TagReach),
     Reconcile(ReconcileDatabase),
+    Push(PushDelivery),
 }
 
 /// One chunk of an outbox event's fan-out (or the whole of a single-reader event).
@@ -80,6 +81,16 @@ pub enum PolicyJob {
     },
 }
 
+/// A notification to push to its recipient's Web Push subscriptions (`services/push.rs`). The
+/// consumer re-reads the notification and the subscriptions when it runs: one dismissed or
+/// hidden since, or a subscription removed since, is not sent; each subscription remembers what
+/// it was sent, so a duplicate delivery sends nothing twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushDelivery {
+    pub push_recipient: UserId,
+    pub push_notification: i64,
+}
+
 /// One database's share of a reconciliation pass (`services/reconcile.rs`): the cron sends one
 /// per database, so no invocation's D1 work grows with the number of databases. Idempotent
 /// (every step re-reads what it repairs), and a lost one is redone by the next minute's pass.
@@ -113,6 +124,7 @@ impl QueueMessage {
             Self::Policy(PolicyJob::ReaderActivity { reader, .. }) => shard_of_id(reader.get()).index(),
             Self::Policy(PolicyJob::AuthorEdges { author, .. }) => shard_of_id(author.get()).index(),
             Self::Reconcile(job) => job.reconcile_database,
+            Self::Push(push) => shard_of_id(push.push_recipient.get()).index(),
         };
         key % queues.max(1)
     }
@@ -139,6 +151,12 @@ impl From<PolicyJob> for QueueMessage {
 impl From<TagReach> for QueueMessage {
     fn from(reach: TagReach) -> Self {
         Self::Tag(reach)
+    }
+}
+
+impl From<PushDelivery> for QueueMessage {
+    fn from(push: PushDelivery) -> Self {
+        Self::Push(push)
     }
 }
 
@@ -222,6 +240,10 @@ mod tests {
                 .into(),
                 r#"{"reconcile_database":2,"scheduled":true}"#,
             ),
+            (
+                PushDelivery { push_recipient: user, push_notification: 99 }.into(),
+                r#"{"push_recipient":7,"push_notification":99}"#,
+            ),
         ];
         for (message, text) in table {
             assert_eq!(wire(message), text);
@@ -253,7 +275,8 @@ mod tests {
             TagReach { tag_post_id: PostId::from_trusted(on(3)), tag: 0, after_reader: 0 }.into();
         let report = ActivityReport { read_rate: 1.0, last_read_at: 0 };
         let activity: QueueMessage = PolicyJob::ReaderActivity { reader: author, report }.into();
-        for message in [fanout, live, tag, edges, activity] {
+        let push: QueueMessage = PushDelivery { push_recipient: author, push_notification: 1 }.into();
+        for message in [fanout, live, tag, edges, activity, push] {
             assert_eq!(message.queue_index(2), 1, "{message:?}");
             assert_eq!(message.queue_index(3), 0, "{message:?}");
             assert_eq!(message.queue_index(1), 0);

@@ -131,6 +131,7 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::FloorD1 => super::floors::d1(app, input, &body).await,
         TestHook::OldComment => old_comment(app, &body).await,
         TestHook::Scheduled => make_due(app, &body).await,
+        TestHook::PushAgain => push_again(app, &body).await,
     }
 }
 
@@ -297,6 +298,17 @@ async fn age_reader(app: &App, body: &JsonObject) -> ApiResult<Response> {
     crate::store::policy::age_reader(&app.shards, reader, days).await?;
     Windows::new(app)?.call(reader, &WindowOp::AgeActivity { ms: days * DAY_MS }).await?;
     json(200, &value!({ "reader_id": reader.to_string(), "days": days }))
+}
+
+/// Runs a notification's push delivery once more, now, as a queue's duplicate delivery would:
+/// when this answers, whatever it would send has been sent.
+async fn push_again(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    let recipient = body.required_id("recipient_id", UserId::parse)?;
+    let notification = body.count("notification_id")?.unwrap_or(0) as i64;
+    let job =
+        crate::domain::queue::PushDelivery { push_recipient: recipient, push_notification: notification };
+    crate::services::push::deliver(app, job).await?;
+    json(200, &value!({ "delivered": true }))
 }
 
 /// Makes the reader's window object fail its next `times` feed reads (`0` heals it).

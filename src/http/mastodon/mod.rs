@@ -21,6 +21,7 @@ mod notifications;
 mod oauth;
 mod own;
 mod profile;
+mod push;
 mod registration;
 mod relations;
 mod reports;
@@ -101,7 +102,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Admin => startup::not_staff(),
         M::Filters(route) => filters::route(app, input, viewer, route).await,
         M::Preferences => startup::preferences(),
-        M::PushSubscription => startup::push_subscription(),
+        M::PushSubscription(route) => push::route(app, input, viewer, route).await,
         M::VerifyCredentials => accounts::verify_credentials(app, input, viewer).await,
         M::Account(id) => accounts::get(app, input, viewer, id).await,
         M::LookupAccount => accounts::lookup(app, input, viewer).await,

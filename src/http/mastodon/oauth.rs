@@ -86,7 +86,7 @@ pub async fn register_app(app: &App, input: &Input) -> ApiResult<Response> {
         "redirect_uris": redirect_uris.split_whitespace().collect::<Vec<_>>(),
         "client_id": client_id,
         "client_secret": client_secret,
-        "vapid_key": "",
+        "vapid_key": crate::services::push::server_key(app).unwrap_or_default(),
     }))
 }
 
@@ -231,6 +231,8 @@ pub async fn revoke(app: &App, input: &Input) -> ApiResult<Response> {
         if let Some(token_id) = verified.token_id {
             store::revoke_token(app.user_db(verified.user), token_id, (verified.expires_at * 1000.0) as i64)
                 .await?;
+            // Mastodon's subscriptions belong to their token: revoking it ends its pushes.
+            crate::services::push::forget_token(app, verified.user, token_id).await?;
             close_sockets(app, verified.user, Revocation::Token(token_id)).await;
         }
     }
@@ -342,10 +344,14 @@ pub fn instance(app: &App, input: &Input, v1: bool) -> ApiResult<Response> {
         "configuration": configuration(),
         "rules": crate::domain::instance::rules(&app.config.instance_rules),
     });
+    // Web Push's public key (docs/mastodon.md "Web Push"); "" while none is configured.
+    let vapid_key = crate::services::push::server_key(app).unwrap_or_default();
     if v1 {
         instance_v1(&mut doc, &input.origin);
+        doc["vapid_key"] = vapid_key.into();
     } else {
         instance_v2(&mut doc, &input.origin);
+        doc["configuration"]["vapid"] = serde_json::json!({ "public_key": vapid_key });
     }
     json(&doc)
 }

@@ -75,6 +75,6 @@ pub async fn app_credentials(app: &App, input: &Input) -> ApiResult<Response> {
         "scopes": row.scopes().to_string().split(' ').collect::<Vec<_>>(),
         "redirect_uri": row.redirect_uris,
         "redirect_uris": row.redirect_uris.split_whitespace().collect::<Vec<_>>(),
-        "vapid_key": "",
+        "vapid_key": crate::services::push::server_key(app).unwrap_or_default(),
     }))
 }

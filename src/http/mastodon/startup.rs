@@ -1,6 +1,5 @@
 //! What apps read right after signing in, and edgefeed has none of: follow requests (follows
-//! are never held for approval), filters, announcements, followed tags, custom emojis, push
-//! subscriptions. Each answers what Mastodon answers for an account without them, because apps
+//! are never held for approval), filters, announcements, followed tags, custom emojis. Each answers what Mastodon answers for an account without them, because apps
 //! treat an error at startup as a broken server (Phanpy, Elk, Tusky read these unguarded).
 
 use serde_json::json;
@@ -24,12 +23,6 @@ pub fn preferences() -> ApiResult<Response> {
         "reading:expand:media": "default",
         "reading:expand:spoilers": false,
     }))
-}
-
-/// `GET`, `POST`, `PUT` and `DELETE /api/v1/push/subscription`: Mastodon's answer when the token has none registered (and
-/// none can be: there is no Web Push here).
-pub fn push_subscription() -> ApiResult<Response> {
-    Err(ApiError::NotFound("Record not found"))
 }
 
 /// Mastodon's admin API: the token may carry `admin:read` (apps register it), but nobody is

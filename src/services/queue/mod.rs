@@ -16,7 +16,7 @@ use worker::{Env, Message, MessageBatch, MessageExt};
 use super::deadline::within;
 use super::fanout::{self, Pending};
 use super::faults::Faults;
-use super::{policy, reconcile, tally};
+use super::{policy, push, reconcile, tally};
 use crate::context::Ctx;
 use crate::domain::fanout_plan::Work;
 use crate::domain::queue::QueueMessage;
@@ -108,15 +108,18 @@ async fn dispatch<'a>(
         }
         // A policy job that keeps failing is dropped: its next trigger redoes it. So is a live
         // page (its readers find the post on their next read), a tag page (its readers find the
-        // post under the tag, not in home: best effort, as Mastodon's) and a reconciliation
-        // share (the next minute's pass does that database again).
+        // post under the tag, not in home: best effort, as Mastodon's), a reconciliation share
+        // (the next minute's pass does that database again) and a push its service kept refusing
+        // (the notification stays in the lists).
         (
             QueueMessage::Policy(_)
             | QueueMessage::Live(_)
             | QueueMessage::Tag(_)
-            | QueueMessage::Reconcile(_),
+            | QueueMessage::Reconcile(_)
+            | QueueMessage::Push(_),
             Some(_),
         ) => Ok(None),
+        (QueueMessage::Push(job), None) => push::deliver(ctx, job).await.map(|()| None),
         (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
         (QueueMessage::Live(reach), None) => fanout::start(ctx, windows, faults, Work::Live(reach)).await,
         (QueueMessage::Tag(reach), None) => fanout::start(ctx, windows, faults, Work::Tag(reach)).await,
