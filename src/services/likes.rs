@@ -18,19 +18,26 @@ pub async fn set_like(
     seq: Option<i64>,
 ) -> ApiResult<LikeReply> {
     let op = LikeOp { post_id, user_id: viewer, like, seq, now: ctx.now };
-    let answer = match Likes::new(ctx)?.set(op).await? {
-        Some(answer) => answer,
+    let (answer, liked) = match Likes::new(ctx)?.set(op).await? {
+        Some(answer) => (answer, post_id),
         // A boost's id likes its original (as Mastodon): looked up only once the like missed.
         None => match originals::entry(ctx, viewer, post_id).await?.reblog_of {
             Some(original) => {
                 let op = LikeOp { post_id: original, ..op };
-                Likes::new(ctx)?.set(op).await?.ok_or(ApiError::NotFound("no such post"))?
+                (Likes::new(ctx)?.set(op).await?.ok_or(ApiError::NotFound("no such post"))?, original)
             }
             None => return Err(ApiError::NotFound("no such post")),
         },
     };
     if let Some(notice) = answer.notice {
         streaming::tell(ctx, notice).await;
+    }
+    if answer.reply.applied && answer.reply.liked {
+        // The favourite joins the liker's search scope (best effort: a lost write costs only
+        // that search hit).
+        if let Ok(post) = originals::subject(ctx, viewer, liked).await {
+            crate::services::search::index::saved(ctx, viewer, &post).await;
+        }
     }
     Ok(answer.reply)
 }

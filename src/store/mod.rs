@@ -42,6 +42,7 @@ pub mod reblogs;
 pub mod replica;
 pub mod replica_bump;
 pub mod reports;
+pub mod search;
 pub mod shard_move;
 pub mod shards;
 pub mod snowflake;

@@ -44,6 +44,7 @@ mod posts;
 mod profiles;
 mod quotes;
 mod replies;
+mod search;
 mod security;
 mod shards;
 mod streaming;

@@ -43,6 +43,7 @@ pub mod registration;
 pub mod replica;
 pub mod replies;
 pub mod reports;
+pub mod search;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;
