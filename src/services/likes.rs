@@ -33,11 +33,20 @@ pub async fn set_like(
         streaming::tell(ctx, notice).await;
     }
     if answer.reply.applied && answer.reply.liked {
-        // The favourite joins the liker's search scope (best effort: a lost write costs only
-        // that search hit).
-        if let Ok(post) = originals::subject(ctx, viewer, liked).await {
-            crate::services::search::index::saved(ctx, viewer, &post).await;
-        }
+        index_favourite(ctx, viewer, liked).await;
     }
     Ok(answer.reply)
+}
+
+/// The favourite joins the liker's search scope after the answer, so the like waits no round
+/// trip for it (best effort: a lost write costs only that search hit).
+async fn index_favourite(ctx: &Ctx, viewer: UserId, post: PostId) {
+    let env = ctx.env.clone();
+    ctx.after_response(async move {
+        let Ok(ctx) = Ctx::new(env) else { return };
+        if let Ok(post) = originals::subject(&ctx, viewer, post).await {
+            crate::services::search::index::saved(&ctx, viewer, &post).await;
+        }
+    })
+    .await;
 }

@@ -174,9 +174,10 @@ pub struct PostRow {
     blocked: i64,
     #[serde(default)]
     suspended: i64,
-    /// The author's `indexable` now (migration 0041; rows cached before it read as not).
+    /// The author's `indexable` now (migration 0041; rows cached before it read as not). A
+    /// byte: it fits the row's padding, so the row does not grow.
     #[serde(default)]
-    author_indexable: i64,
+    author_indexable: u8,
 }
 
 impl PostRow {

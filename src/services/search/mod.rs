@@ -34,6 +34,11 @@ use crate::store::{graph, mutes};
 /// (a one-letter bucket, a common word). Matches past it in a term's order are not found.
 pub const TERM_BOUND: usize = 200;
 
+/// Candidates read past a page's size, for hits the re-check hides.
+const HIDDEN_MARGIN: usize = 10;
+/// Slices of candidates one status page reads at most while hidden ones leave it short.
+const HYDRATE_ROUNDS: usize = 3;
+
 /// Which page of results: `(offset, limit)`.
 pub type Window = (usize, usize);
 
@@ -48,24 +53,8 @@ pub async fn accounts(
     following: bool,
     (offset, limit): Window,
 ) -> ApiResult<Vec<UserRow>> {
-    let Some(driving) = words.iter().max_by_key(|w| w.chars().count()) else { return Ok(Vec::new()) };
-    let term = Term::Account(search::bucket_of(driving).to_string());
-    let (low, high) = search::prefix_range(driving);
-    let db = ctx.database(ctx.shards.index_of(term.shard()));
-    let exact_owner = async {
-        match exact {
-            Some(handle) => users::handle_owner(ctx.handle_db(handle.as_str()), handle).await,
-            None => Ok(None),
-        }
-    };
-    let (hits, owner) = join(rows::prefix(db, &term.key(), (&low, &high), TERM_BOUND), exact_owner).await;
-    let mut ids: Vec<UserId> = owner?.into_iter().collect();
-    for hit in hits? {
-        let id = UserId::from_trusted(hit.item);
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
+    let bound = candidate_bound(words.len(), following, offset + limit);
+    let ids = account_candidates(ctx, words, exact, bound).await?;
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -89,6 +78,46 @@ pub async fn accounts(
     });
     found.dedup_by_key(|u| u.id);
     Ok(found.into_iter().skip(offset).take(limit).collect())
+}
+
+/// How many rows of the bucket an account search reads: one word matches every row of its
+/// range (but stale ones), so a page needs few more than it shows; more words or `following`
+/// filter after, so they take the whole bound.
+fn candidate_bound(words: usize, following: bool, want: usize) -> usize {
+    if words == 1 && !following {
+        (2 * want + HIDDEN_MARGIN).min(TERM_BOUND)
+    } else {
+        TERM_BOUND
+    }
+}
+
+/// The accounts the index names for the query's longest word (its bucket's range, at most
+/// `bound`), after the exact handle's owner from the handle directory, read side by side.
+async fn account_candidates(
+    ctx: &Ctx,
+    words: &[String],
+    exact: Option<&Handle>,
+    bound: usize,
+) -> ApiResult<Vec<UserId>> {
+    let Some(driving) = words.iter().max_by_key(|w| w.chars().count()) else { return Ok(Vec::new()) };
+    let term = Term::Account(search::bucket_of(driving).to_string());
+    let (low, high) = search::prefix_range(driving);
+    let db = ctx.database(ctx.shards.index_of(term.shard()));
+    let exact_owner = async {
+        match exact {
+            Some(handle) => users::handle_owner(ctx.handle_db(handle.as_str()), handle).await,
+            None => Ok(None),
+        }
+    };
+    let (hits, owner) = join(rows::prefix(db, &term.key(), (&low, &high), bound), exact_owner).await;
+    let mut ids: Vec<UserId> = owner?.into_iter().collect();
+    for hit in hits? {
+        let id = UserId::from_trusted(hit.item);
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
 }
 
 /// Hashtags whose name starts with `prefix` (a lower-cased tag key), in name order, with their
@@ -150,7 +179,7 @@ pub async fn statuses(
     }
     ids.truncate(TERM_BOUND);
     let ids: Vec<PostId> = ids.into_iter().map(PostId::from_trusted).collect();
-    let mut shown = shown_statuses(ctx, viewer, words, &ids).await?;
+    let mut shown = hydrate(ctx, viewer, words, &ids, offset + limit).await?;
     shown.sort_by_key(|p| std::cmp::Reverse(p.id));
     if range.oldest_first {
         // The page right above `min_id`: the oldest matches, shown newest first.
@@ -158,6 +187,33 @@ pub async fn statuses(
         shown.drain(..shown.len() - keep);
     }
     Ok(shown.into_iter().skip(offset).take(limit).collect())
+}
+
+/// The first `want` of the candidates (in their order) the viewer may see, read a slice at a
+/// time (`want` and a margin for hidden ones, then more only while too many were hidden), so
+/// the posts read, and the databases they live on, grow with the page, not with the bound.
+async fn hydrate(
+    ctx: &Ctx,
+    viewer: UserId,
+    words: &[String],
+    ids: &[PostId],
+    want: usize,
+) -> ApiResult<Vec<PostRow>> {
+    let mut shown = Vec::with_capacity(want);
+    let mut rest = ids;
+    for _ in 0..HYDRATE_ROUNDS {
+        if rest.is_empty() || shown.len() >= want {
+            break;
+        }
+        let (slice, after) = rest.split_at((want - shown.len() + HIDDEN_MARGIN).min(rest.len()));
+        let mut found = shown_statuses(ctx, viewer, words, slice).await?;
+        // In the candidates' order, so the first `want` shown are the first that match.
+        found.sort_by_key(|p| slice.iter().position(|id| *id == p.id));
+        shown.extend(found);
+        rest = after;
+    }
+    shown.truncate(want);
+    Ok(shown)
 }
 
 /// The viewer's own scope: every word's personal term, intersected in one statement on their home.
