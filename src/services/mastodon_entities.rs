@@ -36,7 +36,7 @@ pub struct Account {
     locked: bool,
     bot: bool,
     discoverable: bool,
-    /// Whether public posts may be indexed by search: there is no search to index them.
+    /// Whether public posts may be found by anyone's search (`services/search`).
     indexable: bool,
     noindex: bool,
     group: bool,
@@ -102,7 +102,7 @@ impl Account {
             locked: p.locked != 0,
             bot: p.bot != 0,
             discoverable: p.discoverable != 0,
-            indexable: false,
+            indexable: p.indexable != 0,
             noindex: false,
             group: false,
             created_at: format_rfc3339(u.created_at),

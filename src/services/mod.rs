@@ -2,7 +2,6 @@
 //! clients. They take a [`crate::context::Ctx`] and never import the HTTP layer.
 
 pub mod account_marks;
-pub mod account_search;
 pub mod backlog;
 pub mod boosts;
 pub mod comment_moves;
@@ -46,6 +45,7 @@ pub mod replies;
 pub mod reports;
 pub mod saved;
 pub mod scheduled;
+pub mod search;
 pub mod shard_move;
 pub mod stats;
 pub mod streaming;

@@ -338,15 +338,19 @@ async fn commit(ctx: &Ctx, post: NewPost<'_>, author_gone: ApiError) -> ApiResul
     answer(published)
 }
 
-/// Brings the post's public and tag timeline entries to its state at once (best effort: the
-/// post's fan-out event does it again, so a failure here only delays them).
+/// Brings the post's public and tag timeline entries and its search rows to its state at once,
+/// side by side (best effort: the post's fan-out event does both again for a public post, so
+/// a failure here only delays them; the search read re-checks every hit).
 async fn index(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) {
-    if let Err(e) = timelines::converge(ctx, post, was).await {
-        worker::console_error!(
-            "timeline index of {:?}: {e}; the fan-out event retries",
-            post.or(was).map(|p| p.id)
-        );
-    }
+    let timeline = async {
+        if let Err(e) = timelines::converge(ctx, post, was).await {
+            worker::console_error!(
+                "timeline index of {:?}: {e}; the fan-out event retries",
+                post.or(was).map(|p| p.id)
+            );
+        }
+    };
+    join(timeline, crate::services::search::index::post(ctx, post, was)).await;
 }
 
 /// The post a publish (or its replay) answers with: 404, exactly like a post that does not

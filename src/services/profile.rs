@@ -12,6 +12,7 @@ use crate::domain::ids::UserId;
 use crate::domain::profile::{Image, ProfileEdit};
 use crate::error::ApiResult;
 use crate::services::media::{self, Upload};
+use crate::services::search::index as search;
 use crate::store::profile::{self as rows, NewImage};
 
 /// What a profile edit sends: the parameters, and the bytes of each image given.
@@ -41,7 +42,16 @@ pub async fn update(ctx: &Ctx, user: UserId, edit: &Edit<'_>) -> ApiResult<()> {
     }
     let images: Vec<NewImage<'_>> =
         stored.iter().map(|(image, id, path)| NewImage { image: *image, media: *id, path }).collect();
+    // The name before the edit, for the search rows it leaves (read only when it changes).
+    let was = match edit.profile.display_name {
+        Some(_) => crate::store::users::by_ids(&ctx.shards, &[user]).await?.into_iter().next(),
+        None => None,
+    };
     rows::update(ctx.user_db(user), user, &edit.profile, &images, ctx.now).await?;
+    if let (Some(was), Some(name)) = (was, edit.profile.display_name.as_deref()) {
+        let name = if name.is_empty() { was.handle.as_str() } else { name };
+        search::account(ctx, user, &was.handle, name, Some(&was.display_name)).await;
+    }
     // Unlocking lets everyone waiting in, as Mastodon does.
     if edit.profile.locked == Some(false) {
         crate::services::follows::authorize_all(ctx, user).await?;

@@ -47,6 +47,9 @@ pub async fn set_bookmark(ctx: &Ctx, viewer: UserId, id: PostId, on: bool) -> Ap
     let post = posts::visible(ctx, viewer, id).await?;
     // shard: the viewer's home, where their bookmarks live.
     bookmarks::set(ctx.user_db(viewer), viewer, post.id, on, ctx.now).await?;
+    if on {
+        crate::services::search::index::saved(ctx, viewer, &post).await;
+    }
     Ok(post)
 }
 

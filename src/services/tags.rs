@@ -54,6 +54,37 @@ pub async fn tag(ctx: &Ctx, viewer: UserId, name: &str) -> ApiResult<TagView> {
     })
 }
 
+/// Several tags (names as written) as the viewer sees them: each one's week of uses on its own
+/// database (side by side) and the viewer's follows and features in one read each.
+pub async fn views(ctx: &Ctx, viewer: UserId, names: &[String]) -> ApiResult<Vec<TagView>> {
+    let since = (ctx.now / DAY_MS - (HISTORY_DAYS - 1)) * DAY_MS;
+    let keys: Vec<String> = names.iter().map(|n| key_of(n)).collect();
+    let index_keys: Vec<IndexKey> = names.iter().map(|n| IndexKey::tag(n)).collect();
+    let db = ctx.user_db(viewer);
+    let (histories, (followed, featured)) = join(
+        join_all(index_keys.iter().map(|key| index::uses_by_day(ctx.shards.index(key), key, since))),
+        join(
+            lists::list(db, TagList::Followed, viewer, Some(&keys), keys.len()),
+            lists::list(db, TagList::Featured, viewer, Some(&keys), keys.len()),
+        ),
+    )
+    .await;
+    let (followed, featured) = (followed?, featured?);
+    names
+        .iter()
+        .zip(histories)
+        .map(|(name, history)| {
+            let key = key_of(name);
+            Ok(TagView {
+                name: name.clone(),
+                history: history?,
+                following: followed.iter().any(|t| t.tag_key == key),
+                featuring: featured.iter().any(|t| t.tag_key == key),
+            })
+        })
+        .collect()
+}
+
 /// Follows or unfollows a tag; the tag as the viewer sees it now. The tag's side (whom its
 /// posts reach) is written first on a follow and last on an unfollow: a request that stops
 /// between the two databases leaves at most a delivery the viewer's list does not show, and

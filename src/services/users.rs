@@ -42,7 +42,12 @@ pub async fn sign_up(
         match users::insert(ctx.user_db(UserId::from_trusted(id)), id, handle, display_name, password_hash)
             .await
         {
-            Ok(user) => return Ok(user),
+            Ok(user) => {
+                // Found by search from now on (best effort: a lost write costs only that).
+                crate::services::search::index::account(ctx, user.id, &user.handle, &user.display_name, None)
+                    .await;
+                return Ok(user);
+            }
             Err(e) => {
                 users::release_handle(directory.any(), handle.as_str(), id).await?;
                 attempt += 1;

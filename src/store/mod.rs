@@ -44,6 +44,7 @@ pub mod replica;
 pub mod replica_bump;
 pub mod reports;
 pub mod scheduled;
+pub mod search;
 pub mod shard_move;
 pub mod shards;
 pub mod snowflake;

@@ -46,7 +46,7 @@ pub fn post_columns() -> String {
 /// [`post_columns`] without the viewer's relationship to the author: feed reads read it once
 /// per distinct author ([`relationships`]) instead of once per row.
 pub fn feed_columns() -> String {
-    "SELECT p.id, p.author_id, u.handle, u.display_name, p.body, p.visibility, p.created_at, \
+    "SELECT p.id, p.author_id, u.handle, u.display_name, u.indexable AS author_indexable, p.body, p.visibility, p.created_at, \
             p.edited_at, p.like_count, p.comment_count, p.taken_down_at IS NOT NULL AS taken_down, \
             p.spoiler_text, p.sensitive, p.media, p.reblog_of, p.reblog_count, p.mentions, \
             p.quote_of, p.quote_policy, p.quote_count, p.in_reply_to_id, p.in_reply_to_account_id, p.thread_id, \
@@ -174,9 +174,18 @@ pub struct PostRow {
     blocked: i64,
     #[serde(default)]
     suspended: i64,
+    /// The author's `indexable` now (migration 0041; rows cached before it read as not). A
+    /// byte: it fits the row's padding, so the row does not grow.
+    #[serde(default)]
+    author_indexable: u8,
 }
 
 impl PostRow {
+    /// Whether the author lets anyone's search find their public posts (Mastodon's flag).
+    pub fn author_is_indexable(&self) -> bool {
+        self.author_indexable != 0
+    }
+
     pub fn relationship(&self, viewer: UserId) -> Relationship {
         Relationship {
             is_self: self.author_id == viewer,

@@ -46,10 +46,10 @@ fn image_statements(
 }
 
 /// The text and flags of an edit, each `NULL` to keep (`?5` says whether `fields` is given,
-/// `?12` whether `post_language` is).
+/// `?12` whether `post_language` is; `?13`: `indexable`).
 fn columns_statement(db: UserDb<'_>, user: UserId, edit: &ProfileEdit) -> StoreResult<D1PreparedStatement> {
     let fields = edit.fields.as_ref().map(|f| serde_json::to_string(f).unwrap_or_else(|_| "[]".into()));
-    let params: [JsValue; 12] = [
+    let params: [JsValue; 13] = [
         int(user),
         opt_text(edit.display_name.as_deref()),
         opt_text(edit.note.as_deref()),
@@ -62,6 +62,7 @@ fn columns_statement(db: UserDb<'_>, user: UserId, edit: &ProfileEdit) -> StoreR
         opt_flag(edit.sensitive),
         opt_text(edit.language.clone().flatten().as_deref()),
         int(i64::from(edit.language.is_some())),
+        opt_flag(edit.indexable),
     ];
     stmt(
         db,
@@ -70,7 +71,7 @@ fn columns_statement(db: UserDb<'_>, user: UserId, edit: &ProfileEdit) -> StoreR
            note = COALESCE(?3, note), \
            fields = CASE WHEN ?5 = 1 THEN ?4 ELSE fields END, \
            locked = COALESCE(?6, locked), bot = COALESCE(?7, bot), \
-           discoverable = COALESCE(?8, discoverable), \
+           discoverable = COALESCE(?8, discoverable), indexable = COALESCE(?13, indexable), \
            post_privacy = COALESCE(?9, post_privacy), post_sensitive = COALESCE(?10, post_sensitive), \
            post_language = CASE WHEN ?12 = 1 THEN ?11 ELSE post_language END \
          WHERE id = ?1",

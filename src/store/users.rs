@@ -15,7 +15,7 @@ use crate::domain::visibility::Relationship;
 pub const USER_COLUMNS: &str =
     "u.id, u.handle, u.display_name, u.created_at, u.followers_count, u.following_count, u.posts_count, \
      u.note, u.fields, u.avatar, u.header, u.locked, u.bot, u.discoverable, \
-     u.post_privacy, u.post_sensitive, u.post_language";
+     u.post_privacy, u.post_sensitive, u.post_language, u.indexable";
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct UserRow {
@@ -59,6 +59,9 @@ pub struct Profile {
     pub post_sensitive: i64,
     #[serde(default)]
     pub post_language: Option<String>,
+    /// Mastodon's `indexable` (migration 0041): public posts found by anyone's search.
+    #[serde(default)]
+    pub indexable: i64,
 }
 
 fn one() -> i64 {
@@ -82,6 +85,7 @@ impl Default for Profile {
             post_privacy: public(),
             post_sensitive: 0,
             post_language: None,
+            indexable: 0,
         }
     }
 }
@@ -385,16 +389,4 @@ pub async fn claims_by_week(db: AnyDb<'_>, from: i64, week_ms: i64) -> StoreResu
     )
     .await?;
     Ok(rows.into_iter().map(|w| (w.week, w.n)).collect())
-}
-
-/// Users on one database whose handle starts with `prefix` (handles are `[a-z0-9_]`, all below
-/// `{`, so the range `[prefix, prefix || '{')` is the prefix on the `users.handle` unique
-/// index), not suspended, in handle order, at most `limit`. The caller keeps only the rows
-/// whose home this database is (a shard being moved has a copy elsewhere until its purge).
-pub async fn handle_prefix(db: AnyDb<'_>, prefix: &str, limit: usize) -> StoreResult<Vec<UserRow>> {
-    let sql = format!(
-        "SELECT {USER_COLUMNS} FROM users u WHERE u.handle >= ?1 AND u.handle < ?2 \
-         AND u.suspended_at IS NULL ORDER BY u.handle LIMIT ?3"
-    );
-    all(db, &sql, &[text(prefix), text(&format!("{prefix}{{")), int(limit as i64)]).await
 }

@@ -47,6 +47,7 @@ mod push;
 mod quotes;
 mod replies;
 mod scheduled;
+mod search;
 mod security;
 mod shards;
 mod streaming;

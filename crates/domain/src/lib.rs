@@ -45,6 +45,7 @@ pub mod replica;
 pub mod replies;
 pub mod reports;
 pub mod scheduled;
+pub mod search;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;

@@ -150,16 +150,6 @@ pub fn form_bool(text: &str) -> Option<bool> {
     }
 }
 
-/// The handle prefix an account search's `q` names on this server (`an`, `@an`,
-/// `an@our.domain`, any case): lowercase `[a-z0-9_]`, 1..30 characters. `None` for anything
-/// else (another domain, other characters), which no handle starts with.
-pub fn handle_prefix(q: &str, domain: &str) -> Option<String> {
-    let prefix = local_acct(q, domain)?.to_ascii_lowercase();
-    let valid = (1..=30).contains(&prefix.len())
-        && prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    valid.then_some(prefix)
-}
-
 /// A boolean query parameter (`true`/`false`, `1`/`0`, ...): absent is `false`, anything else
 /// is refused naming it.
 pub fn query_flag(name: &'static str, raw: Option<&str>) -> Result<bool, crate::validate::Invalid> {
@@ -173,17 +163,6 @@ pub fn query_flag(name: &'static str, raw: Option<&str>) -> Result<bool, crate::
 #[cfg(test)]
 mod search_tests {
     use super::*;
-
-    #[test]
-    fn a_search_prefix_is_a_local_lowercase_handle_start() {
-        assert_eq!(handle_prefix("@An", "ex.org").as_deref(), Some("an"));
-        assert_eq!(handle_prefix("an@EX.org", "ex.org").as_deref(), Some("an"));
-        assert_eq!(handle_prefix("an@elsewhere.org", "ex.org"), None);
-        assert_eq!(handle_prefix("a n", "ex.org"), None);
-        assert_eq!(handle_prefix("@", "ex.org"), None);
-        assert_eq!(handle_prefix("%", "ex.org"), None);
-        assert_eq!(handle_prefix(&"a".repeat(31), "ex.org"), None);
-    }
 
     #[test]
     fn query_flags_default_false_and_refuse_junk() {

@@ -121,6 +121,7 @@ pub const TABLES: &[Table] = &[
             "post_privacy",
             "post_sensitive",
             "post_language",
+            "indexable",
         ],
         EDGE_PAGE,
     ),
@@ -599,6 +600,15 @@ pub const TABLES: &[Table] = &[
         ShardBy::Stored("shard"),
         &["key", "user_id"],
         &["shard", "key", "user_id"],
+        EDGE_PAGE,
+    ),
+    // Search (migration 0041): every term's rows by their stored shard (a hash, or the user's
+    // home for a personal term).
+    table(
+        "search_terms",
+        ShardBy::Stored("shard"),
+        &["term", "word", "item"],
+        &["shard", "term", "word", "item", "owner", "name"],
         EDGE_PAGE,
     ),
     table(

@@ -96,6 +96,8 @@ pub struct ProfileEdit {
     pub locked: Option<bool>,
     pub bot: Option<bool>,
     pub discoverable: Option<bool>,
+    /// Mastodon's `indexable`: the account's public posts may be found by full-text search.
+    pub indexable: Option<bool>,
     pub privacy: Option<Privacy>,
     pub sensitive: Option<bool>,
     /// `Some(None)`: no default language.
@@ -211,6 +213,7 @@ impl ProfileEdit {
                 "locked" => edit.locked = Some(flag("locked", value)?),
                 "bot" => edit.bot = Some(flag("bot", value)?),
                 "discoverable" => edit.discoverable = Some(flag("discoverable", value)?),
+                "indexable" => edit.indexable = Some(flag("indexable", value)?),
                 "source[privacy]" => {
                     let bad_privacy = || {
                         bad("source[privacy]", "source[privacy] must be public, unlisted, private or direct")

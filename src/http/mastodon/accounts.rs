@@ -10,8 +10,7 @@ use crate::domain::cursor::{page_of, SortKey};
 use crate::domain::filters::Context;
 use crate::domain::ids::UserId;
 use crate::domain::mastodon::{
-    acct_handle, domain_of, handle_prefix, kept_params, key_of_status, limit, link_header, local_acct,
-    query_flag,
+    acct_handle, domain_of, kept_params, key_of_status, limit, link_header, local_acct,
 };
 use crate::domain::validate::Handle;
 use crate::domain::visibility::visible_levels;
@@ -19,7 +18,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::app::App;
 use crate::http::input::Input;
 use crate::http::router::AccountAction;
-use crate::services::account_search::{self, MAX_RESULTS};
 use crate::services::follows;
 use crate::services::users::visible_with_relationship;
 use crate::store::graph::{self, Direction, EdgeChange, GroupChange};
@@ -62,7 +60,7 @@ fn source_of(user: &UserRow, follow_requests: i64) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "privacy": p.post_privacy, "sensitive": p.post_sensitive != 0, "language": p.post_language,
-        "note": p.note, "fields": fields, "follow_requests_count": follow_requests, "indexable": false,
+        "note": p.note, "fields": fields, "follow_requests_count": follow_requests, "indexable": p.indexable != 0,
         "discoverable": p.discoverable != 0, "hide_collections": false, "attribution_domains": [],
     })
 }
@@ -88,23 +86,6 @@ pub async fn lookup(app: &App, input: &Input, viewer: UserId) -> ApiResult<Respo
     let handle = local_handle(acct, &input.origin).ok_or(ApiError::NotFound("no such account"))?;
     let (user, _) = visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await?;
     json(&Account::new(&input.origin, &user))
-}
-
-/// `GET /api/v2/search?q=`: an account by exact handle (how clients find someone to follow).
-/// edgefeed has no full-text search: statuses and hashtags are always empty.
-pub async fn search(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    let q = input.query("q").ok_or_else(|| ApiError::field("q", "q is required"))?;
-    let mut accounts = Vec::new();
-    if let (Some(handle), true) =
-        (local_handle(q, &input.origin), input.query("type").is_none_or(|t| t == "accounts"))
-    {
-        match visible_with_relationship(app, viewer, UserKey::Handle(&handle)).await {
-            Ok((user, _)) => accounts.push(Account::new(&input.origin, &user)),
-            Err(ApiError::NotFound(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    json(&serde_json::json!({ "accounts": accounts, "statuses": [], "hashtags": [] }))
 }
 
 /// `?id[]=1&id[]=2` (or `id=`): one Relationship per existing id, in the order asked.
@@ -257,30 +238,4 @@ pub(super) async fn relationships_with(
                 .with_marks(mark.and_then(|k| k.note.as_deref()), mark.is_some_and(|k| k.endorsed()))
         })
         .collect())
-}
-
-/// `GET /api/v1/accounts/search?q=&limit=&offset=&resolve=&following=`: accounts by handle
-/// prefix (`services/account_search.rs`). `resolve` is accepted (nothing is remote) and `q`
-/// naming another domain or no handle finds nobody.
-pub async fn search_accounts(app: &App, input: &Input, viewer: UserId) -> ApiResult<Response> {
-    let q = input.query("q").map(str::trim).filter(|q| !q.is_empty());
-    let q = q.ok_or_else(|| ApiError::field("q", "q is required"))?;
-    let number = |name: &'static str, default: i64| -> ApiResult<i64> {
-        match input.query(name).map(str::trim) {
-            None | Some("") => Ok(default),
-            Some(v) => {
-                v.parse::<i64>().map_err(|_| ApiError::field(name, format!("{name} must be a number")))
-            }
-        }
-    };
-    // Out of range is clamped, as Mastodon does (and the other Mastodon lists here).
-    let limit = number("limit", 40)?.clamp(1, MAX_RESULTS as i64) as usize;
-    let offset = number("offset", 0)?.clamp(0, MAX_RESULTS as i64) as usize;
-    let following = query_flag("following", input.query("following"))?;
-    query_flag("resolve", input.query("resolve"))?;
-    let Some(prefix) = handle_prefix(q, domain_of(&input.origin)) else {
-        return list::<Account>(&[], None);
-    };
-    let rows = account_search::by_handle_prefix(app, viewer, &prefix, (offset, limit), following).await?;
-    list(&rows.iter().map(|u| Account::new(&input.origin, u)).collect::<Vec<_>>(), None)
 }

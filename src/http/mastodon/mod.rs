@@ -28,6 +28,7 @@ mod reports;
 mod requests;
 mod saved;
 mod scheduled;
+mod search;
 mod startup;
 mod statuses;
 mod streaming;
@@ -107,7 +108,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Account(id) => accounts::get(app, input, viewer, id).await,
         M::LookupAccount => accounts::lookup(app, input, viewer).await,
         M::Relationships => accounts::relationships(app, input, viewer).await,
-        M::SearchAccounts => accounts::search_accounts(app, input, viewer).await,
+        M::SearchAccounts => search::search_accounts(app, input, viewer).await,
         M::FamiliarFollowers => relations::familiar_followers(app, input, viewer).await,
         M::RemoveFromFollowers(id) => relations::remove_from_followers(app, viewer, id).await,
         M::AccountStatuses(id) => accounts::statuses(app, input, viewer, id).await,
@@ -129,7 +130,7 @@ pub async fn user(app: &App, input: &Input, viewer: UserId, route: M) -> ApiResu
         M::Context(id) => statuses::context(app, input, viewer, id).await,
         M::Own(own) => own::route(app, input, viewer, own).await,
         M::HomeTimeline => statuses::home(app, input, viewer).await,
-        M::Search => accounts::search(app, input, viewer).await,
+        M::Search => search::search(app, input, viewer).await,
         M::Notifications(route) => notification_route(app, input, viewer, route).await,
         M::Lists(route) => list_route(app, input, viewer, route).await,
         M::Conversations(route) => conversations::route(app, input, viewer, route).await,

@@ -131,7 +131,7 @@ async fn timeline(
 }
 
 /// Mastodon's Tag entity (`history` counts are strings, as Mastodon sends them).
-fn tag_entity(_app: &App, input: &Input, view: &TagView) -> Value {
+pub(super) fn tag_entity(_app: &App, input: &Input, view: &TagView) -> Value {
     let history: Vec<Value> = view
         .history
         .iter()

@@ -96,6 +96,8 @@ async fn index_entries(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResu
     if let Err(e) = timelines::converge(ctx, row.first(), None).await {
         worker::console_error!("timeline index of {post_id}: {e}; its delivery goes on");
     }
+    // Its search rows likewise (idempotent; best effort inside).
+    crate::services::search::index::post(ctx, row.first(), None).await;
     Ok(())
 }
 
