@@ -39,11 +39,8 @@ pub struct Config {
     pub hot_range_len: usize,
     /// Hot authors' replicas (`domain/replica.rs`, docs/hot-authors.md).
     pub replica: ReplicaConfig,
-    /// The public and tag timelines' heads on replicated objects (`domain/timeline_head.rs`):
-    /// replicas per key (`TIMELINE_HEAD_REPLICAS`; 0: pages read the keys' databases) and how
-    /// long a replica answers from memory after its last load (`TIMELINE_HEAD_TTL_MS`).
-    pub head_replicas: u32,
-    pub head_ttl_ms: i64,
+    /// The public and tag timelines' heads on replicated objects (`domain/timeline_head.rs`).
+    pub heads: HeadsConfig,
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
@@ -105,8 +102,10 @@ impl Config {
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
             replica: replica_config(|name, default, min, max| num(get(name), default, min, max)),
-            head_replicas: num(get("TIMELINE_HEAD_REPLICAS"), 8, 0, 64) as u32,
-            head_ttl_ms: num(get("TIMELINE_HEAD_TTL_MS"), 1_000, 0, 60_000),
+            heads: HeadsConfig {
+                replicas: num(get("TIMELINE_HEAD_REPLICAS"), 8, 0, 64) as u32,
+                ttl_ms: num(get("TIMELINE_HEAD_TTL_MS"), 1_000, 0, 60_000),
+            },
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
             media_unattached_ms: num(get("MEDIA_UNATTACHED_SECONDS"), 86_400, 1, 30 * 86_400) * 1000,
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
@@ -121,6 +120,15 @@ impl Config {
     pub fn from_env(env: &worker::Env) -> Self {
         Self::from_lookup(|name| env.var(name).ok().map(|v| v.to_string()))
     }
+}
+
+/// The public and tag timelines' heads (README "Configuration").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadsConfig {
+    /// Replicas per timeline key (`TIMELINE_HEAD_REPLICAS`; 0: pages read the keys' databases).
+    pub replicas: u32,
+    /// How long a replica answers from memory after its last load (`TIMELINE_HEAD_TTL_MS`).
+    pub ttl_ms: i64,
 }
 
 /// Hot authors' replicas (README "Configuration").

@@ -54,11 +54,11 @@ impl TimelineHead {
         let config = Config::from_env(&self.env);
         let (fresh, loaded) = {
             let head = self.head.borrow();
-            (head.is_fresh(now_ms(), config.head_ttl_ms), head.is_loaded())
+            (head.is_fresh(now_ms(), config.heads.ttl_ms), head.is_loaded())
         };
         // With a TTL, a stale head answers while another request's load runs (one load per
         // TTL however many readers arrive at once); without one, every read loads.
-        let serve_stale = loaded && self.loading.get() && config.head_ttl_ms > 0;
+        let serve_stale = loaded && self.loading.get() && config.heads.ttl_ms > 0;
         if !fresh && !serve_stale {
             self.loading.set(true);
             let loaded = self.load(&config, io, key).await;

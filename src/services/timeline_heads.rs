@@ -15,7 +15,7 @@ use crate::objects::head::Heads;
 /// The key's range from the viewer's replica; `None` when replicas are off, the range reaches
 /// below the head, or the replica failed (the caller reads the database).
 pub async fn read(ctx: &Ctx, viewer: UserId, key: &HeadKey, range: Range) -> Option<Vec<HeadEntry>> {
-    let replicas = ctx.config.head_replicas;
+    let replicas = ctx.config.heads.replicas;
     if replicas == 0 {
         return None;
     }
@@ -36,7 +36,7 @@ pub async fn read(ctx: &Ctx, viewer: UserId, key: &HeadKey, range: Range) -> Opt
 
 /// Tells the author's replica of each head the keys belong to about the entry.
 pub async fn tell(ctx: &Ctx, keys: &[IndexKey], entry: HeadEntry) {
-    let replicas = ctx.config.head_replicas;
+    let replicas = ctx.config.heads.replicas;
     if replicas == 0 || keys.is_empty() {
         return;
     }
