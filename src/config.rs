@@ -102,10 +102,7 @@ impl Config {
             hot_min_followers: num(get("HOT_AUTHOR_FOLLOWERS"), 1_000, 0, i64::MAX),
             hot_range_len: num(get("HOT_RANGE"), 200, 10, 2_000),
             replica: replica_config(|name, default, min, max| num(get(name), default, min, max)),
-            heads: HeadsConfig {
-                replicas: num(get("TIMELINE_HEAD_REPLICAS"), 8, 0, 64) as u32,
-                ttl_ms: num(get("TIMELINE_HEAD_TTL_MS"), 1_000, 0, 60_000),
-            },
+            heads: heads_config(|name, default, min, max| num(get(name), default, min, max)),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
             media_unattached_ms: num(get("MEDIA_UNATTACHED_SECONDS"), 86_400, 1, 30 * 86_400) * 1000,
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
@@ -159,6 +156,13 @@ impl ReplicaConfig {
 }
 
 /// The replicas' settings, each within its bounds.
+fn heads_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> HeadsConfig {
+    HeadsConfig {
+        replicas: num("TIMELINE_HEAD_REPLICAS", 8, 0, 64) as u32,
+        ttl_ms: num("TIMELINE_HEAD_TTL_MS", 1_000, 0, 60_000),
+    }
+}
+
 fn replica_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> ReplicaConfig {
     ReplicaConfig {
         min_followers: num("HOT_REPLICA_FOLLOWERS", 100_000, 0, i64::MAX),
