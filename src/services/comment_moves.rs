@@ -21,9 +21,9 @@ use crate::domain::ids::PostId;
 use crate::domain::queue::ReconcileDatabase;
 use crate::domain::snowflake::shard_of_id;
 use crate::error::ApiResult;
-use crate::services::queue::send::send_batch;
+use crate::services::slice_chain::SliceChain;
 use crate::store::comment_moves::{self as store, Moving, OldComment};
-use crate::store::{batch, engagement, stats, AnyDb};
+use crate::store::{engagement, AnyDb};
 
 /// Comments moved per slice, and moved comments whose likes are copied per slice (a page of
 /// likes each): about 35 D1 statements, so a reconciliation share stays under its bound
@@ -31,11 +31,18 @@ use crate::store::{batch, engagement, stats, AnyDb};
 const MOVES_PER_SLICE: usize = 2;
 const LIKES_PER_SLICE: usize = 2;
 const LIKES_PER_STEP: usize = 500;
-/// When a database's chain of slices last ran (in its own `stats`). A full slice in a share
-/// starts a chain (one queue message per slice, each sending the next while a backlog lasts),
-/// unless one ran within [`CHAIN_STALE_MS`]: a chain whose message was lost is restarted then.
-const CHAIN_MARK: &str = "comment_moves_chain_at";
-const CHAIN_STALE_MS: i64 = 5 * 60_000;
+/// The chain of slices a backlog of old comments runs on the queue.
+const CHAIN: SliceChain =
+    SliceChain { mark: "comment_moves_chain_at", stale_ms: 5 * 60_000, message: chain_message };
+
+fn chain_message(database: usize) -> ReconcileDatabase {
+    ReconcileDatabase {
+        reconcile_database: database,
+        replay_dead: false,
+        comment_moves: true,
+        scheduled: false,
+    }
+}
 
 #[derive(Debug, Default, Clone, Copy, Serialize)]
 pub struct CommentMoves {
@@ -63,12 +70,7 @@ impl CommentMoves {
 /// slice (a backlog) starts a chain of slices on the queue if none runs.
 pub async fn move_slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<CommentMoves> {
     let report = slice(ctx, db).await?;
-    if report.full {
-        let running = stats::value(db, CHAIN_MARK).await?.is_some_and(|at| ctx.now - at < CHAIN_STALE_MS);
-        if !running {
-            next_in_chain(ctx, db).await?;
-        }
-    }
+    CHAIN.start_if_full(ctx, db, report.full).await?;
     Ok(report)
 }
 
@@ -76,21 +78,7 @@ pub async fn move_slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<CommentMoves> {
 pub async fn chain_step(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
     let report = slice(ctx, db).await?;
     worker::console_log!("comment moves on DB_{}: {report:?}", db.index());
-    if report.full {
-        next_in_chain(ctx, db).await?;
-    }
-    Ok(())
-}
-
-async fn next_in_chain(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
-    batch(db, vec![stats::set(db, CHAIN_MARK, ctx.now)?]).await?;
-    let job = ReconcileDatabase {
-        reconcile_database: db.index(),
-        replay_dead: false,
-        comment_moves: true,
-        scheduled: false,
-    };
-    send_batch(ctx, [job.into()]).await
+    CHAIN.continue_if_full(ctx, db, report.full).await
 }
 
 async fn slice(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<CommentMoves> {

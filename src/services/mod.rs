@@ -47,6 +47,7 @@ pub mod saved;
 pub mod scheduled;
 pub mod search;
 pub mod shard_move;
+pub mod slice_chain;
 pub mod stats;
 pub mod streaming;
 pub mod streams;

@@ -17,13 +17,13 @@ use crate::domain::validate::IdempotencyKey;
 use crate::error::{ApiError, ApiResult};
 use crate::services::comments;
 use crate::services::posts::{self, Draft};
-use crate::services::queue::send::send_batch;
+use crate::services::slice_chain::SliceChain;
 use crate::store::error::Conflict;
 use crate::store::media as media_rows;
 use crate::store::scheduled::{
     self as store, Bounds, DueRow, NewScheduled, Rescheduled, Scheduled, ScheduledRow,
 };
-use crate::store::{batch, stats, AnyDb, StoreError};
+use crate::store::{AnyDb, StoreError};
 
 /// Due scheduled posts one slice publishes: each is a publish (~15 D1 statements with its
 /// checks), so a slice stays well inside a share's statement bound and a queue batch of slices
@@ -31,10 +31,18 @@ use crate::store::{batch, stats, AnyDb, StoreError};
 /// (a backlog) starts a chain of slices on the queue, each its own invocation, until the due
 /// ones are published: a post is late by up to the cron's minute, plus the chain's pace.
 pub const PUBLISH_PER_SLICE: usize = 5;
-/// When this database's chain last took a step (in its `stats`): a new chain starts only
-/// unless one ran within [`CHAIN_STALE_MS`] (a chain whose message was lost restarts then).
-const CHAIN_MARK: &str = "scheduled_chain_at";
-const CHAIN_STALE_MS: i64 = 2 * 60_000;
+/// The chain of slices a backlog of due posts runs on the queue.
+const CHAIN: SliceChain =
+    SliceChain { mark: "scheduled_chain_at", stale_ms: 2 * 60_000, message: chain_message };
+
+fn chain_message(database: usize) -> ReconcileDatabase {
+    ReconcileDatabase {
+        reconcile_database: database,
+        replay_dead: false,
+        comment_moves: false,
+        scheduled: true,
+    }
+}
 
 const NOT_FOUND: ApiError = ApiError::NotFound("no such scheduled status");
 
@@ -202,12 +210,7 @@ enum Outcome {
 /// on the queue if none runs.
 pub async fn publish_due(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<ScheduledPass> {
     let pass = slice(ctx, db).await?;
-    if pass.more {
-        let running = stats::value(db, CHAIN_MARK).await?.is_some_and(|at| ctx.now - at < CHAIN_STALE_MS);
-        if !running {
-            next_in_chain(ctx, db).await?;
-        }
-    }
+    CHAIN.start_if_full(ctx, db, pass.more).await?;
     Ok(pass)
 }
 
@@ -215,21 +218,7 @@ pub async fn publish_due(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<ScheduledPass> {
 pub async fn chain_step(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
     let pass = slice(ctx, db).await?;
     worker::console_log!("scheduled posts on DB_{}: {pass:?}", db.index());
-    if pass.more {
-        next_in_chain(ctx, db).await?;
-    }
-    Ok(())
-}
-
-async fn next_in_chain(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<()> {
-    batch(db, vec![stats::set(db, CHAIN_MARK, ctx.now)?]).await?;
-    let job = ReconcileDatabase {
-        reconcile_database: db.index(),
-        replay_dead: false,
-        comment_moves: false,
-        scheduled: true,
-    };
-    send_batch(ctx, [job.into()]).await
+    CHAIN.continue_if_full(ctx, db, pass.more).await
 }
 
 /// Up to [`PUBLISH_PER_SLICE`] due posts of `db`, the longest due first, one after another.
