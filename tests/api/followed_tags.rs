@@ -11,20 +11,10 @@ use edgefeed::domain::shard::ShardMap;
 use edgefeed::domain::tags::IndexKey;
 use serde_json::{json, Value};
 
+use crate::common::mastodon_page as page;
 use crate::common::*;
 
 const DEADLINE: Duration = Duration::from_secs(60);
-
-/// A tag no other test (or run on the same persist dir) uses.
-fn fresh_tag(prefix: &str) -> String {
-    let nanos =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("{prefix}{}{nanos}", now_secs() % 100_000)
-}
-
-fn toot(user: &User, text: &str, visibility: &str) -> Value {
-    user.post("/api/v1/statuses", json!({ "status": text, "visibility": visibility })).expect(200)
-}
 
 fn follow_tag(user: &User, tag: &str) {
     let followed = user.post(&format!("/api/v1/tags/{tag}/follow"), json!({})).expect(200);
@@ -33,20 +23,6 @@ fn follow_tag(user: &User, tag: &str) {
 
 fn unfollow_tag(user: &User, tag: &str) {
     user.post(&format!("/api/v1/tags/{tag}/unfollow"), json!({})).expect(200);
-}
-
-/// The status ids of a home page, and its `Link` next (a path), if any.
-fn page(user: &User, path: &str) -> (Vec<String>, Option<String>) {
-    let r = send("GET", path, &[("authorization", &format!("Bearer {}", user.token))], b"");
-    assert_eq!(r.status(), 200, "{path}");
-    let link = r.header("link").unwrap_or("").to_string();
-    let body: Value = r.into_json().expect("json");
-    let next = link.split(", ").find(|p| p.ends_with("rel=\"next\"")).and_then(|p| {
-        let url = p.trim_start_matches('<').split('>').next()?;
-        Some(url[url.find("/api/")?..].to_string())
-    });
-    let ids = body.as_array().unwrap_or_else(|| panic!("an array: {body}")).iter().map(id_of).collect();
-    (ids, next)
 }
 
 fn home(user: &User) -> Vec<String> {

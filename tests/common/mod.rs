@@ -1005,6 +1005,33 @@ pub fn now_secs() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
+/// A tag no other test (or run on the same persist dir) uses.
+pub fn fresh_tag(prefix: &str) -> String {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{prefix}{}{nanos}", now_secs() % 100_000)
+}
+
+/// The status ids of a Mastodon timeline page (`path`, read as `user`), and its `Link` next
+/// (a path), if any.
+pub fn mastodon_page(user: &User, path: &str) -> (Vec<String>, Option<String>) {
+    let r = send("GET", path, &[("authorization", &format!("Bearer {}", user.token))], b"");
+    assert_eq!(r.status(), 200, "{path}");
+    let link = r.header("link").unwrap_or("").to_string();
+    let body: Value = r.into_json().expect("json");
+    let next = link.split(", ").find(|p| p.ends_with("rel=\"next\"")).and_then(|p| {
+        let url = p.trim_start_matches('<').split('>').next()?;
+        Some(url[url.find("/api/")?..].to_string())
+    });
+    let ids = body.as_array().unwrap_or_else(|| panic!("an array: {body}")).iter().map(id_of).collect();
+    (ids, next)
+}
+
+/// A Mastodon status by `user` (the answered Status).
+pub fn toot(user: &User, text: &str, visibility: &str) -> Value {
+    user.post("/api/v1/statuses", json!({ "status": text, "visibility": visibility })).expect(200)
+}
+
 pub fn ids(items: &[Value]) -> Vec<String> {
     items.iter().map(|i| i["id"].as_str().unwrap_or("").to_string()).collect()
 }
