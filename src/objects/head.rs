@@ -5,7 +5,6 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use futures_util::future::join_all;
 use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, State};
 
 use crate::config::Config;
@@ -40,12 +39,7 @@ impl TimelineHead {
             with: 0,
             limit: HEAD_CAPACITY,
         };
-        let keys = key.index_keys();
-        let reads = keys.iter().map(|k| index::page(shards.index(k), k, range));
-        let mut rows = Vec::new();
-        for read in join_all(reads).await {
-            rows.extend(read?);
-        }
+        let (rows, _) = index::head_page(&shards, key, range).await?;
         self.head.borrow_mut().load(rows, started);
         Ok(())
     }

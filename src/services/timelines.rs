@@ -257,15 +257,7 @@ async fn head_range(
         let filled = rows.len() == range.limit;
         return Ok((rows, filled));
     }
-    let keys = key.index_keys();
-    let mut rows = Vec::new();
-    let mut filled = false;
-    for read in join_all(keys.iter().map(|k| index::page(ctx.shards.index(k), k, range))).await {
-        let read = read?;
-        filled |= read.len() == range.limit;
-        rows.extend(read);
-    }
-    Ok((rows, filled))
+    Ok(index::head_page(&ctx.shards, key, range).await?)
 }
 
 /// The entries' posts the viewer may see now, as the timeline shows them.

@@ -2,15 +2,18 @@
 //! (`stream_listeners`), on a key's database (`domain::tags::IndexKey`). Entries are ids only:
 //! a read loads the posts where they live and checks each for the viewer now.
 
+use futures_util::future::join_all;
 use serde::Deserialize;
 
 use super::handles::IndexDb;
+use super::shards::Shards;
 use worker::D1PreparedStatement;
 
 use super::{all, batch, changed_rows, exec, first, int, stmt, text, StoreResult};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::snowflake::SNOWFLAKE_RANDOM_BITS;
 use crate::domain::tags::IndexKey;
+use crate::domain::timeline_head::HeadKey;
 
 /// A post's entry, as written under each of its keys (and as read back: [`IndexRow`]).
 pub use crate::domain::timeline_head::HeadEntry as Entry;
@@ -112,6 +115,20 @@ pub async fn page(db: IndexDb<'_>, key: &IndexKey, range: Range) -> StoreResult<
         int(range.limit as i64),
     ];
     all(db, &sql, &params).await
+}
+
+/// A timeline head's range read from its keys' databases side by side (a public head's four
+/// stripes, a tag's one key), unmerged; whether one of them filled the range.
+pub async fn head_page(shards: &Shards, key: &HeadKey, range: Range) -> StoreResult<(Vec<IndexRow>, bool)> {
+    let keys = key.index_keys();
+    let mut rows = Vec::new();
+    let mut filled = false;
+    for read in join_all(keys.iter().map(|k| page(shards.index(k), k, range))).await {
+        let read = read?;
+        filled |= read.len() == range.limit;
+        rows.extend(read);
+    }
+    Ok((rows, filled))
 }
 
 /// A tag's uses per day since `since_ms`: (day number since the epoch, posts, accounts).
