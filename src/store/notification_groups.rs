@@ -18,7 +18,7 @@
 
 use serde::Deserialize;
 
-use super::notifications::{shown_sql, COLUMNS};
+use super::notifications::{shown_sql, COLUMNS, DISMISSED};
 use super::users::not_blocked_between;
 use super::StoreResult;
 use super::{all, batch, int, stmt, text, UserDb};
@@ -245,14 +245,15 @@ pub async fn actors(
     Ok(rows.into_iter().map(|a| a.actor_id).collect())
 }
 
-/// Dismisses every notification of a grouped group (hidden ones too, as Mastodon does).
+/// Dismisses every notification of a grouped group (hidden ones too, as Mastodon does), as
+/// tombstones ([`DISMISSED`]).
 pub async fn dismiss(db: UserDb<'_>, recipient: UserId, key: GroupKey) -> StoreResult<()> {
     let GroupKey::Grouped { kind, post_id, window } = key else {
         return Ok(());
     };
     let sql = format!(
-        "DELETE FROM notifications AS x WHERE x.recipient_id = ?1 AND x.kind = ?2 AND {WINDOW} = ?3 \
-           AND x.post_id = ?4"
+        "UPDATE notifications AS x SET filtered = {DISMISSED} WHERE x.recipient_id = ?1 AND x.kind = ?2 \
+           AND {WINDOW} = ?3 AND x.post_id = ?4"
     );
     let params = [int(recipient), text(kind.as_str()), int(window), int(post_id)];
     batch(db, vec![stmt(db, &sql, &params)?]).await?;

@@ -1,11 +1,12 @@
 //! Mastodon 4.3's notification policy and requests (migration 0037), on the recipient's home.
 //! The policy is read by each notification's own insert (`notifications.rs::policy_sql`), which
 //! sets `filtered`; a request is the filtered notifications of one actor, named by the actor's
-//! id. Accepting clears their flag and lets the actor's future ones pass; dismissing deletes
-//! them.
+//! id. Accepting clears their flag and lets the actor's future ones pass; dismissing turns them
+//! into tombstones (`super::notifications::DISMISSED`, migration 0044).
 
 use serde::Deserialize;
 
+use super::notifications::DISMISSED;
 use super::StoreResult;
 use super::{all, batch, first, id_list, int, opt_text, stmt, text, UserDb};
 use crate::domain::ids::UserId;
@@ -126,13 +127,17 @@ pub async fn accept(db: UserDb<'_>, user: UserId, actors: &[UserId], now: i64) -
     Ok(())
 }
 
-/// Dismisses the actors' requests: their filtered notifications go.
+/// Dismisses the actors' requests: their filtered notifications become tombstones, so a late
+/// write of the same notification (a mention's outbox event) finds them and adds nothing.
 pub async fn dismiss(db: UserDb<'_>, user: UserId, actors: &[UserId]) -> StoreResult<()> {
     if actors.is_empty() {
         return Ok(());
     }
-    let sql = "DELETE FROM notifications WHERE recipient_id = ?1 AND filtered = 1 \
-               AND actor_id IN (SELECT value FROM json_each(?2))";
+    let sql = format!(
+        "UPDATE notifications SET filtered = {DISMISSED} WHERE recipient_id = ?1 AND filtered = 1 \
+         AND actor_id IN (SELECT value FROM json_each(?2))"
+    );
+    let sql = sql.as_str();
     batch(db, vec![stmt(db, sql, &[int(user), text(&id_list(actors))])?]).await?;
     Ok(())
 }

@@ -18,6 +18,12 @@ use crate::domain::likes::LikeOp;
 use crate::domain::notifications::{Kind, KindFilter, Notice};
 use crate::domain::quotes::QuoteMirror;
 
+/// `notifications.filtered` of a dismissed notification (migration 0044): a tombstone, in no
+/// list or count (those read 0, shown, or 1, a request's), kept so that a late second write of
+/// the same notification (a mention's outbox event after the request's own) finds it and adds
+/// nothing; withdrawing the cause deletes it whatever its flag.
+pub const DISMISSED: i64 = 2;
+
 /// The next notification id of `recipient` (an SQL expression) made at `now` (a parameter):
 /// `domain/notifications.rs::next_id` in SQL, one seek on the primary key.
 fn new_id_sql(recipient: &str, now: &str) -> String {
@@ -461,24 +467,21 @@ pub async fn unread(
     all(db, &sql, &[int(recipient), text(&kinds.json()), int(cap as i64)]).await
 }
 
-/// Dismisses one notification; whether there was one.
+/// Dismisses one notification (a tombstone: see [`DISMISSED`]); whether there was one.
 pub async fn dismiss(db: UserDb<'_>, recipient: UserId, id: i64) -> StoreResult<bool> {
-    let results = batch(
-        db,
-        vec![stmt(
-            db,
-            "DELETE FROM notifications WHERE recipient_id = ?1 AND id = ?2",
-            &[int(recipient), int(id)],
-        )?],
-    )
-    .await?;
+    let sql = format!(
+        "UPDATE notifications SET filtered = {DISMISSED} WHERE recipient_id = ?1 AND id = ?2 \
+           AND filtered <> {DISMISSED}"
+    );
+    let results = batch(db, vec![stmt(db, &sql, &[int(recipient), int(id)])?]).await?;
     Ok(changed_rows(results.first()) > 0)
 }
 
-/// Clears all of a recipient's notifications.
+/// Clears all of a recipient's notifications (tombstones, as [`dismiss`]).
 pub async fn clear(db: UserDb<'_>, recipient: UserId) -> StoreResult<usize> {
-    let results =
-        batch(db, vec![stmt(db, "DELETE FROM notifications WHERE recipient_id = ?1", &[int(recipient)])?])
-            .await?;
+    let sql = format!(
+        "UPDATE notifications SET filtered = {DISMISSED} WHERE recipient_id = ?1 AND filtered <> {DISMISSED}"
+    );
+    let results = batch(db, vec![stmt(db, &sql, &[int(recipient)])?]).await?;
     Ok(changed_rows(results.first()))
 }

@@ -121,3 +121,30 @@ fn allowed_mentions_refuses_a_post_naming_anyone_else_and_too_many_mentions_are_
         .post("/v1/posts", json!({ "body": many.join(" "), "visibility": "public" }))
         .expect_problem(422, "invalid_field");
 }
+
+#[test]
+fn a_dismissed_or_cleared_mention_stays_gone_when_the_posts_event_writes_it_again() {
+    let author = register("mn_dis_author");
+    let bob = register("mn_dis_bob");
+    // The post's event is lost, so its second write of the notification comes after the dismiss.
+    lose_next_announce(&author);
+    let first = id_of(&author.publish(&format!("@{} one", bob.handle), "public"));
+    let made = mentions_from(&bob, &author);
+    assert_eq!(made.len(), 1, "{made:?}");
+    bob.post(&format!("/api/v1/notifications/{}/dismiss", made[0]["id"].as_str().unwrap()), json!({}))
+        .expect(200);
+    lose_next_announce(&author);
+    let second = id_of(&author.publish(&format!("@{} two", bob.handle), "public"));
+    assert_eq!(mentions_from(&bob, &author).len(), 1);
+    bob.post("/api/v1/notifications/clear", json!({})).expect(200);
+    poll("the author's resent post events", DEADLINE, || {
+        admin("POST", "/v1/admin/reconcile", None).expect(200);
+        (outbox_of(&author)["pending"] == 0).then_some(())
+    });
+    assert!(mentions_from(&bob, &author).is_empty(), "neither {first} nor {second} comes back");
+    // A new post mentioning bob notifies as before.
+    let third = id_of(&author.publish(&format!("@{} three", bob.handle), "public"));
+    let made = mentions_from(&bob, &author);
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(made[0]["post"]["id"], third.as_str());
+}

@@ -1,0 +1,11 @@
+-- A dismissed notification stays as a tombstone (`notifications.filtered = 2`) instead of being
+-- deleted. Migration 0037 said a dismissed request's notifications are deleted; but a mention's
+-- notification is written twice on purpose (by the publishing request, and again by the post's
+-- outbox event, which may run seconds later or be redelivered), and each write inserts only
+-- when no row of the same kind, actor, post and comment exists. A deleted row let the late
+-- write bring a dismissed notification (or a whole dismissed request) back; the tombstone is
+-- the row that write finds. Every list and count reads `filtered = 0` (shown) or `= 1`
+-- (requests), so a tombstone is in neither. Withdrawing the cause (an unlike, an unfollow, a
+-- deleted mention) still deletes the row whatever its flag, so doing it again notifies again.
+-- Applied schema files are never edited; this file carries the correction.
+SELECT 1;
