@@ -15,6 +15,16 @@ pub struct Config {
     pub feed_window: usize,
     pub fanout_chunk: usize,
     pub fanout_concurrency: usize,
+    /// D1 statements one fan-out consumer invocation may spend at most
+    /// (`FANOUT_INVOCATION_STATEMENTS`): Cloudflare allows 1,000 queries per invocation; the
+    /// default leaves headroom (`domain/fanout_budget.rs`).
+    pub fanout_invocation_statements: usize,
+    /// A big post's fan-out runs as segments side by side (`domain/fanout_segments.rs`), each
+    /// finishing within `FANOUT_SEGMENT_SECONDS` at `FANOUT_CHUNK_SECONDS` a chunk, at most
+    /// `FANOUT_MAX_SEGMENTS` of them (unset: 250 per fan-out queue; 1: one chain).
+    pub fanout_segment_seconds: f64,
+    pub fanout_chunk_seconds: f64,
+    pub fanout_max_segments: Option<usize>,
     pub outbox_grace_ms: i64,
     pub feed_scan_budget: usize,
     /// Posts younger than this are merged into every read from D1 beside the window, whatever
@@ -62,16 +72,20 @@ pub struct Config {
     pub vapid_subject: Option<String>,
 }
 
+/// A whole-number var within `[min, max]`, else `default`.
+fn num<T: std::str::FromStr + Ord>(raw: Option<String>, default: T, min: T, max: T) -> T {
+    raw.and_then(|v| v.trim().parse().ok()).map(|v: T| v.clamp(min, max)).unwrap_or(default)
+}
+
+/// A real-number var within `[min, max]`, else `default`.
+fn ratio(raw: Option<String>, default: f64, min: f64, max: f64) -> f64 {
+    raw.and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite())
+        .map_or(default, |v| v.clamp(min, max))
+}
+
 impl Config {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
-        fn num<T: std::str::FromStr + Ord>(raw: Option<String>, default: T, min: T, max: T) -> T {
-            raw.and_then(|v| v.trim().parse().ok()).map(|v: T| v.clamp(min, max)).unwrap_or(default)
-        }
-        fn ratio(raw: Option<String>, default: f64, min: f64, max: f64) -> f64 {
-            raw.and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-                .map_or(default, |v| v.clamp(min, max))
-        }
         let flag = |name: &str, default: bool| match get(name).as_deref().map(str::trim) {
             Some("true" | "1" | "yes") => true,
             Some("false" | "0" | "no") => false,
@@ -86,6 +100,12 @@ impl Config {
             feed_window: num(get("FEED_WINDOW"), 800, 10, 10_000),
             fanout_chunk: num(get("FANOUT_CHUNK"), 500, 1, 5_000),
             fanout_concurrency: num(get("FANOUT_CONCURRENCY"), 16, 1, 64),
+            fanout_invocation_statements: num(get("FANOUT_INVOCATION_STATEMENTS"), 900, 150, 1_000),
+            fanout_segment_seconds: ratio(get("FANOUT_SEGMENT_SECONDS"), 60.0, 1.0, 3_600.0),
+            fanout_chunk_seconds: ratio(get("FANOUT_CHUNK_SECONDS"), 1.0, 0.01, 60.0),
+            fanout_max_segments: get("FANOUT_MAX_SEGMENTS")
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .map(|n| n.clamp(1, 10_000)),
             outbox_grace_ms: num(get("OUTBOX_GRACE_SECONDS"), 30, 0, 3_600) * 1000,
             feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
             in_flight_ms: num(get("FEED_IN_FLIGHT_SECONDS"), 120, 1, 3_600) * 1000,

@@ -14,12 +14,28 @@ thread_local! {
     static PENDING: RefCell<BTreeMap<String, i64>> = const { RefCell::new(BTreeMap::new()) };
     /// Counts a flush is writing, until the write is done (see [`settle`]).
     static IN_FLIGHT: RefCell<BTreeMap<String, i64>> = const { RefCell::new(BTreeMap::new()) };
+    /// `*_max` figures to raise with the next flush (the stats page takes the most of them).
+    static MAXIMA: RefCell<BTreeMap<String, i64>> = const { RefCell::new(BTreeMap::new()) };
 }
 
 pub fn add(name: &str, by: i64) {
     if by != 0 {
         PENDING.with(|p| *p.borrow_mut().entry(name.to_string()).or_default() += by);
     }
+}
+
+/// Raises the `*_max` figure `name` to `value` with the next flush.
+pub fn raise(name: &str, value: i64) {
+    MAXIMA.with(|m| {
+        let mut m = m.borrow_mut();
+        let slot = m.entry(name.to_string()).or_insert(value);
+        *slot = (*slot).max(value);
+    });
+}
+
+/// The statements the next flush will send (one per counter and per maximum).
+pub fn pending_statements() -> usize {
+    PENDING.with(|p| p.borrow().len()) + MAXIMA.with(|m| m.borrow().len())
 }
 
 /// What this isolate has counted since its last flush (not in D1).
@@ -46,7 +62,8 @@ pub async fn settle(ctx: &Ctx) {
 /// the database it wrote.
 pub async fn flush(ctx: &Ctx) -> (usize, usize) {
     let counts = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
-    if counts.is_empty() {
+    let maxima = MAXIMA.with(|m| std::mem::take(&mut *m.borrow_mut()));
+    if counts.is_empty() && maxima.is_empty() {
         return (0, 0);
     }
     IN_FLIGHT.with(|f| {
@@ -55,9 +72,9 @@ pub async fn flush(ctx: &Ctx) -> (usize, usize) {
     });
     let db = spread_database(ctx);
     let write = async {
-        let statements =
-            counts.iter().map(|(name, by)| stats::bump(db, name, *by)).collect::<StoreResult<Vec<_>>>()?;
-        batch(db, statements).await
+        let bumps = counts.iter().map(|(name, by)| stats::bump(db, name, *by));
+        let raises = maxima.iter().map(|(name, value)| stats::raise(db, name, *value));
+        batch(db, bumps.chain(raises).collect::<StoreResult<Vec<_>>>()?).await
     };
     let written = write.await;
     IN_FLIGHT.with(|f| {
@@ -72,8 +89,9 @@ pub async fn flush(ctx: &Ctx) -> (usize, usize) {
     if let Err(e) = written {
         worker::console_error!("read counters not written, kept for the next flush: {e}");
         counts.iter().for_each(|(name, by)| add(name, *by));
+        maxima.iter().for_each(|(name, value)| raise(name, *value));
     }
-    (counts.keys().filter(|name| !name.starts_with("io_")).count(), db.index())
+    (counts.keys().filter(|name| !name.starts_with("io_")).count() + maxima.len(), db.index())
 }
 
 /// Where a flush writes: any database, picked at random. The stats page sums every

@@ -9,6 +9,7 @@ use super::shards::Shards;
 use super::stats::bump;
 use super::StoreResult;
 use super::{all, batch, first, id_list, int, run, stmt, text, AnyDb, IdRow, OnDb, OutboxDb, UserDb};
+use crate::domain::fanout_segments::Segments;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
 use crate::domain::snowflake::{shard_of_id, ID_RANDOM_BITS, SHARD_BITS};
@@ -24,13 +25,28 @@ pub struct OutboxRow {
     pub created_at: i64,
     pub state: EventState,
     pub cursor_follower_id: i64,
+    /// A split event's segments (`[start_after, end, cursor, done]` each, JSON), else `None`.
+    #[serde(default)]
+    pub segments: Option<String>,
+}
+
+impl OutboxRow {
+    /// The event's segments as the row was read (empty: not split).
+    pub fn segments(&self) -> Segments {
+        parse_segments(self.segments.as_deref())
+    }
+}
+
+fn parse_segments(json: Option<&str>) -> Segments {
+    let rows: Vec<[i64; 4]> = json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
+    Segments::from_rows(&rows)
 }
 
 pub async fn get(db: OutboxDb<'_>, id: OutboxId) -> StoreResult<Option<OutboxRow>> {
     first(
         db,
-        "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id \
-         FROM outbox WHERE id = ?1",
+        "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id, \
+         segments FROM outbox WHERE id = ?1",
         &[int(id)],
     )
     .await
@@ -110,7 +126,7 @@ pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
 pub async fn follower_chunk(
     db_of_author: UserDb<'_>,
     author: UserId,
-    after: i64,
+    (after, until): (i64, i64),
     limit: usize,
     pushed_only: bool,
 ) -> StoreResult<Vec<UserId>> {
@@ -123,9 +139,9 @@ pub async fn follower_chunk(
         db_of_author,
         &format!(
             "SELECT follower_id FROM followers WHERE author_id = ?1 {pushed} AND follower_id > ?2 \
-             ORDER BY follower_id LIMIT ?3"
+             AND follower_id <= ?4 ORDER BY follower_id LIMIT ?3"
         ),
-        &[int(author), int(after), int(limit as i64)],
+        &[int(author), int(after), int(limit as i64), int(until)],
     )
     .await?;
     Ok(rows.into_iter().map(|r| r.follower_id).collect())
@@ -184,6 +200,108 @@ pub async fn record_chunk(
     )
     .await?;
     Ok(())
+}
+
+/// The follower ids ending each segment but the last of an author's followers split `segments`
+/// ways, `step` followers apart: one walk down the author's side of the edges (an index range,
+/// no row of the followers' own), in one statement.
+pub async fn segment_ends(
+    db_of_author: UserDb<'_>,
+    author: UserId,
+    pushed_only: bool,
+    step: u64,
+    segments: usize,
+) -> StoreResult<Vec<i64>> {
+    let pushed = if pushed_only { "AND push = 1" } else { "" };
+    let rows: Vec<IdRow> = all(
+        db_of_author,
+        &format!(
+            "WITH RECURSIVE b(k, id) AS (SELECT 0, 0 UNION ALL \
+               SELECT k + 1, (SELECT follower_id FROM followers WHERE author_id = ?1 {pushed} \
+                 AND follower_id > b.id ORDER BY follower_id LIMIT 1 OFFSET ?2) \
+               FROM b WHERE k < ?3 AND b.id IS NOT NULL) \
+             SELECT id FROM b WHERE k > 0 AND id IS NOT NULL"
+        ),
+        &[int(author), int(step.saturating_sub(1) as i64), int(segments.saturating_sub(1) as i64)],
+    )
+    .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// Splits a pending event into `segments` unless it was split already (the first split wins:
+/// a redelivered first message finds the same segments), and answers the row's segments.
+pub async fn split(db: OutboxDb<'_>, id: OutboxId, segments: &Segments) -> StoreResult<Segments> {
+    #[derive(Deserialize)]
+    struct Row {
+        segments: Option<String>,
+    }
+    let json = serde_json::to_string(&segments.to_rows()).unwrap_or_default();
+    let results = batch(
+        db,
+        vec![
+            stmt(
+                db,
+                "UPDATE outbox SET segments = ?2 WHERE id = ?1 AND segments IS NULL AND state = 'pending'",
+                &[int(id), text(&json)],
+            )?,
+            stmt(db, "SELECT segments FROM outbox WHERE id = ?1", &[int(id)])?,
+        ],
+    )
+    .await?;
+    let row =
+        results.get(1).map(|r| r.results::<Row>()).transpose()?.and_then(|rows| rows.into_iter().next());
+    Ok(parse_segments(row.and_then(|r| r.segments).as_deref()))
+}
+
+/// Records a segment's chunk on the event's row: the segment's progress (forward only) and,
+/// with its chain's last chunk, that it is done (never undone), in place in the row's JSON,
+/// so segments recording side by side never overwrite each other. Answers how many of the
+/// event's segments are still unfinished (read in the same transaction: of two segments
+/// finishing together, the later sees none left).
+pub async fn record_segment(
+    db: OutboxDb<'_>,
+    id: OutboxId,
+    (segment, progress, last): (u16, i64, bool),
+    delivered: usize,
+    now: i64,
+) -> StoreResult<usize> {
+    let results = batch(
+        db,
+        vec![
+            stmt(
+                db,
+                "UPDATE outbox SET segments = json_set(segments, \
+                   '$[' || ?2 || '][2]', MAX(json_extract(segments, '$[' || ?2 || '][2]'), ?3), \
+                   '$[' || ?2 || '][3]', MAX(json_extract(segments, '$[' || ?2 || '][3]'), ?4)), \
+                 delivered = delivered + ?5, sent_at = ?6, attempts = attempts + 1 \
+                 WHERE id = ?1 AND segments IS NOT NULL",
+                &[
+                    int(id),
+                    int(i64::from(segment)),
+                    int(progress),
+                    int(i64::from(last)),
+                    int(delivered as i64),
+                    int(now),
+                ],
+            )?,
+            bump(db, "deliveries", delivered as i64)?,
+            bump(db, "fanout_chunks", 1)?,
+            stmt(
+                db,
+                "SELECT COUNT(*) AS n FROM outbox o, json_each(o.segments) j \
+                 WHERE o.id = ?1 AND json_extract(j.value, '$[3]') = 0",
+                &[int(id)],
+            )?,
+        ],
+    )
+    .await?;
+    #[derive(Deserialize)]
+    struct Count {
+        n: i64,
+    }
+    let count =
+        results.get(3).map(|r| r.results::<Count>()).transpose()?.and_then(|rows| rows.into_iter().next());
+    Ok(count.map_or(0, |c| c.n.max(0) as usize))
 }
 
 /// Marks an event done; a `post` event also leaves a publish-to-visible latency sample.

@@ -17,6 +17,7 @@
 //! (`fanout::merge_per_reader`) and then lets each message go on.
 
 use super::fanout::{after_chunk, plan, Direction, Next, Plan, PostNow};
+use super::fanout_segments::{SegmentTarget, Segments};
 use super::ids::{OutboxId, PostId, UserId};
 use super::outbox::{EventKind, EventState};
 use super::policy::{AuthorRates, FanoutMode, Policy};
@@ -39,6 +40,8 @@ pub struct Settings {
     pub window_cap: usize,
     /// The batch's time, for the author's rates.
     pub now: i64,
+    /// How a big post splits into segments that run side by side (`None`: one chain).
+    pub segments: Option<SegmentTarget>,
 }
 
 /// One queue message for the fan-out.
@@ -100,6 +103,17 @@ pub struct FollowerPage {
     pub pushed_only: bool,
     /// Deliver only to those who also follow this account (a reply's [`PostRead::reply_to`]).
     pub must_follow: Option<UserId>,
+    /// The last follower id the page may reach: its segment's end (`i64::MAX`: no end).
+    pub until: i64,
+}
+
+/// What the first message of a post event asks for when it may split the fan-out: the
+/// author's followers (pushed only or all) and the target ([`Step::Segments`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Split {
+    pub author: UserId,
+    pub pushed_only: bool,
+    pub target: SegmentTarget,
 }
 
 /// The author's followers with an open socket (a live lease) after `after`, `scan` leases at
@@ -195,6 +209,19 @@ pub enum Step {
         progress: i64,
         delivered: usize,
     },
+    /// The event's segments as its row holds them; with `split`, made first if the row has
+    /// none and the author's followers call for more than one (empty: one chain).
+    Segments {
+        split: Option<Split>,
+    },
+    /// A segment's chunk done: its progress, whether its chain ends with it (answered by the
+    /// event's segments still unfinished, [`Reply::Unfinished`]).
+    RecordSegment {
+        segment: u16,
+        progress: i64,
+        last: bool,
+        delivered: usize,
+    },
     MarkDone,
 }
 
@@ -211,6 +238,9 @@ pub enum Reply {
         entries: Vec<Entry>,
     },
     Chunk(ChunkFound),
+    Segments(Segments),
+    /// The event's segments not finished yet.
+    Unfinished(usize),
     /// A write, a send, a convergence or a fault point passed.
     Ok,
 }
@@ -294,13 +324,14 @@ impl<Io: FanoutIo> Run<'_, Io> {
         };
         let Some(event) = event.filter(|e| e.state == EventState::Pending) else { return Ok(()) };
         let start = message.after_follower_id.max(event.cursor);
+        let (segment, until) = (message.segment, i64::MAX);
         match (event.kind, event.post_id, event.reader) {
             (EventKind::Post, Some(post_id), _) => {
                 self.ok(Step::FaultPoint(FaultPoint::StallFanout { author: event.author })).await?;
-                self.post_chunk(PostChunk { event, post_id, start }).await
+                self.post_chunk(PostChunk { event, post_id, start, segment, until }).await
             }
             (EventKind::RemovePost, Some(post_id), _) => {
-                self.post_chunk(PostChunk { event, post_id, start }).await
+                self.post_chunk(PostChunk { event, post_id, start, segment, until }).await
             }
             (EventKind::Post | EventKind::RemovePost, None, _) => Err(Stop::Fail("post event without post")),
             (_, _, Some(reader)) => self.reader_event(event, reader).await,
@@ -351,7 +382,11 @@ impl<Io: FanoutIo> Run<'_, Io> {
             };
         }
         let (Some(post), false) = (post, plan.is_nothing()) else { return self.ok(Step::MarkDone).await };
-        let reads = chunk_reads(&self.s, plan, chunk.start, &post);
+        let Some(chunk) = self.place(chunk, plan, &post).await? else { return Ok(()) };
+        let mut reads = chunk_reads(&self.s, plan, chunk.start, &post);
+        if let Some(page) = reads.followers.as_mut() {
+            page.until = chunk.until;
+        }
         let found = if reads.is_empty() { ChunkFound::default() } else { self.chunk(reads).await? };
         let (ops, jobs, written) = chunk.on_found(post, plan, found, &self.s);
         if !jobs.is_empty() {
@@ -361,20 +396,88 @@ impl<Io: FanoutIo> Run<'_, Io> {
         self.after_written(chunk, written).await
     }
 
+    /// Places a post chunk in its segment (`None`: nothing for this message to do). The
+    /// event's first message may split the fan-out ([`Step::Segments`]); a split event's first
+    /// message (or a resend of it) starts every unfinished segment but the first as its own
+    /// chain and runs the first itself; a segment's message runs within its segment, from its
+    /// recorded progress.
+    async fn place(
+        &self,
+        chunk: PostChunk,
+        plan: Plan,
+        post: &PostRead,
+    ) -> Result<Option<PostChunk>, Stop<Io::Error>> {
+        let pushed_only = recipients(self.s.policy.mode, plan.followers);
+        let split = match (chunk.segment, chunk.start, self.s.segments, pushed_only) {
+            (None, 0, Some(target), Some(pushed_only)) => {
+                Some(Split { author: post.author, pushed_only, target })
+            }
+            _ => None,
+        };
+        if chunk.segment.is_none() && split.is_none() {
+            return Ok(Some(chunk));
+        }
+        let Reply::Segments(segments) = self.run(Step::Segments { split }).await? else {
+            return Err(Stop::Fail(UNEXPECTED));
+        };
+        if segments.0.is_empty() {
+            // Not split: a segment's message of an event without segments is a stray.
+            return Ok(chunk.segment.is_none().then_some(chunk));
+        }
+        let index = match chunk.segment {
+            Some(index) => index,
+            None => {
+                let others = segments.unfinished().into_iter().filter(|&(index, _)| index > 0);
+                let start = |(index, after): (usize, i64)| {
+                    let segment = u16::try_from(index).ok();
+                    QueueMessage::from(FanoutMessage {
+                        outbox_id: chunk.event.id,
+                        after_follower_id: after,
+                        segment,
+                    })
+                };
+                let messages: Vec<QueueMessage> = others.map(start).collect();
+                if !messages.is_empty() {
+                    self.ok(Step::Send(messages)).await?;
+                }
+                0
+            }
+        };
+        let Some(segment) = segments.0.get(usize::from(index)).filter(|s| !s.done) else { return Ok(None) };
+        let start = chunk.start.max(segment.cursor).max(segment.start_after);
+        Ok(Some(PostChunk { start, segment: Some(index), until: segment.end, ..chunk }))
+    }
+
     /// Records the chunk's progress (a chunk that continues passes the crash point first),
-    /// then sends the continuation or marks the event done.
+    /// then sends the continuation or marks the event done (a segment's last chunk: when it
+    /// was the last segment unfinished).
     async fn after_written(&self, chunk: PostChunk, written: Written) -> Result<(), Stop<Io::Error>> {
         let (progress, next) = after_chunk(chunk.start, &written.scanned, written.more);
         if next != Next::Done {
             self.ok(Step::FaultPoint(FaultPoint::AfterChunk { author: chunk.event.author })).await?;
         }
-        self.ok(Step::RecordChunk { progress, delivered: written.delivered }).await?;
+        let delivered = written.delivered;
+        let unfinished = match chunk.segment {
+            None => {
+                self.ok(Step::RecordChunk { progress, delivered }).await?;
+                0
+            }
+            Some(segment) => {
+                let last = next == Next::Done;
+                match self.run(Step::RecordSegment { segment, progress, last, delivered }).await? {
+                    Reply::Unfinished(n) => n,
+                    _ => return Err(Stop::Fail(UNEXPECTED)),
+                }
+            }
+        };
         match next {
             Next::Continue { after_follower_id } => {
-                let message = FanoutMessage { outbox_id: chunk.event.id, after_follower_id };
+                let segment = chunk.segment;
+                let message = FanoutMessage { outbox_id: chunk.event.id, after_follower_id, segment };
                 self.ok(Step::Send(vec![message.into()])).await
             }
-            Next::Done => self.ok(Step::MarkDone).await,
+            Next::Done if unfinished == 0 => self.ok(Step::MarkDone).await,
+            Next::Done => Ok(()),
         }
     }
 
@@ -447,6 +550,9 @@ struct PostChunk {
     post_id: PostId,
     /// The chunk starts after this follower (the message's or the recorded progress).
     start: i64,
+    /// Its segment, if the event is split, and the segment's last follower id.
+    segment: Option<u16>,
+    until: i64,
 }
 
 /// What a chunk leaves for after its window writes.
@@ -512,6 +618,7 @@ fn chunk_reads(s: &Settings, plan: Plan, start: i64, post: &PostRead) -> ChunkRe
         chunk: s.chunk,
         pushed_only,
         must_follow,
+        until: i64::MAX,
     });
     ChunkReads {
         followers,

@@ -560,6 +560,7 @@ pub const TABLES: &[Table] = &[
                 "attempts",
                 "sent_at",
                 "done_at",
+                "segments",
             ],
             EDGE_PAGE,
         )

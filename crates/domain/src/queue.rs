@@ -33,11 +33,15 @@ pub struct FanoutMessage {
     /// Resume after this follower id (the outbox row's progress wins if it is further).
     #[serde(default)]
     pub after_follower_id: i64,
+    /// The segment of a post split to run in parallel (`domain/fanout_segments.rs`) this chain
+    /// belongs to; absent for an event's first message and for an unsplit chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<u16>,
 }
 
 impl FanoutMessage {
     pub fn start(outbox_id: OutboxId) -> Self {
-        Self { outbox_id, after_follower_id: 0 }
+        Self { outbox_id, after_follower_id: 0, segment: None }
     }
 }
 
@@ -118,7 +122,9 @@ impl QueueMessage {
     /// messages stay on one queue; a reconciliation share by its database.
     pub fn queue_index(&self, queues: usize) -> usize {
         let key = match *self {
-            Self::Fanout(m) => shard_of_id(m.outbox_id.get()).index(),
+            // A split post's segments spread over the queues (each queue runs 250 invocations
+            // at once); an event's first message and an unsplit chain ride the author's.
+            Self::Fanout(m) => shard_of_id(m.outbox_id.get()).index() + usize::from(m.segment.unwrap_or(0)),
             Self::Live(r) => shard_of_id(r.live_post_id.get()).index(),
             Self::Tag(r) => shard_of_id(r.tag_post_id.get()).index(),
             Self::Policy(PolicyJob::ReaderActivity { reader, .. }) => shard_of_id(reader.get()).index(),
@@ -249,6 +255,35 @@ mod tests {
             assert_eq!(wire(message), text);
             assert_eq!(parsed(text), Some(message), "{text}");
         }
+    }
+
+    #[test]
+    fn a_split_posts_segments_spread_over_the_queues() {
+        let on = |shard: i64| (shard << crate::snowflake::ID_RANDOM_BITS) | 5;
+        let segment = |k| {
+            QueueMessage::from(FanoutMessage {
+                outbox_id: OutboxId::from_trusted(on(3)),
+                after_follower_id: 9,
+                segment: Some(k),
+            })
+        };
+        let queues: Vec<usize> = (0..4).map(|k| segment(k).queue_index(4)).collect();
+        assert_eq!(queues, vec![3, 0, 1, 2]);
+        let start = QueueMessage::from(FanoutMessage::start(OutboxId::from_trusted(on(3))));
+        assert_eq!(segment(0).queue_index(4), start.queue_index(4));
+        assert_eq!(
+            parsed(r#"{"outbox_id":42,"after_follower_id":7,"segment":2}"#),
+            Some(segment_of(42, 7, 2))
+        );
+    }
+
+    fn segment_of(outbox: i64, after: i64, segment: u16) -> QueueMessage {
+        FanoutMessage {
+            outbox_id: OutboxId::from_trusted(outbox),
+            after_follower_id: after,
+            segment: Some(segment),
+        }
+        .into()
     }
 
     #[test]

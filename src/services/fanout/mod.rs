@@ -22,11 +22,12 @@ use futures_util::stream::{self, StreamExt};
 
 use super::deadline::within;
 use super::faults::Faults;
-use super::queue::send::send_batch;
+use super::queue::send::{queue_count, send_batch};
 use super::{graph, tally};
 use crate::context::Ctx;
 use crate::domain::fanout::merge_per_reader;
 use crate::domain::fanout_plan::{carry, FanoutIo, Reply, Settings, Step, Stop, Work};
+use crate::domain::fanout_segments::SegmentTarget;
 use crate::domain::ids::{OutboxId, UserId};
 use crate::domain::queue::{FanoutMessage, QueueMessage};
 use crate::domain::window::WindowOp;
@@ -80,7 +81,9 @@ fn starts(events: &[OutboxId]) -> impl Iterator<Item = QueueMessage> + '_ {
 /// request): a post chunk's window writes, if any, are made at once.
 async fn process(ctx: &Ctx, windows: &Windows, faults: &Faults<'_>, id: OutboxId) -> ApiResult<()> {
     let work = Work::Event { message: FanoutMessage::start(id), dead_letter_sent_at: None };
-    carry_out(&Storage::new(ctx, windows, faults, ChunkWrites::Now), work).await
+    // A request's own budget: a chunk spans at most as many databases as it has readers.
+    let io = Storage::new(ctx, windows, faults, ChunkWrites::Now, ctx.config.fanout_chunk);
+    carry_out(&io, work).await
 }
 
 /// A post chunk whose window writes wait for the consumer batch's other chunks: its message's
@@ -94,15 +97,18 @@ pub struct Pending<'a> {
 /// Carries out one message up to a post chunk's window writes, which are returned (with the
 /// plan parked) so the consumer can write all of a batch's chunks with one call per reader;
 /// `None` when the message is done (a single-reader event, a live page, a held or finished
-/// event).
+/// event). A chunk's (or tag page's) readers span at most `databases` databases: the batch's
+/// D1 budget (`domain/fanout_budget.rs`).
 pub async fn start<'a>(
     ctx: &'a Ctx,
     windows: &'a Windows,
     faults: &'a Faults<'a>,
     work: Work,
+    databases: usize,
 ) -> ApiResult<Option<Pending<'a>>> {
     let (handover, parked) = oneshot::channel();
-    let io = Storage::new(ctx, windows, faults, ChunkWrites::ToBatch(RefCell::new(Some(handover))));
+    let writes = ChunkWrites::ToBatch(RefCell::new(Some(handover)));
+    let io = Storage::new(ctx, windows, faults, writes, databases);
     let plan: Pin<Box<dyn Future<Output = ApiResult<()>> + 'a>> =
         Box::pin(async move { carry_out(&io, work).await });
     match select(plan, parked).await {
@@ -155,12 +161,31 @@ async fn carry_out(io: &Storage<'_>, work: Work) -> ApiResult<()> {
         chunk: ctx.config.fanout_chunk,
         window_cap: ctx.config.feed_window,
         now: ctx.now,
+        segments: segment_target(ctx),
     };
     carry(io, work, settings).await.map_err(|stop| match stop {
         Stop::Io(e) => e,
         Stop::Fail(why) => ApiError::Internal(why.into()),
     })
 }
+
+/// How a big post splits into chains side by side: each finishes within
+/// `FANOUT_SEGMENT_SECONDS` at `FANOUT_CHUNK_SECONDS` a chunk, at most `FANOUT_MAX_SEGMENTS`
+/// of them (by default the consumer invocations that run at once: 250 per queue). `None`
+/// (one chain) when at most one is allowed.
+fn segment_target(ctx: &Ctx) -> Option<SegmentTarget> {
+    let c = &ctx.config;
+    let max_segments = c.fanout_max_segments.unwrap_or(CONCURRENCY_PER_QUEUE * queue_count(ctx));
+    (max_segments > 1).then_some(SegmentTarget {
+        chunk: c.fanout_chunk,
+        within_s: c.fanout_segment_seconds,
+        chunk_s: c.fanout_chunk_seconds,
+        max_segments,
+    })
+}
+
+/// Consumer invocations one queue runs at once (Cloudflare's maximum concurrency).
+const CONCURRENCY_PER_QUEUE: usize = 250;
 
 /// Where a post chunk's window writes go.
 enum ChunkWrites {
@@ -185,11 +210,19 @@ struct Storage<'a> {
     /// The outbox row once read (marking the event done needs all of it).
     row: RefCell<Option<OutboxRow>>,
     chunk_writes: ChunkWrites,
+    /// The most databases a chunk's readers may span (one window-check statement each).
+    databases: usize,
 }
 
 impl<'a> Storage<'a> {
-    fn new(ctx: &'a Ctx, windows: &'a Windows, faults: &'a Faults<'a>, chunk_writes: ChunkWrites) -> Self {
-        Self { ctx, windows, faults, row: RefCell::new(None), chunk_writes }
+    fn new(
+        ctx: &'a Ctx,
+        windows: &'a Windows,
+        faults: &'a Faults<'a>,
+        chunk_writes: ChunkWrites,
+        databases: usize,
+    ) -> Self {
+        Self { ctx, windows, faults, row: RefCell::new(None), chunk_writes, databases }
     }
 
     fn row(&self) -> ApiResult<OutboxRow> {
@@ -230,7 +263,7 @@ impl FanoutIo for Storage<'_> {
             Step::FaultPoint(point) => self.faults.at(point).await?,
             Step::ReadPost(post) => return reads::post(ctx, post).await,
             Step::ReadTagged(post) => return reads::tagged(ctx, post).await,
-            Step::ReadTagFollowers(page) => return reads::tag_followers(ctx, page).await,
+            Step::ReadTagFollowers(page) => return reads::tag_followers(ctx, page, self.databases).await,
             Step::Hold => {
                 let id = self.row()?.id;
                 return Ok(Reply::Held(outbox::hold(ctx.outbox_db(id), id).await?));
@@ -238,13 +271,21 @@ impl FanoutIo for Storage<'_> {
             Step::ConvergePair { reader, author } => graph::converge_pair(ctx, reader, author).await?,
             Step::ReadReader { reader, backfill } => return reads::reader(ctx, reader, backfill).await,
             Step::WriteWindow { reader, op } => self.windows.call(reader, &op).await.map(|_| ())?,
-            Step::ReadChunk(reads) => return reads::chunk(ctx, reads).await,
+            Step::ReadChunk(reads) => return reads::chunk(ctx, reads, self.databases).await,
             Step::Send(messages) => send_batch(ctx, messages).await?,
             Step::WriteWindows(ops) => write_windows(ctx, self.windows, ops.into_iter()).await?,
             Step::WriteWithBatch(ops) => self.write_with_batch(ops).await?,
             Step::RecordChunk { progress, delivered } => {
                 let id = self.row()?.id;
                 outbox::record_chunk(ctx.outbox_db(id), id, progress, delivered, ctx.clock()).await?
+            }
+            Step::Segments { split } => return reads::segments(ctx, &self.row()?, split).await,
+            Step::RecordSegment { segment, progress, last, delivered } => {
+                let id = self.row()?.id;
+                let step = (segment, progress, last);
+                let left =
+                    outbox::record_segment(ctx.outbox_db(id), id, step, delivered, ctx.clock()).await?;
+                return Ok(Reply::Unfinished(left));
             }
             Step::MarkDone => {
                 let row = self.row()?;

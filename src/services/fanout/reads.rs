@@ -6,13 +6,16 @@ use futures_util::future::{join, join4};
 use crate::context::Ctx;
 use crate::domain::boosts::BoostMirror;
 use crate::domain::fanout::{split_lookahead, PostNow};
+use crate::domain::fanout_budget::cap_databases;
 use crate::domain::fanout_plan::{
-    ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, TagPage,
+    ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, Split, TagPage,
 };
+use crate::domain::fanout_segments::{boundary_step, segments_for, Segments};
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
 use crate::domain::quotes::QuoteMirror;
+use crate::domain::snowflake::shard_of_id;
 use crate::domain::tags::{self, IndexKey};
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
@@ -173,11 +176,12 @@ pub async fn tagged(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
 }
 
 /// A page of a tag's followers (on the tag key's database, with one row of lookahead), then
-/// those of them with a window (their own rows), as a chunk's follower lane answers.
-pub async fn tag_followers(ctx: &Ctx, page: TagPage) -> ApiResult<Reply> {
+/// those of them with a window (their own rows), as a chunk's follower lane answers; cut where
+/// its readers would span more than `databases` databases, as a chunk's.
+pub async fn tag_followers(ctx: &Ctx, page: TagPage, databases: usize) -> ApiResult<Reply> {
     let TagPage { key, after, chunk } = page;
     let rows = index::tag_followers(ctx.shards.index(&key), &key, after, chunk + 1).await?;
-    let (scanned, more) = split_lookahead(rows, chunk);
+    let (scanned, more) = within_databases(ctx, split_lookahead(rows, chunk), databases);
     let active = outbox::active_among(&ctx.shards, &scanned).await?;
     Ok(Reply::Chunk(ChunkFound { scanned, more, active, ..ChunkFound::default() }))
 }
@@ -195,10 +199,34 @@ pub async fn reader(ctx: &Ctx, reader: UserId, backfill: Option<(UserId, usize)>
     Ok(Reply::Reader { active: active?, entries: entries? })
 }
 
-/// A chunk's reads, each lane waiting only for its own.
-pub async fn chunk(ctx: &Ctx, reads: ChunkReads) -> ApiResult<Reply> {
+/// The event's segments: the row's (as read by this message), else, asked to split, made now
+/// if the author's followers call for more than one chain (`domain/fanout_segments.rs`):
+/// their number from the author's follower count, their ends from one walk of the author's
+/// side of the edges.
+pub async fn segments(ctx: &Ctx, row: &OutboxRow, split: Option<Split>) -> ApiResult<Reply> {
+    let found = row.segments();
+    let Some(Split { author, pushed_only, target }) = split.filter(|_| found.0.is_empty()) else {
+        return Ok(Reply::Segments(found));
+    };
+    let followers = edges::author_facts(ctx.user_db(author), author).await?.map_or(0, |f| f.followers_count);
+    let wanted = segments_for(u64::try_from(followers).unwrap_or(0), target);
+    if wanted < 2 {
+        return Ok(Reply::Segments(Segments::default()));
+    }
+    let step = boundary_step(u64::try_from(followers).unwrap_or(0), wanted);
+    let ends = outbox::segment_ends(ctx.user_db(author), author, pushed_only, step, wanted).await?;
+    let cut = Segments::cut(&ends);
+    if cut.0.len() < 2 {
+        return Ok(Reply::Segments(Segments::default()));
+    }
+    Ok(Reply::Segments(outbox::split(ctx.outbox_db(row.id), row.id, &cut).await?))
+}
+
+/// A chunk's reads, each lane waiting only for its own; its followers span at most
+/// `databases` databases (the consumer batch's budget: `domain/fanout_budget.rs`).
+pub async fn chunk(ctx: &Ctx, reads: ChunkReads, databases: usize) -> ApiResult<Reply> {
     let (followers, live, rates, author_active) = join4(
-        followers(ctx, reads.followers),
+        followers(ctx, reads.followers, databases),
         live_page(ctx, reads.live),
         author_rates(ctx, reads.author_rates),
         has_window(ctx, reads.author_window),
@@ -211,15 +239,29 @@ pub async fn chunk(ctx: &Ctx, reads: ChunkReads) -> ApiResult<Reply> {
 
 /// The page of followers from the author's side (with one row of lookahead), then those of
 /// them with a window (from their own rows): `(scanned, more, active)`. Progress moves by the
-/// scanned page, so followers without a window are passed over, not revisited.
-async fn followers(ctx: &Ctx, page: Option<FollowerPage>) -> ApiResult<(Vec<UserId>, bool, Vec<UserId>)> {
-    let Some(FollowerPage { author, after, chunk, pushed_only, must_follow }) = page else {
+/// scanned page, so followers without a window are passed over, not revisited. A page whose
+/// readers span more than `databases` databases stops before the first reader past them (and
+/// says more follow): the window check is one statement per database.
+async fn followers(
+    ctx: &Ctx,
+    page: Option<FollowerPage>,
+    databases: usize,
+) -> ApiResult<(Vec<UserId>, bool, Vec<UserId>)> {
+    let Some(FollowerPage { author, after, chunk, pushed_only, must_follow, until }) = page else {
         return Ok((Vec::new(), false, Vec::new()));
     };
-    let page = outbox::follower_chunk(ctx.user_db(author), author, after, chunk + 1, pushed_only).await?;
-    let (scanned, more) = split_lookahead(page, chunk);
+    let db = ctx.user_db(author);
+    let page = outbox::follower_chunk(db, author, (after, until), chunk + 1, pushed_only).await?;
+    let (scanned, more) = within_databases(ctx, split_lookahead(page, chunk), databases);
     let active = outbox::active_among(&ctx.shards, &scanned).await?;
     Ok((scanned, more, also_following(ctx, must_follow, active).await?))
+}
+
+/// A page (and whether more follow it) cut to the readers spanning at most `databases`.
+fn within_databases(ctx: &Ctx, (page, more): (Vec<UserId>, bool), databases: usize) -> (Vec<UserId>, bool) {
+    let database_of = |reader: &UserId| ctx.shards.index_of(shard_of_id(reader.get()));
+    let (page, cut) = cap_databases(page, database_of, databases);
+    (page, more || cut)
 }
 
 /// A reply's recipients: those of `readers` who also follow the account replied to (`None`:

@@ -18,6 +18,7 @@ use super::fanout::{self, Pending};
 use super::faults::Faults;
 use super::{policy, push, reconcile, tally};
 use crate::context::Ctx;
+use crate::domain::fanout_budget::{self, plan_batch, BatchPlan, MessageCost};
 use crate::domain::fanout_plan::Work;
 use crate::domain::queue::QueueMessage;
 use crate::error::{ApiError, ApiResult};
@@ -48,13 +49,16 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
         (_, Err(e)) => return retry_all(&batch, &e.to_string()),
     };
     let faults = Faults::of(&ctx);
-    let parsed = parse(messages);
+    let mut parsed = parse(messages);
+    let plan = budget(&ctx, &parsed, dead_letters);
+    defer(&ctx, parsed.split_off(plan.admitted.min(parsed.len())), dead_letters).await;
     let started = ctx.clock();
     let waited: i64 = parsed.iter().map(|(m, _)| started - m.timestamp().as_millis() as i64).sum();
     // The batch's messages start together: each is a few D1 reads, independent of the others.
     let results = join_all(parsed.iter().map(|(message, body)| {
         let dead_letter_sent_at = dead_letters.then(|| message.timestamp().as_millis() as i64);
-        within(MESSAGE_DEADLINE, dispatch(&ctx, &windows, &faults, *body, dead_letter_sent_at))
+        let databases = plan.databases_per_chunk;
+        within(MESSAGE_DEADLINE, dispatch(&ctx, &windows, &faults, *body, dead_letter_sent_at, databases))
     }))
     .await;
     let prepared = ctx.clock();
@@ -73,7 +77,62 @@ pub async fn consume(batch: MessageBatch<serde_json::Value>, env: Env) {
     }
     let delivered = deliver_chunks(&ctx, &windows, chunks).await;
     profile_batch(&ctx, waited, [prepared - started, delivered - prepared, ctx.clock() - delivered]);
+    // The invocation's D1 statements, its flush's included (its counters, this figure).
+    let spent = ctx.io.d1_statements.get() as usize + tally::pending_statements() + 1;
+    tally::raise(INVOCATION_STATEMENTS_MAX, spent as i64);
     flush_figures(&ctx).await;
+}
+
+/// The most D1 statements one consumer invocation spent (`GET /v1/admin/stats` counters).
+const INVOCATION_STATEMENTS_MAX: &str = "fanout_invocation_statements_max";
+
+/// How the batch runs within `FANOUT_INVOCATION_STATEMENTS`: which messages, and how many
+/// databases a chunk's readers may span (`domain/fanout_budget.rs`).
+fn budget(ctx: &Ctx, parsed: &[(Received, QueueMessage)], dead_letters: bool) -> BatchPlan {
+    let costs: Vec<MessageCost> = parsed.iter().map(|(_, body)| cost_of(body, dead_letters)).collect();
+    let databases = ctx.databases().count();
+    plan_batch(&costs, ctx.config.fanout_invocation_statements, databases, ctx.config.fanout_chunk)
+}
+
+/// A message's worst case in D1 statements, as the budget reserves it.
+fn cost_of(body: &QueueMessage, dead_letter: bool) -> MessageCost {
+    match body {
+        _ if dead_letter => MessageCost::Fixed(fanout_budget::DEAD_LETTER_COST),
+        QueueMessage::Fanout(_) => MessageCost::Chunk,
+        QueueMessage::Tag(_) => MessageCost::TagPage,
+        QueueMessage::Policy(_) => MessageCost::Policy,
+        QueueMessage::Live(_) => MessageCost::Fixed(fanout_budget::LIVE_COST),
+        QueueMessage::Reconcile(_) => MessageCost::Fixed(fanout_budget::RECONCILE_COST),
+        QueueMessage::Push(_) => MessageCost::Fixed(fanout_budget::PUSH_COST),
+    }
+}
+
+/// Hands back the messages past the batch's budget as fresh messages, then acks them: a
+/// `retry` would spend one of their `max_retries` attempts each time a busy batch passed them
+/// over, and a message passed over five times would be dead-lettered without ever failing.
+/// They go to the back of their queue (as a chunk's continuation does). If the send fails they
+/// are retried (an attempt spent, as for any failure). Dead letters are never re-sent (that
+/// would make them live again): they are retried, and they are cheap enough to be taken first.
+async fn defer(ctx: &Ctx, deferred: Vec<(Received, QueueMessage)>, dead_letters: bool) {
+    if deferred.is_empty() {
+        return;
+    }
+    tally::add("fanout_deferred", deferred.len() as i64);
+    let sent = if dead_letters {
+        Err(ApiError::Internal("dead letters are retried, never re-sent".into()))
+    } else {
+        send::send_batch(ctx, deferred.iter().map(|(_, body)| *body)).await
+    };
+    match sent {
+        Ok(()) => deferred.iter().for_each(|(message, _)| message.ack()),
+        Err(e) => {
+            worker::console_error!(
+                "re-sending {} deferred messages failed: {e}; retrying them",
+                deferred.len()
+            );
+            deferred.iter().for_each(|(message, _)| message.retry());
+        }
+    }
 }
 
 /// The batch's messages with their bodies; a malformed one is acked (it can never succeed).
@@ -100,11 +159,13 @@ async fn dispatch<'a>(
     faults: &'a Faults<'a>,
     body: QueueMessage,
     dead_letter_sent_at: Option<i64>,
+    databases: usize,
 ) -> ApiResult<Option<Pending<'a>>> {
     match (body, dead_letter_sent_at) {
         // A dead fan-out message marks its attempt dead (the operator's figure, replayable).
         (QueueMessage::Fanout(message), dead_letter_sent_at) => {
-            fanout::start(ctx, windows, faults, Work::Event { message, dead_letter_sent_at }).await
+            let work = Work::Event { message, dead_letter_sent_at };
+            fanout::start(ctx, windows, faults, work, databases).await
         }
         // A policy job that keeps failing is dropped: its next trigger redoes it. So is a live
         // page (its readers find the post on their next read), a tag page (its readers find the
@@ -121,8 +182,12 @@ async fn dispatch<'a>(
         ) => Ok(None),
         (QueueMessage::Push(job), None) => push::deliver(ctx, job).await.map(|()| None),
         (QueueMessage::Policy(job), None) => policy::run(ctx, windows, job).await.map(|()| None),
-        (QueueMessage::Live(reach), None) => fanout::start(ctx, windows, faults, Work::Live(reach)).await,
-        (QueueMessage::Tag(reach), None) => fanout::start(ctx, windows, faults, Work::Tag(reach)).await,
+        (QueueMessage::Live(reach), None) => {
+            fanout::start(ctx, windows, faults, Work::Live(reach), databases).await
+        }
+        (QueueMessage::Tag(reach), None) => {
+            fanout::start(ctx, windows, faults, Work::Tag(reach), databases).await
+        }
         (QueueMessage::Reconcile(job), None) => reconcile::run_share(ctx, job).await.map(|()| None),
     }
 }

@@ -7,6 +7,7 @@ use futures_executor::block_on;
 
 use super::*;
 use crate::fanout::{merge_per_reader, split_lookahead};
+use crate::fanout_segments::{SegmentTarget, Segments};
 use crate::policy::Rate;
 use crate::visibility::Visibility;
 
@@ -24,7 +25,7 @@ fn user(id: i64) -> UserId {
 fn settings(mode: FanoutMode, chunk: usize) -> Settings {
     let policy =
         Policy { mode, push_cost_ratio: 10.0, active_days: 7, push_max_followers: 10_000, hysteresis: 2.0 };
-    Settings { policy, chunk, window_cap: CAP, now: NOW }
+    Settings { policy, chunk, window_cap: CAP, now: NOW, segments: None }
 }
 
 /// What storage holds, as the fake replies read it.
@@ -46,6 +47,9 @@ struct World {
     /// The post's delivering tags, and each tag key's followers: (id, has a window).
     tag_keys: Vec<IndexKey>,
     tag_followers: Vec<(i64, bool)>,
+    /// The event's segments as its row holds them, and what a split makes of an unsplit one.
+    segments: RefCell<Segments>,
+    split_into: Segments,
 }
 
 fn event(kind: EventKind, cursor: i64) -> Event {
@@ -83,6 +87,8 @@ fn world(event: Event, post: Option<PostRead>) -> World {
         entries: Vec::new(),
         tag_keys: Vec::new(),
         tag_followers: Vec::new(),
+        segments: RefCell::default(),
+        split_into: Segments::default(),
     }
 }
 
@@ -106,7 +112,8 @@ fn moved_rates() -> AuthorRates {
 }
 
 fn message(after: i64) -> Work {
-    let message = FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after };
+    let message =
+        FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after, segment: None };
     Work::Event { message, dead_letter_sent_at: None }
 }
 
@@ -120,6 +127,18 @@ fn reply_to(world: &World, step: &Step) -> Reply {
             Reply::Reader { active: world.reader_active, entries }
         }
         Step::ReadChunk(reads) => Reply::Chunk(found(world, reads)),
+        Step::Segments { split } => {
+            let mut segments = world.segments.borrow_mut();
+            if segments.0.is_empty() && split.is_some() {
+                *segments = world.split_into.clone();
+            }
+            Reply::Segments(segments.clone())
+        }
+        Step::RecordSegment { segment, progress, last, .. } => {
+            let mut segments = world.segments.borrow_mut();
+            segments.record(usize::from(*segment), *progress, *last);
+            Reply::Unfinished(segments.unfinished().len())
+        }
         Step::ReadTagged(_) => Reply::Tagged(world.post.map(|p| (p, world.tag_keys.clone()))),
         Step::ReadTagFollowers(page) => {
             let rows: Vec<_> =
@@ -142,7 +161,7 @@ fn found(world: &World, reads: &ChunkReads) -> ChunkFound {
     let mut found = ChunkFound::default();
     if let Some(page) = reads.followers {
         let rows: Vec<_> = (world.followers.iter())
-            .filter(|f| f.0 > page.after && (f.1 || !page.pushed_only))
+            .filter(|f| f.0 > page.after && f.0 <= page.until && (f.1 || !page.pushed_only))
             .take(page.chunk + 1)
             .collect();
         let (scanned, more) = split_lookahead(rows, page.chunk);
@@ -300,7 +319,7 @@ fn remove(reader: i64) -> (UserId, WindowOp) {
 }
 
 fn page(after: i64, chunk: usize, pushed_only: bool) -> Option<FollowerPage> {
-    Some(FollowerPage { author: user(AUTHOR), after, chunk, pushed_only, must_follow: None })
+    Some(FollowerPage { author: user(AUTHOR), after, chunk, pushed_only, must_follow: None, until: i64::MAX })
 }
 
 fn live(after: i64, scan: usize, unpushed_only: bool) -> Option<LivePage> {
@@ -325,7 +344,8 @@ fn then(mut head: Vec<Step>, tail: impl IntoIterator<Item = Step>) -> Vec<Step> 
 }
 
 fn continuation(after: i64) -> Step {
-    let message = FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after };
+    let message =
+        FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after, segment: None };
     Step::Send(vec![message.into()])
 }
 
@@ -762,4 +782,117 @@ fn a_reply_goes_only_to_followers_who_follow_the_account_replied_to_and_is_remov
     // A post that replies to nobody else goes to every follower.
     let own = chunk_reads(&s, deliver, 0, &post(Visibility::Public));
     assert_eq!(own.followers.and_then(|p| p.must_follow), None);
+}
+
+fn segment_message(segment: u16, after: i64) -> Work {
+    let message = FanoutMessage {
+        outbox_id: OutboxId::from_trusted(EVENT),
+        after_follower_id: after,
+        segment: Some(segment),
+    };
+    Work::Event { message, dead_letter_sent_at: None }
+}
+
+/// A pushing author's nine followers split three ways (ends 3 and 6), chunks of 3.
+fn split_world() -> World {
+    let mut w = world(event(EventKind::Post, 0), Some(post(Visibility::Public)));
+    w.followers = followers(1..=9, &[], &[]);
+    w.split_into = Segments::cut(&[3, 6]);
+    w
+}
+
+fn split_settings() -> Settings {
+    let target = SegmentTarget { chunk: 3, within_s: 1.0, chunk_s: 1.0, max_segments: 10 };
+    Settings { segments: Some(target), ..settings(FanoutMode::Push, 3) }
+}
+
+fn sent(steps: &[Step]) -> Vec<QueueMessage> {
+    steps
+        .iter()
+        .filter_map(|s| if let Step::Send(m) = s { Some(m.clone()) } else { None })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn a_split_post_runs_its_segments_side_by_side_and_is_done_when_the_last_one_is() {
+    let (w, s) = (split_world(), split_settings());
+    let first = steps(message(0), s, &w);
+    // The first message splits, starts segments 1 and 2 as their own chains, runs segment 0.
+    let split = first.iter().position(|s| matches!(s, Step::Segments { split: Some(_) })).expect("split");
+    assert!(split < first.iter().position(|s| matches!(s, Step::ReadChunk(_))).unwrap(), "{first:?}");
+    let start = |segment, after| FanoutMessage {
+        outbox_id: OutboxId::from_trusted(EVENT),
+        after_follower_id: after,
+        segment: Some(segment),
+    };
+    assert_eq!(sent(&first), vec![start(1, 3).into(), start(2, 6).into()]);
+    let written = |steps: &[Step]| -> Vec<(UserId, WindowOp)> {
+        steps
+            .iter()
+            .filter_map(|s| if let Step::WriteWithBatch(ops) = s { Some(ops.clone()) } else { None })
+            .flatten()
+            .collect()
+    };
+    // Segment 0's readers and the author's own window (its first chunk), nobody past its end.
+    assert_eq!(written(&first), vec![deliver(1), deliver(2), deliver(3), deliver(AUTHOR)]);
+    assert!(first.contains(&Step::RecordSegment { segment: 0, progress: 3, last: true, delivered: 4 }));
+    assert!(!first.contains(&Step::MarkDone), "two segments still run: {first:?}");
+    // Segment 2 finishes before segment 1: still not done; segment 1 last: done.
+    let third = steps(segment_message(2, 6), s, &w);
+    assert_eq!(written(&third), vec![deliver(7), deliver(8), deliver(9)]);
+    assert!(!third.contains(&Step::MarkDone) && sent(&third).is_empty(), "{third:?}");
+    let second = steps(segment_message(1, 3), s, &w);
+    assert_eq!(written(&second), vec![deliver(4), deliver(5), deliver(6)]);
+    assert_eq!(second.last(), Some(&Step::MarkDone));
+    // A redelivered segment message finds its segment done: nothing at all.
+    let again = steps(segment_message(1, 3), s, &w);
+    assert!(written(&again).is_empty() && !again.contains(&Step::MarkDone), "{again:?}");
+}
+
+#[test]
+fn a_resent_split_event_restarts_only_its_unfinished_segments_from_their_progress() {
+    let (w, s) = (split_world(), split_settings());
+    steps(message(0), s, &w);
+    // Segment 1 stopped after its first follower (a crash), segment 2 never started.
+    w.segments.borrow_mut().record(1, 4, false);
+    let resent = steps(message(0), s, &w);
+    let start = |segment, after| FanoutMessage {
+        outbox_id: OutboxId::from_trusted(EVENT),
+        after_follower_id: after,
+        segment: Some(segment),
+    };
+    assert_eq!(sent(&resent), vec![start(1, 4).into(), start(2, 6).into()]);
+    assert!(!resent.iter().any(|s| matches!(s, Step::ReadChunk(_))), "segment 0 is done: {resent:?}");
+    // Segment 1's chain resumes after follower 4, within its end.
+    let resumed = steps(segment_message(1, 3), s, &w);
+    let page = resumed.iter().find_map(|s| if let Step::ReadChunk(r) = s { r.followers } else { None });
+    assert_eq!(page.map(|p| (p.after, p.until)), Some((4, 6)));
+}
+
+#[test]
+fn a_post_deleted_mid_fan_out_stops_every_segment() {
+    let (mut w, s) = (split_world(), split_settings());
+    steps(message(0), s, &w);
+    w.post = Some(deleted());
+    let stopped = steps(segment_message(1, 3), s, &w);
+    assert!(
+        !stopped.iter().any(|s| matches!(s, Step::ReadChunk(_) | Step::WriteWithBatch(_))),
+        "{stopped:?}"
+    );
+    assert_eq!(stopped.last(), Some(&Step::MarkDone), "the event ends: the other segments find it done");
+    w.event = Some(Event { state: EventState::Done, ..event(EventKind::Post, 0) });
+    assert_eq!(steps(segment_message(2, 6), s, &w), vec![Step::ReadEvent(OutboxId::from_trusted(EVENT))]);
+}
+
+#[test]
+fn a_small_author_is_never_split() {
+    let (mut w, s) = (split_world(), split_settings());
+    w.split_into = Segments::default();
+    let one = steps(message(0), s, &w);
+    assert!(
+        sent(&one).iter().all(|m| matches!(m, QueueMessage::Fanout(f) if f.segment.is_none())),
+        "{one:?}"
+    );
+    assert!(one.contains(&Step::RecordChunk { progress: 3, delivered: 4 }), "{one:?}");
 }

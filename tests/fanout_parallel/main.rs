@@ -1,0 +1,139 @@
+//! A big post's fan-out split into segments that run side by side (issue 40, item 3), against
+//! a server of its own, measured against the one chain it replaces on the same databases: the
+//! same author's post with segments, then (the server restarted with `FANOUT_MAX_SEGMENTS=1`)
+//! as one chain of chunks. A binary of its own: it restarts its server with other `[vars]`.
+//!
+//! `FANOUT_PARALLEL_FOLLOWERS` (default 150) sets the author's followers; every one has a window.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use common::*;
+
+const DEADLINE: Duration = Duration::from_secs(300);
+const CHUNK: usize = 5;
+/// Each segment finishes within 3 s at 1 s a chunk: 15 followers a segment.
+const SEGMENT_SECONDS: &str = "3";
+
+fn setup() {
+    let vars = [
+        ("FANOUT_MODE", "push".to_string()),
+        ("FANOUT_CHUNK", CHUNK.to_string()),
+        ("FANOUT_SEGMENT_SECONDS", SEGMENT_SECONDS.to_string()),
+        ("FANOUT_CHUNK_SECONDS", "1".to_string()),
+    ];
+    let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    init_server(ServerOptions { label: "fanout_parallel".into(), vars, port: None });
+}
+
+fn counters() -> Value {
+    admin("GET", "/v1/admin/stats", None).expect(200)["counters"].clone()
+}
+
+fn delta(after: &Value, before: &Value, name: &str) -> i64 {
+    after[name].as_i64().unwrap_or(0) - before[name].as_i64().unwrap_or(0)
+}
+
+/// Publishes, waits for the event to be done; answers the post, ms from the event's creation
+/// to done (the server's clock: windows are written before a chunk is recorded), the event.
+fn fan_out(author: &User, body: &str) -> (String, i64, Value) {
+    let post = id_of(&author.publish(body, "public"));
+    let event = poll("the post's event done", DEADLINE, || {
+        let outbox = outbox_of(author);
+        let events = outbox["events"].as_array().cloned().unwrap_or_default();
+        events.into_iter().find(|e| {
+            e["kind"] == "post"
+                && e["post_id"].as_u64().map(|n| n.to_string()).as_deref() == Some(post.as_str())
+                && e["state"] == "done"
+        })
+    });
+    let ms = event["done_at"].as_i64().unwrap() - event["created_at"].as_i64().unwrap();
+    (post, ms, event)
+}
+
+struct Run {
+    post: String,
+    ms: i64,
+    chunks: i64,
+    statements: i64,
+    batches: i64,
+    delivered: i64,
+}
+
+fn measured(author: &User, body: &str) -> Run {
+    let before = counters();
+    let (post, ms, event) = fan_out(author, body);
+    // The consumer's counters are flushed by the batch after them: wait for the figures.
+    let chunks = poll("the chunks counted", DEADLINE, || {
+        let chunks = delta(&counters(), &before, "fanout_chunks");
+        (chunks > 0).then_some(chunks)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let after = counters();
+    Run {
+        post,
+        ms,
+        chunks: delta(&after, &before, "fanout_chunks").max(chunks),
+        statements: delta(&after, &before, "fanout_d1_statements"),
+        batches: delta(&after, &before, "fanout_batches"),
+        delivered: event["delivered"].as_i64().unwrap_or(-1),
+    }
+}
+
+#[test]
+fn a_big_post_in_segments_reaches_every_window_sooner_than_one_chain() {
+    setup();
+    let followers: usize =
+        std::env::var("FANOUT_PARALLEL_FOLLOWERS").ok().and_then(|v| v.parse().ok()).unwrap_or(150);
+    let author = register("fp_author");
+    let readers: Vec<User> = parallel(8, followers, {
+        let author = author.clone();
+        move |_| {
+            let reader = register("fp_reader");
+            reader.follow(&author);
+            activate(&reader);
+            reader
+        }
+    });
+    poll("every follow mirrored", DEADLINE, || {
+        (author.profile()["followers_count"] == followers).then_some(())
+    });
+
+    let parallel_run = measured(&author, "in segments");
+    // Every follower's window holds it (a sample of them, and the event's own count of all).
+    assert_eq!(parallel_run.delivered, followers as i64, "each follower once");
+    let window = |r: &User| window_ids(r).into_iter().collect::<BTreeSet<String>>();
+    for reader in readers.iter().step_by((followers / 20).max(1)) {
+        assert!(window(reader).contains(&parallel_run.post), "{}", reader.handle);
+    }
+
+    server().kill();
+    server().restart_with(&[("FANOUT_MAX_SEGMENTS", "1")]);
+    let chain = measured(&author, "one chain");
+    assert_eq!(chain.delivered, followers as i64);
+    assert!(
+        parallel_run.ms < chain.ms,
+        "segments {} ms, one chain {} ms: the segments ran side by side",
+        parallel_run.ms,
+        chain.ms
+    );
+    for (name, run) in [("segments", &parallel_run), ("one chain", &chain)] {
+        println!(
+            "{name}: {followers} followers, chunks of {CHUNK}: last window after {} ms; {} chunks in \
+             {} consumer batches ({:.1} chunks in flight a batch), {} D1 statements ({:.1} a chunk), \
+             {:.0} ms a chunk",
+            run.ms,
+            run.chunks,
+            run.batches,
+            run.chunks as f64 / run.batches.max(1) as f64,
+            run.statements,
+            run.statements as f64 / run.chunks.max(1) as f64,
+            run.ms as f64 / run.chunks.max(1) as f64,
+        );
+    }
+}
