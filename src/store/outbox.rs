@@ -271,17 +271,19 @@ pub async fn record_segment(
             stmt(
                 db,
                 "UPDATE outbox SET segments = json_set(segments, \
-                   '$[' || ?2 || '][2]', MAX(json_extract(segments, '$[' || ?2 || '][2]'), ?3), \
-                   '$[' || ?2 || '][3]', MAX(json_extract(segments, '$[' || ?2 || '][3]'), ?4)), \
+                   ?2, MAX(json_extract(segments, ?2), ?3), ?7, MAX(json_extract(segments, ?7), ?4)), \
                  delivered = delivered + ?5, sent_at = ?6, attempts = attempts + 1 \
                  WHERE id = ?1 AND segments IS NOT NULL",
                 &[
                     int(id),
-                    int(i64::from(segment)),
+                    // The JSON paths are written here: a number bound into SQL text arrives as
+                    // a real (`$[1.0]`), which is no path.
+                    text(&format!("$[{segment}][2]")),
                     int(progress),
                     int(i64::from(last)),
                     int(delivered as i64),
                     int(now),
+                    text(&format!("$[{segment}][3]")),
                 ],
             )?,
             bump(db, "deliveries", delivered as i64)?,
