@@ -37,8 +37,13 @@ impl OutboxRow {
     }
 }
 
+/// The row's segments; a number written as a real (`12.0`) reads as its integer (ids are exact
+/// below 2^53; the last segment's end saturates back to `i64::MAX`).
 fn parse_segments(json: Option<&str>) -> Segments {
-    let rows: Vec<[i64; 4]> = json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
+    let rows: Vec<[serde_json::Value; 4]> =
+        json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default();
+    let int = |v: &serde_json::Value| v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)).unwrap_or(0);
+    let rows: Vec<[i64; 4]> = rows.iter().map(|r| [int(&r[0]), int(&r[1]), int(&r[2]), int(&r[3])]).collect();
     Segments::from_rows(&rows)
 }
 
@@ -271,13 +276,14 @@ pub async fn record_segment(
             stmt(
                 db,
                 "UPDATE outbox SET segments = json_set(segments, \
-                   ?2, MAX(json_extract(segments, ?2), ?3), ?7, MAX(json_extract(segments, ?7), ?4)), \
+                   ?2, MAX(json_extract(segments, ?2), CAST(?3 AS INTEGER)), \
+                   ?7, MAX(json_extract(segments, ?7), CAST(?4 AS INTEGER))), \
                  delivered = delivered + ?5, sent_at = ?6, attempts = attempts + 1 \
                  WHERE id = ?1 AND segments IS NOT NULL",
                 &[
                     int(id),
-                    // The JSON paths are written here: a number bound into SQL text arrives as
-                    // a real (`$[1.0]`), which is no path.
+                    // The JSON paths are written here, and the numbers cast: D1 binds a number
+                    // as a real (`$[1.0]` is no path; `1.0` in the JSON no integer).
                     text(&format!("$[{segment}][2]")),
                     int(progress),
                     int(i64::from(last)),
@@ -436,4 +442,18 @@ pub async fn claim_stuck(db: AnyDb<'_>, now: i64, grace_ms: i64, limit: usize) -
 /// Drops finished events older than `before` (they only matter while they can be replayed).
 pub async fn purge_done(db: AnyDb<'_>, before: i64) -> StoreResult<usize> {
     run(db, "DELETE FROM outbox WHERE state = 'done' AND done_at < ?1", &[int(before)]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_read_back_whether_sqlite_wrote_integers_or_reals() {
+        let written = parse_segments(Some("[[0,10,0,0],[10,9223372036854775807,10,0]]"));
+        assert_eq!(written.to_rows(), vec![[0, 10, 0, 0], [10, i64::MAX, 10, 0]]);
+        let recorded = parse_segments(Some("[[0,10,10.0,1.0],[10,9.223372036854776e18,12.0,0]]"));
+        assert_eq!(recorded.to_rows(), vec![[0, 10, 10, 1], [10, i64::MAX, 12, 0]]);
+        assert!(parse_segments(None).0.is_empty() && parse_segments(Some("junk")).0.is_empty());
+    }
 }
