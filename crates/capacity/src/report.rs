@@ -443,6 +443,13 @@ pub fn headline(c: &Costs, base: &Workload, policy: &Policy, limits: &Limits, pr
     if let Some(best) = best {
         out.push_str(&recommended_section(c, best, base, limits, prices));
     }
+    out.push_str(&crate::issue40_report::issue40_section(
+        c,
+        &scenario(Mode::Hybrid, base),
+        policy,
+        limits,
+        prices,
+    ));
     out
 }
 
