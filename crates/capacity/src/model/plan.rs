@@ -12,7 +12,7 @@ use super::page::{page_cost, touched_others, PageCost};
 use super::paths;
 use super::plan_types::{DbLoad, Plan, Share};
 use super::timelines;
-use super::workload::{Limits, Mode, Policy, Prices, Workload};
+use super::workload::{Limits, Mode, Policy, Prices, TimelineMix, Workload};
 
 /// An operation's name and its work per second.
 type Part = (&'static str, Work);
@@ -230,6 +230,7 @@ fn with_even_share(parts: &[Part], even: Work) -> Vec<Share> {
 /// The model for `p` databases.
 pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
     let c = &design_costs(c, w, policy);
+    let w = &Workload { timelines: TimelineMix { relays: !policy.before_40, ..w.timelines }, ..w.clone() };
     let g = graph(w, policy);
     let hot = hot_authors(c, w, policy);
     let page = page_cost(c, w, &g, &hot, policy, p);
@@ -255,7 +256,13 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     result.timeline_rates = timelines::timeline_rates(w);
     let ceiling = limits.d1_statements_per_s * limits.query_headroom;
     result.hot_keys = timelines::hot_keys(c, w, result.typical.work.statements, ceiling);
-    let listened = result.timeline_rates.public_posts;
+    // A listener's window hears of every public post before #40, of each stripe's flush since.
+    let listened = if w.timelines.relays {
+        let stripes = timelines::public_stripes(w);
+        stripes * (result.timeline_rates.public_posts / stripes).min(1.0 / timelines::RELAY_FLUSH_SECONDS)
+    } else {
+        result.timeline_rates.public_posts
+    };
     let listening = c.timelines.measured && result.timeline_rates.public_listeners > 0.0;
     if listening && listened > result.hottest_object_requests_per_s {
         (result.hottest_object, result.hottest_object_requests_per_s) =

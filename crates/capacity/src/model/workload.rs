@@ -404,6 +404,11 @@ pub struct TimelineMix {
     /// Of the live sockets, the share subscribed to the public stream: every public post is
     /// sent to each one's window object.
     pub public_stream_share: f64,
+    /// #40: a post's stream news goes to its key's relay object, which tells each listener's
+    /// window once per flush, and the public timeline has 16 stripes; set by the plan from
+    /// `Policy::before_40` (before: every listener's window per post, 4 stripes).
+    #[serde(default)]
+    pub relays: bool,
 }
 
 impl TimelineMix {
@@ -419,6 +424,7 @@ impl TimelineMix {
             trends_per_active_day: 1.0,
             hottest_tag_share: 0.1,
             public_stream_share: 0.01,
+            relays: true,
         }
     }
 }
