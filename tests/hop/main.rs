@@ -10,9 +10,11 @@
 //! their ids), 5 imported posts each, older than the in-flight horizon, so every page is the
 //! window plus one hydration round.
 //!
-//! Run: `./scripts/bench scripts` (prints a table; `BENCH_SAMPLES=N`, default 60).
+//! Run: `./scripts/bench scripts` (`cargo test --test hop -- --ignored --nocapture`: a test
+//! binary, ignored by the suite, so it builds in the test profile; prints a table;
+//! `BENCH_SAMPLES=N`, default 60).
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::time::Instant;
@@ -155,7 +157,9 @@ fn figures(samples: &[Sample], floor: &[f64]) -> Figures {
     }
 }
 
-fn main() {
+#[test]
+#[ignore = "a measurement: ./scripts/bench scripts"]
+fn the_data_plane_hop_per_feed_page() {
     let samples: usize = std::env::var("BENCH_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
     let started = Instant::now();
     let one = start_server_scripts(ServerOptions::suite(), DATABASES, None);
