@@ -6,8 +6,8 @@
 
 use std::cell::OnceCell;
 
+use crate::store::{SqlResult, SqlStatement};
 use futures_util::future::{join4, join_all};
-use worker::{D1PreparedStatement, D1Result};
 
 use crate::context::Ctx;
 use crate::domain::ids::UserId;
@@ -207,12 +207,7 @@ async fn run_batch(ctx: &Ctx, viewer: UserId, b: &DbBatch) -> ApiResult<Vec<Rows
 
 /// The statement `statement` describes, on `db`, for `viewer`. The reader's own rows (edges,
 /// activation) are on their home database, which the read's plan puts them in the batch of.
-fn prepare(
-    ctx: &Ctx,
-    db: AnyDb<'_>,
-    viewer: UserId,
-    statement: &Statement,
-) -> ApiResult<D1PreparedStatement> {
+fn prepare(ctx: &Ctx, db: AnyDb<'_>, viewer: UserId, statement: &Statement) -> ApiResult<SqlStatement> {
     Ok(match statement {
         Statement::Edges { list, tags } => pull::edges_statement(ctx.user_db(viewer), viewer, *list, *tags),
         Statement::Activate => pull::activate_statement(ctx.user_db(viewer), viewer, ctx.now),
@@ -241,7 +236,7 @@ struct HotAuthor {
 }
 
 /// What `statement` answered.
-fn rows(statement: &Statement, result: &D1Result) -> ApiResult<Rows<PostRow>> {
+fn rows(statement: &Statement, result: &SqlResult) -> ApiResult<Rows<PostRow>> {
     Ok(match statement {
         Statement::Edges { .. } => {
             let (edges, tags) = pull::edges_of(result)?;

@@ -314,7 +314,7 @@ fn share_statements(
     ctx: &Ctx,
     db: AnyDb<'_>,
     report: &ReconcileReport,
-) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+) -> ApiResult<Vec<crate::store::SqlStatement>> {
     let found = REPAIR_KINDS.into_iter().zip(report.repairs());
     let mut statements = vec![
         stats::bump(db, "reconcile_shares", 1)?,

@@ -1,9 +1,9 @@
 //! Like writes, committed in groups by the post's `PostLikes` object (see
 //! `objects/post_likes.rs`), and the rule of `domain/likes.rs` written as SQL.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::D1PreparedStatement;
 
 use super::users::{not_blocked_between, not_suspended};
 use super::{batch, int, notifications, stats, stmt, PostDb};
@@ -88,7 +88,7 @@ fn group_bucket(n: usize) -> &'static str {
 /// reads: `store/notifications.rs`), and the read of the state it left.
 const STATEMENTS_PER_OP: usize = 3;
 
-fn op_statements(db: PostDb<'_>, op: &LikeOp) -> StoreResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
+fn op_statements(db: PostDb<'_>, op: &LikeOp) -> StoreResult<[SqlStatement; STATEMENTS_PER_OP]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
     Ok([
         stmt(

@@ -6,8 +6,8 @@
 //! also writes `likes`, `comments` and `followers` rows, and a trigger would mint duplicates
 //! there.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::users::not_blocked_between;
 use super::StoreResult;
@@ -87,7 +87,7 @@ fn policy_sql(recipient: &str, actor: &str) -> String {
 /// After a like request's upsert: a like that just turned on (its `liked_at` is this request's
 /// time) notifies the post's author; an unlike that left the like off removes it. Never for a
 /// like of your own post.
-pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<D1PreparedStatement> {
+pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<SqlStatement> {
     if op.like {
         let from_where = "FROM posts p JOIN likes l ON l.post_id = p.id AND l.user_id = ?2 \
              WHERE p.id = ?1 AND p.author_id <> ?2 AND l.liked = 1 AND l.liked_at = ?3";
@@ -107,7 +107,7 @@ pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<D1PreparedStatemen
 /// mirror does not hold yet notifies the original's author (never for a boost of one's own
 /// post). A repeated convergence finds the row held and does nothing, so a dismissed
 /// notification stays dismissed.
-pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedStatement> {
+pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -123,7 +123,7 @@ pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedS
 
 /// After the mirror turned a boost off: its notification goes, unless the booster boosts the
 /// post again meanwhile (a new boost row, active).
-pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedStatement> {
+pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
            AND kind = '{}' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
@@ -136,7 +136,7 @@ pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1Prepared
 /// A quote the quoted post's mirror does not hold yet notifies the quoted post's author (never
 /// for quoting oneself); the notification's post is the quote. A repeated convergence finds the
 /// row held and does nothing.
-pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedStatement> {
+pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -151,7 +151,7 @@ pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedSt
 }
 
 /// A quote gone: its notification goes with it.
-pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedStatement> {
+pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
            AND kind = '{}' AND actor_id = ?3 AND post_id = ?2 AND comment_id = 0",
@@ -164,7 +164,7 @@ pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedS
 /// unless either blocks the other or the recipient mutes the author's notifications (a mention
 /// lets its account see the post whatever its visibility: `domain/visibility.rs::may_see_post`).
 /// A repeated call (the post's redelivered event) finds it made and does nothing.
-pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<D1PreparedStatement> {
+pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<SqlStatement> {
     let from_where = format!(
         "WHERE ?1 <> ?2 AND {} AND NOT {} \
            AND NOT EXISTS (SELECT 1 FROM conversation_mutes m WHERE m.user_id = ?1 AND m.thread_id = ?5)",
@@ -178,7 +178,7 @@ pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<
 }
 
 /// The mention's notification goes (its post deleted or narrowed).
-pub fn off_mention(db: UserDb<'_>, mention: &MentionOf) -> StoreResult<D1PreparedStatement> {
+pub fn off_mention(db: UserDb<'_>, mention: &MentionOf) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2 AND post_id = ?3",
         Kind::Mention.as_str()
@@ -195,7 +195,7 @@ pub async fn set_mention(
     mention: &MentionOf,
     on: bool,
     now: i64,
-    also: Option<D1PreparedStatement>,
+    also: Option<SqlStatement>,
 ) -> StoreResult<(Option<Notice>, Option<Notice>)> {
     let statement = if on { on_mention(db, mention, now)? } else { off_mention(db, mention)? };
     let results = batch(db, std::iter::once(statement).chain(also).collect()).await?;
@@ -227,7 +227,7 @@ pub fn on_comment(
     (post, author): (PostId, UserId),
     mentioned: &[UserId],
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -244,7 +244,7 @@ pub fn on_comment(
 }
 
 /// A deleted comment takes its notification with it.
-pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> StoreResult<D1PreparedStatement> {
+pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?2) \
            AND kind = '{}' AND post_id = ?2 AND comment_id = ?1",
@@ -262,7 +262,7 @@ pub fn on_follow(
     follower: UserId,
     follow_created_at: i64,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "?1",
         "?4",
@@ -283,7 +283,7 @@ pub fn on_follow_request(
     target: UserId,
     requester: UserId,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "?1",
         "?3",
@@ -297,11 +297,7 @@ pub fn on_follow_request(
 }
 
 /// A request that is gone (authorized, rejected, withdrawn, blocked): its notification goes.
-pub fn off_follow_request(
-    db: UserDb<'_>,
-    target: UserId,
-    requester: UserId,
-) -> StoreResult<D1PreparedStatement> {
+pub fn off_follow_request(db: UserDb<'_>, target: UserId, requester: UserId) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
         Kind::FollowRequest.as_str()
@@ -311,7 +307,7 @@ pub fn off_follow_request(
 
 /// The author's side no longer has this follower (unfollow, block): the follow notification
 /// goes.
-pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResult<D1PreparedStatement> {
+pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
         Kind::Follow.as_str()
@@ -326,7 +322,7 @@ pub fn on_poll_ended(
     recipient: UserId,
     (post, author): (PostId, UserId),
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let from_where = format!("WHERE {}", not_blocked_between("?1", "?2"));
     let sql = insert_sql("?1", "?4", Kind::Poll, "?2", "?3", "0", &from_where);
     stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])
@@ -339,7 +335,7 @@ pub fn on_update(
     recipient: UserId,
     (post, author): (PostId, UserId),
     now: i64,
-) -> StoreResult<[D1PreparedStatement; 2]> {
+) -> StoreResult<[SqlStatement; 2]> {
     let gone = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND post_id = ?2",
         Kind::Update.as_str()
@@ -368,7 +364,7 @@ struct Made {
 
 /// What an insert above made, if it made a notification for a recipient whose live socket is
 /// open at `now` or who has a push subscription: the notice to send them.
-pub fn notice(result: Option<&worker::D1Result>, now: i64) -> Option<Notice> {
+pub fn notice(result: Option<&crate::store::SqlResult>, now: i64) -> Option<Notice> {
     let made: Vec<Made> = result?.results().ok()?;
     let made = made.into_iter().next()?;
     let live = made.live_until.unwrap_or(0) > now;

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::handles::IndexDb;
 use super::shards::Shards;
-use worker::D1PreparedStatement;
+use crate::store::SqlStatement;
 
 use super::{all, batch, changed_rows, exec, first, int, stmt, text, StoreResult};
 use crate::domain::ids::{PostId, UserId};
@@ -70,7 +70,7 @@ struct Listener {
 async fn write_and_listen(
     db: IndexDb<'_>,
     keys: &[&IndexKey],
-    mut statements: Vec<D1PreparedStatement>,
+    mut statements: Vec<SqlStatement>,
     now: i64,
 ) -> StoreResult<Vec<KeyWrite>> {
     if keys.is_empty() {
