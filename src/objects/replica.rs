@@ -91,13 +91,14 @@ impl HotReplica {
                 Ok(Response::from_json(&answers)?)
             }
             ReplicaOp::Fault { fault } => {
+                let size = self.digest.borrow().as_ref().map(Digest::size).unwrap_or_default();
                 if fault == Fault::Wipe {
                     self.digest.replace(None);
                     self.fault.set(Fault::None);
                 } else {
                     self.fault.set(fault);
                 }
-                Ok(Response::from_json(&true)?)
+                Ok(Response::from_json(&size)?)
             }
         }
     }

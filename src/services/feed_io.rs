@@ -113,7 +113,7 @@ async fn run_replicas(ctx: &Ctx, calls: &[ReplicaCall]) -> Vec<Option<ReplicaRow
     let mut out = vec![None; calls.len()];
     for ((_, places), answers) in groups.iter().zip(answers) {
         for (&i, answer) in places.iter().zip(answers) {
-            out[i] = answer.and_then(|a| a.map_rows(|post: HeldPost| serde_json::from_value(post.row).ok()));
+            out[i] = answer.and_then(|a| a.map_rows(|post: HeldPost| serde_json::from_str(&post.row).ok()));
         }
     }
     out

@@ -19,6 +19,7 @@ use futures_util::future::join_all;
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::replica::digest::DigestSize;
 use crate::domain::replica::{replica_count, unacknowledged_wait_until, Applied, Change, Fault, ReplicaOp};
 use crate::error::ApiResult;
 use crate::objects::replica::{directory as directory_call, DirectoryOp, Replicas};
@@ -148,8 +149,9 @@ pub async fn promote_on(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<usize> {
     Ok(promoted)
 }
 
-/// Test hook: a fault on digest `digest` (every hot author its readers read).
-pub async fn fault(ctx: &Ctx, digest: u32, fault: Fault) -> ApiResult<bool> {
+/// Test hook: a fault on digest `digest` (every hot author its readers read); what the digest
+/// held before it.
+pub async fn fault(ctx: &Ctx, digest: u32, fault: Fault) -> ApiResult<DigestSize> {
     Replicas::new(&ctx.env, ctx.io.clone())?.call(digest, &ReplicaOp::Fault { fault }).await
 }
 

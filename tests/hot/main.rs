@@ -397,7 +397,12 @@ fn a_page_makes_one_replica_call_whatever_the_number_of_hot_authors_and_pages_ex
     let times: Vec<String> = authors
         .iter()
         .map(|a| {
-            a.publish(&format!("live by {}", a.handle), "public")["created_at"].as_str().unwrap().to_string()
+            let r = a.post(
+                "/v1/posts",
+                json!({ "body": format!("live by {}", a.handle), "visibility": "public" }),
+            );
+            eprintln!("a hot author's publish: {:?}", r.server_timing);
+            r.expect(201)["created_at"].as_str().unwrap().to_string()
         })
         .collect();
     let mut posts: Vec<String> = Vec::new();
@@ -429,6 +434,12 @@ fn a_page_makes_one_replica_call_whatever_the_number_of_hot_authors_and_pages_ex
             r.server_timing
         );
     }
+    // The reader's digest holds every one of them (and whatever other tests' readers on it read).
+    let digest = replica_hook(&authors[0], json!({ "reader_id": reader.id }))["reader_replica"].clone();
+    let held = replica_hook(&authors[0], json!({ "replica": digest, "fault": "none" }))["digest"].clone();
+    eprintln!("the reader's digest holds {held}");
+    assert!(held["authors"].as_u64().unwrap() >= AUTHORS as u64, "{held}");
+    assert!(held["posts"].as_u64().unwrap() >= expected as u64, "{held}");
 
     // Every read re-checks what the viewer may see now: a delete, a takedown and a block by an
     // author are hidden on the very next read, also on the pages the cursor walks.

@@ -58,12 +58,13 @@ pub fn digest_name(i: u32) -> String {
 
 /// One post as a replica holds it: its key, and the row hydration returns, as the database read
 /// it (opaque here: the service's `FeedIo`, `services/feed_io.rs`, turns it into a feed row, so
-/// new columns need no change).
+/// new columns need no change). The row is kept as JSON text: a digest holds every hot author's
+/// range, and a parsed row (a map of about 26 columns) takes several times its text in memory.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldPost {
     pub id: PostId,
     pub created_at: i64,
-    pub row: serde_json::Value,
+    pub row: Box<str>,
 }
 
 impl HeldPost {
@@ -205,7 +206,7 @@ pub struct Replica {
     rows_read_at: i64,
     suspended: bool,
     blocks: BTreeSet<UserId>,
-    posts: BTreeMap<SortKey, HeldPost>,
+    pub(crate) posts: BTreeMap<SortKey, HeldPost>,
     /// Every live post of the author at or above this key is held (BOTTOM: all of them).
     holds_down_to: SortKey,
     capacity: usize,

@@ -24,6 +24,14 @@ struct Held {
     last_read: u64,
 }
 
+/// What a digest holds: authors, posts, and their rows' bytes as JSON text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DigestSize {
+    pub authors: usize,
+    pub posts: usize,
+    pub row_bytes: usize,
+}
+
 /// The hot authors one digest holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Digest {
@@ -51,6 +59,13 @@ impl Digest {
     /// How many authors are held now.
     pub fn held(&self) -> usize {
         self.authors.len()
+    }
+
+    /// What the digest holds now (a test hook's measure of its memory).
+    pub fn size(&self) -> DigestSize {
+        let rows = self.authors.values().flat_map(|h| h.replica.posts.values());
+        let (posts, row_bytes) = rows.fold((0, 0), |(n, bytes), p| (n + 1, bytes + p.row.len()));
+        DigestSize { authors: self.authors.len(), posts, row_bytes }
     }
 
     /// Applies change `seq` of `author`. An author not held needs nothing: its first read
@@ -134,7 +149,11 @@ mod tests {
     }
 
     fn post(id: i64, at: i64) -> HeldPost {
-        HeldPost { id: PostId::from_trusted(id), created_at: at, row: serde_json::json!({ "id": id }) }
+        HeldPost {
+            id: PostId::from_trusted(id),
+            created_at: at,
+            row: serde_json::json!({ "id": id }).to_string().into(),
+        }
     }
 
     fn snapshot(seq: i64, posts: Vec<HeldPost>) -> Snapshot {
@@ -162,6 +181,7 @@ mod tests {
         load(&mut d, user(1), 3, vec![post(11, 100)], 0);
         load(&mut d, user(2), 7, vec![post(21, 200)], 0);
         assert_eq!(d.apply(user(1), 4, 5, Change::Post(post(12, 300)), T), Applied::InOrder);
+        assert_eq!(d.size(), DigestSize { authors: 2, posts: 3, row_bytes: 3 * r#"{"id":11}"#.len() });
         assert_eq!(d.apply(user(2), 9, 5, Change::Gone(PostId::from_trusted(21)), T), Applied::WillReread);
         assert_eq!(d.before_answer(user(1), 6, T), Before::Nothing);
         assert_eq!(ids(&d.answer(user(1), &query())), vec![12, 11]);
