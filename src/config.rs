@@ -133,7 +133,9 @@ pub struct HeadsConfig {
 pub struct ReplicaConfig {
     /// Authors with at least this many followers get replicas (`HOT_REPLICA_FOLLOWERS`; 0: off).
     pub min_followers: i64,
-    /// One replica per this many followers (`HOT_FOLLOWERS_PER_REPLICA`), within 2..=256.
+    /// One replica per this many followers (`HOT_FOLLOWERS_PER_REPLICA`), within 2..=256: the
+    /// count recorded at promotion (`users.replicas`), now only a mark that the author is hot,
+    /// since every hot author is held by all the digests.
     pub followers_per_replica: i64,
     /// A replica answers from memory for this long after it last confirmed it is current
     /// (`REPLICA_LEASE_SECONDS`); a writer a replica did not acknowledge waits this long.
@@ -147,6 +149,13 @@ pub struct ReplicaConfig {
     pub write_timeout_ms: u64,
     /// A replica read not answered in this long: the page reads that author from D1.
     pub read_timeout_ms: u64,
+    /// Digests (`HOT_DIGESTS`): each holds every hot author its readers read, a reader reads
+    /// one (by hash), a hot author's change is written to all. Sized so each stays near half a
+    /// Durable Object's ~1,000 requests/s at the read rate (200 at 100k pages/s).
+    pub digests: u32,
+    /// Hot authors one digest holds at most (`HOT_DIGEST_AUTHORS`); past it the least recently
+    /// read is forgotten and reloaded from D1 when read again.
+    pub digest_authors: usize,
 }
 
 impl ReplicaConfig {
@@ -172,6 +181,8 @@ fn replica_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> ReplicaConfig {
         directory_ttl_ms: num("HOT_DIRECTORY_TTL_SECONDS", 30, 0, 86_400) * 1000,
         write_timeout_ms: num("REPLICA_WRITE_TIMEOUT_MS", 1_000, 10, 60_000) as u64,
         read_timeout_ms: num("REPLICA_READ_TIMEOUT_MS", 500, 10, 60_000) as u64,
+        digests: num("HOT_DIGESTS", 200, 1, 4_096) as u32,
+        digest_authors: num("HOT_DIGEST_AUTHORS", 1_024, 1, 100_000) as usize,
     }
 }
 

@@ -634,7 +634,7 @@ fn held_of_authors_row(mut row: serde_json::Value, post: &PostRow) -> HeldPost {
             columns.remove(relationship);
         }
     }
-    HeldPost { id: post.id, created_at: post.created_at, row }
+    HeldPost { id: post.id, created_at: post.created_at, row: row.to_string().into() }
 }
 
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,

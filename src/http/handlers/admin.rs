@@ -149,11 +149,13 @@ async fn old_comment(app: &App, body: &JsonObject) -> ApiResult<Response> {
 }
 
 /// `{"author_id", "replica": i, "fault": "none" | "slow" | "failing" | "wipe", "ms": n}`: a
-/// fault on one of the author's replicas (`domain/replica.rs` `Fault`); without `replica`, only
-/// asks. Answers the author's replica count as this isolate's directory has it (re-read) and,
-/// with `reader_id`, which replica that reader reads.
+/// fault on digest `i` (`domain/replica.rs` `Fault`), which holds the replicas of every hot
+/// author its readers read; without `replica`, only asks. Answers, if the author is hot as this
+/// isolate's directory has it (re-read), the number of digests, with `reader_id` which digest
+/// that reader reads, and with `replica` what that digest held (authors, posts, row bytes).
 async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let author = body.required_id("author_id", UserId::parse)?;
+    let mut held = None;
     if let Some(replica) = body.count("replica")? {
         let fault = match body.str("fault")? {
             Some("slow") => Fault::Slow { ms: body.count("ms")?.unwrap_or(2_000) },
@@ -163,7 +165,7 @@ async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
             Some(_) => return Err(ApiError::field("fault", "none, slow, failing or wipe")),
         };
         let replica = u32::try_from(replica).map_err(|_| ApiError::field("replica", "out of range"))?;
-        replicas::fault(app, author, replica, fault).await?;
+        held = Some(replicas::fault(app, replica, fault).await?);
     }
     replicas::forget_directory();
     let count = replicas::directory(app).await.get(&author).copied();
@@ -172,7 +174,7 @@ async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
         false => None,
     };
     let reads = reader.zip(count).map(|(r, n)| crate::domain::replica::replica_for(r, n));
-    json(200, &value!({ "replicas": count, "reader_replica": reads }))
+    json(200, &value!({ "replicas": count, "reader_replica": reads, "digest": held }))
 }
 
 /// An author's events on every database; a database in an outage is left out and named
