@@ -126,6 +126,9 @@ pub struct HeadsConfig {
     pub replicas: u32,
     /// How long a replica answers from memory after its last load (`TIMELINE_HEAD_TTL_MS`).
     pub ttl_ms: i64,
+    /// How often at most a key's stream relay flushes its news to the listeners
+    /// (`STREAM_RELAY_MS`, `domain/stream_relay.rs`).
+    pub stream_relay_ms: i64,
 }
 
 /// Hot authors' replicas (README "Configuration").
@@ -169,6 +172,7 @@ fn heads_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> HeadsConfig {
     HeadsConfig {
         replicas: num("TIMELINE_HEAD_REPLICAS", 8, 0, 64) as u32,
         ttl_ms: num("TIMELINE_HEAD_TTL_MS", 1_000, 0, 60_000),
+        stream_relay_ms: num("STREAM_RELAY_MS", 1_000, 10, 60_000),
     }
 }
 

@@ -519,6 +519,8 @@ pub enum TestHook {
     Scheduled,
     /// Run a notification's Web Push delivery again, now (a duplicate queue delivery).
     PushAgain,
+    /// A timeline key's stream relay's figures (`{"tag"}` or `{"stripe"}`).
+    Relay,
 }
 
 impl TestHook {
@@ -548,6 +550,7 @@ impl TestHook {
         ("old_comment", Self::OldComment),
         ("scheduled", Self::Scheduled),
         ("push_again", Self::PushAgain),
+        ("relay", Self::Relay),
     ];
 
     fn parse(name: &str) -> Option<Self> {

@@ -352,7 +352,18 @@ impl TimelineWindow {
     /// A notification or a conversation for the reader's Mastodon sockets (`/v1` sockets hear
     /// only of notifications).
     async fn tell_timeline(&self, mut req: Request) -> Result<Response> {
-        let news: TimelineNews = req.json().await?;
+        // A list (a stream relay's flush, in order), or one news as callers sent before.
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Told {
+            Many(Vec<TimelineNews>),
+            One(TimelineNews),
+        }
+        let news = match serde_json::from_str::<Told>(&req.text().await?) {
+            Ok(Told::Many(news)) => news,
+            Ok(Told::One(one)) => vec![one],
+            Err(e) => return Response::error(format!("bad timeline news: {e}"), 400),
+        };
         let sent = match self.reader() {
             Some(reader) => sockets::timeline_news(&self.state, &self.env, reader, &news).await,
             None => 0,
@@ -495,8 +506,9 @@ impl Windows {
         self.tell(notice, LIVE_CONVERSATION).await
     }
 
-    /// Tells the reader's sockets listening to a public or tag stream about a change there.
-    pub async fn timeline_news(&self, reader: UserId, news: &TimelineNews) -> ApiResult<()> {
+    /// Tells the reader's sockets listening to a public or tag stream about changes there (a
+    /// relay's flush: in order, one call), or about an edit in their home.
+    pub async fn timeline_news(&self, reader: UserId, news: &[TimelineNews]) -> ApiResult<()> {
         let mut init = RequestInit::new();
         let body = serde_json::to_string(news).unwrap_or_default();
         init.with_method(Method::Post).with_body(Some(body.into()));

@@ -459,9 +459,10 @@ fn spawn_server_watchdog(persist_dir: &Path, pgid_path: &Path, log_path: &Path, 
 }
 
 /// The first launch's `--var` settings: the secrets, `TEST_HOOKS:true`,
-/// `OUTBOX_GRACE_SECONDS:2` and `TIMELINE_HEAD_TTL_MS:0` (the timeline heads' replicas load on
+/// `OUTBOX_GRACE_SECONDS:2`, `TIMELINE_HEAD_TTL_MS:0` (the timeline heads' replicas load on
 /// every read, so a test reads someone's post in the public timeline as soon as it is published;
-/// tests/hot runs them with a TTL), with `extra` on top (replacing those of the same name).
+/// tests/hot runs them with a TTL) and `STREAM_RELAY_MS:250` (public and tag stream frames flushed
+/// four times a second, not once), with `extra` on top (replacing those of the same name).
 fn launch_vars(extra: &[(String, String)]) -> Vec<(String, String)> {
     let mut vars: Vec<(String, String)> = [
         ("AUTH_SECRET", AUTH_SECRET),
@@ -470,6 +471,7 @@ fn launch_vars(extra: &[(String, String)]) -> Vec<(String, String)> {
         ("TEST_HOOKS", "true"),
         ("OUTBOX_GRACE_SECONDS", "2"),
         ("TIMELINE_HEAD_TTL_MS", "0"),
+        ("STREAM_RELAY_MS", "250"),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -132,7 +132,19 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::OldComment => old_comment(app, &body).await,
         TestHook::Scheduled => make_due(app, &body).await,
         TestHook::PushAgain => push_again(app, &body).await,
+        TestHook::Relay => relay_stats(app, &body).await,
     }
+}
+
+/// `{"tag"}` or `{"stripe"}`: that key's stream relay's figures (`domain::stream_relay::RelayStats`).
+async fn relay_stats(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    use crate::domain::tags::{parse_name, IndexKey, PUBLIC_STRIPES};
+    let key = match (body.str("tag")?, body.count("stripe")?) {
+        (Some(tag), _) => IndexKey::tag(parse_name(tag).ok_or_else(|| ApiError::field("tag", "not a tag"))?),
+        (None, Some(stripe)) if stripe < PUBLIC_STRIPES => IndexKey::public_stripe(stripe),
+        _ => return Err(ApiError::field("stripe", "a tag or a stripe 0 .. 15 is required")),
+    };
+    json(200, &crate::objects::relay::Relays::new(app)?.stats(&key).await?)
 }
 
 /// `{"post_id", "author_id", "body", "parent_id"?}`: a comment of the old kind on the post, now.
