@@ -503,6 +503,7 @@ pub enum TestHook {
     /// End a sign-in throttle key's window now, as if its period had passed.
     EndSignInWindow,
     /// A like's liker-side row (`liked_posts`); optionally delete it behind the like's back.
+    /// Also the post's favourite notification rows and group rows (migration 0048).
     Liked,
     /// An upload's row and bytes (whether they exist); optionally move its times into the past.
     Media,

@@ -28,6 +28,7 @@ mod grouped;
 mod idle;
 mod ids;
 mod in_flight;
+mod like_groups;
 mod lists;
 mod live;
 mod mastodon;

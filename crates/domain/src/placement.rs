@@ -122,6 +122,7 @@ pub const TABLES: &[Table] = &[
             "post_sensitive",
             "post_language",
             "indexable",
+            "notice_max",
         ],
         EDGE_PAGE,
     ),
@@ -201,7 +202,7 @@ pub const TABLES: &[Table] = &[
         "likes",
         ShardBy::Id("post_id"),
         &["post_id", "user_id"],
-        &["post_id", "user_id", "liked", "seq", "updated_at", "liked_at"],
+        &["post_id", "user_id", "liked", "seq", "updated_at", "liked_at", "notice_id"],
         EDGE_PAGE,
     ),
     table(

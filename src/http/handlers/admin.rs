@@ -270,7 +270,8 @@ async fn liked_side(app: &App, body: &JsonObject) -> ApiResult<Response> {
         crate::store::liked::write_liker_side(app.user_db(user), user, post, None).await?;
     }
     let liked_at = crate::store::liked::liker_side(app.user_db(user), user, post).await?;
-    json(200, &value!({ "liked_at": liked_at }))
+    let (rows, groups) = crate::store::test_hooks::favourite_rows(app.post_db(post), post).await?;
+    json(200, &value!({ "liked_at": liked_at, "favourite_rows": rows, "favourite_group_rows": groups }))
 }
 
 /// Makes `user_id`'s scheduled post `scheduled_id` due now (`{"row": whether it exists}`).
