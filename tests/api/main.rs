@@ -5,6 +5,7 @@
 mod common;
 
 mod accounts;
+mod activity;
 mod app_screens;
 mod apps;
 mod boosts;
