@@ -46,6 +46,7 @@ mod posts;
 mod profiles;
 mod push;
 mod quotes;
+mod recount;
 mod replies;
 mod scheduled;
 mod search;
