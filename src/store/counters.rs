@@ -54,9 +54,11 @@ pub struct MarkedPick {
 
 /// The marked users due (oldest marks first): `?1` now, `?2` the limit, `?3` the large sum,
 /// `?4` its delay. A mark whose user is not on this database (nothing to count) is due too,
-/// and only cleared.
+/// and only cleared. Not a user of a shard listed in `frozen_shards` (a move's freeze refuses
+/// the recount's writes and the clearing; its marks wait, and a purge takes them away).
 const MARKED: &str = "SELECT m.user_id AS id FROM count_marks m LEFT JOIN users u ON u.id = m.user_id \
-     WHERE COALESCE(u.followers_count + u.following_count + u.posts_count, 0) <= ?3 OR m.marked_at <= ?1 - ?4 \
+     WHERE (COALESCE(u.followers_count + u.following_count + u.posts_count, 0) <= ?3 OR m.marked_at <= ?1 - ?4) \
+       AND NOT EXISTS (SELECT 1 FROM frozen_shards f WHERE f.shard = ((m.user_id >> 3) & 255)) \
      ORDER BY m.marked_at, m.user_id LIMIT ?2";
 
 /// Recounts the marked users that are due and clears their marks, in one batch: a change that
