@@ -44,6 +44,10 @@ pub struct Config {
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
+    /// Users per database whose counters each cron pass's sweep recounts whether or not their
+    /// relations changed (`COUNT_SWEEP_USERS`, default 1, 0 turns the sweep off; the changed
+    /// ones are recounted from their marks: `services/reconcile.rs`).
+    pub count_sweep_users: usize,
     /// How long an upload may stay unattached before the cron's sweep removes it, in ms
     /// (`MEDIA_UNATTACHED_SECONDS`, default a day; `services/media.rs`).
     pub media_unattached_ms: i64,
@@ -104,19 +108,23 @@ impl Config {
             replica: replica_config(|name, default, min, max| num(get(name), default, min, max)),
             heads: heads_config(|name, default, min, max| num(get(name), default, min, max)),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
+            count_sweep_users: num(get("COUNT_SWEEP_USERS"), 1, 0, 500),
             media_unattached_ms: num(get("MEDIA_UNATTACHED_SECONDS"), 86_400, 1, 30 * 86_400) * 1000,
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
             instance_rules: crate::domain::instance::parse_rules(&get("INSTANCE_RULES").unwrap_or_default()),
-            vapid_subject: get("VAPID_SUBJECT")
-                .map(|s| s.trim().to_string())
-                .filter(|s| s.starts_with("mailto:") || s.starts_with("https://")),
+            vapid_subject: vapid_subject(get("VAPID_SUBJECT")),
         }
     }
 
     pub fn from_env(env: &worker::Env) -> Self {
         Self::from_lookup(|name| env.var(name).ok().map(|v| v.to_string()))
     }
+}
+
+/// `VAPID_SUBJECT` when it is a `mailto:` or `https://` URI.
+fn vapid_subject(raw: Option<String>) -> Option<String> {
+    raw.map(|s| s.trim().to_string()).filter(|s| s.starts_with("mailto:") || s.starts_with("https://"))
 }
 
 /// The public and tag timelines' heads (README "Configuration").

@@ -72,8 +72,12 @@ async fn run_step(
         match (&step.window, windows) {
             (Some((op, on_failure)), Some(windows)) => {
                 let reply = call_window(windows, viewer, op, *on_failure).await;
-                if let (Ok((Some(reply), _)), true) = (&reply, ctx.config.profile_io) {
-                    profile_page_read(op, reply);
+                if let Ok((Some(reply), _)) = &reply {
+                    let written = ctx.io.window_rows_written.get() + reply.rows_written as u64;
+                    ctx.io.window_rows_written.set(written);
+                    if ctx.config.profile_io {
+                        profile_page_read(op, reply);
+                    }
                 }
                 reply
             }

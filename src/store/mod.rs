@@ -120,6 +120,9 @@ pub struct Io {
     /// one has finished counts as a new one (it may depend on it); trips started together share
     /// one. This is the number of waits the request's latency is made of.
     pub sequential: Cell<u32>,
+    /// Rows the reader's timeline window object wrote to its own storage for a feed read (the
+    /// activity record, a window build), from its reply.
+    pub window_rows_written: Cell<u64>,
     finished_since_last: Cell<bool>,
     /// The D1 figures again, per physical database (index `i` is `DB_i`; grown on first use):
     /// which databases a request touched and what it spent on each.

@@ -5,6 +5,7 @@
 mod common;
 
 mod accounts;
+mod activity;
 mod app_screens;
 mod apps;
 mod boosts;
@@ -46,6 +47,7 @@ mod posts;
 mod profiles;
 mod push;
 mod quotes;
+mod recount;
 mod replies;
 mod scheduled;
 mod search;

@@ -626,6 +626,10 @@ pub const TABLES: &[Table] = &[
         &["user_id", "tag_key", "name", "created_at"],
         EDGE_PAGE,
     ),
+    // The counter repair's marks (migration 0049), last of the rows: the copy's upserts of
+    // edges and posts mark their owners on the target, and this phase then makes the target's
+    // marks the source's (a mark is a hint to recount, so either would do).
+    table("count_marks", ShardBy::Id("user_id"), &["user_id"], &["user_id", "marked_at"], EDGE_PAGE),
     Table {
         phase: Phase::Counters,
         ..table(
