@@ -90,7 +90,7 @@ pub async fn repair_marked(db: AnyDb<'_>, pick: MarkedPick) -> StoreResult<UserC
 }
 
 /// The counters each of the first three results (the `COUNTS` updates) fixed.
-fn fixed(results: &[worker::D1Result]) -> StoreResult<UserCountRepairs> {
+fn fixed(results: &[super::SqlResult]) -> StoreResult<UserCountRepairs> {
     let repaired = |i: usize| -> StoreResult<usize> {
         Ok(results.get(i).map(|r| r.results::<IdRow>()).transpose()?.map_or(0, |rows| rows.len()))
     };
