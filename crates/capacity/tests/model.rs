@@ -412,9 +412,9 @@ mod model_arithmetic {
         let w = Workload { follows_per_s: 1.0, ..small() };
         let before = recount_rows_per_s(&w, &Policy { before_40: true, ..Policy::default() }, 2.0);
         assert!(close(before.rows_read, 1_000.0 / 60.0 * 25.0), "{before:?}");
-        // A follow marks both ends: 2 users' 25 rows each; the sweep: 1,000 users' 25 rows a week.
+        // A follow marks both ends: 2 users' 25 rows each; the sweep: a user a database a pass.
         let after = recount_rows_per_s(&w, &Policy::default(), 2.0);
-        let sweep = 1_000.0 * 25.0 / (7.0 * 86_400.0);
+        let sweep = 2.0 / 60.0 * 25.0;
         assert!(close(after.rows_read, 50.0 + sweep), "{after:?}");
     }
 
@@ -446,15 +446,17 @@ mod model_arithmetic {
         measured.window.page_read = Work { statements: 4.0, rows_read: 4.0, rows_written: 1.0 };
         measured.like.other = Work { statements: 7.0, rows_read: 27.0, rows_written: 15.0 };
         measured.bytes.like = 562.0;
+        // 5 likes a post: 4 of 5 go into an existing group.
+        let w = Workload { likes_per_s: 5.0, ..small() };
         measured.consumer_flush = Work { statements: 13.0, ..Work::default() };
         // 10 reads/s by 1,000 daily readers: 864 reads a reader a day, one of them writes.
-        let c = design_costs(&measured, &small(), &Policy::default());
+        let c = design_costs(&measured, &w, &Policy::default());
         assert!(close(c.window.page_read.rows_written, 1.0 / 864.0), "{:?}", c.window);
-        let grouped = 15.0 - LIKE_NOTIFICATION_ROWS + LIKE_GROUP_ROWS;
-        assert!(close(c.like.other.rows_written, grouped));
-        assert!(close(c.bytes.like, 562.0 - LIKE_NOTIFICATION_BYTES));
+        assert!(close(c.like.other.rows_written, 15.0 - 4.0 * 0.8), "{:?}", c.like);
+        assert!(close(c.like.other.statements, 9.0));
+        assert!(close(c.bytes.like, 562.0 - 300.0 * 0.8 + 9.0));
         assert!(close(c.consumer_flush.rows_written, 13.0));
-        let old = design_costs(&measured, &small(), &Policy { before_40: true, ..Policy::default() });
+        let old = design_costs(&measured, &w, &Policy { before_40: true, ..Policy::default() });
         assert!(close(old.window.page_read.rows_written, 1.0) && close(old.like.other.rows_written, 15.0));
         assert!(close(old.consumer_flush.rows_written, 13.0), "a correction, before #40 too");
     }
