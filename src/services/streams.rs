@@ -41,11 +41,24 @@ pub async fn tell(
         Change::Removed => Event::Delete,
     };
     let media = post_flags & flags::MEDIA != 0;
-    let Ok(relays) = Relays::new(ctx) else { return };
-    let sends = written.iter().map(|(key, _)| relays.tell(key, news_for_key(key, post, event, media)));
-    for ((key, _), sent) in written.iter().zip(join_all(sends).await) {
-        if let Err(e) = sent {
-            worker::console_error!("stream news of {post} for {} not relayed: {e}", key.as_str());
-        }
-    }
+    let tells: Vec<_> =
+        written.iter().map(|(key, _)| (key.clone(), news_for_key(key, post, event, media))).collect();
+    // After the answer, on a context of its own (its calls are not the request's round trips):
+    // a relay call would be one more sequential wait on every public post's publish, for a
+    // frame that is best effort anyway.
+    let env = ctx.env.clone();
+    ctx.after_response(async move {
+        let Ok(ctx) = Ctx::new(env) else { return };
+        let Ok(relays) = Relays::new(&ctx) else { return };
+        let sends = tells.into_iter().map(|(key, news)| {
+            let relays = &relays;
+            async move {
+                if let Err(e) = relays.tell(&key, news).await {
+                    worker::console_error!("stream news of {post} for {} not relayed: {e}", key.as_str());
+                }
+            }
+        });
+        join_all(sends).await;
+    })
+    .await;
 }
