@@ -74,14 +74,17 @@ pub fn inclusion(w: &Workload, policy: &Policy, x: f64, per_day: f64) -> (f64, f
 /// per lease and refreshes at most once per refresh period).
 pub fn replicas_for(c: &Costs, requests: f64) -> (f64, Work) {
     let n = (requests / REPLICA_TARGET_RPS).ceil().clamp(MIN_REPLICAS, MAX_REPLICAS);
-    let r = requests / n;
-    let work = c
-        .replica
+    (n, leases(c, n, requests / n))
+}
+
+/// The D1 work `n` replicas of one author, each read at `r` requests/s, put on its database:
+/// each checks its lease at most once per lease and refreshes at most once per refresh period.
+fn leases(c: &Costs, n: f64, r: f64) -> Work {
+    c.replica
         .lease
         .scale(r.min(1.0 / REPLICA_LEASE_SECONDS))
         .plus(c.replica.refresh.scale(r.min(1.0 / REPLICA_REFRESH_SECONDS)))
-        .scale(n);
-    (n, work)
+        .scale(n)
 }
 
 /// Authors at or above the hot threshold, in groups of like ones: `(authors, followers each,
@@ -174,12 +177,7 @@ fn digests(c: &Costs, w: &Workload, per_author: Hot) -> Hot {
     let requests = w.feed_reads_per_s * per_read;
     let n = (requests / REPLICA_TARGET_RPS).ceil().max(MIN_REPLICAS);
     let r = requests / n;
-    let one_author = c
-        .replica
-        .lease
-        .scale(r.min(1.0 / REPLICA_LEASE_SECONDS))
-        .plus(c.replica.refresh.scale(r.min(1.0 / REPLICA_REFRESH_SECONDS)))
-        .scale(n);
+    let one_author = leases(c, n, r);
     Hot {
         authors: per_author.authors,
         replicas: n,
