@@ -287,7 +287,7 @@ fn measure_feed(feed: &FeedSetup, floor: &mut Floor, databases: usize) -> Value 
 const BENCH_TAG: &str = "shardbench";
 
 /// Page 1 of the public and the tag timeline (Mastodon's routes), read by the feed's reader:
-/// the index's range reads (four stripes for public, one key for the tag) on the keys'
+/// the index's range reads (16 stripes for public, one key for the tag) on the keys'
 /// databases, then the page's posts where they live, checked for the reader.
 fn measure_timelines(feed: &FeedSetup, floor: &mut Floor, databases: usize) -> (Value, Value) {
     let (mut public, mut tag) = (Op::default(), Op::default());
@@ -748,12 +748,12 @@ fn unmet_notes(r: &Value) -> String {
     format!("\n## Targets not met: what the figures say\n\n{}\n", notes.join("\n\n"))
 }
 
-/// A public or tag timeline page over the target: its index reads are a fixed number (4 stripes,
+/// A public or tag timeline page over the target: its index reads are a fixed number (16 stripes,
 /// 1 tag) whatever the databases; what grows is the page's posts, read where their authors
 /// live, one batch per database holding one (at most a page's 20, never more than P).
 fn timeline_note(name: &str, x: f64, d1: &Value, d4: &Value) -> String {
     format!(
-        "**{name}: {x:.2}x one database.** The index part of a page is fixed (four stripe reads for \
+        "**{name}: {x:.2}x one database.** The index part of a page is fixed (16 stripe reads for \
          public, one range read for a tag, on the keys' databases); the page's 20 posts are read where \
          their authors live, one batch per database holding one, as a feed page's are: {:.0} statements \
          over {:.0} databases against {:.0} on one. What grows is bounded by the page (20 authors at \

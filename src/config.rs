@@ -54,6 +54,10 @@ pub struct Config {
     /// Days without a feed read after which a reader's window object deletes its storage
     /// (`WINDOW_IDLE_DAYS`; see `domain/idle.rs`).
     pub window_idle_days: i64,
+    /// Users per database whose counters each cron pass's sweep recounts whether or not their
+    /// relations changed (`COUNT_SWEEP_USERS`, default 1, 0 turns the sweep off; the changed
+    /// ones are recounted from their marks: `services/reconcile.rs`).
+    pub count_sweep_users: usize,
     /// How long an upload may stay unattached before the cron's sweep removes it, in ms
     /// (`MEDIA_UNATTACHED_SECONDS`, default a day; `services/media.rs`).
     pub media_unattached_ms: i64,
@@ -124,19 +128,23 @@ impl Config {
             replica: replica_config(|name, default, min, max| num(get(name), default, min, max)),
             heads: heads_config(|name, default, min, max| num(get(name), default, min, max)),
             window_idle_days: num(get("WINDOW_IDLE_DAYS"), 30, 1, 3_650),
+            count_sweep_users: num(get("COUNT_SWEEP_USERS"), 1, 0, 500),
             media_unattached_ms: num(get("MEDIA_UNATTACHED_SECONDS"), 86_400, 1, 30 * 86_400) * 1000,
             backlog: backlog_thresholds(|name, default| num(get(name), default, 1, 86_400) * 1000),
             shard_map: get("SHARD_MAP").unwrap_or_default(),
             instance_rules: crate::domain::instance::parse_rules(&get("INSTANCE_RULES").unwrap_or_default()),
-            vapid_subject: get("VAPID_SUBJECT")
-                .map(|s| s.trim().to_string())
-                .filter(|s| s.starts_with("mailto:") || s.starts_with("https://")),
+            vapid_subject: vapid_subject(get("VAPID_SUBJECT")),
         }
     }
 
     pub fn from_env(env: &worker::Env) -> Self {
         Self::from_lookup(|name| env.var(name).ok().map(|v| v.to_string()))
     }
+}
+
+/// `VAPID_SUBJECT` when it is a `mailto:` or `https://` URI.
+fn vapid_subject(raw: Option<String>) -> Option<String> {
+    raw.map(|s| s.trim().to_string()).filter(|s| s.starts_with("mailto:") || s.starts_with("https://"))
 }
 
 /// The public and tag timelines' heads (README "Configuration").
@@ -146,6 +154,9 @@ pub struct HeadsConfig {
     pub replicas: u32,
     /// How long a replica answers from memory after its last load (`TIMELINE_HEAD_TTL_MS`).
     pub ttl_ms: i64,
+    /// How often at most a key's stream relay flushes its news to the listeners
+    /// (`STREAM_RELAY_MS`, `domain/stream_relay.rs`).
+    pub stream_relay_ms: i64,
 }
 
 /// Hot authors' replicas (README "Configuration").
@@ -153,7 +164,9 @@ pub struct HeadsConfig {
 pub struct ReplicaConfig {
     /// Authors with at least this many followers get replicas (`HOT_REPLICA_FOLLOWERS`; 0: off).
     pub min_followers: i64,
-    /// One replica per this many followers (`HOT_FOLLOWERS_PER_REPLICA`), within 2..=256.
+    /// One replica per this many followers (`HOT_FOLLOWERS_PER_REPLICA`), within 2..=256: the
+    /// count recorded at promotion (`users.replicas`), now only a mark that the author is hot,
+    /// since every hot author is held by all the digests.
     pub followers_per_replica: i64,
     /// A replica answers from memory for this long after it last confirmed it is current
     /// (`REPLICA_LEASE_SECONDS`); a writer a replica did not acknowledge waits this long.
@@ -167,6 +180,13 @@ pub struct ReplicaConfig {
     pub write_timeout_ms: u64,
     /// A replica read not answered in this long: the page reads that author from D1.
     pub read_timeout_ms: u64,
+    /// Digests (`HOT_DIGESTS`): each holds every hot author its readers read, a reader reads
+    /// one (by hash), a hot author's change is written to all. Sized so each stays near half a
+    /// Durable Object's ~1,000 requests/s at the read rate (200 at 100k pages/s).
+    pub digests: u32,
+    /// Hot authors one digest holds at most (`HOT_DIGEST_AUTHORS`); past it the least recently
+    /// read is forgotten and reloaded from D1 when read again.
+    pub digest_authors: usize,
 }
 
 impl ReplicaConfig {
@@ -180,6 +200,7 @@ fn heads_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> HeadsConfig {
     HeadsConfig {
         replicas: num("TIMELINE_HEAD_REPLICAS", 8, 0, 64) as u32,
         ttl_ms: num("TIMELINE_HEAD_TTL_MS", 1_000, 0, 60_000),
+        stream_relay_ms: num("STREAM_RELAY_MS", 1_000, 10, 60_000),
     }
 }
 
@@ -192,6 +213,8 @@ fn replica_config(num: impl Fn(&str, i64, i64, i64) -> i64) -> ReplicaConfig {
         directory_ttl_ms: num("HOT_DIRECTORY_TTL_SECONDS", 30, 0, 86_400) * 1000,
         write_timeout_ms: num("REPLICA_WRITE_TIMEOUT_MS", 1_000, 10, 60_000) as u64,
         read_timeout_ms: num("REPLICA_READ_TIMEOUT_MS", 500, 10, 60_000) as u64,
+        digests: num("HOT_DIGESTS", 200, 1, 4_096) as u32,
+        digest_authors: num("HOT_DIGEST_AUTHORS", 1_024, 1, 100_000) as usize,
     }
 }
 

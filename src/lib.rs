@@ -27,17 +27,28 @@ fn start() {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    // A data-plane script (ROLE = "data") answers its internal D1 endpoint and nothing else;
+    // the front never routes a public request there (store/remote.rs, store/data_plane.rs).
+    if store::remote::is_data_script(&env) {
+        return store::data_plane::serve(req, &env).await;
+    }
     Ok(http::handle(req, env, ctx).await)
 }
 
 #[event(queue)]
 async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> Result<()> {
+    if store::remote::is_data_script(&env) {
+        return Ok(());
+    }
     services::queue::consume(batch, env).await;
     Ok(())
 }
 
 #[event(scheduled)]
 async fn scheduled(_event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    if store::remote::is_data_script(&env) {
+        return;
+    }
     // One queue message per database: this invocation's work does not grow with them.
     let pass = async {
         let ctx = context::Ctx::new(env)?;

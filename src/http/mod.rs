@@ -91,7 +91,9 @@ fn preflight(req: &Request, path: &str, cors: &CorsPolicy, origin: Option<&str>)
 /// `Server-Timing`: the request's total and its storage round trips (D1 statements and round
 /// trips, Durable Object calls, queue sends), from counters cheap enough to stay on; then each
 /// D1 database the request touched (`d1-<i>`, for `DB_i`) and how many it touched. The
-/// per-database entries come last so the older entries keep their place for parsers.
+/// per-database entries come after them so the older entries keep their place for parsers, and
+/// last the rows the reader's window object wrote for a feed read (its own storage, billed like
+/// D1's rows).
 pub fn server_timing(io: &Io, total_ms: u64) -> String {
     let mut header = format!(
         "total;dur={total_ms}, d1;desc=\"{} statements in {} round trips\";dur={}, \
@@ -113,6 +115,8 @@ pub fn server_timing(io: &Io, total_ms: u64) -> String {
         ));
     }
     header.push_str(&format!(", d1-databases;desc=\"{} databases touched\"", touched.len()));
+    let window = io.window_rows_written.get();
+    header.push_str(&format!(", window-storage;desc=\"{window} window rows written\""));
     header
 }
 
@@ -337,6 +341,7 @@ mod tests {
             "{header}"
         );
         assert!(!header.contains("d1-1;"), "an untouched database is not listed: {header}");
-        assert!(header.ends_with("d1-databases;desc=\"2 databases touched\""), "{header}");
+        assert!(header.contains("d1-databases;desc=\"2 databases touched\""), "{header}");
+        assert!(header.ends_with("window-storage;desc=\"0 window rows written\""), "{header}");
     }
 }

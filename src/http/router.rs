@@ -503,6 +503,7 @@ pub enum TestHook {
     /// End a sign-in throttle key's window now, as if its period had passed.
     EndSignInWindow,
     /// A like's liker-side row (`liked_posts`); optionally delete it behind the like's back.
+    /// Also the post's favourite notification rows and group rows (migration 0048).
     Liked,
     /// An upload's row and bytes (whether they exist); optionally move its times into the past.
     Media,
@@ -519,6 +520,8 @@ pub enum TestHook {
     Scheduled,
     /// Run a notification's Web Push delivery again, now (a duplicate queue delivery).
     PushAgain,
+    /// A timeline key's stream relay's figures (`{"tag"}` or `{"stripe"}`).
+    Relay,
 }
 
 impl TestHook {
@@ -548,6 +551,7 @@ impl TestHook {
         ("old_comment", Self::OldComment),
         ("scheduled", Self::Scheduled),
         ("push_again", Self::PushAgain),
+        ("relay", Self::Relay),
     ];
 
     fn parse(name: &str) -> Option<Self> {

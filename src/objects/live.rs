@@ -371,8 +371,8 @@ pub async fn conversation(state: &State, env: &Env, reader: UserId, post: i64) -
 /// A message from a Mastodon client: subscribing or unsubscribing a stream (kept in the
 /// attachment); a stream it may not have answers an error frame, as Mastodon's does. `/v1`
 /// clients have nothing to say (`ping` never wakes the object). A subscription to a public or
-/// tag stream takes a lease beside that timeline's index (`stream_listeners`), which the
-/// index writes read to find whom to tell.
+/// tag stream takes a lease beside that timeline's index (`stream_listeners`), which the key's
+/// stream relay reads once per flush to find whom to tell (`objects/relay.rs`).
 pub async fn on_message(socket: &WebSocket, env: &Env, text: &str) {
     let Some(mut attachment) = mastodon_of(socket) else { return };
     let subscribed = match ClientMessage::parse(text) {
@@ -404,22 +404,39 @@ pub async fn on_message(socket: &WebSocket, env: &Env, text: &str) {
 /// Takes or renews the leases a socket's public and tag subscriptions need (best effort: the
 /// next review renews them).
 async fn listen(ctx: &Ctx, user: UserId, stream: &MastodonStream, until: i64) {
-    for key in stream.listen_keys() {
-        if let Err(e) = timeline_index::listen(ctx.shards.index(&key), &key, user, until).await {
+    // Side by side: a public stream leases every stripe (16), each on its key's database.
+    let keys = stream.listen_keys();
+    let leases = keys.iter().map(|key| timeline_index::listen(ctx.shards.index(key), key, user, until));
+    for (key, taken) in keys.iter().zip(futures_util::future::join_all(leases).await) {
+        if let Err(e) = taken {
             worker::console_error!("stream lease on {} not taken: {e}", key.as_str());
         }
     }
 }
 
-/// A post that joined, changed in or left a public or tag timeline this reader's sockets
-/// listen to, or was edited in their home: a frame per matching subscription, the status
-/// re-read for the reader now.
-pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &TimelineNews) -> usize {
-    let sockets = mastodon_sockets(state);
-    if sockets.is_empty() {
-        return 0;
-    }
+/// Posts that joined, changed in or left a public or tag timeline this reader's sockets
+/// listen to (a stream relay's flush, in order), or one edited in their home: for each, a frame
+/// per matching subscription, the status re-read for the reader now.
+pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &[TimelineNews]) -> usize {
     let (Ok(ctx), Some(render)) = (Ctx::new(env.clone()), renderer()) else { return 0 };
+    let mut sent = 0;
+    for one in news {
+        let sockets = mastodon_sockets(state);
+        if sockets.is_empty() {
+            break;
+        }
+        sent += one_news(&ctx, render, sockets, reader, one).await;
+    }
+    sent
+}
+
+async fn one_news(
+    ctx: &Ctx,
+    render: &Renderer,
+    sockets: Vec<(WebSocket, MastodonAttachment)>,
+    reader: UserId,
+    news: &TimelineNews,
+) -> usize {
     let context = if news.home { Context::Home } else { Context::Public };
     let mut rendered: Vec<(String, Option<String>)> = Vec::new();
     let mut sent = 0;
@@ -434,7 +451,7 @@ pub async fn timeline_news(state: &State, env: &Env, reader: UserId, news: &Time
                 Event::Delete => Some(news.post.to_string()),
                 _ => logged(
                     "a timeline update",
-                    (render.updates)(&ctx, reader, &origin, &[news.post], context).await,
+                    (render.updates)(ctx, reader, &origin, &[news.post], context).await,
                 )
                 .into_iter()
                 .next(),

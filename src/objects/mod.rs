@@ -6,6 +6,7 @@ pub mod alarm;
 pub mod head;
 pub mod live;
 pub mod post_likes;
+pub mod relay;
 pub mod replica;
 pub mod timeline;
 pub mod window_sql;

@@ -1,20 +1,21 @@
-//! `HotReplica` (one per hot author and replica index): a thin shell over
-//! `domain::replica::Replica`, held in memory only (D1 is the truth: an evicted replica
-//! rebuilds itself from D1 on its next answer, so it writes no storage rows). And
-//! `HotDirectory` (one object): which authors have replicas, read by isolates every
-//! `HOT_DIRECTORY_TTL_SECONDS` (`services/replicas.rs`).
+//! `HotReplica` (one per digest, named `digest:{i}`, `HOT_DIGESTS` of them): a thin shell over
+//! `domain::replica::digest::Digest`, a replica of every hot author its readers read, held in
+//! memory only (D1 is the truth: an evicted digest, or an author it forgot, is rebuilt from D1
+//! on its next answer, so it writes no storage rows). And `HotDirectory` (one object): which
+//! authors have replicas, read by isolates every `HOT_DIRECTORY_TTL_SECONDS` (`services/replicas.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_util::future::{select, Either};
+use futures_util::future::{join_all, select, Either};
 use worker::{durable_object, DurableObject, Env, ObjectNamespace, Request, Response, Result, State};
 
 use crate::config::Config;
 use crate::domain::ids::UserId;
-use crate::domain::replica::{replica_name, Before, Fault, Replica, ReplicaAnswer, ReplicaOp, Timing};
+use crate::domain::replica::digest::Digest;
+use crate::domain::replica::{digest_name, Before, Fault, ReplicaAnswer, ReplicaOp, ReplicaQuery, Timing};
 use crate::error::{ApiError, ApiResult};
 use crate::store::replica as store;
 use crate::store::shards::Shards;
@@ -23,7 +24,7 @@ use crate::store::{Io, ObjectD1};
 #[durable_object]
 pub struct HotReplica {
     env: Env,
-    replica: RefCell<Option<Replica>>,
+    digest: RefCell<Option<Digest>>,
     fault: Cell<Fault>,
 }
 
@@ -32,53 +33,72 @@ fn timing(config: &Config) -> Timing {
 }
 
 impl HotReplica {
-    fn with<T>(&self, config: &Config, f: impl FnOnce(&mut Replica) -> T) -> T {
-        let mut slot = self.replica.borrow_mut();
-        f(slot.get_or_insert_with(|| Replica::new(config.hot_range_len)))
+    fn with<T>(&self, config: &Config, f: impl FnOnce(&mut Digest) -> T) -> T {
+        let mut slot = self.digest.borrow_mut();
+        f(slot.get_or_insert_with(|| Digest::new(config.hot_range_len, config.replica.digest_authors)))
     }
 
-    /// Makes the replica current enough to answer now: nothing, a counter check, or a reload
-    /// (each D1 read timed from before it was sent: `domain/replica.rs`).
+    /// Makes the digest's replica of `author` current enough to answer now: nothing, a counter
+    /// check, or a reload (each D1 read timed from before it was sent: `domain/replica.rs`).
     async fn make_current(&self, config: &Config, shards: &Shards, author: UserId) -> ApiResult<()> {
         let timing = timing(config);
-        let before = self.with(config, |r| r.before_answer(worker::Date::now().as_millis() as i64, timing));
+        let now = || worker::Date::now().as_millis() as i64;
+        let before = self.with(config, |d| d.before_answer(author, now(), timing));
         let db = shards.user(author);
         if before == Before::CheckSeq {
-            let start = (worker::Date::now().as_millis() as i64, self.with(config, |r| r.changes_seen()));
+            let start = (now(), self.with(config, |d| d.changes_seen(author)));
             let seq = store::seq(db, author).await?;
-            if !self.with(config, |r| r.confirm(seq, start, timing)) {
+            if !self.with(config, |d| d.confirm(author, seq, start, timing)) {
                 return Ok(());
             }
         } else if before == Before::Nothing {
             return Ok(());
         }
-        let start = (worker::Date::now().as_millis() as i64, self.with(config, |r| r.changes_seen()));
+        let start = (now(), self.with(config, |d| d.changes_seen(author)));
         let snapshot = store::snapshot(db, author, config.hot_range_len).await?;
-        self.with(config, |r| r.load(snapshot, start, timing));
+        self.with(config, |d| d.load(author, snapshot, start, timing));
         Ok(())
+    }
+
+    /// One author's answer to a page, `None` when it cannot be made current (the page reads
+    /// that author from D1). Each author's D1 reads run beside the others'.
+    async fn read_one(
+        &self,
+        config: &Config,
+        shards: &Shards,
+        (author, query): &(UserId, ReplicaQuery),
+    ) -> Option<ReplicaAnswer> {
+        match self.make_current(config, shards, *author).await {
+            Ok(()) => Some(self.with(config, |d| d.answer(*author, query))),
+            Err(e) => {
+                worker::console_error!("digest: {author} not current: {e}");
+                None
+            }
+        }
     }
 
     async fn run(&self, op: ReplicaOp, io: &Rc<Io>) -> ApiResult<Response> {
         let config = Config::from_env(&self.env);
         match op {
-            ReplicaOp::Apply { seq, sent_at, change, .. } => {
-                let applied = self.with(&config, |r| r.apply(seq, sent_at, change, timing(&config)));
+            ReplicaOp::Apply { author, seq, sent_at, change } => {
+                let applied = self.with(&config, |d| d.apply(author, seq, sent_at, change, timing(&config)));
                 Ok(Response::from_json(&applied)?)
             }
-            ReplicaOp::Read { author, query } => {
+            ReplicaOp::Read { reads } => {
                 let shards = Shards::from_env(&self.env, &config.shard_map, io)?;
-                self.make_current(&config, &shards, author).await?;
-                let answer: ReplicaAnswer = self.with(&config, |r| r.answer(&query));
-                Ok(Response::from_json(&answer)?)
+                let answers: Vec<Option<ReplicaAnswer>> =
+                    join_all(reads.iter().map(|read| self.read_one(&config, &shards, read))).await;
+                Ok(Response::from_json(&answers)?)
             }
             ReplicaOp::Fault { fault } => {
+                let size = self.digest.borrow().as_ref().map(Digest::size).unwrap_or_default();
                 if fault == Fault::Wipe {
-                    self.replica.replace(None);
+                    self.digest.replace(None);
                     self.fault.set(Fault::None);
                 } else {
                     self.fault.set(fault);
                 }
-                Ok(Response::from_json(&true)?)
+                Ok(Response::from_json(&size)?)
             }
         }
     }
@@ -86,7 +106,7 @@ impl HotReplica {
 
 impl DurableObject for HotReplica {
     fn new(_state: State, env: Env) -> Self {
-        Self { env, replica: RefCell::new(None), fault: Cell::new(Fault::None) }
+        Self { env, digest: RefCell::new(None), fault: Cell::new(Fault::None) }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -115,7 +135,7 @@ impl DurableObject for HotReplica {
     }
 }
 
-/// Worker-side handle to the replicas.
+/// Worker-side handle to the digests.
 pub struct Replicas {
     namespace: ObjectNamespace,
     io: Rc<Io>,
@@ -126,25 +146,20 @@ impl Replicas {
         Ok(Self { namespace: env.durable_object("HOT_REPLICA")?, io })
     }
 
-    pub async fn call<T: serde::de::DeserializeOwned>(
-        &self,
-        author: UserId,
-        i: u32,
-        op: &ReplicaOp,
-    ) -> ApiResult<T> {
-        super::call(&self.namespace, &self.io, &replica_name(author, i), op).await
+    /// A call to digest `i`.
+    pub async fn call<T: serde::de::DeserializeOwned>(&self, i: u32, op: &ReplicaOp) -> ApiResult<T> {
+        super::call(&self.namespace, &self.io, &digest_name(i), op).await
     }
 
-    /// [`Replicas::call`] given `timeout_ms`: `None` when replica `i` has not answered by then
-    /// (a slow replica is read around, or counts as not written).
+    /// [`Replicas::call`] given `timeout_ms`: `None` when digest `i` has not answered by then
+    /// (a slow digest is read around, or counts as not written).
     pub async fn call_within<T: serde::de::DeserializeOwned>(
         &self,
-        author: UserId,
         i: u32,
         op: &ReplicaOp,
         timeout_ms: u64,
     ) -> Option<ApiResult<T>> {
-        let answer = std::pin::pin!(self.call(author, i, op));
+        let answer = std::pin::pin!(self.call(i, op));
         let timer = std::pin::pin!(worker::Delay::from(Duration::from_millis(timeout_ms)));
         match select(answer, timer).await {
             Either::Left((answer, _)) => Some(answer),

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::context::Ctx;
+use crate::domain::activity::Activity;
 use crate::domain::cursor::SortKey;
 use crate::domain::idle::{self, Holdings};
 use crate::domain::ids::{PostId, UserId};
@@ -62,6 +63,10 @@ pub struct TimelineWindow {
     /// Test hook (`/v1/admin/test/window_fault`): this many feed reads fail, as if the object
     /// were overloaded or unreachable. In memory only: an evicted object forgets it.
     failing_reads: Cell<u32>,
+    /// The reader's activity as of the last feed read: the stored row plus the reads that wrote
+    /// nothing (`domain::activity`: a row is written only when a report is due). Forgotten with
+    /// the object's memory, or with its storage by the idle check.
+    activity: Cell<Option<Activity>>,
 }
 
 impl DurableObject for TimelineWindow {
@@ -76,8 +81,8 @@ impl DurableObject for TimelineWindow {
         };
         sockets::enable_heartbeats(&state);
         let idle_ms = Config::from_env(&env).window_idle_days.saturating_mul(DAY_MS);
-        let (alarm, failing_reads) = (Alarm::default(), Cell::new(0));
-        Self { state, env, sql, schema: RefCell::new(schema), alarm, idle_ms, failing_reads }
+        let (alarm, failing_reads, activity) = (Alarm::default(), Cell::new(0), Cell::new(None));
+        Self { state, env, sql, schema: RefCell::new(schema), alarm, idle_ms, failing_reads, activity }
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
@@ -193,7 +198,7 @@ impl TimelineWindow {
     /// Applies one window op; a delivery with news for an open `/v1` socket is announced on it.
     /// Returns what a Mastodon socket is to be told ([`Self::stream`], after the op).
     fn apply(&self, op: WindowOp) -> (Result<Response>, StreamNews) {
-        let mut store = SqlWindow::new(&self.sql);
+        let mut store = SqlWindow::with_memory(&self.sql, &self.activity);
         let live = !self.state.get_websockets().is_empty();
         let delivered = match &op {
             WindowOp::Deliver { entries, .. } | WindowOp::Backfill { entries, .. } if live => {
@@ -276,8 +281,14 @@ impl TimelineWindow {
     /// What the object holds, for the idle rule.
     fn holdings(&self, live_sockets: bool) -> Result<Holdings> {
         let store = SqlWindow::new(&self.sql);
+        // A warm object knows the last read; a cold one knows only the stored record, and no
+        // read that went unrecorded can be a day later than it.
+        let last_read_at = match self.activity.get() {
+            Some(kept) => kept.last_read_at,
+            None => store.stored_activity()?.and_then(|a| a.read_by()),
+        };
         Ok(Holdings {
-            last_read_at: store.activity()?.and_then(|a| a.last_read_at),
+            last_read_at,
             newest_entry_at: window::newest_key(&store)?.map(|key| key.primary),
             live_sockets,
             tickets_until: window_sql::tickets_until(&self.sql)?.map(|secs| secs.saturating_mul(1000)),
@@ -338,6 +349,7 @@ impl TimelineWindow {
         let commit = self.state.storage().as_raw().delete_all().map_err(Error::from)?;
         *self.schema.borrow_mut() = Schema::Missing;
         self.alarm.deleted();
+        self.activity.set(None);
         let database_bytes_after = self.sql.database_size();
         JsFuture::from(commit).await?;
         worker::console_log!(
@@ -352,7 +364,18 @@ impl TimelineWindow {
     /// A notification or a conversation for the reader's Mastodon sockets (`/v1` sockets hear
     /// only of notifications).
     async fn tell_timeline(&self, mut req: Request) -> Result<Response> {
-        let news: TimelineNews = req.json().await?;
+        // A list (a stream relay's flush, in order), or one news as callers sent before.
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Told {
+            Many(Vec<TimelineNews>),
+            One(TimelineNews),
+        }
+        let news = match serde_json::from_str::<Told>(&req.text().await?) {
+            Ok(Told::Many(news)) => news,
+            Ok(Told::One(one)) => vec![one],
+            Err(e) => return Response::error(format!("bad timeline news: {e}"), 400),
+        };
         let sent = match self.reader() {
             Some(reader) => sockets::timeline_news(&self.state, &self.env, reader, &news).await,
             None => 0,
@@ -374,6 +397,7 @@ impl TimelineWindow {
     fn back_to_v4(&self) -> Result<Response> {
         let entries = window_sql::back_to_v4(&self.sql)?;
         *self.schema.borrow_mut() = Schema::Missing;
+        self.activity.set(None);
         Response::from_json(&serde_json::json!({ "entries": entries }))
     }
 
@@ -495,8 +519,9 @@ impl Windows {
         self.tell(notice, LIVE_CONVERSATION).await
     }
 
-    /// Tells the reader's sockets listening to a public or tag stream about a change there.
-    pub async fn timeline_news(&self, reader: UserId, news: &TimelineNews) -> ApiResult<()> {
+    /// Tells the reader's sockets listening to a public or tag stream about changes there (a
+    /// relay's flush: in order, one call), or about an edit in their home.
+    pub async fn timeline_news(&self, reader: UserId, news: &[TimelineNews]) -> ApiResult<()> {
         let mut init = RequestInit::new();
         let body = serde_json::to_string(news).unwrap_or_default();
         init.with_method(Method::Post).with_body(Some(body.into()));

@@ -263,12 +263,28 @@ pub struct SqlWindow<'a> {
     statements: Cell<usize>,
     rows_read: Cell<usize>,
     rows_written: Cell<usize>,
+    /// The object's in-memory copy of the reader's activity, newer than the stored row by the
+    /// reads that wrote nothing (`domain::activity`), when the op runs in an object.
+    memory: Option<&'a Cell<Option<Activity>>>,
 }
 
 impl<'a> SqlWindow<'a> {
     /// Expects [`migrate`] to have succeeded on `sql`.
     pub fn new(sql: &'a SqlStorage) -> Self {
-        Self { sql, statements: Cell::new(0), rows_read: Cell::new(0), rows_written: Cell::new(0) }
+        let zero = || Cell::new(0);
+        Self { sql, statements: zero(), rows_read: zero(), rows_written: zero(), memory: None }
+    }
+
+    /// The storage of an object that keeps the reader's activity in `memory` between writes.
+    pub fn with_memory(sql: &'a SqlStorage, memory: &'a Cell<Option<Activity>>) -> Self {
+        Self { memory: Some(memory), ..Self::new(sql) }
+    }
+
+    /// The reader's activity as stored, ignoring the memory (the idle check of a cold object).
+    pub fn stored_activity(&self) -> Result<Option<Activity>> {
+        let rows: Vec<ActivityRow> = self.rows("SELECT activity FROM reader_activity WHERE id = 1", None)?;
+        // An unreadable row (a format this code does not know) counts as no history.
+        Ok(rows.first().and_then(|row| serde_json::from_str(&row.activity).ok()))
     }
 
     /// `(statements, rows read, rows written)` so far.
@@ -385,9 +401,14 @@ impl WindowStorage for SqlWindow<'_> {
     }
 
     fn activity(&self) -> Result<Option<Activity>> {
-        let rows: Vec<ActivityRow> = self.rows("SELECT activity FROM reader_activity WHERE id = 1", None)?;
-        // An unreadable row (a format this code does not know) counts as no history.
-        Ok(rows.first().and_then(|row| serde_json::from_str(&row.activity).ok()))
+        if let Some(kept) = self.memory.and_then(Cell::get) {
+            return Ok(Some(kept));
+        }
+        let stored = self.stored_activity()?;
+        if let Some(memory) = self.memory {
+            memory.set(stored);
+        }
+        Ok(stored)
     }
 
     fn set_activity(&mut self, activity: &Activity) -> Result<()> {
@@ -396,6 +417,20 @@ impl WindowStorage for SqlWindow<'_> {
             "INSERT INTO reader_activity (id, activity) VALUES (1, ?) \
              ON CONFLICT (id) DO UPDATE SET activity = excluded.activity",
             vec![SqlStorageValue::String(json)],
-        )
+        )?;
+        if let Some(memory) = self.memory {
+            memory.set(Some(*activity));
+        }
+        Ok(())
+    }
+
+    fn keep_activity(&mut self, activity: &Activity) -> Result<()> {
+        match self.memory {
+            Some(memory) => {
+                memory.set(Some(*activity));
+                Ok(())
+            }
+            None => self.set_activity(activity),
+        }
     }
 }

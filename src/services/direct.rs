@@ -10,8 +10,8 @@
 //! The post is re-read at every read: deleted, taken down, or hidden by a block since, the
 //! conversation is left out.
 
+use crate::store::SqlStatement;
 use futures_util::future::{join, join_all};
-use worker::D1PreparedStatement;
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
@@ -45,7 +45,7 @@ impl Conversation {
     }
 
     /// `user`'s row (on their home `db`): the others as its accounts, unread unless theirs.
-    pub fn record(&self, db: UserDb<'_>, user: UserId, now: i64) -> StoreResult<D1PreparedStatement> {
+    pub fn record(&self, db: UserDb<'_>, user: UserId, now: i64) -> StoreResult<SqlStatement> {
         let others: Vec<UserId> = self.everyone.iter().copied().filter(|id| *id != user).collect();
         let row = Participation {
             user,

@@ -70,7 +70,10 @@ pub async fn tell_live_followers(ctx: &Ctx, (post, author): (PostId, UserId)) {
             home: true,
         };
         let Ok(windows) = Windows::new(&ctx) else { return };
-        let told = join_all(readers.iter().map(|&reader| windows.timeline_news(reader, &news))).await;
+        let told = join_all(
+            readers.iter().map(|&reader| windows.timeline_news(reader, std::slice::from_ref(&news))),
+        )
+        .await;
         for (reader, result) in readers.iter().zip(told) {
             if let Err(e) = result {
                 worker::console_error!("status.update of {post} for {reader} not sent: {e}");

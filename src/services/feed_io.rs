@@ -6,8 +6,8 @@
 
 use std::cell::OnceCell;
 
+use crate::store::{SqlResult, SqlStatement};
 use futures_util::future::{join4, join_all};
-use worker::{D1PreparedStatement, D1Result};
 
 use crate::context::Ctx;
 use crate::domain::ids::UserId;
@@ -15,7 +15,7 @@ use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::read::{
     DbBatch, FeedIo, HotFound, OnFailure, ReplicaCall, ReplicaRows, Replies, Rows, SlabRows, Statement, Step,
 };
-use crate::domain::replica::{HeldPost, ReplicaAnswer, ReplicaOp};
+use crate::domain::replica::{HeldPost, ReplicaAnswer, ReplicaOp, ReplicaQuery};
 use crate::domain::window::{WindowOp, WindowReply};
 use crate::error::{ApiError, ApiResult};
 use crate::objects::replica::Replicas;
@@ -72,8 +72,12 @@ async fn run_step(
         match (&step.window, windows) {
             (Some((op, on_failure)), Some(windows)) => {
                 let reply = call_window(windows, viewer, op, *on_failure).await;
-                if let (Ok((Some(reply), _)), true) = (&reply, ctx.config.profile_io) {
-                    profile_page_read(op, reply);
+                if let Ok((Some(reply), _)) = &reply {
+                    let written = ctx.io.window_rows_written.get() + reply.rows_written as u64;
+                    ctx.io.window_rows_written.set(written);
+                    if ctx.config.profile_io {
+                        profile_page_read(op, reply);
+                    }
                 }
                 reply
             }
@@ -93,37 +97,71 @@ async fn run_step(
     Ok(Replies { window, hot, batches, failed: window_failed || failed, unavailable, replicas })
 }
 
-/// A step's replica reads, all at once; each that fails or is not answered within
-/// `REPLICA_READ_TIMEOUT_MS` answers `None` (the read takes that author from D1).
+/// A step's replica reads: one call per digest however many hot authors the step reads (the
+/// reader's calls all name the reader's digest), each author's answer back in its call's place.
+/// A digest that fails or does not answer within `REPLICA_READ_TIMEOUT_MS` answers `None` for
+/// each of its authors, as does an author it could not make current (the read takes those
+/// from D1).
 async fn run_replicas(ctx: &Ctx, calls: &[ReplicaCall]) -> Vec<Option<ReplicaRows<PostRow>>> {
     if calls.is_empty() {
         return Vec::new();
     }
     let Ok(objects) = Replicas::new(&ctx.env, ctx.io.clone()) else { return vec![None; calls.len()] };
     let timeout = ctx.config.replica.read_timeout_ms;
-    join_all(calls.iter().map(|call| read_replica(&objects, call, timeout))).await
+    let groups = by_digest(calls);
+    let answers = join_all(groups.iter().map(|(digest, places)| {
+        let reads = places.iter().map(|&i| (calls[i].author, calls[i].query.clone())).collect();
+        read_digest(&objects, *digest, reads, timeout)
+    }))
+    .await;
+    let mut out = vec![None; calls.len()];
+    for ((_, places), answers) in groups.iter().zip(answers) {
+        for (&i, answer) in places.iter().zip(answers) {
+            out[i] = answer.and_then(|a| a.map_rows(|post: HeldPost| serde_json::from_str(&post.row).ok()));
+        }
+    }
+    out
 }
 
-async fn read_replica(
+/// The calls' places grouped by the digest they name, in first-seen order.
+fn by_digest(calls: &[ReplicaCall]) -> Vec<(u32, Vec<usize>)> {
+    let mut groups: Vec<(u32, Vec<usize>)> = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        match groups.iter_mut().find(|(digest, _)| *digest == call.replica) {
+            Some((_, places)) => places.push(i),
+            None => groups.push((call.replica, vec![i])),
+        }
+    }
+    groups
+}
+
+/// One digest's answers to `reads`, in order (all `None` when it fails or is too slow).
+async fn read_digest(
     objects: &Replicas,
-    call: &ReplicaCall,
+    digest: u32,
+    reads: Vec<(UserId, ReplicaQuery)>,
     timeout_ms: u64,
-) -> Option<ReplicaRows<PostRow>> {
-    let op = ReplicaOp::Read { author: call.author, query: call.query.clone() };
-    let answer = match objects.call_within::<ReplicaAnswer>(call.author, call.replica, &op, timeout_ms).await
-    {
-        Some(Ok(answer)) => answer,
+) -> Vec<Option<ReplicaAnswer>> {
+    let n = reads.len();
+    let op = ReplicaOp::Read { reads };
+    match objects.call_within::<Vec<Option<ReplicaAnswer>>>(digest, &op, timeout_ms).await {
+        Some(Ok(answers)) if answers.len() == n => {
+            tally::add("replica_reads", 1);
+            answers
+        }
+        Some(Ok(answers)) => {
+            worker::console_error!("digest {digest} answered {} of {n} reads", answers.len());
+            vec![None; n]
+        }
         Some(Err(e)) => {
-            worker::console_error!("replica {} of {} unavailable: {e}", call.replica, call.author);
-            return None;
+            worker::console_error!("digest {digest} unavailable: {e}");
+            vec![None; n]
         }
         None => {
             tally::add("replica_reads_timed_out", 1);
-            return None;
+            vec![None; n]
         }
-    };
-    tally::add("replica_reads", 1);
-    answer.map_rows(|post: HeldPost| serde_json::from_value(post.row).ok())
+    }
 }
 
 /// With `PROFILE_IO`: the object's own statements and rows per page read (the cost table's
@@ -207,12 +245,7 @@ async fn run_batch(ctx: &Ctx, viewer: UserId, b: &DbBatch) -> ApiResult<Vec<Rows
 
 /// The statement `statement` describes, on `db`, for `viewer`. The reader's own rows (edges,
 /// activation) are on their home database, which the read's plan puts them in the batch of.
-fn prepare(
-    ctx: &Ctx,
-    db: AnyDb<'_>,
-    viewer: UserId,
-    statement: &Statement,
-) -> ApiResult<D1PreparedStatement> {
+fn prepare(ctx: &Ctx, db: AnyDb<'_>, viewer: UserId, statement: &Statement) -> ApiResult<SqlStatement> {
     Ok(match statement {
         Statement::Edges { list, tags } => pull::edges_statement(ctx.user_db(viewer), viewer, *list, *tags),
         Statement::Activate => pull::activate_statement(ctx.user_db(viewer), viewer, ctx.now),
@@ -241,7 +274,7 @@ struct HotAuthor {
 }
 
 /// What `statement` answered.
-fn rows(statement: &Statement, result: &D1Result) -> ApiResult<Rows<PostRow>> {
+fn rows(statement: &Statement, result: &SqlResult) -> ApiResult<Rows<PostRow>> {
     Ok(match statement {
         Statement::Edges { .. } => {
             let (edges, tags) = pull::edges_of(result)?;

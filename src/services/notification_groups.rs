@@ -60,7 +60,9 @@ struct Walked {
 
 async fn walk_once(ctx: &Ctx, recipient: UserId, q: &GroupQuery, need: usize) -> ApiResult<Walked> {
     let rows = store::walk(ctx.shards.user(recipient), recipient, q, need + 1).await?;
-    let edge = rows.iter().find(|r| r.role == ROLE_EDGE).map(|r| r.id);
+    // The walk's own edge and its expanded favourites' (the stricter is where it is complete).
+    let edges = rows.iter().filter(|r| r.role == ROLE_EDGE).map(|r| r.id);
+    let edge = if q.oldest_first { edges.min() } else { edges.max() };
     let before_edge = |id: i64| edge.is_none_or(|e| if q.oldest_first { id <= e } else { id >= e });
     let mut reps: Vec<WalkRow> =
         rows.into_iter().filter(|r| r.role != ROLE_EDGE && before_edge(r.id)).collect();
@@ -229,13 +231,7 @@ async fn build(ctx: &Ctx, recipient: UserId, candidates: Vec<Candidate>) -> ApiR
         .iter()
         .filter_map(|c| if let Candidate::Group(s) = c { Some(s.clone()) } else { None })
         .collect();
-    let aggregates = store::aggregates(db, recipient, &spans).await?;
-    let mut parsed = Parsed::new();
-    for a in aggregates {
-        let samples: Vec<(i64, i64)> = serde_json::from_str(&a.samples).unwrap_or_default();
-        let samples = samples.into_iter().map(|(id, actor)| (id, UserId::from_trusted(actor))).collect();
-        parsed.insert(a.key, (a.count, samples, a.page_min_id));
-    }
+    let parsed = parse(store::aggregates(db, recipient, &spans).await?);
     let mut actor_ids: Vec<UserId> =
         parsed.values().flat_map(|(_, s, _)| s.iter().map(|(_, a)| *a)).collect();
     actor_ids.extend(candidates.iter().filter_map(|c| {
@@ -268,6 +264,22 @@ async fn build(ctx: &Ctx, recipient: UserId, candidates: Vec<Candidate>) -> ApiR
             })
         })
         .collect())
+}
+
+/// The groups' figures by key: a group's rows and its likes (migration 0048) merged.
+fn parse(aggregates: Vec<store::Aggregate>) -> Parsed {
+    let mut parsed = Parsed::new();
+    for a in aggregates {
+        let mut samples: Vec<(i64, i64)> = serde_json::from_str(&a.samples).unwrap_or_default();
+        let likes: Vec<(i64, i64)> = serde_json::from_str(&a.like_samples).unwrap_or_default();
+        samples.extend(likes);
+        samples.sort_unstable_by_key(|(id, _)| std::cmp::Reverse(*id));
+        samples.truncate(SAMPLE_SCAN);
+        let samples = samples.into_iter().map(|(id, actor)| (id, UserId::from_trusted(actor))).collect();
+        let page_min_id = a.page_min_id.into_iter().chain(a.like_page_min_id).min();
+        parsed.insert(a.key, (a.count + a.like_count, samples, page_min_id));
+    }
+    parsed
 }
 
 /// A group before its notification is hydrated.

@@ -39,16 +39,17 @@ pub async fn page(ctx: &Ctx, recipient: UserId, range: &Range<'_>, limit: usize)
     let mut range = range.clone();
     let mut shown: Vec<(StoredNotification, UserRow)> = Vec::with_capacity(want);
     for _ in 0..LIST_ROUNDS {
-        let rows = store::page(db, recipient, &range, want).await?;
-        let full = rows.len() == want;
-        let last = rows.last().map(|r| r.id);
+        let store::Page { rows, edge } = store::page(db, recipient, &range, want).await?;
+        // A full read goes on after its last row; a short one after its edge, where its
+        // expanded favourites stopped (`store/notifications.rs::expanded_edge_sql`).
+        let next = if rows.len() == want { rows.last().map(|r| r.id) } else { edge };
         shown.extend(with_shown_actors(ctx, rows).await?);
-        match last {
-            Some(last) if full && shown.len() < want => {
+        match next {
+            Some(next) if shown.len() < want => {
                 if range.oldest_first {
-                    range.above = Some(last);
+                    range.above = Some(next);
                 } else {
-                    range.below = Some(last);
+                    range.below = Some(next);
                 }
             }
             _ => break,

@@ -21,7 +21,7 @@ use crate::context::Ctx;
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::queue::{FanoutMessage, ReconcileDatabase};
 use crate::error::ApiResult;
-use crate::store::counters::{self, UserCountRepairs};
+use crate::store::counters::{self, MarkedPick, UserCountRepairs};
 use crate::store::{batch, engagement, outbox, posts, stats, AnyDb, Io};
 
 /// Events resent per pass; the rest wait for the next pass (the cron runs every minute).
@@ -35,10 +35,17 @@ const COUNT_CHECK_MARGIN_MS: i64 = 10 * 60_000;
 const LAST_PASS_MARK: &str = "reconcile_last_started_at";
 /// The most D1 statements one share made (on the control database, raised by each share).
 const SHARE_STATEMENTS_MAX: &str = "reconcile_share_statements_max";
-/// Users whose counters one pass checks (each check is one index range per counter): a rolling
-/// slice by id, so every user is checked once per `users / USERS_PER_PASS` passes and no pass
-/// ever scans the whole table.
-const USERS_PER_PASS: usize = 500;
+/// Marked users (their counted relations changed: `count_marks`, migration 0049) whose
+/// counters one pass recounts, oldest marks first (each check is one index range per counter);
+/// the rest wait for the next pass. Every user is also checked by the sweep, a rolling slice by
+/// id of `COUNT_SWEEP_USERS` per pass (the cursor below), for a counter edited behind the
+/// marks' back: before the marks the sweep was the whole repair, 500 users a pass.
+const MARKED_PER_PASS: usize = 200;
+/// A marked user whose counters add up to more than this is recounted only once their mark is
+/// [`LARGE_COUNTS_DELAY_SECS`] old: a celebrity followed every minute would otherwise cost a
+/// count of all their followers every pass.
+const LARGE_COUNTS: i64 = 100_000;
+const LARGE_COUNTS_DELAY_SECS: i64 = 3_600;
 const USER_CURSOR: &str = "reconcile_user_cursor";
 /// Held deliveries of authors reinstated without their release (a cut-short request).
 const HELD_AUTHORS_PER_PASS: usize = 50;
@@ -237,7 +244,7 @@ async fn database_pass(
     report.counts_repaired = engagement::repair_counts(db, since).await?.len();
     report.idempotency_keys_purged = posts::purge_idempotency_keys(db, ctx.now - IDEMPOTENCY_TTL_MS).await?;
     report.outbox_rows_purged = outbox::purge_done(db, ctx.now - DONE_OUTBOX_TTL_MS).await?;
-    report.user_counts = repair_user_counts(db).await?;
+    report.user_counts = repair_user_counts(ctx, db).await?;
     report.held_released = release_held(ctx, db).await?;
     stats::trim_samples(db, LATENCY_SAMPLES_KEPT).await?;
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
@@ -258,11 +265,7 @@ impl ReconcileReport {
         self.held_released += part.held_released;
         self.orphan_handles_released += part.orphan_handles_released;
         self.authors_replicated += part.authors_replicated;
-        let (mine, theirs) = (&mut self.user_counts, part.user_counts);
-        mine.followers_count += theirs.followers_count;
-        mine.following_count += theirs.following_count;
-        mine.posts_count += theirs.posts_count;
-        mine.users_checked += theirs.users_checked;
+        self.user_counts.add(part.user_counts);
         self.graph.edges_checked += part.graph.edges_checked;
         self.graph.follower_mirrors += part.graph.follower_mirrors;
         self.graph.block_mirrors += part.graph.block_mirrors;
@@ -314,7 +317,7 @@ fn share_statements(
     ctx: &Ctx,
     db: AnyDb<'_>,
     report: &ReconcileReport,
-) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+) -> ApiResult<Vec<crate::store::SqlStatement>> {
     let found = REPAIR_KINDS.into_iter().zip(report.repairs());
     let mut statements = vec![
         stats::bump(db, "reconcile_shares", 1)?,
@@ -329,11 +332,27 @@ fn share_statements(
     Ok(statements)
 }
 
-/// The next slice of one database's users' counters (see [`USERS_PER_PASS`]).
-async fn repair_user_counts(db: AnyDb<'_>) -> ApiResult<UserCountRepairs> {
-    let after = stats::value(db, USER_CURSOR).await?.unwrap_or(0);
-    let (repairs, next) = counters::repair_user_counts(db, after, USERS_PER_PASS).await?;
-    batch(db, vec![stats::set(db, USER_CURSOR, next)?]).await?;
+/// One database's users' counters: the users marked since the last pass (their relations
+/// changed), then the sweep's next slice of every user (see [`MARKED_PER_PASS`]).
+async fn repair_user_counts(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<UserCountRepairs> {
+    let rows_read = || ctx.io.d1_rows_read.get();
+    let start = rows_read();
+    let pick = MarkedPick {
+        now_secs: ctx.now / 1000,
+        limit: MARKED_PER_PASS,
+        large: LARGE_COUNTS,
+        large_delay_secs: LARGE_COUNTS_DELAY_SECS,
+    };
+    let mut repairs = counters::repair_marked(db, pick).await?;
+    repairs.marked_rows_read = rows_read() - start;
+    let sweep = ctx.config.count_sweep_users;
+    if sweep > 0 {
+        let start = rows_read();
+        let after = stats::value(db, USER_CURSOR).await?.unwrap_or(0);
+        let (swept, next) = counters::repair_user_counts(db, after, sweep).await?;
+        batch(db, vec![stats::set(db, USER_CURSOR, next)?]).await?;
+        repairs.add(UserCountRepairs { swept_rows_read: rows_read() - start, ..swept });
+    }
     Ok(repairs)
 }
 

@@ -1,8 +1,9 @@
 //! Hot authors' replicas, the Worker's side (the rule and why it is exact: `domain/replica.rs`,
 //! docs/hot-authors.md):
 //! - [`tell`]: a change by a replicated author, after its D1 batch committed, goes to every
-//!   replica before the change answers; a replica that did not acknowledge it in time costs
-//!   the writer the rest of the lease, so that replica re-reads D1 before answering again.
+//!   digest (`HOT_DIGESTS`: each holds a replica of every hot author its readers read) before
+//!   the change answers; a digest that did not acknowledge it in time costs the writer the rest
+//!   of the lease, so that digest re-reads the author from D1 before answering for it again.
 //! - [`directory`]: which authors have replicas, as this isolate last read it (a page reads a
 //!   replicated author from its replicas, any other from D1; a stale copy only costs D1 reads,
 //!   because an author is never un-replicated).
@@ -18,6 +19,7 @@ use futures_util::future::join_all;
 
 use crate::context::Ctx;
 use crate::domain::ids::{PostId, UserId};
+use crate::domain::replica::digest::DigestSize;
 use crate::domain::replica::{replica_count, unacknowledged_wait_until, Applied, Change, Fault, ReplicaOp};
 use crate::error::ApiResult;
 use crate::objects::replica::{directory as directory_call, DirectoryOp, Replicas};
@@ -55,7 +57,10 @@ pub async fn directory(ctx: &Ctx) -> Directory {
     }
     match directory_call(&ctx.env, &ctx.io, &DirectoryOp::List).await {
         Ok(list) => {
-            let known: Directory = Rc::new(list.into_iter().collect());
+            // Every hot author is read from the reader's digest: what a page hashes its reader
+            // over is the number of digests, whatever the author's recorded replica count.
+            let digests = ctx.config.replica.digests;
+            let known: Directory = Rc::new(list.into_iter().map(|(author, _)| (author, digests)).collect());
             DIRECTORY.with(|d| *d.borrow_mut() = Some((now, known.clone())));
             known
         }
@@ -70,13 +75,14 @@ pub async fn directory(ctx: &Ctx) -> Directory {
 /// or could no longer answer without re-reading D1. `sent_at`: the clock before the change's
 /// batch was sent. No bump (the author has no replicas): nothing to do.
 pub async fn tell(ctx: &Ctx, bump: Option<Bump>, sent_at: i64, change: Change) {
-    let Some(Bump { author, replicas, seq }) = bump else { return };
+    let Some(Bump { author, seq, .. }) = bump else { return };
     let committed_by = ctx.clock();
     let acknowledged = match Replicas::new(&ctx.env, ctx.io.clone()) {
         Ok(objects) => {
             let op = ReplicaOp::Apply { author, seq, sent_at, change };
             let timeout = ctx.config.replica.write_timeout_ms;
-            let writes = (0..replicas).map(|i| write_one(&objects, author, i, &op, timeout));
+            let writes =
+                (0..ctx.config.replica.digests).map(|i| write_one(&objects, author, i, &op, timeout));
             join_all(writes).await.into_iter().all(|ok| ok)
         }
         Err(e) => {
@@ -109,14 +115,14 @@ pub async fn tell_post(ctx: &Ctx, bump: Option<Bump>, sent_at: i64, post: PostId
 
 /// One replica's write, `false` unless acknowledged within `timeout_ms`.
 async fn write_one(objects: &Replicas, author: UserId, i: u32, op: &ReplicaOp, timeout_ms: u64) -> bool {
-    match objects.call_within::<Applied>(author, i, op, timeout_ms).await {
+    match objects.call_within::<Applied>(i, op, timeout_ms).await {
         Some(Ok(_)) => true,
         Some(Err(e)) => {
-            worker::console_error!("replica {i} of {author} not written: {e}");
+            worker::console_error!("digest {i} not written for {author}: {e}");
             false
         }
         None => {
-            worker::console_error!("replica {i} of {author} not written in {timeout_ms} ms");
+            worker::console_error!("digest {i} not written for {author} in {timeout_ms} ms");
             false
         }
     }
@@ -143,9 +149,10 @@ pub async fn promote_on(ctx: &Ctx, db: AnyDb<'_>) -> ApiResult<usize> {
     Ok(promoted)
 }
 
-/// Test hook: a fault on one replica of `author`.
-pub async fn fault(ctx: &Ctx, author: UserId, replica: u32, fault: Fault) -> ApiResult<bool> {
-    Replicas::new(&ctx.env, ctx.io.clone())?.call(author, replica, &ReplicaOp::Fault { fault }).await
+/// Test hook: a fault on digest `digest` (every hot author its readers read); what the digest
+/// held before it.
+pub async fn fault(ctx: &Ctx, digest: u32, fault: Fault) -> ApiResult<DigestSize> {
+    Replicas::new(&ctx.env, ctx.io.clone())?.call(digest, &ReplicaOp::Fault { fault }).await
 }
 
 /// Test hook: forgets this isolate's copy of the directory (a test that just promoted an

@@ -37,6 +37,7 @@ pub fn is_indexed(post: &PostRow) -> bool {
 fn as_indexed(post: &PostRow) -> Indexed<'_> {
     Indexed {
         id: post.id,
+        author: post.author_id,
         body: &post.body,
         has_media: !post.attachments().is_empty(),
         replies_to_other: post.in_reply_to_account_id.is_some_and(|to| to != post.author_id),
@@ -55,14 +56,13 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
         .into_iter()
         .filter(|k| !now_keys.contains(k))
         .collect();
-    let now = ctx.now;
     if let Some(post) = post.filter(|p| is_indexed(p)) {
         let entry = Entry { post_id: post.id, author_id: post.author_id, flags: as_indexed(post).flags() };
         // The author's head replicas hear of it beside the write (the post itself committed
         // before: a page re-reads it, so telling before the index row commits shows nothing
         // that is not there).
         let (written, _) = futures_util::future::join(
-            per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry, now).await }),
+            per_database(ctx, &now_keys, |db, keys| async move { index::add(db, &keys, &entry).await }),
             timeline_heads::tell(ctx, &now_keys, entry),
         )
         .await;
@@ -77,7 +77,7 @@ pub async fn converge(ctx: &Ctx, post: Option<&PostRow>, was: Option<&PostRow>) 
     let post_id = post.or(was).map(|p| p.id);
     if let (Some(id), false) = (post_id, old_keys.is_empty()) {
         let written =
-            per_database(ctx, &old_keys, |db, keys| async move { index::remove(db, &keys, id, now).await })
+            per_database(ctx, &old_keys, |db, keys| async move { index::remove(db, &keys, id).await })
                 .await?;
         let removed: Vec<_> = written.into_iter().filter(|(_, w)| w.changed).collect();
         streams::tell(ctx, id, streams::Change::Removed, &removed, 0).await;
@@ -246,7 +246,7 @@ async fn merged(
 }
 
 /// One head's range: from the viewer's replica of it, else from its keys' databases (a public
-/// head's four stripes side by side); whether one of them filled the range.
+/// head's stripes side by side); whether one of them filled the range.
 async fn head_range(
     ctx: &Ctx,
     viewer: UserId,

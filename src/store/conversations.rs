@@ -2,8 +2,8 @@
 //! database. The post is read and checked where it lives (`services/direct.rs`); these rows only
 //! say who takes part, whether it is unread, and whether its user removed it.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::users::not_blocked_between;
 use super::StoreResult;
@@ -25,7 +25,7 @@ pub struct Participation<'a> {
 /// a removed conversation) or a block either way stands between the participant and the author.
 /// Returns the row it made with the participant's `live_until`, so the caller knows whom to
 /// tell (`store::notifications::notice`'s shape).
-pub fn record(db: UserDb<'_>, row: &Participation<'_>, now: i64) -> StoreResult<D1PreparedStatement> {
+pub fn record(db: UserDb<'_>, row: &Participation<'_>, now: i64) -> StoreResult<SqlStatement> {
     let sql = format!(
         "INSERT INTO conversations (user_id, post_id, author_id, accounts, unread, updated_at) \
          SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE ?1 = ?3 OR {} \
@@ -116,7 +116,7 @@ pub async fn remove(db: UserDb<'_>, user: UserId, post: PostId) -> StoreResult<b
 /// The newest `limit` direct posts addressed to `user` by others, as window entries (a post's
 /// time is its id's: `store/snowflake.rs`), read when their window is built
 /// (`domain/read/open.rs`).
-pub fn addressed_statement(db: UserDb<'_>, user: UserId, limit: usize) -> StoreResult<D1PreparedStatement> {
+pub fn addressed_statement(db: UserDb<'_>, user: UserId, limit: usize) -> StoreResult<SqlStatement> {
     stmt(
         db,
         &format!(

@@ -2,8 +2,8 @@
 //! last day's tags and statuses, its accounts) and replaces its share of the control
 //! database's table, which every discovery read takes in one statement.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::handles::{AnyDb, ControlDb};
 use super::{all, int, stmt, text, StoreResult};
@@ -93,7 +93,7 @@ pub fn replace(
     db_index: usize,
     rows: &[(Ranking, Ranked)],
     now: i64,
-) -> StoreResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<SqlStatement>> {
     let json: Vec<serde_json::Value> = rows
         .iter()
         .map(|(ranking, r)| serde_json::json!([ranking.kind(), r.item, r.name, r.score, r.extra]))

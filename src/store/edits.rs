@@ -1,8 +1,8 @@
 //! A post's earlier versions (migration 0038, `post_edits`, on the post's database): archived by
 //! the edit's own batch, read for Mastodon's `history`.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::{all, int, opt_flag, opt_text, stmt, AnyDb, PostDb, StoreResult};
 use crate::domain::edit::PostEdit;
@@ -19,7 +19,7 @@ pub fn archive_statement(
     post: PostId,
     edit: &PostEdit,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT OR IGNORE INTO post_edits (post_id, seq, body, spoiler_text, sensitive, replaced_at) \

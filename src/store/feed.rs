@@ -2,8 +2,8 @@
 //! sort key, done by D1. It serves readers without a window, group feeds, and everything below
 //! a window's floor, and it is the snapshot a new window is built from.
 
+use crate::store::{SqlResult, SqlStatement};
 use wasm_bindgen::JsValue;
-use worker::{D1PreparedStatement, D1Result};
 
 use serde::Deserialize;
 
@@ -36,7 +36,7 @@ fn scope_sql(extra: &str) -> String {
 /// slab's authors' posts in `(lower, upper)` from its start, newest first, at most its limit.
 /// Feed rows carry the viewer's relationship to their author, so a pull needs no step after its
 /// slabs.
-pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> StoreResult<D1PreparedStatement> {
+pub fn slab_statement(db: AnyDb<'_>, viewer: UserId, slab: &Slab) -> StoreResult<SqlStatement> {
     // Posts of suspended authors are left out here rather than filtered after (which would
     // spend the page's scan budget on them); window entries keep them, for reinstatement.
     // The slab's keys are chosen and sorted first, so the row's columns (bodies, the viewer's
@@ -80,7 +80,7 @@ pub fn edges_statement(
     viewer: UserId,
     list: Option<ListId>,
     tags: bool,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     // With `tags` (the home feed), the same statement also reads the tags the reader follows
     // and, only if there are any, whom they mute: the rows a followed tag admits are checked
     // against both (`domain/tags.rs::FollowedTags`) at no extra statement or round trip.
@@ -104,7 +104,7 @@ pub fn edges_statement(
 }
 
 /// The edges [`edges_statement`] read, and the tags the reader follows (with whom they mute).
-pub fn edges_of(result: &D1Result) -> StoreResult<(Vec<ReaderEdge>, FollowedTags)> {
+pub fn edges_of(result: &SqlResult) -> StoreResult<(Vec<ReaderEdge>, FollowedTags)> {
     #[derive(Deserialize)]
     struct Row {
         kind: i64,
@@ -207,7 +207,7 @@ pub fn pulled_statement(
     viewer: UserId,
     authors: &[UserId],
     bounds: Bounds,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = top_posts_sql("SELECT value AS author_id, -1 AS since FROM json_each(?7)");
     let mut params = bound_params(viewer, bounds);
     params.push(text(&id_list(authors)));
@@ -222,7 +222,7 @@ pub fn in_flight_statement(
     viewer: UserId,
     reads: &[InFlight],
     bounds: Bounds,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     // [[author, since, horizon], ...] in one parameter.
     let items: Vec<String> = reads
         .iter()
@@ -242,7 +242,7 @@ pub fn in_flight_statement(
 /// Marks the reader's window as live so fan-out starts delivering to it. Must happen before
 /// the window's snapshot is read: a post committed after this is delivered, one committed
 /// before is in the snapshot (or both, which the window dedups).
-pub fn activate_statement(db: UserDb<'_>, reader: UserId, now: i64) -> StoreResult<D1PreparedStatement> {
+pub fn activate_statement(db: UserDb<'_>, reader: UserId, now: i64) -> StoreResult<SqlStatement> {
     const ACTIVATE: &str = "UPDATE users SET feed_active_at = ?2 WHERE id = ?1 AND feed_active_at IS NULL";
     stmt(db, ACTIVATE, &[int(reader), int(now)])
 }
@@ -318,12 +318,7 @@ pub async fn backfill_entries(
 /// An author's newest posts strictly below `below` (ms), in any state but deleted: a hot range
 /// shared by many readers, so visibility is left to each reader's hydration. A statement, to
 /// join the batch of the read that found it missing from the cache.
-pub fn hot_range(
-    db: AnyDb<'_>,
-    author: UserId,
-    below: i64,
-    limit: usize,
-) -> StoreResult<D1PreparedStatement> {
+pub fn hot_range(db: AnyDb<'_>, author: UserId, below: i64, limit: usize) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "SELECT p.created_at, p.id AS post_id, p.author_id, p.state_version AS version FROM posts p \
@@ -337,11 +332,7 @@ pub fn hot_range(
 /// `min_followers` followers and are not suspended (rows of `id`, most followed first): whose
 /// recent ranges the reader takes from the hot-range cache. The follower count lives on the
 /// author's row, so each database answers for its own authors.
-pub fn hot_authors_among(
-    db: AnyDb<'_>,
-    authors: &[UserId],
-    min_followers: i64,
-) -> StoreResult<D1PreparedStatement> {
+pub fn hot_authors_among(db: AnyDb<'_>, authors: &[UserId], min_followers: i64) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "SELECT u.id, u.followers_count AS n FROM users u WHERE u.id IN (SELECT value FROM json_each(?1)) \

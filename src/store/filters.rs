@@ -4,8 +4,8 @@
 //! client holding a deleted filter's id never reaches a newer one). A viewer's filters are read
 //! with their keywords and statuses in ONE statement ([`all_of`]): what a status list loads.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::StoreResult;
 use super::{all, batch, changed_rows, first, int, opt_int, stmt, text, UserDb};
@@ -144,12 +144,7 @@ pub async fn update(
     Ok(changed_rows(results.first()) > 0)
 }
 
-fn update_fields(
-    db: UserDb<'_>,
-    owner: UserId,
-    id: i64,
-    fields: &FilterFields,
-) -> StoreResult<D1PreparedStatement> {
+fn update_fields(db: UserDb<'_>, owner: UserId, id: i64, fields: &FilterFields) -> StoreResult<SqlStatement> {
     // `?6`: whether `expires_at` is given (`?7`, possibly null).
     let sql = "UPDATE filters SET title = COALESCE(?3, title), context = COALESCE(?4, context), \
                  action = COALESCE(?5, action), expires_at = CASE WHEN ?6 = 1 THEN ?7 ELSE expires_at END \
@@ -173,7 +168,7 @@ pub fn keyword_statement(
     id: i64,
     change: &KeywordChange,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     match change {
         KeywordChange::Add { keyword, whole_word } => {
             let sql = format!(

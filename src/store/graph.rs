@@ -2,8 +2,8 @@
 
 use super::replica_bump::{bump_of, bump_statement, Bump};
 use super::users::{not_blocked_between, UserRow};
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::StoreResult;
@@ -148,13 +148,7 @@ impl EdgeChange {
 }
 
 impl EdgeWrite {
-    fn statement(
-        self,
-        db: UserDb<'_>,
-        actor: UserId,
-        other: UserId,
-        now: i64,
-    ) -> StoreResult<D1PreparedStatement> {
+    fn statement(self, db: UserDb<'_>, actor: UserId, other: UserId, now: i64) -> StoreResult<SqlStatement> {
         let (a, b) = (int(actor), int(other));
         match self {
             Self::InsertBlock => stmt(
@@ -179,7 +173,7 @@ fn edge_change_batch(
     actor: UserId,
     other: UserId,
     now: i64,
-) -> StoreResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<SqlStatement>> {
     let db = db_of_actor;
     let statement = |step| match step {
         Step::Write(write) => write.statement(db, actor, other, now),

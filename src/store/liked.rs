@@ -4,8 +4,8 @@
 //!
 //! Each function takes the database of the one side it touches; no statement joins the two.
 
+use crate::store::{SqlResult, SqlStatement};
 use serde::Deserialize;
-use worker::{D1PreparedStatement, D1Result};
 
 use super::bookmarks::{saved_page, PostIdRow, SavedRow};
 use super::StoreResult;
@@ -47,7 +47,7 @@ fn side_statement<'a>(
     user: UserId,
     post: PostId,
     state: Option<i64>,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     match state {
         Some(liked_at) => stmt(
             db,
@@ -84,7 +84,7 @@ pub async fn write_liker_sides(db: AnyDb<'_>, sides: &[LikerSide]) -> StoreResul
         .map(|&(user, post, state)| side_statement(db, user, post, state))
         .collect::<StoreResult<_>>()?;
     let results = batch(db, statements).await?;
-    let rows = |r: &D1Result| {
+    let rows = |r: &SqlResult| {
         r.meta()
             .ok()
             .flatten()
@@ -100,7 +100,7 @@ pub fn liked_in_statement(
     db_of_user: UserDb<'_>,
     user: UserId,
     (lo, hi): (i64, i64),
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     stmt(
         db_of_user,
         "SELECT post_id FROM liked_posts WHERE user_id = ?1 AND post_id BETWEEN ?2 AND ?3 LIMIT 2000",
@@ -109,7 +109,7 @@ pub fn liked_in_statement(
 }
 
 /// What [`liked_in_statement`] answered.
-pub fn liked_of(result: &D1Result) -> StoreResult<Vec<PostId>> {
+pub fn liked_of(result: &SqlResult) -> StoreResult<Vec<PostId>> {
     Ok(result.results::<PostIdRow>()?.into_iter().map(|r| r.post_id).collect())
 }
 

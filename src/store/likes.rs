@@ -1,9 +1,9 @@
 //! Like writes, committed in groups by the post's `PostLikes` object (see
 //! `objects/post_likes.rs`), and the rule of `domain/likes.rs` written as SQL.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::D1PreparedStatement;
 
 use super::users::{not_blocked_between, not_suspended};
 use super::{batch, int, notifications, stats, stmt, PostDb};
@@ -42,16 +42,19 @@ fn may_see_sql() -> String {
 /// applies). `liked_at` restarts only on a real unlike -> like.
 fn upsert_sql() -> String {
     format!(
-        "INSERT INTO likes (post_id, user_id, liked, seq, updated_at, liked_at) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?5 WHERE {} \
+        "INSERT INTO likes (post_id, user_id, liked, seq, updated_at, liked_at, notice_id) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?5, {notice} WHERE {may_see} \
      ON CONFLICT (post_id, user_id) DO UPDATE SET \
        liked = excluded.liked, \
        seq = COALESCE(excluded.seq, likes.seq), \
        updated_at = excluded.updated_at, \
-       liked_at = CASE WHEN likes.liked = 0 AND excluded.liked = 1 THEN excluded.liked_at ELSE likes.liked_at END \
+       liked_at = CASE WHEN likes.liked = 0 AND excluded.liked = 1 THEN excluded.liked_at ELSE likes.liked_at END, \
+       notice_id = CASE WHEN excluded.liked = 0 THEN NULL \
+         WHEN likes.liked = 0 THEN excluded.notice_id ELSE likes.notice_id END \
      WHERE excluded.seq IS NULL OR likes.seq IS NULL OR excluded.seq > likes.seq \
      RETURNING 1 AS applied",
-        may_see_sql()
+        notice = notifications::like_notice_sql(),
+        may_see = may_see_sql()
     )
 }
 
@@ -84,19 +87,26 @@ fn group_bucket(n: usize) -> &'static str {
     }
 }
 
-/// The request's upsert, its notification's write (after the upsert, whose transition it
-/// reads: `store/notifications.rs`), and the read of the state it left.
-const STATEMENTS_PER_OP: usize = 3;
+/// The request's upsert (which gives a notifying like its notice id), its notification's three
+/// writes (after the upsert, whose transition they read: `store/notifications.rs::on_like_op`;
+/// the first two answer the notice), and the read of the state it left.
+const STATEMENTS_PER_OP: usize = 5;
+/// The group row's insert, or else the highest id's update, answers a new like's notice.
+const NOTICE_STATEMENTS: [usize; 2] = [1, 2];
+const STATE_STATEMENT: usize = 4;
 
-fn op_statements(db: PostDb<'_>, op: &LikeOp) -> StoreResult<[D1PreparedStatement; STATEMENTS_PER_OP]> {
+fn op_statements(db: PostDb<'_>, op: &LikeOp) -> StoreResult<[SqlStatement; STATEMENTS_PER_OP]> {
     let seq = op.seq.map_or(JsValue::NULL, int);
+    let [group, raise, filtered] = notifications::on_like_op(db, op)?;
     Ok([
         stmt(
             db,
             &upsert_sql(),
             &[int(op.post_id), int(op.user_id), int(i64::from(op.like)), seq, int(op.now)],
         )?,
-        notifications::on_like_op(db, op)?,
+        group,
+        raise,
+        filtered,
         stmt(db, &state_sql(), &[int(op.post_id), int(op.user_id)])?,
     ])
 }
@@ -130,10 +140,11 @@ pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> StoreResult<Vec<Option<Li
             .transpose()?
             .unwrap_or_default()
             .is_empty();
-        let state: Vec<StateRow> = op_results.get(2).map(|r| r.results()).transpose()?.unwrap_or_default();
+        let state: Vec<StateRow> =
+            op_results.get(STATE_STATEMENT).map(|r| r.results()).transpose()?.unwrap_or_default();
         let state = state.first().ok_or_else(|| StoreError::Internal("like state row missing".into()))?;
         let reply = LikeReply { liked: state.liked != 0, like_count: state.like_count.unwrap_or(0), applied };
-        let notice = notifications::notice(op_results.get(1), op.now);
+        let notice = NOTICE_STATEMENTS.iter().find_map(|i| notifications::notice(op_results.get(*i), op.now));
         let (liked_at, thread) = (state.liked_at, state.thread_id);
         replies.push((state.visible != 0).then_some(LikeAnswer { reply, notice, liked_at, thread }));
     }

@@ -207,6 +207,6 @@ pub async fn holding(db: UserDb<'_>, owner: UserId, account: UserId) -> StoreRes
 /// The statement that takes `author` out of every list of `owner`, for the batch of an unfollow
 /// or a block on the owner's side. It goes after the batch's outbox events: an unfollow's event
 /// is conditional on the `changes()` of the follow's delete just before it.
-pub fn leave_all(db: UserDb<'_>, owner: UserId, author: UserId) -> StoreResult<worker::D1PreparedStatement> {
+pub fn leave_all(db: UserDb<'_>, owner: UserId, author: UserId) -> StoreResult<crate::store::SqlStatement> {
     stmt(db, "DELETE FROM list_accounts WHERE user_id = ?1 AND account_id = ?2", &[int(owner), int(author)])
 }

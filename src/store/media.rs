@@ -2,8 +2,8 @@
 //! publish batch, marking them gone in a delete batch, and the sweep's pages. The bytes are R2's
 //! (`services/media.rs`).
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::snowflake::insert_with_fresh_id;
 use super::{all, batch, first, id_list, int, opt_int, opt_num, opt_text, run, stmt, text, AnyDb, UserDb};
@@ -163,7 +163,7 @@ pub fn attach_statements(
     (post, scheduled): (i64, Option<i64>),
     author: UserId,
     media: &[Attachment],
-) -> StoreResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<SqlStatement>> {
     media
         .iter()
         .map(|a| {
@@ -180,7 +180,7 @@ pub fn attach_statements(
 
 /// The delete batch's statement: the post's uploads are gone (no longer served; the sweep
 /// removes their bytes).
-pub fn gone_statement(db: AnyDb<'_>, post: PostId, now: i64) -> StoreResult<D1PreparedStatement> {
+pub fn gone_statement(db: AnyDb<'_>, post: PostId, now: i64) -> StoreResult<SqlStatement> {
     stmt(db, "UPDATE media SET gone_at = ?2 WHERE post_id = ?1 AND gone_at IS NULL", &[int(post), int(now)])
 }
 

@@ -136,7 +136,7 @@ fn upsert_follower(
     author: UserId,
     follower: UserId,
     e: &EdgeCopy,
-) -> StoreResult<worker::D1PreparedStatement> {
+) -> StoreResult<crate::store::SqlStatement> {
     stmt(
         db,
         "INSERT INTO followers (author_id, follower_id, created_at, push, pull, read_rate, last_read_at, reader_active) \

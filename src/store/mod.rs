@@ -9,6 +9,7 @@ pub mod comment_likes;
 pub mod comment_moves;
 pub mod conversations;
 pub mod counters;
+pub mod data_plane;
 pub mod discovery;
 pub mod edits;
 pub mod engagement;
@@ -40,6 +41,7 @@ pub mod profile;
 pub mod push;
 pub mod quotes;
 pub mod reblogs;
+pub mod remote;
 pub mod replica;
 pub mod replica_bump;
 pub mod reports;
@@ -55,12 +57,11 @@ pub mod timelines;
 pub mod users;
 
 use std::cell::{Cell, RefCell};
-use std::ops::Deref;
 use std::rc::Rc;
 
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 pub use error::{StoreError, StoreResult};
 pub use handles::{AnyDb, ControlDb, HandleDb, OnDb, OutboxDb, PostDb, UserDb};
@@ -119,6 +120,9 @@ pub struct Io {
     /// one has finished counts as a new one (it may depend on it); trips started together share
     /// one. This is the number of waits the request's latency is made of.
     pub sequential: Cell<u32>,
+    /// Rows the reader's timeline window object wrote to its own storage for a feed read (the
+    /// activity record, a window build), from its reply.
+    pub window_rows_written: Cell<u64>,
     finished_since_last: Cell<bool>,
     /// The D1 figures again, per physical database (index `i` is `DB_i`; grown on first use):
     /// which databases a request touched and what it spent on each.
@@ -167,7 +171,7 @@ impl Io {
     }
 
     /// Adds the rows D1 says `results` read and wrote (on database `index`) to the counters.
-    pub fn record_rows(&self, index: usize, results: &[worker::D1Result]) {
+    pub fn record_rows(&self, index: usize, results: &[SqlResult]) {
         let (read, written) = results.iter().filter_map(|r| r.meta().ok().flatten()).fold(
             (0u64, 0u64),
             |(read, written), meta| {
@@ -304,18 +308,40 @@ impl ObjectD1 {
     }
 }
 
-/// One physical D1 database (`DB_{index}`) with the request's round-trip counters; derefs to
-/// the binding.
+/// One physical D1 database (`DB_{index}`) with the request's round-trip counters.
 pub struct Db {
-    d1: D1Database,
+    backend: Backend,
     index: usize,
     pub io: Rc<Io>,
 }
 
+/// How this invocation reaches a database: its own `DB_i` binding, or the data-plane script
+/// that binds it, over a service binding (a deployment past one script's binding limit:
+/// [`remote`]). Everything above the two `execute` arms is the same for both.
+enum Backend {
+    Local(D1Database),
+    Remote(remote::DataScript),
+}
+
+/// What a round trip runs: one statement for its rows, one write, or an atomic batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    All,
+    Run,
+    Batch,
+}
+
 impl Db {
-    /// Database `DB_{index}`; only the placement rules (`shards`) bind one.
-    pub(super) fn indexed(d1: D1Database, index: usize, io: Rc<Io>) -> Self {
-        Self { d1, index, io }
+    /// Database `DB_{index}` through this invocation's own binding; only the placement rules
+    /// (`shards`) bind one.
+    pub(super) fn local(d1: D1Database, index: usize, io: Rc<Io>) -> Self {
+        Self { backend: Backend::Local(d1), index, io }
+    }
+
+    /// Database `DB_{index}` through the data-plane script that binds it.
+    pub(super) fn remote(script: remote::DataScript, index: usize, io: Rc<Io>) -> Self {
+        Self { backend: Backend::Remote(script), index, io }
     }
 
     /// Which physical database this is: `i` of `DB_i`.
@@ -329,7 +355,7 @@ impl Db {
     async fn trip<T>(
         &self,
         statements: usize,
-        trip: impl std::future::Future<Output = worker::Result<T>>,
+        trip: impl std::future::Future<Output = StoreResult<T>>,
     ) -> StoreResult<T> {
         let io = &self.io;
         let statements = statements as u32;
@@ -337,27 +363,114 @@ impl Db {
         let start = worker::Date::now().as_millis();
         let reached = async {
             match test_hooks::outage(self.index) {
-                Some(down) => Err(down),
+                Some(down) => Err(d1_error(self.index, down)),
                 None => trip.await,
             }
         };
         let out = io.timed(&io.d1_trips, &io.d1_ms, reached).await;
         let ms = worker::Date::now().as_millis().saturating_sub(start) as f64;
         io.record_database(self.index, statements, ms);
-        out.map_err(|e| d1_error(self.index, e))
+        out
+    }
+
+    /// Runs `statements` (one for `All` and `Run`) as one counted round trip, here or on the
+    /// data script, and counts the rows D1 says they read and wrote.
+    async fn execute(&self, mode: Mode, statements: Vec<SqlStatement>) -> StoreResult<Vec<SqlResult>> {
+        let n = statements.len();
+        let results = self
+            .trip(n, async {
+                match &self.backend {
+                    Backend::Local(d1) => execute_local(d1, mode, statements)
+                        .await
+                        .map(|rs| rs.into_iter().map(SqlResult::Local).collect())
+                        .map_err(|e| d1_error(self.index, e)),
+                    Backend::Remote(script) => script.call(self.index, mode, statements).await,
+                }
+            })
+            .await?;
+        self.io.record_rows(self.index, &results);
+        Ok(results)
+    }
+
+    /// [`Self::execute`] of one statement, its one result.
+    async fn execute_one(&self, mode: Mode, statement: SqlStatement) -> StoreResult<SqlResult> {
+        let results = self.execute(mode, vec![statement]).await?;
+        results.into_iter().next().ok_or_else(|| StoreError::Internal("D1 gave no result".into()))
     }
 }
 
-impl Deref for Db {
-    type Target = D1Database;
+/// Runs statements on a D1 binding of this invocation: the front's own `DB_i`, or (in a data
+/// script) the database a call names. `All` and `Run` take exactly one statement.
+pub(crate) async fn execute_local(
+    d1: &D1Database,
+    mode: Mode,
+    statements: Vec<SqlStatement>,
+) -> worker::Result<Vec<worker::D1Result>> {
+    let count = statements.len();
+    let mut prepared = Vec::with_capacity(count);
+    for statement in statements {
+        prepared.push(d1.prepare(statement.sql).bind(&statement.params)?);
+    }
+    if mode == Mode::Batch {
+        return d1.batch(prepared).await;
+    }
+    let Some(one) = prepared.pop().filter(|_| count == 1) else {
+        return Err(worker::Error::RustError(format!("{mode:?} takes one statement, not {count}")));
+    };
+    let result = if mode == Mode::All { one.all().await? } else { one.run().await? };
+    Ok(vec![result])
+}
 
-    fn deref(&self) -> &D1Database {
-        &self.d1
+/// A statement as the store builds it: its SQL and bound values. It becomes a D1 statement
+/// only where it runs, on a binding of this invocation or of the data script holding its
+/// database, so every store function builds the same value either way.
+pub struct SqlStatement {
+    sql: String,
+    params: Vec<JsValue>,
+}
+
+impl SqlStatement {
+    pub(crate) fn new(sql: String, params: Vec<JsValue>) -> Self {
+        Self { sql, params }
+    }
+
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    pub fn params(&self) -> &[JsValue] {
+        &self.params
     }
 }
 
-pub fn stmt<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> StoreResult<D1PreparedStatement> {
-    Ok(db.on().prepare(sql).bind(params)?)
+/// What one statement gave: D1's own result on a local binding, or the same rows and meta as
+/// the data script sent them back.
+pub enum SqlResult {
+    Local(worker::D1Result),
+    Remote(remote::Answered),
+}
+
+impl SqlResult {
+    /// The rows, as `worker::D1Result::results` reads them.
+    pub fn results<T: DeserializeOwned>(&self) -> worker::Result<Vec<T>> {
+        match self {
+            Self::Local(result) => result.results(),
+            Self::Remote(answered) => answered.results(),
+        }
+    }
+
+    /// D1's meta (rows read and written, changes, size after, last row id).
+    pub fn meta(&self) -> worker::Result<Option<worker::D1ResultMeta>> {
+        match self {
+            Self::Local(result) => result.meta(),
+            Self::Remote(answered) => Ok(Some(answered.meta())),
+        }
+    }
+}
+
+/// A statement on `db` (the handle says where it runs; the statement is the same anywhere).
+pub fn stmt<'a>(_db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> StoreResult<SqlStatement> {
+    Ok(SqlStatement { sql: sql.to_owned(), params: params.to_vec() })
 }
 
 pub async fn all<'a, T: DeserializeOwned>(
@@ -366,8 +479,7 @@ pub async fn all<'a, T: DeserializeOwned>(
     params: &[JsValue],
 ) -> StoreResult<Vec<T>> {
     let db = db.on();
-    let result = db.trip(1, stmt(db, sql, params)?.all()).await?;
-    db.io.record_rows(db.index, std::slice::from_ref(&result));
+    let result = db.execute_one(Mode::All, stmt(db, sql, params)?).await?;
     Ok(result.results()?)
 }
 
@@ -378,8 +490,7 @@ pub async fn all_sized<'a, T: DeserializeOwned>(
     params: &[JsValue],
 ) -> StoreResult<(Vec<T>, Option<u64>)> {
     let db = db.on();
-    let result = db.trip(1, stmt(db, sql, params)?.all()).await?;
-    db.io.record_rows(db.index, std::slice::from_ref(&result));
+    let result = db.execute_one(Mode::All, stmt(db, sql, params)?).await?;
     let size = result.meta()?.and_then(|m| m.size_after).map(|bytes| bytes as u64);
     Ok((result.results()?, size))
 }
@@ -396,13 +507,12 @@ pub async fn first<'a, T: DeserializeOwned>(
 /// Runs a write; returns the number of rows it changed.
 pub async fn run<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> StoreResult<usize> {
     let db = db.on();
-    let result = db.trip(1, stmt(db, sql, params)?.run()).await?;
-    db.io.record_rows(db.index, std::slice::from_ref(&result));
+    let result = db.execute_one(Mode::Run, stmt(db, sql, params)?).await?;
     Ok(result.meta()?.and_then(|m| m.changes).unwrap_or(0))
 }
 
 /// How many rows a batch's write statement changed (0 when there is no result).
-pub fn changed_rows(result: Option<&worker::D1Result>) -> usize {
+pub fn changed_rows(result: Option<&SqlResult>) -> usize {
     result.and_then(|r| r.meta().ok().flatten()).and_then(|m| m.changes).unwrap_or(0)
 }
 
@@ -411,29 +521,28 @@ pub async fn exec<'a>(db: impl OnDb<'a>, sql: &str, params: &[JsValue]) -> Store
     run(db, sql, params).await.map(|_| ())
 }
 
-/// Runs statements as one atomic D1 batch (all or nothing).
-pub async fn batch<'a>(
-    db: impl OnDb<'a>,
-    statements: Vec<D1PreparedStatement>,
-) -> StoreResult<Vec<worker::D1Result>> {
-    let db = db.on();
-    let n = statements.len();
-    let results = db.trip(n, db.d1.batch(statements)).await?;
-    db.io.record_rows(db.index, &results);
-    Ok(results)
+/// Runs statements as one atomic D1 batch (all or nothing; a remote batch is still one D1
+/// batch, run by the data script).
+pub async fn batch<'a>(db: impl OnDb<'a>, statements: Vec<SqlStatement>) -> StoreResult<Vec<SqlResult>> {
+    db.on().execute(Mode::Batch, statements).await
 }
 
 /// The one place a D1 failure (on database `database`) becomes an error: classified by kind
 /// (the message is kept for the logs, never sent).
 pub fn d1_error(database: usize, e: worker::Error) -> StoreError {
-    let message = match &e {
+    let message = d1_message(&e);
+    error::classify(&message, database, format!("DB_{database}: {message}"))
+}
+
+/// A D1 failure's text as [`d1_error`] classifies it (a data script sends it back as is).
+pub fn d1_message(e: &worker::Error) -> String {
+    match e {
         worker::Error::D1(d1) => {
             let js: &worker::js_sys::Error = d1.as_ref();
             format!("D1: {} ({})", String::from(js.message()), d1.cause())
         }
         other => format!("D1: {other}"),
-    };
-    error::classify(&message, database, format!("DB_{database}: {message}"))
+    }
 }
 
 /// One entry of a list of users (followers, likers, a Mastodon list's members): who, and the
@@ -457,12 +566,12 @@ pub struct IdRow {
 }
 
 /// Ids returned by the `RETURNING id` statements of a batch.
-pub fn returned_ids(results: &[worker::D1Result]) -> Vec<i64> {
+pub fn returned_ids(results: &[SqlResult]) -> Vec<i64> {
     results.iter().filter_map(|r| r.results::<IdRow>().ok()).flatten().map(|r| r.id).collect()
 }
 
 /// The `id` of the first row a batch statement returned.
-pub fn first_id(result: Option<&worker::D1Result>) -> StoreResult<i64> {
+pub fn first_id(result: Option<&SqlResult>) -> StoreResult<i64> {
     let rows: Vec<IdRow> = result.map(|r| r.results()).transpose()?.unwrap_or_default();
     rows.first().map(|r| r.id).ok_or_else(|| StoreError::Internal("a RETURNING statement gave no row".into()))
 }

@@ -4,8 +4,8 @@
 //! by each statement right after the one before it), so a repeated action is a no-op that
 //! logs nothing, and a logged action always happened.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::outbox::returned_events;
 use super::replica_bump::{bump_for_post_statement, bump_of, bump_statement, Bump};
@@ -34,7 +34,7 @@ fn audit_statement<'a>(
     id: i64,
     entry: &AuditEntry,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let (kind, target) = entry.target.parts();
     stmt(
         db,
@@ -60,8 +60,8 @@ async fn with_audit<'a>(
     entry: &AuditEntry,
     now: i64,
     seed: IdSeed,
-    statements: impl Fn() -> StoreResult<Vec<D1PreparedStatement>>,
-) -> StoreResult<Vec<worker::D1Result>> {
+    statements: impl Fn() -> StoreResult<Vec<SqlStatement>>,
+) -> StoreResult<Vec<crate::store::SqlResult>> {
     insert_with_fresh_id(seed, now, shard_of_id(subject), "audit_log.id", |id| {
         let statements = statements().and_then(|mut s| {
             s.push(audit_statement(db, id, entry, now)?);

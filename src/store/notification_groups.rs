@@ -18,12 +18,14 @@
 
 use serde::Deserialize;
 
-use super::notifications::{shown_sql, COLUMNS, DISMISSED};
+use super::notifications::{
+    expanded_edge_sql, expanded_sql, shown_sql, window_likes_sql, Expanded, COLUMNS, DISMISSED,
+};
 use super::users::not_blocked_between;
 use super::StoreResult;
 use super::{all, batch, int, stmt, text, UserDb};
-use crate::domain::ids::UserId;
-use crate::domain::notifications::{GroupKey, GroupQuery, KindFilter, GROUP_COUNT_CAP, SAMPLE_SCAN};
+use crate::domain::ids::{UserId, MAX_ID};
+use crate::domain::notifications::{GroupKey, GroupQuery, Kind, KindFilter, GROUP_COUNT_CAP, SAMPLE_SCAN};
 
 /// The window of a notification id, spelled as `notifications_by_group` indexes it.
 const WINDOW: &str = "((x.id >> 11) / 43200000)";
@@ -54,17 +56,21 @@ struct Direction {
     past_window: &'static str,
     /// The edge of a walk stopped early, from its last window `b` (over every stopped kind).
     edge: &'static str,
+    /// How a group's representative from its rows loses to the one from its likes (ids).
+    beats: &'static str,
 }
 
 const NEWEST_FIRST: Direction = Direction {
     order: "DESC",
     past_window: "x.id < MIN(?3, (gb.b * 43200000) << 11) AND x.id > ?4",
     edge: "(MAX(b) * 43200000) << 11",
+    beats: "<",
 };
 const OLDEST_FIRST: Direction = Direction {
     order: "ASC",
     past_window: "x.id > MAX(?4, (((gb.b + 1) * 43200000) << 11) - 1) AND x.id < ?3",
     edge: "(((MIN(b) + 1) * 43200000) << 11) - 1",
+    beats: ">",
 };
 
 /// `?1` recipient, `?2` ungrouped kinds (JSON), `?3` / `?4` the exclusive upper / lower id
@@ -90,20 +96,44 @@ fn walk_sql(d: &Direction, ungrouped: &KindFilter) -> String {
            UNION ALL \
            SELECT gp.kind, gp.b, (SELECT MIN(x.post_id) FROM notifications x WHERE x.recipient_id = ?1 \
              AND x.kind = gp.kind AND {WINDOW} = gp.b AND x.post_id > gp.p) FROM gp WHERE gp.p IS NOT NULL), \
-         reps(id) AS ( \
-           SELECT (SELECT x.id FROM notifications x INDEXED BY notifications_by_group WHERE {in_range} AND x.kind = gp.kind AND {WINDOW} = gp.b \
-             AND x.post_id = gp.p AND {not_blocked} ORDER BY x.id {order} LIMIT 1) FROM gp \
-           WHERE gp.p IS NOT NULL AND (gp.p = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = gp.p \
-             AND p.deleted_at IS NULL AND p.taken_down_at IS NULL))), \
-         edge(id) AS (SELECT {edge} FROM gb WHERE gb.n = ?5 AND gb.b IS NOT NULL) \
+         {reps} \
+         edge(id) AS (SELECT {edge} FROM gb WHERE gb.n = ?5 AND gb.b IS NOT NULL \
+           UNION ALL SELECT {expanded_edge}) \
          SELECT * FROM ( \
-           SELECT {COLUMNS}, {ROLE_GROUPED} AS role FROM reps JOIN notifications n \
-             ON n.recipient_id = ?1 AND n.id = reps.id \
+           SELECT id, kind, actor_id, post_id, comment_id, {ROLE_GROUPED} AS role FROM reps \
            {ungrouped} \
            ORDER BY 1 {order} LIMIT ?5) \
          UNION ALL \
          SELECT id, '', 0, 0, 0, {ROLE_EDGE} FROM edge WHERE id IS NOT NULL",
+        reps = reps_sql(d),
+        expanded_edge = expanded_edge_sql("?2", "?3", "?4", d.order == "ASC", "?5"),
+    )
+}
+
+/// The walk's `reps`: each group's representative, the newest (oldest first: oldest) of its
+/// rows and of its likes (a group row's, migration 0048), in range and not hidden by a block.
+fn reps_sql(d: &Direction) -> String {
+    let (in_range, order) = ("x.recipient_id = ?1 AND x.filtered = 0 AND x.id < ?3 AND x.id > ?4", d.order);
+    format!(
+        "cand(kind, p, rid, lj) AS ( \
+           SELECT gp.kind, gp.p, (SELECT x.id FROM notifications x INDEXED BY notifications_by_group WHERE {in_range} \
+             AND x.kind = gp.kind AND {WINDOW} = gp.b AND x.post_id = gp.p AND x.actor_id <> 0 AND {not_blocked} \
+             ORDER BY x.id {order} LIMIT 1), \
+             CASE WHEN gp.kind = 'favourite' THEN (SELECT json_array(l.notice_id, l.user_id) FROM likes l \
+               WHERE {likes} AND l.notice_id < ?3 AND l.notice_id > ?4 AND {liker_not_blocked} \
+               ORDER BY l.liked_at {order}, l.notice_id {order} LIMIT 1) END FROM gp \
+           WHERE gp.p IS NOT NULL AND (gp.p = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = gp.p \
+             AND p.deleted_at IS NULL AND p.taken_down_at IS NULL))), \
+         reps(id, kind, actor_id, post_id, comment_id) AS ( \
+           SELECT n.id, n.kind, n.actor_id, n.post_id, n.comment_id FROM cand JOIN notifications n \
+             ON n.recipient_id = ?1 AND n.id = cand.rid WHERE cand.lj IS NULL OR (cand.lj ->> '$[0]') {beats} n.id \
+           UNION ALL \
+           SELECT cand.lj ->> '$[0]', cand.kind, cand.lj ->> '$[1]', cand.p, 0 FROM cand \
+             WHERE cand.lj IS NOT NULL AND (cand.rid IS NULL OR cand.rid {beats} (cand.lj ->> '$[0]'))),",
         not_blocked = not_blocked_between("?1", "x.actor_id"),
+        liker_not_blocked = not_blocked_between("?1", "l.user_id"),
+        likes = window_likes_sql("gp.p", "gp.b"),
+        beats = d.beats,
     )
 }
 
@@ -128,11 +158,21 @@ fn ungrouped_sql(kinds: &KindFilter, order: &str) -> String {
             )
         })
         .collect();
-    reads
+    let mut terms: Vec<String> = reads
         .chunks(KINDS_PER_COMPOUND)
         .map(|chunk| format!("UNION ALL SELECT * FROM ({})", chunk.join(" UNION ALL ")))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    if kinds.kinds().contains(&Kind::Favourite) {
+        // Ungrouped favourites are also the likes of group rows, one per liker, read up to
+        // the walk's expanded edge (`edge` in [`walk_sql`]).
+        let groups = match order {
+            "ASC" => format!("g.id <= COALESCE((SELECT MIN(id) FROM edge), {MAX_ID})"),
+            _ => "g.id >= COALESCE((SELECT MAX(id) FROM edge), 0)".to_string(),
+        };
+        let e = Expanded { kinds: "?2", below: "?3", above: "?4", actor: None, groups, order, limit: "?5" };
+        terms.push(format!("UNION ALL SELECT *, {ROLE_UNGROUPED} FROM ({})", expanded_sql(&e)));
+    }
+    terms.join(" ")
 }
 
 /// Up to `limit` group representatives of the query's range, in its order, and the edge row
@@ -165,6 +205,11 @@ pub struct Aggregate {
     pub count: i64,
     pub samples: String,
     pub page_min_id: Option<i64>,
+    /// The same figures of the group's likes (a group row's, migration 0048), merged by the
+    /// service: a group may hold both (rows written before, or filtered then accepted).
+    pub like_count: i64,
+    pub like_samples: String,
+    pub like_page_min_id: Option<i64>,
 }
 
 /// A group, and the page's bounds to aggregate it in.
@@ -181,9 +226,16 @@ pub struct Span {
 /// (short) and `notifications_by_subject`, so no row is checked one by one.
 fn aggregates_sql() -> String {
     let group = format!(
-        "x.recipient_id = ?1 AND x.filtered = 0 AND x.kind = g.kind AND {WINDOW} = g.b AND x.post_id = g.post AND x.id <= g.top"
+        "x.recipient_id = ?1 AND x.filtered = 0 AND x.actor_id <> 0 AND x.kind = g.kind AND {WINDOW} = g.b AND x.post_id = g.post AND x.id <= g.top"
     );
     let not_blocked = not_blocked_between("?1", "x.actor_id");
+    let liker_not_blocked = not_blocked_between("?1", "l.user_id");
+    // A group key names any post: its likes are the recipient's only if the post is theirs.
+    let likes = format!(
+        "g.kind = 'favourite' AND {} AND l.notice_id <= g.top \
+         AND EXISTS (SELECT 1 FROM posts p WHERE p.id = g.post AND p.author_id = ?1)",
+        window_likes_sql("g.post", "g.b")
+    );
     format!(
         "WITH g(key, kind, post, b, top, bottom) AS (SELECT value ->> '$[0]', value ->> '$[1]', \
            value ->> '$[2]', value ->> '$[3]', value ->> '$[4]', value ->> '$[5]' FROM json_each(?2)) \
@@ -197,7 +249,16 @@ fn aggregates_sql() -> String {
              FROM notifications x INDEXED BY notifications_by_group WHERE {group} AND {not_blocked} \
              ORDER BY x.id DESC LIMIT {SAMPLE_SCAN}) s) AS samples, \
            (SELECT x.id FROM notifications x INDEXED BY notifications_by_group WHERE {group} AND x.id >= g.bottom AND {not_blocked} \
-             ORDER BY x.id ASC LIMIT 1) AS page_min_id \
+             ORDER BY x.id ASC LIMIT 1) AS page_min_id, \
+           (SELECT COUNT(*) FROM (SELECT 1 FROM likes l WHERE {likes} LIMIT {GROUP_COUNT_CAP})) \
+           - (SELECT COUNT(*) FROM likes l WHERE {likes} AND l.user_id IN ( \
+               SELECT blocked_id FROM blocks WHERE blocker_id = ?1 \
+               UNION SELECT blocker_id FROM blocked_by WHERE blocked_id = ?1)) AS like_count, \
+           (SELECT json_group_array(json_array(s.id, s.actor_id)) FROM (SELECT l.notice_id AS id, l.user_id AS actor_id \
+             FROM likes l WHERE {likes} AND {liker_not_blocked} \
+             ORDER BY l.liked_at DESC, l.notice_id DESC LIMIT {SAMPLE_SCAN}) s) AS like_samples, \
+           (SELECT l.notice_id FROM likes l WHERE {likes} AND l.notice_id >= g.bottom AND {liker_not_blocked} \
+             ORDER BY l.liked_at ASC, l.notice_id ASC LIMIT 1) AS like_page_min_id \
          FROM g WHERE g.post = 0 OR EXISTS (SELECT 1 FROM posts p WHERE p.id = g.post \
            AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)"
     )
@@ -236,9 +297,16 @@ pub async fn actors(
         return Ok(Vec::new());
     };
     let sql = format!(
-        "SELECT x.actor_id FROM notifications x WHERE x.recipient_id = ?1 AND x.filtered = 0 AND x.kind = ?2 AND {WINDOW} = ?3 \
-           AND x.post_id = ?4 AND {} ORDER BY x.id DESC LIMIT ?5",
-        not_blocked_between("?1", "x.actor_id")
+        "SELECT actor_id FROM (SELECT * FROM (SELECT x.id, x.actor_id FROM notifications x WHERE x.recipient_id = ?1 \
+             AND x.filtered = 0 AND x.actor_id <> 0 AND x.kind = ?2 AND {WINDOW} = ?3 AND x.post_id = ?4 AND {} \
+             ORDER BY x.id DESC LIMIT ?5) \
+           UNION ALL SELECT * FROM (SELECT l.notice_id, l.user_id FROM likes l WHERE ?2 = 'favourite' AND {} AND {} \
+             AND EXISTS (SELECT 1 FROM posts p WHERE p.id = ?4 AND p.author_id = ?1) \
+             ORDER BY l.liked_at DESC, l.notice_id DESC LIMIT ?5)) \
+         ORDER BY 1 DESC LIMIT ?5",
+        not_blocked_between("?1", "x.actor_id"),
+        window_likes_sql("?4", "?3"),
+        not_blocked_between("?1", "l.user_id")
     );
     let params = [int(recipient), text(kind.as_str()), int(window), int(post_id), int(limit as i64)];
     let rows: Vec<Actor> = all(db, &sql, &params).await?;
@@ -255,7 +323,12 @@ pub async fn dismiss(db: UserDb<'_>, recipient: UserId, key: GroupKey) -> StoreR
         "UPDATE notifications AS x SET filtered = {DISMISSED} WHERE x.recipient_id = ?1 AND x.kind = ?2 \
            AND {WINDOW} = ?3 AND x.post_id = ?4"
     );
+    let likes = format!(
+        "UPDATE likes AS l SET notice_id = -notice_id WHERE ?2 = 'favourite' AND {} \
+           AND EXISTS (SELECT 1 FROM posts p WHERE p.id = ?4 AND p.author_id = ?1)",
+        window_likes_sql("?4", "?3")
+    );
     let params = [int(recipient), text(kind.as_str()), int(window), int(post_id)];
-    batch(db, vec![stmt(db, &sql, &params)?]).await?;
+    batch(db, vec![stmt(db, &sql, &params)?, stmt(db, &likes, &params)?]).await?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 //! also writes `likes`, `comments` and `followers` rows, and a trigger would mint duplicates
 //! there.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::users::not_blocked_between;
 use super::StoreResult;
@@ -15,7 +15,7 @@ use super::{all, batch, changed_rows, id_list, int, stmt, text, PostDb, UserDb};
 use crate::domain::boosts::BoostMirror;
 use crate::domain::ids::{CommentId, PostId, UserId, MAX_ID};
 use crate::domain::likes::LikeOp;
-use crate::domain::notifications::{Kind, KindFilter, Notice};
+use crate::domain::notifications::{Kind, KindFilter, Notice, GROUP_WINDOW_MS};
 use crate::domain::quotes::QuoteMirror;
 
 /// `notifications.filtered` of a dismissed notification (migration 0044): a tombstone, in no
@@ -30,7 +30,8 @@ fn new_id_sql(recipient: &str, now: &str) -> String {
     format!(
         "(SELECT MAX(({now} << 11) | ({recipient} & 2040), COALESCE(CASE WHEN (m & 7) < 7 THEN m + 1 \
            ELSE (((m >> 11) + 1) << 11) | ({recipient} & 2040) END, 0)) \
-         FROM (SELECT MAX(id) AS m FROM notifications WHERE recipient_id = {recipient}))"
+         FROM (SELECT MAX(COALESCE((SELECT MAX(id) FROM notifications WHERE recipient_id = {recipient}), 0), \
+           COALESCE((SELECT notice_max FROM users WHERE id = {recipient}), 0)) AS m))"
     )
 }
 
@@ -84,30 +85,142 @@ fn policy_sql(recipient: &str, actor: &str) -> String {
     )
 }
 
-/// After a like request's upsert: a like that just turned on (its `liked_at` is this request's
-/// time) notifies the post's author; an unlike that left the like off removes it. Never for a
-/// like of your own post.
-pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<D1PreparedStatement> {
+/// The window of a notification id (an SQL expression), as `notifications_by_group` indexes it.
+fn window_of(id: &str) -> String {
+    format!("(({id} >> 11) / {GROUP_WINDOW_MS})")
+}
+
+/// The first id of the window of `id` (an SQL expression).
+fn window_start(id: &str) -> String {
+    format!("(((({id} >> 11) / {GROUP_WINDOW_MS}) * {GROUP_WINDOW_MS}) << 11)")
+}
+
+/// How far a like's notification id may run ahead of its `liked_at`: an id takes the next
+/// millisecond after 8 in one (`domain/notifications.rs::next_id`), so only a recipient sent
+/// thousands of notifications a second for an hour would pass it. Bounds the `liked_at` range
+/// a window's likes are read in (`likes_by_post_time`).
+const NOTICE_DRIFT_MS: i64 = 3_600_000;
+
+/// The `likes l` rows that are shown favourites of post `post` in window `b` (SQL
+/// expressions): one range of `likes_by_post_time`, then the window of the notice itself.
+pub(super) fn window_likes_sql(post: &str, b: &str) -> String {
+    format!(
+        "l.post_id = {post} AND l.liked = 1 AND l.liked_at < ((({b}) + 1) * {GROUP_WINDOW_MS}) \
+         AND l.liked_at > (({b}) * {GROUP_WINDOW_MS}) - {NOTICE_DRIFT_MS} AND l.notice_id > 0 \
+         AND {} = ({b})",
+        window_of("l.notice_id")
+    )
+}
+
+/// A group row of recipient `?1` (alias `g`): a post's favourites of one window (migration 0048).
+pub(super) const GROUP_ROW: &str = "g.recipient_id = ?1 AND g.kind = 'favourite' AND g.actor_id = 0";
+
+/// The notification id a like gets when it turns on (`likes.notice_id`, written by its upsert,
+/// `store/likes.rs`): a new id of the post's author when the like notifies them and their
+/// policy accepts the liker (a filtered like is a row of its own: [`on_like_op`]); else NULL.
+/// `?1` post, `?2` liker, `?3` liked, `?5` now.
+pub fn like_notice_sql() -> String {
+    let author = "(SELECT author_id FROM posts WHERE id = ?1)";
+    format!(
+        "CASE WHEN ?3 = 1 AND {author} <> ?2 AND {} = 0 THEN {} END",
+        policy_sql(author, "?2"),
+        new_id_sql(author, "?5")
+    )
+}
+
+/// After a like request's upsert. A like that just turned on (its `liked_at` is this request's
+/// time) and got a notice id (see [`like_notice_sql`]) makes its window's group row if the
+/// post has none yet, or else raises its recipient's highest id (each answers the notice for
+/// their live socket and push); a like the policy filters is a notification row of its own. An
+/// unlike that left the like off removes its row, and the group rows of its window that no
+/// like holds any more. Never for a like of your own post.
+pub fn on_like_op(db: PostDb<'_>, op: &LikeOp) -> StoreResult<[SqlStatement; 3]> {
     if op.like {
-        let from_where = "FROM posts p JOIN likes l ON l.post_id = p.id AND l.user_id = ?2 \
-             WHERE p.id = ?1 AND p.author_id <> ?2 AND l.liked = 1 AND l.liked_at = ?3";
-        let sql = insert_sql("p.author_id", "?3", Kind::Favourite, "?2", "?1", "0", from_where);
-        return stmt(db, &sql, &[int(op.post_id), int(op.user_id), int(op.now)]);
+        let params = [int(op.post_id), int(op.user_id), int(op.now)];
+        return Ok([
+            stmt(db, &like_group_sql(), &params)?,
+            stmt(db, &like_max_sql(), &params)?,
+            stmt(db, &like_filtered_sql(), &params)?,
+        ]);
     }
-    let sql = format!(
+    let row = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
            AND kind = '{}' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
            AND NOT EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 1)",
         Kind::Favourite.as_str()
     );
-    stmt(db, &sql, &[int(op.post_id), int(op.user_id)])
+    let params = [int(op.post_id), int(op.user_id)];
+    Ok([stmt(db, &row, &params)?, stmt(db, &unlike_group_sql(), &params)?, stmt(db, "SELECT 1", &[])?])
+}
+
+/// The like just turned on, with its notice id (`?1` post, `?2` liker, `?3` now).
+const LIKE_TURNED_ON: &str =
+    "l.post_id = ?1 AND l.user_id = ?2 AND l.liked = 1 AND l.liked_at = ?3 AND l.notice_id > 0";
+
+/// A like into a group row made before it raises the recipient's highest id to its notice id
+/// (a like that makes its group row has its id in `notifications` already), answering it as
+/// [`notice`] reads it. A repeated write of the same request finds the id reached and answers
+/// nothing.
+fn like_max_sql() -> String {
+    format!(
+        "UPDATE users SET notice_max = l.notice_id FROM likes l WHERE {LIKE_TURNED_ON} \
+           AND users.id = (SELECT author_id FROM posts WHERE id = ?1) AND users.notice_max < l.notice_id \
+           AND EXISTS (SELECT 1 FROM notifications g WHERE g.recipient_id = users.id AND g.kind = 'favourite' \
+             AND g.actor_id = 0 AND g.post_id = ?1 AND g.comment_id = 0 AND {} = {} AND g.id < l.notice_id) \
+         RETURNING users.id AS recipient_id, users.notice_max AS id, users.live_until AS live_until, \
+           EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.user_id = users.id) AS pushed",
+        window_of("g.id"),
+        window_of("l.notice_id")
+    )
+}
+
+/// The window's group row, unless the post has one there (`notifications_by_subject`),
+/// answering the like's notice as [`notice`] reads it.
+fn like_group_sql() -> String {
+    format!(
+        "INSERT INTO notifications (recipient_id, id, kind, actor_id, post_id, comment_id, filtered) \
+         SELECT p.author_id, l.notice_id, 'favourite', 0, ?1, 0, 0 FROM posts p JOIN likes l ON {LIKE_TURNED_ON} \
+         WHERE p.id = ?1 AND NOT EXISTS (SELECT 1 FROM notifications g WHERE g.recipient_id = p.author_id \
+           AND g.kind = 'favourite' AND g.actor_id = 0 AND g.post_id = ?1 AND g.comment_id = 0 \
+           AND {} = {}) \
+         RETURNING recipient_id, id, (SELECT u.live_until FROM users u WHERE u.id = recipient_id) AS live_until, \
+           EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.user_id = recipient_id) AS pushed",
+        window_of("g.id"),
+        window_of("l.notice_id")
+    )
+}
+
+/// A like the recipient's policy filters: a row of its own, held as the liker's request.
+fn like_filtered_sql() -> String {
+    let from_where = format!(
+        "FROM posts p JOIN likes l ON l.post_id = p.id AND l.user_id = ?2 \
+         WHERE p.id = ?1 AND p.author_id <> ?2 AND l.liked = 1 AND l.liked_at = ?3 AND {} = 1",
+        policy_sql("p.author_id", "?2")
+    );
+    insert_sql("p.author_id", "?3", Kind::Favourite, "?2", "?1", "0", &from_where)
+}
+
+/// After an unlike: the post's group rows in the windows its like could have notified in
+/// (from its `liked_at`, which an unlike keeps) go when no like holds an id in them, shown or
+/// dismissed (a dismissed like keeps its group, so the row's window stays found).
+fn unlike_group_sql() -> String {
+    let liked_at = "(SELECT liked_at FROM likes WHERE post_id = ?1 AND user_id = ?2 AND liked = 0)";
+    format!(
+        "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
+           AND kind = 'favourite' AND actor_id = 0 AND post_id = ?1 AND comment_id = 0 \
+           AND {w} BETWEEN {liked_at} / {GROUP_WINDOW_MS} AND ({liked_at} + {NOTICE_DRIFT_MS}) / {GROUP_WINDOW_MS} \
+           AND NOT EXISTS (SELECT 1 FROM likes l WHERE l.post_id = ?1 AND l.liked = 1 \
+             AND l.liked_at < (({w} + 1) * {GROUP_WINDOW_MS}) AND l.liked_at > ({w} * {GROUP_WINDOW_MS}) - {NOTICE_DRIFT_MS} \
+             AND l.notice_id IS NOT NULL AND ((abs(l.notice_id) >> 11) / {GROUP_WINDOW_MS}) = {w})",
+        w = window_of("notifications.id")
+    )
 }
 
 /// Before the original's `reblogs` mirror is written (`store/reblogs.rs::converge`): a boost the
 /// mirror does not hold yet notifies the original's author (never for a boost of one's own
 /// post). A repeated convergence finds the row held and does nothing, so a dismissed
 /// notification stays dismissed.
-pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedStatement> {
+pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -123,7 +236,7 @@ pub fn on_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedS
 
 /// After the mirror turned a boost off: its notification goes, unless the booster boosts the
 /// post again meanwhile (a new boost row, active).
-pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1PreparedStatement> {
+pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
            AND kind = '{}' AND actor_id = ?2 AND post_id = ?1 AND comment_id = 0 \
@@ -136,7 +249,7 @@ pub fn off_reblog(db: PostDb<'_>, boost: &BoostMirror) -> StoreResult<D1Prepared
 /// A quote the quoted post's mirror does not hold yet notifies the quoted post's author (never
 /// for quoting oneself); the notification's post is the quote. A repeated convergence finds the
 /// row held and does nothing.
-pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedStatement> {
+pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -151,7 +264,7 @@ pub fn on_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedSt
 }
 
 /// A quote gone: its notification goes with it.
-pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedStatement> {
+pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?1) \
            AND kind = '{}' AND actor_id = ?3 AND post_id = ?2 AND comment_id = 0",
@@ -164,7 +277,7 @@ pub fn off_quote(db: PostDb<'_>, quote: &QuoteMirror) -> StoreResult<D1PreparedS
 /// unless either blocks the other or the recipient mutes the author's notifications (a mention
 /// lets its account see the post whatever its visibility: `domain/visibility.rs::may_see_post`).
 /// A repeated call (the post's redelivered event) finds it made and does nothing.
-pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<D1PreparedStatement> {
+pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<SqlStatement> {
     let from_where = format!(
         "WHERE ?1 <> ?2 AND {} AND NOT {} \
            AND NOT EXISTS (SELECT 1 FROM conversation_mutes m WHERE m.user_id = ?1 AND m.thread_id = ?5)",
@@ -178,7 +291,7 @@ pub fn on_mention(db: UserDb<'_>, mention: &MentionOf, now: i64) -> StoreResult<
 }
 
 /// The mention's notification goes (its post deleted or narrowed).
-pub fn off_mention(db: UserDb<'_>, mention: &MentionOf) -> StoreResult<D1PreparedStatement> {
+pub fn off_mention(db: UserDb<'_>, mention: &MentionOf) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2 AND post_id = ?3",
         Kind::Mention.as_str()
@@ -195,7 +308,7 @@ pub async fn set_mention(
     mention: &MentionOf,
     on: bool,
     now: i64,
-    also: Option<D1PreparedStatement>,
+    also: Option<SqlStatement>,
 ) -> StoreResult<(Option<Notice>, Option<Notice>)> {
     let statement = if on { on_mention(db, mention, now)? } else { off_mention(db, mention)? };
     let results = batch(db, std::iter::once(statement).chain(also).collect()).await?;
@@ -227,7 +340,7 @@ pub fn on_comment(
     (post, author): (PostId, UserId),
     mentioned: &[UserId],
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "p.author_id",
         "?4",
@@ -244,7 +357,7 @@ pub fn on_comment(
 }
 
 /// A deleted comment takes its notification with it.
-pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> StoreResult<D1PreparedStatement> {
+pub fn off_comment(db: PostDb<'_>, comment: CommentId, post: PostId) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = (SELECT author_id FROM posts WHERE id = ?2) \
            AND kind = '{}' AND post_id = ?2 AND comment_id = ?1",
@@ -262,7 +375,7 @@ pub fn on_follow(
     follower: UserId,
     follow_created_at: i64,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "?1",
         "?4",
@@ -283,7 +396,7 @@ pub fn on_follow_request(
     target: UserId,
     requester: UserId,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let sql = insert_sql(
         "?1",
         "?3",
@@ -297,11 +410,7 @@ pub fn on_follow_request(
 }
 
 /// A request that is gone (authorized, rejected, withdrawn, blocked): its notification goes.
-pub fn off_follow_request(
-    db: UserDb<'_>,
-    target: UserId,
-    requester: UserId,
-) -> StoreResult<D1PreparedStatement> {
+pub fn off_follow_request(db: UserDb<'_>, target: UserId, requester: UserId) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
         Kind::FollowRequest.as_str()
@@ -311,7 +420,7 @@ pub fn off_follow_request(
 
 /// The author's side no longer has this follower (unfollow, block): the follow notification
 /// goes.
-pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResult<D1PreparedStatement> {
+pub fn off_follow(db: UserDb<'_>, author: UserId, follower: UserId) -> StoreResult<SqlStatement> {
     let sql = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND actor_id = ?2",
         Kind::Follow.as_str()
@@ -326,7 +435,7 @@ pub fn on_poll_ended(
     recipient: UserId,
     (post, author): (PostId, UserId),
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let from_where = format!("WHERE {}", not_blocked_between("?1", "?2"));
     let sql = insert_sql("?1", "?4", Kind::Poll, "?2", "?3", "0", &from_where);
     stmt(db, &sql, &[int(recipient), int(author), int(post), int(now)])
@@ -339,7 +448,7 @@ pub fn on_update(
     recipient: UserId,
     (post, author): (PostId, UserId),
     now: i64,
-) -> StoreResult<[D1PreparedStatement; 2]> {
+) -> StoreResult<[SqlStatement; 2]> {
     let gone = format!(
         "DELETE FROM notifications WHERE recipient_id = ?1 AND kind = '{}' AND post_id = ?2",
         Kind::Update.as_str()
@@ -368,7 +477,7 @@ struct Made {
 
 /// What an insert above made, if it made a notification for a recipient whose live socket is
 /// open at `now` or who has a push subscription: the notice to send them.
-pub fn notice(result: Option<&worker::D1Result>, now: i64) -> Option<Notice> {
+pub fn notice(result: Option<&crate::store::SqlResult>, now: i64) -> Option<Notice> {
     let made: Vec<Made> = result?.results().ok()?;
     let made = made.into_iter().next()?;
     let live = made.live_until.unwrap_or(0) > now;
@@ -411,7 +520,7 @@ pub(super) fn shown_sql() -> String {
     // checked where it is read (`services/notifications.rs::posts_seen`), and a mention's
     // deletion takes the row back.
     format!(
-        "n.recipient_id = ?1 AND n.filtered = 0 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
+        "n.recipient_id = ?1 AND n.filtered = 0 AND n.actor_id <> 0 AND n.kind IN (SELECT value FROM json_each(?2)) AND {} AND NOT {} \
          AND (n.post_id = 0 OR n.kind IN ('{}', '{}', '{}', '{}') OR EXISTS (SELECT 1 FROM posts p WHERE p.id = n.post_id \
                AND p.deleted_at IS NULL AND p.taken_down_at IS NULL)) \
          AND (n.comment_id = 0 OR EXISTS (SELECT 1 FROM comments c WHERE c.id = n.comment_id \
@@ -427,18 +536,102 @@ pub(super) fn shown_sql() -> String {
 
 pub(super) const COLUMNS: &str = "n.id, n.kind, n.actor_id, n.post_id, n.comment_id";
 
-/// Up to `limit` notifications of the range, in its order.
-pub async fn page(
-    db: UserDb<'_>,
-    recipient: UserId,
-    range: &Range<'_>,
-    limit: usize,
-) -> StoreResult<Vec<StoredNotification>> {
-    let order = if range.oldest_first { "ASC" } else { "DESC" };
+/// The expanded favourites of group rows (migration 0048) as notification rows (`id`, `kind`,
+/// `actor_id`, `post_id`, `comment_id`), shown by [`shown_sql`]'s rules, of the kinds `kinds`
+/// (a JSON parameter), ids strictly between `above` and `below`, of groups whose id passes
+/// `groups` (an SQL condition on `g.id`), by id in `order`, at most `limit`.
+pub(super) struct Expanded<'a> {
+    pub kinds: &'a str,
+    pub below: &'a str,
+    pub above: &'a str,
+    pub actor: Option<&'a str>,
+    pub groups: String,
+    pub order: &'a str,
+    pub limit: &'a str,
+}
+
+pub(super) fn expanded_sql(e: &Expanded<'_>) -> String {
+    let actor = e.actor.map_or(String::new(), |a| format!("AND ({a} = 0 OR l.user_id = {a})"));
+    let order = match e.order {
+        "" => String::new(),
+        order => format!("ORDER BY l.notice_id {order}"),
+    };
+    format!(
+        "SELECT l.notice_id AS id, 'favourite' AS kind, l.user_id AS actor_id, g.post_id AS post_id, 0 AS comment_id \
+         FROM notifications g JOIN likes l ON {likes} \
+         WHERE {GROUP_ROW} AND g.id < {below} AND {groups} AND g.id >= {first} \
+           AND l.notice_id < {below} AND l.notice_id > {above} {actor} \
+           AND 'favourite' IN (SELECT value FROM json_each({kinds})) AND {not_blocked} AND NOT {muted} \
+           AND EXISTS (SELECT 1 FROM posts p WHERE p.id = g.post_id AND p.deleted_at IS NULL AND p.taken_down_at IS NULL) \
+         {order} LIMIT {limit}",
+        likes = window_likes_sql("g.post_id", &window_of("g.id")),
+        below = e.below,
+        above = e.above,
+        groups = e.groups,
+        first = window_start(e.above),
+        kinds = e.kinds,
+        limit = e.limit,
+        not_blocked = not_blocked_between("?1", "l.user_id"),
+        muted = super::mutes::muted_sql("?1", "l.user_id", true),
+    )
+}
+
+/// Where a read of `limit` expanded favourites is complete, as an SQL expression (NULL: the
+/// whole range). A group's likes all fall in its window, so newest first the `limit` newest
+/// group rows below `below` name the oldest window to read: every group from its start on is
+/// read (a group's first id is its row's id), and the read is complete down to that start.
+/// Oldest first, the same up to the end of the window of the `limit`-th group from `above`'s
+/// window on. Without the bound a page would read every group of the recipient.
+pub(super) fn expanded_edge_sql(
+    kinds: &str,
+    below: &str,
+    above: &str,
+    oldest_first: bool,
+    limit: &str,
+) -> String {
+    let (edge, range, order) = match oldest_first {
+        false => (window_start("g.id"), format!("g.id < {below}"), "DESC"),
+        true => (
+            format!("({} + ({GROUP_WINDOW_MS} << 11) - 1)", window_start("g.id")),
+            format!("g.id >= {}", window_start(above)),
+            "ASC",
+        ),
+    };
+    format!(
+        "(SELECT {edge} FROM notifications g WHERE {GROUP_ROW} AND {range} \
+           AND 'favourite' IN (SELECT value FROM json_each({kinds})) ORDER BY g.id {order} LIMIT 1 OFFSET {limit} - 1)"
+    )
+}
+
+/// A page's rows, and where it is complete to when its expanded favourites stopped early (the
+/// caller goes on from there when the page is short: see [`expanded_edge_sql`]).
+pub struct Page {
+    pub rows: Vec<StoredNotification>,
+    pub edge: Option<i64>,
+}
+
+/// Up to `limit` notifications of the range, in its order: the rows, and the favourites of
+/// group rows expanded into one per liker.
+pub async fn page(db: UserDb<'_>, recipient: UserId, range: &Range<'_>, limit: usize) -> StoreResult<Page> {
+    let (order, cut) = match range.oldest_first {
+        false => ("DESC", "id >= COALESCE((SELECT e FROM edge), 0)".to_string()),
+        true => ("ASC", format!("id <= COALESCE((SELECT e FROM edge), {MAX_ID})")),
+    };
+    let edge = expanded_edge_sql("?2", "?3", "?4", range.oldest_first, "?6");
+    let groups = match range.oldest_first {
+        false => "g.id >= COALESCE((SELECT e FROM edge), 0)".to_string(),
+        true => format!("g.id <= COALESCE((SELECT e FROM edge), {MAX_ID})"),
+    };
+    let e = Expanded { kinds: "?2", below: "?3", above: "?4", actor: Some("?5"), groups, order, limit: "?6" };
     let sql = format!(
-        "SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id < ?3 AND n.id > ?4 \
-           AND (?5 = 0 OR n.actor_id = ?5) ORDER BY n.id {order} LIMIT ?6",
-        shown_sql()
+        "WITH edge(e) AS (SELECT {edge}) \
+         SELECT * FROM (SELECT * FROM ( \
+           SELECT * FROM (SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id < ?3 AND n.id > ?4 \
+             AND (?5 = 0 OR n.actor_id = ?5) ORDER BY n.id {order} LIMIT ?6) \
+           UNION ALL SELECT * FROM ({expanded})) WHERE {cut} ORDER BY id {order} LIMIT ?6) \
+         UNION ALL SELECT e, '', 0, 0, 0 FROM edge WHERE e IS NOT NULL",
+        shown_sql(),
+        expanded = expanded_sql(&e),
     );
     let params = [
         int(recipient),
@@ -448,7 +641,9 @@ pub async fn page(
         int(range.actor.map_or(0, |a| a.get())),
         int(limit as i64),
     ];
-    all(db, &sql, &params).await
+    let mut rows: Vec<StoredNotification> = all(db, &sql, &params).await?;
+    let edge = rows.iter().position(|r| r.kind.is_empty()).map(|i| rows.remove(i).id);
+    Ok(Page { rows, edge })
 }
 
 /// How many shown notifications lie above the recipient's `notifications` marker (at most
@@ -459,29 +654,61 @@ pub async fn unread(
     kinds: &KindFilter,
     cap: usize,
 ) -> StoreResult<Vec<StoredNotification>> {
+    let marker =
+        "COALESCE((SELECT last_read_id FROM markers WHERE user_id = ?1 AND timeline = 'notifications'), 0)";
+    // Counting needs no order, so the expanded read stops at `cap` likes.
+    let below = MAX_ID.to_string();
+    let e = Expanded {
+        kinds: "?2",
+        below: &below,
+        above: marker,
+        actor: None,
+        groups: "1".to_string(),
+        order: "",
+        limit: "?3",
+    };
     let sql = format!(
-        "SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id > COALESCE((SELECT last_read_id FROM markers \
-           WHERE user_id = ?1 AND timeline = 'notifications'), 0) ORDER BY n.id DESC LIMIT ?3",
-        shown_sql()
+        "SELECT * FROM (SELECT * FROM (SELECT {COLUMNS} FROM notifications n WHERE {} AND n.id > {marker} \
+           ORDER BY n.id DESC LIMIT ?3) UNION ALL SELECT * FROM ({})) LIMIT ?3",
+        shown_sql(),
+        expanded_sql(&e)
     );
     all(db, &sql, &[int(recipient), text(&kinds.json()), int(cap as i64)]).await
 }
 
-/// Dismisses one notification (a tombstone: see [`DISMISSED`]); whether there was one.
+/// The likes of recipient `?1`'s group rows whose notice is `?2`, as [`dismiss`] negates them.
+fn dismiss_like_sql() -> String {
+    format!(
+        "UPDATE likes SET notice_id = -notice_id WHERE notice_id = ?2 AND liked = 1 \
+           AND liked_at <= (?2 >> 11) AND liked_at > (?2 >> 11) - {NOTICE_DRIFT_MS} \
+           AND post_id IN (SELECT g.post_id FROM notifications g WHERE {GROUP_ROW} AND g.id <= ?2 AND g.id >= {})",
+        window_start("?2")
+    )
+}
+
+/// Dismisses one notification (a tombstone: see [`DISMISSED`]; an expanded favourite's like
+/// keeps its notice id negated); whether there was one.
 pub async fn dismiss(db: UserDb<'_>, recipient: UserId, id: i64) -> StoreResult<bool> {
     let sql = format!(
         "UPDATE notifications SET filtered = {DISMISSED} WHERE recipient_id = ?1 AND id = ?2 \
-           AND filtered <> {DISMISSED}"
+           AND filtered <> {DISMISSED} AND actor_id <> 0"
     );
-    let results = batch(db, vec![stmt(db, &sql, &[int(recipient), int(id)])?]).await?;
-    Ok(changed_rows(results.first()) > 0)
+    let params = [int(recipient), int(id)];
+    let results = batch(db, vec![stmt(db, &sql, &params)?, stmt(db, &dismiss_like_sql(), &params)?]).await?;
+    Ok(results.iter().map(|r| changed_rows(Some(r))).sum::<usize>() > 0)
 }
 
 /// Clears all of a recipient's notifications (tombstones, as [`dismiss`]).
 pub async fn clear(db: UserDb<'_>, recipient: UserId) -> StoreResult<usize> {
     let sql = format!(
-        "UPDATE notifications SET filtered = {DISMISSED} WHERE recipient_id = ?1 AND filtered <> {DISMISSED}"
+        "UPDATE notifications SET filtered = {DISMISSED} WHERE recipient_id = ?1 AND filtered <> {DISMISSED} \
+           AND actor_id <> 0"
     );
-    let results = batch(db, vec![stmt(db, &sql, &[int(recipient)])?]).await?;
-    Ok(changed_rows(results.first()))
+    let likes = format!(
+        "UPDATE likes SET notice_id = -notice_id WHERE notice_id > 0 \
+           AND post_id IN (SELECT g.post_id FROM notifications g WHERE {GROUP_ROW})"
+    );
+    let results =
+        batch(db, vec![stmt(db, &sql, &[int(recipient)])?, stmt(db, &likes, &[int(recipient)])?]).await?;
+    Ok(results.iter().map(|r| changed_rows(Some(r))).sum())
 }

@@ -1,9 +1,9 @@
 //! The transactional outbox: events committed with the change they describe, carried out by
 //! the fan-out pipeline, swept by reconciliation when they stop making progress.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
-use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::stats::bump;
@@ -88,7 +88,7 @@ pub fn reader_event(
     author: UserId,
     now: i64,
     only_if_changed: bool,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let condition = if only_if_changed { "WHERE changes() > 0" } else { "" };
     stmt(
         db,
@@ -108,7 +108,7 @@ pub fn post_event<'a>(
     kind: EventKind,
     post: PostId,
     now: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     stmt(
         db,
         &format!(
@@ -121,7 +121,7 @@ pub fn post_event<'a>(
 }
 
 /// Outbox ids returned by the `RETURNING id` statements of a batch.
-pub fn returned_events(results: &[worker::D1Result]) -> Vec<OutboxId> {
+pub fn returned_events(results: &[crate::store::SqlResult]) -> Vec<OutboxId> {
     super::returned_ids(results).into_iter().map(OutboxId::from_trusted).collect()
 }
 

@@ -5,8 +5,8 @@
 //! pushed or pulled (or both) at every moment. Every statement touches one side: the author's
 //! (`followers`, the author's users row) or the reader's (`follows`, the reader's users row).
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::shards::Shards;
 use super::StoreResult;
@@ -18,12 +18,7 @@ use crate::domain::policy::{CopiedFacts, EdgeMode, Rate, DAY_MS, RATE_TAU_DAYS};
 /// Brings the author's posting rate up to date with one post made at `created_at` (an import
 /// carries its own, older time and counts for less), for the publish batch. Same formula as
 /// `Rate::with_event`, in SQL so it costs no extra round trip.
-pub fn count_post(
-    db: UserDb<'_>,
-    author: UserId,
-    created_at: i64,
-    now: i64,
-) -> StoreResult<D1PreparedStatement> {
+pub fn count_post(db: UserDb<'_>, author: UserId, created_at: i64, now: i64) -> StoreResult<SqlStatement> {
     let tau_ms = RATE_TAU_DAYS * DAY_MS as f64;
     stmt(
         db,

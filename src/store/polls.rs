@@ -2,8 +2,8 @@
 //! once per voter, counted by the trigger on `poll_voters` in the vote's own statement, and
 //! told ended once by the cron.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::{all, batch, int, stmt, text, AnyDb, PostDb, StoreResult, UserDb};
 use crate::domain::ids::{PostId, UserId};
@@ -15,7 +15,7 @@ pub fn insert_statement(
     (id, author): (i64, UserId),
     poll: &PollDraft,
     created_at: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT INTO polls (post_id, author_id, options, multiple, hide_totals, expires_at) \

@@ -1,8 +1,8 @@
 //! Posts: publish (with outbox + idempotency), read with the viewer's relationship to each
 //! author, edit, delete, and the author index used by author lists and the feed's pull path.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::error::Conflict;
 use super::outbox::{post_event, returned_events};
@@ -62,7 +62,7 @@ pub fn feed_columns() -> String {
 
 /// The viewer's (`?1`) relationship to each of `authors` (all on this database): one row per
 /// author, read beside the page's posts.
-pub fn relationships(db: AnyDb<'_>, viewer: UserId, authors: &[UserId]) -> StoreResult<D1PreparedStatement> {
+pub fn relationships(db: AnyDb<'_>, viewer: UserId, authors: &[UserId]) -> StoreResult<SqlStatement> {
     let sql =
         format!("SELECT e.value AS author_id, {} FROM json_each(?2) e", relationship_columns("e.value"));
     stmt(db, &sql, &[int(viewer), text(&id_list(authors))])
@@ -318,21 +318,13 @@ pub async fn load_live(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> StoreRe
 }
 
 /// [`load_live`] as statements, to join a batch with other reads (one round trip).
-pub fn live_statements(
-    db: AnyDb<'_>,
-    viewer: UserId,
-    ids: &[PostId],
-) -> StoreResult<Vec<D1PreparedStatement>> {
+pub fn live_statements(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> StoreResult<Vec<SqlStatement>> {
     live_statements_of(db, viewer, ids, &post_select())
 }
 
 /// The feed's hydration of at most [`IDS_PER_QUERY`] ids: [`live_statements`] without the
 /// relationship columns, one statement.
-pub fn feed_live_statement(
-    db: AnyDb<'_>,
-    viewer: UserId,
-    ids: &[PostId],
-) -> StoreResult<D1PreparedStatement> {
+pub fn feed_live_statement(db: AnyDb<'_>, viewer: UserId, ids: &[PostId]) -> StoreResult<SqlStatement> {
     let select = format!("{} FROM posts p JOIN users u ON u.id = p.author_id", feed_columns());
     live_statement(db, viewer, &ids[..ids.len().min(IDS_PER_QUERY)], &select)
 }
@@ -342,7 +334,7 @@ fn live_statements_of(
     viewer: UserId,
     ids: &[PostId],
     select: &str,
-) -> StoreResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<SqlStatement>> {
     ids.chunks(IDS_PER_QUERY).map(|chunk| live_statement(db, viewer, chunk, select)).collect()
 }
 
@@ -351,7 +343,7 @@ fn live_statement(
     viewer: UserId,
     chunk: &[PostId],
     select: &str,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     let numbered: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
     let sql = format!("{select} WHERE p.id IN ({}) AND p.deleted_at IS NULL", numbered.join(","));
     let mut params = vec![int(viewer)];
@@ -360,7 +352,7 @@ fn live_statement(
 }
 
 /// The rows of batch results that each returned [`PostRow`]s.
-pub fn rows_of(results: &[worker::D1Result]) -> StoreResult<Vec<PostRow>> {
+pub fn rows_of(results: &[crate::store::SqlResult]) -> StoreResult<Vec<PostRow>> {
     let mut rows = Vec::new();
     for result in results {
         rows.extend(result.results::<PostRow>()?);
@@ -511,7 +503,7 @@ fn insert_post_statement(
     post: &NewPost<'_>,
     id: i64,
     created_at: i64,
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT INTO posts (id, author_id, body, visibility, created_at, spoiler_text, sensitive, media, reblog_of, \
@@ -546,7 +538,7 @@ fn media_column(media: &[Attachment]) -> StoreResult<worker::wasm_bindgen::JsVal
 
 /// The publish batch's idempotency key, and for a scheduled post its row's delete after it
 /// (the key's `request_hash` is read from that row: gone or not due, the batch aborts).
-fn key_statements(db: UserDb<'_>, post: &NewPost<'_>, now: i64) -> StoreResult<Vec<D1PreparedStatement>> {
+fn key_statements(db: UserDb<'_>, post: &NewPost<'_>, now: i64) -> StoreResult<Vec<SqlStatement>> {
     let Some(scope) = &post.idempotency else { return Ok(Vec::new()) };
     let mut params = vec![int(scope.user), text(&scope.key), text(&scope.request_hash), int(now)];
     let hash = match post.scheduled {
@@ -575,7 +567,7 @@ fn publish_statements(
     post: &NewPost<'_>,
     id: i64,
     now: i64,
-) -> StoreResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<SqlStatement>> {
     // The post's time is its id's: a crowded millisecond moves both (store::snowflake).
     let created_at = snowflake_time(id);
     let mut statements = vec![
@@ -610,7 +602,7 @@ fn publish_statements(
 
 /// The publish batch's answer ([`publish_statements`]): the post's and the event's ids first,
 /// the replicas' bump and the post read back last.
-fn published(results: &[worker::D1Result]) -> StoreResult<Published> {
+fn published(results: &[crate::store::SqlResult]) -> StoreResult<Published> {
     let [.., bump, read_back] = results else {
         return Err(StoreError::Internal("the publish batch gave too few results".into()));
     };
@@ -642,7 +634,7 @@ fn held_of_authors_row(mut row: serde_json::Value, post: &PostRow) -> HeldPost {
             columns.remove(relationship);
         }
     }
-    HeldPost { id: post.id, created_at: post.created_at, row }
+    HeldPost { id: post.id, created_at: post.created_at, row: row.to_string().into() }
 }
 
 /// Inserts the post, its outbox event and (if given) its idempotency key in one atomic batch,

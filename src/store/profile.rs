@@ -2,8 +2,8 @@
 //! their avatar and header (`media.profile`), all on their home database, changed in one batch.
 //! An image's `users` column is named by `Image::name` (a constant, never input).
 
+use crate::store::SqlStatement;
 use wasm_bindgen::JsValue;
-use worker::D1PreparedStatement;
 
 use super::{batch, int, opt_flag, opt_text, stmt, text, StoreResult, UserDb};
 use crate::domain::ids::{MediaId, UserId};
@@ -24,7 +24,7 @@ fn image_statements(
     user: UserId,
     new: &NewImage<'_>,
     now: i64,
-) -> StoreResult<Vec<D1PreparedStatement>> {
+) -> StoreResult<Vec<SqlStatement>> {
     let kind = new.image.name();
     Ok(vec![
         stmt(
@@ -47,7 +47,7 @@ fn image_statements(
 
 /// The text and flags of an edit, each `NULL` to keep (`?5` says whether `fields` is given,
 /// `?12` whether `post_language` is; `?13`: `indexable`).
-fn columns_statement(db: UserDb<'_>, user: UserId, edit: &ProfileEdit) -> StoreResult<D1PreparedStatement> {
+fn columns_statement(db: UserDb<'_>, user: UserId, edit: &ProfileEdit) -> StoreResult<SqlStatement> {
     let fields = edit.fields.as_ref().map(|f| serde_json::to_string(f).unwrap_or_else(|_| "[]".into()));
     let params: [JsValue; 13] = [
         int(user),

@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::graph::shown_user_page;
 use super::posts::{self, post_select, PostRow};
@@ -132,7 +132,7 @@ pub fn source_boosts_statement(
     db: AnyDb<'_>,
     originals: &[PostId],
     sources: &[UserId],
-) -> StoreResult<D1PreparedStatement> {
+) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "SELECT r.post_id, r.created_at, r.boost_id FROM json_each(?1) o \

@@ -88,7 +88,7 @@ pub async fn held_post(db: PostDb<'_>, post: PostId) -> StoreResult<Option<HeldP
 pub fn held(row: serde_json::Value) -> Option<HeldPost> {
     let id = row.get("id")?.as_i64()?;
     let created_at = row.get("created_at")?.as_i64()?;
-    Some(HeldPost { id: PostId::from_trusted(id), created_at, row })
+    Some(HeldPost { id: PostId::from_trusted(id), created_at, row: row.to_string().into() })
 }
 
 #[derive(Deserialize)]

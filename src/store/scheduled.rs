@@ -2,8 +2,8 @@
 //! the uploads each holds (`media.scheduled_id`, the same database: an upload's id carries its
 //! uploader's shard). The rules (times, limits, the params' shape) are `domain/scheduled.rs`.
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::snowflake::insert_with_fresh_id;
 use super::{all, batch, first, id_list, int, opt_text, stmt, text, AnyDb, Count, StoreResult, UserDb};
@@ -58,11 +58,7 @@ fn within_limits(pending: bool) -> String {
     )
 }
 
-fn insert_statements(
-    db: UserDb<'_>,
-    new: &NewScheduled<'_>,
-    id: i64,
-) -> StoreResult<Vec<D1PreparedStatement>> {
+fn insert_statements(db: UserDb<'_>, new: &NewScheduled<'_>, id: i64) -> StoreResult<Vec<SqlStatement>> {
     let (day_start, day_end) = day_of(new.scheduled_at);
     let insert = format!(
         "INSERT INTO scheduled_statuses (user_id, id, scheduled_at, params, created_at, idempotency) \
@@ -230,7 +226,7 @@ pub async fn remove(db: UserDb<'_>, user: UserId, id: i64) -> StoreResult<bool> 
 }
 
 /// The statement that lets a scheduled post's uploads go.
-fn release_statement(db: AnyDb<'_>, user: UserId, id: i64) -> StoreResult<D1PreparedStatement> {
+fn release_statement(db: AnyDb<'_>, user: UserId, id: i64) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "UPDATE media SET scheduled_id = NULL WHERE scheduled_id = ?2 AND user_id = ?1",
@@ -241,7 +237,7 @@ fn release_statement(db: AnyDb<'_>, user: UserId, id: i64) -> StoreResult<D1Prep
 /// The publish batch's statements for scheduled post `id` (`store/posts.rs::publish`): the
 /// row goes in the batch that makes its post, so the two never exist apart. They follow the
 /// idempotency key's insert, whose `request_hash` [`guard_sql`] reads from the row.
-pub fn consume_statement(db: UserDb<'_>, user: UserId, id: i64) -> StoreResult<D1PreparedStatement> {
+pub fn consume_statement(db: UserDb<'_>, user: UserId, id: i64) -> StoreResult<SqlStatement> {
     stmt(db, "DELETE FROM scheduled_statuses WHERE user_id = ?1 AND id = ?2", &[int(user), int(id)])
 }
 

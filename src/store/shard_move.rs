@@ -110,7 +110,7 @@ fn delete_extras(
     table: &Table,
     page: &Page<'_>,
     rows: &str,
-) -> StoreResult<worker::D1PreparedStatement> {
+) -> StoreResult<crate::store::SqlStatement> {
     let mut params = Vec::new();
     let of_shard = shard_rows(table, &mut params, page.shard);
     let mut range = key_bound(table.key, ">", page.after, &mut params);
@@ -128,7 +128,7 @@ fn delete_extras(
     stmt(db, &sql, &params)
 }
 
-fn upsert(db: AnyDb<'_>, table: &Table, rows: &str) -> StoreResult<worker::D1PreparedStatement> {
+fn upsert(db: AnyDb<'_>, table: &Table, rows: &str) -> StoreResult<crate::store::SqlStatement> {
     let set: Vec<String> = value_columns(table).map(|c| format!("{c} = excluded.{c}")).collect();
     let sql = format!(
         "INSERT INTO {} ({}) SELECT {} FROM json_each(?1) j WHERE true ON CONFLICT ({}) DO UPDATE SET {}",

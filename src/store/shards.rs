@@ -16,7 +16,7 @@ use futures_util::future::join_all;
 use worker::Env;
 
 use super::handles::{AnyDb, ControlDb, HandleDb, IndexDb, OutboxDb, PostDb, UserDb};
-use super::{Db, Io};
+use super::{remote, Db, Io};
 use super::{StoreError, StoreResult};
 use crate::domain::ids::{CommentId, MediaId, OutboxId, PostId, UserId};
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
@@ -44,13 +44,10 @@ impl Shards {
     /// `DB_0` or an invalid map is a deployment error: every request fails with it (500) rather
     /// than sending a row to the wrong database.
     pub fn from_env(env: &Env, spec: &str, io: &Rc<Io>) -> StoreResult<Self> {
-        let mut dbs = Vec::new();
-        while dbs.len() < LOGICAL_SHARDS {
-            match env.d1(&binding(dbs.len())) {
-                Ok(d1) => dbs.push(Db::indexed(d1, dbs.len(), io.clone())),
-                Err(_) => break,
-            }
-        }
+        let dbs = match var(env, PER_SCRIPT_VAR) {
+            Some(per_script) => split_databases(env, &per_script, io)?,
+            None => local_databases(env, io),
+        };
         if dbs.is_empty() {
             return Err(StoreError::Misconfigured(format!("no D1 binding {CONTROL_BINDING}")));
         }
@@ -182,6 +179,73 @@ impl Shards {
     pub fn describe_database(&self, index: usize) -> String {
         describe_shards(&self.map.shards_on(index))
     }
+}
+
+/// The var that says the databases are split over data scripts (ARCHITECTURE.md "More than one
+/// Worker script"): at most this many a script, `DATA_k` holding `k*M .. k*M+M-1`.
+pub const PER_SCRIPT_VAR: &str = "DATA_PER_SCRIPT";
+/// With [`PER_SCRIPT_VAR`]: how many databases there are in all.
+pub const DATABASES_VAR: &str = "DATABASES";
+
+/// The service binding of the data script `k`.
+pub fn data_binding(script: usize) -> String {
+    format!("DATA_{script}")
+}
+
+fn var(env: &Env, name: &str) -> Option<String> {
+    env.var(name).ok().map(|v| v.to_string()).filter(|v| !v.trim().is_empty())
+}
+
+/// This invocation's own bindings `DB_0`, `DB_1`, ... up to the first missing one.
+fn local_databases(env: &Env, io: &Rc<Io>) -> Vec<Db> {
+    let mut dbs = Vec::new();
+    while dbs.len() < LOGICAL_SHARDS {
+        match env.d1(&binding(dbs.len())) {
+            Ok(d1) => dbs.push(Db::local(d1, dbs.len(), io.clone())),
+            Err(_) => break,
+        }
+    }
+    dbs
+}
+
+/// `DATABASES` databases, each through this invocation's own `DB_i` when it has one, else
+/// through the data script `DATA_{i / per_script}`. A database neither reaches is a deployment
+/// error (every request fails with it rather than writing a row to the wrong place).
+fn split_databases(env: &Env, per_script: &str, io: &Rc<Io>) -> StoreResult<Vec<Db>> {
+    let misconfigured = |why: String| StoreError::Misconfigured(why);
+    let per_script: usize = per_script.trim().parse().ok().filter(|&m| m >= 1).ok_or_else(|| {
+        misconfigured(format!("{PER_SCRIPT_VAR}={per_script}: expected a count of databases"))
+    })?;
+    let total = var(env, DATABASES_VAR).unwrap_or_default();
+    let total: usize =
+        total.trim().parse().ok().filter(|n| (1..=LOGICAL_SHARDS).contains(n)).ok_or_else(|| {
+            misconfigured(format!(
+                "{DATABASES_VAR}={total}: expected 1 ..= {LOGICAL_SHARDS} with {PER_SCRIPT_VAR}"
+            ))
+        })?;
+    let token: Rc<str> = var(env, remote::TOKEN_VAR).unwrap_or_default().into();
+    let mut scripts: Vec<Option<remote::DataScript>> = Vec::new();
+    let mut dbs = Vec::with_capacity(total);
+    for index in 0..total {
+        if let Ok(d1) = env.d1(&binding(index)) {
+            dbs.push(Db::local(d1, index, io.clone()));
+            continue;
+        }
+        let script = index / per_script;
+        if scripts.len() <= script {
+            scripts.resize(script + 1, None);
+        }
+        if scripts[script].is_none() {
+            let name = data_binding(script);
+            let fetcher = env.service(&name).map_err(|_| {
+                misconfigured(format!("DB_{index} has neither a D1 binding nor a service binding {name}"))
+            })?;
+            scripts[script] = Some(remote::DataScript::new(fetcher, name.into(), token.clone()));
+        }
+        let found = scripts[script].clone();
+        dbs.extend(found.map(|s| Db::remote(s, index, io.clone())));
+    }
+    Ok(dbs)
 }
 
 /// The map for `databases` bindings. Empty `SHARD_MAP`: the even split, `ShardMap::even`

@@ -2,14 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::store::SqlStatement;
 use serde::Deserialize;
-use worker::D1PreparedStatement;
 
 use super::StoreResult;
 use super::{all, all_sized, batch, first, int, run, stmt, text, AnyDb, ControlDb, Count, OnDb};
 
 /// Adds `by` to a named counter; a statement so it joins the batch of the change it counts.
-pub fn bump<'a>(db: impl OnDb<'a>, name: &str, by: i64) -> StoreResult<D1PreparedStatement> {
+pub fn bump<'a>(db: impl OnDb<'a>, name: &str, by: i64) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = value + excluded.value",
@@ -26,12 +26,7 @@ pub fn minute_of(at_ms: i64) -> i64 {
 
 /// Adds `by` to a per-minute count (rolling figures); a statement, to join the batch of the
 /// change it counts.
-pub fn count_minute<'a>(
-    db: impl OnDb<'a>,
-    name: &str,
-    at_ms: i64,
-    by: i64,
-) -> StoreResult<D1PreparedStatement> {
+pub fn count_minute<'a>(db: impl OnDb<'a>, name: &str, at_ms: i64, by: i64) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT INTO minute_counts (name, minute, n) VALUES (?1, ?2, ?3) \
@@ -62,7 +57,7 @@ pub async fn trim_minutes<'a>(db: impl OnDb<'a>, before_minute: i64) -> StoreRes
 }
 
 /// Sets a named value (a time mark, not a counter).
-pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<D1PreparedStatement> {
+pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
@@ -71,7 +66,7 @@ pub fn set<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<D1Prepa
 }
 
 /// Raises a figure to `value` if it is below (a running maximum).
-pub fn raise<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<D1PreparedStatement> {
+pub fn raise<'a>(db: impl OnDb<'a>, name: &str, value: i64) -> StoreResult<SqlStatement> {
     stmt(
         db,
         "INSERT INTO stats (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = MAX(value, excluded.value)",

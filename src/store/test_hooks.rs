@@ -252,6 +252,21 @@ pub async fn set_like_count(db: PostDb<'_>, post: PostId, like_count: i64, now: 
     .await
 }
 
+/// The favourite notification rows of a post on its author's home: all of them, and the
+/// group rows among them (migration 0048).
+pub async fn favourite_rows(db: PostDb<'_>, post: PostId) -> StoreResult<(i64, i64)> {
+    #[derive(Deserialize)]
+    struct Counts {
+        rows: i64,
+        groups: i64,
+    }
+    let sql = "SELECT COUNT(*) AS rows, COALESCE(SUM(n.actor_id = 0), 0) AS groups FROM notifications n \
+               WHERE n.recipient_id = (SELECT author_id FROM posts WHERE id = ?1) AND n.kind = 'favourite' \
+               AND n.post_id = ?1";
+    let counts: Vec<Counts> = all(db, sql, &[int(post)]).await?;
+    Ok(counts.first().map_or((0, 0), |c| (c.rows, c.groups)))
+}
+
 #[derive(Deserialize, Serialize)]
 pub struct EdgeView {
     follower_id: UserId,

@@ -1,5 +1,5 @@
 //! The timeline index (`timeline_index`, migration 0039) and the stream listeners beside it
-//! (`stream_listeners`), on a key's database (`domain::tags::IndexKey`). Entries are ids only:
+//! (`stream_listeners`, read by the key's stream relay once per flush), on a key's database (`domain::tags::IndexKey`). Entries are ids only:
 //! a read loads the posts where they live and checks each for the viewer now.
 
 use futures_util::future::join_all;
@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::handles::IndexDb;
 use super::shards::Shards;
-use worker::D1PreparedStatement;
+use crate::store::SqlStatement;
 
 use super::{all, batch, changed_rows, exec, first, int, stmt, text, StoreResult};
 use crate::domain::ids::{PostId, UserId};
@@ -18,16 +18,15 @@ use crate::domain::timeline_head::HeadKey;
 /// A post's entry, as written under each of its keys (and as read back: [`IndexRow`]).
 pub use crate::domain::timeline_head::HeadEntry as Entry;
 
-/// What an index write found under one key: whether it changed the key's rows, and who
-/// listens to the key's stream now (read in the same batch, so telling them costs no trip).
-#[derive(Debug, Clone, Default)]
+/// What an index write found under one key: whether it changed the key's rows (who listens is
+/// the key's stream relay's business, read once per flush: [`listeners`]).
+#[derive(Debug, Clone, Copy, Default)]
 pub struct KeyWrite {
     pub changed: bool,
-    pub listeners: Vec<UserId>,
 }
 
 /// Adds the entry under each of `keys` (all on `db`); a repeated add changes nothing.
-pub async fn add(db: IndexDb<'_>, keys: &[&IndexKey], entry: &Entry, now: i64) -> StoreResult<Vec<KeyWrite>> {
+pub async fn add(db: IndexDb<'_>, keys: &[&IndexKey], entry: &Entry) -> StoreResult<Vec<KeyWrite>> {
     let sql = "INSERT OR IGNORE INTO timeline_index (shard, key, post_id, author_id, flags) \
                VALUES (?1, ?2, ?3, ?4, ?5)";
     let writes = keys
@@ -43,22 +42,17 @@ pub async fn add(db: IndexDb<'_>, keys: &[&IndexKey], entry: &Entry, now: i64) -
             stmt(db, sql, &params)
         })
         .collect::<StoreResult<Vec<_>>>()?;
-    write_and_listen(db, keys, writes, now).await
+    write_keys(db, keys, writes).await
 }
 
 /// Removes the post's entry under each of `keys`.
-pub async fn remove(
-    db: IndexDb<'_>,
-    keys: &[&IndexKey],
-    post: PostId,
-    now: i64,
-) -> StoreResult<Vec<KeyWrite>> {
+pub async fn remove(db: IndexDb<'_>, keys: &[&IndexKey], post: PostId) -> StoreResult<Vec<KeyWrite>> {
     let sql = "DELETE FROM timeline_index WHERE key = ?1 AND post_id = ?2";
     let writes = keys
         .iter()
         .map(|key| stmt(db, sql, &[text(key.as_str()), int(post)]))
         .collect::<StoreResult<Vec<_>>>()?;
-    write_and_listen(db, keys, writes, now).await
+    write_keys(db, keys, writes).await
 }
 
 #[derive(Deserialize)]
@@ -66,34 +60,24 @@ struct Listener {
     user_id: UserId,
 }
 
-/// One batch: a write per key, then each key's live listeners.
-async fn write_and_listen(
+/// One batch: a write per key (no listener read: the relays read them once per flush).
+async fn write_keys(
     db: IndexDb<'_>,
     keys: &[&IndexKey],
-    mut statements: Vec<D1PreparedStatement>,
-    now: i64,
+    statements: Vec<SqlStatement>,
 ) -> StoreResult<Vec<KeyWrite>> {
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let listen = "SELECT user_id FROM stream_listeners WHERE key = ?1 AND expires_at > ?2";
-    for key in keys {
-        statements.push(stmt(db, listen, &[text(key.as_str()), int(now)])?);
-    }
     let results = batch(db, statements).await?;
-    let n = keys.len();
-    (0..n)
-        .map(|i| {
-            let listeners: Vec<Listener> = match results.get(n + i) {
-                Some(result) => result.results()?,
-                None => Vec::new(),
-            };
-            Ok(KeyWrite {
-                changed: changed_rows(results.get(i)) > 0,
-                listeners: listeners.into_iter().map(|l| l.user_id).collect(),
-            })
-        })
-        .collect()
+    Ok((0..keys.len()).map(|i| KeyWrite { changed: changed_rows(results.get(i)) > 0 }).collect())
+}
+
+/// Who listens to a key's stream now (their leases not lapsed): a stream relay's flush.
+pub async fn listeners(db: IndexDb<'_>, key: &IndexKey, now: i64) -> StoreResult<Vec<UserId>> {
+    let sql = "SELECT user_id FROM stream_listeners WHERE key = ?1 AND expires_at > ?2";
+    let rows: Vec<Listener> = all(db, sql, &[text(key.as_str()), int(now)]).await?;
+    Ok(rows.into_iter().map(|l| l.user_id).collect())
 }
 
 /// One index row read back (the head replicas hold the same rows).
@@ -117,7 +101,7 @@ pub async fn page(db: IndexDb<'_>, key: &IndexKey, range: Range) -> StoreResult<
     all(db, &sql, &params).await
 }
 
-/// A timeline head's range read from its keys' databases side by side (a public head's four
+/// A timeline head's range read from its keys' databases side by side (a public head's
 /// stripes, a tag's one key), unmerged; whether one of them filled the range.
 pub async fn head_page(shards: &Shards, key: &HeadKey, range: Range) -> StoreResult<(Vec<IndexRow>, bool)> {
     let keys = key.index_keys();

@@ -5,6 +5,7 @@
 mod common;
 
 mod accounts;
+mod activity;
 mod app_screens;
 mod apps;
 mod boosts;
@@ -28,6 +29,7 @@ mod grouped;
 mod idle;
 mod ids;
 mod in_flight;
+mod like_groups;
 mod lists;
 mod live;
 mod mastodon;
@@ -45,6 +47,7 @@ mod posts;
 mod profiles;
 mod push;
 mod quotes;
+mod recount;
 mod replies;
 mod scheduled;
 mod search;

@@ -187,3 +187,17 @@ fn an_invalid_shard_map_fails_every_request_with_a_clear_problem() {
     }
     broken.kill();
 }
+
+/// The data plane's internal D1 endpoint (a data script's only route, ARCHITECTURE.md "More
+/// than one Worker script") is not reachable through the public front: the front has no such
+/// route, with or without the token, so a client can never run SQL, whichever stack this is.
+#[test]
+fn the_public_front_never_answers_the_internal_d1_endpoint() {
+    let call = br#"{"database":0,"mode":"all","statements":[{"sql":"SELECT * FROM users","params":[]}]}"#;
+    for token in ["", "local-data-plane-token"] {
+        let headers = [("content-type", "application/json"), ("x-edgefeed-data-token", token)];
+        let resp = raw("POST", "/internal/d1", &headers, call);
+        assert_eq!(resp.status, 404, "{}", resp.body);
+        assert!(!resp.body.to_string().contains("\"results\""), "{}", resp.body);
+    }
+}

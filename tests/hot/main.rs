@@ -29,6 +29,7 @@ fn setup() {
     let vars = [
         ("HOT_REPLICA_FOLLOWERS", "3".to_string()),
         ("HOT_FOLLOWERS_PER_REPLICA", "2".to_string()),
+        ("HOT_DIGESTS", "2".to_string()),
         ("REPLICA_LEASE_SECONDS", LEASE_SECONDS.to_string()),
         ("REPLICA_COUNTS_SECONDS", COUNTS_SECONDS.to_string()),
         ("HOT_DIRECTORY_TTL_SECONDS", "0".to_string()),
@@ -339,4 +340,120 @@ fn a_hot_tags_pages_read_its_head_replica_and_its_database_once_per_ttl() {
     // A delete shows at once for everyone: every entry's post is read again on each page.
     author.delete(&format!("/v1/posts/{second}")).expect(204);
     assert!(!tag_page(&reader, &tag).0.contains(&second), "a deleted post never shows from a head");
+}
+
+/// `n` hot authors all followed by `reader` (and by two more users, so each crosses this
+/// binary's threshold of 3), promoted by reconciliation passes.
+fn hot_authors_of(prefix: &str, reader: &User, n: usize) -> Vec<User> {
+    let others = [register(&format!("{prefix}_f")), register(&format!("{prefix}_g"))];
+    let authors: Vec<User> = (0..n).map(|_| register(&format!("{prefix}_a"))).collect();
+    for author in &authors {
+        reader.follow(author);
+        for other in &others {
+            other.follow(author);
+        }
+    }
+    activate(reader);
+    for author in &authors {
+        poll("the author promoted to replicas", DEADLINE, || {
+            admin("POST", "/v1/admin/reconcile", None).expect(200);
+            replica_hook(author, json!({}))["replicas"].as_u64()
+        });
+    }
+    authors
+}
+
+/// Every page of `reader`'s feed, `limit` at a time, following `next_cursor` to the end: each
+/// page's items and its response.
+fn all_pages(reader: &User, limit: usize) -> Vec<(Vec<Value>, Resp)> {
+    let mut pages = Vec::new();
+    let mut path = format!("/v1/feed?limit={limit}");
+    loop {
+        let r = reader.get(&path);
+        assert_eq!(r.status, 200, "{}", r.body);
+        let items = r.body["items"].as_array().cloned().unwrap_or_default();
+        let next = r.body["next_cursor"].as_str().map(str::to_string);
+        pages.push((items, r));
+        match next {
+            Some(cursor) => path = format!("/v1/feed?limit={limit}&cursor={cursor}"),
+            None => return pages,
+        }
+        assert!(pages.len() < 100, "pagination did not end");
+    }
+}
+
+/// Durable Object calls other than the replicas' on a feed page in this binary: the directory
+/// (re-read on every page: `HOT_DIRECTORY_TTL_SECONDS` is 0 here) and the reader's window.
+const PAGE_CALLS_BESIDE_REPLICAS: u32 = 2;
+
+#[test]
+fn a_page_makes_one_replica_call_whatever_the_number_of_hot_authors_and_pages_exactly() {
+    setup();
+    const AUTHORS: usize = 5;
+    let reader = register("hd_r");
+    let authors = hot_authors_of("hd", &reader, AUTHORS);
+    // Posts sharing timestamps across authors: each author publishes once, then every author
+    // imports two more posts at each of those posts' exact times.
+    let times: Vec<String> = authors
+        .iter()
+        .map(|a| {
+            let r = a.post(
+                "/v1/posts",
+                json!({ "body": format!("live by {}", a.handle), "visibility": "public" }),
+            );
+            eprintln!("a hot author's publish: {:?}", r.server_timing);
+            r.expect(201)["created_at"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let mut posts: Vec<String> = Vec::new();
+    for (i, at) in times.iter().enumerate() {
+        for (j, author) in authors.iter().enumerate() {
+            for k in 0..2 {
+                posts.push(id_of(&import_post(author, &format!("shared {i} {j} {k}"), "public", at)));
+            }
+        }
+    }
+    let expected = AUTHORS + posts.len();
+    let seen_all = || {
+        let pages = all_pages(&reader, 7);
+        let got: Vec<String> = pages.iter().flat_map(|(items, _)| ids(items)).collect();
+        (got.len() >= expected && posts.iter().all(|p| got.contains(p))).then_some((pages, got))
+    };
+    let (pages, got) = poll("every post in the reader's pages", DEADLINE, seen_all);
+    let mut unique = got.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), got.len(), "no post on two pages: {got:?}");
+    assert_eq!(got.len(), expected, "every post once: {got:?}");
+    for (items, r) in &pages {
+        let calls = r.timing("calls");
+        eprintln!("page of {} items from {AUTHORS} hot authors: {:?}", items.len(), r.server_timing);
+        assert!(
+            calls <= PAGE_CALLS_BESIDE_REPLICAS + 1,
+            "one replica call for {AUTHORS} hot authors: {:?}",
+            r.server_timing
+        );
+    }
+    // The reader's digest holds every one of them (and whatever other tests' readers on it read).
+    let digest = replica_hook(&authors[0], json!({ "reader_id": reader.id }))["reader_replica"].clone();
+    let held = replica_hook(&authors[0], json!({ "replica": digest, "fault": "none" }))["digest"].clone();
+    eprintln!("the reader's digest holds {held}");
+    assert!(held["authors"].as_u64().unwrap() >= AUTHORS as u64, "{held}");
+    assert!(held["posts"].as_u64().unwrap() >= expected as u64, "{held}");
+
+    // Every read re-checks what the viewer may see now: a delete, a takedown and a block by an
+    // author are hidden on the very next read, also on the pages the cursor walks.
+    let deleted = &posts[4];
+    let taken = &posts[3];
+    authors[2].delete(&format!("/v1/posts/{deleted}")).expect(204);
+    let reason = json!({ "reason": "test", "operator": "test-op" });
+    admin("POST", &format!("/v1/admin/posts/{taken}/takedown"), Some(&reason)).expect(200);
+    authors[4].block(&reader);
+    let after: Vec<String> = all_pages(&reader, 7).iter().flat_map(|(items, _)| ids(items)).collect();
+    assert!(!after.contains(deleted) && !after.contains(taken), "{after:?}");
+    let by_blocker = |id: &String| got.iter().any(|g| g == id) && !after.contains(id);
+    let blocker_posts: Vec<&String> =
+        posts.iter().enumerate().filter(|(n, _)| (n / 2) % AUTHORS == 4).map(|(_, p)| p).collect();
+    assert!(blocker_posts.iter().all(|p| by_blocker(p)), "the blocking author's posts hidden: {after:?}");
+    assert_eq!(after.len(), expected - 2 - blocker_posts.len() - 1, "the rest still shown once: {after:?}");
 }

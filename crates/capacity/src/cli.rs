@@ -19,7 +19,8 @@ pub const USAGE: &str =
   [--direct-share S] [--mentions-per-post N] [--reply-reach S] [--boost-first-hour S]
   [--timeline-mix mastodon|none] [--timeline-share S] [--tag-share S] [--tags-per-post N]
   [--trends-per-day N] [--hottest-tag-share S] [--public-stream-share S]
-  [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]";
+  [--replicas] [--replica-hydrate-only] [--hot-followers N] [--push-max-followers N] [--fanout-batch N]
+  [--before-40] [--databases-per-script N]";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +117,8 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
             // Hot authors served from replicas (#28).
             "--replicas" => out.policy.hot_replicas = true,
             "--replica-hydrate-only" => out.policy.replica_hydrate_only = true,
+            // The design before #40, for its bill beside the new one.
+            "--before-40" => out.policy.before_40 = true,
             "--help" | "-h" => return Err(USAGE.into()),
             _ => {
                 let value = rest.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
@@ -193,6 +196,7 @@ impl Args {
             "--hot-followers" => self.policy.hot_followers = number()?,
             "--push-max-followers" => self.policy.push_max_followers = number()?,
             "--fanout-batch" => self.policy.fanout_batch = number()?,
+            "--databases-per-script" => self.policy.databases_per_script = number()?.max(1.0),
             _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
         }
         Ok(())

@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod format;
+pub mod issue40_report;
 pub mod model;
 pub mod paths_report;
 pub mod report;

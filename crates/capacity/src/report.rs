@@ -443,6 +443,13 @@ pub fn headline(c: &Costs, base: &Workload, policy: &Policy, limits: &Limits, pr
     if let Some(best) = best {
         out.push_str(&recommended_section(c, best, base, limits, prices));
     }
+    out.push_str(&crate::issue40_report::issue40_section(
+        c,
+        &scenario(Mode::Hybrid, base),
+        policy,
+        limits,
+        prices,
+    ));
     out
 }
 
@@ -605,6 +612,16 @@ fn ratio_section(c: &Costs, w: &Workload, limits: &Limits, prices: &Prices) -> S
     )
 }
 
+/// #40's target for the realistic profile at 10M users, a line.
+fn per_million_line(per_million: f64) -> String {
+    format!(
+        "\nTarget (#40): at most {} a month per million users on the realistic profile at 10M users: **{}** ({}).\n",
+        usd(model::PER_MILLION_USERS_TARGET_USD),
+        if per_million <= model::PER_MILLION_USERS_TARGET_USD { "pass" } else { "FAIL" },
+        usd(per_million)
+    )
+}
+
 /// The realistic profile at the recommended configuration: bill per million users.
 fn realistic_section(
     c: &Costs,
@@ -645,6 +662,7 @@ fn realistic_section(
     }
     let w = Workload { paths: base.paths, timelines: base.timelines, ..Workload::realistic(10e6, best.mode) };
     let k = model::candidate(c, &w, &best.policy, limits, prices);
+    out.push_str(&per_million_line(k.verdict.plan.monthly_usd / (w.users / 1e6)));
     out.push_str(&format!(
         "\n### 10M users, realistic, in full\n\n{}\n\n{}\n{}",
         workload_line(&w, &k.verdict.plan.graph),

@@ -83,7 +83,8 @@ mod model_arithmetic {
 
     #[test]
     fn a_small_push_workload_on_two_databases_by_hand() {
-        let plan = plan(&costs(), &small(), &Policy::default(), &Limits::default(), &Prices::default(), 2.0);
+        let before_40 = Policy { before_40: true, ..Policy::default() }; // #40's cases: below
+        let plan = plan(&costs(), &small(), &before_40, &Limits::default(), &Prices::default(), 2.0);
         // Every follower holds a window: a post is written to its author's 10 followers.
         assert!(close(plan.graph.deliveries_per_post, 10.0), "{:?}", plan.graph);
         // A page's 10 authors touch the other database with probability 1 - (1/2)^10, and the
@@ -111,8 +112,9 @@ mod model_arithmetic {
         // 1 row for each of the 10 authors (5 on each database).
         let own = (10.0_f64 - 6.0 - 1.5 * (18.0 - 10.0)).max(0.0);
         let page_rows = own + 10.0 / 2.0 + 10.0 / 2.0;
-        // (The cron share's rows: the measured 20, and its raise's 1.)
-        let typical_rows = (10.0 * page_rows + 2.0 * (6.0 + chunk + 15.0)) / 2.0 + (2.0 * 10.0 + 1.0) / 60.0;
+        // (Cron: the measured 20 rows, its raise's 1; its recount: 1,000 users x 25 rows a minute.)
+        let recount = 1_000.0 / 60.0 * 25.0 / 2.0;
+        let typical_rows = (10.0 * page_rows + 2.0 * (6.0 + chunk + 15.0)) / 2.0 + 21.0 / 60.0 + recount;
         assert!(
             close(plan.typical.work.rows_read, typical_rows),
             "{} vs {typical_rows}",
@@ -122,9 +124,9 @@ mod model_arithmetic {
         assert!(close(plan.control.work.statements, typical + (30.0 - 3.0) / 60.0));
         assert_eq!(plan.busiest, "the control database (DB_0)");
         assert!(close(plan.window_writes_per_s, 10.0));
-        // Queue: one message per post and one per chunk, 2/s for a month, three operations
-        // each, the first million free, $0.40 per million.
-        let ops = 2.0 * SECONDS_PER_MONTH * 3.0;
+        // Queue: one message per post, one per chunk and the cron's 2 shares a minute, for a
+        // month, three operations each, the first million free, $0.40 per million.
+        let ops = (2.0 + 2.0 / 60.0) * SECONDS_PER_MONTH * 3.0;
         let queue = plan.bill.iter().find(|l| l.item.starts_with("Queues")).unwrap();
         assert!(close(queue.usage, ops));
         assert!(close(queue.usd, (ops - 1e6) / 1e6 * 0.40), "{queue:?}");
@@ -209,7 +211,7 @@ mod model_arithmetic {
             ..small()
         };
         // Above every power-law author: the celebrity alone is hot.
-        (w, Policy { hot_replicas: true, hot_followers: 1e9, ..Policy::default() })
+        (w, Policy { hot_replicas: true, hot_followers: 1e9, before_40: true, ..Policy::default() })
     }
 
     #[test]
@@ -402,5 +404,71 @@ mod model_arithmetic {
         assert!(close(plan.graph.pulled_per_reader, 10.0));
         assert_eq!(plan.window_writes_per_s, 0.0);
         assert!(close(plan.databases_touched_per_page, 1.0 + 7.0 * (1.0 - (7.0_f64 / 8.0).powf(20.0))));
+    }
+
+    /// #40: the recount reads the counters a change marked, and every counted row once a week.
+    #[test]
+    fn the_recount_reads_what_changed_and_a_weekly_sweep() {
+        let w = Workload { follows_per_s: 1.0, ..small() };
+        let before = recount_rows_per_s(&w, &Policy { before_40: true, ..Policy::default() }, 2.0);
+        assert!(close(before.rows_read, 1_000.0 / 60.0 * 25.0), "{before:?}");
+        // A follow marks both ends: 2 users' 25 rows each; the sweep: a user a database a pass.
+        let after = recount_rows_per_s(&w, &Policy::default(), 2.0);
+        let sweep = 2.0 / 60.0 * 25.0;
+        assert!(close(after.rows_read, 50.0 + sweep), "{after:?}");
+    }
+
+    /// #40: a page calls one digest, whatever the hot authors it follows; a post of a hot author
+    /// is written to every digest.
+    #[test]
+    fn a_page_calls_one_digest_and_a_hot_post_writes_each() {
+        let c = costs();
+        let (w, per_author) = one_hot_author();
+        let policy = Policy { before_40: false, ..per_author };
+        let hot = hot_authors(&c, &w, &policy);
+        // Every reader follows the one hot author (1 per read): the chance of at least one is
+        // 1 - e^-1 at the Poisson mean; 6.3 requests/s on the 2 digests at least.
+        let per_read = 1.0 - (-1.0_f64).exp();
+        assert!(close(hot.calls_per_read(), per_read), "{hot:?}");
+        assert!(close(hot.replicas, 2.0) && close(hot.hottest_replica_rps, 10.0 * per_read / 2.0));
+        assert!(close(hot.writes_per_s, 2.0), "{hot:?}");
+        // 99,500 digest reads a second: 199 digests at 500/s each.
+        let busy = Workload { feed_reads_per_s: 99_500.0 / per_read, ..w };
+        let hot = hot_authors(&c, &busy, &policy);
+        assert!(close(hot.replicas, 199.0) && close(hot.hottest_replica_rps, 500.0), "{hot:?}");
+    }
+
+    /// #40: a page-1 read writes the reader's activity once a day; a like writes its post's
+    /// group row instead of its own notification; the consumer's figure upserts write a row each.
+    #[test]
+    fn activity_is_written_once_a_day_and_a_like_updates_its_group() {
+        let mut measured = costs();
+        measured.window.page_read = Work { statements: 4.0, rows_read: 4.0, rows_written: 1.0 };
+        measured.like.other = Work { statements: 7.0, rows_read: 27.0, rows_written: 15.0 };
+        measured.bytes.like = 562.0;
+        // 5 likes a post: 4 of 5 go into an existing group.
+        let w = Workload { likes_per_s: 5.0, ..small() };
+        measured.consumer_flush = Work { statements: 13.0, ..Work::default() };
+        // 10 reads/s by 1,000 daily readers: 864 reads a reader a day, one of them writes.
+        let c = design_costs(&measured, &w, &Policy::default());
+        assert!(close(c.window.page_read.rows_written, 1.0 / 864.0), "{:?}", c.window);
+        assert!(close(c.like.other.rows_written, 15.0 - 4.0 * 0.8), "{:?}", c.like);
+        assert!(close(c.like.other.statements, 9.0));
+        assert!(close(c.bytes.like, 562.0 - 300.0 * 0.8 + 9.0));
+        assert!(close(c.consumer_flush.rows_written, 13.0));
+        let old = design_costs(&measured, &w, &Policy { before_40: true, ..Policy::default() });
+        assert!(close(old.window.page_read.rows_written, 1.0) && close(old.like.other.rows_written, 15.0));
+        assert!(close(old.consumer_flush.rows_written, 13.0), "a correction, before #40 too");
+    }
+
+    /// #40: one script binds every database while they fit in a data script's share; beyond,
+    /// data scripts of 4,000 behind the front's service bindings.
+    #[test]
+    fn databases_beyond_one_scripts_share_take_data_scripts() {
+        let policy = Policy::default();
+        assert_eq!(scripts(3_000.0, &policy), (1.0, 3_000.0 + FRONT_FIXED_BINDINGS));
+        assert_eq!(scripts(9_409.0, &policy), (4.0, 4_000.0));
+        let small_scripts = Policy { databases_per_script: 2.0, ..policy };
+        assert_eq!(scripts(4.0, &small_scripts), (3.0, 2.0_f64.max(2.0 + FRONT_FIXED_BINDINGS)));
     }
 }

@@ -42,6 +42,7 @@ fn mix() -> TimelineMix {
         trends_per_active_day: 8.64,
         hottest_tag_share: 0.4,
         public_stream_share: 0.1,
+        relays: false,
     }
 }
 
@@ -167,7 +168,9 @@ fn the_keys_on_one_database_are_checked_against_the_headroom() {
 
 #[test]
 fn the_plan_carries_the_timelines_on_every_database_and_the_control() {
-    let (c, policy, limits, prices) = (costs(), Policy::default(), Limits::default(), Prices::default());
+    // Before #40's relays (every listener's window per post; the relays' case is below).
+    let policy = Policy { before_40: true, ..Policy::default() };
+    let (c, limits, prices) = (costs(), Limits::default(), Prices::default());
     let (with, without) = (small(mix()), small(TimelineMix::default()));
     let p = 10.0;
     let a = plan(&c, &with, &policy, &limits, &prices, p);
@@ -213,4 +216,22 @@ fn a_pages_posts_are_read_from_up_to_twenty_databases_whatever_p() {
     let c = Costs { timelines: TimelineCosts { hydration, ..costs().timelines }, ..costs() };
     let pages = |c: &Costs| timeline_spread_parts(c, &small(mix()), 100.0)[0].1.statements;
     assert!(close(pages(&c) - pages(&costs()), 75.0 * 2.0 * (databases_holding(100.0, 20.0) - 1.0)));
+}
+
+/// #40: a public post calls its stripe's relay, which reads the stripe's listeners and calls
+/// each one's window once per flush; the public timeline has 16 stripes.
+#[test]
+fn relays_tell_each_listener_once_a_flush_and_read_the_listeners_once() {
+    let c = costs();
+    let w = small(TimelineMix { relays: true, ..mix() });
+    let r = timeline_rates(&w);
+    // 100 public posts/s over 16 stripes: 6.25 a stripe, so each relay flushes every second;
+    // the 10 listeners get a call from each of the 16 relays: 160, and the posts' 100 calls to
+    // their stripes' relays, 200 to their tags'.
+    assert!(close(r.listener_calls, 100.0 + 200.0 + 10.0 * 16.0), "{r:?}");
+    let k = hot_keys(&c, &w, 100.0, 500.0);
+    // A stripe's listeners: one read a flush (10 rows), not one a post.
+    assert!(close(k.listeners.work.statements, 1.0) && close(k.listeners.work.rows_read, 10.0), "{k:?}");
+    // A stripe's writes: a sixteenth of the posts' rows, less the listeners' read (1 of 4 a post).
+    assert!(close(k.stripe.work.statements, 16.0 + 100.0 / 16.0), "{k:?}");
 }

@@ -51,6 +51,7 @@ pub mod search;
 pub mod shard;
 pub mod sign;
 pub mod snowflake;
+pub mod stream_relay;
 pub mod tags;
 pub mod thread;
 pub mod throttle;

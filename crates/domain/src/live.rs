@@ -289,7 +289,8 @@ pub struct HashtagSub {
 pub const MAX_HASHTAG_STREAMS: usize = 10;
 
 /// A post that joined, changed in or left the public or tag timelines, told to the window
-/// object of a user listening to one of them (`services/streams.rs`).
+/// object of a user listening to one of them by the key's stream relay, in a flush's list
+/// (`services/streams.rs`, `domain/stream_relay.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimelineNews {
     pub post: PostId,
@@ -382,7 +383,7 @@ impl MastodonStream {
     }
 
     /// The stream listener keys (`domain::tags::IndexKey`) this socket needs leases on: a public
-    /// stream listens on every stripe (a post's write reads only its own stripe's listeners).
+    /// stream listens on every stripe (each stripe's relay reads only its own stripe's listeners).
     pub fn listen_keys(&self) -> Vec<super::tags::IndexKey> {
         let public = STREAMS.iter().any(|s| s.public_media().is_some() && self.streams & s.bit() != 0);
         let stripes = if public { super::tags::IndexKey::public_stripes() } else { Vec::new() };
@@ -635,7 +636,10 @@ mod tests {
         assert_eq!(m.carrying_news(&news(true, true, &[])).len(), 2, "public:local and public:media");
         assert!(m.carrying_news(&news(false, true, &["go"])).is_empty());
         let keys: Vec<String> = m.listen_keys().iter().map(|k| k.as_str().to_string()).collect();
-        assert_eq!(keys, ["public:0", "public:1", "public:2", "public:3", "tag:rust"]);
+        let mut expected: Vec<String> =
+            (0..super::super::tags::PUBLIC_STRIPES).map(|s| format!("public:{s}")).collect();
+        expected.push("tag:rust".to_string());
+        assert_eq!(keys, expected, "a public stream listens on every stripe");
         m.subscribe(&rust, false);
         assert!(m.carrying_news(&news(false, false, &["rust"])).is_empty());
         let json = serde_json::to_string(&m).unwrap();

@@ -122,6 +122,7 @@ pub const TABLES: &[Table] = &[
             "post_sensitive",
             "post_language",
             "indexable",
+            "notice_max",
         ],
         EDGE_PAGE,
     ),
@@ -201,7 +202,7 @@ pub const TABLES: &[Table] = &[
         "likes",
         ShardBy::Id("post_id"),
         &["post_id", "user_id"],
-        &["post_id", "user_id", "liked", "seq", "updated_at", "liked_at"],
+        &["post_id", "user_id", "liked", "seq", "updated_at", "liked_at", "notice_id"],
         EDGE_PAGE,
     ),
     table(
@@ -626,6 +627,10 @@ pub const TABLES: &[Table] = &[
         &["user_id", "tag_key", "name", "created_at"],
         EDGE_PAGE,
     ),
+    // The counter repair's marks (migration 0049), last of the rows: the copy's upserts of
+    // edges and posts mark their owners on the target, and this phase then makes the target's
+    // marks the source's (a mark is a hint to recount, so either would do).
+    table("count_marks", ShardBy::Id("user_id"), &["user_id"], &["user_id", "marked_at"], EDGE_PAGE),
     Table {
         phase: Phase::Counters,
         ..table(

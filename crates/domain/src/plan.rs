@@ -94,7 +94,7 @@ impl DbReads {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplicaRead {
     pub author: UserId,
-    /// How many replicas the author has (the reader's is picked by hash).
+    /// How many digests hold the author (the reader's is picked by hash).
     pub replicas: u32,
     pub ids: Vec<PostId>,
 }

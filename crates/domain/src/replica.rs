@@ -50,19 +50,21 @@ pub fn replica_for(reader: UserId, replicas: u32) -> u32 {
     (x % u64::from(replicas.max(1))) as u32
 }
 
-/// The name of an author's replica `i` (one Durable Object each).
-pub fn replica_name(author: UserId, i: u32) -> String {
-    format!("hot:{author}:{i}")
+/// The name of digest `i` (one Durable Object each): the replicas of every hot author that
+/// the readers hashed to `i` read ([`digest::Digest`]).
+pub fn digest_name(i: u32) -> String {
+    format!("digest:{i}")
 }
 
 /// One post as a replica holds it: its key, and the row hydration returns, as the database read
 /// it (opaque here: the service's `FeedIo`, `services/feed_io.rs`, turns it into a feed row, so
-/// new columns need no change).
+/// new columns need no change). The row is kept as JSON text: a digest holds every hot author's
+/// range, and a parsed row (a map of about 26 columns) takes several times its text in memory.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HeldPost {
     pub id: PostId,
     pub created_at: i64,
-    pub row: serde_json::Value,
+    pub row: Box<str>,
 }
 
 impl HeldPost {
@@ -174,9 +176,10 @@ pub enum ReplicaOp {
         sent_at: i64,
         change: Change,
     },
+    /// One page's reads of every hot author it needs, answered in order (`None`: that author
+    /// could not be made current, so the page reads it from D1).
     Read {
-        author: UserId,
-        query: ReplicaQuery,
+        reads: Vec<(UserId, ReplicaQuery)>,
     },
     Fault {
         fault: Fault,
@@ -203,7 +206,7 @@ pub struct Replica {
     rows_read_at: i64,
     suspended: bool,
     blocks: BTreeSet<UserId>,
-    posts: BTreeMap<SortKey, HeldPost>,
+    pub(crate) posts: BTreeMap<SortKey, HeldPost>,
     /// Every live post of the author at or above this key is held (BOTTOM: all of them).
     holds_down_to: SortKey,
     capacity: usize,
@@ -225,6 +228,13 @@ pub enum Before {
 
 impl Replica {
     pub fn new(capacity: usize) -> Self {
+        Self::resumed(capacity, 0)
+    }
+
+    /// A new replica in a digest that has already seen `changes_seen` changes of its author
+    /// (an author evicted from a digest and read again: [`digest::Digest`]), so a reload that
+    /// straddles the eviction still sees every change that arrived during its read.
+    pub fn resumed(capacity: usize, changes_seen: u64) -> Self {
         Self {
             stale: true,
             loaded: false,
@@ -236,7 +246,7 @@ impl Replica {
             posts: BTreeMap::new(),
             holds_down_to: SortKey::BOTTOM,
             capacity: capacity.max(1),
-            changes_seen: 0,
+            changes_seen,
         }
     }
 
@@ -368,6 +378,8 @@ impl Replica {
 pub fn unacknowledged_wait_until(committed_by: i64, lease_ms: i64, margin_ms: i64) -> i64 {
     committed_by + lease_ms + margin_ms
 }
+
+pub mod digest;
 
 #[cfg(test)]
 mod tests;

@@ -17,17 +17,21 @@
 //! shown is as the request or the first use wrote it.
 //!
 //! The index: a public post's entry goes under each of its tags' keys and under one **public
-//! stripe** (its id modulo [`PUBLIC_STRIPES`]). Every key lives on the database of its hash's
-//! logical shard (`shard::shard_of_handle` of the key), so a tag page is one range read on one
-//! database and a public page [`PUBLIC_STRIPES`] side by side, however many databases there are;
-//! the stripes spread the public timeline's writes (every public post) over that many databases.
+//! stripe** (its author's, a hash of the author id modulo [`PUBLIC_STRIPES`]; posts from before
+//! [`AUTHOR_STRIPES_SINCE_MS`] stay under their id modulo [`LEGACY_PUBLIC_STRIPES`], among the
+//! first stripes). Every key lives on the database of its hash's logical shard
+//! (`shard::shard_of_handle` of the key), so a tag page is one range read on one database and a
+//! public page [`PUBLIC_STRIPES`] side by side, however many databases there are; the stripes
+//! spread the public timeline's writes (every public post) over that many databases. A stripe
+//! per author, not per post, so one author's posts go through one stream relay
+//! (`objects/relay.rs`) and reach a public stream in the order they were posted.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::ids::{PostId, UserId};
 use super::mentions::is_word;
 use super::shard::shard_of_handle;
-use super::snowflake::LogicalShard;
+use super::snowflake::{snowflake_time, LogicalShard};
 
 /// The longest tag indexed, in UTF-8 bytes (Mastodon has no limit in the pattern; a longer tag
 /// is no one's real tag and would only bloat keys).
@@ -37,8 +41,17 @@ pub const MAX_TAG_BYTES: usize = 128;
 /// and each costs a write).
 pub const MAX_TAGS_PER_POST: usize = 10;
 
-/// How many stripes the public timeline's index is spread over (a page reads all of them).
-pub const PUBLIC_STRIPES: u64 = 4;
+/// How many stripes the public timeline's index is spread over (a page reads all of them):
+/// each stripe's database takes a sixteenth of the public posts' writes.
+pub const PUBLIC_STRIPES: u64 = 16;
+
+/// The stripes public posts went to before [`AUTHOR_STRIPES_SINCE_MS`] (by post id): their rows
+/// stay there, under keys `public:0` .. `public:3`, which are among today's stripes and so read.
+pub const LEGACY_PUBLIC_STRIPES: u64 = 4;
+
+/// Posts created from this time (ms, the time in their id) are under their author's stripe;
+/// older ones under their id's legacy stripe (2026-12-05T00:00:00Z, when the 16 stripes came).
+pub const AUTHOR_STRIPES_SINCE_MS: i64 = 1_796_428_800_000;
 
 /// Mastodon's separators inside a tag besides `_`: middle dot, katakana middle dot, ZWNJ.
 fn is_separator(c: char) -> bool {
@@ -148,7 +161,9 @@ fn percent_decode(text: &str) -> Option<String> {
 }
 
 /// One timeline index key: what the index row is stored under and which database holds it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Crosses object hops as its string (a relay is told its key).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct IndexKey(String);
 
 impl IndexKey {
@@ -162,9 +177,27 @@ impl IndexKey {
         Self(format!("public:{}", stripe % PUBLIC_STRIPES))
     }
 
-    /// The stripe a post's public entry goes to.
-    pub fn public_of(post: PostId) -> Self {
-        Self::public_stripe(post.get().unsigned_abs() % PUBLIC_STRIPES)
+    /// The stripe a post's public entry goes to: its author's (by a hash of the id, as the
+    /// author ids' low bits are few and random), or for a post older than the author stripes,
+    /// the legacy stripe of its id.
+    pub fn public_of(post: PostId, author: UserId) -> Self {
+        if snowflake_time(post.get()) < AUTHOR_STRIPES_SINCE_MS {
+            return Self::public_stripe(post.get().unsigned_abs() % LEGACY_PUBLIC_STRIPES);
+        }
+        let mut hash = author.get() as u64;
+        hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Self::public_stripe((hash ^ (hash >> 31)) % PUBLIC_STRIPES)
+    }
+
+    /// Whether this is one of the public timeline's stripes (else a tag).
+    pub fn is_public(&self) -> bool {
+        self.0.starts_with("public:")
+    }
+
+    /// The tag key of a tag's timeline (`None` for a public stripe).
+    pub fn tag_key(&self) -> Option<&str> {
+        self.0.strip_prefix("tag:")
     }
 
     /// Every stripe of the public timeline.
@@ -248,6 +281,7 @@ pub mod flags {
 #[derive(Debug, Clone, Copy)]
 pub struct Indexed<'a> {
     pub id: PostId,
+    pub author: UserId,
     pub body: &'a str,
     pub has_media: bool,
     /// A reply to another account than its author.
@@ -258,7 +292,7 @@ impl Indexed<'_> {
     /// The keys the post is indexed under when it is public: its stripe and its tags (at most
     /// [`MAX_TAGS_PER_POST`]).
     pub fn keys(&self) -> Vec<IndexKey> {
-        std::iter::once(IndexKey::public_of(self.id)).chain(tag_keys(self.body)).collect()
+        std::iter::once(IndexKey::public_of(self.id, self.author)).chain(tag_keys(self.body)).collect()
     }
 
     pub fn flags(&self) -> i64 {
@@ -303,6 +337,7 @@ mod tests {
     fn a_public_post_is_indexed_under_its_stripe_and_tags() {
         let post = Indexed {
             id: PostId::from_trusted(4 * 77 + 2),
+            author: UserId::from_trusted(9),
             body: "#A #b #a",
             has_media: true,
             replies_to_other: false,
@@ -311,8 +346,13 @@ mod tests {
         assert_eq!(keys, ["public:2", "tag:a", "tag:b"]);
         assert_eq!(post.flags(), flags::MEDIA);
         let many = (0..30).map(|i| format!("#t{i}")).collect::<Vec<_>>().join(" ");
-        let spam =
-            Indexed { id: PostId::from_trusted(1), body: &many, has_media: false, replies_to_other: true };
+        let spam = Indexed {
+            id: PostId::from_trusted(1),
+            author: UserId::from_trusted(9),
+            body: &many,
+            has_media: false,
+            replies_to_other: true,
+        };
         assert_eq!(spam.keys().len(), 1 + MAX_TAGS_PER_POST);
         assert_eq!(spam.flags(), flags::REPLY);
     }
@@ -335,6 +375,29 @@ mod tests {
         let none = FollowedTags::new([], [muted]);
         assert!(none.is_empty() && !none.mutes(muted), "mutes are kept only beside a followed tag");
         assert_eq!(none.admitted_since("#rust"), None);
+    }
+
+    #[test]
+    fn new_posts_take_their_authors_stripe_and_old_ones_keep_their_legacy_stripe() {
+        use crate::snowflake::snowflake;
+        let at = |ms: i64, random: u64| PostId::from_trusted(snowflake(ms, random).expect("an id"));
+        let (old, new) = (AUTHOR_STRIPES_SINCE_MS - 1, AUTHOR_STRIPES_SINCE_MS);
+        for random in 0..40u64 {
+            let post = at(old, random);
+            let legacy = IndexKey::public_stripe(post.get().unsigned_abs() % LEGACY_PUBLIC_STRIPES);
+            assert_eq!(IndexKey::public_of(post, UserId::from_trusted(77)), legacy, "stays where it is");
+            assert!(IndexKey::public_stripes().contains(&legacy), "and is read");
+        }
+        let author = UserId::from_trusted(123_456_789);
+        let stripes: BTreeSet<IndexKey> =
+            (0..40u64).map(|r| IndexKey::public_of(at(new, r), author)).collect();
+        assert_eq!(stripes.len(), 1, "one author's posts share a stripe (one relay, in order)");
+        let authors: BTreeSet<IndexKey> = (0..400i64)
+            .map(|a| IndexKey::public_of(at(new, 0), UserId::from_trusted(1_000_000 + a * 2048)))
+            .collect();
+        assert_eq!(authors.len() as u64, PUBLIC_STRIPES, "authors spread over every stripe");
+        assert!(authors.iter().all(|k| k.is_public() && k.tag_key().is_none()));
+        assert_eq!(IndexKey::tag("Go").tag_key(), Some("go"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A timeline key's head held by a replicated object (`TimelineHead`): the newest entries of
-//! the public timeline (its four stripes merged) or of one tag, so that a page reads one object
-//! instead of the key's database. Every public page reads the same four stripes and every page
+//! the public timeline (its stripes merged) or of one tag, so that a page reads one object
+//! instead of the key's database. Every public page reads the same stripes and every page
 //! of a trending tag the same key, and those rows live on one database whatever the number of
 //! databases: held here, each of `R` replicas reads a key's database at most once per TTL,
 //! whatever the read rate (docs/mastodon.md, "Public and tag timelines").

@@ -52,7 +52,7 @@ use std::convert::Infallible;
 
 use serde::{Deserialize, Serialize};
 
-use super::activity::{Activity, ActivityReport};
+use super::activity::{Activity, ActivityReport, Recorded};
 use super::cursor::SortKey;
 use super::ids::{PostId, UserId};
 
@@ -148,6 +148,11 @@ pub trait WindowStorage: BlockStore {
     /// The reader's feed-read activity (see `domain::activity`).
     fn activity(&self) -> Result<Option<Activity>, Self::Error>;
     fn set_activity(&mut self, activity: &Activity) -> Result<(), Self::Error>;
+    /// Keeps the record in the object's memory only (a read with no report due: see
+    /// `domain::activity`); a backend without memory has nothing cheaper than a write.
+    fn keep_activity(&mut self, activity: &Activity) -> Result<(), Self::Error> {
+        self.set_activity(activity)
+    }
     /// Entries per block for a window capped at `cap` (tests pick their own).
     fn block_size(&self, cap: usize) -> usize {
         block_size(cap)
@@ -247,7 +252,10 @@ fn count_read<S: WindowStorage>(
     };
     let mut activity = store.activity()?.unwrap_or_default();
     let report = activity.on_read(now);
-    store.set_activity(&activity)?;
+    match Recorded::of(&report) {
+        Recorded::Storage => store.set_activity(&activity)?,
+        Recorded::Memory => store.keep_activity(&activity)?,
+    }
     Ok(report)
 }
 
@@ -378,6 +386,8 @@ pub struct MemoryWindow {
     tombstones: HashMap<PostId, (SortKey, i64)>,
     author_marks: HashMap<UserId, i64>,
     activity: Option<Activity>,
+    /// Activity records written to storage (not those kept in memory only).
+    activity_writes: usize,
     /// Entries per block, when not [`block_size`] of the op's cap.
     block: Option<usize>,
     rows_read: Cell<usize>,
@@ -414,6 +424,11 @@ impl MemoryWindow {
     /// Block rows read and written so far.
     pub fn rows(&self) -> (usize, usize) {
         (self.rows_read.get(), self.rows_written)
+    }
+
+    /// Activity records written to storage so far.
+    pub fn activity_writes(&self) -> usize {
+        self.activity_writes
     }
 }
 
@@ -484,6 +499,12 @@ impl WindowStorage for MemoryWindow {
     }
 
     fn set_activity(&mut self, activity: &Activity) -> Result<(), Infallible> {
+        self.activity_writes += 1;
+        self.activity = Some(*activity);
+        Ok(())
+    }
+
+    fn keep_activity(&mut self, activity: &Activity) -> Result<(), Infallible> {
         self.activity = Some(*activity);
         Ok(())
     }
@@ -532,6 +553,32 @@ mod tests {
         let mut window = MemoryWindow::new();
         run(&mut window, WindowOp::Init { entries: vec![], complete: true, cap: 100 });
         window
+    }
+
+    #[test]
+    fn page_one_reads_write_the_activity_only_when_a_report_is_due() {
+        const NOW: i64 = 1_800_000_000_000;
+        let mut window = initialized();
+        let read = |window: &mut MemoryWindow, at: i64| {
+            let op = WindowOp::Newer { after: SortKey::BOTTOM, limit: 10, read_at: Some(at) };
+            run(window, op).report.is_some()
+        };
+        assert!(read(&mut window, NOW), "the first read reports");
+        assert_eq!(window.activity_writes(), 1);
+        // Reads until the rate settles, then a same-day read: reported and written together.
+        let mut at = NOW;
+        for _ in 0..12 {
+            at += 60_000;
+            let (before, reported) = (window.activity_writes(), read(&mut window, at));
+            assert_eq!(window.activity_writes() - before, usize::from(reported), "writes follow reports");
+        }
+        let before = window.activity_writes();
+        assert!(!read(&mut window, at + 60_000), "a settled rate: no report");
+        assert_eq!(window.activity_writes(), before, "and no write");
+        let kept = window.activity.expect("kept in memory");
+        assert_eq!(kept.last_read_at, Some(at + 60_000), "the read is still counted");
+        assert!(read(&mut window, at + crate::policy::DAY_MS), "a day later: reported");
+        assert_eq!(window.activity_writes(), before + 1);
     }
 
     #[test]

@@ -132,7 +132,19 @@ pub async fn test_hook(app: &App, input: &Input, hook: TestHook) -> ApiResult<Re
         TestHook::OldComment => old_comment(app, &body).await,
         TestHook::Scheduled => make_due(app, &body).await,
         TestHook::PushAgain => push_again(app, &body).await,
+        TestHook::Relay => relay_stats(app, &body).await,
     }
+}
+
+/// `{"tag"}` or `{"stripe"}`: that key's stream relay's figures (`domain::stream_relay::RelayStats`).
+async fn relay_stats(app: &App, body: &JsonObject) -> ApiResult<Response> {
+    use crate::domain::tags::{parse_name, IndexKey, PUBLIC_STRIPES};
+    let key = match (body.str("tag")?, body.count("stripe")?) {
+        (Some(tag), _) => IndexKey::tag(parse_name(tag).ok_or_else(|| ApiError::field("tag", "not a tag"))?),
+        (None, Some(stripe)) if stripe < PUBLIC_STRIPES => IndexKey::public_stripe(stripe),
+        _ => return Err(ApiError::field("stripe", "a tag or a stripe 0 .. 15 is required")),
+    };
+    json(200, &crate::objects::relay::Relays::new(app)?.stats(&key).await?)
 }
 
 /// `{"post_id", "author_id", "body", "parent_id"?}`: a comment of the old kind on the post, now.
@@ -149,11 +161,13 @@ async fn old_comment(app: &App, body: &JsonObject) -> ApiResult<Response> {
 }
 
 /// `{"author_id", "replica": i, "fault": "none" | "slow" | "failing" | "wipe", "ms": n}`: a
-/// fault on one of the author's replicas (`domain/replica.rs` `Fault`); without `replica`, only
-/// asks. Answers the author's replica count as this isolate's directory has it (re-read) and,
-/// with `reader_id`, which replica that reader reads.
+/// fault on digest `i` (`domain/replica.rs` `Fault`), which holds the replicas of every hot
+/// author its readers read; without `replica`, only asks. Answers, if the author is hot as this
+/// isolate's directory has it (re-read), the number of digests, with `reader_id` which digest
+/// that reader reads, and with `replica` what that digest held (authors, posts, row bytes).
 async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
     let author = body.required_id("author_id", UserId::parse)?;
+    let mut held = None;
     if let Some(replica) = body.count("replica")? {
         let fault = match body.str("fault")? {
             Some("slow") => Fault::Slow { ms: body.count("ms")?.unwrap_or(2_000) },
@@ -163,7 +177,7 @@ async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
             Some(_) => return Err(ApiError::field("fault", "none, slow, failing or wipe")),
         };
         let replica = u32::try_from(replica).map_err(|_| ApiError::field("replica", "out of range"))?;
-        replicas::fault(app, author, replica, fault).await?;
+        held = Some(replicas::fault(app, replica, fault).await?);
     }
     replicas::forget_directory();
     let count = replicas::directory(app).await.get(&author).copied();
@@ -172,7 +186,7 @@ async fn replica_fault(app: &App, body: &JsonObject) -> ApiResult<Response> {
         false => None,
     };
     let reads = reader.zip(count).map(|(r, n)| crate::domain::replica::replica_for(r, n));
-    json(200, &value!({ "replicas": count, "reader_replica": reads }))
+    json(200, &value!({ "replicas": count, "reader_replica": reads, "digest": held }))
 }
 
 /// An author's events on every database; a database in an outage is left out and named
@@ -256,7 +270,8 @@ async fn liked_side(app: &App, body: &JsonObject) -> ApiResult<Response> {
         crate::store::liked::write_liker_side(app.user_db(user), user, post, None).await?;
     }
     let liked_at = crate::store::liked::liker_side(app.user_db(user), user, post).await?;
-    json(200, &value!({ "liked_at": liked_at }))
+    let (rows, groups) = crate::store::test_hooks::favourite_rows(app.post_db(post), post).await?;
+    json(200, &value!({ "liked_at": liked_at, "favourite_rows": rows, "favourite_group_rows": groups }))
 }
 
 /// Makes `user_id`'s scheduled post `scheduled_id` due now (`{"row": whether it exists}`).

@@ -142,7 +142,47 @@ pub(super) fn bill(
     if plan.hot.replicas > 0.0 {
         lines.extend(replica_lines(c, w, pr, plan));
     }
+    lines.extend(media_lines(w));
     lines
+}
+
+/// Media in R2 (#40: the model left it out). Assumptions, not measurements: a share of the
+/// posts carries one image of `MEDIA_BYTES`; a page shows its statuses' images, served by
+/// the CDN, which misses `MEDIA_CACHE_MISS` of them (each miss one R2 read, class B).
+pub const MEDIA_POST_SHARE: f64 = 0.2;
+pub const MEDIA_BYTES: f64 = 150_000.0;
+pub const MEDIA_CACHE_MISS: f64 = 0.05;
+/// R2 prices: storage a GB-month, class A (writes) and class B (reads) a million.
+pub const R2_PER_GB_MONTH: f64 = 0.015;
+pub const R2_PER_M_CLASS_A: f64 = 4.50;
+pub const R2_PER_M_CLASS_B: f64 = 0.36;
+
+fn media_lines(w: &Workload) -> [BillLine; 3] {
+    let month = SECONDS_PER_MONTH / w.peak_to_mean;
+    let uploads = w.posts_per_s * MEDIA_POST_SHARE;
+    let kept = w.retention_days * 86_400.0 / w.peak_to_mean;
+    let gb = uploads * kept * MEDIA_BYTES / 1e9;
+    let reads = w.feed_reads_per_s * 20.0 * MEDIA_POST_SHARE * MEDIA_CACHE_MISS * month;
+    [
+        BillLine {
+            item: "R2 storage (media, end of horizon)",
+            usage: gb,
+            unit: "GB-month",
+            usd: gb * R2_PER_GB_MONTH,
+        },
+        BillLine {
+            item: "R2 writes (media uploads, class A)",
+            usage: uploads * month,
+            unit: "operations",
+            usd: uploads * month / 1e6 * R2_PER_M_CLASS_A,
+        },
+        BillLine {
+            item: "R2 reads (media the CDN misses, class B)",
+            usage: reads,
+            unit: "operations",
+            usd: reads / 1e6 * R2_PER_M_CLASS_B,
+        },
+    ]
 }
 
 fn workers_and_d1_lines(u: &Usage, pr: &Prices, p: f64) -> [BillLine; 6] {

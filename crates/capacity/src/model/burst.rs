@@ -31,13 +31,30 @@ pub struct Burst {
     pub added_per_s: f64,
 }
 
+/// #40's target: a 10M-follower post in every active follower's window, i.e. pushed to all of
+/// them whatever `PUSH_MAX_FOLLOWERS` says, within `Limits::fanout_seconds_target`.
+pub fn burst_to_every_active(
+    c: &Costs,
+    w: &Workload,
+    policy: &Policy,
+    limits: &Limits,
+    steady: f64,
+) -> Burst {
+    let every = Policy { push_max_followers: w.users, ..*policy };
+    burst(c, w, &every, limits, steady)
+}
+
 pub fn burst(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, steady: f64) -> Burst {
     let followers = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
     let (delivered, chunks, statements) = fanout_statements(c, w, policy, followers);
     let budget = limits.d1_statements_per_s;
     let spare = (budget * limits.query_headroom - steady).max(1e-9);
     let seconds_queue = chunks / limits.queue_messages_per_s;
-    let seconds_consumers = chunks * limits.chunk_seconds / limits.consumer_concurrency;
+    // Before #40 each chunk sent the next: one consumer at a time. Since, the post's follower
+    // range is split into segments whose chains run side by side, as many as the consumers
+    // allow.
+    let side_by_side = if policy.before_40 { 1.0 } else { limits.consumer_concurrency };
+    let seconds_consumers = chunks * limits.chunk_seconds / side_by_side;
     let seconds = (statements / spare).max(seconds_queue).max(seconds_consumers);
     Burst {
         followers,

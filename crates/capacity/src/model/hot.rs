@@ -34,10 +34,22 @@ pub struct Hot {
     pub top_lease: Work,
     /// The most requests per second any one replica serves.
     pub hottest_replica_rps: f64,
+    /// The hot authors' posts per second, all together (peak).
+    pub posts_per_s: f64,
+    /// Whether `replicas` are #40's digests (each holding every hot author) rather than
+    /// per-author replicas.
+    pub digests: bool,
+    /// With digests: the chance a read calls one (it follows at least one hot author).
+    pub digest_calls_per_read: f64,
 }
 
 impl Hot {
+    /// Replica requests per feed read: one per hot author it reads, or with digests (#40)
+    /// at most one.
     pub fn calls_per_read(&self) -> f64 {
+        if self.digests {
+            return self.digest_calls_per_read;
+        }
         self.pulled_per_read + self.hydrated_per_read
     }
 }
@@ -62,14 +74,17 @@ pub fn inclusion(w: &Workload, policy: &Policy, x: f64, per_day: f64) -> (f64, f
 /// per lease and refreshes at most once per refresh period).
 pub fn replicas_for(c: &Costs, requests: f64) -> (f64, Work) {
     let n = (requests / REPLICA_TARGET_RPS).ceil().clamp(MIN_REPLICAS, MAX_REPLICAS);
-    let r = requests / n;
-    let work = c
-        .replica
+    (n, leases(c, n, requests / n))
+}
+
+/// The D1 work `n` replicas of one author, each read at `r` requests/s, put on its database:
+/// each checks its lease at most once per lease and refreshes at most once per refresh period.
+fn leases(c: &Costs, n: f64, r: f64) -> Work {
+    c.replica
         .lease
         .scale(r.min(1.0 / REPLICA_LEASE_SECONDS))
         .plus(c.replica.refresh.scale(r.min(1.0 / REPLICA_REFRESH_SECONDS)))
-        .scale(n);
-    (n, work)
+        .scale(n)
 }
 
 /// Authors at or above the hot threshold, in groups of like ones: `(authors, followers each,
@@ -140,6 +155,43 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
         if x >= top {
             (hot.top_replicas, hot.top_requests_per_s, hot.top_lease) = (n, requests, lease);
         }
+        hot.posts_per_s += count * posts_per_s;
     }
-    hot
+    if policy.before_40 {
+        return hot;
+    }
+    digests(c, w, hot)
+}
+
+/// #40: one replica call per page. A page calls one digest, picked by the reader's hash,
+/// which holds every hot author's recent posts; a reader following no hot author calls none
+/// (at the mean number of hot authors followed, the Poisson chance of at least one). Digests
+/// are added until each serves `REPLICA_TARGET_RPS`; every hot author's change is written to
+/// each, and each digest leases and refreshes every hot author on the author's database.
+fn digests(c: &Costs, w: &Workload, per_author: Hot) -> Hot {
+    let calls = per_author.calls_per_read();
+    if calls <= 0.0 {
+        return per_author;
+    }
+    let per_read = 1.0 - (-calls).exp();
+    let requests = w.feed_reads_per_s * per_read;
+    let n = (requests / REPLICA_TARGET_RPS).ceil().max(MIN_REPLICAS);
+    let r = requests / n;
+    let one_author = leases(c, n, r);
+    Hot {
+        authors: per_author.authors,
+        replicas: n,
+        resident: if r >= 1.0 / REPLICA_LEASE_SECONDS { n } else { 0.0 },
+        pulled_per_read: per_author.pulled_per_read,
+        hydrated_per_read: per_author.hydrated_per_read,
+        writes_per_s: per_author.posts_per_s * n * c.replica.write_calls,
+        lease: one_author.scale(per_author.authors),
+        top_replicas: n,
+        top_requests_per_s: per_author.top_requests_per_s,
+        top_lease: one_author,
+        hottest_replica_rps: r,
+        posts_per_s: per_author.posts_per_s,
+        digests: true,
+        digest_calls_per_read: per_read,
+    }
 }

@@ -2,16 +2,17 @@
 //! the most followed celebrity's, and the figures the limits are checked on.
 
 use super::bill::{bill, stored_bytes};
-use super::burst::burst;
+use super::burst::{burst, burst_to_every_active};
 use super::costs::{Costs, OpCost, Work};
 use super::cron::{cron_control, cron_recount, cron_share};
+use super::design::{design_costs, recount_rows_per_s};
 use super::graph::{graph, Graph};
 use super::hot::{hot_authors, inclusion, Hot};
 use super::page::{page_cost, touched_others, PageCost};
 use super::paths;
 use super::plan_types::{DbLoad, Plan, Share};
 use super::timelines;
-use super::workload::{Limits, Mode, Policy, Prices, Workload};
+use super::workload::{Limits, Mode, Policy, Prices, TimelineMix, Workload};
 
 /// An operation's name and its work per second.
 type Part = (&'static str, Work);
@@ -36,6 +37,8 @@ struct Rates {
     path_control: Work,
     path_calls: f64,
     path_cpu_ms: f64,
+    /// The cron's recount of the counters at the horizon's data (#40), all databases.
+    recount: Work,
 }
 
 fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64, batch: f64) -> Rates {
@@ -50,7 +53,9 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
         + w.follows_per_s * c.follow.queue_messages
         + w.comments_per_s * c.comment.queue_messages
         + w.likes_per_s * c.like.queue_messages
-        + reads * page.queue_messages;
+        + reads * page.queue_messages
+        // The cron sends each database its share as a message, every pass (#40: unbilled before).
+        + p * w.cron_passes_per_s;
     Rates {
         reads,
         posts,
@@ -70,6 +75,7 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
         path_control: paths::control_work(c, w),
         path_calls,
         path_cpu_ms,
+        recount: Work::default(),
     }
 }
 
@@ -92,6 +98,7 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
+        ("the cron's recount of the counters (the horizon's data)", r.recount),
     ];
     parts.extend(r.path_parts.iter().copied());
     parts.extend(timelines::timeline_spread_parts(c, w, p));
@@ -189,6 +196,22 @@ fn largest_cold(c: &Costs, w: &Workload, policy: &Policy, g: &Graph, p: f64) -> 
     Some((x, work.plus(answered)))
 }
 
+/// Bindings the front script holds besides its service bindings: its Durable Object
+/// namespaces, queues, the media bucket and rate limiters (wrangler.toml), rounded up.
+pub const FRONT_FIXED_BINDINGS: f64 = 32.0;
+
+/// Worker scripts for `p` databases (#40): one script binds them all while they fit in one
+/// data script's share; beyond, data scripts of `databases_per_script` each behind the
+/// front's service bindings. The scripts, and the most bindings one of them holds.
+pub fn scripts(p: f64, policy: &Policy) -> (f64, f64) {
+    let per = policy.databases_per_script.max(1.0);
+    if p <= per {
+        return (1.0, p + FRONT_FIXED_BINDINGS);
+    }
+    let data = (p / per).ceil();
+    (data + 1.0, per.max(data + FRONT_FIXED_BINDINGS))
+}
+
 fn total(parts: &[Part]) -> Work {
     parts.iter().fold(Work::default(), |acc, (_, w)| acc.plus(*w))
 }
@@ -206,11 +229,14 @@ fn with_even_share(parts: &[Part], even: Work) -> Vec<Share> {
 
 /// The model for `p` databases.
 pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &Prices, p: f64) -> Plan {
+    let c = &design_costs(c, w, policy);
+    let w = &Workload { timelines: TimelineMix { relays: !policy.before_40, ..w.timelines }, ..w.clone() };
     let g = graph(w, policy);
     let hot = hot_authors(c, w, policy);
     let page = page_cost(c, w, &g, &hot, policy, p);
     let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
-    let r = rates(c, w, &g, &hot, &page, p, batch);
+    let mut r = rates(c, w, &g, &hot, &page, p, batch);
+    r.recount = recount_rows_per_s(w, policy, p);
     let (timeline_requests, listener_calls, timeline_cpu_ms) = timelines::requests_and_calls(c, w);
     let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s + timeline_requests;
     let mut result = Plan {
@@ -230,7 +256,13 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     result.timeline_rates = timelines::timeline_rates(w);
     let ceiling = limits.d1_statements_per_s * limits.query_headroom;
     result.hot_keys = timelines::hot_keys(c, w, result.typical.work.statements, ceiling);
-    let listened = result.timeline_rates.public_posts;
+    // A listener's window hears of every public post before #40, of each stripe's flush since.
+    let listened = if w.timelines.relays {
+        let stripes = timelines::public_stripes(w);
+        stripes * (result.timeline_rates.public_posts / stripes).min(1.0 / timelines::RELAY_FLUSH_SECONDS)
+    } else {
+        result.timeline_rates.public_posts
+    };
     let listening = c.timelines.measured && result.timeline_rates.public_listeners > 0.0;
     if listening && listened > result.hottest_object_requests_per_s {
         (result.hottest_object, result.hottest_object_requests_per_s) =
@@ -238,6 +270,8 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     }
     count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
     result.burst = burst(c, w, policy, limits, result.celebrity.work.statements);
+    result.burst_every_active = burst_to_every_active(c, w, policy, limits, result.celebrity.work.statements);
+    (result.scripts, result.bindings_per_script) = scripts(p, policy);
     result.boost_burst = paths::boost_burst(c, w, policy);
     result.path_rates = paths::path_rates(w);
     result.bill = bill(c, w, prices, &result, (page.cpu_ms, r.path_cpu_ms + timeline_cpu_ms), p);

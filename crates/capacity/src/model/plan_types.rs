@@ -74,6 +74,11 @@ pub struct Plan {
     pub page_d1_queries: f64,
     /// One post of the most followed author, as a burst on its database.
     pub burst: Burst,
+    /// The most followed author's post pushed to every active follower (#40's 60 s target).
+    pub burst_every_active: Burst,
+    /// Worker scripts: the front and the data-plane scripts, and the most bindings any holds.
+    pub scripts: f64,
+    pub bindings_per_script: f64,
     /// One post of the most followed author boosted by its readers: what lands on its database.
     pub boost_burst: BoostBurst,
     /// Statuses per second by path (#39).

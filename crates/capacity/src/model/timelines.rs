@@ -17,8 +17,25 @@ use serde::Serialize;
 use super::costs::{Costs, Work};
 use super::workload::Workload;
 
-/// `domain/tags.rs` `PUBLIC_STRIPES`: the public timeline's keys.
-pub const PUBLIC_STRIPES: f64 = 4.0;
+/// `domain/tags.rs` `PUBLIC_STRIPES`: the public timeline's keys (4 before #40).
+pub const PUBLIC_STRIPES: f64 = 16.0;
+pub const PUBLIC_STRIPES_BEFORE_40: f64 = 4.0;
+/// `STREAM_RELAY_MS` (#40): a key's relay tells its listeners at most once per flush.
+pub const RELAY_FLUSH_SECONDS: f64 = 1.0;
+
+/// The public timeline's stripes in the workload's design.
+pub fn public_stripes(w: &Workload) -> f64 {
+    if w.timelines.relays {
+        PUBLIC_STRIPES
+    } else {
+        PUBLIC_STRIPES_BEFORE_40
+    }
+}
+
+/// Flushes per second of one key's relay whose key gets `news` per second (#40).
+fn relay_flushes(news: f64) -> f64 {
+    news.min(1.0 / RELAY_FLUSH_SECONDS)
+}
 /// `TIMELINE_HEAD_REPLICAS` and `TIMELINE_HEAD_TTL_MS` (wrangler.toml): a timeline's head is
 /// held by this many replicated objects, each reading the key's database again at most once per
 /// TTL (`domain/timeline_head.rs`).
@@ -72,8 +89,27 @@ pub fn timeline_rates(w: &Workload) -> TimelineRates {
         tag_rows: public_posts * t.tags_per_post.min(10.0),
         trends_reads: active * t.trends_per_active_day * w.peak_to_mean / 86_400.0,
         public_listeners: listeners,
-        listener_calls: public_posts * listeners,
+        listener_calls: listener_calls(w, public_posts, listeners, public_posts * t.tags_per_post.min(10.0)),
     }
+}
+
+/// Window calls the public stream makes per second. Before #40 each public post called every
+/// listener's window; since, a post calls its keys' relays (its stripe's and its tags') and each
+/// stripe's relay calls each listener once per flush (a public listener listens to every stripe).
+fn listener_calls(w: &Workload, public_posts: f64, listeners: f64, tag_rows: f64) -> f64 {
+    if !w.timelines.relays {
+        return public_posts * listeners;
+    }
+    let stripes = public_stripes(w);
+    public_posts + tag_rows + listeners * stripes * relay_flushes(public_posts / stripes)
+}
+
+/// A public stripe's listener reads per second and what they read: one a post before #40, one
+/// a relay flush since (`(statements, rows read)` on the stripe's database).
+fn listener_reads(w: &Workload, r: &TimelineRates) -> Work {
+    let reads =
+        if w.timelines.relays { relay_flushes(r.public_posts / public_stripes(w)) } else { r.public_posts };
+    Work { statements: reads, rows_read: reads * r.public_listeners, rows_written: 0.0 }
 }
 
 /// Expected databases holding at least one of `n` items placed uniformly over `p` databases.
@@ -117,13 +153,20 @@ pub fn timeline_spread_parts(c: &Costs, w: &Workload, p: f64) -> Vec<(&'static s
         return Vec::new();
     }
     let r = timeline_rates(w);
-    // The public listeners' read returns a row per listener (a row read each).
-    let listeners = Work { rows_read: r.public_listeners, ..Work::default() };
+    // The public listeners' reads return a row per listener; before #40 a public post's entry
+    // held the read's statement, since a relay's flush makes it (on each stripe's database).
+    let listeners = listener_reads(w, &r);
+    let (per_post, listeners_spread) = if w.timelines.relays {
+        (1.0, listeners.scale(public_stripes(w)))
+    } else {
+        (0.0, Work { statements: 0.0, ..listeners })
+    };
+    let entry = Work { statements: (t.public_entry.statements - per_post).max(0.0), ..t.public_entry };
     let at_p = |measured: Work| page_work(measured, t.hydration, p, PAGE_POSTS);
     // A public page's four range reads are its heads' loads (measured with a load on every
     // read), made at most once per replica and TTL; a tag page is counted with its range read
     // (most tags are read less often than their heads' TTL).
-    let stripes = t.key_read.scale(PUBLIC_STRIPES);
+    let stripes = t.key_read.scale(public_stripes(w));
     let public_page = Work {
         statements: (t.public_page.statements - stripes.statements).max(0.0),
         rows_read: (t.public_page.rows_read - stripes.rows_read).max(0.0),
@@ -135,10 +178,7 @@ pub fn timeline_spread_parts(c: &Costs, w: &Workload, p: f64) -> Vec<(&'static s
             at_p(public_page).scale(r.public_pages).plus(stripes.scale(head_loads(r.public_pages))),
         ),
         ("tag timeline pages", at_p(t.tag_page).scale(r.tag_pages)),
-        (
-            "public posts' index rows (stripe, listeners)",
-            t.public_entry.plus(listeners).scale(r.public_posts),
-        ),
+        ("public posts' index rows (stripe, listeners)", entry.scale(r.public_posts).plus(listeners_spread)),
         ("tags' index rows", t.per_tag.scale(r.tag_rows)),
         ("trends reads (the posts where they live)", at_p(t.trends_other).scale(r.trends_reads)),
         (
@@ -204,15 +244,16 @@ pub fn hot_keys(c: &Costs, w: &Workload, typical: f64, ceiling: f64) -> HotKeys 
     };
     // A stripe's part of a public post's extra: its row (the publish's insert, the fan-out's
     // ignored one); the listeners' read is the listeners key's.
-    let row = Work { statements: (t.public_entry.statements - 1.0).max(0.0), ..t.public_entry };
+    let read = if w.timelines.relays { 1.0 } else { 0.0 };
+    let row = Work { statements: (t.public_entry.statements - 1.0 - read).max(0.0), ..t.public_entry };
     let stripe =
-        t.key_read.scale(head_loads(r.public_pages)).plus(row.scale(r.public_posts / PUBLIC_STRIPES));
-    let listeners = Work { statements: 1.0, rows_read: r.public_listeners, rows_written: 0.0 };
+        t.key_read.scale(head_loads(r.public_pages)).plus(row.scale(r.public_posts / public_stripes(w)));
+    let listeners = listener_reads(w, &r);
     let hottest_pages = r.tag_pages * w.timelines.hottest_tag_share;
     let tag = t.key_read.scale(head_loads(hottest_pages));
     HotKeys {
         stripe: key(stripe),
-        listeners: key(listeners.scale(r.public_posts)),
+        listeners: key(listeners),
         hottest_tag: key(tag),
         hottest_tag_pages: hottest_pages,
     }

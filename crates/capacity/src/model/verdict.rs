@@ -124,6 +124,10 @@ pub struct Target {
 
 /// The hand check's estimate for the replicated design at the headline (#28), USD a month.
 pub const HAND_CHECK_USD: (f64, f64) = (700_000.0, 800_000.0);
+/// #40's goal for the headline's bill, USD a month, and for the realistic profile's per
+/// million users.
+pub const BILL_TARGET_USD: f64 = 500_000.0;
+pub const PER_MILLION_USERS_TARGET_USD: f64 = 25_000.0;
 /// Twitter 2012: its 31M-follower author's post took up to 5 minutes to reach every follower.
 pub const FANOUT_SECONDS_BOUND: f64 = 300.0;
 
@@ -136,6 +140,7 @@ pub fn targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
     out.extend(timeline_keys_target(plan, limits));
     out.extend(invocation_targets(plan, limits));
     out.extend(object_and_account_targets(plan, limits));
+    out.extend(platform_targets(plan, limits));
     out
 }
 
@@ -289,9 +294,48 @@ fn object_and_account_targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
             figure: format!("{} of {}", plan.databases, limits.databases_per_account),
         },
         Target {
-            what: "bill within the hand check's $0.7-0.8M a month",
-            pass: plan.monthly_usd <= HAND_CHECK_USD.1,
+            what: "bill at or under $500k a month",
+            pass: plan.monthly_usd <= BILL_TARGET_USD,
             figure: format!("${:.0}k a month", plan.monthly_usd / 1e3),
+        },
+    ]
+}
+
+/// #40's platform targets: bindings per Worker script and scripts per account; a 10M-follower
+/// post in every active follower's window within the bound; a year's D1 storage under the
+/// account's cap as raised.
+fn platform_targets(plan: &Plan, limits: &Limits) -> Vec<Target> {
+    let b = &plan.burst_every_active;
+    let year = plan.typical.bytes * plan.databases;
+    vec![
+        Target {
+            what: "bindings per Worker script within ~5,000, scripts within 500",
+            pass: plan.bindings_per_script <= limits.bindings_per_script
+                && plan.scripts <= limits.scripts_per_account,
+            figure: format!(
+                "{:.0} scripts (the front and {:.0} data scripts), at most {:.0} bindings in one",
+                plan.scripts,
+                (plan.scripts - 1.0).max(0.0),
+                plan.bindings_per_script
+            ),
+        },
+        Target {
+            what: "a 10M-follower post in every active follower's window within 60 s",
+            pass: b.followers <= 0.0 || b.seconds <= limits.fanout_seconds_target,
+            figure: format!(
+                "{:.0} windows, {:.0} chunks: {:.0} s (its database paced under 50%: {:.0} s; the consumers: {:.0} s; the queue: {:.1} s)",
+                b.delivered, b.chunks, b.seconds, b.seconds_paced, b.seconds_consumers, b.seconds_queue
+            ),
+        },
+        Target {
+            what: "a year's D1 storage within the account's cap (raised on request)",
+            pass: year <= limits.account_d1_bytes_raised,
+            figure: format!(
+                "{:.1} TB against {:.0} TB requested (the default cap is {:.0} TB)",
+                year / 1e12,
+                limits.account_d1_bytes_raised / 1e12,
+                limits.account_d1_bytes / 1e12
+            ),
         },
     ]
 }
@@ -346,6 +390,8 @@ pub fn candidates(
             hot_replicas: true,
             hot_followers: hot,
             replica_hydrate_only: given.replica_hydrate_only,
+            before_40: given.before_40,
+            databases_per_script: given.databases_per_script,
             ..Policy::default()
         };
         out.push(candidate(c, &Workload { mode: Mode::Push, ..w.clone() }, &base, limits, prices));

@@ -207,6 +207,14 @@ pub struct Policy {
     /// (hydration), not on every page: the next step, not built (`--replica-hydrate-only`; as
     /// built the replica is also the author's in-flight source, read on every page).
     pub replica_hydrate_only: bool,
+    /// The design before issue #40 (`--before-40`): a replica call per followed hot author
+    /// per page, a window row written per page-1 read, a notification row per like, the
+    /// recount re-reading every counted row, a post's chunks one after another. The model
+    /// prices it to put the old bill beside the new (`model::design`).
+    pub before_40: bool,
+    /// D1 databases one data-plane Worker script binds (#40: `scripts/wrangler-config P
+    /// --per-script M`); the front script binds a service binding per data script.
+    pub databases_per_script: f64,
 }
 
 impl Default for Policy {
@@ -220,6 +228,8 @@ impl Default for Policy {
             hot_followers: HOT_REPLICA_FOLLOWERS,
             fanout_batch: 0.0,
             replica_hydrate_only: false,
+            before_40: false,
+            databases_per_script: DATABASES_PER_SCRIPT,
         }
     }
 }
@@ -247,6 +257,15 @@ pub struct Limits {
     /// Shares of a database's ceilings the recommendation allows at peak.
     pub query_headroom: f64,
     pub size_headroom: f64,
+    /// Bindings one Worker script may hold (D1 limits page: "approximately 5,000"), and
+    /// Worker scripts per account (Workers limits page: 500 on Workers Paid).
+    pub bindings_per_script: f64,
+    pub scripts_per_account: f64,
+    /// Seconds within which a 10M-follower post is in every active follower's window (#40).
+    pub fanout_seconds_target: f64,
+    /// The account's D1 storage cap as the plan asks Cloudflare to raise it (the limits page
+    /// marks the 1 TB cap as raisable): #40's storage plan for a year of the headline.
+    pub account_d1_bytes_raised: f64,
 }
 
 impl Default for Limits {
@@ -265,6 +284,10 @@ impl Default for Limits {
             account_d1_bytes: 1e12,
             query_headroom: 0.5,
             size_headroom: 0.6,
+            bindings_per_script: 5_000.0,
+            scripts_per_account: 500.0,
+            fanout_seconds_target: 60.0,
+            account_d1_bytes_raised: 40e12,
         }
     }
 }
@@ -381,6 +404,11 @@ pub struct TimelineMix {
     /// Of the live sockets, the share subscribed to the public stream: every public post is
     /// sent to each one's window object.
     pub public_stream_share: f64,
+    /// #40: a post's stream news goes to its key's relay object, which tells each listener's
+    /// window once per flush, and the public timeline has 16 stripes; set by the plan from
+    /// `Policy::before_40` (before: every listener's window per post, 4 stripes).
+    #[serde(default)]
+    pub relays: bool,
 }
 
 impl TimelineMix {
@@ -396,6 +424,11 @@ impl TimelineMix {
             trends_per_active_day: 1.0,
             hottest_tag_share: 0.1,
             public_stream_share: 0.01,
+            relays: true,
         }
     }
 }
+
+/// Databases per data-plane script by default: under the ~5,000 bindings a script may hold,
+/// with room for the few other bindings a data script carries (its vars are not bindings).
+pub const DATABASES_PER_SCRIPT: f64 = 4_000.0;

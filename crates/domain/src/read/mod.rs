@@ -109,7 +109,9 @@ pub struct ReadConfig {
     /// Entries per hot range (a refill with this many is full).
     pub hot_range_len: usize,
     pub map: ShardMap,
-    /// Authors with replicas and how many (`domain/replica.rs`): read from them, not D1.
+    /// Hot authors (`domain/replica.rs`), each with the number of digests its replicas live
+    /// in (the same for all: every digest holds every hot author its readers read); read from
+    /// the reader's digest, not D1.
     pub replicated: Rc<HashMap<UserId, u32>>,
 }
 

@@ -272,7 +272,8 @@ impl<R: FeedRow> RoundRows<R> {
     }
 }
 
-/// The calls of a round's replica reads: each reader reads its replica of each author.
+/// The calls of a round's replica reads: each reader reads each author in its own digest (the
+/// same digest for all, so the round costs one request).
 pub(super) fn replica_calls(viewer: UserId, reads: &[ReplicaRead], bounds: Bounds) -> Vec<ReplicaCall> {
     reads
         .iter()

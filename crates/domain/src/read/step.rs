@@ -61,7 +61,8 @@ impl Step {
     }
 }
 
-/// A read of one replica of a hot author (`domain/replica.rs`); a failure or a timeout answers
+/// A read of a hot author's replica in digest `replica` (`domain/replica/digest.rs`): the I/O
+/// sends a step's calls naming one digest as one request. A failure or a timeout answers
 /// `None` and the read goes to the author's database instead.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaCall {

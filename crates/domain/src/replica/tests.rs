@@ -6,7 +6,11 @@ const T0: i64 = 1_800_000_000_000;
 
 fn post(at: i64) -> HeldPost {
     let id = snowflake(at, 7).expect("a valid time");
-    HeldPost { id: PostId::from_trusted(id), created_at: at, row: serde_json::json!({ "id": id }) }
+    HeldPost {
+        id: PostId::from_trusted(id),
+        created_at: at,
+        row: serde_json::json!({ "id": id }).to_string().into(),
+    }
 }
 
 fn snapshot(seq: i64, posts: &[HeldPost], full: bool) -> Snapshot {
