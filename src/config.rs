@@ -25,6 +25,9 @@ pub struct Config {
     pub fanout_segment_seconds: f64,
     pub fanout_chunk_seconds: f64,
     pub fanout_max_segments: Option<usize>,
+    /// A segment records its progress every `FANOUT_RECORD_EVERY` chunks (and with its last):
+    /// fewer writes on the author's database, at most that many chunks redone after a crash.
+    pub fanout_record_every: u16,
     pub outbox_grace_ms: i64,
     pub feed_scan_budget: usize,
     /// Posts younger than this are merged into every read from D1 beside the window, whatever
@@ -110,6 +113,7 @@ impl Config {
             fanout_max_segments: get("FANOUT_MAX_SEGMENTS")
                 .and_then(|v| v.trim().parse::<usize>().ok())
                 .map(|n| n.clamp(1, 10_000)),
+            fanout_record_every: num::<u16>(get("FANOUT_RECORD_EVERY"), 4, 1, 100),
             outbox_grace_ms: num(get("OUTBOX_GRACE_SECONDS"), 30, 0, 3_600) * 1000,
             feed_scan_budget: num(get("FEED_SCAN_BUDGET"), 400, 20, 5_000),
             in_flight_ms: num(get("FEED_IN_FLIGHT_SECONDS"), 120, 1, 3_600) * 1000,

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod edits;
 pub mod engagement;
 pub mod error;
+pub mod fanout_ahead;
 pub mod feed;
 pub mod filters;
 pub mod follow_requests;

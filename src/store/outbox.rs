@@ -8,7 +8,7 @@ use wasm_bindgen::JsValue;
 use super::shards::Shards;
 use super::stats::bump;
 use super::StoreResult;
-use super::{all, batch, first, id_list, int, run, stmt, text, AnyDb, IdRow, OnDb, OutboxDb, UserDb};
+use super::{all, batch, exec, first, id_list, int, run, stmt, text, AnyDb, IdRow, OnDb, OutboxDb, UserDb};
 use crate::domain::fanout_segments::Segments;
 use crate::domain::ids::{OutboxId, PostId, UserId};
 use crate::domain::outbox::{EventKind, EventState};
@@ -48,14 +48,12 @@ fn parse_segments(json: Option<&str>) -> Segments {
 }
 
 pub async fn get(db: OutboxDb<'_>, id: OutboxId) -> StoreResult<Option<OutboxRow>> {
-    first(
-        db,
-        "SELECT id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id, \
-         segments FROM outbox WHERE id = ?1",
-        &[int(id)],
-    )
-    .await
+    first(db, &format!("SELECT {ROW_COLUMNS} FROM outbox WHERE id = ?1"), &[int(id)]).await
 }
+
+/// [`OutboxRow`]'s columns.
+pub const ROW_COLUMNS: &str =
+    "id, kind, post_id, author_id, reader_id, post_created_at, created_at, state, cursor_follower_id, segments";
 
 /// The id expression of an `INSERT INTO outbox`: a counter above every id the table holds,
 /// times the id space of one counter step, plus the logical shard (bound at `shard_param`) of
@@ -182,7 +180,9 @@ pub async fn active_among(shards: &Shards, readers: &[UserId]) -> StoreResult<Ve
 }
 
 /// Records a finished chunk: progress only moves forward, so a stale retry cannot rewind it.
-/// `sent_at` doubles as the lease the reconciliation sweep checks before resending.
+/// `sent_at` doubles as the lease the reconciliation sweep checks before resending. One
+/// statement: the chunk's counts are the caller's (`services/tally.rs`), not a write on the
+/// author's database, which a big post's every chunk records on.
 pub async fn record_chunk(
     db: OutboxDb<'_>,
     id: OutboxId,
@@ -190,21 +190,13 @@ pub async fn record_chunk(
     delivered: usize,
     now: i64,
 ) -> StoreResult<()> {
-    batch(
+    exec(
         db,
-        vec![
-            stmt(
-                db,
-                "UPDATE outbox SET cursor_follower_id = MAX(cursor_follower_id, ?2), delivered = delivered + ?3, \
-                 sent_at = ?4, attempts = attempts + 1 WHERE id = ?1",
-                &[int(id), int(last_follower), int(delivered as i64), int(now)],
-            )?,
-            bump(db, "deliveries", delivered as i64)?,
-            bump(db, "fanout_chunks", 1)?,
-        ],
+        "UPDATE outbox SET cursor_follower_id = MAX(cursor_follower_id, ?2), delivered = delivered + ?3, \
+         sent_at = ?4, attempts = attempts + 1 WHERE id = ?1",
+        &[int(id), int(last_follower), int(delivered as i64), int(now)],
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 /// The follower ids ending each segment but the last of an author's followers split `segments`
@@ -270,46 +262,33 @@ pub async fn record_segment(
     delivered: usize,
     now: i64,
 ) -> StoreResult<usize> {
-    let results = batch(
+    #[derive(Deserialize)]
+    struct Unfinished {
+        n: i64,
+    }
+    // One statement (the count in RETURNING reads the row as this update left it).
+    let left: Option<Unfinished> = first(
         db,
-        vec![
-            stmt(
-                db,
-                "UPDATE outbox SET segments = json_set(segments, \
-                   ?2, MAX(json_extract(segments, ?2), CAST(?3 AS INTEGER)), \
-                   ?7, MAX(json_extract(segments, ?7), CAST(?4 AS INTEGER))), \
-                 delivered = delivered + ?5, sent_at = ?6, attempts = attempts + 1 \
-                 WHERE id = ?1 AND segments IS NOT NULL",
-                &[
-                    int(id),
-                    // The JSON paths are written here, and the numbers cast: D1 binds a number
-                    // as a real (`$[1.0]` is no path; `1.0` in the JSON no integer).
-                    text(&format!("$[{segment}][2]")),
-                    int(progress),
-                    int(i64::from(last)),
-                    int(delivered as i64),
-                    int(now),
-                    text(&format!("$[{segment}][3]")),
-                ],
-            )?,
-            bump(db, "deliveries", delivered as i64)?,
-            bump(db, "fanout_chunks", 1)?,
-            stmt(
-                db,
-                "SELECT COUNT(*) AS n FROM outbox o, json_each(o.segments) j \
-                 WHERE o.id = ?1 AND json_extract(j.value, '$[3]') = 0",
-                &[int(id)],
-            )?,
+        "UPDATE outbox SET segments = json_set(segments, \
+           ?2, MAX(json_extract(segments, ?2), CAST(?3 AS INTEGER)), \
+           ?7, MAX(json_extract(segments, ?7), CAST(?4 AS INTEGER))), \
+         delivered = delivered + ?5, sent_at = ?6, attempts = attempts + 1 \
+         WHERE id = ?1 AND segments IS NOT NULL \
+         RETURNING (SELECT COUNT(*) FROM json_each(segments) j WHERE json_extract(j.value, '$[3]') = 0) AS n",
+        &[
+            int(id),
+            // The JSON paths are written here, and the numbers cast: D1 binds a number
+            // as a real (`$[1.0]` is no path; `1.0` in the JSON no integer).
+            text(&format!("$[{segment}][2]")),
+            int(progress),
+            int(i64::from(last)),
+            int(delivered as i64),
+            int(now),
+            text(&format!("$[{segment}][3]")),
         ],
     )
     .await?;
-    #[derive(Deserialize)]
-    struct Count {
-        n: i64,
-    }
-    let count =
-        results.get(3).map(|r| r.results::<Count>()).transpose()?.and_then(|rows| rows.into_iter().next());
-    Ok(count.map_or(0, |c| c.n.max(0) as usize))
+    Ok(left.map_or(0, |c| c.n.max(0) as usize))
 }
 
 /// Marks an event done; a `post` event also leaves a publish-to-visible latency sample.

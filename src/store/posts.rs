@@ -801,17 +801,41 @@ impl PostState {
     }
 }
 
+/// [`PostState`]'s fields: each name and its expression over a `posts` row.
+const STATE_FIELDS: [(&str, &str); 15] = [
+    ("author_id", "author_id"),
+    ("created_at", "created_at"),
+    ("visibility", "visibility"),
+    ("deleted", "deleted_at IS NOT NULL"),
+    ("taken_down", "taken_down_at IS NOT NULL"),
+    ("state_version", "state_version"),
+    ("author_suspended", "(SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id)"),
+    ("reblog_of", "reblog_of"),
+    ("mentions", "mentions"),
+    ("quote_of", "quote_of"),
+    ("in_reply_to_id", "in_reply_to_id"),
+    ("in_reply_to_account_id", "in_reply_to_account_id"),
+    ("thread_id", "thread_id"),
+    ("body", "body"),
+    ("unlisted", "unlisted"),
+];
+
 /// The post's current state, deleted or not; `None` if no such row exists.
 pub async fn state(db: PostDb<'_>, post_id: PostId) -> StoreResult<Option<PostState>> {
-    first(
-        db,
-        "SELECT author_id, created_at, visibility, deleted_at IS NOT NULL AS deleted, \
-                taken_down_at IS NOT NULL AS taken_down, state_version, \
-                (SELECT suspended_at IS NOT NULL FROM users WHERE id = posts.author_id) AS author_suspended, \
-                reblog_of, mentions, quote_of, in_reply_to_id, in_reply_to_account_id, thread_id, \
-                body, unlisted \
-         FROM posts WHERE id = ?1",
-        &[int(post_id)],
-    )
-    .await
+    let columns: Vec<String> = STATE_FIELDS.iter().map(|(name, expr)| format!("{expr} AS {name}")).collect();
+    first(db, &format!("SELECT {} FROM posts WHERE id = ?1", columns.join(", ")), &[int(post_id)]).await
+}
+
+/// [`state`] as one JSON object, an SQL expression over the `posts` row in scope: to read the
+/// state inside another statement (`store/fanout_ahead.rs`).
+pub fn state_object_sql() -> String {
+    let pairs: Vec<String> = STATE_FIELDS.iter().map(|(name, expr)| format!("'{name}', {expr}")).collect();
+    format!("json_object({})", pairs.join(", "))
+}
+
+impl PostState {
+    /// The state as [`state_object_sql`] wrote it.
+    pub fn from_object(json: &str) -> Option<Self> {
+        serde_json::from_str(json).ok()
+    }
 }

@@ -3,10 +3,15 @@
 //! same author's post with segments, then (the server restarted with `FANOUT_MAX_SEGMENTS=1`)
 //! as one chain of chunks. A binary of its own: it restarts its server with other `[vars]`.
 //!
-//! `FANOUT_PARALLEL_FOLLOWERS` (default 150) sets the author's followers; every one has a window.
+//! `FANOUT_PARALLEL_FOLLOWERS` (default 150) sets the author's followers; every one has a window
+//! and lives on another database than the author's, so the author's database does only the
+//! author's side of each chunk (what a 10M-follower post's chunks cost it at any size: at 6,000
+//! databases next to none of a chunk's readers share it).
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../../benches/support/placement.rs"]
+mod placement;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -26,6 +31,8 @@ fn setup() {
         ("FANOUT_CHUNK", CHUNK.to_string()),
         ("FANOUT_SEGMENT_SECONDS", SEGMENT_SECONDS.to_string()),
         ("FANOUT_CHUNK_SECONDS", "1".to_string()),
+        // The consumer's storage work per database (`io_fanout_db{i}_*` counters).
+        ("PROFILE_IO", "1".to_string()),
     ];
     let vars = vars.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     init_server(ServerOptions { label: "fanout_parallel".into(), vars, port: None });
@@ -63,9 +70,22 @@ struct Run {
     statements: i64,
     batches: i64,
     delivered: i64,
+    /// The consumer's statements on the author's database (its counter flushes apart).
+    author_db_statements: i64,
 }
 
-fn measured(author: &User, body: &str) -> Run {
+/// Waits until the consumer ran no batch for two seconds (the follows' backfills and mirrors,
+/// which read the author's database, are done): what is measured after is the post's alone.
+fn quiet() {
+    poll("the consumer idle", DEADLINE, || {
+        let before = counters()["fanout_batches"].as_i64();
+        std::thread::sleep(Duration::from_secs(2));
+        (counters()["fanout_batches"].as_i64() == before).then_some(())
+    });
+}
+
+fn measured(author: &User, author_db: usize, body: &str) -> Run {
+    quiet();
     let before = counters();
     let (post, ms, event) = fan_out(author, body);
     // The consumer's counters are flushed by the batch after them: wait for the figures.
@@ -82,6 +102,8 @@ fn measured(author: &User, body: &str) -> Run {
         statements: delta(&after, &before, "fanout_d1_statements"),
         batches: delta(&after, &before, "fanout_batches"),
         delivered: event["delivered"].as_i64().unwrap_or(-1),
+        author_db_statements: delta(&after, &before, &format!("io_fanout_db{author_db}_statements"))
+            - delta(&after, &before, &format!("io_fanout_db{author_db}_flush_statements")),
     }
 }
 
@@ -91,20 +113,24 @@ fn a_big_post_in_segments_reaches_every_window_sooner_than_one_chain() {
     let followers: usize =
         std::env::var("FANOUT_PARALLEL_FOLLOWERS").ok().and_then(|v| v.parse().ok()).unwrap_or(150);
     let author = register("fp_author");
-    let readers: Vec<User> = parallel(8, followers, {
-        let author = author.clone();
-        move |_| {
-            let reader = register("fp_reader");
-            reader.follow(&author);
-            activate(&reader);
-            reader
+    let mut pool = placement::Pool::new(placement::shard_map().1, databases());
+    let author_db = pool.home(&author);
+    let others: Vec<usize> = pool.placed.iter().copied().filter(|db| *db != author_db).collect();
+    assert!(!others.is_empty(), "the followers need a database other than the author's");
+    let homes: Vec<usize> = (0..followers).map(|i| others[i % others.len()]).collect();
+    let readers = pool.users_on(&homes);
+    parallel(8, followers, {
+        let (author, readers) = (author.clone(), readers.clone());
+        move |i| {
+            readers[i].follow(&author);
+            activate(&readers[i]);
         }
     });
     poll("every follow mirrored", DEADLINE, || {
         (author.profile()["followers_count"] == followers).then_some(())
     });
 
-    let parallel_run = measured(&author, "in segments");
+    let parallel_run = measured(&author, author_db, "in segments");
     // Every follower's window holds it (a sample of them, and the event's own count of all).
     assert_eq!(parallel_run.delivered, followers as i64, "each follower once");
     let window = |r: &User| window_ids(r).into_iter().collect::<BTreeSet<String>>();
@@ -114,7 +140,7 @@ fn a_big_post_in_segments_reaches_every_window_sooner_than_one_chain() {
 
     server().kill();
     server().restart_with(&[("FANOUT_MAX_SEGMENTS", "1")]);
-    let chain = measured(&author, "one chain");
+    let chain = measured(&author, author_db, "one chain");
     assert_eq!(chain.delivered, followers as i64);
     assert!(
         parallel_run.ms < chain.ms,
@@ -126,7 +152,7 @@ fn a_big_post_in_segments_reaches_every_window_sooner_than_one_chain() {
         println!(
             "{name}: {followers} followers, chunks of {CHUNK}: last window after {} ms; {} chunks in \
              {} consumer batches ({:.1} chunks in flight a batch), {} D1 statements ({:.1} a chunk), \
-             {:.0} ms a chunk",
+             {:.0} ms a chunk; on the author's database {} statements ({:.2} a chunk)",
             run.ms,
             run.chunks,
             run.batches,
@@ -134,6 +160,13 @@ fn a_big_post_in_segments_reaches_every_window_sooner_than_one_chain() {
             run.statements,
             run.statements as f64 / run.chunks.max(1) as f64,
             run.ms as f64 / run.chunks.max(1) as f64,
+            run.author_db_statements,
+            run.author_db_statements as f64 / run.chunks.max(1) as f64,
         );
     }
+    // A chunk reads the event, the post and its page in one statement there and records its
+    // progress in one more; the split (its boundaries, its row) and the first message's
+    // convergence come once a post.
+    let per_chunk = parallel_run.author_db_statements as f64 / parallel_run.chunks.max(1) as f64;
+    assert!(per_chunk <= 2.5, "{per_chunk:.2} statements a chunk on the author's database");
 }

@@ -253,19 +253,27 @@ mod model_arithmetic {
     fn a_celebritys_post_is_a_burst_paced_under_the_headroom() {
         let c = costs();
         let w = Workload { celebrities: vec![Celebrities { count: 1.0, followers: 1_000.0 }], ..small() };
-        // Push: 1,000 readers in 2 chunks of 500: 6 (publish) + 2 x 2 (chunks) + 1,000 x 0.5
-        // (paging) = 510 statements. At 1,000/s: 0.51 s. Beside a steady 100/s under a
-        // ceiling of 500: 400/s spare, 1.275 s. The queue (2 / 5,000) and the consumers
-        // (2 x 1 s / 250) are faster.
-        let b = burst(&c, &w, &Policy::default(), &Limits::default(), 100.0);
-        assert!(close(b.delivered, 1_000.0) && close(b.chunks, 2.0) && close(b.statements, 510.0), "{b:?}");
-        assert!(close(b.seconds_at_budget, 0.51));
-        assert!(close(b.seconds_paced, 1.275) && close(b.seconds, 1.275));
+        // Push: 1,000 readers in 2 chunks of 500, run as segments: 6 (publish) + 2 x 1.25
+        // (chunks: 2 less the record's 1 statement on 3 chunks in 4) + 1,000 x 0.5 (paging)
+        // = 508.5 statements, with no reader on the author's database (P very large). At
+        // 1,000/s: 0.5085 s. Beside a steady 100/s under a ceiling of 500: 400/s spare,
+        // 1.27 s. The queue (2 / 5,000) and the consumers (2 x 1 s / 250) are faster.
+        let b = burst(&c, &w, &Policy::default(), &Limits::default(), (100.0, 1e12));
+        assert!(close(b.delivered, 1_000.0) && close(b.chunks, 2.0) && close(b.statements, 508.5), "{b:?}");
+        assert!(close(b.seconds_at_budget, 0.5085));
+        assert!(close(b.seconds_paced, 508.5 / 400.0) && close(b.seconds, 508.5 / 400.0));
         assert!(close(b.seconds_queue, 2.0 / 5_000.0) && close(b.seconds_consumers, 2.0 / 250.0));
         assert!(close(b.added_per_s, 400.0));
+        // On 2 databases nearly every chunk has a reader on the author's: its window check
+        // there (the chunk's 1 statement a readers' database) for each chunk.
+        let two = burst(&c, &w, &Policy::default(), &Limits::default(), (100.0, 2.0));
+        assert!(close(two.statements, 510.5), "{two:?}");
+        // Before #40 a chain recorded every chunk: the table's 2 statements a chunk.
+        let before = Policy { before_40: true, ..Policy::default() };
+        assert!(close(burst(&c, &w, &before, &Limits::default(), (100.0, 1e12)).statements, 510.0));
         // Hybrid caps it: 10,000 pushes at most, here all 1,000 (every reader is active).
         let pull = Workload { mode: Mode::Pull, ..w };
-        assert_eq!(burst(&c, &pull, &Policy::default(), &Limits::default(), 100.0).statements, 6.0);
+        assert_eq!(burst(&c, &pull, &Policy::default(), &Limits::default(), (100.0, 1e12)).statements, 6.0);
     }
 
     #[test]
@@ -449,16 +457,23 @@ mod model_arithmetic {
         // 5 likes a post: 4 of 5 go into an existing group.
         let w = Workload { likes_per_s: 5.0, ..small() };
         measured.consumer_flush = Work { statements: 13.0, ..Work::default() };
+        // The table's chunk: the event, the post and the page read apart, a record of 3.
+        measured.fanout_chunk.home = Work { statements: 6.0, rows_read: 8.0, rows_written: 3.0 };
         // 10 reads/s by 1,000 daily readers: 864 reads a reader a day, one of them writes.
         let c = design_costs(&measured, &w, &Policy::default());
         assert!(close(c.window.page_read.rows_written, 1.0 / 864.0), "{:?}", c.window);
         assert!(close(c.like.other.rows_written, 15.0 - 4.0 * 0.8), "{:?}", c.like);
         assert!(close(c.like.other.statements, 9.0));
         assert!(close(c.bytes.like, 562.0 - 300.0 * 0.8 + 9.0));
-        assert!(close(c.consumer_flush.rows_written, 13.0));
+        // The chunk reads once and records once; its two counts go with the batch's flush.
+        assert!(close(c.fanout_chunk.home.statements, 2.0) && close(c.fanout_chunk.home.rows_written, 1.0));
+        assert!(close(c.consumer_flush.rows_written, 15.0) && close(c.consumer_flush.statements, 15.0));
+        // A segment's chunk records 1 in 4 of them.
+        assert!(close(segment_chunk_statements(&c, &Policy::default()), 1.25));
         let old = design_costs(&measured, &w, &Policy { before_40: true, ..Policy::default() });
         assert!(close(old.window.page_read.rows_written, 1.0) && close(old.like.other.rows_written, 15.0));
         assert!(close(old.consumer_flush.rows_written, 13.0), "a correction, before #40 too");
+        assert!(close(old.fanout_chunk.home.statements, 6.0));
     }
 
     /// #40: one script binds every database while they fit in a data script's share; beyond,

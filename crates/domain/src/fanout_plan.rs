@@ -21,7 +21,7 @@ use super::fanout_segments::{SegmentTarget, Segments};
 use super::ids::{OutboxId, PostId, UserId};
 use super::outbox::{EventKind, EventState};
 use super::policy::{AuthorRates, FanoutMode, Policy};
-use super::queue::{FanoutMessage, LiveReach, PolicyJob, QueueMessage, TagReach};
+use super::queue::{FanoutMessage, LiveReach, PolicyJob, QueueMessage, TagReach, Unrecorded};
 use super::tags::IndexKey;
 use super::visibility::Visibility;
 use super::window::{Entry, WindowOp};
@@ -42,6 +42,10 @@ pub struct Settings {
     pub now: i64,
     /// How a big post splits into segments that run side by side (`None`: one chain).
     pub segments: Option<SegmentTarget>,
+    /// A segment records its progress on the event's row every this many chunks (and with its
+    /// last): each record is a write on the author's database, which every chunk of a big post
+    /// shares. A chunk left unrecorded is redone after a crash (windows dedup by post id).
+    pub record_every: u16,
 }
 
 /// One queue message for the fan-out.
@@ -177,9 +181,18 @@ pub enum Step {
         event: OutboxId,
         sent_at: i64,
     },
-    ReadEvent(OutboxId),
+    /// The message's outbox row. The I/O may read with it what the message reads next (the
+    /// post, its first page of followers after the message's progress): one statement where
+    /// they share a database, which a big post's every chunk pays on its author's database.
+    ReadEvent(FanoutMessage),
     FaultPoint(FaultPoint),
-    ReadPost(PostId),
+    /// The post's state now; with `converge`, the event's first message also brings the
+    /// post's other sides (mirrors, mentions, timeline index) to that state, once per event
+    /// and again on a resend, not on every chunk.
+    ReadPost {
+        post: PostId,
+        converge: bool,
+    },
     /// A post as a tag page needs it: its state now and the tags that deliver it.
     ReadTagged(PostId),
     ReadTagFollowers(TagPage),
@@ -302,8 +315,8 @@ impl<Io: FanoutIo> Run<'_, Io> {
         }
     }
 
-    async fn post(&self, post_id: PostId) -> Result<Option<PostRead>, Stop<Io::Error>> {
-        match self.run(Step::ReadPost(post_id)).await? {
+    async fn post(&self, post: PostId, converge: bool) -> Result<Option<PostRead>, Stop<Io::Error>> {
+        match self.run(Step::ReadPost { post, converge }).await? {
             Reply::Post(post) => Ok(post),
             _ => Err(Stop::Fail(UNEXPECTED)),
         }
@@ -319,19 +332,22 @@ impl<Io: FanoutIo> Run<'_, Io> {
     /// An outbox event's step. An event that is gone or no longer pending has nothing (more)
     /// to do.
     async fn event(&self, message: FanoutMessage) -> Result<(), Stop<Io::Error>> {
-        let Reply::Event(event) = self.run(Step::ReadEvent(message.outbox_id)).await? else {
+        let Reply::Event(event) = self.run(Step::ReadEvent(message)).await? else {
             return Err(Stop::Fail(UNEXPECTED));
         };
         let Some(event) = event.filter(|e| e.state == EventState::Pending) else { return Ok(()) };
         let start = message.after_follower_id.max(event.cursor);
         let (segment, until) = (message.segment, i64::MAX);
+        // The event's first message (or a resend of it): not a continuation, not a segment's.
+        let first = message.after_follower_id == 0 && segment.is_none();
+        let unrecorded = message.unrecorded;
         match (event.kind, event.post_id, event.reader) {
             (EventKind::Post, Some(post_id), _) => {
                 self.ok(Step::FaultPoint(FaultPoint::StallFanout { author: event.author })).await?;
-                self.post_chunk(PostChunk { event, post_id, start, segment, until }).await
+                self.post_chunk(PostChunk { event, post_id, start, segment, until, first, unrecorded }).await
             }
             (EventKind::RemovePost, Some(post_id), _) => {
-                self.post_chunk(PostChunk { event, post_id, start, segment, until }).await
+                self.post_chunk(PostChunk { event, post_id, start, segment, until, first, unrecorded }).await
             }
             (EventKind::Post | EventKind::RemovePost, None, _) => Err(Stop::Fail("post event without post")),
             (_, _, Some(reader)) => self.reader_event(event, reader).await,
@@ -369,7 +385,7 @@ impl<Io: FanoutIo> Run<'_, Io> {
     /// One chunk of a post event (`post`: deliver, `remove_post`: remove), decided by the
     /// post's state read now.
     async fn post_chunk(&self, chunk: PostChunk) -> Result<(), Stop<Io::Error>> {
-        let post = self.post(chunk.post_id).await?;
+        let post = self.post(chunk.post_id, chunk.first).await?;
         let direction =
             if chunk.event.kind == EventKind::Post { Direction::Deliver } else { Direction::Remove };
         let plan = plan(direction, post.map(|p| p.now), chunk.start == 0);
@@ -434,6 +450,7 @@ impl<Io: FanoutIo> Run<'_, Io> {
                         outbox_id: chunk.event.id,
                         after_follower_id: after,
                         segment,
+                        unrecorded: Unrecorded::default(),
                     })
                 };
                 let messages: Vec<QueueMessage> = others.map(start).collect();
@@ -450,30 +467,34 @@ impl<Io: FanoutIo> Run<'_, Io> {
 
     /// Records the chunk's progress (a chunk that continues passes the crash point first),
     /// then sends the continuation or marks the event done (a segment's last chunk: when it
-    /// was the last segment unfinished).
+    /// was the last segment unfinished). A segment's chunk that is neither its last nor its
+    /// `record_every`-th since the last record leaves its progress to the continuation, which
+    /// carries it to the next record.
     async fn after_written(&self, chunk: PostChunk, written: Written) -> Result<(), Stop<Io::Error>> {
         let (progress, next) = after_chunk(chunk.start, &written.scanned, written.more);
         if next != Next::Done {
             self.ok(Step::FaultPoint(FaultPoint::AfterChunk { author: chunk.event.author })).await?;
         }
-        let delivered = written.delivered;
-        let unfinished = match chunk.segment {
-            None => {
-                self.ok(Step::RecordChunk { progress, delivered }).await?;
-                0
-            }
+        let (mut unfinished, mut carried) = (0, Unrecorded::default());
+        match chunk.segment {
+            None => self.ok(Step::RecordChunk { progress, delivered: written.delivered }).await?,
             Some(segment) => {
-                let last = next == Next::Done;
-                match self.run(Step::RecordSegment { segment, progress, last, delivered }).await? {
-                    Reply::Unfinished(n) => n,
-                    _ => return Err(Stop::Fail(UNEXPECTED)),
+                let (last, pending) = (next == Next::Done, chunk.unrecorded.and(written.delivered));
+                if !last && pending.chunks < self.s.record_every.max(1) {
+                    carried = pending;
+                } else {
+                    let delivered = pending.delivered as usize;
+                    match self.run(Step::RecordSegment { segment, progress, last, delivered }).await? {
+                        Reply::Unfinished(n) => unfinished = n,
+                        _ => return Err(Stop::Fail(UNEXPECTED)),
+                    }
                 }
             }
-        };
+        }
         match next {
             Next::Continue { after_follower_id } => {
-                let segment = chunk.segment;
-                let message = FanoutMessage { outbox_id: chunk.event.id, after_follower_id, segment };
+                let (outbox_id, segment) = (chunk.event.id, chunk.segment);
+                let message = FanoutMessage { outbox_id, after_follower_id, segment, unrecorded: carried };
                 self.ok(Step::Send(vec![message.into()])).await
             }
             Next::Done if unfinished == 0 => self.ok(Step::MarkDone).await,
@@ -486,7 +507,7 @@ impl<Io: FanoutIo> Run<'_, Io> {
     /// the next [`LiveReach`], sent before this page's writes.
     async fn live(&self, reach: LiveReach) -> Result<(), Stop<Io::Error>> {
         let delivers = |p: &PostRead| plan(Direction::Deliver, Some(p.now), false).followers.is_some();
-        let Some(post) = self.post(reach.live_post_id).await?.filter(delivers) else { return Ok(()) };
+        let Some(post) = self.post(reach.live_post_id, false).await?.filter(delivers) else { return Ok(()) };
         let Some(page) = live_page(&self.s, post.author, reach.after_reader, post.reply_to) else {
             return Ok(());
         };
@@ -553,6 +574,10 @@ struct PostChunk {
     /// Its segment, if the event is split, and the segment's last follower id.
     segment: Option<u16>,
     until: i64,
+    /// The event's first message: it converges the post's other sides.
+    first: bool,
+    /// What the message carries of its segment's unrecorded chunks.
+    unrecorded: Unrecorded,
 }
 
 /// What a chunk leaves for after its window writes.

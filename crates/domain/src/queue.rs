@@ -37,11 +37,44 @@ pub struct FanoutMessage {
     /// belongs to; absent for an event's first message and for an unsplit chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<u16>,
+    /// A segment's chunks since its progress was last recorded on the event's row, which they
+    /// are recorded with (`domain/fanout_plan.rs`, `Settings::record_every`).
+    #[serde(default, skip_serializing_if = "Unrecorded::is_none")]
+    pub unrecorded: Unrecorded,
+}
+
+/// Chunks a segment's chain delivered without recording them, and the windows they wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Unrecorded {
+    pub chunks: u16,
+    pub delivered: u32,
+}
+
+impl Unrecorded {
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// These and one more chunk that wrote `delivered` windows.
+    pub fn and(self, delivered: usize) -> Self {
+        let delivered = self.delivered.saturating_add(u32::try_from(delivered).unwrap_or(u32::MAX));
+        Self { chunks: self.chunks.saturating_add(1), delivered }
+    }
 }
 
 impl FanoutMessage {
     pub fn start(outbox_id: OutboxId) -> Self {
-        Self { outbox_id, after_follower_id: 0, segment: None }
+        Self { outbox_id, after_follower_id: 0, segment: None, unrecorded: Unrecorded::default() }
+    }
+
+    /// A segment's next message: after `after_follower_id`, carrying what is not recorded yet.
+    pub fn in_segment(
+        outbox_id: OutboxId,
+        segment: u16,
+        after_follower_id: i64,
+        unrecorded: Unrecorded,
+    ) -> Self {
+        Self { outbox_id, after_follower_id, segment: Some(segment), unrecorded }
     }
 }
 
@@ -261,11 +294,12 @@ mod tests {
     fn a_split_posts_segments_spread_over_the_queues() {
         let on = |shard: i64| (shard << crate::snowflake::ID_RANDOM_BITS) | 5;
         let segment = |k| {
-            QueueMessage::from(FanoutMessage {
-                outbox_id: OutboxId::from_trusted(on(3)),
-                after_follower_id: 9,
-                segment: Some(k),
-            })
+            QueueMessage::from(FanoutMessage::in_segment(
+                OutboxId::from_trusted(on(3)),
+                k,
+                9,
+                Unrecorded::default(),
+            ))
         };
         let queues: Vec<usize> = (0..4).map(|k| segment(k).queue_index(4)).collect();
         assert_eq!(queues, vec![3, 0, 1, 2]);
@@ -275,15 +309,18 @@ mod tests {
             parsed(r#"{"outbox_id":42,"after_follower_id":7,"segment":2}"#),
             Some(segment_of(42, 7, 2))
         );
+        let carried = Unrecorded::default().and(5).and(3);
+        assert_eq!(carried, Unrecorded { chunks: 2, delivered: 8 });
+        let message = FanoutMessage::in_segment(OutboxId::from_trusted(42), 2, 7, carried);
+        let text =
+            r#"{"outbox_id":42,"after_follower_id":7,"segment":2,"unrecorded":{"chunks":2,"delivered":8}}"#;
+        assert_eq!(wire(QueueMessage::from(message)), text);
+        assert_eq!(parsed(text), Some(QueueMessage::from(message)));
     }
 
     fn segment_of(outbox: i64, after: i64, segment: u16) -> QueueMessage {
-        FanoutMessage {
-            outbox_id: OutboxId::from_trusted(outbox),
-            after_follower_id: after,
-            segment: Some(segment),
-        }
-        .into()
+        FanoutMessage::in_segment(OutboxId::from_trusted(outbox), segment, after, Unrecorded::default())
+            .into()
     }
 
     #[test]

@@ -162,6 +162,7 @@ async fn carry_out(io: &Storage<'_>, work: Work) -> ApiResult<()> {
         window_cap: ctx.config.feed_window,
         now: ctx.now,
         segments: segment_target(ctx),
+        record_every: ctx.config.fanout_record_every,
     };
     carry(io, work, settings).await.map_err(|stop| match stop {
         Stop::Io(e) => e,
@@ -209,6 +210,8 @@ struct Storage<'a> {
     faults: &'a Faults<'a>,
     /// The outbox row once read (marking the event done needs all of it).
     row: RefCell<Option<OutboxRow>>,
+    /// What the event's read brought for the steps after it.
+    ahead: RefCell<reads::Ahead>,
     chunk_writes: ChunkWrites,
     /// The most databases a chunk's readers may span (one window-check statement each).
     databases: usize,
@@ -222,7 +225,15 @@ impl<'a> Storage<'a> {
         chunk_writes: ChunkWrites,
         databases: usize,
     ) -> Self {
-        Self { ctx, windows, faults, row: RefCell::new(None), chunk_writes, databases }
+        Self {
+            ctx,
+            windows,
+            faults,
+            row: RefCell::new(None),
+            ahead: RefCell::default(),
+            chunk_writes,
+            databases,
+        }
     }
 
     fn row(&self) -> ApiResult<OutboxRow> {
@@ -233,15 +244,22 @@ impl<'a> Storage<'a> {
     /// A post chunk's window writes: made now (inline), or handed to the consumer batch, which
     /// lets the plan go on once it wrote every chunk's.
     async fn write_with_batch(&self, ops: Vec<(UserId, WindowOp)>) -> ApiResult<()> {
+        let delivered = ops.len();
         let handover = match &self.chunk_writes {
-            ChunkWrites::Now => return write_windows(self.ctx, self.windows, ops.into_iter()).await,
+            ChunkWrites::Now => {
+                write_windows(self.ctx, self.windows, ops.into_iter()).await?;
+                count_chunk(delivered);
+                return Ok(());
+            }
             ChunkWrites::ToBatch(handover) => handover,
         };
         let twice = || ApiError::Internal("fan-out plan: a chunk wrote twice".into());
         let batch = handover.borrow_mut().take().ok_or_else(twice)?;
         let (written, wait) = oneshot::channel();
         batch.send(Parked { ops, written }).map_err(|_| twice())?;
-        wait.await.map_err(|_| ApiError::Internal("fan-out: the batch did not write the chunk".into()))
+        wait.await.map_err(|_| ApiError::Internal("fan-out: the batch did not write the chunk".into()))?;
+        count_chunk(delivered);
+        Ok(())
     }
 }
 
@@ -255,13 +273,18 @@ impl FanoutIo for Storage<'_> {
             Step::MarkDead { event, sent_at } => {
                 outbox::mark_dead(ctx.outbox_db(event), event, sent_at).await?
             }
-            Step::ReadEvent(id) => {
-                let (row, reply) = reads::event(ctx, id).await?;
+            Step::ReadEvent(message) => {
+                let (row, reply, ahead) = reads::event(ctx, message).await?;
                 *self.row.borrow_mut() = row;
+                *self.ahead.borrow_mut() = ahead;
                 return Ok(reply);
             }
             Step::FaultPoint(point) => self.faults.at(point).await?,
-            Step::ReadPost(post) => return reads::post(ctx, post).await,
+            Step::ReadPost { post, converge } => {
+                let ahead =
+                    self.ahead.borrow_mut().post.take().filter(|(id, _)| *id == post).map(|(_, read)| read);
+                return reads::post(ctx, post, converge, ahead).await;
+            }
             Step::ReadTagged(post) => return reads::tagged(ctx, post).await,
             Step::ReadTagFollowers(page) => return reads::tag_followers(ctx, page, self.databases).await,
             Step::Hold => {
@@ -271,7 +294,10 @@ impl FanoutIo for Storage<'_> {
             Step::ConvergePair { reader, author } => graph::converge_pair(ctx, reader, author).await?,
             Step::ReadReader { reader, backfill } => return reads::reader(ctx, reader, backfill).await,
             Step::WriteWindow { reader, op } => self.windows.call(reader, &op).await.map(|_| ())?,
-            Step::ReadChunk(reads) => return reads::chunk(ctx, reads, self.databases).await,
+            Step::ReadChunk(reads) => {
+                let ahead = self.ahead.borrow_mut().page.take();
+                return reads::chunk(ctx, reads, self.databases, ahead).await;
+            }
             Step::Send(messages) => send_batch(ctx, messages).await?,
             Step::WriteWindows(ops) => write_windows(ctx, self.windows, ops.into_iter()).await?,
             Step::WriteWithBatch(ops) => self.write_with_batch(ops).await?,
@@ -294,6 +320,14 @@ impl FanoutIo for Storage<'_> {
         }
         Ok(Reply::Ok)
     }
+}
+
+/// A chunk's windows written, in the stats' figures: counted in memory and written with the
+/// batch's other counts (on a database of its own choosing), not on the author's database,
+/// which every chunk of a big post would otherwise write.
+fn count_chunk(delivered: usize) {
+    tally::add("deliveries", delivered as i64);
+    tally::add("fanout_chunks", 1);
 }
 
 /// Runs the operations on the readers' windows, `fanout_concurrency` readers at a time, with

@@ -11,9 +11,11 @@ use crate::domain::fanout_plan::{
     ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, Split, TagPage,
 };
 use crate::domain::fanout_segments::{boundary_step, segments_for, Segments};
-use crate::domain::ids::{OutboxId, PostId, UserId};
+use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
+use crate::domain::policy::FanoutMode;
+use crate::domain::queue::FanoutMessage;
 use crate::domain::quotes::QuoteMirror;
 use crate::domain::snowflake::shard_of_id;
 use crate::domain::tags::{self, IndexKey};
@@ -21,14 +23,38 @@ use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
 use crate::services::{direct, mentions, quotes, replies, timelines};
 use crate::store::engagement::ReplyMirror;
+use crate::store::fanout_ahead::{self, PageAhead};
 use crate::store::outbox::{self, OutboxRow};
 use crate::store::posts::{self, PostState};
 use crate::store::timelines as index;
+use crate::store::OnDb;
 use crate::store::{feed as pull, graph, live, policy as edges, reblogs};
 
-/// The outbox row (kept by the caller: marking it done needs all of it), and the plan's view.
-pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Reply)> {
-    let row = outbox::get(ctx.outbox_db(id), id).await?;
+/// What a message's event read brought ahead of the steps that use it (each taken once).
+#[derive(Default)]
+pub struct Ahead {
+    /// The event's post, as read with the row (`None` inside: no such row there).
+    pub post: Option<(PostId, Option<PostState>)>,
+    /// The author's followers after the message's progress.
+    pub page: Option<(PageAhead, Vec<UserId>)>,
+}
+
+/// The outbox row (kept by the caller: marking it done needs all of it), the plan's view, and
+/// for a pending post event its post and next page of followers read in the same statement
+/// (`store/fanout_ahead.rs`), where they share the event's database.
+pub async fn event(ctx: &Ctx, message: FanoutMessage) -> ApiResult<(Option<OutboxRow>, Reply, Ahead)> {
+    let id = message.outbox_id;
+    let page = page_ahead(ctx, message);
+    let read = fanout_ahead::event_ahead(ctx.outbox_db(id), id, page).await?;
+    let row = read.row;
+    let here = |db: usize| db == ctx.outbox_db(id).on().index();
+    let post = row
+        .as_ref()
+        .and_then(|r| Some((r.post_id?, read.post?)))
+        .filter(|(p, _)| here(ctx.post_db(*p).on().index()));
+    let page = page
+        .zip(read.page)
+        .filter(|_| row.as_ref().is_some_and(|r| here(ctx.user_db(r.author_id).on().index())));
     let event = row.as_ref().map(|row| Event {
         id: row.id,
         kind: row.kind,
@@ -38,15 +64,38 @@ pub async fn event(ctx: &Ctx, id: OutboxId) -> ApiResult<(Option<OutboxRow>, Rep
         state: row.state,
         cursor: row.cursor_follower_id,
     });
-    Ok((row, Reply::Event(event)))
+    Ok((row, Reply::Event(event), Ahead { post, page }))
+}
+
+/// The page a post event's chunk reads first: after the message's progress, a chunk and one
+/// row of lookahead, pushed edges only in hybrid mode (a delivery's recipients,
+/// `domain/fanout_plan.rs::recipients`); none in pull mode, where no chunk pages followers.
+fn page_ahead(ctx: &Ctx, message: FanoutMessage) -> Option<PageAhead> {
+    let pushed_only = match ctx.config.policy.mode {
+        FanoutMode::Pull => return None,
+        FanoutMode::Push => false,
+        FanoutMode::Hybrid => true,
+    };
+    Some(PageAhead { after: message.after_follower_id, limit: ctx.config.fanout_chunk + 1, pushed_only })
 }
 
 /// The post's state now. A boost's event first makes the original's side agree with it
 /// (`store/reblogs.rs::converge`), and a post's event its mentioned users' notifications
 /// (`services/mentions.rs::notify`), both idempotent: the request did so already unless it
 /// stopped between the databases, and then the outbox's resend of this event repairs it.
-pub async fn post(ctx: &Ctx, post_id: PostId) -> ApiResult<Reply> {
-    let post = posts::state(ctx.post_db(post_id), post_id).await?;
+pub async fn post(
+    ctx: &Ctx,
+    post_id: PostId,
+    converge: bool,
+    ahead: Option<Option<PostState>>,
+) -> ApiResult<Reply> {
+    let post = match ahead {
+        Some(read) => read,
+        None => posts::state(ctx.post_db(post_id), post_id).await?,
+    };
+    if !converge {
+        return Ok(Reply::Post(post.as_ref().map(post_read)));
+    }
     if let Some((state, original)) = post.as_ref().and_then(|p| Some((p, p.reblog_of?))) {
         let mirror = BoostMirror {
             original,
@@ -224,9 +273,14 @@ pub async fn segments(ctx: &Ctx, row: &OutboxRow, split: Option<Split>) -> ApiRe
 
 /// A chunk's reads, each lane waiting only for its own; its followers span at most
 /// `databases` databases (the consumer batch's budget: `domain/fanout_budget.rs`).
-pub async fn chunk(ctx: &Ctx, reads: ChunkReads, databases: usize) -> ApiResult<Reply> {
+pub async fn chunk(
+    ctx: &Ctx,
+    reads: ChunkReads,
+    databases: usize,
+    ahead: Option<(PageAhead, Vec<UserId>)>,
+) -> ApiResult<Reply> {
     let (followers, live, rates, author_active) = join4(
-        followers(ctx, reads.followers, databases),
+        followers(ctx, reads.followers, databases, ahead),
         live_page(ctx, reads.live),
         author_rates(ctx, reads.author_rates),
         has_window(ctx, reads.author_window),
@@ -246,12 +300,20 @@ async fn followers(
     ctx: &Ctx,
     page: Option<FollowerPage>,
     databases: usize,
+    ahead: Option<(PageAhead, Vec<UserId>)>,
 ) -> ApiResult<(Vec<UserId>, bool, Vec<UserId>)> {
     let Some(FollowerPage { author, after, chunk, pushed_only, must_follow, until }) = page else {
         return Ok((Vec::new(), false, Vec::new()));
     };
-    let db = ctx.user_db(author);
-    let page = outbox::follower_chunk(db, author, (after, until), chunk + 1, pushed_only).await?;
+    let asked = PageAhead { after, limit: chunk + 1, pushed_only };
+    let page = match ahead.filter(|(read, _)| *read == asked) {
+        // The same rows the query below reads, cut at the segment's end as it would.
+        Some((_, rows)) => rows.into_iter().take_while(|f| f.get() <= until).collect(),
+        None => {
+            outbox::follower_chunk(ctx.user_db(author), author, (after, until), chunk + 1, pushed_only)
+                .await?
+        }
+    };
     let (scanned, more) = within_databases(ctx, split_lookahead(page, chunk), databases);
     let active = outbox::active_among(&ctx.shards, &scanned).await?;
     Ok((scanned, more, also_following(ctx, must_follow, active).await?))

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::costs::Costs;
+use super::design::segment_chunk_statements;
 use super::paths::fanout_statements;
 use super::workload::{Limits, Policy, Workload};
 
@@ -38,15 +39,23 @@ pub fn burst_to_every_active(
     w: &Workload,
     policy: &Policy,
     limits: &Limits,
-    steady: f64,
+    (steady, p): (f64, f64),
 ) -> Burst {
     let every = Policy { push_max_followers: w.users, ..*policy };
-    burst(c, w, &every, limits, steady)
+    burst(c, w, &every, limits, (steady, p))
 }
 
-pub fn burst(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, steady: f64) -> Burst {
+/// `p`: the databases, for the chunks' readers that share the author's.
+pub fn burst(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, (steady, p): (f64, f64)) -> Burst {
     let followers = w.celebrities.iter().map(|c| c.followers.min(w.users)).fold(0.0, f64::max);
-    let (delivered, chunks, statements) = fanout_statements(c, w, policy, followers);
+    let (delivered, chunks, mut statements) = fanout_statements(c, w, policy, followers);
+    // Its chunks run as segments (#40): each records its progress every few chunks. A chunk's
+    // readers' window check is one statement on each database they live on: the author's is
+    // one of them for the share of chunks with a reader there (the table's chunk has none).
+    statements -= chunks * (c.fanout_chunk.home.statements - segment_chunk_statements(c, policy));
+    let readers_per_chunk = (delivered / chunks.max(1.0)).max(0.0);
+    let home_touched = 1.0 - (1.0 - 1.0 / p.max(1.0)).powf(readers_per_chunk);
+    statements += chunks * home_touched * c.fanout_chunk.other.statements;
     let budget = limits.d1_statements_per_s;
     let spare = (budget * limits.query_headroom - steady).max(1e-9);
     let seconds_queue = chunks / limits.queue_messages_per_s;

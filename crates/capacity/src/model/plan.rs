@@ -269,8 +269,9 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
             ("a public-stream listener's window", listened);
     }
     count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
-    result.burst = burst(c, w, policy, limits, result.celebrity.work.statements);
-    result.burst_every_active = burst_to_every_active(c, w, policy, limits, result.celebrity.work.statements);
+    let steady = result.celebrity.work.statements;
+    result.burst = burst(c, w, policy, limits, (steady, p));
+    result.burst_every_active = burst_to_every_active(c, w, policy, limits, (steady, p));
     (result.scripts, result.bindings_per_script) = scripts(p, policy);
     result.boost_burst = paths::boost_burst(c, w, policy);
     result.path_rates = paths::path_rates(w);

@@ -25,7 +25,7 @@ fn user(id: i64) -> UserId {
 fn settings(mode: FanoutMode, chunk: usize) -> Settings {
     let policy =
         Policy { mode, push_cost_ratio: 10.0, active_days: 7, push_max_followers: 10_000, hysteresis: 2.0 };
-    Settings { policy, chunk, window_cap: CAP, now: NOW, segments: None }
+    Settings { policy, chunk, window_cap: CAP, now: NOW, segments: None, record_every: 1 }
 }
 
 /// What storage holds, as the fake replies read it.
@@ -112,15 +112,21 @@ fn moved_rates() -> AuthorRates {
 }
 
 fn message(after: i64) -> Work {
-    let message =
-        FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after, segment: None };
-    Work::Event { message, dead_letter_sent_at: None }
+    Work::Event { message: queued(after), dead_letter_sent_at: None }
+}
+
+fn queued(after: i64) -> FanoutMessage {
+    FanoutMessage { segment: None, ..segment_queued(0, after) }
+}
+
+fn read_post(converge: bool) -> Step {
+    Step::ReadPost { post: PostId::from_trusted(POST), converge }
 }
 
 fn reply_to(world: &World, step: &Step) -> Reply {
     match step {
         Step::ReadEvent(_) => Reply::Event(world.event),
-        Step::ReadPost(_) => Reply::Post(world.post),
+        Step::ReadPost { .. } => Reply::Post(world.post),
         Step::Hold => Reply::Held(world.still_suspended),
         Step::ReadReader { backfill, .. } => {
             let entries = if backfill.is_some() { world.entries.clone() } else { Vec::new() };
@@ -201,7 +207,7 @@ fn cost_of(step: &Step, reply: &Reply, kind: Option<EventKind>) -> Cost {
     };
     match (step, reply) {
         (Step::MarkDead { .. }, _) => d1(1, 2),
-        (Step::ReadEvent(_) | Step::ReadPost(_) | Step::ReadTagged(_) | Step::Hold, _) => d1(1, 1),
+        (Step::ReadEvent(_) | Step::ReadPost { .. } | Step::ReadTagged(_) | Step::Hold, _) => d1(1, 1),
         // The page on the tag's database, then its readers' windows on theirs (side by side).
         (Step::ReadTagFollowers(_), Reply::Chunk(found)) => {
             let more = u32::from(!found.scanned.is_empty());
@@ -288,7 +294,7 @@ fn failing(work: Work, s: Settings, world: &World) -> (Vec<Step>, &'static str) 
 /// The orders ARCHITECTURE.md's invariants 2, 3, 8 and 12 rest on, in every scenario.
 fn assert_orders(steps: &[Step]) {
     let at = |f: fn(&Step) -> bool| steps.iter().position(f);
-    let read_post = at(|s| matches!(s, Step::ReadPost(_)));
+    let read_post = at(|s| matches!(s, Step::ReadPost { .. }));
     let chunk_read = at(|s| matches!(s, Step::ReadChunk(_)));
     let batch_write = at(|s| matches!(s, Step::WriteWithBatch(_)));
     let record = at(|s| matches!(s, Step::RecordChunk { .. }));
@@ -326,15 +332,15 @@ fn live(after: i64, scan: usize, unpushed_only: bool) -> Option<LivePage> {
     Some(LivePage { author: user(AUTHOR), after, scan, unpushed_only, must_follow: None })
 }
 
-fn opening(kind: EventKind) -> Vec<Step> {
-    let read = Step::ReadEvent(OutboxId::from_trusted(EVENT));
+/// A post event's first steps for the message after `after` (0: the event's first message,
+/// which converges the post's other sides).
+fn opening(kind: EventKind, after: i64) -> Vec<Step> {
+    let (read, post) = (Step::ReadEvent(queued(after)), read_post(after == 0));
     match kind {
-        EventKind::Post => vec![
-            read,
-            Step::FaultPoint(FaultPoint::StallFanout { author: user(AUTHOR) }),
-            Step::ReadPost(PostId::from_trusted(POST)),
-        ],
-        _ => vec![read, Step::ReadPost(PostId::from_trusted(POST))],
+        EventKind::Post => {
+            vec![read, Step::FaultPoint(FaultPoint::StallFanout { author: user(AUTHOR) }), post]
+        }
+        _ => vec![read, post],
     }
 }
 
@@ -344,8 +350,7 @@ fn then(mut head: Vec<Step>, tail: impl IntoIterator<Item = Step>) -> Vec<Step> 
 }
 
 fn continuation(after: i64) -> Step {
-    let message =
-        FanoutMessage { outbox_id: OutboxId::from_trusted(EVENT), after_follower_id: after, segment: None };
+    let message = FanoutMessage { segment: None, ..segment_queued(0, after) };
     Step::Send(vec![message.into()])
 }
 
@@ -356,7 +361,7 @@ fn a_first_chunk_with_more_followers_continues_with_a_new_message() {
     let reads =
         ChunkReads { followers: page(0, 3, false), author_window: Some(user(AUTHOR)), ..Default::default() };
     let expected = then(
-        opening(EventKind::Post),
+        opening(EventKind::Post, 0),
         [
             Step::ReadChunk(reads),
             Step::WriteWithBatch(vec![deliver(1), deliver(3), deliver(AUTHOR)]),
@@ -373,18 +378,21 @@ fn the_last_chunk_marks_the_event_done() {
     let mut w = world(event(EventKind::Post, 3), Some(post(Visibility::Public)));
     w.followers = followers(1..=5, &[], &[4]);
     let reads = ChunkReads { followers: page(3, 3, false), ..Default::default() };
-    let expected = then(
-        opening(EventKind::Post),
-        [
-            Step::ReadChunk(reads),
-            Step::WriteWithBatch(vec![deliver(5)]),
-            Step::RecordChunk { progress: 5, delivered: 1 },
-            Step::MarkDone,
-        ],
-    );
+    let expected = |after| {
+        then(
+            opening(EventKind::Post, after),
+            [
+                Step::ReadChunk(reads),
+                Step::WriteWithBatch(vec![deliver(5)]),
+                Step::RecordChunk { progress: 5, delivered: 1 },
+                Step::MarkDone,
+            ],
+        )
+    };
     let s = settings(FanoutMode::Push, 3);
-    assert_eq!(steps(message(3), s, &w), expected);
-    assert_eq!(steps(message(0), s, &w), expected, "the recorded progress wins over the message's");
+    assert_eq!(steps(message(3), s, &w), expected(3));
+    // A resend (the event's first message again): the recorded progress wins over the message's.
+    assert_eq!(steps(message(0), s, &w), expected(0), "the recorded progress wins over the message's");
     // A chunk filled exactly by the last followers ends without one more message.
     w.followers = followers(1..=6, &[], &[4]);
     assert_eq!(steps(message(3), s, &w)[4], Step::WriteWithBatch(vec![deliver(5), deliver(6)]));
@@ -395,14 +403,14 @@ fn the_last_chunk_marks_the_event_done() {
 fn a_post_deleted_before_its_event_runs_delivers_nothing_and_its_removal_reaches_every_window() {
     let w = world(event(EventKind::Post, 0), Some(deleted()));
     let s = settings(FanoutMode::Hybrid, 3);
-    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::Post), [Step::MarkDone]));
+    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::Post, 0), [Step::MarkDone]));
     for post in [deleted(), post(Visibility::Private)] {
         let mut w = world(event(EventKind::RemovePost, 0), Some(post));
         // 2 is pulled: any window may hold the post from a time its edge was pushed.
         w.followers = followers(1..=3, &[2], &[3]);
         let reads = ChunkReads { followers: page(0, 3, false), ..Default::default() };
         let expected = then(
-            opening(EventKind::RemovePost),
+            opening(EventKind::RemovePost, 0),
             [
                 Step::ReadChunk(reads),
                 Step::WriteWithBatch(vec![remove(1), remove(2)]),
@@ -414,13 +422,13 @@ fn a_post_deleted_before_its_event_runs_delivers_nothing_and_its_removal_reaches
     }
     // A post row that is gone has no version to remove by: nothing to do.
     let w = world(event(EventKind::RemovePost, 0), None);
-    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::RemovePost), [Step::MarkDone]));
+    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::RemovePost, 0), [Step::MarkDone]));
 }
 
 #[test]
 fn a_stale_removal_removes_nothing() {
     let w = world(event(EventKind::RemovePost, 0), Some(post(Visibility::Public)));
-    let expected = then(opening(EventKind::RemovePost), [Step::MarkDone]);
+    let expected = then(opening(EventKind::RemovePost, 0), [Step::MarkDone]);
     assert_eq!(steps(message(0), settings(FanoutMode::Push, 3), &w), expected);
 }
 
@@ -432,16 +440,16 @@ fn a_suspended_authors_delivery_is_held_unless_reinstated_meanwhile() {
     };
     let mut w = world(event(EventKind::Post, 0), Some(suspended));
     let s = settings(FanoutMode::Hybrid, 3);
-    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::Post), [Step::Hold]));
+    assert_eq!(steps(message(0), s, &w), then(opening(EventKind::Post, 0), [Step::Hold]));
     w.still_suspended = false;
     let reinstated = "author reinstated while holding the event; retrying";
-    assert_eq!(failing(message(0), s, &w), (then(opening(EventKind::Post), [Step::Hold]), reinstated));
+    assert_eq!(failing(message(0), s, &w), (then(opening(EventKind::Post, 0), [Step::Hold]), reinstated));
 }
 
 #[test]
 fn reader_events_converge_the_mirrors_first() {
     let s = settings(FanoutMode::Hybrid, 3);
-    let read = Step::ReadEvent(OutboxId::from_trusted(EVENT));
+    let read = Step::ReadEvent(queued(0));
     let converge = Step::ConvergePair { reader: user(READER), author: user(AUTHOR) };
     let mut w = world(event(EventKind::Backfill, 0), None);
     w.entries = vec![Entry {
@@ -498,7 +506,7 @@ fn hybrid_pushes_to_pushed_edges_reviews_the_author_and_reaches_live_pulled_read
     };
     let review = PolicyJob::AuthorEdges { author: user(AUTHOR), after_follower_id: 0, after_rate: None };
     let expected = then(
-        opening(EventKind::Post),
+        opening(EventKind::Post, 0),
         [
             Step::ReadChunk(reads),
             Step::Send(vec![review.into()]),
@@ -528,18 +536,15 @@ fn a_full_live_page_continues_as_a_live_reach() {
     let s = settings(FanoutMode::Hybrid, 1);
     let reach = Work::Live(next);
     let reads = ChunkReads { live: live(10, 10, true), ..Default::default() };
-    let expected = vec![
-        Step::ReadPost(PostId::from_trusted(POST)),
-        Step::ReadChunk(reads),
-        Step::WriteWindows(vec![deliver(11), deliver(12)]),
-    ];
+    let expected =
+        vec![read_post(false), Step::ReadChunk(reads), Step::WriteWindows(vec![deliver(11), deliver(12)])];
     assert_eq!(steps(reach, s, &w), expected);
     for gone in [Some(deleted()), None, Some(post(Visibility::Private))] {
         let w = World { post: gone, ..w.clone() };
-        assert_eq!(steps(reach, s, &w), vec![Step::ReadPost(PostId::from_trusted(POST))]);
+        assert_eq!(steps(reach, s, &w), vec![read_post(false)]);
     }
     let push = settings(FanoutMode::Push, 1);
-    assert_eq!(steps(reach, push, &w), vec![Step::ReadPost(PostId::from_trusted(POST))]);
+    assert_eq!(steps(reach, push, &w), vec![read_post(false)]);
 }
 
 fn tagged(tags: u8) -> World {
@@ -619,7 +624,7 @@ fn pull_mode_writes_only_the_author_and_live_readers() {
     let reads =
         ChunkReads { live: live(0, 30, false), author_window: Some(user(AUTHOR)), ..Default::default() };
     let expected = then(
-        opening(EventKind::Post),
+        opening(EventKind::Post, 0),
         [
             Step::ReadChunk(reads),
             Step::WriteWithBatch(vec![deliver(2), deliver(4), deliver(AUTHOR)]),
@@ -785,12 +790,11 @@ fn a_reply_goes_only_to_followers_who_follow_the_account_replied_to_and_is_remov
 }
 
 fn segment_message(segment: u16, after: i64) -> Work {
-    let message = FanoutMessage {
-        outbox_id: OutboxId::from_trusted(EVENT),
-        after_follower_id: after,
-        segment: Some(segment),
-    };
-    Work::Event { message, dead_letter_sent_at: None }
+    Work::Event { message: segment_queued(segment, after), dead_letter_sent_at: None }
+}
+
+fn segment_queued(segment: u16, after: i64) -> FanoutMessage {
+    FanoutMessage::in_segment(OutboxId::from_trusted(EVENT), segment, after, Unrecorded::default())
 }
 
 /// A pushing author's nine followers split three ways (ends 3 and 6), chunks of 3.
@@ -821,11 +825,7 @@ fn a_split_post_runs_its_segments_side_by_side_and_is_done_when_the_last_one_is(
     // The first message splits, starts segments 1 and 2 as their own chains, runs segment 0.
     let split = first.iter().position(|s| matches!(s, Step::Segments { split: Some(_) })).expect("split");
     assert!(split < first.iter().position(|s| matches!(s, Step::ReadChunk(_))).unwrap(), "{first:?}");
-    let start = |segment, after| FanoutMessage {
-        outbox_id: OutboxId::from_trusted(EVENT),
-        after_follower_id: after,
-        segment: Some(segment),
-    };
+    let start = segment_queued;
     assert_eq!(sent(&first), vec![start(1, 3).into(), start(2, 6).into()]);
     let written = |steps: &[Step]| -> Vec<(UserId, WindowOp)> {
         steps
@@ -857,11 +857,7 @@ fn a_resent_split_event_restarts_only_its_unfinished_segments_from_their_progres
     // Segment 1 stopped after its first follower (a crash), segment 2 never started.
     w.segments.borrow_mut().record(1, 4, false);
     let resent = steps(message(0), s, &w);
-    let start = |segment, after| FanoutMessage {
-        outbox_id: OutboxId::from_trusted(EVENT),
-        after_follower_id: after,
-        segment: Some(segment),
-    };
+    let start = segment_queued;
     assert_eq!(sent(&resent), vec![start(1, 4).into(), start(2, 6).into()]);
     assert!(!resent.iter().any(|s| matches!(s, Step::ReadChunk(_))), "segment 0 is done: {resent:?}");
     // Segment 1's chain resumes after follower 4, within its end.
@@ -882,7 +878,7 @@ fn a_post_deleted_mid_fan_out_stops_every_segment() {
     );
     assert_eq!(stopped.last(), Some(&Step::MarkDone), "the event ends: the other segments find it done");
     w.event = Some(Event { state: EventState::Done, ..event(EventKind::Post, 0) });
-    assert_eq!(steps(segment_message(2, 6), s, &w), vec![Step::ReadEvent(OutboxId::from_trusted(EVENT))]);
+    assert_eq!(steps(segment_message(2, 6), s, &w), vec![Step::ReadEvent(segment_queued(2, 6))]);
 }
 
 #[test]
@@ -895,4 +891,30 @@ fn a_small_author_is_never_split() {
         "{one:?}"
     );
     assert!(one.contains(&Step::RecordChunk { progress: 3, delivered: 4 }), "{one:?}");
+}
+
+#[test]
+fn a_segment_records_its_progress_every_few_chunks_and_with_its_last() {
+    let (w, s) = (split_world(), Settings { record_every: 2, ..split_settings() });
+    // Segment 1 (followers 4 to 6) in chunks of one: its first chunk carries its progress on.
+    let s = Settings { chunk: 1, ..s };
+    let records = |steps: &[Step]| steps.iter().filter(|s| matches!(s, Step::RecordSegment { .. })).count();
+    steps(message(0), s, &w);
+    let first = steps(segment_message(1, 3), s, &w);
+    assert_eq!(records(&first), 0, "{first:?}");
+    let carried = Unrecorded { chunks: 1, delivered: 1 };
+    let next = FanoutMessage::in_segment(OutboxId::from_trusted(EVENT), 1, 4, carried);
+    assert_eq!(sent(&first), vec![next.into()]);
+    // The second records both (two windows), and goes on carrying nothing.
+    let second = steps(Work::Event { message: next, dead_letter_sent_at: None }, s, &w);
+    assert!(second.contains(&Step::RecordSegment { segment: 1, progress: 5, last: false, delivered: 2 }));
+    assert_eq!(sent(&second), vec![segment_queued(1, 5).into()]);
+    // The last records at once, whatever it carried.
+    let carried = Unrecorded { chunks: 0, delivered: 0 }.and(0);
+    let last = FanoutMessage::in_segment(OutboxId::from_trusted(EVENT), 1, 5, carried);
+    let ended = steps(Work::Event { message: last, dead_letter_sent_at: None }, s, &w);
+    assert!(
+        ended.contains(&Step::RecordSegment { segment: 1, progress: 6, last: true, delivered: 1 }),
+        "{ended:?}"
+    );
 }
