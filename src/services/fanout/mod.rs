@@ -241,6 +241,14 @@ impl<'a> Storage<'a> {
         row.ok_or_else(|| ApiError::Internal("fan-out plan: an event step before the event".into()))
     }
 
+    /// The event's row, and what was read with it for the steps after.
+    async fn read_event(&self, message: FanoutMessage) -> ApiResult<Reply> {
+        let (row, reply, ahead) = reads::event(self.ctx, message).await?;
+        *self.row.borrow_mut() = row;
+        *self.ahead.borrow_mut() = ahead;
+        Ok(reply)
+    }
+
     /// A post chunk's window writes: made now (inline), or handed to the consumer batch, which
     /// lets the plan go on once it wrote every chunk's.
     async fn write_with_batch(&self, ops: Vec<(UserId, WindowOp)>) -> ApiResult<()> {
@@ -273,16 +281,11 @@ impl FanoutIo for Storage<'_> {
             Step::MarkDead { event, sent_at } => {
                 outbox::mark_dead(ctx.outbox_db(event), event, sent_at).await?
             }
-            Step::ReadEvent(message) => {
-                let (row, reply, ahead) = reads::event(ctx, message).await?;
-                *self.row.borrow_mut() = row;
-                *self.ahead.borrow_mut() = ahead;
-                return Ok(reply);
-            }
+            Step::ReadEvent(message) => return self.read_event(message).await,
             Step::FaultPoint(point) => self.faults.at(point).await?,
             Step::ReadPost { post, converge } => {
-                let ahead =
-                    self.ahead.borrow_mut().post.take().filter(|(id, _)| *id == post).map(|(_, read)| read);
+                let ahead = self.ahead.borrow_mut().post.take();
+                let ahead = ahead.filter(|(id, _)| *id == post).map(|(_, read)| read);
                 return reads::post(ctx, post, converge, ahead).await;
             }
             Step::ReadTagged(post) => return reads::tagged(ctx, post).await,
@@ -295,8 +298,7 @@ impl FanoutIo for Storage<'_> {
             Step::ReadReader { reader, backfill } => return reads::reader(ctx, reader, backfill).await,
             Step::WriteWindow { reader, op } => self.windows.call(reader, &op).await.map(|_| ())?,
             Step::ReadChunk(reads) => {
-                let ahead = self.ahead.borrow_mut().page.take();
-                return reads::chunk(ctx, reads, self.databases, ahead).await;
+                return reads::chunk(ctx, reads, self.databases, self.ahead.take().page).await;
             }
             Step::Send(messages) => send_batch(ctx, messages).await?,
             Step::WriteWindows(ops) => write_windows(ctx, self.windows, ops.into_iter()).await?,

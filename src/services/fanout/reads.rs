@@ -93,10 +93,15 @@ pub async fn post(
         Some(read) => read,
         None => posts::state(ctx.post_db(post_id), post_id).await?,
     };
-    if !converge {
-        return Ok(Reply::Post(post.as_ref().map(post_read)));
+    if let Some(state) = post.as_ref().filter(|_| converge) {
+        converge_sides(ctx, post_id, state).await?;
     }
-    if let Some((state, original)) = post.as_ref().and_then(|p| Some((p, p.reblog_of?))) {
+    Ok(Reply::Post(post.as_ref().map(post_read)))
+}
+
+/// The post's other sides brought to its state now (the event's first message only).
+async fn converge_sides(ctx: &Ctx, post_id: PostId, state: &PostState) -> ApiResult<()> {
+    if let Some(original) = state.reblog_of {
         let mirror = BoostMirror {
             original,
             boost: post_id,
@@ -107,7 +112,7 @@ pub async fn post(
         };
         reblogs::converge(ctx.post_db(original), &mirror).await?;
     }
-    if let Some((state, quoted)) = post.as_ref().and_then(|p| Some((p, p.quote_of?))) {
+    if let Some(quoted) = state.quote_of {
         // Likewise the quoted post's mirror, with the quote's notification.
         let mirror = QuoteMirror {
             quoted,
@@ -119,11 +124,11 @@ pub async fn post(
         };
         quotes::converge(ctx, &mirror).await?;
     }
-    if let Some(state) = post.as_ref().filter(|p| p.thread_id.is_some()) {
+    if state.thread_id.is_some() {
         // Likewise a reply's row in its thread, from the reply as it is now.
         reply_mirror(ctx, post_id, state).await?;
     }
-    if let Some(state) = post.as_ref().filter(|p| p.mentions.is_some()) {
+    if state.mentions.is_some() {
         // Likewise the mentioned users' notifications, made or taken back by the post's state.
         // A direct post also reaches the homes of those it mentions.
         let live = !state.is_deleted() && !state.is_taken_down() && !state.author_is_suspended();
@@ -134,10 +139,10 @@ pub async fn post(
             direct::deliver(ctx, post_id, state, &mentioned).await?;
         }
     }
-    if let Some(state) = post.as_ref().filter(|p| indexable(p)) {
+    if indexable(state) {
         index_entries(ctx, post_id, state).await?;
     }
-    Ok(Reply::Post(post.as_ref().map(post_read)))
+    Ok(())
 }
 
 /// Likewise a public post's timeline entries, from the post as it is now. Best effort: the keys

@@ -253,25 +253,13 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     place_loads(&mut result, c, w, policy, (&r, &page));
     count_objects(&mut result, c, w, &r, &page);
     result.object_requests_per_s += listener_calls;
-    result.timeline_rates = timelines::timeline_rates(w);
-    let ceiling = limits.d1_statements_per_s * limits.query_headroom;
-    result.hot_keys = timelines::hot_keys(c, w, result.typical.work.statements, ceiling);
-    // A listener's window hears of every public post before #40, of each stripe's flush since.
-    let listened = if w.timelines.relays {
-        let stripes = timelines::public_stripes(w);
-        stripes * (result.timeline_rates.public_posts / stripes).min(1.0 / timelines::RELAY_FLUSH_SECONDS)
-    } else {
-        result.timeline_rates.public_posts
-    };
-    let listening = c.timelines.measured && result.timeline_rates.public_listeners > 0.0;
-    if listening && listened > result.hottest_object_requests_per_s {
-        (result.hottest_object, result.hottest_object_requests_per_s) =
-            ("a public-stream listener's window", listened);
-    }
+    place_timelines(&mut result, c, w, limits);
     count_invocations(&mut result, c, policy, limits, (&r, &page, batch));
-    let steady = result.celebrity.work.statements;
-    result.burst = burst(c, w, policy, limits, (steady, p));
-    result.burst_every_active = burst_to_every_active(c, w, policy, limits, (steady, p));
+    let on_its_database = (result.celebrity.work.statements, p);
+    (result.burst, result.burst_every_active) = (
+        burst(c, w, policy, limits, on_its_database),
+        burst_to_every_active(c, w, policy, limits, on_its_database),
+    );
     (result.scripts, result.bindings_per_script) = scripts(p, policy);
     result.boost_burst = paths::boost_burst(c, w, policy);
     result.path_rates = paths::path_rates(w);
@@ -335,6 +323,26 @@ fn count_objects(plan: &mut Plan, c: &Costs, w: &Workload, r: &Rates, page: &Pag
     .into_iter()
     .max_by(|a, b| a.1.total_cmp(&b.1))
     .unwrap_or(("", 0.0));
+}
+
+/// The public and tag timelines' rates and hot keys, and a public-stream listener's window
+/// among the hottest objects.
+fn place_timelines(result: &mut Plan, c: &Costs, w: &Workload, limits: &Limits) {
+    result.timeline_rates = timelines::timeline_rates(w);
+    let ceiling = limits.d1_statements_per_s * limits.query_headroom;
+    result.hot_keys = timelines::hot_keys(c, w, result.typical.work.statements, ceiling);
+    // A listener's window hears of every public post before #40, of each stripe's flush since.
+    let listened = if w.timelines.relays {
+        let stripes = timelines::public_stripes(w);
+        stripes * (result.timeline_rates.public_posts / stripes).min(1.0 / timelines::RELAY_FLUSH_SECONDS)
+    } else {
+        result.timeline_rates.public_posts
+    };
+    let listening = c.timelines.measured && result.timeline_rates.public_listeners > 0.0;
+    if listening && listened > result.hottest_object_requests_per_s {
+        (result.hottest_object, result.hottest_object_requests_per_s) =
+            ("a public-stream listener's window", listened);
+    }
 }
 
 /// The plan's invocations against their limits: a fan-out consumer batch of full chunks, the
