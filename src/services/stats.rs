@@ -11,6 +11,7 @@ use crate::context::Ctx;
 use crate::domain::feed::{percentile, Hidden};
 use crate::domain::outbox::EventKind;
 use crate::error::ApiResult;
+use crate::store::likes::LIKE_COMMIT_SIZE_PREFIX;
 use crate::store::shards::binding;
 use crate::store::stats::{self, count, Migrations, Snapshot};
 
@@ -193,17 +194,50 @@ fn reconcile(s: &Snapshot) -> Value {
 }
 
 fn likes(s: &Snapshot) -> Value {
+    let figures = LikeCommits::of(&s.counters);
     json!({
-        "group_commits": s.counter("like_commits"),
-        "requests_committed": s.counter("like_commit_ops"),
-        "mean_group_size": mean(s.counter("like_commit_ops"), s.counter("like_commits")),
+        "group_commits": figures.commits,
+        "requests_committed": figures.requests,
+        "mean_group_size": mean(figures.requests, figures.commits),
         "groups_by_size": {
-            "1": s.counter("like_commit_size_1"),
-            "2-4": s.counter("like_commit_size_2_4"),
-            "5-16": s.counter("like_commit_size_5_16"),
-            "17+": s.counter("like_commit_size_17_up"),
+            "1": figures.buckets[0],
+            "2-4": figures.buckets[1],
+            "5-16": figures.buckets[2],
+            "17+": figures.buckets[3],
         },
     })
+}
+
+/// The like group commits' figures, summed from the per-size counters (one per commit,
+/// `store/likes.rs`).
+#[derive(Debug, Default, PartialEq)]
+struct LikeCommits {
+    commits: i64,
+    requests: i64,
+    /// Sizes 1, 2-4, 5-16, 17 and up.
+    buckets: [i64; 4],
+}
+
+impl LikeCommits {
+    fn of(counters: &BTreeMap<String, i64>) -> Self {
+        let mut figures = Self::default();
+        let sized = counters.iter().filter_map(|(name, &commits)| {
+            let size = name.strip_prefix(LIKE_COMMIT_SIZE_PREFIX)?.parse::<i64>().ok()?;
+            Some((size, commits))
+        });
+        for (size, commits) in sized {
+            figures.commits += commits;
+            figures.requests += size * commits;
+            let bucket = match size {
+                ..=1 => 0,
+                2..=4 => 1,
+                5..=16 => 2,
+                _ => 3,
+            };
+            figures.buckets[bucket] += commits;
+        }
+        figures
+    }
 }
 
 fn hybrid(s: &Snapshot) -> Value {
@@ -253,6 +287,21 @@ mod tests {
         let behind: Vec<usize> = drifting(&apart).iter().map(|d| d.index).collect();
         assert_eq!(behind, vec![1, 2]);
         assert!(drifting(&[]).is_empty());
+    }
+
+    #[test]
+    fn like_commits_are_summed_from_one_counter_a_size() {
+        let counters: BTreeMap<String, i64> = [
+            ("like_commit_size_1", 5),
+            ("like_commit_size_3", 2),
+            ("like_commit_size_20", 1),
+            ("likes_x", 9),
+        ]
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n))
+        .collect();
+        let figures = LikeCommits::of(&counters);
+        assert_eq!(figures, LikeCommits { commits: 8, requests: 5 + 6 + 20, buckets: [5, 2, 0, 1] });
     }
 
     #[test]

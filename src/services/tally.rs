@@ -16,6 +16,17 @@ thread_local! {
     static IN_FLIGHT: RefCell<BTreeMap<String, i64>> = const { RefCell::new(BTreeMap::new()) };
     /// `*_max` figures to raise with the next flush (the stats page takes the most of them).
     static MAXIMA: RefCell<BTreeMap<String, i64>> = const { RefCell::new(BTreeMap::new()) };
+    /// When this isolate last flushed (ms), for [`flush_due`].
+    static LAST_FLUSH: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// How often a queue consumer's isolate writes its counts: a batch ends every few ms at scale.
+pub const CONSUMER_FLUSH_MS: i64 = 10_000;
+
+/// Whether this isolate's counts are due for a write at `now` (ms): none written for
+/// [`CONSUMER_FLUSH_MS`].
+pub fn flush_due(now: i64) -> bool {
+    now - LAST_FLUSH.with(|t| t.get()) >= CONSUMER_FLUSH_MS
 }
 
 pub fn add(name: &str, by: i64) {
@@ -61,6 +72,7 @@ pub async fn settle(ctx: &Ctx) {
 /// (the `io_*` counters are profiling's own), so profiling can count them, and the index of
 /// the database it wrote.
 pub async fn flush(ctx: &Ctx) -> (usize, usize) {
+    LAST_FLUSH.with(|t| t.set(ctx.clock()));
     let counts = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
     let maxima = MAXIMA.with(|m| std::mem::take(&mut *m.borrow_mut()));
     if counts.is_empty() && maxima.is_empty() {

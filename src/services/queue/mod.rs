@@ -259,12 +259,16 @@ fn profile_batch(ctx: &Ctx, queue_wait_ms: i64, [prepare, deliver, record]: [i64
     tally::add("fanout_window_ms", ctx.io.do_ms.get() as i64);
 }
 
-/// This batch wrote D1 anyway: the read counters this isolate holds go with it. With
-/// `PROFILE_IO`, the batch's storage work is counted per database first, and the flush's own
-/// statements where they ran and apart, so the capacity bench can tell them from the work.
+/// This batch wrote D1 anyway: the read counters this isolate holds go with it, at most every
+/// [`tally::CONSUMER_FLUSH_MS`] (each counter is a row written, and at scale a few hundred
+/// batches a second would write them: docs/CAPACITY.md). With `PROFILE_IO`, every batch
+/// flushes, its storage work counted per database first, and the flush's own statements where
+/// they ran and apart, so the capacity bench can tell them from the work.
 async fn flush_figures(ctx: &Ctx) {
     if ctx.config.profile_io {
         tally::add_io("fanout", &ctx.io);
+    } else if !tally::flush_due(ctx.clock()) {
+        return;
     }
     let (flushed, on) = tally::flush(ctx).await;
     if ctx.config.profile_io {
