@@ -5,7 +5,7 @@ use super::bill::{bill, stored_bytes};
 use super::burst::{burst, burst_to_every_active};
 use super::costs::{Costs, OpCost, Work};
 use super::cron::{cron_control, cron_recount, cron_share};
-use super::design::{design_costs, recount_rows_per_s};
+use super::design::{design_costs, recount_rows_per_s, CONSUMER_FLUSH_SECONDS};
 use super::graph::{graph, Graph};
 use super::hot::{hot_authors, inclusion, Hot};
 use super::page::{page_cost, touched_others, PageCost};
@@ -28,6 +28,9 @@ struct Rates {
     chunk_dbs: f64,
     messages: f64,
     consumer_batches: f64,
+    /// Writes of the consumers' counters: one a batch before #40, since at most one an
+    /// isolate every `CONSUMER_FLUSH_SECONDS` (`services/tally.rs`).
+    figure_flushes: f64,
     /// D1 work of the replicas' leases (on hot authors' databases) and of the liker-side rows.
     replica_lease: Work,
     liker_side: Work,
@@ -65,6 +68,7 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
         chunk_dbs: touched_others(p, g.readers_per_chunk) + 1.0 - (1.0 - 1.0 / p).powf(g.readers_per_chunk),
         messages,
         consumer_batches: messages / batch.max(1.0),
+        figure_flushes: messages / batch.max(1.0),
         replica_lease: hot.lease,
         liker_side: if hot.replicas > 0.0 {
             c.replica.like_home.scale(w.likes_per_s)
@@ -95,7 +99,7 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("comments", both(&c.comment).scale(w.comments_per_s)),
         ("follows", both(&c.follow).scale(w.follows_per_s)),
         ("cron pass", cron_share(c.cron_pass.home, p).scale(p * w.cron_passes_per_s)),
-        ("consumer batches' figures", c.consumer_flush.scale(r.consumer_batches)),
+        ("consumer batches' figures", c.consumer_flush.scale(r.figure_flushes)),
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
         ("the cron's recount of the counters (the horizon's data)", r.recount),
@@ -237,6 +241,10 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
     let mut r = rates(c, w, &g, &hot, &page, p, batch);
     r.recount = recount_rows_per_s(w, policy, p);
+    if !policy.before_40 {
+        let isolates = consumers_busy(&r, &g, policy, limits).max(1.0);
+        r.figure_flushes = r.figure_flushes.min(isolates / CONSUMER_FLUSH_SECONDS);
+    }
     let (timeline_requests, listener_calls, timeline_cpu_ms) = timelines::requests_and_calls(c, w);
     let http = r.reads + r.posts + w.likes_per_s + w.comments_per_s + w.follows_per_s + timeline_requests;
     let mut result = Plan {
@@ -345,6 +353,11 @@ fn place_timelines(result: &mut Plan, c: &Costs, w: &Workload, limits: &Limits) 
     }
 }
 
+/// Consumer time a second of fan-out takes: a full chunk's wall time, a smaller one pro rata.
+fn consumers_busy(r: &Rates, g: &Graph, policy: &Policy, limits: &Limits) -> f64 {
+    r.chunks * limits.chunk_seconds * (g.readers_per_chunk / policy.fanout_chunk).clamp(0.0, 1.0)
+}
+
 /// The plan's invocations against their limits: a fan-out consumer batch of full chunks, the
 /// consumers busy at once, the cron's invocation, a feed page.
 fn count_invocations(
@@ -363,10 +376,7 @@ fn count_invocations(
     plan.consumer_d1_queries = batch * chunk_d1;
     plan.fanout_batch = batch;
     plan.fanout_batch_that_fits = (limits.d1_queries_per_invocation / chunk_d1.max(1e-9)).floor();
-    // Consumer time a second of fan-out takes: a full chunk's wall time, a smaller one pro rata.
-    plan.consumers_busy = r.chunks
-        * limits.chunk_seconds
-        * (plan.graph.readers_per_chunk / policy.fanout_chunk).clamp(0.0, 1.0);
+    plan.consumers_busy = consumers_busy(r, &plan.graph, policy, limits);
     // The cron's own invocation sends a share message per database, 100 to a send.
     plan.cron_subrequests = (p / 100.0).ceil() + c.cron_pass.control.statements.ceil();
     plan.page_subrequests = page.subrequests;
