@@ -477,6 +477,23 @@ mod model_arithmetic {
         assert!(close(old.fanout_chunk.home.statements, 6.0));
     }
 
+    /// #40: a consumer isolate writes its counters at most every 10 s: at most one flush a busy
+    /// consumer every 10 s, never more than one a batch.
+    #[test]
+    fn the_consumers_counters_are_written_every_ten_seconds_not_every_batch() {
+        let c = costs();
+        let limits = Limits::default();
+        let policy = Policy::default();
+        let w = small();
+        let after = plan(&c, &w, &policy, &limits, &Prices::default(), 4.0);
+        let before = plan(&c, &w, &Policy { before_40: true, ..policy }, &limits, &Prices::default(), 4.0);
+        let batches = before.queue_messages_per_s / c.consumer_batch;
+        assert!(close(before.figure_flushes_per_s, batches), "{}", before.figure_flushes_per_s);
+        let busy = after.consumers_busy.max(1.0);
+        assert!(close(after.figure_flushes_per_s, batches.min(busy / CONSUMER_FLUSH_SECONDS)));
+        assert!(after.figure_flushes_per_s < before.figure_flushes_per_s);
+    }
+
     /// #40: one script binds every database while they fit in a data script's share; beyond,
     /// data scripts of 4,000 behind the front's service bindings.
     #[test]

@@ -377,6 +377,7 @@ fn count_invocations(
     plan.fanout_batch = batch;
     plan.fanout_batch_that_fits = (limits.d1_queries_per_invocation / chunk_d1.max(1e-9)).floor();
     plan.consumers_busy = consumers_busy(r, &plan.graph, policy, limits);
+    plan.figure_flushes_per_s = r.figure_flushes;
     // The cron's own invocation sends a share message per database, 100 to a send.
     plan.cron_subrequests = (p / 100.0).ceil() + c.cron_pass.control.statements.ceil();
     plan.page_subrequests = page.subrequests;

@@ -68,6 +68,8 @@ pub struct Plan {
     /// Consumer invocations busy at once for the fan-out at peak (each queue runs up to
     /// `Limits::consumer_concurrency`).
     pub consumers_busy: f64,
+    /// Writes of the consumers' counters per second (each a statement and a row per counter).
+    pub figure_flushes_per_s: f64,
     pub cron_subrequests: f64,
     pub page_subrequests: f64,
     /// D1 statements one feed page makes (every database together).
