@@ -75,7 +75,7 @@ pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
     } else {
         Work::default()
     };
-    let (own, control) = discovery_as_driven(w);
+    let (own, control) = if costs.timelines.measured { discovery_as_driven(w) } else { Default::default() };
     Predicted {
         control: plan.control.work.plus(own).plus(control),
         typical: plan.typical.work.plus(own),
