@@ -63,9 +63,11 @@ pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
     };
     let plan = model::plan(costs, w, &policy, &Limits::default(), &Prices::default(), DATABASES as f64);
     // The window objects' rows: per delivery and per page read, as the bill counts them
-    // (pull pages call no window).
+    // (pull pages call no window), from the table as the design prices it (#40's activity at
+    // day granularity: a page-1 read no longer writes the window's row but the reader's first
+    // of the day; the raw table's row a page predicted 304 rows written where 0 were).
     let reads = if w.mode == Mode::Pull { 0.0 } else { w.feed_reads_per_s };
-    let window = costs
+    let window = model::design_costs(costs, w, &policy)
         .window
         .delivery
         .scale(plan.window_writes_per_s)
