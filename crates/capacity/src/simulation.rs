@@ -67,11 +67,8 @@ pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
     // day granularity: a page-1 read no longer writes the window's row but the reader's first
     // of the day; the raw table's row a page predicted 304 rows written where 0 were).
     let reads = if w.mode == Mode::Pull { 0.0 } else { w.feed_reads_per_s };
-    let window = model::design_costs(costs, w, &policy)
-        .window
-        .delivery
-        .scale(plan.window_writes_per_s)
-        .plus(costs.window.page(w.page_n_share).scale(reads));
+    let rows = model::design_costs(costs, w, &policy).window;
+    let window = rows.delivery.scale(plan.window_writes_per_s).plus(rows.page(w.page_n_share).scale(reads));
     let leases = if w.feed_reads_per_s > 0.0 {
         plan.hot.top_lease.scale((secs - 1.0).max(0.0))
     } else {
