@@ -82,3 +82,24 @@ fn the_admin_pass_refreshes_every_database_each_pass() {
     assert!((own.rows_read - (360.0 - 120.0 / 600.0)).abs() < 1e-6, "{own:?}");
     assert!((own.statements - (18.0 - 6.0 / 600.0)).abs() < 1e-6, "{own:?}");
 }
+
+/// The chance a page calls a digest is over the hot authors, not the Poisson chance at the
+/// mean: 1,000 users, a celebrity half of them follow (no other hot author) leaves half the
+/// pages without a call (the Poisson chance at 0.5, 1 - e^-0.5 = 0.39, was below); one every
+/// user follows leaves none (the simulation: 2.0 object calls a page, a window and a digest).
+#[test]
+fn a_page_calls_a_digest_as_often_as_its_reader_follows_a_hot_author() {
+    let w = |followers: f64| Workload {
+        users: 1_000.0,
+        feed_reads_per_s: 100.0,
+        celebrities: vec![Celebrities { count: 1.0, followers }],
+        celebrity_posts_per_day: 10.0,
+        ..quiet()
+    };
+    let policy = Policy { hot_replicas: true, hot_followers: 1e9, ..Policy::default() };
+    let c = Costs { replica: ReplicaCosts { read_calls: 1.0, ..ReplicaCosts::default() }, ..costs() };
+    let half = hot_authors(&c, &w(500.0), &policy);
+    assert!((half.calls_per_read() - 0.5).abs() < 1e-9, "{half:?}");
+    let all = hot_authors(&c, &w(1_000.0), &policy);
+    assert!((all.calls_per_read() - 1.0).abs() < 1e-9, "{all:?}");
+}
