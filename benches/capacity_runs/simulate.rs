@@ -19,10 +19,12 @@ use serde_json::{json, Value};
 use crate::common::*;
 use crate::placement::{shard_map, Pool};
 use crate::rng::Rng;
-use edgefeed_capacity::model::{Celebrities, Costs, Mode, Work, Workload};
+use edgefeed::domain::fanout_segments::{segments_for, SegmentTarget};
+use edgefeed_capacity::model::{Celebrities, Costs, Mode, PathMix, Work, Workload};
 // The simulated stacks' shape the model's predictions assume, and the check's tolerance.
 use edgefeed_capacity::simulation::{
-    predict, predicted_json, work_json, DATABASES, FLOOR, HOT_THRESHOLD, PUSH_CAP, TOLERANCE,
+    predict, predicted_json, work_json, DATABASES, FANOUT_CHUNK_SECONDS, FANOUT_SEGMENT_SECONDS, FLOOR,
+    HOT_THRESHOLD, PUSH_CAP, SCRIPT_DATABASES, TOLERANCE,
 };
 use edgefeed_capacity::timing::timing_of;
 
@@ -66,6 +68,17 @@ const PAGE_N_READS: usize = 100;
 const LIKES: usize = 160;
 const COMMENTS: usize = 64;
 const CRON_PASSES: usize = 3;
+/// The delivery paths' phase (#39 item 6), per database (the actor's home): boosts of recent
+/// posts on another database, replies by the graph's users to a post of an author they follow
+/// (so Mastodon's reply rule decides who gets it: the replier's followers who follow that
+/// author too), and public posts mentioning a user on another database.
+const BOOSTS_PER_DB: usize = 3;
+const REPLIES_PER_DB: usize = 2;
+const MENTIONS_PER_DB: usize = 2;
+/// `HOT_DIGESTS` on the simulated stacks (see [`start`]).
+const HOT_DIGESTS: &str = "2";
+/// `FANOUT_CHUNK` on the simulated stacks (production's).
+const CHUNK: usize = 500;
 /// How long the queue may take to drain (thousands of events at once, on a busy machine)...
 const DRAIN: Duration = Duration::from_secs(900);
 /// ... and how long it may deliver nothing while events are pending before the stack is
@@ -178,6 +191,10 @@ struct Measured {
     secs: f64,
     /// Follow edges by mode (push, pull, switching) when the phase ended (`hybrid.edges`).
     edges: Value,
+    /// Window writes the fan-out made and its chunks (the stats' `deliveries` and
+    /// `fanout_chunks`).
+    deliveries: f64,
+    chunks: f64,
 }
 
 impl Measured {
@@ -216,6 +233,7 @@ fn background(m: &mut Measured, before: &BTreeMap<String, f64>, after: &BTreeMap
     }
     m.do_calls += d("io_fanout_do_calls");
     m.queue_messages += d("io_fanout_queue_messages");
+    (m.deliveries, m.chunks) = (d("deliveries"), d("fanout_chunks"));
     let of = |prefix: &str| Work {
         statements: d(&format!("{prefix}_window_statements")),
         rows_read: d(&format!("{prefix}_window_rows_read")),
@@ -273,6 +291,8 @@ fn quiet_workload(follows: usize, users: usize, mode: Mode) -> Workload {
         peak_to_mean: 1.0,
         retention_days: 0.0,
         cron_passes_per_s: 0.0,
+        // Originals only but in the paths phase (which sets its drawn mix).
+        paths: PathMix::default(),
         // Fields the model grows later take the headline's values.
         ..Workload::headline(mode)
     }
@@ -287,10 +307,13 @@ struct Ran {
     workload: Workload,
     /// Per request, for the feed reads ([`page_detail`]).
     pages: Vec<Value>,
+    /// What a phase measures beyond the per-database figures: the hot author's posts'
+    /// parallel fan-out ([`hot_post`]), the paths phase's draw ([`paths_phase`]).
+    details: Value,
 }
 
 fn ran((name, measured): (String, Measured), workload: Workload) -> Ran {
-    Ran { name, measured, workload, pages: Vec::new() }
+    Ran { name, measured, workload, pages: Vec::new(), details: Value::Null }
 }
 
 /// The users registered: the hot author first, off the control database so its load is told
@@ -372,24 +395,86 @@ fn follows_phase(users: &Users, graph: &[Vec<usize>], base: &Workload) -> Ran {
     ran(measured, Workload { follows_per_s: n as f64, ..base.clone() })
 }
 
-fn publish_phase(users: &Users, posters: &[usize], base: &Workload) -> Ran {
+fn publish_phase(users: &Users, posters: &[usize], base: &Workload, hot_db: usize) -> Ran {
     let (u, who) = (users.clone(), Arc::new(posters.to_vec()));
+    let fanouts = Arc::new(Mutex::new(Vec::new()));
+    let got = fanouts.clone();
     let measured = phase("publishes and their fan-out", move || {
-        let post = |u: &User, i: usize| {
-            u.post("/v1/posts", json!({ "body": format!("simulated {i}"), "visibility": "public" }))
-        };
         let drawn: Vec<usize> = who.iter().copied().filter(|&p| p != 0).collect();
         let (u2, d) = (u.clone(), Arc::new(drawn));
-        let mut out = parallel(4, d.len(), move |i| post(&u2[d[i]], i));
-        // The hot author's posts spaced: each after everything before it drained.
+        let mut out = parallel(4, d.len(), move |i| post_as(&u2[d[i]], i));
+        // The hot author's posts spaced: each after everything before it drained, each fan-out
+        // timed and counted alone.
         for i in 0..who.len() - out.len() {
-            settle();
-            out.push(post(&u[0], POSTS + i));
+            let (r, fanout) = hot_post(&u[0], POSTS + i, hot_db);
+            got.lock().unwrap_or_else(|p| p.into_inner()).push(fanout);
+            out.push(r);
         }
         out
     });
     let celebrity_posts_per_day = (HOT_POSTS * 86_400) as f64;
-    ran(measured, Workload { posts_per_s: posters.len() as f64, celebrity_posts_per_day, ..base.clone() })
+    let workload = Workload { posts_per_s: posters.len() as f64, celebrity_posts_per_day, ..base.clone() };
+    let fanouts = std::mem::take(&mut *fanouts.lock().unwrap_or_else(|p| p.into_inner()));
+    Ran { details: json!({ "hot_fanouts": fanouts }), ..ran(measured, workload) }
+}
+
+fn post_as(u: &User, i: usize) -> Resp {
+    u.post("/v1/posts", json!({ "body": format!("simulated {i}"), "visibility": "public" }))
+}
+
+/// The segments the stack splits a post of an author with `followers` into (the service's own
+/// rule at the simulated vars; in hybrid the boundaries are walked over the pushed followers
+/// only, so fewer may be cut: the chunks measured tell).
+fn segments_planned(followers: usize) -> usize {
+    let target = SegmentTarget {
+        chunk: CHUNK,
+        within_s: FANOUT_SEGMENT_SECONDS.parse().unwrap_or(60.0),
+        chunk_s: FANOUT_CHUNK_SECONDS.parse().unwrap_or(1.0),
+        max_segments: 250,
+    };
+    segments_for(followers as u64, target)
+}
+
+/// One hot post once everything before it drained: the seconds from the request until its
+/// event is done (every pushed follower's window holds it: a segment records its chunk after
+/// writing the windows, and the event is done when every segment is), polled on the stats'
+/// pending outbox events, and what its fan-out alone cost (the consumer's counters between the
+/// drains before and after: chunks, batches, deliveries, statements on the author's database).
+fn hot_post(author: &User, i: usize, hot_db: usize) -> (Resp, Value) {
+    settle();
+    let before = snapshot();
+    let started = Instant::now();
+    let r = post_as(author, i);
+    let answered = started.elapsed().as_secs_f64();
+    let done = poll("the hot post's event done", DRAIN, || {
+        let stats = admin("GET", "/v1/admin/stats", None).expect(200);
+        (stats["outbox"]["pending"] == 0).then(|| started.elapsed().as_secs_f64())
+    });
+    settle();
+    let after = snapshot();
+    let d = |k: &str| after.get(k).copied().unwrap_or(0.0) - before.get(k).copied().unwrap_or(0.0);
+    let t = timing_of(r.server_timing.as_deref().unwrap_or(""));
+    let request_on_author = t.per_db.get(hot_db).map_or(Work::default(), |w| w.0);
+    let chunks = d("fanout_chunks");
+    let author_db = Work {
+        statements: d(&format!("io_fanout_db{hot_db}_statements")),
+        rows_read: d(&format!("io_fanout_db{hot_db}_rows_read")),
+        rows_written: d(&format!("io_fanout_db{hot_db}_rows_written")),
+    };
+    let fanout = json!({
+        "request_secs": answered,
+        "secs_to_last_window": done,
+        "segments_planned": segments_planned(HOT_FOLLOWERS),
+        "chunks": chunks,
+        "batches": d("fanout_batches"),
+        "deliveries": d("deliveries"),
+        "consumer_statements": d("fanout_d1_statements"),
+        "request_on_author_db": work_json(request_on_author),
+        "consumer_on_author_db": work_json(author_db),
+        "author_db_statements_per_chunk": author_db.statements / chunks.max(1.0),
+    });
+    eprintln!("    hot post {i}: {fanout}");
+    (r, fanout)
 }
 
 /// Per user: its follows (the graph's and the hot author), how many of the graph's authors it
@@ -487,8 +572,134 @@ fn engagement_phases(users: &Users, targets: Vec<(usize, String)>, base: &Worklo
     });
     [
         ran(likes, Workload { likes_per_s: LIKES as f64, ..base.clone() }),
-        ran(comments, Workload { comments_per_s: COMMENTS as f64, ..base.clone() }),
+        ran(comments, comments_as_replies(base)),
     ]
+}
+
+/// The comments phase as the model's replies: a /v1 comment is the commenter's reply post
+/// since the comments API became a view of a post's replies (its fan-out, its notification),
+/// while the table's `comment` row was measured as the row it was before (28 statements
+/// predicted on a typical database against 141 measured in the first run of this branch;
+/// as replies 136). Reach 0: a commenter is drawn from every user (four in five of them fans
+/// with no follower) on another database than the post's author, and the first run delivered
+/// each comment to its author's own window only (64 deliveries for 64 comments).
+fn comments_as_replies(base: &Workload) -> Workload {
+    let paths = PathMix { reply_share: 1.0, reply_reach: 0.0, ..PathMix::default() };
+    Workload { posts_per_s: COMMENTS as f64, paths, ..base.clone() }
+}
+
+/// The paths phase's actors, drawn with the other phases' (stratified by the actor's home
+/// database): boosters (and the database of the post each boosts, another one), repliers (the
+/// graph's users, each with a graph author it follows) and mentioners (with the user each
+/// mentions, on another database).
+struct PathDraw {
+    boosts: Vec<(usize, usize)>,
+    replies: Vec<(usize, usize)>,
+    mentions: Vec<(usize, usize)>,
+}
+
+impl PathDraw {
+    fn actors(&self) -> Vec<usize> {
+        [&self.boosts, &self.replies, &self.mentions].iter().flat_map(|v| v.iter().map(|p| p.0)).collect()
+    }
+}
+
+/// On another database than `db`: the `k`-th such one in turn (as the likes' posts).
+fn other_db(db: usize, k: usize) -> usize {
+    (db + 1 + k % (DATABASES - 1)) % DATABASES
+}
+
+fn draw_paths(rng: &mut Rng, by_db: &[Vec<usize>], graph: &[Vec<usize>]) -> PathDraw {
+    let on = |rng: &mut Rng, db: usize| by_db[db][pick(rng, by_db[db].len())];
+    let boosts = (0..BOOSTS_PER_DB * DATABASES)
+        .map(|k| (on(rng, k % DATABASES), other_db(k % DATABASES, k / DATABASES)))
+        .collect();
+    let mentions = (0..MENTIONS_PER_DB * DATABASES)
+        .map(|k| (on(rng, k % DATABASES), on(rng, other_db(k % DATABASES, k / DATABASES))))
+        .collect();
+    // Graph user `i` is `users[1 + i]`; every graph user follows at least one graph author.
+    let graph_on: Vec<Vec<usize>> = by_db
+        .iter()
+        .map(|users| users.iter().copied().filter(|&u| (1..=USERS).contains(&u)).collect())
+        .collect();
+    let replies = (0..REPLIES_PER_DB * DATABASES)
+        .filter_map(|k| {
+            let here = &graph_on[k % DATABASES];
+            let replier = *here.get(pick(rng, here.len()))?;
+            let follows = &graph[replier - 1];
+            Some((replier, 1 + follows[pick(rng, follows.len())]))
+        })
+        .collect();
+    PathDraw { boosts, replies, mentions }
+}
+
+/// Mastodon's reply rule over the graph: of the repliers' followers, the share who follow the
+/// account replied to as well (the only ones a reply is delivered to), over all the replies.
+fn reply_reach(graph: &[Vec<usize>], replies: &[(usize, usize)]) -> (f64, usize, usize) {
+    let (mut followers, mut reached) = (0, 0);
+    for &(replier, author) in replies {
+        for follows in graph.iter().filter(|f| f.contains(&(replier - 1))) {
+            followers += 1;
+            reached += usize::from(follows.contains(&(author - 1)));
+        }
+    }
+    (reached as f64 / followers.max(1) as f64, followers, reached)
+}
+
+/// Boosts, replies and posts with a mention, all at once; the model is given the drawn mix.
+fn paths_phase(
+    users: &Users,
+    draw: &PathDraw,
+    recent: &[Vec<String>],
+    rng: &mut Rng,
+    graph: &[Vec<usize>],
+    base: &Workload,
+) -> Ran {
+    let newest = |author: usize| {
+        let page = users[0].get(&format!("/v1/users/{}/posts?limit=1", users[author].id)).expect(200);
+        id_of(&page["items"][0])
+    };
+    let mut requests: Vec<(usize, String, Value)> = Vec::new();
+    for &(booster, db) in &draw.boosts {
+        let post = &recent[db][pick(rng, recent[db].len())];
+        requests.push((booster, format!("PUT /v1/posts/{post}/repost"), Value::Null));
+    }
+    for &(replier, author) in &draw.replies {
+        requests.push((
+            replier,
+            "POST /v1/posts".into(),
+            json!({ "body": "simulated reply", "in_reply_to": newest(author) }),
+        ));
+    }
+    for &(actor, mentioned) in &draw.mentions {
+        let body = format!("simulated mention of @{}", users[mentioned].handle);
+        requests.push((actor, "POST /v1/posts".into(), json!({ "body": body, "visibility": "public" })));
+    }
+    let (u, reqs) = (users.clone(), Arc::new(requests));
+    let measured = phase("boosts, replies and mentions", move || {
+        parallel(8, reqs.len(), move |i| {
+            let (who, line, body) = &reqs[i];
+            match line.split_once(' ') {
+                Some(("PUT", path)) => u[*who].put(path, None),
+                _ => u[*who].post("/v1/posts", body.clone()),
+            }
+        })
+    });
+    let (b, r, m) = (draw.boosts.len() as f64, draw.replies.len() as f64, draw.mentions.len() as f64);
+    let (reach, followers, reached) = reply_reach(graph, &draw.replies);
+    let paths = PathMix {
+        boost_share: b / (b + r + m),
+        reply_share: r / (b + r + m),
+        mentions_per_post: m / (m + r),
+        reply_reach: reach,
+        ..PathMix::default()
+    };
+    let workload = Workload { posts_per_s: b + r + m, paths, ..base.clone() };
+    let details = json!({
+        "boosts": b, "replies": r, "mentions": m,
+        "repliers_followers": followers, "reply_reached": reached, "reply_reach": reach,
+    });
+    Ran { details, ..ran(measured, workload) }
 }
 
 fn cron_phase(base: &Workload) -> Ran {
@@ -524,11 +735,14 @@ fn compare(costs: &Costs, runs: &[Ran], hot_db: usize) -> Vec<Value> {
                     "per_db": m.per_db.iter().map(|w| work_json(*w)).collect::<Vec<_>>(),
                     "edges_after": m.edges,
                     "queue_messages": m.queue_messages,
+                    "deliveries": m.deliveries,
+                    "chunks": m.chunks,
                     "secs": m.secs,
                 },
                 "predicted": predicted_json(&predict(costs, &r.workload, m.secs)),
                 "measured_per_db_statements": m.per_db.iter().map(|w| w.statements).collect::<Vec<_>>(),
                 "pages": r.pages,
+                "details": r.details,
                 // What the model was given, so a changed model can be checked against these
                 // measurements again (`--simulate-replay`).
                 "workload": r.workload,
@@ -537,29 +751,47 @@ fn compare(costs: &Costs, runs: &[Ran], hot_db: usize) -> Vec<Value> {
         .collect()
 }
 
-/// A fresh stack on [`DATABASES`] databases in `mode`, profiling on, test hooks off,
-/// production window and chunk sizes, no rate limits, the hot thresholds and the push cap
-/// under the hot author's followers. The direct stack (workerd without wrangler dev's
-/// proxies; it serves twice the requests on these cores) unless `EDGEFEED_STACK` says.
+/// A fresh stack on [`DATABASES`] databases in `mode`, as a front Worker and data-plane
+/// scripts of [`SCRIPT_DATABASES`] each (#40; `EDGEFEED_SCRIPT_DATABASES` may say another
+/// size), profiling on, test hooks off, production window and chunk sizes, no rate limits, the
+/// hot thresholds and the push cap under the hot author's followers, and the segment vars that
+/// split the hot author's post (see [`FANOUT_SEGMENT_SECONDS`]). Several scripts run only on
+/// wrangler dev (the harness's multi-config `wrangler dev`; the direct stack serves one
+/// script): the smaller change than teaching the direct stack service bindings between scripts.
+/// Every D1 round trip is still counted where the front makes it (`Db::trip`), so the figures
+/// compared are the same on either stack; only the wall times are wrangler dev's.
 fn start(mode: Mode) -> Server {
     let cap = PUSH_CAP.to_string();
+    let chunk = CHUNK.to_string();
     let vars = [
         ("FANOUT_MODE", mode.name()),
         ("RATE_LIMITS", "false"),
         ("TEST_HOOKS", "false"),
         ("PROFILE_IO", "true"),
         ("FEED_WINDOW", "800"),
-        ("FANOUT_CHUNK", "500"),
+        ("FANOUT_CHUNK", chunk.as_str()),
+        ("FANOUT_SEGMENT_SECONDS", FANOUT_SEGMENT_SECONDS),
+        ("FANOUT_CHUNK_SECONDS", FANOUT_CHUNK_SECONDS),
         ("PUSH_MAX_FOLLOWERS", cap.as_str()),
         ("HOT_AUTHOR_FOLLOWERS", HOT_THRESHOLD),
         ("HOT_REPLICA_FOLLOWERS", HOT_THRESHOLD),
         // Reconciled only after a stall (see `settle`): every pending event is older by then.
         ("OUTBOX_GRACE_SECONDS", GRACE),
+        // The digests as the model sizes them for the simulation's read rate (`model/hot.rs`
+        // `digests`: until each serves its target, at least 2), not the default 200 sized for
+        // 100k pages/s: with 200, nearly every one of the phase's 315 pages hashed to a digest
+        // no page had read yet, which loads the hot author from its database (the first run:
+        // 672 statements there against 172 on a typical database).
+        ("HOT_DIGESTS", HOT_DIGESTS),
+        // Production's, not the test harness's (0 and 250: heads loaded on every read, relays
+        // flushed four times a second).
+        ("TIMELINE_HEAD_TTL_MS", "1000"),
+        ("STREAM_RELAY_MS", "1000"),
     ];
     let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let which = if std::env::var("EDGEFEED_STACK").is_ok() { stack() } else { Stack::Direct };
     let label = format!("capacity-sim-{}", mode.name());
-    start_server_with(ServerOptions { label, vars, port: None }, DATABASES, which)
+    let per_script = script_databases().unwrap_or(SCRIPT_DATABASES);
+    start_server_scripts(ServerOptions { label, vars, port: None }, DATABASES, Some(per_script))
 }
 
 /// One mode's run on its own fresh stack. The draws are made in a fixed order (graph,
@@ -585,7 +817,10 @@ fn run_mode(costs: &Costs, mode: Mode, server: Server, say: &dyn Fn(&str)) -> Va
     let mut posters: Vec<usize> = (0..POSTS).map(|i| on(&mut rng, i % DATABASES)).collect();
     posters.extend([0; HOT_POSTS]);
     let readers: Vec<usize> = (0..READS).map(|i| on(&mut rng, i % DATABASES)).collect();
-    prepare(&users, keen_readers(&readers, everyone), &posters, say);
+    let path_draw = draw_paths(&mut rng, &by_db, &graph);
+    // The paths' actors post once in the setup too (a boost or a reply is a post of theirs).
+    let warm: Vec<usize> = posters.iter().copied().chain(path_draw.actors()).collect();
+    prepare(&users, keen_readers(&readers, everyone), &warm, say);
     // Hybrid: the cap's re-decision ran in the setup (PUSH_CAP edges pushed, the rest pulled).
     let setup_edges = edges();
     say(&format!("  edges after the setup: {setup_edges}"));
@@ -594,7 +829,7 @@ fn run_mode(costs: &Costs, mode: Mode, server: Server, say: &dyn Fn(&str)) -> Va
     say("follows");
     let mut runs = vec![follows_phase(&users, &graph, &base)];
     say("publishes");
-    runs.push(publish_phase(&users, &posters, &base));
+    runs.push(publish_phase(&users, &posters, &base, hot_db));
     say("feed reads");
     runs.push(reads_phase(&users, readers, &base, readers_info(&graph, &homes)));
     say("likes and comments");
@@ -613,6 +848,8 @@ fn run_mode(costs: &Costs, mode: Mode, server: Server, say: &dyn Fn(&str)) -> Va
         targets.push((on(&mut rng, liker), posts[pick(&mut rng, posts.len())].clone()));
     }
     runs.extend(engagement_phases(&users, targets, &base));
+    say("boosts, replies and mentions");
+    runs.push(paths_phase(&users, &path_draw, &recent, &mut rng, &graph, &base));
     say("cron passes");
     runs.push(cron_phase(&base));
     server.kill();
@@ -639,7 +876,12 @@ pub fn run(costs: &Costs) -> Value {
     say(&format!("starting a push and a hybrid stack on {DATABASES} databases each"));
     // Both at once: a start is mostly migrating 16 databases, and the counts measured do not
     // depend on what else the machine runs. The hybrid stack idles while push runs.
-    let hybrid = std::thread::spawn(|| start(Mode::Hybrid));
+    let hybrid = std::thread::spawn(|| {
+        // After the push stack wrote the shared multi-script configs (`scripts/wrangler-config`
+        // writes the same files for both): the migrations are what takes the time.
+        std::thread::sleep(Duration::from_secs(10));
+        start(Mode::Hybrid)
+    });
     let push = start(Mode::Push);
     let hybrid = hybrid.join().expect("the hybrid stack started");
     let modes = vec![run_mode(costs, Mode::Push, push, &say), run_mode(costs, Mode::Hybrid, hybrid, &say)];
@@ -650,6 +892,11 @@ pub fn run(costs: &Costs) -> Value {
         "fans": FANS,
         "push_max_followers": PUSH_CAP,
         "hot_threshold": HOT_THRESHOLD,
+        "script_databases": script_databases().unwrap_or(SCRIPT_DATABASES),
+        "fanout_segment_seconds": FANOUT_SEGMENT_SECONDS,
+        "fanout_chunk_seconds": FANOUT_CHUNK_SECONDS,
+        // Its phases' workloads carry the paths they drove (`simulation::replay`).
+        "drives_paths": true,
         "tolerance": TOLERANCE,
         "floor": FLOOR,
         "modes": modes,

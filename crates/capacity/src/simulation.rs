@@ -6,10 +6,19 @@
 
 use serde_json::{json, Value};
 
-use crate::model::{self, Costs, Limits, Mode, PathMix, Policy, Prices, TimelineMix, Work, Workload};
+use crate::model::{self, Burst, Costs, Limits, Mode, PathMix, Policy, Prices, TimelineMix, Work, Workload};
 
 /// Databases of each simulated stack (users land on them by the real id routing).
 pub const DATABASES: usize = 16;
+/// Databases each data-plane script binds (#40, `scripts/wrangler-config P --per-script M`):
+/// the simulated stacks are a front Worker and two data scripts of 8 databases.
+pub const SCRIPT_DATABASES: usize = 8;
+/// `FANOUT_SEGMENT_SECONDS` and `FANOUT_CHUNK_SECONDS` on the simulated stacks: one chunk a
+/// segment, so the hot author's 2,000 pushed followers (push mode) fan out as 4 segments of one
+/// chunk of 500 side by side (`domain/fanout_segments.rs::segments_for`), as a 10M-follower
+/// post's 20,000 chunks run as segments at the production vars.
+pub const FANOUT_SEGMENT_SECONDS: &str = "1";
+pub const FANOUT_CHUNK_SECONDS: &str = "1";
 /// Above it: `HOT_AUTHOR_FOLLOWERS` (the hot-range cache) and `HOT_REPLICA_FOLLOWERS` (the
 /// replicas, where built) on the simulated stacks.
 pub const HOT_THRESHOLD: &str = "1000";
@@ -28,6 +37,9 @@ pub struct Predicted {
     pub hot: Work,
     pub do_calls: f64,
     pub window: Work,
+    /// The hot author's post as the model's burst (statements on its database, chunks,
+    /// seconds) at the phase's workload: beside the measured parallel fan-out.
+    pub burst: Burst,
 }
 
 /// `secs`: how long the phase ran. The model is given a phase's counts as one second's rates,
@@ -35,38 +47,61 @@ pub struct Predicted {
 /// refresh period, while reads come): over the feed reads they are the model's per-second
 /// figure times the phase's seconds.
 pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
-    // The simulation drives originals only (no boosts, replies, quotes, mentions or direct
-    // posts), whatever defaults its workloads were built from.
-    let w = &Workload { paths: PathMix::default(), timelines: TimelineMix::default(), ..w.clone() };
+    // The simulation drives no public or tag timeline page, whatever defaults its workloads were
+    // built from. Its delivery paths are the workload's: none but in the paths phase, which
+    // sets the drawn mix (a run saved before that phase carried the headline's mix on every
+    // phase while driving none: `replay` clears it).
+    let w = &Workload { timelines: TimelineMix::default(), ..w.clone() };
     // The hot author is served from replicas (promoted by the setup's reconciliation pass).
     let hot_followers = HOT_THRESHOLD.parse().unwrap_or(1_000.0);
     let policy = Policy {
         push_max_followers: PUSH_CAP as f64,
         hot_replicas: true,
         hot_followers,
+        databases_per_script: SCRIPT_DATABASES as f64,
         ..Policy::default()
     };
     let plan = model::plan(costs, w, &policy, &Limits::default(), &Prices::default(), DATABASES as f64);
     // The window objects' rows: per delivery and per page read, as the bill counts them
-    // (pull pages call no window).
+    // (pull pages call no window), from the table as the design prices it (#40's activity at
+    // day granularity: a page-1 read no longer writes the window's row but the reader's first
+    // of the day; the raw table's row a page predicted 304 rows written where 0 were).
     let reads = if w.mode == Mode::Pull { 0.0 } else { w.feed_reads_per_s };
-    let window = costs
-        .window
-        .delivery
-        .scale(plan.window_writes_per_s)
-        .plus(costs.window.page(w.page_n_share).scale(reads));
+    let rows = model::design_costs(costs, w, &policy).window;
+    let window = rows.delivery.scale(plan.window_writes_per_s).plus(rows.page(w.page_n_share).scale(reads));
     let leases = if w.feed_reads_per_s > 0.0 {
         plan.hot.top_lease.scale((secs - 1.0).max(0.0))
     } else {
         Work::default()
     };
+    let (own, control) = if costs.timelines.measured { discovery_as_driven(w) } else { Default::default() };
     Predicted {
-        control: plan.control.work,
-        typical: plan.typical.work,
-        hot: plan.celebrity.work.plus(leases),
+        control: plan.control.work.plus(own).plus(control),
+        typical: plan.typical.work.plus(own),
+        hot: plan.celebrity.work.plus(leases).plus(own),
         do_calls: plan.object_requests_per_s + plan.replica_requests_per_s,
         window,
+        burst: plan.burst,
     }
+}
+
+/// The discovery refresh as the simulation drives it, against the model's steady rate: what to
+/// add on each database and on the control database. The model prices the refresh by time (each
+/// database's rankings every `DISCOVERY_REFRESH_SECONDS`, reading a day of public posts at the
+/// workload's rate), but a phase's counts are given as one second's rates: a day at 210 posts
+/// a second is 18M posts, and the publish phase was predicted 3,780 rows read a database that
+/// nothing reads (no cron runs in it; measured 1,784 in all). The simulation's cron phase
+/// drives the admin pass (`POST /v1/admin/reconcile`), which refreshes every database at once
+/// (`Refresh::Now`), every pass: a refresh per database per pass, each replacing the
+/// database's rows on the control database.
+fn discovery_as_driven(w: &Workload) -> (Work, Work) {
+    let p = DATABASES as f64;
+    let steady_own = model::refresh_own(w, p).scale(1.0 / model::DISCOVERY_REFRESH_SECONDS);
+    let steady_control = model::refresh_control().scale(p / model::DISCOVERY_REFRESH_SECONDS);
+    let passes = w.cron_passes_per_s;
+    let own = model::refresh_own(w, p).scale(passes).plus(steady_own.scale(-1.0));
+    let control = model::refresh_control().scale(p * passes).plus(steady_control.scale(-1.0));
+    (own, control)
 }
 
 /// A figure of D1 work as the saved run holds it.
@@ -82,15 +117,22 @@ pub fn predicted_json(p: &Predicted) -> Value {
         "hot": work_json(p.hot),
         "do_calls": p.do_calls,
         "window_rows": work_json(p.window),
+        "burst": p.burst,
     })
 }
 
 /// The predictions of a saved run made again by the model as it is now, the measurements
 /// kept (`./scripts/bench capacity --simulate-replay`: no stack).
 pub fn replay(costs: &Costs, sim: &mut Value) {
+    // Runs before the paths phase drove originals only but saved the headline's path mix.
+    let drives_paths = sim["drives_paths"].as_bool().unwrap_or(false);
     for m in sim["modes"].as_array_mut().into_iter().flatten() {
         for phase in m["phases"].as_array_mut().into_iter().flatten() {
-            let w: Workload = serde_json::from_value(phase["workload"].clone()).expect("a saved workload");
+            let mut w: Workload =
+                serde_json::from_value(phase["workload"].clone()).expect("a saved workload");
+            if !drives_paths {
+                w.paths = PathMix::default();
+            }
             // Runs before phases were timed: one second.
             let secs = phase["measured"]["secs"].as_f64().unwrap_or(1.0);
             phase["predicted"] = predicted_json(&predict(costs, &w, secs));
@@ -136,6 +178,47 @@ pub fn table(sim: &Value) -> String {
         for phase in m["phases"].as_array().into_iter().flatten() {
             out.push_str(&phase_rows(phase));
         }
+        for phase in m["phases"].as_array().into_iter().flatten() {
+            out.push_str(&details(phase));
+        }
+    }
+    out
+}
+
+/// The hot author's measured fan-outs beside the model's burst, and the paths phase's draw.
+fn details(phase: &Value) -> String {
+    let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let mut out = String::new();
+    let burst = &phase["predicted"]["burst"];
+    for (i, h) in phase["details"]["hot_fanouts"].as_array().into_iter().flatten().enumerate() {
+        out.push_str(&format!(
+            "\nHot post {}: {:.1} s to the last window ({:.2} s the request), {} segments planned, {} chunks in {} \
+             consumer batches, {} deliveries; the author's database: {} statements by the request, {} by the \
+             consumer ({:.1} a chunk). Model's burst: {} chunks, {} delivered, {:.0} statements there, {:.2} s.\n",
+            i + 1,
+            f(&h["secs_to_last_window"]),
+            f(&h["request_secs"]),
+            h["segments_planned"],
+            f(&h["chunks"]),
+            f(&h["batches"]),
+            f(&h["deliveries"]),
+            f(&h["request_on_author_db"]["statements"]),
+            f(&h["consumer_on_author_db"]["statements"]),
+            f(&h["author_db_statements_per_chunk"]),
+            f(&burst["chunks"]),
+            f(&burst["delivered"]),
+            f(&burst["statements"]),
+            f(&burst["seconds"]),
+        ));
+    }
+    let d = &phase["details"];
+    if d["boosts"].is_number() {
+        out.push_str(&format!(
+            "\nPaths phase: {} boosts, {} replies (their repliers' {} followers, {} of whom follow the account \
+             replied to: reach {:.2}), {} posts with a mention; {} deliveries, {} chunks.\n",
+            d["boosts"], d["replies"], d["repliers_followers"], d["reply_reached"], f(&d["reply_reach"]),
+            d["mentions"], f(&phase["measured"]["deliveries"]), f(&phase["measured"]["chunks"]),
+        ));
     }
     out
 }

@@ -434,9 +434,10 @@ mod model_arithmetic {
         let (w, per_author) = one_hot_author();
         let policy = Policy { before_40: false, ..per_author };
         let hot = hot_authors(&c, &w, &policy);
-        // Every reader follows the one hot author (1 per read): the chance of at least one is
-        // 1 - e^-1 at the Poisson mean; 6.3 requests/s on the 2 digests at least.
-        let per_read = 1.0 - (-1.0_f64).exp();
+        // Every reader follows the one hot author (1 per read): every read calls a digest (not
+        // the Poisson chance at the mean, 1 - e^-1: the simulation's pages all called one);
+        // 10 requests/s on the 2 digests at least.
+        let per_read = 1.0;
         assert!(close(hot.calls_per_read(), per_read), "{hot:?}");
         assert!(close(hot.replicas, 2.0) && close(hot.hottest_replica_rps, 10.0 * per_read / 2.0));
         assert!(close(hot.writes_per_s, 2.0), "{hot:?}");

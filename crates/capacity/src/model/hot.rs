@@ -41,6 +41,11 @@ pub struct Hot {
     pub digests: bool,
     /// With digests: the chance a read calls one (it follows at least one hot author).
     pub digest_calls_per_read: f64,
+    /// The chance a read calls no hot author's replica: over the hot authors, the product of
+    /// each one's chance not to be called (`1 - its calls per read`). A celebrity every user
+    /// follows leaves none (the simulation: every page called a digest, 2.0 object calls a page
+    /// where the Poisson chance at the mean, 1 - e^-1, gave 1.63).
+    pub no_call_share: f64,
 }
 
 impl Hot {
@@ -127,7 +132,7 @@ fn hot_groups(w: &Workload, policy: &Policy) -> Vec<(f64, f64, f64, f64)> {
 
 /// Sums, over the hot authors ([`hot_groups`]), what their replicas serve and cost.
 pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
-    let mut hot = Hot::default();
+    let mut hot = Hot { no_call_share: 1.0, ..Hot::default() };
     if !policy.hot_replicas {
         return hot;
     }
@@ -149,6 +154,8 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
         }
         hot.pulled_per_read += count * followers_reads * pulled * c.replica.read_calls;
         hot.hydrated_per_read += count * followers_reads * (1.0 - pulled) * on_page * c.replica.read_calls;
+        let called = followers_reads * (pulled + (1.0 - pulled) * on_page) * c.replica.read_calls;
+        hot.no_call_share *= (1.0 - called.min(1.0)).powf(count);
         hot.writes_per_s += count * posts_per_s * n * c.replica.write_calls;
         hot.lease = hot.lease.plus(lease.scale(count));
         hot.hottest_replica_rps = hot.hottest_replica_rps.max(requests / n);
@@ -165,7 +172,8 @@ pub fn hot_authors(c: &Costs, w: &Workload, policy: &Policy) -> Hot {
 
 /// #40: one replica call per page. A page calls one digest, picked by the reader's hash,
 /// which holds every hot author's recent posts; a reader following no hot author calls none
-/// (at the mean number of hot authors followed, the Poisson chance of at least one). Digests
+/// (the chance of at least one, over the hot authors: `Hot::no_call_share`; for many hot
+/// authors each followed by few, the Poisson chance at the mean number followed). Digests
 /// are added until each serves `REPLICA_TARGET_RPS`; every hot author's change is written to
 /// each, and each digest leases and refreshes every hot author on the author's database.
 fn digests(c: &Costs, w: &Workload, per_author: Hot) -> Hot {
@@ -173,7 +181,7 @@ fn digests(c: &Costs, w: &Workload, per_author: Hot) -> Hot {
     if calls <= 0.0 {
         return per_author;
     }
-    let per_read = 1.0 - (-calls).exp();
+    let per_read = 1.0 - per_author.no_call_share.clamp(0.0, 1.0);
     let requests = w.feed_reads_per_s * per_read;
     let n = (requests / REPLICA_TARGET_RPS).ceil().max(MIN_REPLICAS);
     let r = requests / n;
@@ -193,5 +201,6 @@ fn digests(c: &Costs, w: &Workload, per_author: Hot) -> Hot {
         posts_per_s: per_author.posts_per_s,
         digests: true,
         digest_calls_per_read: per_read,
+        no_call_share: per_author.no_call_share,
     }
 }

@@ -1,0 +1,105 @@
+//! The simulation's predictions (`edgefeed_capacity::simulation::predict`), pinned on a
+//! hand-worked case: the discovery refresh as the simulation drives it.
+
+use edgefeed_capacity::model::*;
+use edgefeed_capacity::simulation::{predict, DATABASES};
+
+fn costs() -> Costs {
+    Costs { timelines: TimelineCosts { measured: true, ..TimelineCosts::default() }, ..Costs::default() }
+}
+
+fn quiet() -> Workload {
+    Workload {
+        users: 1_600.0,
+        daily_active: 1.0,
+        weekly_active: 1.0,
+        window_holders: 1.0,
+        follows_per_user: 2.0,
+        celebrities: Vec::new(),
+        celebrity_posts_per_day: 0.0,
+        posts_per_s: 0.0,
+        feed_reads_per_s: 0.0,
+        page_n_share: 0.0,
+        likes_per_s: 0.0,
+        comments_per_s: 0.0,
+        follows_per_s: 0.0,
+        live_share: 0.0,
+        peak_to_mean: 1.0,
+        retention_days: 0.0,
+        cron_passes_per_s: 0.0,
+        paths: PathMix::default(),
+        ..Workload::headline(Mode::Push)
+    }
+}
+
+/// A phase without the cron refreshes nothing, whatever it posts: the model's steady refresh
+/// (a day of public posts at 160 a second, read every 600 s: 2 x 160 x 86,400 / 16 / 600 = 2,880
+/// rows a database a second, plus the users' 1,600 / 16 + 20 = 120 / 600 = 0.2) is taken out.
+#[test]
+fn a_phase_without_the_cron_refreshes_no_ranking() {
+    let w = Workload { posts_per_s: 160.0, ..quiet() };
+    let p = DATABASES as f64;
+    let plan = plan(
+        &costs(),
+        &Workload { timelines: TimelineMix::default(), ..w.clone() },
+        &Policy {
+            push_max_followers: 500.0,
+            hot_replicas: true,
+            hot_followers: 1_000.0,
+            ..Policy::default()
+        },
+        &Limits::default(),
+        &Prices::default(),
+        p,
+    );
+    let predicted = predict(&costs(), &w, 1.0);
+    let steady_rows = (2.0 * 160.0 * 86_400.0 / p + 1_600.0 / p + 20.0) / 600.0;
+    assert!((plan.typical.work.rows_read - predicted.typical.rows_read - steady_rows).abs() < 1e-6);
+    assert!(predicted.typical.rows_read.abs() < 1e-6, "{:?}", predicted.typical);
+}
+
+/// The admin pass the simulation's cron phase sends refreshes every database at once, every
+/// pass: 3 passes on 16 databases replace 16 x 3 rankings on the control database, each a
+/// delete and an insert of up to 100 rows (200 rows written, 2 statements): 9,600 rows and
+/// 96 statements; each database's own refresh reads its users (1,600 / 16 + 20 = 120 rows,
+/// 6 statements) per pass: 360 rows and 18 statements.
+#[test]
+fn the_admin_pass_refreshes_every_database_each_pass() {
+    let predicted = predict(&costs(), &Workload { cron_passes_per_s: 3.0, ..quiet() }, 1.0);
+    let unforced = predict(&costs(), &Workload { cron_passes_per_s: 0.0, ..quiet() }, 1.0);
+    // The control database's own part (beyond its even share, which has its own refresh).
+    let on_control = |p: &edgefeed_capacity::simulation::Predicted| p.control.plus(p.typical.scale(-1.0));
+    let control = on_control(&predicted).plus(on_control(&unforced).scale(-1.0));
+    assert!((control.rows_written - 9_600.0).abs() < 1e-6, "{control:?}");
+    assert!((control.statements - 96.0).abs() < 1e-6, "{control:?}");
+    // Each database's own refreshes against the model's plan of the same passes, which has the
+    // steady refresh (120 rows and 6 statements every 600 s) instead.
+    let w = Workload { cron_passes_per_s: 3.0, ..quiet() };
+    let policy =
+        Policy { push_max_followers: 500.0, hot_replicas: true, hot_followers: 1_000.0, ..Policy::default() };
+    let steady = plan(&costs(), &w, &policy, &Limits::default(), &Prices::default(), DATABASES as f64);
+    let own = predicted.typical.plus(steady.typical.work.scale(-1.0));
+    assert!((own.rows_read - (360.0 - 120.0 / 600.0)).abs() < 1e-6, "{own:?}");
+    assert!((own.statements - (18.0 - 6.0 / 600.0)).abs() < 1e-6, "{own:?}");
+}
+
+/// The chance a page calls a digest is over the hot authors, not the Poisson chance at the
+/// mean: 1,000 users, a celebrity half of them follow (no other hot author) leaves half the
+/// pages without a call (the Poisson chance at 0.5, 1 - e^-0.5 = 0.39, was below); one every
+/// user follows leaves none (the simulation: 2.0 object calls a page, a window and a digest).
+#[test]
+fn a_page_calls_a_digest_as_often_as_its_reader_follows_a_hot_author() {
+    let w = |followers: f64| Workload {
+        users: 1_000.0,
+        feed_reads_per_s: 100.0,
+        celebrities: vec![Celebrities { count: 1.0, followers }],
+        celebrity_posts_per_day: 10.0,
+        ..quiet()
+    };
+    let policy = Policy { hot_replicas: true, hot_followers: 1e9, ..Policy::default() };
+    let c = Costs { replica: ReplicaCosts { read_calls: 1.0, ..ReplicaCosts::default() }, ..costs() };
+    let half = hot_authors(&c, &w(500.0), &policy);
+    assert!((half.calls_per_read() - 0.5).abs() < 1e-9, "{half:?}");
+    let all = hot_authors(&c, &w(1_000.0), &policy);
+    assert!((all.calls_per_read() - 1.0).abs() < 1e-9, "{all:?}");
+}
