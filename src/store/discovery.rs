@@ -98,7 +98,15 @@ pub fn replace(
         .iter()
         .map(|(ranking, r)| serde_json::json!([ranking.kind(), r.item, r.name, r.score, r.extra]))
         .collect();
-    let delete = stmt(control, "DELETE FROM discovery WHERE db = ?1", &[int(db_index as i64)])?;
+    // Each kind named, so the delete seeks the primary key (kind, db, ...) once a kind: by `db`
+    // alone it scanned every database's rows, a read that grew with P per database's refresh
+    // (P squared on the control database; found by the capacity simulation).
+    let kinds: Vec<String> = Ranking::ALL.iter().map(|r| format!("'{}'", r.kind())).collect();
+    let delete = stmt(
+        control,
+        &format!("DELETE FROM discovery WHERE kind IN ({}) AND db = ?1", kinds.join(", ")),
+        &[int(db_index as i64)],
+    )?;
     let insert = stmt(
         control,
         "INSERT OR REPLACE INTO discovery (kind, db, item, name, score, extra, computed_at) \

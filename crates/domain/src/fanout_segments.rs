@@ -39,6 +39,19 @@ pub fn segments_for(followers: u64, target: SegmentTarget) -> usize {
     usize::try_from(wanted).unwrap_or(usize::MAX).clamp(1, target.max_segments.max(1))
 }
 
+/// The followers a split walks: every follower, or in hybrid mode only the pushed edges, of
+/// which there are at most `PUSH_MAX_FOLLOWERS` (`domain/policy.rs`: the cap is on the pushed
+/// edges). Sizing the split by every follower while walking only the pushed ones put the
+/// boundaries past the last pushed edge, and the post ran as one chain (found by the capacity
+/// simulation: 2,000 followers, 500 pushed, 4 segments planned, none cut).
+pub fn followers_to_split(followers_count: u64, pushed_only: bool, push_max_followers: usize) -> u64 {
+    if pushed_only {
+        followers_count.min(u64::try_from(push_max_followers).unwrap_or(u64::MAX))
+    } else {
+        followers_count
+    }
+}
+
 /// How many followers each segment holds (the last one the rest): segment `k` ends at the
 /// `(k + 1) * step`-th follower.
 pub fn boundary_step(followers: u64, segments: usize) -> u64 {
@@ -124,7 +137,15 @@ impl Segments {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
+
+    #[test]
+    fn a_hybrid_split_is_sized_by_the_pushed_edges() {
+        assert_eq!(followers_to_split(2_000, true, 500), 500);
+        assert_eq!(followers_to_split(2_000, false, 500), 2_000);
+        assert_eq!(followers_to_split(300, true, 500), 300);
+    }
 
     fn target() -> SegmentTarget {
         SegmentTarget { chunk: 500, within_s: 60.0, chunk_s: 1.0, max_segments: 250 }

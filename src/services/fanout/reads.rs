@@ -10,7 +10,7 @@ use crate::domain::fanout_budget::cap_databases;
 use crate::domain::fanout_plan::{
     ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, Split, TagPage,
 };
-use crate::domain::fanout_segments::{boundary_step, segments_for, Segments};
+use crate::domain::fanout_segments::{boundary_step, followers_to_split, segments_for, Segments};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
@@ -262,12 +262,14 @@ pub async fn segments(ctx: &Ctx, row: &OutboxRow, split: Option<Split>) -> ApiRe
     let Some(Split { author, pushed_only, target }) = split.filter(|_| found.0.is_empty()) else {
         return Ok(Reply::Segments(found));
     };
-    let followers = edges::author_facts(ctx.user_db(author), author).await?.map_or(0, |f| f.followers_count);
-    let wanted = segments_for(u64::try_from(followers).unwrap_or(0), target);
+    let count = edges::author_facts(ctx.user_db(author), author).await?.map_or(0, |f| f.followers_count);
+    let push_max = ctx.config.policy.push_max_followers;
+    let followers = followers_to_split(u64::try_from(count).unwrap_or(0), pushed_only, push_max);
+    let wanted = segments_for(followers, target);
     if wanted < 2 {
         return Ok(Reply::Segments(Segments::default()));
     }
-    let step = boundary_step(u64::try_from(followers).unwrap_or(0), wanted);
+    let step = boundary_step(followers, wanted);
     let ends = outbox::segment_ends(ctx.user_db(author), author, pushed_only, step, wanted).await?;
     let cut = Segments::cut(&ends);
     if cut.0.len() < 2 {
