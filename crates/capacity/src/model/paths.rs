@@ -114,14 +114,17 @@ pub struct Delivery {
 
 /// Originals, boosts and quotes reach what a post reaches; a reply pages the same followers and
 /// reaches `reply_reach` of them; a direct post is one chunk to its recipients, a window write
-/// for each holding a window (none in pull mode, where nothing is pushed).
+/// for each holding a window (none in pull mode, where nothing is pushed). Every status also
+/// goes into its author's own window, if the author holds one (the first chunk's write: the
+/// simulation counted 2,001 deliveries for a post to 2,000 followers).
 pub fn delivery(w: &Workload, g: &Graph) -> Delivery {
     let r = path_rates(w);
     let paged = r.originals + r.boosts + r.quotes + r.replies;
     let reached = r.originals + r.boosts + r.quotes + r.replies * w.paths.reply_reach;
     let direct_reach = if w.mode == Mode::Pull { 0.0 } else { w.paths.direct_recipients * w.window_holders };
+    let own = (paged + r.directs) * w.window_holders;
     Delivery {
-        deliveries: reached * g.deliveries_per_post + r.directs * direct_reach,
+        deliveries: reached * g.deliveries_per_post + r.directs * direct_reach + own,
         chunks: paged * g.chunks_per_post + r.directs,
         reply_chunks: r.replies * g.chunks_per_post,
     }
