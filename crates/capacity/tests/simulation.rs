@@ -103,3 +103,23 @@ fn a_page_calls_a_digest_as_often_as_its_reader_follows_a_hot_author() {
     let all = hot_authors(&c, &w(1_000.0), &policy);
     assert!((all.calls_per_read() - 1.0).abs() < 1e-9, "{all:?}");
 }
+
+/// The simulation's pages (2026-12-05) ran 6 statements at home with 0, 1, 2 or 3 of the
+/// page's authors there alike: the reader's database runs the table's page statements (5 at
+/// home in the table below), whatever lives there, beside 3 on each other database touched.
+/// 100 readers following 10 authors each on 16 databases, no hot author: each other database
+/// holds one of the 10 with 1 - (15/16)^10, so a page touches 15 x that of them.
+#[test]
+fn a_page_runs_the_tables_statements_at_home_whoever_lives_there() {
+    let page = |home: f64, other: f64| OpCost {
+        home: Work { statements: home, ..Work::default() },
+        other: Work { statements: other, ..Work::default() },
+        ..OpCost::default()
+    };
+    let c = Costs { feed_push_page1: page(5.0, 3.0), feed_push_page_n: page(5.0, 3.0), ..costs() };
+    let w = Workload { users: 100.0, follows_per_user: 10.0, feed_reads_per_s: 1.0, ..quiet() };
+    let p = plan(&c, &w, &Policy::default(), &Limits::default(), &Prices::default(), DATABASES as f64);
+    let others = 15.0 * (1.0 - (15.0_f64 / 16.0).powi(10));
+    assert!((p.databases_touched_per_page - (1.0 + others)).abs() < 1e-9, "{}", p.databases_touched_per_page);
+    assert!((p.page_d1_queries - (5.0 + 3.0 * others)).abs() < 1e-9, "{}", p.page_d1_queries);
+}
