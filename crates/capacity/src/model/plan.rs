@@ -112,7 +112,7 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("comments", both(&c.comment).scale(w.comments_per_s)),
         ("follows", both(&c.follow).scale(w.follows_per_s)),
         ("cron pass", cron_share(c.cron_pass.home, p).scale(p * w.cron_passes_per_s)),
-        ("consumer batches' figures", c.consumer_flush.scale(r.figure_flushes)),
+        (CONSUMER_FLUSH_SHARE, c.consumer_flush.scale(r.figure_flushes)),
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
         ("the cron's recount of the counters (the horizon's data)", r.recount),
@@ -214,6 +214,9 @@ fn largest_cold(c: &Costs, w: &Workload, policy: &Policy, g: &Graph, p: f64) -> 
     let answered = paths::answered_work(c, w, g, x, w.posts_per_s / w.users).scale(1.0 - 1.0 / p.max(1.0));
     Some((x, work.plus(answered)))
 }
+
+/// The name of the consumers' figure flushes in a database's breakdown.
+pub const CONSUMER_FLUSH_SHARE: &str = "consumer batches' figures";
 
 /// Bindings the front script holds besides its service bindings: its Durable Object
 /// namespaces, queues, the media bucket and rate limiters (wrangler.toml), rounded up.
