@@ -23,7 +23,7 @@ use edgefeed::domain::fanout_segments::{segments_for, SegmentTarget};
 use edgefeed_capacity::model::{Celebrities, Costs, Mode, PathMix, Work, Workload};
 // The simulated stacks' shape the model's predictions assume, and the check's tolerance.
 use edgefeed_capacity::simulation::{
-    predict, predicted_json, work_json, DATABASES, FANOUT_CHUNK_SECONDS, FANOUT_SEGMENT_SECONDS, FLOOR,
+    predict_run, predicted_json, work_json, DATABASES, FANOUT_CHUNK_SECONDS, FANOUT_SEGMENT_SECONDS, FLOOR,
     HOT_THRESHOLD, PUSH_CAP, SCRIPT_DATABASES, TOLERANCE,
 };
 use edgefeed_capacity::timing::timing_of;
@@ -195,6 +195,11 @@ struct Measured {
     /// `fanout_chunks`).
     deliveries: f64,
     chunks: f64,
+    /// Consumer batches (`fanout_batches`): with `PROFILE_IO` each flushes its figures on a
+    /// database picked at random, a statement a counter, counted in that database's figures
+    /// (and apart, `flush_statements`, all databases together).
+    batches: f64,
+    flush_statements: f64,
 }
 
 impl Measured {
@@ -234,6 +239,8 @@ fn background(m: &mut Measured, before: &BTreeMap<String, f64>, after: &BTreeMap
     m.do_calls += d("io_fanout_do_calls");
     m.queue_messages += d("io_fanout_queue_messages");
     (m.deliveries, m.chunks) = (d("deliveries"), d("fanout_chunks"));
+    m.batches = d("fanout_batches");
+    m.flush_statements = (0..DATABASES).map(|i| d(&format!("io_fanout_db{i}_flush_statements"))).sum();
     let of = |prefix: &str| Work {
         statements: d(&format!("{prefix}_window_statements")),
         rows_read: d(&format!("{prefix}_window_rows_read")),
@@ -737,9 +744,11 @@ fn compare(costs: &Costs, runs: &[Ran], hot_db: usize) -> Vec<Value> {
                     "queue_messages": m.queue_messages,
                     "deliveries": m.deliveries,
                     "chunks": m.chunks,
+                    "batches": m.batches,
+                    "flush_statements": m.flush_statements,
                     "secs": m.secs,
                 },
-                "predicted": predicted_json(&predict(costs, &r.workload, m.secs)),
+                "predicted": predicted_json(&predict_run(costs, &r.workload, m.secs, Some(m.batches))),
                 "measured_per_db_statements": m.per_db.iter().map(|w| w.statements).collect::<Vec<_>>(),
                 "pages": r.pages,
                 "details": r.details,

@@ -47,6 +47,12 @@ pub struct Predicted {
 /// refresh period, while reads come): over the feed reads they are the model's per-second
 /// figure times the phase's seconds.
 pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
+    predict_run(costs, w, secs, None)
+}
+
+/// [`predict`] with the consumer batches the phase ran, when measured (the figures' flushes
+/// follow them: [`profiled_flushes`]); `None` estimates them at [`LOCAL_MESSAGES_PER_BATCH`].
+pub fn predict_run(costs: &Costs, w: &Workload, secs: f64, batches: Option<f64>) -> Predicted {
     // The simulation drives no public or tag timeline page, whatever defaults its workloads were
     // built from. Its delivery paths are the workload's: none but in the paths phase, which
     // sets the drawn mix (a run saved before that phase carried the headline's mix on every
@@ -75,6 +81,7 @@ pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
         Work::default()
     };
     let (own, control) = if costs.timelines.measured { discovery_as_driven(w) } else { Default::default() };
+    let own = own.plus(profiled_flushes(costs, &plan, batches));
     Predicted {
         control: plan.control.work.plus(own).plus(control),
         typical: plan.typical.work.plus(own),
@@ -83,6 +90,32 @@ pub fn predict(costs: &Costs, w: &Workload, secs: f64) -> Predicted {
         window,
         burst: plan.burst,
     }
+}
+
+/// Messages a consumer batch carried on the simulated stacks (wrangler dev's local queue), for
+/// a run that did not save its batches: the hot posts, each alone, ran 4 chunks in 2 batches
+/// (push) and 2 in 2 (hybrid); the run of 2026-12-05's phases, their statements beyond the
+/// model less the 4 a chunk that `design.rs` takes off (the run predates that change), fit
+/// 2.4 to 5 messages a batch.
+pub const LOCAL_MESSAGES_PER_BATCH: f64 = 3.0;
+
+/// The figures' flushes as the simulated stacks run them: with `PROFILE_IO` every consumer
+/// batch flushes its counters (`services/queue/mod.rs::flush_figures`; in production at most
+/// one an isolate every `CONSUMER_FLUSH_SECONDS`, as the plan charges), a statement each on a
+/// database picked at random (`services/tally.rs::spread_database`): on every database
+/// alike, `consumer_flush` a batch over P, less the plan's own share of them. Uncharged, the
+/// publishes were 128 statements a database over the model in push (384 / 256) and the
+/// comments 26 (141 / 115), with the chunks' 4 statements that `design.rs` takes off
+/// (the run predates it: 54 and 16 a database) the rest of it.
+fn profiled_flushes(costs: &Costs, plan: &model::Plan, batches: Option<f64>) -> Work {
+    let batches = batches.unwrap_or(plan.queue_messages_per_s / LOCAL_MESSAGES_PER_BATCH);
+    let charged = plan
+        .typical_shares
+        .iter()
+        .find(|s| s.operation == model::CONSUMER_FLUSH_SHARE)
+        .map_or(0.0, |s| s.statements_per_s);
+    let flushes = costs.consumer_flush.scale(batches / DATABASES as f64);
+    Work { statements: flushes.statements - charged, ..flushes }
 }
 
 /// The discovery refresh as the simulation drives it, against the model's steady rate: what to
@@ -135,7 +168,9 @@ pub fn replay(costs: &Costs, sim: &mut Value) {
             }
             // Runs before phases were timed: one second.
             let secs = phase["measured"]["secs"].as_f64().unwrap_or(1.0);
-            phase["predicted"] = predicted_json(&predict(costs, &w, secs));
+            // Runs before the batches were saved: estimated.
+            let batches = phase["measured"]["batches"].as_f64();
+            phase["predicted"] = predicted_json(&predict_run(costs, &w, secs, batches));
         }
     }
 }

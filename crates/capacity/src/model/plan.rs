@@ -8,6 +8,7 @@ use super::cron::{cron_control, cron_recount, cron_share};
 use super::design::{design_costs, recount_rows_per_s, CONSUMER_FLUSH_SECONDS};
 use super::graph::{graph, Graph};
 use super::hot::{hot_authors, inclusion, Hot};
+use super::live::{live_work, LiveWork};
 use super::page::{page_cost, touched_others, PageCost};
 use super::paths;
 use super::plan_types::{DbLoad, Plan, Share};
@@ -42,6 +43,8 @@ struct Rates {
     path_cpu_ms: f64,
     /// The cron's recount of the counters at the horizon's data (#40), all databases.
     recount: Work,
+    /// What a delivery reads beside its followers outside push mode ([`live_work`]).
+    live: LiveWork,
 }
 
 fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64, batch: f64) -> Rates {
@@ -80,7 +83,17 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
         path_calls,
         path_cpu_ms,
         recount: Work::default(),
+        live: LiveWork::default(),
     }
+}
+
+/// The deliveries' live pages and rates reads ([`live_work`]), and the messages that continue
+/// full live pages (their consumer batches with them).
+fn add_live(r: &mut Rates, w: &Workload, policy: &Policy, batch: f64) {
+    r.live = live_work(w, policy);
+    r.messages += r.live.messages;
+    r.consumer_batches = r.messages / batch.max(1.0);
+    r.figure_flushes = r.consumer_batches;
 }
 
 /// What spreads evenly over the databases (a typical one carries `1/P` of it).
@@ -99,10 +112,11 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("comments", both(&c.comment).scale(w.comments_per_s)),
         ("follows", both(&c.follow).scale(w.follows_per_s)),
         ("cron pass", cron_share(c.cron_pass.home, p).scale(p * w.cron_passes_per_s)),
-        ("consumer batches' figures", c.consumer_flush.scale(r.figure_flushes)),
+        (CONSUMER_FLUSH_SHARE, c.consumer_flush.scale(r.figure_flushes)),
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
         ("the cron's recount of the counters (the horizon's data)", r.recount),
+        ("deliveries' live pages checked and authors' rates read (hybrid, pull)", r.live.authors),
     ];
     parts.extend(r.path_parts.iter().copied());
     parts.extend(timelines::timeline_spread_parts(c, w, p));
@@ -122,6 +136,7 @@ fn control_parts(c: &Costs, w: &Workload, r: &Rates, p: f64) -> Vec<Part> {
         ("follows", c.follow.control.scale(w.follows_per_s)),
         ("cron pass", cron_control(c.cron_pass.control).scale(w.cron_passes_per_s)),
         ("boosts, replies, quotes, mentions and direct posts", r.path_control),
+        ("deliveries' live pages (hybrid, pull: every open socket's lease)", r.live.control),
     ];
     parts.extend(timelines::timeline_control_parts(c, w, p));
     parts
@@ -200,6 +215,9 @@ fn largest_cold(c: &Costs, w: &Workload, policy: &Policy, g: &Graph, p: f64) -> 
     Some((x, work.plus(answered)))
 }
 
+/// The name of the consumers' figure flushes in a database's breakdown.
+pub const CONSUMER_FLUSH_SHARE: &str = "consumer batches' figures";
+
 /// Bindings the front script holds besides its service bindings: its Durable Object
 /// namespaces, queues, the media bucket and rate limiters (wrangler.toml), rounded up.
 pub const FRONT_FIXED_BINDINGS: f64 = 32.0;
@@ -241,6 +259,7 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
     let mut r = rates(c, w, &g, &hot, &page, p, batch);
     r.recount = recount_rows_per_s(w, policy, p);
+    add_live(&mut r, w, policy, batch);
     if !policy.before_40 {
         let isolates = consumers_busy(&r, &g, policy, limits).max(1.0);
         r.figure_flushes = r.figure_flushes.min(isolates / CONSUMER_FLUSH_SECONDS);
