@@ -62,6 +62,22 @@ fn a_reply_reaches_followers_who_follow_the_account_replied_to_and_leaves_when_t
     poll("the reply back in carol's home", DEADLINE, || home_ids(&carol).contains(&answer).then_some(()));
 }
 
+/// A reply to the reader by someone they follow is in their home for good: the fan-out writes it
+/// into their window (the account replied to is a recipient of its own), not only the read's
+/// in-flight merge from D1, which stops after `FEED_IN_FLIGHT_SECONDS` (found when a
+/// reinstatement test ran past it under load and the reply was gone).
+#[test]
+fn a_reply_to_the_reader_by_someone_they_follow_is_written_into_their_window() {
+    let (erin, frank) = (register("rw_erin"), register("rw_frank"));
+    erin.follow(&frank);
+    activate(&erin);
+    let post = id_of(&erin.publish("anyone?", "public"));
+    let answer = id_of(&reply(&frank, &post, "me", "public"));
+    poll("the reply in erin's window", DEADLINE, || window_ids(&erin).contains(&answer).then_some(()));
+    wait_drained(&frank);
+    assert!(home_ids(&erin).contains(&answer));
+}
+
 #[test]
 fn a_reply_is_a_status_in_its_thread_that_takes_favourites_bookmarks_and_boosts() {
     let (alice, bob, carol) = (register("rt_alice"), register("rt_bob"), register("rt_carol"));

@@ -336,10 +336,16 @@ fn within_databases(ctx: &Ctx, (page, more): (Vec<UserId>, bool), databases: usi
 /// A reply's recipients: those of `readers` who also follow the account replied to (`None`:
 /// all of them). Read on that account's side, one statement per chunk.
 async fn also_following(ctx: &Ctx, account: Option<UserId>, readers: Vec<UserId>) -> ApiResult<Vec<UserId>> {
-    match account {
-        Some(account) => Ok(graph::followers_among(ctx.user_db(account), account, &readers).await?),
-        None => Ok(readers),
-    }
+    let Some(account) = account else { return Ok(readers) };
+    let others: Vec<UserId> = readers.iter().copied().filter(|r| *r != account).collect();
+    let following: std::collections::HashSet<UserId> = if others.is_empty() {
+        Default::default()
+    } else {
+        graph::followers_among(ctx.user_db(account), account, &others).await?.into_iter().collect()
+    };
+    // The account replied to is a recipient itself (`domain/replies.rs::in_feed`): without its
+    // window entry a reply to it left its home once the in-flight horizon passed.
+    Ok(readers.into_iter().filter(|r| *r == account || following.contains(r)).collect())
 }
 
 async fn live_page(ctx: &Ctx, page: Option<LivePage>) -> ApiResult<(Vec<UserId>, Option<i64>)> {
