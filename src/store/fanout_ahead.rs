@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use super::outbox::{OutboxRow, ROW_COLUMNS};
+use super::outbox::{follower_page_sql, OutboxRow, ROW_COLUMNS};
 use super::posts::{state_object_sql, PostState};
 use super::{int, stmt, Mode, OnDb, OutboxDb, StoreResult};
 use crate::domain::ids::{OutboxId, UserId};
@@ -73,12 +73,8 @@ pub async fn event_ahead(
 /// The page as one JSON array: `outbox::follower_chunk`'s rows (without its segment's end:
 /// the reader cuts the page there).
 fn page_sql(pushed_only: bool) -> String {
-    let pushed = if pushed_only { "AND push = 1" } else { "" };
-    format!(
-        "(SELECT json_group_array(follower_id) FROM \
-           (SELECT follower_id FROM followers WHERE author_id = outbox.author_id {pushed} \
-              AND follower_id > ?2 ORDER BY follower_id LIMIT ?3))"
-    )
+    let page = follower_page_sql("outbox.author_id", None, pushed_only);
+    format!("(SELECT json_group_array(follower_id) FROM ({page}))")
 }
 
 /// The page's follower ids, ascending (the aggregate's order is not promised).

@@ -137,17 +137,25 @@ pub async fn follower_chunk(
     struct Row {
         follower_id: UserId,
     }
-    let pushed = if pushed_only { "AND push = 1" } else { "" };
     let rows: Vec<Row> = all(
         db_of_author,
-        &format!(
-            "SELECT follower_id FROM followers WHERE author_id = ?1 {pushed} AND follower_id > ?2 \
-             AND follower_id <= ?4 ORDER BY follower_id LIMIT ?3"
-        ),
+        &follower_page_sql("?1", Some("?4"), pushed_only),
         &[int(author), int(after), int(limit as i64), int(until)],
     )
     .await?;
     Ok(rows.into_iter().map(|r| r.follower_id).collect())
+}
+
+/// [`follower_chunk`]'s query: the followers of `author` (an expression) after `?2`, up to
+/// `until` (an expression, or none), `?3` of them. One text for the chunk's own read and the
+/// event's read-ahead (`store/fanout_ahead.rs`), whose page stands in for it.
+pub(super) fn follower_page_sql(author: &str, until: Option<&str>, pushed_only: bool) -> String {
+    let pushed = if pushed_only { "AND push = 1" } else { "" };
+    let until = until.map(|u| format!("AND follower_id <= {u} ")).unwrap_or_default();
+    format!(
+        "SELECT follower_id FROM followers WHERE author_id = {author} {pushed} AND follower_id > ?2 \
+         {until}ORDER BY follower_id LIMIT ?3"
+    )
 }
 
 /// Which of `readers` have a timeline window (read exactly when the fan-out runs: a reader
