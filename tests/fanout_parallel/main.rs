@@ -167,9 +167,9 @@ fn a_big_post_in_segments_reaches_every_window_sooner_than_one_chain() {
     // A chunk reads the event, the post and its page in one statement there and records its
     // progress in one more; the split (its boundaries, its row) and the first message's
     // convergence come once a post: 1.7 a chunk on an idle machine (7 before: the event, the
-    // post and the page apart, a record of 4). On a machine at a load of 50 the same run
-    // counted 3.4 (the chain 4.2 against 2.3 idle: work the load adds, not the chunk's own), so
-    // the bound is 4.
+    // post and the page apart, a record of 4). Some runs count about 50 statements more there,
+    // with segments and with one chain alike (3.4 and 4.2 a chunk), on an idle machine too: not
+    // explained yet (as if the read-ahead went unused), so the bound is 4.
     let per_chunk = parallel_run.author_db_statements as f64 / parallel_run.chunks.max(1) as f64;
     assert!(per_chunk <= 4.0, "{per_chunk:.2} statements a chunk on the author's database");
 }
