@@ -2,8 +2,9 @@
 //! the hibernation API (an idle socket keeps no isolate alive; `ping` is answered by the
 //! runtime without waking the object), each carrying its [`Session`] as its attachment.
 //!
-//! While a socket is open the object renews the reader's lease in D1 (`live_readers`), which is
-//! how the fan-out finds live readers of authors it does not push to, and an alarm re-checks
+//! While a socket is open the object renews the reader's lease in D1 (`live_readers`) and marks
+//! the reader's pulled edges on their authors' databases (`live_edges`), which is how a
+//! delivery finds live readers of authors it does not push to, and an alarm re-checks
 //! every socket's credential every [`REVIEW_MS`] (expiry, logout, suspension), so a socket never
 //! outlives its token by more than that even if the prompt close (below) was lost.
 
@@ -19,8 +20,8 @@ use crate::domain::cursor::CursorCodec;
 use crate::domain::filters::Context;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::live::{
-    self, Announcement, ClientMessage, Event, MastodonStream, NewPosts, Revocation, Session, TimelineNews,
-    CLOSE_UNAUTHORIZED, LEASE_MS, NEW_NOTIFICATIONS, REVIEW_MS,
+    self, Announcement, ClientMessage, Event, MarkedEdges, MastodonStream, NewPosts, Revocation, Session,
+    TimelineNews, CLOSE_UNAUTHORIZED, LEASE_MS, NEW_NOTIFICATIONS, REVIEW_MS,
 };
 use crate::error::ApiResult;
 use crate::objects::alarm::{now_ms, Alarm};
@@ -111,15 +112,55 @@ fn rust_error(e: impl std::fmt::Display) -> worker::Error {
     worker::Error::RustError(e.to_string())
 }
 
-/// Renews the reader's live lease (control database, read by the fan-out) and the live mark on
-/// their home row (read by notification writes). The mark is best effort: a moving (frozen)
-/// shard refuses it for a moment, and the next review renews it.
-async fn renew(ctx: &Ctx, user: UserId, until: i64) -> Result<()> {
+/// Renews the reader's live lease (control database, read by an edit's frames), the live mark
+/// on their home row (read by notification writes) and, when due, their marks on their
+/// pulled edges (read by deliveries). The marks are best effort: a moving (frozen) shard
+/// refuses them for a moment, and the next review writes them again.
+async fn renew(ctx: &Ctx, state: &State, user: UserId, now: i64) -> Result<()> {
+    let until = now + LEASE_MS;
     leases::renew_lease(ctx.control(), user, until).await.map_err(rust_error)?;
     if let Err(e) = leases::mark_live(ctx.user_db(user), user, until).await {
         worker::console_error!("live mark of {user} not renewed: {e}");
     }
+    refresh_edge_marks(ctx, state, user, now).await;
     Ok(())
+}
+
+/// The object's storage key for when the reader's edge marks, last written whole, lapse.
+const EDGE_MARKS_UNTIL: &str = "live_edge_marks_until";
+
+/// Writes the reader's marks on the edges a delivery does not push (`live_edges`, on each
+/// author's home: migration 0050) when [`live::marks_due`] says so: one statement per database
+/// among their authors, once per mark lease, not per review. Until every database took its
+/// marks, the time is not stored, so the next review writes them all again (an upsert).
+async fn refresh_edge_marks(ctx: &Ctx, state: &State, user: UserId, now: i64) {
+    let edges = MarkedEdges::of(ctx.config.policy.mode);
+    if edges == MarkedEdges::None {
+        return;
+    }
+    let storage = state.storage();
+    let marked: Option<i64> = storage.get(EDGE_MARKS_UNTIL).await.ok().flatten();
+    let Some(until) = live::marks_due(marked, now) else { return };
+    let authors = match leases::marked_authors(ctx.user_db(user), user, edges).await {
+        Ok(authors) => authors,
+        Err(e) => return worker::console_error!("edges of {user} not read for their live marks: {e}"),
+    };
+    let groups = ctx.shards.users_by_database(authors);
+    let written = ctx
+        .shards
+        .across(groups, |db, group| async move {
+            let written = leases::mark_edges(db, user, &group, until).await;
+            if let Err(e) = &written {
+                worker::console_error!("live marks of {user} not written on a database: {e}");
+            }
+            Ok(written.is_ok())
+        })
+        .await;
+    if written.is_ok_and(|all| all.into_iter().all(|ok| ok)) {
+        if let Err(e) = storage.put(EDGE_MARKS_UNTIL, until).await {
+            worker::console_error!("live marks' lease of {user} not stored: {e}");
+        }
+    }
 }
 
 fn close_unauthorized(socket: &WebSocket, why: &str) {
@@ -158,7 +199,7 @@ pub async fn connect(
             None
         }
     };
-    renew(&ctx, session.user, now + LEASE_MS).await?;
+    renew(&ctx, state, session.user, now).await?;
     schedule_review(state, alarm, now, Some(session)).await?;
     let mut response = Response::from_websocket(pair.client)?;
     if let Some(protocol) = protocol {
@@ -217,7 +258,7 @@ pub async fn review(state: &State, env: &Env, alarm: &Alarm) -> Result<bool> {
         }
     }
     if let Some(user) = open {
-        renew(&ctx, user, now + LEASE_MS).await?;
+        renew(&ctx, state, user, now).await?;
         for (_, attachment) in mastodon_sockets(state) {
             listen(&ctx, user, &attachment.m, now + LEASE_MS).await;
         }

@@ -49,7 +49,7 @@ pub async fn tell_live_followers(ctx: &Ctx, (post, author): (PostId, UserId)) {
         let mut readers = vec![author];
         let mut after = 0;
         for _ in 0..LIVE_PAGES {
-            match live::live_followers(&ctx.shards, author, after, ctx.now, LIVE_SCAN, false).await {
+            match live::live_followers_by_lease(&ctx.shards, author, after, ctx.now, LIVE_SCAN, false).await {
                 Ok((found, next)) => {
                     readers.extend(found);
                     let Some(next) = next else { break };

@@ -250,6 +250,7 @@ async fn database_pass(
     stats::trim_minutes(db, stats::minute_of(ctx.now) - MINUTES_KEPT).await?;
     crate::store::oauth::purge_expired(db, ctx.now).await?;
     crate::store::mutes::purge_expired(db, ctx.now).await?;
+    crate::store::live::purge_lapsed_marks(db, ctx.now).await?;
     Ok(report)
 }
 

@@ -274,15 +274,18 @@ pub struct EdgeView {
     pull: i64,
     read_rate: f64,
     last_read_at: Option<i64>,
+    /// The reader's live mark on the edge (`live_edges`), if any: until when (ms).
+    live_until: Option<i64>,
 }
 
-/// An author's edges with their modes and the readers' reported activity, as the author's
-/// side holds them (`followers`: the copies fan-out and the author's policy read).
+/// An author's edges with their modes, the readers' reported activity and live marks, as the
+/// author's side holds them (`followers`: the copies fan-out and the author's policy read).
 pub async fn author_edges(db_of_author: UserDb<'_>, author: UserId) -> StoreResult<Vec<EdgeView>> {
     all(
         db_of_author,
-        "SELECT follower_id, push, pull, read_rate, last_read_at FROM followers \
-         WHERE author_id = ?1 ORDER BY follower_id LIMIT 1000",
+        "SELECT f.follower_id, f.push, f.pull, f.read_rate, f.last_read_at, m.until AS live_until \
+         FROM followers f LEFT JOIN live_edges m ON m.author_id = f.author_id AND m.reader_id = f.follower_id \
+         WHERE f.author_id = ?1 ORDER BY f.follower_id LIMIT 1000",
         &[int(author)],
     )
     .await

@@ -49,6 +49,19 @@ fn edges(author: &User) -> Vec<(String, i64, i64, f64)> {
         .collect()
 }
 
+/// The reader's live mark on their edge to `author` (`live_edges`): until when (ms), if any.
+fn live_mark(author: &User, reader: &User) -> Option<i64> {
+    let v = admin("POST", "/v1/admin/test/edges", Some(&json!({ "author_id": author.id }))).expect(200);
+    let edges = v["edges"].as_array().unwrap();
+    let edge =
+        edges.iter().find(|e| e["follower_id"].as_u64().map(|n| n.to_string()) == Some(reader.id.clone()));
+    edge.expect("the edge exists")["live_until"].as_i64()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
+}
+
 fn edge_of(author: &User, reader: &User) -> (i64, i64) {
     edges(author).into_iter().find(|e| e.0 == reader.id).map(|e| (e.1, e.2)).expect("the edge exists")
 }
@@ -254,9 +267,18 @@ fn a_pulled_readers_open_socket_still_hears_of_the_authors_posts() {
     for reader in [&live, &offline] {
         force(reader, &author, "pull");
     }
+    let opened = now_ms();
     let mut socket = live_connect(&live);
     assert_eq!(edge_of(&author, &live), (0, 1), "the live reader's edge is pulled when the author posts");
     assert_eq!(edge_of(&author, &offline), (0, 1));
+    // The socket marked the pulled edge on the author's side (a 20-minute lease): what the
+    // delivery reads instead of every open socket's lease; the offline reader has none.
+    let mark = live_mark(&author, &live).expect("the live reader's pulled edge is marked");
+    assert!(
+        mark >= opened + 19 * 60_000 && mark <= now_ms() + 20 * 60_000 + 5_000,
+        "a 20-minute mark: {mark}"
+    );
+    assert_eq!(live_mark(&author, &offline), None);
     let post = id_of(&author.publish("pulled, but live", "public"));
     let event = socket.next_event(DEADLINE);
     assert_eq!((event["type"].as_str(), event["count"].as_i64()), (Some("new_posts"), Some(1)), "{event}");
@@ -272,6 +294,35 @@ fn a_pulled_readers_open_socket_still_hears_of_the_authors_posts() {
     let in_window = window_ids(&offline).contains(&post);
     assert!(!in_window || edge_of(&author, &offline).0 == 1, "a pulled reader's window got the post");
     assert!(feed_scroll(&offline, 10).contains(&post));
+}
+
+#[test]
+fn a_live_mark_is_written_once_per_lease_and_reaches_only_a_reader_still_following() {
+    setup();
+    let author = register("mark_author");
+    let reader = register("mark_reader");
+    reader.follow(&author);
+    reader.get("/v1/feed?limit=1").expect(200);
+    author.get("/v1/feed?limit=1").expect(200); // a window, which the author's posts go into
+    poll("the reader's activity recorded", DEADLINE, || {
+        edges(&author).iter().all(|x| x.3 > 0.0).then_some(())
+    });
+    force(&reader, &author, "pull");
+    let _first = live_connect(&reader);
+    let mark = live_mark(&author, &reader).expect("marked by the first socket");
+    // A second socket within the lease writes nothing: the marks are rewritten once per lease,
+    // not per socket or review.
+    let _second = live_connect(&reader);
+    assert_eq!(live_mark(&author, &reader), Some(mark), "the second socket rewrote the mark");
+    // A mark outlives an unfollow (it is a lease), but a delivery checks the edge itself.
+    reader.unfollow(&author);
+    poll("the unfollow reached the author's side", DEADLINE, || {
+        edges(&author).iter().all(|e| e.0 != reader.id).then_some(())
+    });
+    let post = id_of(&author.publish("after the unfollow", "public"));
+    wait_drained(&author);
+    assert!(!window_ids(&reader).contains(&post), "a stale mark delivered to a reader who unfollowed");
+    assert!(window_ids(&author).contains(&post), "the delivery ran (the author's own window)");
 }
 
 /// The reader's rate as copied on their edge to `author` (the author's side), and the rate

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cursor::SortKey;
 use super::ids::{PostId, UserId};
+use super::policy::FanoutMode;
 use super::sign::hmac;
 use super::token;
 use super::window::Entry;
@@ -27,6 +28,43 @@ pub const LEASE_MS: i64 = 10 * 60 * 1000;
 /// How often the object re-checks its sockets' credentials and renews the lease (well inside
 /// [`LEASE_MS`], so a live reader's lease never lapses between two checks).
 pub const REVIEW_MS: i64 = 4 * 60 * 1000;
+/// How long a reader's live marks on their pulled edges last (migration 0050, on each author's
+/// database): longer than the lease, because rewriting them costs a statement per author
+/// database they follow, and a lapsed-but-unrenewed mark only costs a delivery an idle
+/// object's call (the object has no socket left to tell).
+pub const MARK_LEASE_MS: i64 = 20 * 60 * 1000;
+/// How late a review may run past [`REVIEW_MS`] before the marks it should have rewritten lapse.
+const MARK_SLACK_MS: i64 = 60 * 1000;
+
+/// Until when to rewrite a live reader's marks at `now`, if they are due: none written yet
+/// (`marked_until` unknown), or they would lapse before the review after this one could
+/// rewrite them. Rewriting only then keeps a long session at one write per edge per
+/// [`MARK_LEASE_MS`] less the margin, and a reconnect within it writes nothing.
+pub fn marks_due(marked_until: Option<i64>, now: i64) -> Option<i64> {
+    let fresh = marked_until.is_some_and(|until| until - now >= REVIEW_MS + MARK_SLACK_MS);
+    (!fresh).then_some(now + MARK_LEASE_MS)
+}
+
+/// Which of a live reader's edges carry their marks, by the fan-out's mode: those a delivery
+/// does not push (hybrid's pulled edges, every edge in pull mode), which is what its live
+/// page looks for (`fanout_plan::live_page`); none in push mode, which has no live page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkedEdges {
+    None,
+    Pulled,
+    All,
+}
+
+impl MarkedEdges {
+    pub fn of(mode: FanoutMode) -> Self {
+        match mode {
+            FanoutMode::Push => MarkedEdges::None,
+            FanoutMode::Hybrid => MarkedEdges::Pulled,
+            FanoutMode::Pull => MarkedEdges::All,
+        }
+    }
+}
+
 /// Close code for a socket whose credential ended (expired, revoked, account suspended):
 /// the 4000-4999 range is the application's; 4001 mirrors HTTP 401.
 pub const CLOSE_UNAUTHORIZED: u16 = 4001;
@@ -501,6 +539,36 @@ mod tests {
 
     fn user(id: i64) -> UserId {
         UserId::parse(&id.to_string()).unwrap()
+    }
+
+    #[test]
+    fn marks_are_rewritten_only_when_the_next_review_could_come_too_late() {
+        let now = 1_000_000;
+        assert_eq!(marks_due(None, now), Some(now + MARK_LEASE_MS), "never written");
+        assert_eq!(marks_due(Some(now - 1), now), Some(now + MARK_LEASE_MS), "lapsed");
+        // Written a review ago: a whole lease less one review left, nothing to do.
+        assert_eq!(marks_due(Some(now + MARK_LEASE_MS - REVIEW_MS), now), None);
+        // Just enough left for the next review to run late by the slack: still fresh.
+        assert_eq!(marks_due(Some(now + REVIEW_MS + MARK_SLACK_MS), now), None);
+        // Any less and the next review might find them lapsed: rewrite now.
+        let due = marks_due(Some(now + REVIEW_MS + MARK_SLACK_MS - 1), now);
+        assert_eq!(due, Some(now + MARK_LEASE_MS));
+        // A session's writes come once every lease less the margin, not every review.
+        let (mut marked, mut writes) = (None, 0);
+        for review in 0..60 {
+            if let Some(until) = marks_due(marked, now + review * REVIEW_MS) {
+                marked = Some(until);
+                writes += 1;
+            }
+        }
+        assert_eq!(writes, 15, "4 hours of reviews every 4 minutes");
+    }
+
+    #[test]
+    fn marks_go_on_the_edges_a_delivery_does_not_push() {
+        assert_eq!(MarkedEdges::of(FanoutMode::Push), MarkedEdges::None);
+        assert_eq!(MarkedEdges::of(FanoutMode::Hybrid), MarkedEdges::Pulled);
+        assert_eq!(MarkedEdges::of(FanoutMode::Pull), MarkedEdges::All);
     }
 
     fn session() -> Session {

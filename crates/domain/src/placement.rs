@@ -631,6 +631,16 @@ pub const TABLES: &[Table] = &[
     // edges and posts mark their owners on the target, and this phase then makes the target's
     // marks the source's (a mark is a hint to recount, so either would do).
     table("count_marks", ShardBy::Id("user_id"), &["user_id"], &["user_id", "marked_at"], EDGE_PAGE),
+    // Live readers' marks on their pulled edges (migration 0050), beside the author's side of
+    // the edge: leases, so a move may as well carry them (dropped, they come back within a
+    // mark refresh).
+    table(
+        "live_edges",
+        ShardBy::Id("author_id"),
+        &["author_id", "reader_id"],
+        &["author_id", "reader_id", "until"],
+        EDGE_PAGE,
+    ),
     Table {
         phase: Phase::Counters,
         ..table(

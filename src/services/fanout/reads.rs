@@ -353,7 +353,7 @@ async fn live_page(ctx: &Ctx, page: Option<LivePage>) -> ApiResult<(Vec<UserId>,
         return Ok((Vec::new(), None));
     };
     let (readers, next) =
-        live::live_followers(&ctx.shards, author, after, ctx.now, scan, unpushed_only).await?;
+        live::marked_followers(ctx.user_db(author), author, (after, ctx.now), scan, unpushed_only).await?;
     Ok((also_following(ctx, must_follow, readers).await?, next))
 }
 
