@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use worker::worker_sys::WebSocketRequestResponsePair;
-use worker::{Env, Response, Result, SqlStorage, State, WebSocket, WebSocketPair};
+use worker::{Env, Response, Result, SqlStorage, State, Storage, WebSocket, WebSocketPair};
 
 use crate::context::Ctx;
 use crate::domain::cursor::CursorCodec;
@@ -21,7 +21,7 @@ use crate::domain::filters::Context;
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::live::{
     self, Announcement, ClientMessage, Event, MarkedEdges, MastodonStream, NewPosts, Revocation, Session,
-    TimelineNews, CLOSE_UNAUTHORIZED, LEASE_MS, NEW_NOTIFICATIONS, REVIEW_MS,
+    TimelineNews, CLOSE_UNAUTHORIZED, LEASE_MS, MARK_LEASE_MS, NEW_NOTIFICATIONS, READER_LEASE_MS, REVIEW_MS,
 };
 use crate::error::ApiResult;
 use crate::objects::alarm::{now_ms, Alarm};
@@ -112,38 +112,62 @@ fn rust_error(e: impl std::fmt::Display) -> worker::Error {
     worker::Error::RustError(e.to_string())
 }
 
-/// Renews the reader's live lease (control database, read by an edit's frames), the live mark
-/// on their home row (read by notification writes) and, when due, their marks on their
-/// pulled edges (read by deliveries). The marks are best effort: a moving (frozen) shard
-/// refuses them for a moment, and the next review writes them again.
+/// Renews, each when due ([`live::lease_due`]), the reader's lease on the control database
+/// (`live_readers`, read by an edit's frames) and their live marks: on their home row (read by
+/// notification writes) and on their pulled edges (read by deliveries). A mark outliving its
+/// socket costs a notification or a delivery one idle object's call; rewriting every mark at
+/// every review would cost a write per socket per review. The marks are best effort: a
+/// moving (frozen) shard refuses them for a moment, and until every one is written their time
+/// is not stored, so the next review writes them all again (upserts).
 async fn renew(ctx: &Ctx, state: &State, user: UserId, now: i64) -> Result<()> {
-    let until = now + LEASE_MS;
-    leases::renew_lease(ctx.control(), user, until).await.map_err(rust_error)?;
-    if let Err(e) = leases::mark_live(ctx.user_db(user), user, until).await {
-        worker::console_error!("live mark of {user} not renewed: {e}");
+    let storage = state.storage();
+    if let Some(until) = due(&storage, READER_LEASE_UNTIL, now, READER_LEASE_MS).await {
+        leases::renew_lease(ctx.control(), user, until).await.map_err(rust_error)?;
+        remember(&storage, READER_LEASE_UNTIL, until).await;
     }
-    refresh_edge_marks(ctx, state, user, now).await;
+    if let Some(until) = due(&storage, MARKS_UNTIL, now, MARK_LEASE_MS).await {
+        let home = leases::mark_live(ctx.user_db(user), user, until).await;
+        if let Err(e) = &home {
+            worker::console_error!("live mark of {user} not renewed: {e}");
+        }
+        if mark_edges(ctx, user, until).await && home.is_ok() {
+            remember(&storage, MARKS_UNTIL, until).await;
+        }
+    }
     Ok(())
 }
 
-/// The object's storage key for when the reader's edge marks, last written whole, lapse.
-const EDGE_MARKS_UNTIL: &str = "live_edge_marks_until";
+/// The object's storage keys for when the reader's lease and marks, last written, lapse.
+const READER_LEASE_UNTIL: &str = "live_reader_lease_until";
+const MARKS_UNTIL: &str = "live_marks_until";
 
-/// Writes the reader's marks on the edges a delivery does not push (`live_edges`, on each
-/// author's home: migration 0050) when [`live::marks_due`] says so: one statement per database
-/// among their authors, once per mark lease, not per review. Until every database took its
-/// marks, the time is not stored, so the next review writes them all again (an upsert).
-async fn refresh_edge_marks(ctx: &Ctx, state: &State, user: UserId, now: i64) {
+/// Until when to rewrite the lease whose end `key` remembers, if [`live::lease_due`].
+async fn due(storage: &Storage, key: &str, now: i64, lease_ms: i64) -> Option<i64> {
+    let until: Option<i64> = storage.get(key).await.ok().flatten();
+    live::lease_due(until, now, lease_ms)
+}
+
+/// Best effort: a lost time only makes the next review write the lease again.
+async fn remember(storage: &Storage, key: &str, until: i64) {
+    if let Err(e) = storage.put(key, until).await {
+        worker::console_error!("{key} not stored: {e}");
+    }
+}
+
+/// Marks the reader live until `until` on the edges a delivery does not push (`live_edges`, on
+/// each author's home: migration 0050): one statement per database among their authors.
+/// Whether every database took its marks.
+async fn mark_edges(ctx: &Ctx, user: UserId, until: i64) -> bool {
     let edges = MarkedEdges::of(ctx.config.policy.mode);
     if edges == MarkedEdges::None {
-        return;
+        return true;
     }
-    let storage = state.storage();
-    let marked: Option<i64> = storage.get(EDGE_MARKS_UNTIL).await.ok().flatten();
-    let Some(until) = live::marks_due(marked, now) else { return };
     let authors = match leases::marked_authors(ctx.user_db(user), user, edges).await {
         Ok(authors) => authors,
-        Err(e) => return worker::console_error!("edges of {user} not read for their live marks: {e}"),
+        Err(e) => {
+            worker::console_error!("edges of {user} not read for their live marks: {e}");
+            return false;
+        }
     };
     let groups = ctx.shards.users_by_database(authors);
     let written = ctx
@@ -156,11 +180,7 @@ async fn refresh_edge_marks(ctx: &Ctx, state: &State, user: UserId, now: i64) {
             Ok(written.is_ok())
         })
         .await;
-    if written.is_ok_and(|all| all.into_iter().all(|ok| ok)) {
-        if let Err(e) = storage.put(EDGE_MARKS_UNTIL, until).await {
-            worker::console_error!("live marks' lease of {user} not stored: {e}");
-        }
-    }
+    written.is_ok_and(|all| all.into_iter().all(|ok| ok))
 }
 
 fn close_unauthorized(socket: &WebSocket, why: &str) {

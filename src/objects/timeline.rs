@@ -153,7 +153,8 @@ impl DurableObject for TimelineWindow {
     }
 
     async fn websocket_close(&self, ws: WebSocket, code: usize, _reason: String, _clean: bool) -> Result<()> {
-        // Completes the closing handshake; the lease lapses on its own once no socket renews it.
+        // Completes the closing handshake; the lease and the edge marks lapse on their own once no
+        // socket renews them (ending them here would cost a write per session, not per lease).
         let code = u16::try_from(code).ok().filter(|c| *c == 1000 || (3000..5000).contains(c));
         let _ = ws.close(code.or(Some(1000)), Some("closed"));
         Ok(())

@@ -131,17 +131,14 @@ fn a_page_runs_the_tables_statements_at_home_whoever_lives_there() {
     assert!((p.page_d1_queries - (5.0 + 3.0 * others)).abs() < 1e-9, "{}", p.page_d1_queries);
 }
 
-/// Outside push mode a delivery's first chunk pages the live set on the control database
-/// and, in hybrid, reads its author's rates. 100,000 users all active, 12% with a socket
-/// open: 12,000 leases, in pages of 500 x 10 = 5,000: 2 full
-/// pages continued by 2 messages and a third, so 3 statements and 12,000 rows on the control
-/// database a status; on the author's, 3 pages checked (12,000 probes) and the rates (1
-/// statement, 1 row). 2 originals and 1 boost a second, 1 direct post (no live page). Push
-/// mode: none of it. With no socket open (the simulation): 1 statement a status on the control
-/// database, as measured (hybrid publishes 695 there against 404 on a typical database; 210
-/// statuses).
+/// Open sockets cost their leases in every mode (the control database's once an hour, the
+/// home row's every 16 minutes); outside push mode they also mark their pulled edges once per mark
+/// refresh, and a delivery reads its author's marks on the author's database, with nothing on
+/// the control database per status (the old live page read every open socket's lease there
+/// for every status: 1 statement a status with no socket open, as the simulation measured).
+/// 12,000 sockets pulling 30 authors each over 16 databases, 3 statuses a second.
 #[test]
-fn a_delivery_pages_the_live_set_on_the_control_database_outside_push_mode() {
+fn a_delivery_reads_its_authors_live_marks_and_no_open_sockets_lease() {
     let paths = PathMix { boost_share: 0.25, direct_share: 0.25, ..PathMix::default() };
     let w = Workload {
         users: 100_000.0,
@@ -151,20 +148,33 @@ fn a_delivery_pages_the_live_set_on_the_control_database_outside_push_mode() {
         mode: Mode::Hybrid,
         ..quiet()
     };
-    let policy = Policy { fanout_chunk: 500.0, ..Policy::default() };
-    let live = live_work(&w, &policy);
-    let close =
-        |a: Work, b: Work| (a.statements - b.statements).abs() + (a.rows_read - b.rows_read).abs() < 1e-6;
-    let work = |statements: f64, rows_read: f64| Work { statements, rows_read, rows_written: 0.0 };
-    assert!(close(live.control, work(9.0, 36_000.0)), "{live:?}");
-    assert!(close(live.authors, work(12.0, 36_003.0)), "{live:?}");
-    assert!((live.messages - 6.0).abs() < 1e-9, "{live:?}");
-    assert_eq!(live_work(&Workload { mode: Mode::Push, ..w.clone() }, &policy), LiveWork::default());
-    let quiet_sockets = live_work(&Workload { live_share: 0.0, ..w.clone() }, &policy);
-    assert!(close(quiet_sockets.control, work(3.0, 0.0)), "{quiet_sockets:?}");
-    assert!(close(quiet_sockets.authors, work(3.0, 3.0)), "{quiet_sockets:?}");
-    let pull = live_work(&Workload { mode: Mode::Pull, ..w }, &policy);
-    assert!(close(pull.authors, work(9.0, 36_000.0)), "{pull:?}");
+    let g = Graph { pulled_per_reader: 30.0, ..Graph::default() };
+    let live = live_work(&w, &g, 16.0);
+    let close = |a: Work, b: Work| {
+        (a.statements - b.statements).abs()
+            + (a.rows_read - b.rows_read).abs()
+            + (a.rows_written - b.rows_written).abs()
+            < 1e-6
+    };
+    let work =
+        |statements: f64, rows_read: f64, rows_written: f64| Work { statements, rows_read, rows_written };
+    // Leases: 12,000 sockets, one write an hour on the control database (the row, its index).
+    let hourly = 12_000.0 / 3_360.0;
+    assert!(close(live.control, work(hourly, hourly, 2.0 * hourly)), "{live:?}");
+    // Marks every 16 minutes (12.5 sockets a second), each its home row, a read of its follows
+    // and an upsert on each of the 16 databases its 30 authors touch.
+    let touched = 16.0 * (1.0 - (15.0_f64 / 16.0).powf(30.0));
+    let sockets = work(12.5 * (2.0 + touched), 12.5 * 61.0, 12.5 * 31.0);
+    assert!(close(live.sockets, sockets), "{live:?}");
+    // 3 statuses a second (2 originals, 1 boost), each reading 3.6 marks (12,000 x 30 marks
+    // over 100,000 authors) with an edge probe each, and the author's rates.
+    assert!(close(live.authors, work(6.0, 3.0 * (7.2 + 1.0), 0.0)), "{live:?}");
+    assert!((live.deliveries - 10.8).abs() < 1e-9 && live.messages == 0.0, "{live:?}");
+    let push = live_work(&Workload { mode: Mode::Push, ..w.clone() }, &g, 16.0);
+    assert_eq!((push.control, push.sockets), (live.control, work(12.5, 12.5, 12.5)), "{push:?}");
+    assert_eq!((push.authors, push.deliveries), (Work::default(), 0.0), "{push:?}");
+    let pull = live_work(&Workload { mode: Mode::Pull, ..w }, &g, 16.0);
+    assert!(close(pull.authors, work(3.0, 21.6, 0.0)), "{pull:?}");
 }
 
 /// With `PROFILE_IO` every consumer batch of the simulated stacks flushes its figures on a

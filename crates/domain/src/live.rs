@@ -33,16 +33,22 @@ pub const REVIEW_MS: i64 = 4 * 60 * 1000;
 /// database they follow, and a lapsed-but-unrenewed mark only costs a delivery an idle
 /// object's call (the object has no socket left to tell).
 pub const MARK_LEASE_MS: i64 = 20 * 60 * 1000;
-/// How late a review may run past [`REVIEW_MS`] before the marks it should have rewritten lapse.
-const MARK_SLACK_MS: i64 = 60 * 1000;
+/// How long a reader's lease on the control database (`live_readers`, which only an edit's
+/// frames page now) lasts: an hour, so the one database every socket renews on takes a
+/// write per socket per hour, not per review (100k open sockets renewing every review would
+/// be 400 statements a second there, most of its share); a lease outliving its socket costs
+/// an edit's frame one idle object's call.
+pub const READER_LEASE_MS: i64 = 60 * 60 * 1000;
+/// How late a review may run past [`REVIEW_MS`] before a lease it should have rewritten lapses.
+const RENEW_SLACK_MS: i64 = 60 * 1000;
 
-/// Until when to rewrite a live reader's marks at `now`, if they are due: none written yet
-/// (`marked_until` unknown), or they would lapse before the review after this one could
-/// rewrite them. Rewriting only then keeps a long session at one write per edge per
-/// [`MARK_LEASE_MS`] less the margin, and a reconnect within it writes nothing.
-pub fn marks_due(marked_until: Option<i64>, now: i64) -> Option<i64> {
-    let fresh = marked_until.is_some_and(|until| until - now >= REVIEW_MS + MARK_SLACK_MS);
-    (!fresh).then_some(now + MARK_LEASE_MS)
+/// Until when to rewrite a lease of `lease_ms` at `now`, if it is due: never written (its end
+/// unknown), or it would lapse before the review after this one could rewrite it. Rewriting
+/// only then keeps a long session at one write per lease less the margin, and a reconnect
+/// within it writes nothing.
+pub fn lease_due(until: Option<i64>, now: i64, lease_ms: i64) -> Option<i64> {
+    let fresh = until.is_some_and(|until| until - now >= REVIEW_MS + RENEW_SLACK_MS);
+    (!fresh).then_some(now + lease_ms)
 }
 
 /// Which of a live reader's edges carry their marks, by the fan-out's mode: those a delivery
@@ -542,26 +548,30 @@ mod tests {
     }
 
     #[test]
-    fn marks_are_rewritten_only_when_the_next_review_could_come_too_late() {
-        let now = 1_000_000;
-        assert_eq!(marks_due(None, now), Some(now + MARK_LEASE_MS), "never written");
-        assert_eq!(marks_due(Some(now - 1), now), Some(now + MARK_LEASE_MS), "lapsed");
+    fn leases_are_rewritten_only_when_the_next_review_could_come_too_late() {
+        let (now, lease) = (1_000_000, MARK_LEASE_MS);
+        assert_eq!(lease_due(None, now, lease), Some(now + lease), "never written");
+        assert_eq!(lease_due(Some(now - 1), now, lease), Some(now + lease), "lapsed");
         // Written a review ago: a whole lease less one review left, nothing to do.
-        assert_eq!(marks_due(Some(now + MARK_LEASE_MS - REVIEW_MS), now), None);
+        assert_eq!(lease_due(Some(now + lease - REVIEW_MS), now, lease), None);
         // Just enough left for the next review to run late by the slack: still fresh.
-        assert_eq!(marks_due(Some(now + REVIEW_MS + MARK_SLACK_MS), now), None);
-        // Any less and the next review might find them lapsed: rewrite now.
-        let due = marks_due(Some(now + REVIEW_MS + MARK_SLACK_MS - 1), now);
-        assert_eq!(due, Some(now + MARK_LEASE_MS));
-        // A session's writes come once every lease less the margin, not every review.
-        let (mut marked, mut writes) = (None, 0);
-        for review in 0..60 {
-            if let Some(until) = marks_due(marked, now + review * REVIEW_MS) {
-                marked = Some(until);
-                writes += 1;
+        assert_eq!(lease_due(Some(now + REVIEW_MS + RENEW_SLACK_MS), now, lease), None);
+        // Any less and the next review might find it lapsed: rewrite now.
+        let due = lease_due(Some(now + REVIEW_MS + RENEW_SLACK_MS - 1), now, lease);
+        assert_eq!(due, Some(now + lease));
+        // A session's writes come once per lease less the margin, not every review.
+        let writes = |lease| {
+            let (mut until, mut writes) = (None, 0);
+            for review in 0..60 {
+                if let Some(next) = lease_due(until, now + review * REVIEW_MS, lease) {
+                    until = Some(next);
+                    writes += 1;
+                }
             }
-        }
-        assert_eq!(writes, 15, "4 hours of reviews every 4 minutes");
+            writes
+        };
+        assert_eq!(writes(MARK_LEASE_MS), 15, "4 hours of reviews every 4 minutes: every 16");
+        assert_eq!(writes(READER_LEASE_MS), 5, "every 56 minutes");
     }
 
     #[test]

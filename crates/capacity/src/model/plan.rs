@@ -89,9 +89,10 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
 
 /// The deliveries' live pages and rates reads ([`live_work`]), and the messages that continue
 /// full live pages (their consumer batches with them).
-fn add_live(r: &mut Rates, w: &Workload, policy: &Policy, batch: f64) {
-    r.live = live_work(w, policy);
+fn add_live(r: &mut Rates, w: &Workload, g: &Graph, p: f64, batch: f64) {
+    r.live = live_work(w, g, p);
     r.messages += r.live.messages;
+    r.deliveries += r.live.deliveries;
     r.consumer_batches = r.messages / batch.max(1.0);
     r.figure_flushes = r.consumer_batches;
 }
@@ -116,7 +117,8 @@ fn spread_parts(c: &Costs, w: &Workload, r: &Rates, page: &PageCost, p: f64) -> 
         ("hot replicas' leases and refreshes", r.replica_lease),
         ("likes' liker-side rows (for hot posts)", r.liker_side),
         ("the cron's recount of the counters (the horizon's data)", r.recount),
-        ("deliveries' live pages checked and authors' rates read (hybrid, pull)", r.live.authors),
+        ("deliveries' live marks and authors' rates read (hybrid, pull)", r.live.authors),
+        ("open sockets' home-row marks and edge marks", r.live.sockets),
     ];
     parts.extend(r.path_parts.iter().copied());
     parts.extend(timelines::timeline_spread_parts(c, w, p));
@@ -136,7 +138,7 @@ fn control_parts(c: &Costs, w: &Workload, r: &Rates, p: f64) -> Vec<Part> {
         ("follows", c.follow.control.scale(w.follows_per_s)),
         ("cron pass", cron_control(c.cron_pass.control).scale(w.cron_passes_per_s)),
         ("boosts, replies, quotes, mentions and direct posts", r.path_control),
-        ("deliveries' live pages (hybrid, pull: every open socket's lease)", r.live.control),
+        ("open sockets' leases (hourly)", r.live.control),
     ];
     parts.extend(timelines::timeline_control_parts(c, w, p));
     parts
@@ -259,7 +261,7 @@ pub fn plan(c: &Costs, w: &Workload, policy: &Policy, limits: &Limits, prices: &
     let batch = if policy.fanout_batch > 0.0 { policy.fanout_batch } else { c.consumer_batch };
     let mut r = rates(c, w, &g, &hot, &page, p, batch);
     r.recount = recount_rows_per_s(w, policy, p);
-    add_live(&mut r, w, policy, batch);
+    add_live(&mut r, w, &g, p, batch);
     if !policy.before_40 {
         let isolates = consumers_busy(&r, &g, policy, limits).max(1.0);
         r.figure_flushes = r.figure_flushes.min(isolates / CONSUMER_FLUSH_SECONDS);
