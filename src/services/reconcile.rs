@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use super::queue::send::{queue_count, send_batch};
 use crate::context::Ctx;
+use crate::domain::likes::COUNT_CHECK_MARGIN_MS;
 use crate::domain::plan::MAX_PARALLEL_DATABASES;
 use crate::domain::queue::{FanoutMessage, ReconcileDatabase};
 use crate::error::ApiResult;
@@ -29,7 +30,6 @@ const RESEND_PER_PASS: usize = 200;
 const IDEMPOTENCY_TTL_MS: i64 = 24 * 3_600_000;
 const DONE_OUTBOX_TTL_MS: i64 = 7 * 24 * 3_600_000;
 const LATENCY_SAMPLES_KEPT: i64 = 5_000;
-const COUNT_CHECK_MARGIN_MS: i64 = 10 * 60_000;
 /// When this database's last share started (in its own `stats`; before shares ran apart, one
 /// mark on the control database stood for all of them).
 const LAST_PASS_MARK: &str = "reconcile_last_started_at";

@@ -249,7 +249,7 @@ pub async fn copy_likes(db: PostDb<'_>, reply: PostId, likes: &[OldLike], now: i
              WHERE 1 ON CONFLICT (post_id, user_id) DO NOTHING",
             &[int(reply), int(now), text(&rows)],
         )?,
-        stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(reply), int(now)])?,
+        super::engagement::touch(db, reply, now)?,
         stmt(db, "SELECT like_count FROM posts WHERE id = ?1", &[int(reply)])?,
     ];
     let results = batch(db, statements).await?;

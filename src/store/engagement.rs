@@ -9,10 +9,11 @@ use super::users::UserRow;
 use super::StoreResult;
 use super::{
     all, batch, first, id_list, int, notifications, opt_flag, opt_text, run, stmt, text, AnyDb, EdgeKey,
-    IdRow, PostDb,
+    IdRow, PostDb, SqlStatement,
 };
 use crate::domain::cursor::{Order, SortKey};
 use crate::domain::ids::{CommentId, PostId, UserId};
+use crate::domain::likes::TOUCH_EVERY_MS;
 use crate::domain::notifications::Notice;
 use crate::domain::top::{self, CommentOrder};
 use crate::domain::validate::CommentBody;
@@ -319,7 +320,7 @@ pub async fn mirror_reply(db: PostDb<'_>, m: &ReplyMirror<'_>) -> StoreResult<Op
             deleted_at,
         ],
     )?;
-    let touched = stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(m.root), int(m.now)])?;
+    let touched = touch(db, m.root, m.now)?;
     let comment = CommentId::from_trusted(m.reply.get());
     let statements = if m.active && m.notify {
         vec![
@@ -369,12 +370,22 @@ pub async fn delete(db: PostDb<'_>, comment: &CommentRow, now: i64) -> StoreResu
                 &[int(comment.id), int(now)],
             )?,
             stmt(db, "DELETE FROM comment_likes WHERE comment_id = ?1", &[int(comment.id)])?,
-            stmt(db, "UPDATE posts SET touched_at = ?2 WHERE id = ?1", &[int(comment.post_id), int(now)])?,
+            touch(db, comment.post_id, now)?,
             notifications::off_comment(db, comment.id, comment.post_id)?,
         ],
     )
     .await?;
     Ok(())
+}
+
+/// Marks the post for the count repair's next share (`touched_at`), unless a mark recent
+/// enough for that share is there already (`domain/likes.rs`, `TOUCH_EVERY_MS`).
+pub fn touch(db: PostDb<'_>, post: impl Into<i64>, now: i64) -> StoreResult<SqlStatement> {
+    stmt(
+        db,
+        "UPDATE posts SET touched_at = ?2 WHERE id = ?1 AND (touched_at IS NULL OR touched_at < ?3)",
+        &[int(post.into()), int(now), int(now - TOUCH_EVERY_MS)],
+    )
 }
 
 /// Recomputes like and comment counts from the relations for posts touched since `since`
@@ -383,9 +394,14 @@ pub async fn repair_counts(db: AnyDb<'_>, since: i64) -> StoreResult<Vec<i64>> {
     const LIKES: &str = "(SELECT COUNT(*) FROM likes l WHERE l.post_id = posts.id AND l.liked = 1)";
     const COMMENTS: &str =
         "(SELECT COUNT(*) FROM comments c WHERE c.post_id = posts.id AND c.deleted_at IS NULL)";
+    // The posts marked since (comments, moves) and those liked or unliked since (a like marks
+    // nothing on its post: its row's `updated_at`, on `likes_by_update`, is the mark, and
+    // sparing the post's row and its index entry is 2 rows a like). Each side an index range.
     let sql = format!(
         "UPDATE posts SET like_count = {LIKES}, comment_count = {COMMENTS} \
-         WHERE touched_at >= ?1 AND (like_count <> {LIKES} OR comment_count <> {COMMENTS}) RETURNING id"
+         WHERE id IN (SELECT id FROM posts WHERE touched_at >= ?1 \
+                      UNION SELECT post_id FROM likes WHERE updated_at >= ?1) \
+           AND (like_count <> {LIKES} OR comment_count <> {COMMENTS}) RETURNING id"
     );
     let rows: Vec<IdRow> = all(db, &sql, &[int(since)]).await?;
     Ok(rows.into_iter().map(|r| r.id).collect())

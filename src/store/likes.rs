@@ -119,13 +119,9 @@ pub async fn commit(db: PostDb<'_>, ops: &[LikeOp]) -> StoreResult<Vec<Option<Li
     for op in ops {
         statements.extend(op_statements(db, op)?);
     }
-    if let Some(last) = ops.last() {
-        // Marks the post for the reconciliation pass's count check.
-        statements.push(stmt(
-            db,
-            "UPDATE posts SET touched_at = ?2 WHERE id = ?1",
-            &[int(last.post_id), int(last.now)],
-        )?);
+    // No count-repair mark on the post (`touched_at`): the likes' own `updated_at`, which
+    // every applied request writes anyway, is what the repair reads (`engagement::repair_counts`).
+    if !ops.is_empty() {
         // The group commit's figure, in the batch that writes anyway.
         statements.push(stats::bump(db, &group_figure(ops.len()), 1)?);
     }

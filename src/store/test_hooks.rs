@@ -243,11 +243,19 @@ pub async fn set_user_counts(db: UserDb<'_>, user: UserId, set: &[(&'static str,
     Ok(())
 }
 
-pub async fn set_like_count(db: PostDb<'_>, post: PostId, like_count: i64, now: i64) -> StoreResult<()> {
+/// Drifts a post's like count, marking it for the repair (`touched_at`) unless `unmarked`
+/// (then only its likes' own times lead the repair to it).
+pub async fn set_like_count(
+    db: PostDb<'_>,
+    post: PostId,
+    like_count: i64,
+    now: i64,
+    unmarked: bool,
+) -> StoreResult<()> {
     exec(
         db,
-        "UPDATE posts SET like_count = ?2, touched_at = ?3 WHERE id = ?1",
-        &[int(post), int(like_count), int(now)],
+        "UPDATE posts SET like_count = ?2, touched_at = CASE WHEN ?4 THEN touched_at ELSE ?3 END WHERE id = ?1",
+        &[int(post), int(like_count), int(now), int(i64::from(unmarked))],
     )
     .await
 }

@@ -170,6 +170,25 @@ fn drifted_count_is_repaired_by_reconciliation() {
     assert!(stats["reconcile"]["counts_repaired"].as_i64().unwrap() >= 1);
 }
 
+/// A like marks nothing on its post: the repair finds a post liked since its previous share
+/// by the likes' own times. The drift here leaves the post unmarked (`touched_at` untouched),
+/// so only the likes lead the pass to it.
+#[test]
+fn a_drifted_count_of_a_liked_post_is_repaired_without_a_mark_on_the_post() {
+    let author = register("drift_unmarked_author");
+    let fans: Vec<User> = (0..2).map(|_| register("drift_unmarked_fan")).collect();
+    let post = author.publish("count me without a mark", "public");
+    for f in &fans {
+        like(f, &post, None);
+    }
+    let body = json!({ "post_id": post["id"], "like_count": 9, "unmarked": true });
+    admin("POST", "/v1/admin/test/drift", Some(&body)).expect(200);
+    assert_eq!(like_count(&author, &post), 9, "drift injected");
+    let report = admin("POST", "/v1/admin/reconcile", None).expect(200);
+    assert!(report["counts_repaired"].as_i64().unwrap() >= 1, "{report}");
+    assert_eq!(like_count(&author, &post), 2, "the likes led the repair to the post: {report}");
+}
+
 #[test]
 fn three_hundred_comments_claiming_one_millisecond_page_exactly_once_both_ways() {
     let author = register("cm_author");

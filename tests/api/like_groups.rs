@@ -140,7 +140,9 @@ fn rows_written_on(header: &str, index: usize) -> u64 {
 
 /// What a like writes on the post's database (its author's home): a post's first like of a
 /// window makes the group row (a row and its four index entries, as a like's own notification
-/// row did before), a later one only raises the author's highest notification id.
+/// row did before), a later one only raises the author's highest notification id. Neither
+/// marks the post for the count repair (`touched_at`, the post's row and an index entry: 2
+/// rows a like before): the repair finds liked posts by their likes' own `updated_at`.
 #[test]
 fn a_like_into_a_group_writes_four_rows_fewer_than_the_like_that_makes_it() {
     clear_of_a_window_edge();

@@ -6,6 +6,17 @@
 //! The D1 statements in `store/likes.rs` implement exactly this rule (`ON CONFLICT ... WHERE`),
 //! with triggers moving `like_count` only on real state changes; the tests pin both.
 
+/// How far back the cron's count repair looks past its previous share's start (for clock skew
+/// and overlapping shares): it recounts every post whose `touched_at` falls after that.
+pub const COUNT_CHECK_MARGIN_MS: i64 = 10 * 60_000;
+/// A post's `touched_at` (written by its comments and comment moves; a like's own row is its
+/// mark) is rewritten only once it is older than this (half the margin, the other half for the
+/// isolates' clock skew): a write at `t` then finds it at or after `t - TOUCH_EVERY_MS`, inside
+/// the window of the first repair share that starts after `t` (which looks back to its
+/// previous share's start, before `t`, less the margin). A busy thread rewrites its post's row
+/// and its `posts_by_touched` entry once per 5 minutes, not on every comment.
+pub const TOUCH_EVERY_MS: i64 = COUNT_CHECK_MARGIN_MS / 2;
+
 use serde::{Deserialize, Serialize};
 
 use super::ids::{PostId, UserId};

@@ -395,6 +395,7 @@ async fn drift(app: &App, body: &JsonObject) -> ApiResult<Response> {
     }
     let post = body.required_id("post_id", PostId::parse)?;
     let like_count = body.count("like_count")?.unwrap_or(0) as i64;
-    test_hooks::set_like_count(app.post_db(post), post, like_count, app.now).await?;
+    let unmarked = body.flag("unmarked")?.unwrap_or(false);
+    test_hooks::set_like_count(app.post_db(post), post, like_count, app.now, unmarked).await?;
     json(200, &value!({ "post_id": post.to_string(), "like_count": like_count }))
 }
