@@ -21,7 +21,7 @@ use crate::domain::snowflake::shard_of_id;
 use crate::domain::tags::{self, IndexKey};
 use crate::domain::visibility::Visibility;
 use crate::error::ApiResult;
-use crate::services::{direct, mentions, quotes, replies, timelines};
+use crate::services::{direct, mentions, quotes, replies, tally, timelines};
 use crate::store::engagement::ReplyMirror;
 use crate::store::fanout_ahead::{self, PageAhead};
 use crate::store::outbox::{self, OutboxRow};
@@ -89,6 +89,12 @@ pub async fn post(
     converge: bool,
     ahead: Option<Option<PostState>>,
 ) -> ApiResult<Reply> {
+    if ctx.config.profile_io {
+        // As a chunk's page ([`count_page_ahead`]): a post read apart is a statement more on the
+        // author's database (a live page's post is always read apart: it has no event read).
+        let name = if ahead.is_some() { "fanout_ahead_post_used" } else { "fanout_ahead_post_apart" };
+        tally::add(name, 1);
+    }
     let post = match ahead {
         Some(read) => read,
         None => posts::state(ctx.post_db(post_id), post_id).await?,
@@ -313,6 +319,7 @@ async fn followers(
         return Ok((Vec::new(), false, Vec::new()));
     };
     let asked = PageAhead { after, limit: chunk + 1, pushed_only };
+    count_page_ahead(ctx, ahead.as_ref().map(|(read, _)| *read == asked));
     let page = match ahead.filter(|(read, _)| *read == asked) {
         // The same rows the query below reads, cut at the segment's end as it would.
         Some((_, rows)) => rows.into_iter().take_while(|f| f.get() <= until).collect(),
@@ -324,6 +331,22 @@ async fn followers(
     let (scanned, more) = within_databases(ctx, split_lookahead(page, chunk), databases);
     let active = outbox::active_among(&ctx.shards, &scanned).await?;
     Ok((scanned, more, also_following(ctx, must_follow, active).await?))
+}
+
+/// With `PROFILE_IO`, whether a chunk's page came with its event's read (`Some(true)`), or
+/// was read apart: another page was read ahead (`Some(false)`: the message's progress is not
+/// where the chunk starts, as for a resent message whose recorded progress is further), or
+/// none (`None`: a removal's, or one not on the event's database). A page read apart is a
+/// statement more on the author's database (`docs/fanout.md`).
+fn count_page_ahead(ctx: &Ctx, matched: Option<bool>) {
+    if ctx.config.profile_io {
+        let name = match matched {
+            Some(true) => "fanout_ahead_page_used",
+            Some(false) => "fanout_ahead_page_apart_other",
+            None => "fanout_ahead_page_apart_unread",
+        };
+        tally::add(name, 1);
+    }
 }
 
 /// A page (and whether more follow it) cut to the readers spanning at most `databases`.
