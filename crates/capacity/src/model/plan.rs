@@ -38,7 +38,6 @@ struct Rates {
     /// The paths beyond an original post (#39): their extras on every database, on the control
     /// database, and their object calls and Worker CPU ms per second.
     path_parts: Vec<Part>,
-    path_control: Work,
     path_calls: f64,
     path_cpu_ms: f64,
     /// The cron's recount of the counters at the horizon's data (#40), all databases.
@@ -79,7 +78,6 @@ fn rates(c: &Costs, w: &Workload, g: &Graph, hot: &Hot, page: &PageCost, p: f64,
             Work::default()
         },
         path_parts: paths::spread_parts(c, w, g),
-        path_control: paths::control_work(c, w),
         path_calls,
         path_cpu_ms,
         recount: Work::default(),
@@ -137,7 +135,6 @@ fn control_parts(c: &Costs, w: &Workload, r: &Rates, p: f64) -> Vec<Part> {
         ("comments", c.comment.control.scale(w.comments_per_s)),
         ("follows", c.follow.control.scale(w.follows_per_s)),
         ("cron pass", cron_control(c.cron_pass.control).scale(w.cron_passes_per_s)),
-        ("boosts, replies, quotes, mentions and direct posts", r.path_control),
         ("open sockets' leases (hourly)", r.live.control),
     ];
     parts.extend(timelines::timeline_control_parts(c, w, p));
