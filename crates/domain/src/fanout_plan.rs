@@ -19,6 +19,7 @@
 use super::fanout::{after_chunk, plan, Direction, Next, Plan, PostNow};
 use super::fanout_segments::{SegmentTarget, Segments};
 use super::ids::{OutboxId, PostId, UserId};
+use super::live::MarkedEdges;
 use super::outbox::{EventKind, EventState};
 use super::policy::{AuthorRates, FanoutMode, Policy};
 use super::queue::{FanoutMessage, LiveReach, PolicyJob, QueueMessage, TagReach, Unrecorded};
@@ -664,16 +665,24 @@ fn recipients(mode: FanoutMode, followers: Option<Direction>) -> Option<bool> {
     }
 }
 
+/// Which followers a delivery's chunks page (`Some(true)`: pushed edges only), or `None` when
+/// none are paged: what the event's read reads ahead of the chunk (`services/fanout/reads.rs`),
+/// which must be the page the chunk asks for.
+pub fn delivery_recipients(mode: FanoutMode) -> Option<bool> {
+    recipients(mode, Some(Direction::Deliver))
+}
+
 /// The live readers a delivery reaches beside its pushed followers: the author's followers
-/// with an open socket whom the fan-out does not push to (pulled edges in hybrid mode,
-/// everyone in pull mode; nobody in push mode, where every reader with a window is pushed). The
-/// post goes into their windows as if pushed, which is what tells their sockets. A full page
-/// continues as a [`LiveReach`], so a big author's live readers are reached a page at a time.
+/// with an open socket whom the fan-out does not push to, found by the marks their sockets
+/// wrote on those edges ([`MarkedEdges`]: pulled edges in hybrid mode, every edge in pull mode;
+/// none in push mode, where every reader with a window is pushed). The post goes into their
+/// windows as if pushed, which is what tells their sockets. A full page continues as a
+/// [`LiveReach`], so a big author's live readers are reached a page at a time.
 fn live_page(s: &Settings, author: UserId, after: i64, must_follow: Option<UserId>) -> Option<LivePage> {
-    let unpushed_only = match s.policy.mode {
-        FanoutMode::Push => return None,
-        FanoutMode::Pull => false,
-        FanoutMode::Hybrid => true,
+    let unpushed_only = match MarkedEdges::of(s.policy.mode) {
+        MarkedEdges::None => return None,
+        MarkedEdges::All => false,
+        MarkedEdges::Pulled => true,
     };
     Some(LivePage { author, after, scan: s.chunk * LIVE_SCAN_PER_CHUNK, unpushed_only, must_follow })
 }

@@ -8,13 +8,13 @@ use crate::domain::boosts::BoostMirror;
 use crate::domain::fanout::{split_lookahead, PostNow};
 use crate::domain::fanout_budget::cap_databases;
 use crate::domain::fanout_plan::{
-    ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, Split, TagPage,
+    delivery_recipients, ChunkFound, ChunkReads, Event, FollowerPage, LivePage, PostRead, Reply, Split,
+    TagPage,
 };
 use crate::domain::fanout_segments::{boundary_step, followers_to_split, segments_for, Segments};
 use crate::domain::ids::{PostId, UserId};
 use crate::domain::mentions::Mentioned;
 use crate::domain::policy::AuthorRates;
-use crate::domain::policy::FanoutMode;
 use crate::domain::queue::FanoutMessage;
 use crate::domain::quotes::QuoteMirror;
 use crate::domain::snowflake::shard_of_id;
@@ -71,11 +71,7 @@ pub async fn event(ctx: &Ctx, message: FanoutMessage) -> ApiResult<(Option<Outbo
 /// row of lookahead, pushed edges only in hybrid mode (a delivery's recipients,
 /// `domain/fanout_plan.rs::recipients`); none in pull mode, where no chunk pages followers.
 fn page_ahead(ctx: &Ctx, message: FanoutMessage) -> Option<PageAhead> {
-    let pushed_only = match ctx.config.policy.mode {
-        FanoutMode::Pull => return None,
-        FanoutMode::Push => false,
-        FanoutMode::Hybrid => true,
-    };
+    let pushed_only = delivery_recipients(ctx.config.policy.mode)?;
     Some(PageAhead { after: message.after_follower_id, limit: ctx.config.fanout_chunk + 1, pushed_only })
 }
 
